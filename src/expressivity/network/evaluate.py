@@ -1,0 +1,36 @@
+"""One entry point for the three evaluators of a :class:`Network`.
+
+``dtype`` selects the arithmetic: ``"exact"`` (Python ints / Fractions, hardmax only),
+``"float64"`` (the NumPy reference pass), ``"torch-float64"`` / ``"float32"`` (PyTorch).
+Every result records which arithmetic produced it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from expressivity.errors import EvaluationError
+from expressivity.network.network import Network
+
+DTYPES = ("exact", "float64", "float32", "torch-float64")
+
+
+def evaluate(network: Network, X, dtype: str = "float64") -> np.ndarray:
+    """Run ``network`` on ``X`` (``(n, d)`` or ``(batch, n, d)``, tokens as rows).
+
+    Returns an object array of exact numbers for ``"exact"``, else float64 values (float32
+    results are widened after the fact, so they carry float32 rounding).
+    """
+    if dtype == "exact":
+        from expressivity.network.exact import forward_exact
+
+        return forward_exact(network, X)
+    if dtype == "float64":
+        from expressivity.network.reference import forward
+
+        return forward(network, X)
+    if dtype in ("float32", "torch-float64"):
+        from expressivity.network.torch_eval import forward_torch
+
+        return forward_torch(network, X, dtype="float32" if dtype == "float32" else "float64")
+    raise EvaluationError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")

@@ -1,0 +1,131 @@
+"""Exact evaluator: the reference semantics in Python ``int`` / ``fractions.Fraction``.
+
+Every float weight or input is read as the exact rational it denotes, so results are exact
+statements about the network as stored. Only hardmax attention is exact-evaluable: softmax
+involves ``exp`` and is refused with :class:`EvaluationError`.
+
+Arrays are NumPy ``object`` arrays; NumPy's matmul on them uses Python arithmetic, so no
+rounding happens anywhere. Shapes follow :mod:`expressivity.network.reference`.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from expressivity.errors import EvaluationError
+from expressivity.network.layers import AttentionLayer, PiecewiseLinear, ReLU
+from expressivity.network.network import Network
+
+
+def to_exact(values) -> np.ndarray:
+    """Object array of ints/Fractions equal to ``values`` (floats converted without rounding)."""
+    arr = np.asarray(values, dtype=object)
+    flat = [_exact_scalar(v) for v in arr.flat]
+    out = np.empty(arr.shape, dtype=object)
+    out.flat[:] = flat if flat else []
+    return out
+
+
+def _exact_scalar(v):
+    if isinstance(v, (int, Fraction)) and not isinstance(v, bool):
+        return v
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, bool | np.bool_):
+        return int(v)
+    f = float(v)
+    if not np.isfinite(f):
+        raise EvaluationError(f"exact evaluation needs finite numbers, got {f}")
+    return Fraction(f) if not f.is_integer() else int(f)
+
+
+def check_exact_evaluable(network: Network) -> None:
+    """Raise :class:`EvaluationError` if ``network`` uses softmax anywhere."""
+    for k, layer in enumerate(network.layers):
+        if isinstance(layer, AttentionLayer) and layer.normalization == "softmax":
+            raise EvaluationError(
+                f"layer {k} uses softmax, which has no exact value; evaluate with dtype float64/float32, "
+                "or build the circuit with hardmax (e.g. --scale inf)"
+            )
+
+
+def forward_exact(network: Network, X, *, return_residuals: bool = False):
+    """Exact forward pass. ``X``: ``(n, d)`` or ``(batch, n, d)``; returns an object array."""
+    check_exact_evaluable(network)
+    X = to_exact(X)
+    network.check_input(X)
+    single = X.ndim == 2
+    H = X[None] if single else X
+    if network.positional_encoding is not None:
+        H = H + to_exact(network.positional_encoding)
+    residuals = [H]
+    for layer in network.layers:
+        H = H + (_attention_update(layer, H) if isinstance(layer, AttentionLayer) else _feedforward_update(layer, H))
+        residuals.append(H)
+    out = H if network.readout is None else H @ to_exact(network.readout)
+    out = out[0] if single else out
+    if return_residuals:
+        return out, [r[0] if single else r for r in residuals]
+    return out
+
+
+def _attention_update(layer: AttentionLayer, H: np.ndarray) -> np.ndarray:
+    batch, n, d = H.shape
+    update = np.zeros((batch, n, d), dtype=object)
+    lam = _exact_scalar(layer.inverse_temperature)
+    for head in layer.heads:
+        queries = H @ to_exact(head.W_Q) + to_exact(head.b_Q)
+        keys = H @ to_exact(head.W_K)
+        scores = lam * (queries @ keys.transpose(0, 2, 1))
+        if head.position_bias is not None:
+            scores = scores + to_exact(head.position_bias.matrix(n))
+        weights = exact_hardmax(scores, causal=layer.causal)
+        update = update + weights @ (H @ to_exact(head.W_V)) @ to_exact(head.W_O)
+    return update
+
+
+def exact_hardmax(scores: np.ndarray, causal: bool = False) -> np.ndarray:
+    """Hardmax over the last axis of an object array; ties get ``Fraction(1, k)`` each."""
+    *lead, n_q, n_k = scores.shape
+    out = np.zeros(scores.shape, dtype=object)
+    for idx in np.ndindex(*lead, n_q):
+        row = scores[idx]
+        visible = range(idx[-1] + 1) if causal else range(n_k)
+        best = max(row[j] for j in visible)
+        winners = [j for j in visible if row[j] == best]
+        share = Fraction(1, len(winners))
+        for j in winners:
+            out[idx + (j,)] = share
+    return out
+
+
+def _feedforward_update(layer, H: np.ndarray) -> np.ndarray:
+    pre = H @ to_exact(layer.W_1) + to_exact(layer.b_1)
+    return exact_activate(layer.activation, pre) @ to_exact(layer.W_2) + to_exact(layer.b_2)
+
+
+def exact_activate(activation, t: np.ndarray) -> np.ndarray:
+    out = np.empty(t.shape, dtype=object)
+    if isinstance(activation, ReLU):
+        out.flat[:] = [v if v > 0 else 0 for v in t.flat]
+        return out
+    assert isinstance(activation, PiecewiseLinear)
+    slopes = [_exact_scalar(a) for a in activation.slopes]
+    intercepts = [_exact_scalar(b) for b in activation.intercepts]
+    breaks = [_exact_scalar(c) for c in activation.breakpoints]
+    vals = []
+    for v in t.flat:
+        k = sum(v >= c for c in breaks)
+        vals.append(slopes[k] * v + intercepts[k])
+    out.flat[:] = vals
+    return out
+
+
+def format_exact(v) -> str | int:
+    """JSON form of an exact number: an ``int``, or a string ``"p/q"``."""
+    v = _exact_scalar(v)
+    if isinstance(v, int):
+        return v
+    return v.numerator if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
