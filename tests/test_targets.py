@@ -1,0 +1,55 @@
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from expressivity.errors import ExpressivityError
+from expressivity.targets import check_equivariance, get_target, list_targets, require_equivariant
+
+
+@pytest.mark.parametrize("target", list_targets(), ids=lambda t: t.name)
+def test_shapes_and_equivariance_flag(target):
+    X = np.random.default_rng(0).random((5, 3, 2))
+    Y = target.fn(X)
+    assert Y.shape == X.shape and np.all(np.isfinite(Y))
+    assert check_equivariance(target, 3, 2, samples=32, seed=1).passed == target.equivariant
+
+
+def test_reverse_values():
+    X = np.arange(6, dtype=float).reshape(1, 3, 2)
+    assert np.array_equal(get_target("reverse").fn(X)[0], X[0, ::-1])
+
+
+def test_non_equivariant_refused_with_hint():
+    with pytest.raises(ExpressivityError, match="--positional"):
+        require_equivariant(get_target("prefix-mean"), 3, 1)
+
+
+def _install(name, fn):
+    mod = types.ModuleType(name)
+    mod.f = fn
+    sys.modules[name] = mod
+
+
+@pytest.mark.parametrize("fn,msg", [
+    (lambda X: X * np.nan, "NaN"),
+    (lambda X: X / 0.0 + 1, "inf"),
+    (lambda X: X[:, :1], "shape"),
+    (lambda X: 1 / 0, "ZeroDivisionError"),
+])
+def test_user_target_errors(fn, msg):
+    _install("_user_bad_target", fn)
+    t = get_target("_user_bad_target:f")
+    with pytest.raises(ExpressivityError, match=msg):
+        t.fn(np.full((2, 3, 1), 0.5))
+
+
+def test_user_target_ok_and_unknown():
+    _install("_user_ok_target", lambda X: 2 * X)
+    t = get_target("_user_ok_target:f")
+    assert np.allclose(t.fn(np.ones((1, 2, 1))), 2)
+    with pytest.raises(ExpressivityError, match="unknown target"):
+        get_target("nope")
+    with pytest.raises(ExpressivityError, match="cannot import"):
+        get_target("no_such_module_xyz:f")
