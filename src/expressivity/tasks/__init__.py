@@ -1,0 +1,51 @@
+"""Synthetic tasks: "name + kwargs -> object" via :func:`make_task`."""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, fields
+
+from expressivity.errors import ExpressivityError
+from expressivity.tasks.algorithmic import AssociativeRecall, Copy, Parity, Reverse, Sort, Sum
+from expressivity.tasks.base import Batch, Task
+from expressivity.tasks.memory import AdaptiveMemory, FixedMemory, KernelMemory, NestedMemory
+from expressivity.tasks.yun import YunTarget
+
+TASKS: dict[str, type[Task]] = {cls.name: cls for cls in (
+    FixedMemory, AdaptiveMemory, NestedMemory, KernelMemory, Reverse, Sort, Copy, Sum, Parity,
+    AssociativeRecall, YunTarget)}
+
+
+def task_args(name: str) -> dict:
+    """Keyword arguments of task ``name`` with their defaults."""
+    return {f.name: f.default for f in fields(get_task_class(name)) if f.default is not MISSING}
+
+
+def get_task_class(name: str) -> type[Task]:
+    if name not in TASKS:
+        raise ExpressivityError(f"unknown task {name!r}; use one of {', '.join(TASKS)} (see 'expressivity tasks')")
+    return TASKS[name]
+
+
+def make_task(name: str, **kwargs) -> Task:
+    """Build task ``name``; string values (from ``--task-arg KEY=VALUE``) are parsed to the type of
+    the argument's default."""
+    defaults = task_args(name)
+    parsed = {}
+    for key, value in kwargs.items():
+        key = key.replace("-", "_")
+        if key not in defaults:
+            raise ExpressivityError(f"task {name!r} has no argument {key!r}; its arguments are {', '.join(defaults)}")
+        kind = type(defaults[key])
+        if isinstance(value, str) and kind is not str:
+            try:
+                value = kind(value)
+            except ValueError:
+                raise ExpressivityError(f"task argument {key}={value!r} is not a valid {kind.__name__}") from None
+        parsed[key] = value
+    for key in ("length",):
+        if key in parsed and parsed[key] < 1:
+            raise ExpressivityError(f"task argument {key} must be >= 1, got {parsed[key]}")
+    return get_task_class(name)(**parsed)
+
+
+__all__ = ["Batch", "TASKS", "Task", "get_task_class", "make_task", "task_args"]

@@ -1,0 +1,93 @@
+"""What a task is: a small dataclass that samples a batch from a generator, with exact targets,
+a loss and a metric.
+
+A task's fields are its keyword arguments (with defaults); ``model_defaults`` and
+``train_defaults`` say which architecture and training run suit it out of the box.
+
+Shapes (tokens as rows): ``x`` is ``(batch, n)`` int64 ids when ``vocab_size > 0``, else
+``(batch, n, d_in)`` float32; ``y`` is ``(batch, n)`` int64 class ids (``kind ==
+"classification"``) or ``(batch, n, d_out)`` float32; ``mask`` is ``(batch, n)`` bool, the
+positions that are scored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import ClassVar, NamedTuple
+
+import torch
+import torch.nn.functional as F
+
+
+class Batch(NamedTuple):
+    x: torch.Tensor
+    y: torch.Tensor
+    mask: torch.Tensor
+
+
+@dataclass
+class Task:
+    name: ClassVar[str] = ""
+    kind: ClassVar[str] = "classification"  # or "regression"
+    metric_name: ClassVar[str] = "accuracy"
+
+    # ---- shapes the model must match -------------------------------------------------------
+    @property
+    def vocab_size(self) -> int:
+        return 0
+
+    @property
+    def d_in(self) -> int:
+        return 1
+
+    @property
+    def d_out(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def seq_len(self) -> int:
+        """Length ``n`` of the sequences :meth:`sample` returns."""
+        raise NotImplementedError
+
+    def model_defaults(self) -> dict:
+        return {}
+
+    def train_defaults(self) -> dict:
+        return {}
+
+    def kwargs(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    # ---- data ------------------------------------------------------------------------------
+    def sample(self, batch_size: int, generator: torch.Generator) -> Batch:
+        raise NotImplementedError
+
+    # ---- loss and metric (higher metric is better) --------------------------------------
+    def loss(self, out: torch.Tensor, batch: Batch) -> torch.Tensor:
+        """Mean cross-entropy (classification) or mean squared error (regression) over scored
+        positions; ``out`` is the model output ``(batch, n, d_out)``. Mask-weighted rather than
+        mask-indexed, so it runs under ``torch.func.vmap``."""
+        w = batch.mask.to(out.dtype)
+        if self.kind == "classification":
+            per = F.cross_entropy(out.reshape(-1, out.shape[-1]), batch.y.reshape(-1), reduction="none").view(batch.y.shape)
+        else:
+            per = ((out - batch.y) ** 2).mean(-1)
+        return (per * w).sum() / w.sum()
+
+    @torch.no_grad()
+    def metric(self, out: torch.Tensor, batch: Batch) -> float:
+        """Token accuracy over scored positions (classification) or ``R^2 = 1 - SSE/SST``
+        (regression, SST about the mean of the scored targets)."""
+        m = batch.mask
+        if self.kind == "classification":
+            return (out[m].argmax(-1) == batch.y[m]).float().mean().item()
+        y = batch.y[m]
+        sse = ((out[m] - y) ** 2).sum()
+        sst = ((y - y.mean(0)) ** 2).sum().clamp(min=1e-12)
+        return (1.0 - sse / sst).item()
+
+
+def uniform_ints(shape, high, generator: torch.Generator) -> torch.Tensor:
+    """Integers in ``[0, high)`` where ``high`` is an int or a tensor broadcasting to ``shape``."""
+    u = torch.rand(shape, generator=generator)
+    return torch.floor(u * torch.as_tensor(high, dtype=torch.float32)).long()

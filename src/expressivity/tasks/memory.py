@@ -1,0 +1,198 @@
+"""Wang & E (2024) memory tasks on finite sequences (spec ``wang_e_2024.md`` §2).
+
+All are regression tasks with one output per position, scored by MSE and R^2.
+
+* ``fixed-memory`` (Task I): ``y_t = f(x_{t-T_1}, ..., x_{t-T_M})`` for fixed lags, scored
+  at ``t >= T_M`` (so every argument exists). Readouts: ``linear`` (mean of the arguments),
+  ``boolean`` (product of +-1 tokens: a sparse parity) and ``smooth`` (``sin(pi * mean)``).
+  Tokens are uniform on ``[-1, 1]`` (``+-1`` for ``boolean``).
+* ``adaptive-memory`` (Task II-a) and ``nested-memory`` (II-b). The spec leaves the exact
+  definition open; we choose: token ``t`` carries a value ``v_t ~ U[-1, 1]`` and a pointer
+  ``p_t ~ U{1..min(T, t)}`` (one-hot, ``T = max_lag``); position 0 is a start token (flag 1,
+  value 0, pointer 0, so chains stop there). Lags are measured from the token *read*: a chain of
+  depth ``k`` is ``t_0 = t``, ``t_{i+1} = t_i - p_{t_i}``, and ``y_t = v_{t_k}``. Depth 1 is
+  adaptive memory ``y_t = v_{t - p_t}``. Input features ``[v_t, start_t, onehot(p_t)]``.
+* ``kernel-memory`` (Task III): ``y_t = sum_{s=0}^{t} rho(s) x_{t-s}`` with ``x_t ~ N(0, 1)`` and
+  the past before the start zero; ``rho(s) = (1 - e^-a) e^{-a s}`` (``exp``) or
+  ``(1 + s)^{-(1+a)} / zeta(1 + a)`` (``power``, heavy-tailed). Both sum to 1 over ``s >= 0``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from expressivity.errors import ExpressivityError
+from expressivity.tasks.base import Batch, Task, uniform_ints
+
+_REG_TRAIN = {"steps": 2000, "batch_size": 64, "lr": 3e-3, "target_metric": None}
+
+
+def _lags(spec: str) -> list[int]:
+    try:
+        lags = sorted(int(v) for v in str(spec).split(","))
+    except ValueError:
+        raise ExpressivityError(f"lags must be comma-separated positive integers like 1,3,7; got {spec!r}") from None
+    if not lags or lags[0] < 1 or len(set(lags)) != len(lags):
+        raise ExpressivityError(f"lags must be distinct positive integers like 1,3,7; got {spec!r}")
+    return lags
+
+
+@dataclass
+class FixedMemory(Task):
+    name = "fixed-memory"
+    kind = "regression"
+    metric_name = "r2"
+    length: int = 32
+    lags: str = "1,3,7"
+    readout: str = "linear"
+
+    def __post_init__(self):
+        self.lag_list = _lags(self.lags)
+        if self.readout not in ("linear", "boolean", "smooth"):
+            raise ExpressivityError(f"readout must be linear, boolean or smooth; got {self.readout!r}")
+        if self.lag_list[-1] >= self.length:
+            raise ExpressivityError(f"largest lag {self.lag_list[-1]} must be < length {self.length}; raise length")
+
+    @property
+    def d_out(self):
+        return 1
+
+    @property
+    def seq_len(self):
+        return self.length
+
+    def model_defaults(self):
+        return {"causal": True, "mixer": "dpfree", "rpe": "free", "layers": 1, "heads": 4, "d_model": 32, "ffn_width": 128}
+
+    def train_defaults(self):
+        return dict(_REG_TRAIN)
+
+    def readout_fn(self, args: torch.Tensor) -> torch.Tensor:
+        """``args`` ``(..., M)`` -> ``(...)``."""
+        if self.readout == "linear":
+            return args.mean(-1)
+        if self.readout == "boolean":
+            return args.prod(-1)
+        return torch.sin(math.pi * args.mean(-1))
+
+    def sample(self, batch_size, generator):
+        n, T = self.length, self.lag_list
+        if self.readout == "boolean":
+            x = 2.0 * uniform_ints((batch_size, n), 2, generator).float() - 1.0
+        else:
+            x = 2.0 * torch.rand(batch_size, n, generator=generator) - 1.0
+        t = torch.arange(n)
+        args = torch.stack([x[:, (t - lag).clamp(min=0)] for lag in T], -1)
+        y = self.readout_fn(args)
+        mask = (t >= T[-1]).expand(batch_size, n)
+        y = torch.where(mask, y, torch.zeros_like(y))
+        return Batch(x.unsqueeze(-1), y.unsqueeze(-1), mask)
+
+
+@dataclass
+class NestedMemory(Task):
+    name = "nested-memory"
+    kind = "regression"
+    metric_name = "r2"
+    length: int = 32
+    max_lag: int = 8
+    depth: int = 2
+
+    def __post_init__(self):
+        if self.depth < 1 or self.max_lag < 1:
+            raise ExpressivityError("depth and max_lag must be >= 1")
+
+    @property
+    def d_in(self):
+        return 2 + self.max_lag
+
+    @property
+    def d_out(self):
+        return 1
+
+    @property
+    def seq_len(self):
+        return self.length
+
+    def model_defaults(self):
+        return {"causal": True, "ape": "learned", "layers": self.depth + 1, "heads": 4, "d_model": 64, "ffn_width": 128}
+
+    def train_defaults(self):
+        return dict(_REG_TRAIN)
+
+    def sample(self, batch_size, generator):
+        n, T = self.length, self.max_lag
+        t = torch.arange(n)
+        v = 2.0 * torch.rand(batch_size, n, generator=generator) - 1.0
+        v[:, 0] = 0.0
+        p = 1 + uniform_ints((batch_size, n), t.clamp(min=1, max=T), generator)
+        p[:, 0] = 0
+        pos = t.expand(batch_size, n)
+        for _ in range(self.depth):
+            pos = pos - p.gather(1, pos)
+        y = v.gather(1, pos)
+        feats = torch.zeros(batch_size, n, 2 + T)
+        feats[..., 0] = v
+        feats[:, 0, 1] = 1.0
+        onehot = torch.nn.functional.one_hot(p.clamp(min=1) - 1, T).float()
+        onehot[:, 0] = 0.0
+        feats[..., 2:] = onehot
+        mask = (t >= 1).expand(batch_size, n)
+        return Batch(feats, y.unsqueeze(-1), mask)
+
+
+@dataclass
+class AdaptiveMemory(NestedMemory):
+    name = "adaptive-memory"
+    depth: int = 1
+
+
+@dataclass
+class KernelMemory(Task):
+    name = "kernel-memory"
+    kind = "regression"
+    metric_name = "r2"
+    length: int = 64
+    kernel: str = "power"
+    alpha: float = 0.5
+
+    def __post_init__(self):
+        if self.kernel not in ("power", "exp"):
+            raise ExpressivityError(f"kernel must be power or exp; got {self.kernel!r}")
+        if self.alpha <= 0:
+            raise ExpressivityError(f"alpha must be > 0; got {self.alpha}")
+
+    @property
+    def d_out(self):
+        return 1
+
+    @property
+    def seq_len(self):
+        return self.length
+
+    def rho(self, s: torch.Tensor) -> torch.Tensor:
+        """Kernel ``rho(s)`` at integer distances ``s >= 0`` (float64)."""
+        s = s.double()
+        a = self.alpha
+        if self.kernel == "exp":
+            return (1 - math.exp(-a)) * torch.exp(-a * s)
+        zeta = torch.special.zeta(torch.tensor(1.0 + a, dtype=torch.float64), torch.tensor(1.0, dtype=torch.float64))
+        return (1 + s) ** (-(1 + a)) / zeta
+
+    def model_defaults(self):
+        return {"causal": True, "mixer": "dpfree", "rpe": "log", "learnable_slopes": True, "layers": 1, "heads": 1, "d_model": 8, "ffn_width": 0}
+
+    def train_defaults(self):
+        return dict(_REG_TRAIN)
+
+    def sample(self, batch_size, generator):
+        n = self.length
+        x = torch.randn(batch_size, n, generator=generator, dtype=torch.float64)
+        t = torch.arange(n)
+        lag = t[:, None] - t[None, :]                      # (t, t')
+        K = torch.where(lag >= 0, self.rho(lag.clamp(min=0)), torch.zeros((), dtype=torch.float64))
+        y = x @ K.T
+        return Batch(x.float().unsqueeze(-1), y.float().unsqueeze(-1), torch.ones(batch_size, n, dtype=torch.bool))

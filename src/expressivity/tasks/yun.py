@@ -1,0 +1,62 @@
+"""Regression on a Yun et al. target (see :mod:`expressivity.targets`): ``X ~ U[0,1]^{n x d}``,
+``Y = target.fn(X)``, scored at every position. Bidirectional by default (targets are
+sequence-to-sequence maps, usually permutation equivariant)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from expressivity.tasks.base import Batch, Task
+
+
+def _default_target() -> str:
+    try:
+        from expressivity.targets import list_targets
+        return list_targets()[0].name
+    except Exception:  # the targets module is optional at import time
+        return "sort"
+
+
+@dataclass
+class YunTarget(Task):
+    name = "yun-target"
+    kind = "regression"
+    metric_name = "r2"
+    target: str = ""
+    length: int = 4
+    dim: int = 1
+
+    def __post_init__(self):
+        from expressivity.targets import get_target  # lazy: owned by the compiler subsystem
+
+        if not self.target:
+            self.target = _default_target()
+        self._target = get_target(self.target)
+
+    @property
+    def d_in(self):
+        return self.dim
+
+    @property
+    def d_out(self):
+        return self.dim
+
+    @property
+    def seq_len(self):
+        return self.length
+
+    def model_defaults(self):
+        return {"causal": False, "layers": 2, "heads": 4, "d_model": 64, "ffn_width": 128}
+
+    def train_defaults(self):
+        return {"steps": 2000, "batch_size": 64, "lr": 3e-3, "target_metric": None}
+
+    def sample(self, batch_size, generator):
+        seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator))
+        X = np.random.default_rng(seed).random((batch_size, self.length, self.dim))
+        Y = np.asarray(self._target.fn(X), dtype=np.float64)
+        return Batch(torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(Y, dtype=torch.float32),
+                     torch.ones(batch_size, self.length, dtype=torch.bool))
