@@ -75,3 +75,22 @@ def write_json(path: Path, obj: dict) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(jsonable(obj), indent=2) + "\n")
     tmp.replace(path)
+
+
+class human_output_to_stderr:
+    """Context manager: while active, :data:`console` writes to stderr (keeps stdout pure JSON)."""
+
+    def __init__(self, active: bool = True):
+        self.active = active
+        self._saved = None
+
+    def __enter__(self):
+        if self.active:
+            self._saved = console.file
+            console.file = sys.stderr
+        return self
+
+    def __exit__(self, *exc):
+        if self.active:
+            console.file = self._saved
+        return False

@@ -34,3 +34,21 @@ def evaluate(network: Network, X, dtype: str = "float64") -> np.ndarray:
 
         return forward_torch(network, X, dtype="float32" if dtype == "float32" else "float64")
     raise EvaluationError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
+
+
+def compare_evaluators(network: Network, X, dtypes=("torch-float64", "float32", "exact")) -> dict[str, float | str]:
+    """Max abs deviation of each evaluator from the float64 reference pass on ``X``.
+
+    Evaluators that cannot run this network (exact on softmax) are reported with the reason.
+    float32 deviations are expected (rounding) and reported, not hidden.
+    """
+    reference = evaluate(network, X, "float64")
+    report: dict[str, float | str] = {}
+    for dtype in dtypes:
+        try:
+            out = evaluate(network, X, dtype)
+        except EvaluationError as exc:
+            report[dtype] = f"not applicable: {exc}"
+            continue
+        report[dtype] = float(np.max(np.abs(np.asarray(out, dtype=np.float64) - reference))) if reference.size else 0.0
+    return report

@@ -1,0 +1,79 @@
+"""The ``expressivity`` command.
+
+Every user error (bad option value, unknown name, size over budget) is reported as one line
+``error: ...`` on stderr with exit code 2 and no traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from expressivity import __version__
+from expressivity.errors import ExpressivityError
+
+
+class _Group(click.Group):
+    """A click group that turns usage errors and :class:`ExpressivityError` into one-line errors."""
+
+    def main(self, *args, **kwargs):
+        kwargs["standalone_mode"] = False
+        try:
+            rv = super().main(*args, **kwargs)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("error: aborted", err=True)
+            sys.exit(130)
+        except click.UsageError as exc:
+            hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+            click.echo(f"error: {exc.format_message()}{hint}", err=True)
+            sys.exit(2)
+        except click.ClickException as exc:
+            click.echo(f"error: {exc.format_message()}", err=True)
+            sys.exit(2)
+        except ExpressivityError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
+        if isinstance(rv, int) and rv:
+            sys.exit(rv)
+        return rv
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="expressivity")
+def cli() -> None:
+    """Build Transformers with hand-set weights, verify them exactly, and train small ones."""
+
+
+def _register() -> None:
+    from expressivity.cli import circuits
+
+    cli.add_command(circuits.circuit)
+    cli.add_command(circuits.circuits_list)
+    cli.add_command(circuits.equivariance)
+    from expressivity.cli import demo
+
+    cli.add_command(demo.demo)
+    # Later subsystems plug in here; each module exposes click commands.
+    for module, names in (("expressivity.cli.yun", ("yun",)), ("expressivity.cli.train", ("train", "tasks"))):
+        try:
+            mod = __import__(module, fromlist=list(names))
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            continue
+        for name in names:
+            cli.add_command(getattr(mod, name))
+
+
+_register()
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":
+    main()

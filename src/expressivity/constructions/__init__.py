@@ -1,0 +1,1 @@
+"""Constructions: functions that return an explicitly weighted Network plus a report."""

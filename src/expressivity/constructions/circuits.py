@@ -1,0 +1,419 @@
+"""The tutorial's hand-built circuits as constructions returning a :class:`Network` and a report.
+
+Each circuit maps a sequence of scalars ``v_0 .. v_{L-1}`` (one per token) to a sequence of
+outputs, through a network whose residual stream has a content dimension ``x`` (where the
+scalar is embedded) plus the dimensions the circuit needs. :func:`embed` builds the network
+input ``(batch, L, d)`` from values ``(batch, L)``.
+
+Sharpness. Circuits that route by attention take a ``scale``: a finite number gives a softmax
+network whose error shrinks as the scale grows; ``inf`` gives the hardmax limit, which is exact
+and can be evaluated in exact arithmetic; ``"auto"`` picks the smallest scale whose proven error
+bound is below ``tolerance`` for inputs whose range (max - min) is at most ``input_range``. The
+bound uses the circuit's *margin*: the gap, per unit scale, between the score of the intended key
+and every other key. With ``L`` keys and gap ``g``, the weight off the intended key is at most
+``(L-1) e^{-g}``, so the output error is at most ``(L-1) e^{-g} * input_range``.
+
+Circuits:
+
+* ``attention``: the tutorial's single head over content + 0.1 x sinusoidal encoding, random
+  weights from ``seed``; the target is the textbook formula evaluated by an independent loop.
+* ``reverse``: ``y_i = v_{L-1-i}`` by an additive position bias of height ``scale`` at key
+  ``j = L-1-i`` (the tutorial's construction).
+* ``reverse-dot``: the same by dot-product attention over sinusoidal encodings: the query is the
+  encoding of position ``L-1-i`` (a fixed rotation of the encoding of ``i``), so the score
+  ``scale * sum_k cos(omega_k (L-1-i-j))`` peaks at ``j = L-1-i``.
+* ``sum`` / ``mean``: a query-independent head attends uniformly (every position acts as the
+  tutorial's CLS query); a feed-forward layer multiplies the mean by ``L`` for the sum.
+* ``shift`` (by ``k``) / ``previous`` (``k = 1``): relative bias ``-scale * |i - j - k|``;
+  ``y_i = v_{max(i-k, 0)}`` (positions with no token ``k`` back read the first token).
+* ``max``: scores ``scale * v_j`` from a constant query; the error of the softmax version is at
+  most ``(L-1) / (e * scale)`` for *any* input, since ``t e^{-scale t} <= 1/(e scale)``.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from expressivity.errors import ExpressivityError
+from expressivity.network import AttentionLayer, FeedForwardLayer, Head, MatrixBias, Network, RelativeBias, ReLU
+from expressivity.network.positional import sinusoidal_encoding, sinusoidal_frequencies
+
+MAX_LENGTH = 4096           # lengths above this are refused: attention is O(L^2) per head
+DEFAULT_TOLERANCE = 1e-10   # absolute output error targeted by scale="auto"
+PE_DIM = 16                 # sinusoidal encoding width of the reverse-dot circuit
+
+
+@dataclass(frozen=True)
+class CircuitReport:
+    """How a circuit was built and what its error bound is.
+
+    Attributes:
+        scale: the sharpness used (``inf`` for hardmax; ``None`` where not applicable).
+        margin: score gap per unit scale between the intended key and any other (``None``
+            where the circuit has no single intended key).
+        error_bound: proven bound on the max abs output error for inputs within ``input_range``
+            (0 for hardmax circuits, which are exact).
+    """
+
+    circuit: str
+    length: int
+    scale: float | None
+    normalization: str
+    margin: float | None
+    error_bound: float
+    input_range: float
+    tolerance: float | None
+    notes: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Circuit:
+    name: str
+    description: str
+    build: Callable[..., tuple[Network, CircuitReport]]
+    target: Callable[..., np.ndarray]
+    scaled: bool = True          # takes a scale (softmax sharpness)
+    positional: bool = True      # uses position information (so is not permutation-equivariant)
+
+
+# --------------------------------------------------------------------------------------------
+# shared pieces
+# --------------------------------------------------------------------------------------------
+
+
+def embed(network: Network, values: np.ndarray) -> np.ndarray:
+    """Network input ``(batch, L, d)`` with ``values`` (``(batch, L)`` or ``(L,)``) in dimension ``x``."""
+    values = np.asarray(values)
+    single = values.ndim == 1
+    values = values[None] if single else values
+    X = np.zeros(values.shape + (network.d,), dtype=values.dtype if values.dtype == object else np.float64)
+    X[..., network.labels.index("x")] = values
+    return X[0] if single else X
+
+
+def check_length(length: int) -> None:
+    if not isinstance(length, (int, np.integer)) or isinstance(length, bool):
+        raise ExpressivityError(f"length must be an integer, got {length!r}")
+    if length < 1:
+        raise ExpressivityError(f"length must be at least 1, got {length}")
+    if length > MAX_LENGTH:
+        raise ExpressivityError(
+            f"length {length} is above the limit {MAX_LENGTH} (attention stores L^2 = {length**2:.3g} "
+            f"scores per head); use a length <= {MAX_LENGTH}"
+        )
+
+
+def _check_scale(scale) -> None:
+    if scale == "auto":
+        return
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or math.isnan(scale):
+        raise ExpressivityError(f"scale must be a positive number, 'inf' or 'auto', got {scale!r}")
+    if scale <= 0:
+        raise ExpressivityError(f"scale must be positive, got {scale}; larger scales give sharper attention")
+
+
+def auto_scale(margin: float, length: int, input_range: float, tolerance: float) -> float:
+    """Smallest scale with ``(L-1) exp(-scale * margin) * input_range <= tolerance`` (at least 1)."""
+    if length <= 1 or input_range <= 0 or not math.isfinite(margin):
+        return 1.0
+    return max(1.0, math.log((length - 1) * input_range / tolerance) / margin)
+
+
+def gap_error_bound(scale: float, margin: float, length: int, input_range: float) -> float:
+    """Bound on the output error of a one-intended-key head: ``(L-1) e^{-scale*margin} * range``."""
+    if math.isinf(scale) or length <= 1:
+        return 0.0
+    return (length - 1) * math.exp(-scale * margin) * input_range
+
+
+def _copy_head(d: int, src: int, dst: int, **kwargs) -> dict:
+    """Value/output weights that copy residual dimension ``src`` into ``dst``."""
+    W_V = np.zeros((d, 1))
+    W_V[src, 0] = 1.0
+    W_O = np.zeros((1, d))
+    W_O[0, dst] = 1.0
+    return {"W_V": W_V, "W_O": W_O, **kwargs}
+
+
+def _readout(d: int, dim: int) -> np.ndarray:
+    r = np.zeros((d, 1))
+    r[dim, 0] = 1.0
+    return r
+
+
+def _routing_circuit(name: str, length: int, scale, bias_fn, margin: float, input_range: float,
+                     tolerance: float, notes: str) -> tuple[Network, CircuitReport]:
+    """A one-head network ``[x, out]`` whose routing is all in a position bias ``scale * bias_fn(i, j)``."""
+    check_length(length)
+    _check_scale(scale)
+    if scale == "auto":
+        scale = auto_scale(margin, length, input_range, tolerance)
+    hard = math.isinf(scale)
+    unit = 1 if hard else scale
+    bias = MatrixBias(np.array([[unit * bias_fn(i, j) for j in range(length)] for i in range(length)], dtype=float))
+    head = Head(W_Q=np.zeros((2, 1)), W_K=np.zeros((2, 1)), position_bias=bias, name="route", **_copy_head(2, 0, 1))
+    layer = AttentionLayer((head,), normalization="hardmax" if hard else "softmax", name=name)
+    net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("y",), name=name)
+    report = CircuitReport(name, length, float(scale), layer.normalization, margin,
+                           gap_error_bound(scale, margin, length, input_range), input_range, tolerance, notes)
+    return net, report
+
+
+# --------------------------------------------------------------------------------------------
+# the circuits
+# --------------------------------------------------------------------------------------------
+
+
+def build_reverse(length: int, scale="auto", *, input_range: float = 1.0, tolerance: float = DEFAULT_TOLERANCE,
+                  **_) -> tuple[Network, CircuitReport]:
+    """Reversal by an additive bias ``scale`` at key ``L-1-i`` (0 elsewhere); margin 1 per unit scale."""
+    return _routing_circuit("reverse", length, scale, lambda i, j: float(j == length - 1 - i), 1.0, input_range,
+                            tolerance, "bias scale at key L-1-i, 0 elsewhere")
+
+
+def build_shift(length: int, scale="auto", *, shift: int = 1, input_range: float = 1.0,
+                tolerance: float = DEFAULT_TOLERANCE, **_) -> tuple[Network, CircuitReport]:
+    """``y_i = v_{max(i-k,0)}`` by relative bias ``-scale |i-j-k|``; margin 1 per unit scale."""
+    if shift < 0:
+        raise ExpressivityError(f"shift must be >= 0, got {shift}")
+    check_length(length)
+    _check_scale(scale)
+    if scale == "auto":
+        scale = auto_scale(1.0, length, input_range, tolerance)
+    hard = math.isinf(scale)
+    unit = 1 if hard else scale
+    bias = RelativeBias.from_function(lambda o: -unit * abs(o - shift), max_offset=length - 1)
+    head = Head(W_Q=np.zeros((2, 1)), W_K=np.zeros((2, 1)), position_bias=bias, name=f"shift{shift}",
+                **_copy_head(2, 0, 1))
+    layer = AttentionLayer((head,), normalization="hardmax" if hard else "softmax", name=f"shift by {shift}")
+    net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("y",), name=f"shift-{shift}")
+    report = CircuitReport("shift", length, float(scale), layer.normalization, 1.0,
+                           gap_error_bound(scale, 1.0, length, input_range), input_range, tolerance,
+                           "relative bias -scale*|i-j-k|; the bias table covers offsets up to L-1",
+                           {"shift": shift})
+    return net, report
+
+
+def reverse_dot_margin(length: int, pe_dim: int = PE_DIM) -> float:
+    """Score gap per unit scale of ``reverse-dot``: ``P - max_{1<=D<L} sum_k cos(omega_k D)``.
+
+    ``P`` is the number of frequency pairs. Positive for every length, because the fastest
+    frequency is 1 rad/position and no nonzero integer is a multiple of ``2 pi``.
+    """
+    if length <= 1:
+        return math.inf
+    omega = sinusoidal_frequencies(pe_dim)[: pe_dim // 2]
+    offsets = np.arange(1, length)
+    similarity = np.cos(offsets[:, None] * omega[None, :]).sum(axis=1)
+    return float(len(omega) - similarity.max())
+
+
+def build_reverse_dot(length: int, scale="auto", *, input_range: float = 1.0, tolerance: float = DEFAULT_TOLERANCE,
+                      pe_dim: int = PE_DIM, **_) -> tuple[Network, CircuitReport]:
+    """Reversal by dot-product attention over sinusoidal encodings (inverse temperature = scale).
+
+    Residual: ``x``, ``pe[0..pe_dim-1]``, ``out``. The query maps ``PE(i)`` to ``PE(L-1-i)``: per
+    frequency, ``(sin a_i, cos a_i) -> (sin(c - a_i), cos(c - a_i))`` with ``c = omega (L-1)``,
+    a linear map. Keys are ``PE(j)``; the score is ``scale * sum_k cos(omega_k (L-1-i-j))``.
+    """
+    check_length(length)
+    _check_scale(scale)
+    if pe_dim < 2 or pe_dim % 2:
+        raise ExpressivityError(f"pe_dim must be an even number >= 2, got {pe_dim}")
+    margin = reverse_dot_margin(length, pe_dim)
+    if scale == "auto":
+        scale = auto_scale(margin, length, input_range, tolerance)
+    hard = math.isinf(scale)
+    d = pe_dim + 2
+    pe_slice = slice(1, 1 + pe_dim)
+    E = np.zeros((length, d))
+    E[:, pe_slice] = sinusoidal_encoding(length, pe_dim)
+    W_Q = np.zeros((d, pe_dim))
+    W_K = np.zeros((d, pe_dim))
+    W_K[pe_slice, :] = np.eye(pe_dim)
+    for k, omega in enumerate(sinusoidal_frequencies(pe_dim)[: pe_dim // 2]):
+        c = omega * (length - 1)
+        s_row, c_row = 1 + 2 * k, 2 + 2 * k     # residual rows holding sin(a), cos(a)
+        # sin(c - a) = sin c cos a - cos c sin a ;  cos(c - a) = cos c cos a + sin c sin a
+        W_Q[s_row, 2 * k], W_Q[c_row, 2 * k] = -math.cos(c), math.sin(c)
+        W_Q[s_row, 2 * k + 1], W_Q[c_row, 2 * k + 1] = math.sin(c), math.cos(c)
+    head = Head(W_Q=W_Q, W_K=W_K, name="reverse", **_copy_head(d, 0, d - 1))
+    layer = AttentionLayer((head,), normalization="hardmax" if hard else "softmax",
+                           inverse_temperature=1 if hard else scale, name="reverse by PE dot product")
+    labels = ("x", *(f"pe[{k}]" for k in range(pe_dim)), "out")
+    net = Network((layer,), labels=labels, positional_encoding=E, readout=_readout(d, d - 1), output_labels=("y",),
+                  name="reverse-dot")
+    report = CircuitReport("reverse-dot", length, float(scale), layer.normalization, margin,
+                           gap_error_bound(scale, margin, length, input_range), input_range, tolerance,
+                           f"query = PE(L-1-i) by a rotation of PE(i); {pe_dim}-dim sinusoidal encoding",
+                           {"pe_dim": pe_dim})
+    return net, report
+
+
+def _uniform_head(d: int) -> Head:
+    return Head(W_Q=np.zeros((d, 1)), W_K=np.zeros((d, 1)), name="uniform", **_copy_head(d, 0, 1))
+
+
+def build_mean(length: int, scale=None, **_) -> tuple[Network, CircuitReport]:
+    """Mean by uniform attention: all scores 0, so every key gets weight ``1/L`` (exact under hardmax)."""
+    check_length(length)
+    layer = AttentionLayer((_uniform_head(2),), normalization="hardmax", name="uniform attention")
+    net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("mean",), name="mean")
+    return net, CircuitReport("mean", length, None, "hardmax", None, 0.0, math.inf, None,
+                              "constant query; all scores tie, so hardmax and softmax both average")
+
+
+def build_sum(length: int, scale=None, **_) -> tuple[Network, CircuitReport]:
+    """Sum = ``L`` x mean: uniform attention, then ``out += (L-1)(ReLU(out) - ReLU(-out))``."""
+    check_length(length)
+    attn = AttentionLayer((_uniform_head(2),), normalization="hardmax", name="uniform attention")
+    rescale = FeedForwardLayer(W_1=np.array([[0.0, 0.0], [1.0, -1.0]]), b_1=np.zeros(2),
+                               W_2=np.array([[0.0, length - 1.0], [0.0, -(length - 1.0)]]), activation=ReLU(),
+                               name=f"multiply out by {length}")
+    net = Network((attn, rescale), labels=("x", "out"), readout=_readout(2, 1), output_labels=("sum",), name="sum")
+    return net, CircuitReport("sum", length, None, "hardmax", None, 0.0, math.inf, None,
+                              "uniform attention then a ReLU pair rescaling by L")
+
+
+def build_max(length: int, scale="auto", *, tolerance: float = DEFAULT_TOLERANCE, input_range: float = 1.0,
+              **_) -> tuple[Network, CircuitReport]:
+    """Max by sharp attention: constant query ``b_Q = 1``, key ``v_j``, score ``scale * v_j``."""
+    check_length(length)
+    _check_scale(scale)
+    if scale == "auto":
+        scale = max(1.0, (length - 1) / (math.e * tolerance))
+    hard = math.isinf(scale)
+    W_K = np.zeros((2, 1))
+    W_K[0, 0] = 1.0
+    head = Head(W_Q=np.zeros((2, 1)), W_K=W_K, b_Q=np.ones(1), name="argmax", **_copy_head(2, 0, 1))
+    layer = AttentionLayer((head,), normalization="hardmax" if hard else "softmax",
+                           inverse_temperature=1 if hard else scale, name="sharp max")
+    net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("max",), name="max")
+    bound = 0.0 if hard else (length - 1) / (math.e * scale)
+    return net, CircuitReport("max", length, float(scale), layer.normalization, None, bound, math.inf, tolerance,
+                              "error <= (L-1)/(e*scale) for any input: t*exp(-scale*t) <= 1/(e*scale)")
+
+
+# The tutorial's first example: sizes and the positional amplitude it uses.
+_ATTN_D_MODEL, _ATTN_D_K, _ATTN_D_V, _ATTN_PE_AMPLITUDE = 6, 4, 4, 0.1
+
+
+def _attention_weights(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    Wq = rng.normal(0.0, 0.2, size=(_ATTN_D_MODEL, _ATTN_D_K))
+    Wk = rng.normal(0.0, 0.2, size=(_ATTN_D_MODEL, _ATTN_D_K))
+    Wv = rng.normal(0.0, 0.2, size=(_ATTN_D_MODEL, _ATTN_D_V))
+    return Wq, Wk, Wv
+
+
+def build_attention(length: int, scale=None, *, seed: int = 0, **_) -> tuple[Network, CircuitReport]:
+    """The tutorial's single head: tokens ``v_i e_0 + 0.1 PE(i)``, scores ``q.k / sqrt(d_k)``.
+
+    Residual: ``x`` (= model dim 0), ``h[1..5]``, ``out[0..3]``; the ``1/sqrt(d_k)`` is folded into ``W_Q``.
+    """
+    check_length(length)
+    Wq, Wk, Wv = _attention_weights(seed)
+    dm, dv = _ATTN_D_MODEL, _ATTN_D_V
+    d = dm + dv
+    pad = lambda W: np.vstack([W, np.zeros((dv, W.shape[1]))])  # noqa: E731 - rows of the out dims read nothing
+    W_O = np.hstack([np.zeros((dv, dm)), np.eye(dv)])
+    head = Head(W_Q=pad(Wq) / math.sqrt(_ATTN_D_K), W_K=pad(Wk), W_V=pad(Wv), W_O=W_O, name="tutorial head")
+    E = np.zeros((length, d))
+    E[:, :dm] = _ATTN_PE_AMPLITUDE * sinusoidal_encoding(length, dm)
+    labels = ("x", *(f"h[{k}]" for k in range(1, dm)), *(f"out[{k}]" for k in range(dv)))
+    readout = np.vstack([np.zeros((dm, dv)), np.eye(dv)])
+    layer = AttentionLayer((head,), normalization="softmax", name="single head self-attention")
+    net = Network((layer,), labels=labels, positional_encoding=E, readout=readout,
+                  output_labels=tuple(f"z[{k}]" for k in range(dv)), name="attention")
+    return net, CircuitReport("attention", length, None, "softmax", None, 0.0, math.inf, None,
+                              f"random weights N(0, 0.2^2) from seed {seed}; target = the textbook formula by loops",
+                              {"seed": seed})
+
+
+def target_attention(values: np.ndarray, *, seed: int = 0, **_) -> np.ndarray:
+    """The tutorial's formula, computed token by token with explicit loops (independent of Network)."""
+    values = np.asarray(values, dtype=np.float64)
+    batch = values.reshape(-1, values.shape[-1])
+    Wq, Wk, Wv = _attention_weights(seed)
+    L = batch.shape[1]
+    pe = sinusoidal_encoding(L, _ATTN_D_MODEL)
+    out = np.zeros(batch.shape + (_ATTN_D_V,))
+    for b, row in enumerate(batch):
+        tokens = [np.eye(_ATTN_D_MODEL)[0] * row[i] + _ATTN_PE_AMPLITUDE * pe[i] for i in range(L)]
+        Q = [t @ Wq for t in tokens]
+        K = [t @ Wk for t in tokens]
+        V = [t @ Wv for t in tokens]
+        for i in range(L):
+            logits = np.array([Q[i] @ K[j] / math.sqrt(_ATTN_D_K) for j in range(L)])
+            w = np.exp(logits - logits.max())
+            w /= w.sum()
+            out[b, i] = sum(w[j] * V[j] for j in range(L))
+    return out.reshape(values.shape + (_ATTN_D_V,))
+
+
+def _mean(v: np.ndarray) -> np.ndarray:
+    """Mean over the last axis; exact (``Fraction``) for object arrays."""
+    if v.dtype == object:
+        return np.vectorize(lambda t: Fraction(t) / v.shape[-1], otypes=[object])(v.sum(-1, keepdims=True))
+    return v.mean(-1, keepdims=True)
+
+
+def _scalar_target(fn):
+    def target(values, **kwargs):
+        values = np.asarray(values)
+        return fn(values, **kwargs)[..., None]
+    return target
+
+
+CIRCUITS: dict[str, Circuit] = {
+    c.name: c
+    for c in (
+        Circuit("attention", "single-head self-attention with sinusoidal encoding (tutorial example 1)",
+                build_attention, target_attention, scaled=False),
+        Circuit("reverse", "y_i = v_{L-1-i} by an additive position bias (tutorial example 2)",
+                build_reverse, _scalar_target(lambda v, **_: v[..., ::-1])),
+        Circuit("reverse-dot", "y_i = v_{L-1-i} by dot-product attention over sinusoidal encodings",
+                build_reverse_dot, _scalar_target(lambda v, **_: v[..., ::-1])),
+        Circuit("sum", "y_i = sum_j v_j by uniform attention and a feed-forward rescale (tutorial example 3)",
+                build_sum, _scalar_target(lambda v, **_: np.broadcast_to(v.sum(-1, keepdims=True), v.shape)),
+                scaled=False, positional=False),
+        Circuit("mean", "y_i = mean_j v_j by uniform attention", build_mean,
+                _scalar_target(lambda v, **_: np.broadcast_to(_mean(v), v.shape)),
+                scaled=False, positional=False),
+        Circuit("shift", "y_i = v_{max(i-k,0)} by a relative position bias (use shift=k)", build_shift,
+                _scalar_target(lambda v, shift=1, **_: v[..., np.maximum(np.arange(v.shape[-1]) - shift, 0)])),
+        Circuit("previous", "y_i = v_{max(i-1,0)}: copy the previous token by relative bias",
+                lambda length, scale="auto", **kw: build_shift(length, scale, **{**kw, "shift": 1}),
+                _scalar_target(lambda v, **_: v[..., np.maximum(np.arange(v.shape[-1]) - 1, 0)])),
+        Circuit("max", "y_i = max_j v_j by sharp (large inverse temperature) softmax", build_max,
+                _scalar_target(lambda v, **_: np.broadcast_to(v.max(-1, keepdims=True), v.shape)),
+                positional=False),
+    )
+}
+
+
+def get_circuit(name: str) -> Circuit:
+    try:
+        return CIRCUITS[name]
+    except KeyError:
+        raise ExpressivityError(f"unknown circuit {name!r}; choose one of: {', '.join(CIRCUITS)}") from None
+
+
+def naive_softmax(scores: np.ndarray, dtype=np.float32) -> np.ndarray:
+    """Softmax without max subtraction, as a naive implementation writes it.
+
+    In float32, ``exp`` overflows to ``inf`` above ~88.7, and ``inf / inf`` is ``nan``: the
+    tutorial's warning about large logits. The evaluators never use this; it exists to show why.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(np.asarray(scores, dtype=dtype))
+        return e / e.sum(axis=-1, keepdims=True)

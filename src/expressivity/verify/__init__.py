@@ -1,0 +1,1 @@
+"""Verifiers: checks of networks against mathematical claims (equivariance, lemma properties, errors, sizes)."""

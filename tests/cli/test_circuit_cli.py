@@ -1,0 +1,93 @@
+"""The circuit, circuits, equivariance and demo commands, as a user runs them."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from expressivity.cli.main import cli
+
+
+def run(*args):
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_circuit_json_has_the_documented_keys():
+    code, out, _ = run("circuit", "reverse", "--length", "6", "--scale", "50", "--json")
+    assert code == 0
+    obj = json.loads(out)
+    for key in ("input", "output", "target", "max_abs_error", "scale", "dtype"):
+        assert key in obj
+    assert obj["max_abs_error"] < 1e-6
+    assert obj["output"] == pytest.approx([6, 5, 4, 3, 2, 1], abs=1e-6)
+    assert obj["run"]["expressivity_version"]
+
+
+def test_circuit_exact_json_uses_exact_numbers():
+    code, out, _ = run("circuit", "mean", "--input", "1/2,1/3,1", "--dtype", "exact", "--json")
+    assert code == 0
+    obj = json.loads(out)
+    assert obj["output"] == ["11/18"] * 3 and obj["target"] == ["11/18"] * 3
+    assert obj["max_abs_error_exact"] == 0
+
+
+def test_circuit_human_output_shows_the_table():
+    code, out, _ = run("circuit", "max", "--length", "5", "--seed", "3")
+    assert code == 0 and "max abs error" in out and "target" in out
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["circuit", "nope"], "unknown circuit"),
+    (["circuit", "reverse", "--length", "0"], "--length"),
+    (["circuit", "reverse", "--length", "999999999"], "--length"),
+    (["circuit", "reverse", "--scale", "-2"], "positive"),
+    (["circuit", "reverse", "--scale", "fast"], "not a number"),
+    (["circuit", "reverse", "--dtype", "float16"], "--dtype"),
+    (["circuit", "reverse", "--dtype", "exact", "--scale", "10"], "softmax"),
+    (["circuit", "sum", "--scale", "3"], "no scale"),
+    (["circuit", "sum", "--input", "1,x"], "--input"),
+    (["equivariance", "reverse", "--samples", "0"], "--samples"),
+])
+def test_bad_input_is_one_line_exit_2(args, fragment):
+    code, out, err = run(*args)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and fragment in lines[0], err
+    assert "Traceback" not in err and out == ""
+
+
+def test_bad_input_in_a_real_process_has_no_traceback():
+    proc = subprocess.run([sys.executable, "-m", "expressivity.cli.main", "circuit", "reverse", "--scale", "-1"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.startswith("error:")
+
+
+def test_equivariance_command_reports_break_and_pass():
+    code, out, _ = run("equivariance", "reverse", "--json")
+    assert code == 0 and json.loads(out)["equivariant"] is False
+    code, out, _ = run("equivariance", "sum", "--dtype", "exact", "--json")
+    obj = json.loads(out)
+    assert code == 0 and obj["equivariant"] is True and obj["arithmetic"] == "exact"
+
+
+def test_circuits_lists_every_circuit():
+    code, out, _ = run("circuits", "--json")
+    names = {c["name"] for c in json.loads(out)["circuits"]}
+    assert {"attention", "reverse", "reverse-dot", "sum", "mean", "shift", "previous", "max"} <= names
+
+
+def test_demo_writes_figures_and_summary(tmp_path, monkeypatch):
+    # The demo sections of other subsystems are exercised by their own tests.
+    monkeypatch.setattr("expressivity.cli.demo.SECTIONS", ())
+    code, out, err = run("demo", "--out", str(tmp_path), "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    for name in ("reverse_dot_attention_auto.png", "reverse_dot_error_vs_scale.png", "summary.json", "run.json"):
+        assert (tmp_path / name).stat().st_size > 0
+    rows = {r["circuit"]: r for r in summary["circuits"]["rows"]}
+    assert rows["reverse"]["exact"] == 0.0 and rows["reverse"]["float64"] < 1e-9
+    assert rows["sum"]["equivariant"] and not rows["reverse"]["equivariant"]
+    assert summary["figures"]["naive_float32_nan_from_scale"] is not None

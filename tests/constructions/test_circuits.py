@@ -1,0 +1,126 @@
+"""Each tutorial circuit against its exact target, across lengths and evaluators."""
+
+import math
+
+import numpy as np
+import pytest
+
+from expressivity.constructions.circuits import (CIRCUITS, build_max, build_reverse, embed, get_circuit,
+                                                 naive_softmax, reverse_dot_margin)
+from expressivity.errors import ExpressivityError
+from expressivity.network import evaluate
+from expressivity.network.exact import to_exact
+
+LENGTHS = list(range(1, 17)) + [31, 32, 47, 64]
+EXACT_CIRCUITS = [name for name, c in CIRCUITS.items() if name != "attention"]
+
+
+def _values(length, seed=0, integer=False):
+    rng = np.random.default_rng(seed + length)
+    return rng.integers(-9, 10, size=length) if integer else rng.uniform(-1, 1, size=length)
+
+
+@pytest.mark.parametrize("name", EXACT_CIRCUITS)
+@pytest.mark.parametrize("length", LENGTHS)
+def test_hardmax_circuit_is_exact_in_exact_arithmetic(name, length):
+    circuit = get_circuit(name)
+    net, report = circuit.build(length, math.inf if circuit.scaled else None, shift=2)
+    assert report.error_bound == 0.0
+    values = to_exact(_values(length, integer=True).astype(object))
+    out = evaluate(net, embed(net, values), "exact")
+    target = circuit.target(values, shift=2)
+    assert out.shape == target.shape
+    assert all(a == b for a, b in zip(out.flat, target.flat))
+
+
+@pytest.mark.parametrize("name", [n for n, c in CIRCUITS.items() if c.scaled])
+@pytest.mark.parametrize("length", LENGTHS)
+@pytest.mark.parametrize("dtype", ["float64", "torch-float64"])
+def test_auto_scale_meets_tolerance_and_bound(name, length, dtype):
+    circuit = get_circuit(name)
+    values = _values(length)
+    input_range = float(values.max() - values.min()) or 1.0
+    net, report = circuit.build(length, "auto", input_range=input_range, tolerance=1e-10)
+    err = np.max(np.abs(evaluate(net, embed(net, values), dtype) - circuit.target(values)))
+    assert report.error_bound <= 1e-10 + 1e-15
+    assert err <= report.error_bound + 1e-12 * (1 + length)
+
+
+@pytest.mark.parametrize("name", ["reverse", "reverse-dot"])
+def test_reversal_auto_float64_exact_to_1e9_for_lengths_1_to_256(name):
+    circuit = get_circuit(name)
+    worst = 0.0
+    for length in range(1, 257):
+        values = np.arange(1, length + 1, dtype=float)  # range L-1: the hardest of the tutorial inputs
+        net, _ = circuit.build(length, "auto", input_range=max(length - 1.0, 1.0))
+        out = evaluate(net, embed(net, values), "float64")
+        worst = max(worst, float(np.max(np.abs(out - circuit.target(values)))))
+    assert worst < 1e-9
+
+
+def test_tutorial_example_reverse_scale_50():
+    net, _ = build_reverse(6, 50.0)
+    values = np.arange(1, 7, dtype=float)
+    out = evaluate(net, embed(net, values), "float64")[:, 0]
+    assert np.max(np.abs(out - values[::-1])) < 1e-6
+
+
+@pytest.mark.parametrize("name", ["reverse", "reverse-dot", "shift", "max"])
+def test_error_shrinks_as_scale_grows(name):
+    circuit = get_circuit(name)
+    values = _values(12)
+    errors = []
+    for scale in (0.5, 2.0, 8.0, 32.0):
+        net, _ = circuit.build(12, scale)
+        errors.append(float(np.max(np.abs(evaluate(net, embed(net, values), "float64") - circuit.target(values)))))
+    assert all(b < a for a, b in zip(errors, errors[1:])), errors
+
+
+def test_attention_circuit_matches_textbook_loops():
+    circuit = get_circuit("attention")
+    for length in (1, 5, 33):
+        for seed in (0, 3):
+            net, _ = circuit.build(length, None, seed=seed)
+            values = _values(length, seed)
+            out = evaluate(net, embed(net, values), "float64")
+            assert np.max(np.abs(out - circuit.target(values, seed=seed))) < 1e-12
+    # and a different seed is a different function (the target is not vacuous)
+    net0, _ = circuit.build(5, None, seed=0)
+    assert np.max(np.abs(evaluate(net0, embed(net0, _values(5)), "float64") - circuit.target(_values(5), seed=1))) > 1e-3
+
+
+def test_max_bound_holds_for_near_ties():
+    # Values crowding the max are the worst case for a softmax max; the bound (L-1)/(e*scale) still holds.
+    length, scale = 10, 100.0
+    net, report = build_max(length, scale)
+    for gap in (0.0, 1e-3, 1 / scale, 0.05, 1.0):
+        values = np.array([1.0] + [1.0 - gap] * (length - 1))
+        err = abs(evaluate(net, embed(net, values), "float64")[0, 0] - 1.0)
+        assert err <= report.error_bound + 1e-15
+
+
+def test_reverse_dot_margin_positive_and_nonincreasing():
+    margins = [reverse_dot_margin(L) for L in range(2, 300)]
+    assert min(margins) > 0
+    assert all(b <= a + 1e-15 for a, b in zip(margins, margins[1:]))
+
+
+def test_naive_float32_softmax_overflows_where_stable_softmax_does_not():
+    scores = np.array([[100.0, 0.0, 50.0]])
+    assert np.isnan(naive_softmax(scores, np.float32)).any()
+    net, _ = get_circuit("reverse-dot").build(8, 400.0)
+    out = evaluate(net, embed(net, _values(8)), "float32")
+    assert np.isfinite(out).all()
+    assert np.max(np.abs(out - _values(8)[::-1, None])) < 1e-6
+
+
+@pytest.mark.parametrize("bad", [0, -1, 10**6])
+def test_bad_lengths_refused(bad):
+    with pytest.raises(ExpressivityError, match="length"):
+        build_reverse(bad)
+
+
+@pytest.mark.parametrize("bad", [-1.0, 0.0, "big", float("nan")])
+def test_bad_scales_refused(bad):
+    with pytest.raises(ExpressivityError, match="scale"):
+        build_reverse(4, bad)

@@ -1,0 +1,54 @@
+"""The three evaluators implement one semantics: property tests on random small networks."""
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from expressivity.network import evaluate
+from expressivity.network.evaluate import compare_evaluators
+from tests.network.strategies import exact_friendly_networks, softmax_networks
+
+
+@given(softmax_networks(position=True), st.integers(1, 6), st.integers(0, 10**6))
+def test_torch_float64_matches_reference(net, n, seed):
+    X = np.random.default_rng(seed).normal(size=(3, n, net.d))
+    ref = evaluate(net, X, "float64")
+    out = evaluate(net, X, "torch-float64")
+    assert np.allclose(out, ref, rtol=1e-10, atol=1e-10 * (1 + np.abs(ref).max()))
+
+
+@given(softmax_networks(), st.integers(1, 6), st.integers(0, 10**6))
+def test_float32_disagreement_is_reported_and_small(net, n, seed):
+    X = np.random.default_rng(seed).normal(size=(2, n, net.d))
+    report = compare_evaluators(net, X)
+    has_softmax = any(getattr(layer, "normalization", None) == "softmax" for layer in net.layers)
+    assert isinstance(report["exact"], str) == has_softmax
+    scale = 1 + np.abs(evaluate(net, X, "float64")).max()
+    # float32 rounding: a few ulps per operation, relative to the output scale.
+    assert 0 <= report["float32"] <= 1e-4 * scale, report
+    assert report["torch-float64"] <= 1e-10 * scale
+
+
+@given(exact_friendly_networks(), st.integers(1, 5), st.integers(0, 10**6))
+def test_exact_matches_reference_on_integer_inputs(net, n, seed):
+    X = np.random.default_rng(seed).integers(-3, 4, size=(2, n, net.d)).astype(float)
+    exact = evaluate(net, X.astype(int).astype(object), "exact")
+    ref = evaluate(net, X, "float64")
+    torch64 = evaluate(net, X, "torch-float64")
+    exact_f = exact.astype(float)
+    tol = 1e-9 * (1 + np.abs(exact_f).max())
+    assert np.allclose(ref, exact_f, atol=tol)
+    assert np.allclose(torch64, exact_f, atol=tol)
+
+
+def test_reference_returns_residual_stream_per_layer():
+    from expressivity.network.reference import forward
+    from tests.network.strategies import random_ffn
+    from expressivity.network import Network
+
+    rng = np.random.default_rng(0)
+    net = Network((random_ffn(rng, 2, integer=True, piecewise=False), random_ffn(rng, 2, integer=True, piecewise=True)),
+                  labels=("a", "b"))
+    X = rng.normal(size=(4, 2))
+    out, residuals = forward(net, X, return_residuals=True)
+    assert len(residuals) == 3 and np.array_equal(residuals[0], X) and np.array_equal(residuals[-1], out)

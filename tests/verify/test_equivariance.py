@@ -1,0 +1,62 @@
+"""Yun et al. Claim 1: networks without positional information are permutation-equivariant."""
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from expressivity.constructions.circuits import embed, get_circuit
+from expressivity.network import AttentionLayer, Network
+from expressivity.network.exact import to_exact
+from expressivity.verify.equivariance import check_equivariance
+from tests.network.strategies import exact_friendly_networks, softmax_networks
+
+
+@given(softmax_networks(position=False), st.integers(2, 6), st.integers(0, 10**6))
+def test_position_free_networks_are_equivariant(net, n, seed):
+    X = np.random.default_rng(seed).normal(size=(3, n, net.d))
+    report = check_equivariance(net, X, seed=seed)
+    assert not report.uses_position
+    assert report.equivariant, report
+
+
+@given(exact_friendly_networks(), st.integers(2, 5), st.integers(0, 10**6))
+def test_equivariance_holds_exactly(net, n, seed):
+    if net.uses_position:  # the strategy may add a causal mask
+        return
+    X = to_exact(np.random.default_rng(seed).integers(-3, 4, size=(2, n, net.d)))
+    report = check_equivariance(net, X, seed=seed, dtype="exact")
+    assert report.equivariant and report.max_deviation == 0.0
+
+
+@given(st.integers(0, 10**6))
+def test_positional_encoding_breaks_equivariance(seed):
+    rng = np.random.default_rng(seed)
+    n, d = 4, 3
+    # Same random weights with and without a positional encoding: only the encoding differs.
+    from tests.network.strategies import random_head
+
+    layer = AttentionLayer((random_head(rng, d, integer=False),), normalization="softmax")
+    plain = Network((layer,), labels=("a", "b", "c"))
+    with_pe = Network((layer,), labels=("a", "b", "c"), positional_encoding=rng.normal(size=(n, d)))
+    X = rng.normal(size=(4, n, d))
+    assert check_equivariance(plain, X).equivariant
+    broken = check_equivariance(with_pe, X)
+    assert broken.uses_position and not broken.equivariant and broken.max_deviation > broken.tolerance
+
+
+def test_circuits_break_exactly_when_they_use_position():
+    rng = np.random.default_rng(0)
+    for name in ("reverse", "shift", "reverse-dot", "attention", "sum", "mean", "max"):
+        circuit = get_circuit(name)
+        net, _ = circuit.build(6, 20.0 if circuit.scaled else None)
+        report = check_equivariance(net, embed(net, rng.uniform(-1, 1, size=(8, 6))))
+        assert report.equivariant == (not circuit.positional), (name, report)
+
+
+def test_causal_mask_breaks_equivariance():
+    from expressivity.network import Head
+
+    head = Head(W_Q=np.zeros((2, 1)), W_K=np.zeros((2, 1)), W_V=np.array([[1.0], [0.0]]), W_O=np.array([[0.0, 1.0]]))
+    net = Network((AttentionLayer((head,), causal=True),), labels=("x", "out"))
+    report = check_equivariance(net, np.random.default_rng(1).normal(size=(3, 5, 2)))
+    assert net.uses_position and not report.equivariant
