@@ -11,7 +11,7 @@ from expressivity.errors import ExpressivityError
 from expressivity.network import evaluate
 from expressivity.network.exact import to_exact
 
-LENGTHS = list(range(1, 17)) + [31, 32, 47, 64]
+LENGTHS = list(range(1, 65))
 EXACT_CIRCUITS = [name for name, c in CIRCUITS.items() if name != "attention"]
 
 
