@@ -1,0 +1,144 @@
+"""Compile a target into a modified Transformer (Yun et al. 2020, Step 2), stage by stage.
+
+``compile_modified`` reads as its stages: size estimate, quantizer, contextual map,
+exhaustive check of P1-P4 (which also yields every class's contextual values and the entry
+bound M), value map, composition. Step 3 (softmax/ReLU) is :mod:`.soften`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from expressivity.constructions.yun.constants import YunParams
+from expressivity.constructions.yun.contextual import contextual_map
+from expressivity.constructions.yun.grid import column_table
+from expressivity.constructions.yun.quantize import quantizer
+from expressivity.constructions.yun.value import choose_sigma, value_map
+from expressivity.errors import ExpressivityError
+from expressivity.network.network import Network
+from expressivity.targets import Target, evaluate_target, require_equivariant
+from expressivity.verify.size import DEFAULT_BUDGET, SizeEstimate, check_budget
+from expressivity.verify.yun_lemmas import LemmaReport, verify_contextual
+
+
+@dataclass
+class YunBuild:
+    """A compiled modified Transformer and the facts found while building it.
+
+    ``rep_keys`` (sorted) and ``A_rep`` ``(classes, n, d)`` define ``f_bar``: class ``k``'s
+    representative has tokens in increasing-id order and outputs ``A_rep[k]``.
+    """
+
+    params: YunParams
+    target: Target
+    quantizer: Network
+    contextual: Network
+    value: Network
+    network: Network
+    lemmas: LemmaReport
+    size: SizeEstimate
+    sigma: Fraction
+    max_uA: Fraction
+    rep_keys: np.ndarray
+    A_rep: np.ndarray
+    rep_values: dict = field(repr=False, default_factory=dict)
+
+
+def compile_modified(target: Target, p: YunParams, budget: int = DEFAULT_BUDGET, sigma: Fraction | None = None,
+                     progress=None) -> YunBuild:
+    """Target -> hardmax / piecewise-linear network realising ``f_bar`` on distinct-column cubes."""
+    size = check_budget(p, budget)
+    if not p.positional:
+        require_equivariant(target, p.n, p.d)
+    g_q = quantizer(p)
+    g_c = contextual_map(p)
+    p = g_c.metadata["params"]
+    lemmas = verify_contextual(p, g_c, keep_representatives=True, progress=progress)
+    if lemmas.failures:
+        raise ExpressivityError(f"contextual map fails Lemma 4.2 on {p.describe()}: {lemmas.failures_by_property}")
+    keys, centres, finals, configs = _representatives(p, lemmas.representatives)
+    A = evaluate_target(target, centres)
+    chosen, top = choose_sigma(p, A, p.t_l)
+    sigma = chosen if sigma is None else Fraction(sigma)
+    columns = _value_columns(p, configs, finals, A)
+    g_v = value_map(p, columns, lemmas.max_abs_entry, p.t_l, p.t_r, sigma)
+    net = g_q.then(g_c).then(g_v)
+    net = Network(net.layers, net.labels, net.positional_encoding, name=f"yun[{target.name}] {p.describe()}",
+                  metadata={"params": p, "t_l": p.t_l, "t_r": p.t_r, "c": p.c, "s": p.s, "M": lemmas.max_abs_entry,
+                            "sigma": sigma, "stages": {"quantize": len(g_q.layers), "contextual": len(g_c.layers),
+                                                       "value": len(g_v.layers)}})
+    return YunBuild(p, target, g_q, g_c, g_v, net, lemmas, size, sigma, top, keys, A,
+                    {k: v for k, v in lemmas.representatives.items()})
+
+
+def _representatives(p: YunParams, reps: dict):
+    """Sorted class keys, cube centres ``(K, n, d)`` in [0,1], final scaled ids, configs."""
+    keys = np.array(sorted(reps), dtype=np.int64 if p.N ** (p.d * p.n) < 2 ** 62 else object)
+    table = column_table(p)
+    centres = np.empty((len(keys), p.n, p.d))
+    finals, configs = [], []
+    for r, k in enumerate(keys):
+        cfg, fin = reps[int(k)]
+        configs.append(cfg)
+        finals.append(fin)
+        for j, c in enumerate(cfg):
+            tok = _token_of(p, table, j, c, cfg)
+            centres[r, j] = [(e / (2 * p.N)) - tok + 0.5 / p.N for e in table.entries[tok][c]]
+    return keys, centres, finals, configs
+
+
+def _token_of(p: YunParams, table, j: int, c: int, cfg) -> int:
+    # Representatives are in increasing-id order; with PE that is token order.
+    return j if p.positional else 0
+
+
+def _value_columns(p: YunParams, configs, finals, A):
+    table = column_table(p)
+    cols = []
+    for r, (cfg, fin) in enumerate(zip(configs, finals)):
+        for j, c in enumerate(cfg):
+            tok = j if p.positional else 0
+            entries = table.entries[tok][c]
+            shift = fin[j] - table.ids[tok][c]
+            Z = (Fraction(entries[0] + shift, 2 * p.N),) + tuple(Fraction(e, 2 * p.N) for e in entries[1:])
+            cols.append((Fraction(fin[j], 2 * p.N), Z, tuple(A[r, j])))
+    return cols
+
+
+def f_bar(build: YunBuild, X: np.ndarray, distinct_only: bool = False) -> np.ndarray:
+    """The piecewise-constant target on ``X`` ``(batch, n, d)``: ``A_L`` on cube ``S_L``.
+
+    Outside ``[0,1)`` it is 0. With ``distinct_only`` it is 0 also on duplicate-column cubes:
+    that is ``g_bar``, the modified network, by the exact identity ``yun_value`` verifies.
+    Duplicate-column cubes (Theorem 2) take the target at their centre.
+    """
+    p = build.params
+    X = np.asarray(X, dtype=np.float64)
+    k = np.floor(X * p.N).astype(np.int64)
+    inside = np.all((X >= 0) & (X < 1), axis=(1, 2))
+    k = np.clip(k, 0, p.N - 1)
+    code = sum(k[:, :, i] * p.N ** i for i in range(p.d))  # (batch, n)
+    out = np.zeros_like(X)
+    if p.positional:
+        order = np.tile(np.arange(p.n), (X.shape[0], 1))
+    else:
+        order = np.argsort(code, axis=1, kind="stable")
+    sc = np.take_along_axis(code, order, axis=1)
+    distinct = np.all(sc[:, 1:] != sc[:, :-1], axis=1) if p.n > 1 else np.ones(X.shape[0], bool)
+    key = np.zeros(X.shape[0], dtype=np.int64)
+    for j in range(p.n):
+        key = key * (p.N ** p.d) + sc[:, j]
+    use = inside & distinct
+    pos = np.searchsorted(build.rep_keys, key[use])
+    vals = build.A_rep[pos]  # tokens in increasing-id order
+    inv = np.argsort(order[use], axis=1)
+    out[use] = np.take_along_axis(vals, inv[:, :, None], axis=1)
+    if not distinct_only and not p.positional:
+        dup = inside & ~distinct
+        if np.any(dup):
+            centres = (k[dup] + 0.5) / p.N
+            out[dup] = evaluate_target(build.target, centres)
+    return out

@@ -1,0 +1,74 @@
+"""Lemma 4.1: the quantizer ``g_q`` as ``d * levels + d`` width-1 feed-forward layers.
+
+Tokens are rows: a layer maps ``Z (n, d)`` to ``Z + phi(Z @ e_i + b) e_i^T``. Out-of-range
+layers send every entry outside ``[0, range_hi)`` to the constant ``p.out_value``; grid layer
+``(i, k)`` snaps entries in ``[k delta, (k+1) delta)`` of coordinate ``i`` down to ``k delta``.
+In Theorem 3 mode the positional encoding (row ``j`` = ``j * 1_d``) is added first and the
+grid covers ``[0, n)``.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from expressivity.constructions.yun.constants import YunParams
+from expressivity.network.layers import FeedForwardLayer, PiecewiseLinear
+from expressivity.network.network import Network
+
+
+def _unit(d: int, i: int, scale=1) -> np.ndarray:
+    e = np.zeros(d, dtype=object)
+    e[:] = 0
+    e[i] = scale
+    return e
+
+
+def labels(d: int) -> tuple[str, ...]:
+    return tuple(f"x[{i}]" for i in range(d))
+
+
+def positional_encoding(p: YunParams) -> np.ndarray:
+    """``(n, d)`` encoding with row ``j`` equal to ``j * 1_d`` (spec §6, tokens as rows)."""
+    pe = np.empty((p.n, p.d), dtype=object)
+    for j in range(p.n):
+        pe[j, :] = j
+    return pe
+
+
+def out_of_range_activation(p: YunParams) -> PiecewiseLinear:
+    out = p.out_value
+    return PiecewiseLinear((0, p.range_hi), (-1, 0, -1), (out, 0, out))
+
+
+def grid_activation(p: YunParams) -> PiecewiseLinear:
+    return PiecewiseLinear((0, p.delta), (0, -1, 0), (0, 0, 0))
+
+
+def quantizer(p: YunParams) -> Network:
+    """The quantizer network (with the positional encoding in Theorem 3 mode)."""
+    d = p.d
+    layers = []
+    phi_out = out_of_range_activation(p)
+    for i in range(d):
+        e = _unit(d, i)
+        layers.append(FeedForwardLayer(e.reshape(d, 1), np.array([0], dtype=object), e.reshape(1, d),
+                                       activation=phi_out, name=f"out-of-range x[{i}]"))
+    phi_q = grid_activation(p)
+    for i in range(d):
+        e = _unit(d, i)
+        for k in range(p.levels):
+            layers.append(FeedForwardLayer(e.reshape(d, 1), np.array([-Fraction(k, p.N)], dtype=object),
+                                           e.reshape(1, d), activation=phi_q, name=f"snap x[{i}] to {Fraction(k, p.N)}"))
+    pe = positional_encoding(p) if p.positional else None
+    return Network(tuple(layers), labels(d), positional_encoding=pe, name="yun quantizer",
+                   metadata={"stage": "quantize"})
+
+
+def quantize_scalar(p: YunParams, t: Fraction) -> Fraction:
+    """The scalar map ``g_q^ent`` the quantizer must realise (spec §2), for tests."""
+    t = Fraction(t)
+    if t < 0 or t >= p.range_hi:
+        return Fraction(p.out_value)
+    return Fraction(int(t * p.N), p.N)

@@ -1,0 +1,93 @@
+"""Lemma 4.3: the value map ``g_v`` as width-1 feed-forward layers (tokens as rows).
+
+1. Kill: columns whose id ``x @ u`` lies outside ``[t_l, t_r]`` get ``-(M+1)`` in every
+   entry (``M`` bounds every entry after the contextual map; enumerated on the grid).
+2. ``d`` zeroing layers: negative entries become 0.
+3. One layer per (permutation class, token): the column whose id equals that class's
+   contextual value ``v`` is replaced by ``sigma * A_L[j]``.
+4. If ``sigma != 1`` one width-``d`` layer multiplies the output by ``1/sigma``.
+
+``sigma`` handles the hidden precondition (spec §4): a mapped column ``sigma*A`` must not sit
+in a later layer's window, which holds when ``max u . (sigma*A) < t_l - delta/2``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from expressivity.constructions.yun.constants import YunParams
+from expressivity.constructions.yun.quantize import labels
+from expressivity.network.layers import FeedForwardLayer, PiecewiseLinear
+from expressivity.network.network import Network
+
+
+@dataclass(frozen=True)
+class ValueConfig:
+    """``sigma``: output pre-scale; ``None`` picks the largest power of 2 (<= 1) that satisfies
+    the precondition."""
+
+    sigma: Fraction | None = None
+
+
+def _col(values) -> np.ndarray:
+    a = np.empty((len(values), 1), dtype=object)
+    a[:, 0] = list(values)
+    return a
+
+
+def _row(values) -> np.ndarray:
+    a = np.empty((1, len(values)), dtype=object)
+    a[0, :] = list(values)
+    return a
+
+
+def choose_sigma(p: YunParams, A: np.ndarray, t_l: Fraction) -> tuple[Fraction, Fraction]:
+    """Return ``(sigma, max u.A)`` (exact) so that ``max u.(sigma A) < t_l - delta/2``."""
+    u = p.u
+    top = max((sum(Fraction(float(a)) * ui for a, ui in zip(col, u)) for col in A.reshape(-1, p.d)), default=Fraction(0))
+    sigma = Fraction(1)
+    limit = t_l - p.delta / 2
+    while top * sigma >= limit:
+        sigma /= 2
+    return sigma, top
+
+
+def value_map(p: YunParams, columns: list[tuple[Fraction, tuple[Fraction, ...], tuple[float, ...]]],
+              M: Fraction, t_l: Fraction, t_r: Fraction, sigma: Fraction) -> Network:
+    """Build ``g_v``.
+
+    Args:
+        columns: per (class, token): ``(v, Z, A)`` with ``v`` the contextual value, ``Z`` the
+            column after the contextual map (length ``d``), ``A`` the target column.
+        M: bound on every entry after the contextual map over the extended grid.
+    """
+    d, u = p.d, p.u
+    uu = _col(u)
+    layers = []
+    kill = PiecewiseLinear((t_l, t_r + p.delta / 4), (0, 0, 0), (1, 0, 1))
+    layers.append(FeedForwardLayer(uu, np.array([0], dtype=object), _row([-(M + 1)] * d), activation=kill,
+                                   name="kill ids outside [t_l, t_r]"))
+    zero = PiecewiseLinear((0,), (-1, 0), (0, 0))
+    for i in range(d):
+        e = [0] * d
+        e[i] = 1
+        layers.append(FeedForwardLayer(_col(e), np.array([0], dtype=object), _row(e), activation=zero,
+                                       name=f"zero negative x[{i}]"))
+    hit = PiecewiseLinear((-p.delta / 2, p.delta / 2), (0, 0, 0), (0, 1, 0))
+    for v, Z, A in columns:
+        w2 = [sigma * Fraction(float(a)) - z for a, z in zip(A, Z)]
+        layers.append(FeedForwardLayer(uu, np.array([-v], dtype=object), _row(w2), activation=hit,
+                                       name=f"map context {v}"))
+    if sigma != 1:
+        lo = min([Fraction(0)] + [sigma * Fraction(float(a)) for _, _, A in columns for a in A]) - 1
+        ident = np.zeros((d, d), dtype=object)
+        np.fill_diagonal(ident, 1)
+        scale = np.zeros((d, d), dtype=object)
+        np.fill_diagonal(scale, 1 / sigma - 1)
+        layers.append(FeedForwardLayer(ident, np.zeros(d, dtype=object), scale,
+                                       activation=PiecewiseLinear((lo,), (0, 1), (0, 0)), name=f"rescale by {1 / sigma}"))
+    return Network(tuple(layers), labels(d), name="yun value map",
+                   metadata={"stage": "value", "M": M, "sigma": sigma})
