@@ -1,0 +1,86 @@
+"""``expressivity train`` and ``expressivity tasks`` as a user runs them."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from expressivity.cli.main import cli
+
+FAST = ["--length", "6", "--d-model", "16", "--heads", "2", "--ffn-width", "16", "--batch-size", "16"]
+
+
+def run(*args):
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_train_json_has_the_documented_keys():
+    code, out, _ = run("train", "--task", "reverse", *FAST, "--steps", "20", "--seeds", "0,1", "--json")
+    assert code == 0, out
+    obj = json.loads(out)
+    assert obj["task"] == "reverse" and obj["seconds"] > 0
+    assert [r["seed"] for r in obj["runs"]] == [0, 1]
+    for r in obj["runs"]:
+        assert set(r) >= {"seed", "final_loss", "final_metric", "steps", "seconds", "params"}
+        assert r["steps"] == 20
+
+
+def test_train_out_writes_record_metrics_checkpoint_and_figure_then_resumes(tmp_path):
+    out = tmp_path / "run"
+    code, _, _ = run("train", "--task", "copy", *FAST, "--steps", "20", "--mixer", "sepconv,attention", "--rpe", "lin",
+                     "--task-arg", "vocab=5", "--out", str(out), "--json")
+    assert code == 0
+    record = json.loads((out / "run.json").read_text())
+    assert record["command"] == "train" and record["seed"] == 0 and record["expressivity_version"]
+    assert record["config"]["model"]["mixer"] == ["sepconv", "attention"] and record["config"]["task_args"]["vocab"] == 5
+    assert (out / "loss_curve.png").stat().st_size > 1000
+    assert (out / "seed_0" / "checkpoint" / "model.safetensors").exists()
+    assert (out / "seed_0" / "metrics.jsonl").read_text().strip()
+    code, res, _ = run("train", "--resume", str(out), "--steps", "30", "--json")
+    assert code == 0
+    assert json.loads(res)["runs"][0]["steps"] == 30
+
+
+def test_ensemble_flag_trains_all_seeds_at_once():
+    code, out, _ = run("train", "--task", "sum", *FAST, "--layers", "1", "--steps", "10", "--seeds", "3,4", "--ensemble", "--json")
+    assert code == 0
+    assert [r["seed"] for r in json.loads(out)["runs"]] == [3, 4]
+
+
+def test_tasks_lists_names_and_defaults():
+    code, out, _ = run("tasks", "--json")
+    assert code == 0
+    tasks = {t["name"]: t for t in json.loads(out)["tasks"]}
+    assert set(tasks) == {"fixed-memory", "adaptive-memory", "nested-memory", "kernel-memory", "reverse", "sort", "copy",
+                          "sum", "parity", "associative-recall", "yun-target"}
+    assert tasks["reverse"]["args"] == {"length": 8, "vocab": 16}
+    code, out, _ = run("tasks")
+    assert code == 0 and "associative-recall" in out
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--task", "nope"], "unknown task"),
+    (["--task", "reverse", "--mixer", "conv"], "unknown mixer"),
+    (["--task", "reverse", "--rpe", "alibi"], "--rpe"),
+    (["--task", "reverse", "--task-arg", "vocab"], "KEY=VALUE"),
+    (["--task", "reverse", "--task-arg", "foo=1"], "no argument 'foo'"),
+    (["--task", "reverse", "--steps", "0"], "--steps"),
+    (["--task", "reverse", "--seeds", "a,b"], "--seeds"),
+    (["--task", "reverse", "--d-model", "10", "--heads", "4"], "divisible"),
+    (["--resume", "/nonexistent/dir"], "not found"),
+    ([], "missing --task"),
+])
+def test_bad_input_is_one_line_error(args, needle):
+    code, out, err = run("train", *args)
+    assert code == 2
+    assert err.startswith("error: ") and needle in err and len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_demo_section_writes_a_figure(tmp_path):
+    from expressivity.cli.train import demo_section
+
+    summary = demo_section(tmp_path)
+    assert summary["final_metric"] >= 0.99
+    assert (tmp_path / "train_loss_curve.png").exists()

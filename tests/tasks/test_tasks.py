@@ -1,0 +1,139 @@
+"""Task targets on hand-checked cases, determinism, and the name + kwargs registry."""
+
+import math
+
+import pytest
+import torch
+
+from expressivity.errors import ExpressivityError
+from expressivity.tasks import TASKS, make_task, task_args
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+@pytest.mark.parametrize("name", [n for n in TASKS if n != "yun-target"])
+def test_every_task_is_deterministic_and_well_shaped(name):
+    task = make_task(name)
+    a, b = task.sample(4, gen(3)), task.sample(4, gen(3))
+    c = task.sample(4, gen(4))
+    assert all(torch.equal(u, v) for u, v in zip(a, b))
+    assert not torch.equal(a.x, c.x)
+    assert a.x.shape[:2] == (4, task.seq_len) and a.mask.shape == (4, task.seq_len) and a.mask.any()
+    if task.kind == "classification":
+        assert a.x.dtype == torch.int64 and a.x.max() < task.vocab_size and a.y.max() < task.d_out
+    else:
+        assert a.x.shape[-1] == task.d_in and a.y.shape[-1] == task.d_out
+    # a perfect predictor scores 1 and has (near) zero loss
+    if task.kind == "classification":
+        perfect = torch.nn.functional.one_hot(a.y, task.d_out).float() * 50
+    else:
+        perfect = a.y
+    assert task.metric(perfect, a) == pytest.approx(1.0)
+    assert task.loss(perfect, a).item() < 1e-6
+
+
+def test_reverse_sort_sum_parity_targets():
+    x = torch.tensor([[3, 1, 2, 0]])
+    assert make_task("reverse").target(x).tolist() == [[0, 2, 1, 3]]
+    assert make_task("sort").target(x).tolist() == [[0, 1, 2, 3]]
+    b = make_task("sum", length=5, modulus=10).sample(2, gen())
+    for row, ys in zip(b.x.tolist(), b.y.tolist()):
+        assert ys == [sum(row[: t + 1]) % 10 for t in range(5)]
+    p = make_task("parity", length=7).sample(8, gen())
+    assert p.mask[:, :-1].sum() == 0
+    assert p.y[:, -1].tolist() == [sum(r) % 2 for r in p.x.tolist()]
+
+
+def test_copy_layout():
+    task = make_task("copy", length=3, vocab=5)
+    b = task.sample(2, gen())
+    x = b.x[0].tolist()
+    assert x[3] == 5 and x[4:] == [6, 6, 6]
+    assert b.y[0, 4:].tolist() == x[:3] and b.mask[0].tolist() == [False] * 4 + [True] * 3
+
+
+def test_associative_recall_answers_are_the_bound_values():
+    task = make_task("associative-recall", length=5, queries=3, keys=8, values=6)
+    b = task.sample(16, gen(1))
+    for x, y in zip(b.x.tolist(), b.y.tolist()):
+        pairs = {x[2 * i]: x[2 * i + 1] - 8 for i in range(5)}
+        assert len(pairs) == 5
+        for q in range(10, 13):
+            assert y[q] == pairs[x[q]]
+    with pytest.raises(ExpressivityError):
+        make_task("associative-recall", length=20, keys=8)
+
+
+def test_fixed_memory_readouts():
+    for readout, f in (("linear", lambda a: sum(a) / len(a)), ("boolean", math.prod),
+                       ("smooth", lambda a: math.sin(math.pi * sum(a) / len(a)))):
+        task = make_task("fixed-memory", length=10, lags="2,5", readout=readout)
+        b = task.sample(3, gen())
+        x = b.x[..., 0]
+        if readout == "boolean":
+            assert set(x.unique().tolist()) == {-1.0, 1.0}
+        for i in range(3):
+            for t in range(10):
+                assert b.mask[i, t].item() == (t >= 5)
+                if t >= 5:
+                    assert b.y[i, t, 0].item() == pytest.approx(f([x[i, t - 2].item(), x[i, t - 5].item()]), abs=1e-5)
+    with pytest.raises(ExpressivityError):
+        make_task("fixed-memory", lags="0,3")
+    with pytest.raises(ExpressivityError):
+        make_task("fixed-memory", length=5, lags="1,9")
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_nested_memory_follows_the_pointer_chain(depth):
+    task = make_task("nested-memory", length=12, max_lag=4, depth=depth)
+    b = task.sample(5, gen(depth))
+    for i in range(5):
+        v = b.x[i, :, 0].tolist()
+        ptr = [0] + [int(b.x[i, t, 2:].argmax()) + 1 for t in range(1, 12)]
+        assert b.x[i, 0, 1] == 1 and b.x[i, 1:, 1].sum() == 0
+        for t in range(1, 12):
+            assert 1 <= ptr[t] <= min(4, t)
+            pos = t
+            for _ in range(depth):
+                pos -= ptr[pos]
+            assert b.y[i, t, 0].item() == v[pos]
+    assert make_task("adaptive-memory").depth == 1
+
+
+def test_kernel_memory_is_the_causal_convolution():
+    for kernel in ("exp", "power"):
+        task = make_task("kernel-memory", length=9, kernel=kernel, alpha=0.5)
+        s = torch.arange(200000)
+        assert task.rho(s).sum().item() == pytest.approx(1.0, abs=2e-3)  # power tail ~ N^-alpha / alpha
+        b = task.sample(2, gen())
+        x = b.x[..., 0].double()
+        for t in range(9):
+            want = sum(task.rho(torch.tensor(k)).item() * x[:, t - k] for k in range(t + 1))
+            assert torch.allclose(b.y[:, t, 0].double(), want, atol=1e-5)
+    task = make_task("kernel-memory", kernel="power", alpha=0.5)
+    assert task.rho(torch.tensor(3)).item() == pytest.approx(4 ** -1.5 / 2.6123753486854883, rel=1e-9)
+
+
+def test_registry_parses_and_rejects_arguments():
+    assert task_args("reverse") == {"length": 8, "vocab": 16}
+    t = make_task("kernel-memory", alpha="1.5", length="32", kernel="exp")
+    assert (t.alpha, t.length, t.kernel) == (1.5, 32, "exp")
+    for bad in (dict(name="nope"), dict(name="reverse", zz=1), dict(name="reverse", length="eight"), dict(name="reverse", length=0)):
+        with pytest.raises(ExpressivityError):
+            make_task(**bad)
+
+
+def test_yun_target_regression_uses_the_targets_api():
+    pytest.importorskip("expressivity.targets")
+    from expressivity.targets import get_target, list_targets
+
+    name = list_targets()[0].name
+    task = make_task("yun-target", target=name, length=3, dim=1)
+    b = task.sample(4, gen())
+    assert b.x.min() >= 0 and b.x.max() <= 1
+    want = get_target(name).fn(b.x.double().numpy())
+    assert torch.allclose(b.y, torch.as_tensor(want, dtype=torch.float32))
+    with pytest.raises(ExpressivityError):
+        make_task("yun-target", target="no-such-target")
