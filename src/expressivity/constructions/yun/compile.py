@@ -64,10 +64,11 @@ def compile_modified(target: Target, p: YunParams, budget: int = DEFAULT_BUDGET,
     chosen, top = choose_sigma(p, A, p.t_l)
     sigma = chosen if sigma is None else Fraction(sigma)
     columns = _value_columns(p, configs, finals, A)
-    g_v = value_map(p, columns, lemmas.max_abs_entry, p.t_l, p.t_r, sigma)
+    M = Fraction(-((-lemmas.max_abs_entry.numerator) // lemmas.max_abs_entry.denominator))  # integer, keeps g_v integral
+    g_v = value_map(p, columns, M, p.t_l, p.t_r, sigma)
     net = g_q.then(g_c).then(g_v)
     net = Network(net.layers, net.labels, net.positional_encoding, name=f"yun[{target.name}] {p.describe()}",
-                  metadata={"params": p, "t_l": p.t_l, "t_r": p.t_r, "c": p.c, "s": p.s, "M": lemmas.max_abs_entry,
+                  metadata={"params": p, "t_l": p.t_l, "t_r": p.t_r, "c": p.c, "s": p.s, "M": M,
                             "sigma": sigma, "stages": {"quantize": len(g_q.layers), "contextual": len(g_c.layers),
                                                        "value": len(g_v.layers)}})
     return YunBuild(p, target, g_q, g_c, g_v, net, lemmas, size, sigma, top, keys, A,

@@ -67,7 +67,8 @@ def value_map(p: YunParams, columns: list[tuple[Fraction, tuple[Fraction, ...], 
     d, u = p.d, p.u
     uu = _col(u)
     layers = []
-    kill = PiecewiseLinear((t_l, t_r + p.delta / 4), (0, 0, 0), (1, 0, 1))
+    # Ids are multiples of delta/2, so [t_l, t_r + delta/2) holds exactly the ids in [t_l, t_r].
+    kill = PiecewiseLinear((t_l, t_r + p.delta / 2), (0, 0, 0), (1, 0, 1))
     layers.append(FeedForwardLayer(uu, np.array([0], dtype=object), _row([-(M + 1)] * d), activation=kill,
                                    name="kill ids outside [t_l, t_r]"))
     zero = PiecewiseLinear((0,), (-1, 0), (0, 0))

@@ -1,0 +1,224 @@
+"""Exact check that the modified network equals ``f_bar`` on distinct-column cubes, 0 elsewhere.
+
+Every real input is sent by the quantizer to a point of the extended grid ``G_delta^+``
+(checked separately, :func:`verify_quantizer`), so it suffices to check
+``g_v(g_c(L))`` for every ``L`` in ``G_delta^+``:
+
+* the contextual stage runs on ids (rank-1 pass, exact integers), giving every column after
+  ``g_c`` in scaled units ``2N * value``;
+* the kill and zeroing layers of ``g_v`` run on all those columns, vectorized, exactly;
+* the per-context layers run on each surviving column in Fractions, event-driven: a layer
+  fires only when ``u . Z`` lies in its window, and windows are disjoint, so one ``bisect``
+  per step finds the only candidate (it fires if it comes later than the last fired layer).
+
+The last rule is where Lemma 4.3's hidden precondition bites: a mapped column that falls in
+a later window fires again and the check fails. ``precondition`` reports the margin.
+"""
+
+from __future__ import annotations
+
+import time
+from bisect import bisect_right
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from expressivity.constructions.yun.constants import YunParams
+from expressivity.constructions.yun.grid import as_int_array, column_table, enumerate_grid, parse_rank_one, run_ids
+from expressivity.errors import NetworkError
+from expressivity.network.exact import exact_activate, to_exact
+from expressivity.network.layers import FeedForwardLayer, PiecewiseLinear
+
+
+@dataclass
+class ValueReport:
+    failures: int
+    good_points: int
+    other_points: int
+    mismatches_good: int
+    nonzero_other: int
+    quantizer_failures: int
+    precondition_margin: Fraction
+    sigma: Fraction
+    seconds: float
+    arithmetic: str
+
+    def as_dict(self) -> dict:
+        return {k: (round(v, 4) if k == "seconds" else v) for k, v in self.__dict__.items()}
+
+
+def verify_quantizer(p: YunParams, quantizer) -> int:
+    """Exact scalar check of every quantizer coordinate at and around every breakpoint.
+
+    Returns the number of test points where the network differs from ``g_q^ent``.
+    """
+    from expressivity.constructions.yun.quantize import quantize_scalar
+    from expressivity.network.exact import forward_exact
+
+    eps = Fraction(1, 1000 * p.N)
+    pts = [Fraction(-5), -eps, p.range_hi, p.range_hi + eps, Fraction(p.range_hi * 3)]
+    for k in range(p.levels):
+        a = Fraction(k, p.N)
+        pts += [a, a + eps, a + p.delta / 2, a + p.delta - eps]
+    fails = 0
+    offsets = [j if p.positional else 0 for j in range(p.n)]
+    X = np.empty((len(pts), p.n, p.d), dtype=object)
+    for r, t in enumerate(pts):
+        for j in range(p.n):
+            X[r, j, :] = t - offsets[j]  # the network adds the positional row back
+    out = forward_exact(quantizer, X)
+    for r, t in enumerate(pts):
+        want = quantize_scalar(p, t)
+        fails += int(sum(1 for v in out[r].flat if v != want))
+    return fails
+
+
+def _scaled_ff(layer: FeedForwardLayer, Z: np.ndarray, scale: int) -> np.ndarray:
+    """Apply an FF layer to scaled columns ``Z`` ``(m, d)`` exactly, staying in integers."""
+    ints = [_as_int(w) for w in (layer.W_1, layer.W_2, np.asarray(layer.b_1, dtype=object) * scale,
+                                 np.asarray(layer.b_2, dtype=object) * scale)]
+    phi = _scaled_activation(layer.activation, scale)
+    params = [*phi.breakpoints, *phi.slopes, *phi.intercepts]
+    if any(w is None for w in ints) or any(Fraction(v).denominator != 1 for v in params):
+        raise NetworkError(f"layer {layer.name!r} has weights that are not integers in scaled units")
+    W1, W2, b1, b2 = ints
+    if Z.dtype != object and all(np.max(np.abs(w), initial=0) < 2 ** 20 for w in ints) and \
+            max(abs(int(v)) for v in params) < 2 ** 40 and np.max(np.abs(Z), initial=0) < 2 ** 40:
+        W1, W2, b1, b2 = (w.astype(np.int64) for w in ints)
+    pre = Z @ W1 + b1
+    k = sum((pre >= int(c)).astype(np.int64) for c in phi.breakpoints) if phi.breakpoints else np.zeros(pre.shape, np.int64)
+    pieces = [int(a) * pre + int(b) for a, b in zip(phi.slopes, phi.intercepts)]
+    act = np.choose(k, pieces) if len(pieces) > 1 else pieces[0]
+    return Z + act @ W2 + b2
+
+
+def _as_int(w) -> np.ndarray | None:
+    arr = np.asarray(w, dtype=object)
+    if any(Fraction(v).denominator != 1 for v in arr.flat):
+        return None
+    out = np.empty(arr.shape, dtype=object)
+    out.flat[:] = [int(Fraction(v)) for v in arr.flat]
+    return out
+
+
+def _scaled_activation(phi: PiecewiseLinear, scale: int) -> PiecewiseLinear:
+    # phi(t/scale)*scale: breakpoints and intercepts scale, slopes stay.
+    return PiecewiseLinear(tuple(Fraction(c) * scale for c in phi.breakpoints), tuple(phi.slopes),
+                           tuple(Fraction(b) * scale for b in phi.intercepts))
+
+
+def _value_layers(p: YunParams, layers):
+    """Windows ``[lo, hi)`` in ``u . Z`` of the per-context layers, their updates, and order."""
+    u = np.array(p.u, dtype=object).reshape(p.d, 1)
+    wins = []
+    for idx, layer in enumerate(layers):
+        phi = layer.activation
+        if (layer.width != 1 or not np.array_equal(to_exact(layer.W_1), u) or not isinstance(phi, PiecewiseLinear)
+                or len(phi.breakpoints) != 2 or any(s != 0 for s in phi.slopes) or phi.intercepts[0] != 0
+                or phi.intercepts[2] != 0 or any(b != 0 for b in layer.b_2)):
+            raise NetworkError(f"value layer {idx} is not a window layer (w_1 = u, indicator activation)")
+        b = Fraction(layer.b_1[0])
+        upd = [Fraction(w) * Fraction(phi.intercepts[1]) for w in to_exact(layer.W_2)[0]]
+        wins.append((Fraction(phi.breakpoints[0]) - b, Fraction(phi.breakpoints[1]) - b, idx, upd))
+    wins.sort(key=lambda w: w[0])
+    for a, b in zip(wins, wins[1:]):
+        if a[1] > b[0]:
+            raise NetworkError("value layers have overlapping windows")
+    return wins
+
+
+def _run_windows(p: YunParams, wins, starts, Z: list[Fraction]) -> list[Fraction]:
+    last = -1
+    Z = list(Z)
+    while True:
+        w = sum(ui * z for ui, z in zip(p.u, Z))
+        i = bisect_right(starts, w) - 1
+        if i < 0 or not w < wins[i][1] or wins[i][2] <= last:
+            return Z
+        Z = [z + a for z, a in zip(Z, wins[i][3])]
+        last = wins[i][2]
+
+
+def verify_value(build, chunk: int = 1 << 16) -> ValueReport:
+    """Check ``build.network`` (a :class:`~expressivity.constructions.yun.compile.YunBuild`) exactly."""
+    t0 = time.perf_counter()
+    p = build.params
+    scale = 2 * p.N
+    table = column_table(p)
+    id_layers = parse_rank_one(build.contextual, p)
+    v_layers = list(build.value.layers)
+    head = v_layers[: 1 + p.d]
+    rescale = v_layers[-1] if build.sigma != 1 else None
+    body = v_layers[1 + p.d: len(v_layers) - (1 if rescale is not None else 0)]
+    wins = _value_layers(p, body)
+    starts = [w[0] for w in wins]
+    entry_tables = [[as_int_array([c[i] for c in table.entries[j]])[0] for i in range(p.d)] for j in range(p.n)]
+    rep_out = {}
+    for r, key in enumerate(build.rep_keys):
+        rep_out[int(key)] = r
+    mism = nonzero = good_total = other_total = 0
+    arith = "int64"
+    zero_col = _finish(p, wins, starts, rescale, [Fraction(0)] * p.d)
+    if any(z != 0 for z in zero_col):
+        nonzero += 1
+    codes_base = p.N ** p.d
+    cache: dict = {}
+    for configs, ids in enumerate_grid(p, table, chunk):
+        res = run_ids(id_layers, ids)
+        if "python" in res.arithmetic:
+            arith = "int64+python-int"
+        q = res.ids
+        P = ids.shape[0]
+        cols = np.empty((P, p.n, p.d), dtype=ids.dtype if q.dtype != object else object)
+        for j in range(p.n):
+            for i in range(p.d):
+                cols[:, j, i] = entry_tables[j][i][configs[:, j]]
+        cols[:, :, 0] = cols[:, :, 0] + (q - ids)
+        Z = cols.reshape(P * p.n, p.d)
+        for layer in head:
+            Z = _scaled_ff(layer, Z, scale)
+        Z = Z.reshape(P, p.n, p.d)
+        oob = table.oob[configs].any(axis=1)
+        order = np.argsort(ids, axis=1, kind="stable")
+        sids = np.take_along_axis(ids, order, axis=1)
+        good = ~oob & np.all(sids[:, 1:] != sids[:, :-1], axis=1)
+        # Non-grid points: every column must be exactly zero after kill + zeroing.
+        nonzero += int(np.any(Z[~good] != 0, axis=(1, 2)).sum())
+        other_total += int((~good).sum())
+        # Grid points: columns unchanged by kill + zeroing, and equal to their class's columns.
+        gidx = np.flatnonzero(good)
+        good_total += gidx.size
+        unchanged = np.all(Z[gidx] == cols[gidx], axis=(1, 2))
+        mism += int((~unchanged).sum())
+        codes = np.take_along_axis(table.code[configs[gidx]], order[gidx], axis=1)
+        keys = np.zeros(gidx.size, dtype=object)
+        for j in range(p.n):
+            keys = keys * codes_base + codes[:, j]
+        for row, key, ordr in zip(gidx, keys, order[gidx]):
+            r = rep_out.get(int(key))
+            if r is None:
+                mism += 1
+                continue
+            A = build.A_rep[r]
+            for rank, j in enumerate(ordr):
+                ck = tuple(int(z) for z in cols[row, j])
+                out = cache.get(ck)
+                if out is None:
+                    out = cache[ck] = _finish(p, wins, starts, rescale, [Fraction(z, scale) for z in ck])
+                if any(o != Fraction(float(a)) for o, a in zip(out, A[rank])):
+                    mism += 1
+                    break
+    margin = (p.t_l - p.delta / 2) - build.sigma * build.max_uA
+    qf = verify_quantizer(p, build.quantizer)
+    return ValueReport(mism + nonzero + qf, good_total, other_total, mism, nonzero, qf, margin, build.sigma,
+                       time.perf_counter() - t0, arith + " + Fraction")
+
+
+def _finish(p, wins, starts, rescale, Z):
+    out = _run_windows(p, wins, starts, Z)
+    if rescale is not None:
+        pre = np.array(out, dtype=object) @ to_exact(rescale.W_1) + to_exact(rescale.b_1)
+        out = list(np.array(out, dtype=object) + exact_activate(rescale.activation, pre) @ to_exact(rescale.W_2)
+                   + to_exact(rescale.b_2))
+    return out
