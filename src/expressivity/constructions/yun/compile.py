@@ -128,7 +128,8 @@ def f_bar(build: YunBuild, X: np.ndarray, distinct_only: bool = False) -> np.nda
     else:
         order = np.argsort(code, axis=1, kind="stable")
     sc = np.take_along_axis(code, order, axis=1)
-    distinct = np.all(sc[:, 1:] != sc[:, :-1], axis=1) if p.n > 1 else np.ones(X.shape[0], bool)
+    # With PE every in-range cube is a grid point of its own (token ranges are disjoint).
+    distinct = np.ones(X.shape[0], bool) if p.positional else np.all(sc[:, 1:] != sc[:, :-1], axis=1)
     key = np.zeros(X.shape[0], dtype=np.int64)
     for j in range(p.n):
         key = key * (p.N ** p.d) + sc[:, j]
