@@ -1,0 +1,220 @@
+"""``expressivity yun``: the Yun et al. (2020) compiler (Theorems 2 and 3) and its exact checks."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from fractions import Fraction
+from pathlib import Path
+
+import click
+import numpy as np
+
+import json
+
+from expressivity.cli.common import emit_json, err_console, jsonable, run_record, write_json
+from expressivity.errors import BudgetError, ExpressivityError
+
+# ---- parsing -----------------------------------------------------------------------------------
+
+
+def parse_delta(text: str) -> int:
+    """``"1/K"`` -> ``K`` (integer >= 2)."""
+    t = text.strip()
+    num, sep, den = t.partition("/")
+    try:
+        if not sep or int(num) != 1 or int(den) < 2:
+            raise ValueError
+        return int(den)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not of the form 1/K with integer K >= 2 (e.g. --delta 1/4)") from None
+
+
+def parse_deltas(text: str) -> list[int]:
+    return [parse_delta(part) for part in text.split(",") if part.strip()]
+
+
+def parse_input(text: str, n: int, d: int) -> np.ndarray:
+    """Tokens separated by ``;``, coordinates by ``,``; ints, decimals and ``p/q`` allowed."""
+    tokens = [tok for tok in text.split(";")]
+    if len(tokens) != n:
+        raise click.BadParameter(f"got {len(tokens)} tokens, --n is {n}; separate tokens with ';' (e.g. \"0,1/2;1/4,0\")")
+    X = np.empty((n, d), dtype=object)
+    for j, tok in enumerate(tokens):
+        coords = [c.strip() for c in tok.split(",")]
+        if len(coords) != d:
+            raise click.BadParameter(f"token {j} has {len(coords)} coordinates, --d is {d}; separate coordinates with ','")
+        for i, c in enumerate(coords):
+            try:
+                X[j, i] = Fraction(c)
+            except (ValueError, ZeroDivisionError):
+                raise click.BadParameter(f"token {j} coordinate {i}: {c!r} is not a number (use e.g. 3, 0.25 or 1/3)") from None
+    return X
+
+
+def _params(n: int, d: int, N: int, positional: bool, shift: str, constants: str = "B"):
+    from expressivity.constructions.yun.constants import YunParams
+
+    return YunParams(n, d, N, positional=positional, shift=shift, constants=constants)
+
+
+@contextmanager
+def _progress(label: str):
+    """A rich progress bar on stderr (only on a terminal); yields a ``(done, total)`` callback."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import Progress
+
+    with Progress(console=err_console, transient=True) as prog:
+        task = prog.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            prog.update(task, completed=done, total=total)
+
+        yield update
+
+
+_common = [
+    click.option("--n", "n", type=int, required=True, help="sequence length (>= 2)"),
+    click.option("--d", "d", type=int, required=True, help="token dimension (>= 1)"),
+    click.option("--delta", "delta", required=True, help="grid step 1/K"),
+    click.option("--positional", is_flag=True, help="Theorem 3: positional encoding rows 0..n-1"),
+    click.option("--shift", type=click.Choice(["clean", "paper"]), default="clean", show_default=True,
+                 help="PE shift scale: clean s=R/delta, or the paper's delta^-d"),
+    click.option("--json", "as_json", is_flag=True, help="print one JSON object on stdout"),
+]
+
+
+def common(f):
+    for opt in reversed(_common):
+        f = opt(f)
+    return f
+
+
+@click.group()
+def yun() -> None:
+    """Yun et al. (2020): compile targets into Transformers and verify every lemma exactly."""
+
+
+@yun.command()
+@common
+@click.option("--input", "input_text", required=True, help='tokens separated by ";", coordinates by ","')
+def contextual(n, d, delta, positional, shift, as_json, input_text):
+    """Contextual values q = u . g_c(g_q(X)), one per token, in exact arithmetic."""
+    from expressivity.constructions.yun.contextual import contextual_map
+    from expressivity.constructions.yun.quantize import quantizer
+    from expressivity.network.exact import forward_exact
+
+    p = _params(n, d, parse_delta(delta), positional, shift)
+    X = parse_input(input_text, n, d)
+    g_c = contextual_map(p)
+    p = g_c.metadata["params"]
+    net = quantizer(p).then(g_c)
+    H = forward_exact(net, X)
+    q = [sum(ui * h for ui, h in zip(p.u, row)) for row in H]
+    out = {"values": q, "t_l": p.t_l, "t_r": p.t_r, "in_range": [p.t_l <= v <= p.t_r for v in q],
+           "arithmetic": "Fraction"}
+    if as_json:
+        emit_json(out)
+    else:
+        click.echo("values: " + ", ".join(str(jsonable(v)) for v in q))
+        click.echo(f"[t_l, t_r] = [{jsonable(p.t_l)}, {jsonable(p.t_r)}]")
+
+
+@yun.command()
+@common
+@click.option("--constants", type=click.Choice(["A", "B"]), default="B", show_default=True,
+              help="Theorem 2 constant set (A fails P4; for checking the checker)")
+@click.option("--budget", type=int, default=20_000_000, show_default=True, help="max extended-grid points")
+def verify(n, d, delta, positional, shift, as_json, constants, budget):
+    """Exhaustive exact check of Lemma 4.2's P1-P4 over the extended grid."""
+    from expressivity.constructions.yun.contextual import contextual_map
+    from expressivity.verify.yun_lemmas import verify_contextual
+
+    p = _params(n, d, parse_delta(delta), positional, shift, constants)
+    if p.extended_grid_points > budget:
+        raise BudgetError(f"{p.describe()}: the extended grid has {p.extended_grid_points:,} points "
+                          f"(budget {budget:,}); use a larger delta or smaller n, or raise --budget")
+    g_c = contextual_map(p)
+    with _progress("verifying P1-P4") as cb:
+        rep = verify_contextual(p, g_c, progress=cb)
+    out = rep.as_dict()
+    if as_json:
+        emit_json(out)
+    else:
+        status = "[green]0 failures[/]" if rep.failures == 0 else f"[red]{rep.failures} failures[/] {rep.failures_by_property}"
+        err_console.print(f"{p.describe()}: {status} on {rep.grid_points:,} extended-grid points, {rep.classes:,} classes, "
+                          f"min gap {jsonable(rep.min_gap)}, t_l={jsonable(rep.t_l)}, t_r={jsonable(rep.t_r)} "
+                          f"({rep.seconds:.2f} s, {rep.arithmetic})")
+    if rep.failures:
+        sys.exit(1)
+
+
+@yun.command()
+@click.option("--target", "target_spec", required=True, help="built-in name or module:function")
+@click.option("--n", "n", type=int, required=True)
+@click.option("--d", "d", type=int, required=True)
+@click.option("--delta", "deltas", required=True, help="1/K, or several: 1/2,1/4,1/8")
+@click.option("--positional", is_flag=True)
+@click.option("--shift", type=click.Choice(["clean", "paper"]), default="clean", show_default=True)
+@click.option("--p", "p_norm", type=float, default=2.0, show_default=True, help="d_p exponent (>= 1)")
+@click.option("--samples", type=int, default=2000, show_default=True, help="Monte-Carlo samples")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--lambda", "lam", type=float, default=None, help="softmax inverse temperature (default: from margins)")
+@click.option("--epsilon", type=float, default=None, help="quantizer ReLU ramp width (default: from margins)")
+@click.option("--budget", type=int, default=2_000_000, show_default=True, help="max parameters")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--json", "as_json", is_flag=True)
+def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, lam, epsilon, budget, out_dir, as_json):
+    """Compile a target, verify it exactly, soften it, and estimate its d_p error."""
+    from expressivity.constructions.yun.build import BuildConfig, build_and_check, save_outputs
+    from expressivity.constructions.yun.figures import contextual_values, dp_vs_delta
+    from expressivity.constructions.yun.soften import SoftenConfig
+    from expressivity.targets import get_target
+
+    if p_norm < 1:
+        raise click.BadParameter("--p must be >= 1")
+    if samples < 2:
+        raise click.BadParameter("--samples must be >= 2")
+    Ns = parse_deltas(deltas)
+    target = get_target(target_spec)
+    config = BuildConfig(p=p_norm, samples=samples, seed=seed, budget=budget, soften=SoftenConfig(lam=lam, epsilon=epsilon))
+    params = [_params(n, d, N, positional, shift) for N in Ns]
+    from expressivity.verify.size import check_budget
+
+    for prm in params:  # refuse before building anything
+        check_budget(prm, budget)
+    reports, files = [], []
+    for prm in params:
+        with _progress(f"building delta=1/{prm.N}") as cb:
+            res = build_and_check(target, prm, config, progress=cb)
+        reports.append(res.report)
+        if out_dir is not None:
+            sub = out_dir / f"delta_1_{prm.N}"
+            files += save_outputs(res, sub)
+            files.append(contextual_values(res.build, sub / "contextual_values.png"))
+        if not as_json:
+            r = res.report
+            err_console.print(f"delta=1/{prm.N}: d_{p_norm:g} error {r['dp_error']:.4g} (95% CI {r['dp_ci'][0]:.4g}-{r['dp_ci'][1]:.4g}), "
+                              f"{r['params']:,} params = {r['ratio_to_lower_bound']:.3g} x lower bound, layers {r['layers']}, "
+                              f"P1-P4 failures {r['contextual']['failures']}, value-map failures {r['value_check']['failures']}")
+    if out_dir is not None:
+        files.append(dp_vs_delta(reports, out_dir / "dp_vs_delta.png"))
+        cfg = {"target": target_spec, "n": n, "d": d, "deltas": [f"1/{N}" for N in Ns], "positional": positional,
+               "shift": shift, "p": p_norm, "samples": samples, "lambda": lam, "epsilon": epsilon, "budget": budget}
+        record = run_record("yun build", cfg, seed) | {"results": reports, "files": [str(f) for f in files]}
+        write_json(out_dir / "run.json", record)
+    if as_json:
+        # One object per delta; several deltas give a list.
+        sys.stdout.write(json.dumps(jsonable(reports[0] if len(reports) == 1 else reports)) + "\n")
+
+
+def demo_section(out_dir: Path) -> dict:
+    """A small Theorem 2 and Theorem 3 build with exact verification and figures (seconds on 2 CPUs)."""
+    from expressivity.constructions.yun.demo import demo_section as _demo
+
+    return _demo(out_dir)
+
+
+__all__ = ["yun", "demo_section", "parse_delta", "parse_input", "ExpressivityError"]
