@@ -1,0 +1,96 @@
+"""d_p error decreasing in delta, size vs the counting lower bound, budget refusal, softening."""
+
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from expressivity.constructions.yun.build import BuildConfig, build_and_check
+from expressivity.constructions.yun.compile import compile_modified, f_bar
+from expressivity.constructions.yun.constants import YunParams
+from expressivity.constructions.yun.soften import relu_expand, soften
+from expressivity.errors import BudgetError, ExpressivityError
+from expressivity.network.layers import PiecewiseLinear
+from expressivity.network.reference import forward
+from expressivity.targets import get_target
+from expressivity.verify.dp_error import dp_decomposition
+from expressivity.verify.size import check_budget, estimate
+
+
+@pytest.fixture(scope="module")
+def smooth_rank_builds():
+    cfg = BuildConfig(samples=3000, seed=1)
+    return {N: build_and_check(get_target("smooth-rank"), YunParams(2, 1, N), cfg).report for N in (2, 4, 8, 16)}
+
+
+def test_dp_error_falls_as_delta_halves(smooth_rank_builds):
+    r = smooth_rank_builds
+    for a, b in ((2, 4), (4, 8), (8, 16)):
+        assert r[b]["dp_error"] < r[a]["dp_error"]
+        assert r[b]["dp_decomposition"]["f_fbar"]["value"] < r[a]["dp_decomposition"]["f_fbar"]["value"]
+    # Confidence intervals separate over two halvings.
+    assert r[16]["dp_ci"][1] < r[4]["dp_ci"][0]
+    # The softened network stays close to the modified one.
+    assert all(rep["dp_decomposition"]["gbar_g"]["value"] < 0.05 for rep in r.values())
+
+
+def test_param_ratio_bounded(smooth_rank_builds):
+    ratios = [smooth_rank_builds[N]["ratio_to_lower_bound"] for N in (2, 4, 8, 16)]
+    assert max(ratios) <= ratios[0]
+    assert ratios[-1] < 20
+
+
+@pytest.mark.parametrize("n,d,N,pos", [(2, 1, 4, False), (3, 2, 2, False), (2, 2, 2, True)])
+def test_size_estimate_matches_built_network(n, d, N, pos):
+    b = compile_modified(get_target("sort" if pos else "mean-shift"), YunParams(n, d, N, positional=pos))
+    est = estimate(b.params, rescale=b.sigma != 1)
+    assert est.params == b.network.parameter_count()
+    assert est.layers["total"] == len(b.network.layers)
+
+
+def test_budget_refusal_names_estimate():
+    with pytest.raises(BudgetError, match=r"parameters .*budget"):
+        check_budget(YunParams(3, 3, 8), budget=10_000)
+
+
+def test_float64_refusal_suggests_smaller_size():
+    b = compile_modified(get_target("mean-shift"), YunParams(2, 2, 8), budget=10**7)
+    with pytest.raises(ExpressivityError, match=r"float64 cannot carry.*try --delta 1/4"):
+        soften(b.params, b.network, 18, F(1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    c1=st.integers(-5, 5), gap=st.integers(1, 5), const=st.integers(0, 2),
+    slopes=st.lists(st.integers(-3, 3), min_size=3, max_size=3), ints=st.lists(st.integers(-4, 4), min_size=3, max_size=3),
+)
+def test_relu_expand_equals_phi_off_ramps(c1, gap, const, slopes, ints):
+    slopes[const] = 0
+    phi = PiecewiseLinear((c1, c1 + gap), tuple(slopes), tuple(ints))
+    eps = 0.01
+    units, k = relu_expand(phi, eps)
+    t = np.linspace(c1 - 3, c1 + gap + 3, 301)
+    ramp = ((t > c1 - eps) & (t < c1)) | ((t > c1 + gap - eps) & (t < c1 + gap))
+    got = k + sum(coef * np.maximum(sign * (t - off), 0) for sign, off, coef in units)
+    want = np.array([slopes[phi.piece_index(x)] * x + ints[phi.piece_index(x)] for x in t])
+    assert np.allclose(got[~ramp], want[~ramp], atol=1e-6)
+    assert len(units) == 4
+
+
+def test_softened_network_matches_f_bar_inside_cubes():
+    b = compile_modified(get_target("smooth-rank"), YunParams(3, 1, 4))
+    p = b.params
+    soft, rep = soften(p, b.network, b.network.metadata["stages"]["quantize"], (p.t_l - p.delta / 2) - b.sigma * b.max_uA)
+    rng = np.random.default_rng(0)
+    X = (rng.integers(0, 4, size=(50, 3, 1)) + rng.uniform(0.1, 0.9, size=(50, 3, 1))) / 4
+    assert np.allclose(forward(soft, X), f_bar(b, X, distinct_only=True), atol=1e-4)  # float64 ramp cancellation ~1e-5
+    assert rep.lam > 0 and 0 < rep.epsilon < rep.epsilon_post
+
+
+def test_dp_decomposition_ci_contains_estimate():
+    b = compile_modified(get_target("mean-shift"), YunParams(2, 1, 4))
+    dp = dp_decomposition(b, None, samples=500)
+    for est in (dp.f_fbar, dp.fbar_gbar, dp.total):
+        assert est.ci[0] <= est.value <= est.ci[1]
