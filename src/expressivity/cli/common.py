@@ -86,11 +86,13 @@ class human_output_to_stderr:
 
     def __enter__(self):
         if self.active:
-            self._saved = console.file
+            # Save the explicit file (None = follow sys.stdout), not the resolved stream, so a
+            # later redirection of sys.stdout (tests, pipes) is still honoured after we restore.
+            self._saved = console._file
             console.file = sys.stderr
         return self
 
     def __exit__(self, *exc):
         if self.active:
-            console.file = self._saved
+            console._file = self._saved
         return False
