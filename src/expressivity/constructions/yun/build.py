@@ -12,6 +12,7 @@ from pathlib import Path
 
 from expressivity.constructions.yun.compile import YunBuild, compile_modified
 from expressivity.constructions.yun.constants import YunParams
+from expressivity.constructions.yun.contextual import resolve_params
 from expressivity.constructions.yun.soften import SoftenConfig, float64_limit, soften
 from expressivity.targets import Target
 from expressivity.verify.dp_error import dp_decomposition
@@ -38,8 +39,8 @@ class BuildResult:
 
 def build_and_check(target: Target, params: YunParams, config: BuildConfig = BuildConfig(), progress=None) -> BuildResult:
     t0 = time.perf_counter()
-    if not (params.positional and params.shift == "paper"):
-        float64_limit(params)  # refuse before the (possibly long) exact build
+    params = resolve_params(params)
+    float64_limit(params)  # refuse before the (possibly long) exact build
     build = compile_modified(target, params, budget=config.budget, progress=progress)
     p = build.params
     value = verify_value(build) if config.verify_value else None

@@ -13,7 +13,7 @@ from fractions import Fraction
 import numpy as np
 
 from expressivity.constructions.yun.constants import YunParams
-from expressivity.constructions.yun.contextual import contextual_map
+from expressivity.constructions.yun.contextual import contextual_map, resolve_params
 from expressivity.constructions.yun.grid import column_table
 from expressivity.constructions.yun.quantize import quantizer
 from expressivity.constructions.yun.value import choose_sigma, value_map
@@ -53,9 +53,9 @@ def compile_modified(target: Target, p: YunParams, budget: int = DEFAULT_BUDGET,
     size = check_budget(p, budget)
     if not p.positional:
         require_equivariant(target, p.n, p.d)
+    p = resolve_params(p)  # the paper-shift PE variant needs its enumerated bound before the quantizer
     g_q = quantizer(p)
     g_c = contextual_map(p)
-    p = g_c.metadata["params"]
     lemmas = verify_contextual(p, g_c, keep_representatives=True, progress=progress)
     if lemmas.failures:
         raise ExpressivityError(f"contextual map fails Lemma 4.2 on {p.describe()}: {lemmas.failures_by_property}")

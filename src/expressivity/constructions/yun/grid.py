@@ -146,37 +146,140 @@ class IdPass:
     zero_query_ties: np.ndarray  # (P,) points where a zero query averaged unequal ids
 
 
+def _apply_layer(heads: list[IdHead], v: np.ndarray, bad: np.ndarray) -> np.ndarray:
+    """One attention layer on ids ``v`` ``(P, n)`` (exact; hardmax semantics of the module doc)."""
+    n = v.shape[1]
+    vmax = v.max(axis=1, keepdims=True)
+    vmin = v.min(axis=1, keepdims=True)
+    total = v.sum(axis=1, keepdims=True)
+    update = np.zeros_like(v)
+    for h in heads:
+        q = v + h.bias
+        flat = q == 0
+        if np.any(flat):
+            bad |= np.any(flat & (total % n != 0), axis=1)
+        sel = np.where(q > 0, vmax, np.where(q < 0, vmin, total // n))
+        update = update + h.gain * sel
+    return v + update
+
+
+def _window(heads: list[IdHead]) -> tuple[int, int] | None:
+    """``(lo, hi)`` if the layer is a selective shift: it can change only ids in ``[lo, hi]``.
+
+    Two heads with opposite gains select the same id (both max or both min) unless the id
+    lies between the two query thresholds ``-b``, so their updates cancel outside.
+    """
+    if len(heads) != 2 or heads[0].gain != -heads[1].gain or heads[0].bias == heads[1].bias:
+        return None
+    a, b = -heads[0].bias, -heads[1].bias
+    return (min(a, b), max(a, b))
+
+
+def _segments(layers: list[list[IdHead]]):
+    """Split layers into runs of increasing, non-overlapping windows and single other layers."""
+    out, run = [], []
+    for heads in layers:
+        w = _window(heads)
+        if w is not None and (not run or run[-1][1][1] <= w[0]):
+            run.append((heads, w))
+            continue
+        if run:
+            out.append(("windows", run))
+            run = []
+        if w is not None:
+            run = [(heads, w)]
+        else:
+            out.append(("layer", heads))
+    if run:
+        out.append(("windows", run))
+    return out
+
+
+def _run_windows(run, v: np.ndarray, bad: np.ndarray) -> np.ndarray | None:
+    """Event-driven pass over a run of window layers: each row jumps to the next window that
+    holds one of its ids, so the cost is the number of shifts, not the number of layers.
+
+    Returns ``None`` (caller falls back to layer by layer) if an id sits on a window edge.
+    """
+    lo_obj = np.array([w[0] for _, w in run], dtype=object)
+    hi_obj = np.array([w[1] for _, w in run], dtype=object)
+    growth = 1 + 2 * max(abs(h.gain) for heads, _ in run for h in heads)
+    edges_fit = max(abs(int(x)) for x in (*lo_obj, *hi_obj)) < INT64_SAFE
+    K = len(run)
+    ptr = np.zeros(v.shape[0], dtype=np.int64)
+    active = np.arange(v.shape[0])
+    v = v.copy()
+    while active.size:
+        if v.dtype != object and (not edges_fit or int(np.max(np.abs(v[active]))) * growth >= INT64_SAFE):
+            v = v.astype(object)  # the next shift could overflow int64
+        lo, hi = (lo_obj, hi_obj) if v.dtype == object else (lo_obj.astype(np.int64), hi_obj.astype(np.int64))
+        sub = v[active]
+        k = np.searchsorted(lo, sub, side="right") - 1
+        kc = np.clip(k, 0, K - 1)
+        inside = (k >= 0) & (sub <= hi[kc])
+        if np.any(inside & ((sub == lo[kc]) | (sub == hi[kc]))):
+            return None
+        inside &= kc >= ptr[active][:, None]
+        nxt = np.where(inside, kc, K).min(axis=1)
+        keep = nxt < K
+        active, nxt = active[keep], nxt[keep]
+        if not active.size:
+            break
+        # Every row applies its own next layer; heads' gains and biases are gathered per row.
+        sub = v[active]
+        n = sub.shape[1]
+        vmax = sub.max(axis=1, keepdims=True)
+        vmin = sub.min(axis=1, keepdims=True)
+        total = sub.sum(axis=1, keepdims=True)
+        update = np.zeros_like(sub)
+        for h in range(2):
+            gain = np.array([run[k][0][h].gain for k in range(K)], dtype=object)[nxt][:, None]
+            bias = np.array([run[k][0][h].bias for k in range(K)], dtype=object)[nxt][:, None]
+            if sub.dtype != object:
+                gain, bias = gain.astype(np.int64), bias.astype(np.int64)
+            q = sub + bias
+            flat = q == 0
+            if np.any(flat):
+                bad[active] |= np.any(flat & (total % n != 0), axis=1)
+            update = update + gain * np.where(q > 0, vmax, np.where(q < 0, vmin, total // n))
+        v[active] = sub + update
+        ptr[active] = nxt + 1
+    return v
+
+
 def run_ids(layers: list[list[IdHead]], ids: np.ndarray) -> IdPass:
     """Apply the parsed layers to scaled ids ``(P, n)`` exactly.
 
     A zero query makes hardmax average all ids; if that average is not an integer in scaled
     units (never on the extended grid, spec §3.3) the point is flagged in ``zero_query_ties``.
+    Runs of selective-shift layers are processed event by event (:func:`_run_windows`).
     """
     v = ids.copy()
     promoted = v.dtype == object
     start_obj = promoted
     bad = np.zeros(v.shape[0], dtype=bool)
-    n = v.shape[1]
-    bound = int(np.max(np.abs(v))) if v.size else 0
-    for heads in layers:
-        growth = 1 + sum(abs(h.gain) for h in heads)
-        if not promoted and (bound * growth >= INT64_SAFE or any(abs(h.bias) >= INT64_SAFE // 4 for h in heads)):
+
+    def guard(growth: int, biases) -> None:
+        nonlocal v, promoted
+        bound = int(np.max(np.abs(v))) if v.size else 0
+        if not promoted and (bound * growth >= INT64_SAFE or any(abs(b) >= INT64_SAFE // 4 for b in biases)):
             v = v.astype(object)
             promoted = True
-        vmax = v.max(axis=1, keepdims=True)
-        vmin = v.min(axis=1, keepdims=True)
-        total = v.sum(axis=1, keepdims=True)
-        update = np.zeros_like(v)
-        for h in heads:
-            q = v + h.bias
-            mean = total // n
-            flat = q == 0
-            if np.any(flat):
-                bad |= np.any(flat & (total % n != 0), axis=1)
-            sel = np.where(q > 0, vmax, np.where(q < 0, vmin, mean))
-            update = update + h.gain * sel
-        v = v + update
-        if not promoted:
-            bound = int(np.max(np.abs(v))) if v.size else 0
+
+    for kind, item in _segments(layers):
+        if kind == "windows":
+            # Event-driven costs ~4x a plain layer per shift and a row shifts about n times.
+            out = _run_windows(item, v, bad) if len(item) > 4 * (v.shape[1] + 1) else None
+            if out is not None and out.dtype == object and not promoted:
+                promoted = True
+            if out is None:
+                for heads, _ in item:
+                    guard(1 + sum(abs(h.gain) for h in heads), [h.bias for h in heads])
+                    v = _apply_layer(heads, v, bad)
+            else:
+                v = out
+        else:
+            guard(1 + sum(abs(h.gain) for h in item), [h.bias for h in item])
+            v = _apply_layer(item, v, bad)
     arithmetic = "python-int" if start_obj else ("int64->python-int" if promoted else "int64")
     return IdPass(v, arithmetic, bad)

@@ -1,0 +1,94 @@
+"""One training step (forward, backward, AdamW step) of our model vs x-transformers at an equal
+configuration, measured in the same process.
+
+Equal configuration: token embedding + learned absolute positions, L pre-LN encoder blocks
+(bidirectional) of H-head dot-product attention with head width d/H and no QKV/O bias, GELU FFN
+of width 4d with biases, final LayerNorm, linear logits. Printed ratio = their time / our time
+(goal: >= 1.0, "no slower").
+
+    python benchmarks/bench_xtransformers.py [--json] [--d-model 128 --layers 2 --heads 4 --length 64 --batch 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import torch
+
+
+def build_ours(vocab, n, d, layers, heads):
+    from expressivity.nn import Model, ModelConfig
+
+    return Model(ModelConfig(vocab_size=vocab, d_out=vocab, max_len=n, mixer="attention", layers=layers, heads=heads, d_model=d,
+                             ffn_width=4 * d, activation="gelu", ape="learned", norm="pre", causal=False))
+
+
+def build_theirs(vocab, n, d, layers, heads):
+    from x_transformers import Encoder, TransformerWrapper
+
+    return TransformerWrapper(num_tokens=vocab, max_seq_len=n,
+                              attn_layers=Encoder(dim=d, depth=layers, heads=heads, attn_dim_head=d // heads, ff_mult=4))
+
+
+def step_time(model, x, y, vocab, repeats, warmup=5):
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+    def step():
+        logits = model(x)
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), y.reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--d-model", type=int, default=128)
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--length", type=int, default=64)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--vocab", type=int, default=64)
+    p.add_argument("--repeats", type=int, default=30)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--json", action="store_true")
+    a = p.parse_args(argv)
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    x = torch.randint(0, a.vocab, (a.batch, a.length))
+    y = torch.randint(0, a.vocab, (a.batch, a.length))
+    ours = build_ours(a.vocab, a.length, a.d_model, a.layers, a.heads)
+    theirs = build_theirs(a.vocab, a.length, a.d_model, a.layers, a.heads)
+    t_ours, t_theirs = [], []
+    for _ in range(a.rounds):  # interleaved rounds, so drifting machine load hits both alike
+        t_ours += step_time(ours, x, y, a.vocab, a.repeats)
+        t_theirs += step_time(theirs, x, y, a.vocab, a.repeats)
+    m_ours, m_theirs = statistics.median(t_ours), statistics.median(t_theirs)
+    res = {"benchmark": "train_step_vs_x_transformers", "config": vars(a) | {"json": None},
+           "params_ours": sum(q.numel() for q in ours.parameters()), "params_theirs": sum(q.numel() for q in theirs.parameters()),
+           "ours_ms": 1e3 * m_ours, "theirs_ms": 1e3 * m_theirs, "ratio": m_theirs / m_ours, "goal": ">= 1.0 (no slower)",
+           "met": m_theirs / m_ours >= 1.0}
+    if a.json:
+        print(json.dumps(res))
+    else:
+        print(f"params: ours {res['params_ours']}, x-transformers {res['params_theirs']}")
+        print(f"median train step: ours {res['ours_ms']:.2f} ms, x-transformers {res['theirs_ms']:.2f} ms")
+        print(f"ratio (theirs / ours) = {res['ratio']:.2f}   goal >= 1.0   {'MET' if res['met'] else 'NOT MET'}")
+    return res
+
+
+if __name__ == "__main__":
+    main()
