@@ -5,7 +5,7 @@ adds (the residual connection lives in :class:`expressivity.nn.model.Block`).
   positional bias ``B`` from :mod:`expressivity.nn.positional` and optional rotary on ``q, k``.
 * :class:`DPFree`: the same with the ``q . k`` term removed, so each head is an input-independent
   kernel ``w_h(r) = exp(p_h(r)) / sum_r' exp(p_h(r'))`` over the offsets a length-``n`` window
-  holds; applied as a (causal) depth-wise convolution. Normalising over the full window is the
+  holds; applied as a (causal) convolution, evaluated through its Toeplitz matrix. Normalising over the full window is the
   zero-padded past of Wang & E §7: at position ``t`` the missing keys ``t - s < 0`` are zero
   tokens, so early positions see less than unit mass (unlike masked attention).
 * :class:`Bilinear`: Yun et al. §5 ``X + W_O X W_P``; in rows ``P[:n, :n] @ X @ O`` (``P`` lower
@@ -28,6 +28,18 @@ from torch import nn
 from expressivity.nn.positional import RelativeBias, Rotary
 
 MIXER_NAMES = ("attention", "dpfree", "bilinear", "sepconv")
+
+
+def _softmax(scores: torch.Tensor) -> torch.Tensor:
+    """Max-subtracted softmax over the last axis.
+
+    Spelled out because torch's CPU kernel is several times slower on the short rows (n <= 64)
+    of our sequences; for long rows the fused kernel wins.
+    """
+    if scores.shape[-1] > 64:
+        return torch.softmax(scores, dim=-1)
+    e = (scores - scores.amax(-1, keepdim=True).detach()).exp()
+    return e / e.sum(-1, keepdim=True)
 
 
 class Attention(nn.Module):
@@ -61,10 +73,12 @@ class Attention(nn.Module):
         if self.causal:
             mask = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()
             scores = scores.masked_fill(~mask, float("-inf"))
-        return torch.softmax(scores, dim=-1)
+        return _softmax(scores)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, n, _ = x.shape
+        # Explicit softmax rather than F.scaled_dot_product_attention: the fused CPU kernel has no
+        # vmap batching rule (ensembles) and measured no faster at these sizes.
         out = self.weights(x) @ self.split(self.v(x))
         return self.o(out.transpose(1, 2).reshape(b, n, -1))
 
@@ -89,13 +103,25 @@ class DPFree(nn.Module):
             logits = self.bias.by_offset(offsets)
         return torch.softmax(logits, dim=-1)
 
+    def toeplitz(self, n: int) -> torch.Tensor:
+        """``(heads, n, n)`` matrix ``T[h, t, t'] = w_h(t - t')`` (zero where the kernel has no entry)."""
+        w = self.kernel(n)
+        pos = torch.arange(n, device=w.device)
+        idx = (n - 1) - (pos[:, None] - pos[None, :])  # kernel index j of offset r = t - t'
+        if self.causal:
+            T = w[:, idx.clamp(max=n - 1)]
+            return T * (idx <= n - 1)
+        return w[:, idx]
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, n, _ = x.shape
-        v = self.v(x).transpose(1, 2)  # (b, h*m, n)
-        w = self.kernel(n).repeat_interleave(self.d_head, dim=0).unsqueeze(1)  # (h*m, 1, K)
-        pad = (n - 1, 0) if self.causal else (n - 1, n - 1)
-        out = F.conv1d(F.pad(v, pad), w, groups=self.heads * self.d_head)
-        return self.o(out.transpose(1, 2))
+        # batch folded into columns: one (n, n) @ (n, b*m) product per head
+        v = self.v(x).view(b, n, self.heads, self.d_head).permute(2, 1, 0, 3).reshape(self.heads, n, b * self.d_head)
+        # The convolution sum_s w_h(s) v_{t-s} as a product with its Toeplitz matrix: with a
+        # full-length kernel this is the same O(n^2) work as conv1d, and on CPU it is several
+        # times faster (conv1d's weight-gradient kernel is slow for long depth-wise filters).
+        out = (self.toeplitz(n) @ v).view(self.heads, n, b, self.d_head).permute(2, 1, 0, 3)
+        return self.o(out.reshape(b, n, -1))
 
 
 class Bilinear(nn.Module):

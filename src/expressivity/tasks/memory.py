@@ -182,6 +182,16 @@ class KernelMemory(Task):
         zeta = torch.special.zeta(torch.tensor(1.0 + a, dtype=torch.float64), torch.tensor(1.0, dtype=torch.float64))
         return (1 + s) ** (-(1 + a)) / zeta
 
+    def kernel_matrix(self) -> torch.Tensor:
+        """``(n, n)`` float64 matrix ``K[t, t'] = rho(t - t')`` for ``t' <= t``, else 0 (cached)."""
+        key = (self.length, self.kernel, self.alpha)
+        if getattr(self, "_K", (None,))[0] != key:
+            t = torch.arange(self.length)
+            lag = t[:, None] - t[None, :]
+            K = torch.where(lag >= 0, self.rho(lag.clamp(min=0)), torch.zeros((), dtype=torch.float64))
+            self._K = (key, K)
+        return self._K[1]
+
     def model_defaults(self):
         return {"causal": True, "mixer": "dpfree", "rpe": "log", "learnable_slopes": True, "layers": 1, "heads": 1, "d_model": 8, "ffn_width": 0}
 
@@ -191,8 +201,5 @@ class KernelMemory(Task):
     def sample(self, batch_size, generator):
         n = self.length
         x = torch.randn(batch_size, n, generator=generator, dtype=torch.float64)
-        t = torch.arange(n)
-        lag = t[:, None] - t[None, :]                      # (t, t')
-        K = torch.where(lag >= 0, self.rho(lag.clamp(min=0)), torch.zeros((), dtype=torch.float64))
-        y = x @ K.T
+        y = x @ self.kernel_matrix().T
         return Batch(x.float().unsqueeze(-1), y.float().unsqueeze(-1), torch.ones(batch_size, n, dtype=torch.bool))

@@ -68,9 +68,16 @@ def train_ensemble(task: Task, model_cfg: ModelConfig, cfgs: list[TrainConfig]) 
             raise ExpressivityError("ensemble members may differ only in seed and lr; run the others separately")
     ens = Ensemble(model_cfg, [c.seed for c in cfgs])
     K, names = ens.K, list(ens.params)
-    params = [ens.params[n] for n in names]
-    m1 = [torch.zeros_like(p) for p in params]
-    m2 = [torch.zeros_like(p) for p in params]
+    # All parameters live in one (K, P) tensor; the model sees views of it. AdamW and clipping
+    # are then a handful of whole-tensor ops per step instead of a few per parameter.
+    shapes = [ens.params[n].shape[1:] for n in names]
+    sizes = [math.prod(sh) for sh in shapes]
+    flat = torch.cat([ens.params[n].detach().reshape(K, -1) for n in names], 1).requires_grad_(True)
+    m1, m2 = torch.zeros_like(flat), torch.zeros_like(flat)
+
+    def views(f):
+        return {n: c.view(K, *sh) for n, c, sh in zip(names, f.split(sizes, 1), shapes)}
+
     gens = [torch.Generator().manual_seed(c.seed) for c in cfgs]
     held_out = eval_batch(task, base.eval_size)
     alive = torch.ones(K, dtype=torch.bool)
@@ -90,37 +97,40 @@ def train_ensemble(task: Task, model_cfg: ModelConfig, cfgs: list[TrainConfig]) 
     for step in range(base.steps):
         batches = [task.sample(base.batch_size, g) for g in gens]
         x, y, mask = (torch.stack(t) for t in zip(*batches))
-        losses = loss_fn(dict(zip(names, params)), ens.buffers, x, y, mask)
+        losses = loss_fn(views(flat), ens.buffers, x, y, mask)
         bad = ~torch.isfinite(losses.detach())
-        for k in torch.nonzero(bad & alive).flatten().tolist():
-            status[k], stop_step[k] = "nan", step
-            last_loss[k] = float("nan")
-            histories[k].append({"step": step, "event": "nan", "loss": "nan"})
-        alive &= ~bad
-        if not alive.any():
-            break
-        grads = torch.autograd.grad(torch.where(alive, losses, torch.zeros_like(losses)).sum(), params)
-        grads = [torch.where(_batched(g, alive), g, torch.zeros_like(g)) for g in grads]
-        norm = torch.sqrt(sum((g.reshape(K, -1) ** 2).sum(1) for g in grads))
-        clip = torch.clamp(base.grad_clip / (norm + 1e-6), max=1.0)
-        lr = torch.tensor([c.lr_at(step) for c in cfgs]) * alive
+        if bad.any():
+            for k in torch.nonzero(bad & alive).flatten().tolist():
+                status[k], stop_step[k] = "nan", step
+                last_loss[k] = float("nan")
+                histories[k].append({"step": step, "event": "nan", "loss": "nan"})
+            alive &= ~bad
+            if not alive.any():
+                break
+        (g,) = torch.autograd.grad(torch.where(alive, losses, torch.zeros_like(losses)).sum(), [flat])
+        g = torch.where(alive[:, None], g, torch.zeros_like(g))
+        clip = torch.clamp(base.grad_clip / (g.norm(dim=1, keepdim=True) + 1e-6), max=1.0)
+        lr = (torch.tensor([c.lr_at(step) for c in cfgs]) * alive)[:, None]
         t = step + 1
         with torch.no_grad():
-            for p, g, a, s in zip(params, grads, m1, m2):
-                g = g * _batched(g, clip)
-                p.mul_(1 - _batched(p, lr) * wd)
-                a.lerp_(g, 1 - b1)
-                s.mul_(b2).addcmul_(g, g, value=1 - b2)
-                denom = (s.sqrt() / math.sqrt(1 - b2 ** t)).add_(eps)
-                p.sub_(_batched(p, lr / (1 - b1 ** t)) * a / denom)
+            g = g * clip
+            flat.mul_(1 - lr * wd)
+            m1.lerp_(g, 1 - b1)
+            m2.mul_(b2).addcmul_(g, g, value=1 - b2)
+            denom = (m2.sqrt() / math.sqrt(1 - b2 ** t)).add_(eps)
+            flat.sub_((lr / (1 - b1 ** t)) * m1 / denom)
         done = step + 1
-        for k in torch.nonzero(alive).flatten().tolist():
-            last_loss[k] = losses[k].item()
-            if done % base.log_every == 0 or done == base.steps:
-                histories[k].append({"step": done, "loss": last_loss[k], "lr": lr[k].item()})
+        is_log = done % base.log_every == 0 or done == base.steps
+        if is_log or done % base.eval_every == 0:  # .tolist() only when a value is needed
+            values, lrs = losses.detach().tolist(), lr[:, 0].tolist()
+            for k in torch.nonzero(alive).flatten().tolist():
+                last_loss[k] = values[k]
+                if is_log:
+                    histories[k].append({"step": done, "loss": values[k], "lr": lrs[k]})
         if done % base.eval_every == 0 or done == base.steps:
             with torch.no_grad():
-                out = ens.forward(held_out.x.expand(K, *held_out.x.shape))
+                out = vmap(lambda p, b, xk: functional_call(ens.base, (p, b), (xk,)), in_dims=(0, 0, None))(
+                    views(flat), ens.buffers, held_out.x)
             for k in torch.nonzero(alive).flatten().tolist():
                 last_metric[k] = task.metric(out[k], held_out)
                 histories[k].append({"step": done, "eval_loss": task.loss(out[k], held_out).item(), "eval_metric": last_metric[k]})
@@ -131,6 +141,8 @@ def train_ensemble(task: Task, model_cfg: ModelConfig, cfgs: list[TrainConfig]) 
             if not alive.any():
                 break
     seconds = time.perf_counter() - t0
-    n_params = sum(p[0].numel() for p in params)
+    n_params = flat.shape[1]
+    for n, v in views(flat.detach()).items():
+        ens.params[n] = v
     return [TrainResult(c.seed, last_loss[k], last_metric[k], stop_step[k], seconds, n_params, status[k], histories[k])
             for k, c in enumerate(cfgs)], ens
