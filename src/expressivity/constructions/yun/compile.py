@@ -86,14 +86,9 @@ def _representatives(p: YunParams, reps: dict):
         configs.append(cfg)
         finals.append(fin)
         for j, c in enumerate(cfg):
-            tok = _token_of(p, table, j, c, cfg)
+            tok = j if p.positional else 0  # representatives are in increasing-id order = token order with PE
             centres[r, j] = [(e / (2 * p.N)) - tok + 0.5 / p.N for e in table.entries[tok][c]]
     return keys, centres, finals, configs
-
-
-def _token_of(p: YunParams, table, j: int, c: int, cfg) -> int:
-    # Representatives are in increasing-id order; with PE that is token order.
-    return j if p.positional else 0
 
 
 def _value_columns(p: YunParams, configs, finals, A):

@@ -13,7 +13,6 @@ in a later layer's window, which holds when ``max u . (sigma*A) < t_l - delta/2`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -22,14 +21,6 @@ from expressivity.constructions.yun.constants import YunParams
 from expressivity.constructions.yun.quantize import labels
 from expressivity.network.layers import FeedForwardLayer, PiecewiseLinear
 from expressivity.network.network import Network
-
-
-@dataclass(frozen=True)
-class ValueConfig:
-    """``sigma``: output pre-scale; ``None`` picks the largest power of 2 (<= 1) that satisfies
-    the precondition."""
-
-    sigma: Fraction | None = None
 
 
 def _col(values) -> np.ndarray:
