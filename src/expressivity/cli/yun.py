@@ -212,9 +212,22 @@ def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, l
 
 def demo_section(out_dir: Path) -> dict:
     """A small Theorem 2 and Theorem 3 build with exact verification and figures (seconds on 2 CPUs)."""
+    from rich.table import Table
+
+    from expressivity.cli.common import console
     from expressivity.constructions.yun.demo import demo_section as _demo
 
-    return _demo(out_dir)
+    summary = _demo(out_dir)
+    table = Table(title="Yun et al. 2020 compiler: exact checks and d_2 error of the softmax/ReLU network")
+    for col in ("thm", "target", "n,d,delta", "grid", "P1-4 fails", "value fails", "d_2 (95% CI)", "x bound"):
+        table.add_column(col, justify="right")
+    for row in [*summary["theorem2"], summary["theorem3"]]:
+        table.add_row(str(row["theorem"]), row["target"], f"{row['n']},{row['d']},{row['delta']}",
+                      str(row["grid_points"]), str(row["p1_p4_failures"]), str(row["value_failures"]),
+                      f"{row['dp_error']:.3f} ({row['dp_ci'][0]:.3f}-{row['dp_ci'][1]:.3f})",
+                      f"{row['ratio_to_lower_bound']:.1f}")
+    console.print(table)
+    return summary
 
 
 __all__ = ["yun", "demo_section", "parse_delta", "parse_input", "ExpressivityError"]

@@ -43,21 +43,34 @@ def dp_vs_delta(reports: list[dict], path: Path) -> Path:
 
 
 def contextual_values(build, path: Path) -> Path:
-    """Each permutation class's contextual values (one point per token), with t_l and t_r."""
+    """Contextual values by permutation class, in two panels.
+
+    Left: each class's values (log scale) against ``[t_l, t_r]`` (P2/P3: classes occupy disjoint
+    stretches inside the interval). Right: within-class gaps ``q_(j) - q_(1)`` of the sorted
+    values (P1: every token of a class gets its own value, so the gaps are positive).
+    """
     plt = _plt()
-    N = 2 * build.params.N
-    fig, ax = plt.subplots(figsize=(5, 4))
+    N = 2 * build.params.N  # verifier values are in units of delta/2
     keys = sorted(build.rep_values)
-    for idx, k in enumerate(keys):
-        vals = np.array([v / N for v in build.rep_values[k][1]], dtype=float)
-        ax.scatter(np.full(vals.size, idx), vals, s=6, c=np.arange(vals.size), cmap="viridis", vmin=0, vmax=build.params.n - 1)
+    values = [np.sort(np.array([v / N for v in build.rep_values[k][1]], dtype=float)) for k in keys]
+    fig, (ax, gap_ax) = plt.subplots(1, 2, figsize=(9, 4))
+    n = build.params.n
+    for idx, vals in enumerate(values):
+        ax.scatter(np.full(vals.size, idx), vals, s=6, c=np.arange(vals.size), cmap="viridis", vmin=0, vmax=max(n - 1, 1))
+        if vals.size > 1:
+            gap_ax.scatter(np.full(vals.size - 1, idx), vals[1:] - vals[0], s=6, c=np.arange(1, vals.size),
+                           cmap="viridis", vmin=0, vmax=max(n - 1, 1))
     ax.axhline(float(build.params.t_l), color="r", lw=0.8, label="t_l")
     ax.axhline(float(build.params.t_r), color="r", lw=0.8, ls="--", label="t_r")
     ax.set_yscale("log")
     ax.set_xlabel("permutation class (sorted by representative)")
-    ax.set_ylabel("contextual value u.g_c(L) (colour: rank of token id)")
+    ax.set_ylabel("contextual value u.g_c(L)")
     ax.set_title(build.params.describe(), fontsize=8)
     ax.legend(fontsize=7)
+    gap_ax.set_yscale("log")
+    gap_ax.set_xlabel("permutation class")
+    gap_ax.set_ylabel("q_(j) - q_(1) within the class (colour: rank j)")
+    gap_ax.set_title("P1: distinct values inside every class", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
