@@ -128,3 +128,13 @@ def test_rotary_rotates_pairs_and_scores_depend_on_offset_only():
     for off in range(-3, 4):
         d = torch.diagonal(S, offset=off)
         assert torch.allclose(d, d[:1].expand_as(d), atol=1e-5)
+
+
+def test_learned_absolute_encoding_is_added_to_the_embedding():
+    from expressivity.nn import Model, ModelConfig
+
+    model = Model(ModelConfig(d_in=2, d_out=2, max_len=6, ape="learned", layers=1, heads=1, d_model=4, ffn_width=0))
+    x = torch.randn(1, 5, 2)
+    h = model.embed(x) + model.ape.table[:5]
+    expected = model.readout(h + model.blocks[0].mixer(h))
+    assert torch.allclose(model(x), expected, atol=1e-6)

@@ -129,3 +129,10 @@ def test_ensemble_members_must_share_all_but_seed_and_lr():
 
     with pytest.raises(ExpressivityError, match="seed and lr"):
         train_ensemble(TASK, model_config_for(TASK, **SMALL), [cfg(seed=0), cfg(seed=1, steps=99)])
+
+
+def test_resuming_a_run_that_reached_its_target_does_not_train_further(tmp_path):
+    mc = model_config_for(TASK)
+    first = train(TASK, mc, cfg(steps=1500, eval_every=50, target_metric=0.99), tmp_path)
+    again = train(TASK, mc, cfg(steps=1500, eval_every=50, target_metric=0.99), tmp_path, resume=True)
+    assert again.status == "target-reached" and again.steps == first.steps and again.final_metric == first.final_metric

@@ -89,7 +89,7 @@ def train(task: Task, model_cfg: ModelConfig, cfg: TrainConfig, out_dir: Path | 
     if resume:
         if ckpt is None or not (ckpt.exists() or ckpt.with_name("checkpoint.old").exists()):
             raise ExpressivityError(f"no checkpoint to resume in {out_dir}; start a fresh run with --out instead")
-        _, state = load_checkpoint(ckpt, model)
+        saved, state = load_checkpoint(ckpt, model)
         opt.load_state_dict(state["optimizer"])
         gen.set_state(state["generator"])
         torch.set_rng_state(state["torch_rng"])
@@ -117,10 +117,13 @@ def train(task: Task, model_cfg: ModelConfig, cfg: TrainConfig, out_dir: Path | 
         save_checkpoint(ckpt, model, {**config_record, "step": step, "status": status}, state)
 
     status, step = "done", start
+    end = cfg.steps
+    if resume and saved.get("status") == "target-reached":
+        status, end = "target-reached", start  # finished runs stay finished
     t0 = time.perf_counter()
     bar = _progress(progress, cfg.steps, start, task.name, cfg.seed)
     try:
-        for step in range(start, cfg.steps):
+        for step in range(start, end):
             if on_step is not None:
                 on_step(step, model)
             lr = cfg.lr_at(step)
