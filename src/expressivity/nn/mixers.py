@@ -63,8 +63,15 @@ class Attention(nn.Module):
 
     def weights(self, x: torch.Tensor) -> torch.Tensor:
         """Attention weights ``(batch, heads, n, n)``."""
+        return self._attend(x)[0]
+
+    def _attend(self, x: torch.Tensor):
         n = x.shape[1]
-        q, k = self.split(self.q(x)), self.split(self.k(x))
+        # One fused projection for q, k, v (fewer, larger matmuls); the three Linear modules
+        # remain the parameters, so loaders and checkpoints see W_Q, W_K, W_V separately.
+        w = torch.cat([self.q.weight, self.k.weight, self.v.weight])
+        b = None if self.q.bias is None else torch.cat([self.q.bias, torch.zeros_like(self.q.bias).repeat(2)])
+        q, k, v = (self.split(t) for t in torch.nn.functional.linear(x, w, b).chunk(3, dim=-1))
         if self.rotary is not None:
             q, k = self.rotary(q), self.rotary(k)
         scores = (q * self.scale) @ k.transpose(-1, -2)
@@ -73,14 +80,14 @@ class Attention(nn.Module):
         if self.causal:
             mask = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()
             scores = scores.masked_fill(~mask, float("-inf"))
-        return _softmax(scores)
+        return _softmax(scores), v
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, n, _ = x.shape
         # Explicit softmax rather than F.scaled_dot_product_attention: the fused CPU kernel has no
         # vmap batching rule (ensembles) and measured no faster at these sizes.
-        out = self.weights(x) @ self.split(self.v(x))
-        return self.o(out.transpose(1, 2).reshape(b, n, -1))
+        A, v = self._attend(x)
+        return self.o((A @ v).transpose(1, 2).reshape(b, n, -1))
 
 
 class DPFree(nn.Module):
