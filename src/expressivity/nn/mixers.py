@@ -13,7 +13,7 @@ adds (the residual connection lives in :class:`expressivity.nn.model.Block`).
 * :class:`SepConv`: Yun et al. §5 ``X + W_O (X * W_C)``; every channel convolved along the
   sequence with its own length-``k`` filter (left-padded when causal, centred otherwise).
 
-Positional biases and rotary act on ``attention`` and ``dpfree``; ``bilinear`` and ``sepconv``
+Positional biases act on ``attention`` and ``dpfree``, rotary on ``attention``; ``bilinear`` and ``sepconv``
 are position-aware by construction and ignore them.
 """
 
