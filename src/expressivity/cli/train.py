@@ -232,4 +232,7 @@ def demo_section(out_dir: Path) -> dict:
     cfg = TrainConfig(**{**task.train_defaults(), "steps": 1500, "eval_every": 50})
     result = train_one(task, model_cfg, cfg)
     fig = plot_loss_curves({0: result.history}, Path(out_dir) / "train_loss_curve.png", f"reverse (n=8): {_describe(model_cfg)}")
-    return {"task": "reverse", "length": 8, "model": _describe(model_cfg), **result.summary(), "figure": str(fig)}
+    summary = {"task": "reverse", "length": 8, "model": _describe(model_cfg), **result.summary(), "figure": str(fig)}
+    console.print(f"trained {summary['model']} on reverse (n=8): held-out token accuracy {summary['final_metric']:.4f} "
+                  f"after {summary['steps']} steps, {summary['seconds']:.1f} s ({summary['status']}); figure {fig.name}")
+    return summary
