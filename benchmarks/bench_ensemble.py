@@ -9,7 +9,8 @@ and the medians are compared, so a burst of machine load cannot favour one side.
 For context it also times ONE model trained on a K-times larger batch: the same arithmetic
 with no per-model bookkeeping, roughly the best any model batching could do on this machine.
 
-Sizes: ``tiny`` is the Wang & E claim-3 model (1-layer DP-free, FFN-free, d=8, kernel-memory
+Sizes: ``micro`` a 1-layer attention model d=16, H=2, FFN 32 on reverse (n=8, batch 16), where
+per-step overhead rather than arithmetic dominates; ``tiny`` is the Wang & E claim-3 model (1-layer DP-free, FFN-free, d=8, kernel-memory
 n=64); ``small`` a 1-layer attention model d=32, H=2, FFN 64 on reverse (n=8, batch 32);
 ``medium`` the reverse default (d=64, H=4, FFN 128, batch 64).
 
@@ -26,6 +27,7 @@ import time
 import torch
 
 SIZES = {
+    "micro": ("reverse", {"d_model": 16, "heads": 2, "ffn_width": 32}, 16),
     "tiny": ("kernel-memory", {}, 32),
     "small": ("reverse", {"d_model": 32, "heads": 2, "ffn_width": 64}, 32),
     "medium": ("reverse", {}, 64),
@@ -67,7 +69,7 @@ def main(argv=None):
     p.add_argument("--k", type=int, default=8)
     p.add_argument("--steps", type=int, default=60)
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--sizes", default="tiny,small,medium")
+    p.add_argument("--sizes", default="micro,tiny,small,medium")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--json", action="store_true")
     a = p.parse_args(argv)

@@ -25,6 +25,8 @@ import math
 import torch
 from torch import nn
 
+from expressivity.network.positional import sinusoidal_encoding
+
 RPE_NAMES = ("none", "t5", "lin", "log", "free")
 APE_NAMES = ("none", "sinusoidal", "learned")
 
@@ -146,14 +148,8 @@ def make_relative_bias(name: str, heads: int, causal: bool, max_len: int, learna
 
 
 def sinusoidal_table(n: int, d: int) -> torch.Tensor:
-    """``PE[p, 2i] = sin(p / 10000^(2i/d))``, ``PE[p, 2i+1] = cos(p / 10000^(2i/d))``; ``(n, d)``."""
-    pos = torch.arange(n, dtype=torch.float64)[:, None]
-    i = torch.arange(0, d, 2, dtype=torch.float64)
-    angle = pos / torch.pow(10000.0, i / d)
-    pe = torch.zeros(n, d, dtype=torch.float64)
-    pe[:, 0::2] = torch.sin(angle)
-    pe[:, 1::2] = torch.cos(angle[:, : d // 2])
-    return pe.float()
+    """The sinusoidal encoding of :func:`expressivity.network.positional.sinusoidal_encoding` as a float32 ``(n, d)`` tensor."""
+    return torch.as_tensor(sinusoidal_encoding(n, d), dtype=torch.float32)
 
 
 class SinusoidalEncoding(nn.Module):
