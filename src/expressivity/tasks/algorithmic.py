@@ -29,10 +29,6 @@ class Reverse(Task):
     def d_out(self):
         return self.vocab
 
-    @property
-    def seq_len(self):
-        return self.length
-
     def model_defaults(self):
         return {"causal": False, "ape": "learned", "layers": 1, "heads": 4, "d_model": 64, "ffn_width": 128}
 
@@ -113,10 +109,6 @@ class Sum(Task):
     def d_out(self):
         return self.modulus
 
-    @property
-    def seq_len(self):
-        return self.length
-
     def model_defaults(self):
         return {"causal": True, "layers": 2, "heads": 4, "d_model": 64, "ffn_width": 256}
 
@@ -142,10 +134,6 @@ class Parity(Task):
     @property
     def d_out(self):
         return 2
-
-    @property
-    def seq_len(self):
-        return self.length
 
     def model_defaults(self):
         return {"causal": True, "layers": 2, "heads": 4, "d_model": 64, "ffn_width": 256}

@@ -46,8 +46,9 @@ class Task:
 
     @property
     def seq_len(self) -> int:
-        """Length ``n`` of the sequences :meth:`sample` returns."""
-        raise NotImplementedError
+        """Length ``n`` of the sequences :meth:`sample` returns (the ``length`` field unless a
+        task lays its sequence out otherwise, e.g. copy's input, separator and blanks)."""
+        return self.length
 
     def model_defaults(self) -> dict:
         return {}

@@ -60,10 +60,6 @@ class FixedMemory(Task):
     def d_out(self):
         return 1
 
-    @property
-    def seq_len(self):
-        return self.length
-
     def model_defaults(self):
         return {"causal": True, "mixer": "dpfree", "rpe": "free", "layers": 1, "heads": 4, "d_model": 32, "ffn_width": 128}
 
@@ -112,10 +108,6 @@ class NestedMemory(Task):
     @property
     def d_out(self):
         return 1
-
-    @property
-    def seq_len(self):
-        return self.length
 
     def model_defaults(self):
         return {"causal": True, "ape": "learned", "layers": self.depth + 1, "heads": 4, "d_model": 64, "ffn_width": 128}
@@ -168,10 +160,6 @@ class KernelMemory(Task):
     @property
     def d_out(self):
         return 1
-
-    @property
-    def seq_len(self):
-        return self.length
 
     def rho(self, s: torch.Tensor) -> torch.Tensor:
         """Kernel ``rho(s)`` at integer distances ``s >= 0`` (float64)."""

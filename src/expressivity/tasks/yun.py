@@ -44,10 +44,6 @@ class YunTarget(Task):
     def d_out(self):
         return self.dim
 
-    @property
-    def seq_len(self):
-        return self.length
-
     def model_defaults(self):
         return {"causal": False, "layers": 2, "heads": 4, "d_model": 64, "ffn_width": 128}
 
