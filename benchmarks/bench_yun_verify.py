@@ -5,7 +5,7 @@ network. The baseline is the straightforward checker of spec §3.7: every grid p
 Fraction matrix through the generic exact evaluator (hardmax over explicit scores, layer by
 layer), then P1-P4 from the values. For large grids the baseline is timed on a uniform random
 subsample and extrapolated per point (the output says so); the fast path always covers the
-whole grid. Goal: ratio >= 1000x.
+whole grid; runs shorter than 0.5 s are repeated warm and the median is used. Goal: ratio >= 1000x.
 
     python benchmarks/bench_yun_verify.py [--json] [--baseline-points 3000]
 """
@@ -27,6 +27,7 @@ from expressivity.verify.yun_lemmas import verify_contextual
 
 CASES = [(5, 1, 4, False), (3, 2, 3, False), (2, 2, 8, False), (3, 2, 4, False), (4, 2, 4, False), (4, 2, 4, True)]
 GOAL = 1000.0
+FAST_REPEATS = 5
 
 
 def baseline(p: YunParams, network, points: np.ndarray, batch: int = 256) -> tuple[int, float]:
@@ -69,6 +70,11 @@ def run(max_baseline: int) -> list[dict]:
         net = contextual_map(p)
         p = net.metadata["params"]
         fast = verify_contextual(p, net)
+        if fast.seconds < 0.5:
+            # Short runs: the first call pays one-time costs (NumPy dispatch, caches) and a
+            # single timing is noisy, so take the median of repeated warm runs.
+            runs = sorted((verify_contextual(p, net) for _ in range(FAST_REPEATS)), key=lambda r: r.seconds)
+            fast = runs[len(runs) // 2]
         total = p.extended_grid_points
         if total <= max_baseline:
             pts, sub = np.arange(total), False
