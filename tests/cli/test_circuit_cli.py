@@ -50,6 +50,13 @@ def test_circuit_human_output_shows_the_table():
     (["circuit", "sum", "--scale", "3"], "no scale"),
     (["circuit", "sum", "--input", "1,x"], "--input"),
     (["equivariance", "reverse", "--samples", "0"], "--samples"),
+    (["circuit", "reverse", "--seed", "-1"], "--seed"),
+    (["equivariance", "sum", "--seed", "-5"], "--seed"),
+    (["circuit", "reverse", "--input", "1,,2"], "empty field"),
+    (["circuit", "reverse", "--scale", "1e400"], "beyond float64"),
+    (["circuit", "max", "--scale", "1e308"], "non-finite"),
+    (["circuit", "max", "--scale", "1e38", "--dtype", "float32"], "non-finite"),
+    (["demo", "--out", "/proc/expressivity-test"], "cannot use"),
 ])
 def test_bad_input_is_one_line_exit_2(args, fragment):
     code, out, err = run(*args)

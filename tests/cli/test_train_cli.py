@@ -69,6 +69,13 @@ def test_tasks_lists_names_and_defaults():
     (["--task", "reverse", "--seeds", "a,b"], "--seeds"),
     (["--task", "reverse", "--d-model", "10", "--heads", "4"], "divisible"),
     (["--resume", "/nonexistent/dir"], "not found"),
+    (["--task", "reverse", "--length", "100000000"], "GiB"),
+    (["--task", "reverse", "--length", "5000"], "budget"),
+    (["--task", "reverse", "--seeds", "0,,1"], "empty field"),
+    (["--task", "reverse", "--seeds", "-1"], ">= 0"),
+    (["--task", "reverse", "--task-arg", "vocab=1"], "vocab must be >= 2"),
+    (["--task", "kernel-memory", "--task-arg", "alpha=nan"], "finite"),
+    (["--task", "reverse", "--steps", "1", "--out", "/proc/expressivity-test"], "cannot use"),
     ([], "missing --task"),
 ])
 def test_bad_input_is_one_line_error(args, needle):

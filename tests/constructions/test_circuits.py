@@ -31,6 +31,12 @@ def test_hardmax_circuit_is_exact_in_exact_arithmetic(name, length):
     target = circuit.target(values, shift=2)
     assert out.shape == target.shape
     assert all(a == b for a, b in zip(out.flat, target.flat))
+    # The float evaluators run the same hardmax network; on these integer inputs they may only
+    # differ by rounding (the mean's 1/L).
+    floats = values.astype(float)
+    for dtype in ("float64", "torch-float64"):
+        got = evaluate(net, embed(net, floats), dtype)
+        assert np.max(np.abs(got - target.astype(float))) <= 1e-12 * (1 + np.abs(floats).sum())
 
 
 @pytest.mark.parametrize("name", [n for n, c in CIRCUITS.items() if c.scaled])
@@ -42,8 +48,9 @@ def test_auto_scale_meets_tolerance_and_bound(name, length, dtype):
     input_range = float(values.max() - values.min()) or 1.0
     net, report = circuit.build(length, "auto", input_range=input_range, tolerance=1e-10)
     err = np.max(np.abs(evaluate(net, embed(net, values), dtype) - circuit.target(values)))
-    assert report.error_bound <= 1e-10 + 1e-15
-    assert err <= report.error_bound + 1e-12 * (1 + length)
+    # The measured error, not the formula: below the tolerance asked for (plus float64 rounding).
+    assert err <= 1e-10 + 1e-13 * (1 + length)
+    assert err <= report.error_bound + 1e-13 * (1 + length)
 
 
 @pytest.mark.parametrize("name", ["reverse", "reverse-dot"])

@@ -105,3 +105,13 @@ def test_exact_weights_stay_exact():
     assert net.is_exact_weighted
     out = evaluate(net, np.array([[Fraction(1, 7)]], dtype=object), "exact")
     assert out[0, 0] == Fraction(1, 7) + Fraction(1, 7)
+
+
+def test_float_evaluators_refuse_weights_beyond_float_range_and_exact_runs_them():
+    huge = np.array([[10**400]], dtype=object)
+    head = Head(W_Q=huge, W_K=np.ones((1, 1)), W_V=np.ones((1, 1)), W_O=np.ones((1, 1)))
+    net = Network((AttentionLayer((head,), normalization="hardmax"),), labels=("x",))
+    for dtype in ("float64", "torch-float64", "float32"):
+        with pytest.raises(EvaluationError, match="exact"):
+            evaluate(net, np.ones((2, 1)), dtype)
+    assert evaluate(net, np.ones((2, 1), dtype=object), "exact").tolist() == [[2], [2]]

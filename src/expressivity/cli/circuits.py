@@ -37,18 +37,20 @@ class ScaleType(click.ParamType):
             self.fail(f"{value!r} is not a number; give a positive number, 'inf' (hardmax) or 'auto'", param, ctx)
         if math.isnan(number) or number <= 0:
             self.fail(f"{value!r} must be positive; give a positive number, 'inf' (hardmax) or 'auto'", param, ctx)
+        if math.isinf(number) and text not in ("inf", "+inf", "infinity", "+infinity"):
+            self.fail(f"{value!r} is beyond float64; write 'inf' for hardmax or give a finite number", param, ctx)
         return number
 
 
 def parse_values(text: str) -> list[Fraction]:
     """Comma-separated numbers (fractions such as ``1/3`` allowed) as exact values."""
+    fields = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not f for f in fields):
+        raise ExpressivityError(f"--input {text!r} has an empty field; give comma-separated numbers such as '1,2,3'")
     try:
-        values = [Fraction(t.strip()) for t in text.split(",") if t.strip()]
+        return [Fraction(f) for f in fields]
     except (ValueError, ZeroDivisionError):
         raise ExpressivityError(f"--input {text!r} is not a comma-separated list of numbers (e.g. '1,2,3' or '1/2,0')") from None
-    if not values:
-        raise ExpressivityError("--input is empty; give comma-separated numbers such as '1,2,3'")
-    return values
 
 
 def _inputs(length: int | None, seed: int | None, input_text: str | None) -> list[Fraction] | np.ndarray:
@@ -88,7 +90,12 @@ def run_circuit(name: str, length: int | None = None, scale="auto", dtype: str =
                                 tolerance=tolerance, seed=0 if seed is None else seed, shift=shift)
     exact_values = to_exact(np.asarray(values, dtype=object))
     X = embed(net, exact_values if dtype == "exact" else floats)
-    output = evaluate(net, X, "float32" if dtype == "float32" else dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, as one line
+        output = evaluate(net, X, "float32" if dtype == "float32" else dtype)
+    if dtype != "exact" and not np.isfinite(output).all():
+        raise ExpressivityError(
+            f"circuit {name!r} produced non-finite outputs in {dtype}: scale {report.scale:.3g} times the inputs "
+            f"overflows {dtype}; use a smaller --scale, --scale auto, or --scale inf (exact hardmax)")
     target = circuit.target(exact_values if dtype == "exact" else floats, seed=0 if seed is None else seed, shift=shift)
     if dtype == "exact":
         err = max((abs(a - b) for a, b in zip(output.flat, target.flat)), default=0)
@@ -128,7 +135,8 @@ def run_circuit(name: str, length: int | None = None, scale="auto", dtype: str =
               help="Attention sharpness: a positive number, 'inf' for hardmax (exact), or 'auto' (from the margin).")
 @click.option("--dtype", type=click.Choice(CLI_DTYPES), default="float64", show_default=True,
               help="Arithmetic: exact rationals (hardmax only), NumPy float64, or PyTorch float32.")
-@click.option("--seed", type=int, default=None, help="Random inputs in [-1, 1) from this seed (default input: 1..L).")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="Random inputs in [-1, 1) from this seed (default input: 1..L).")
 @click.option("--input", "input_text", default=None, help="Comma-separated input values, e.g. '3,1,2' or '1/2,1/3'.")
 @click.option("--shift", type=click.IntRange(0, None), default=1, show_default=True, help="k for the shift circuit.")
 @click.option("--tolerance", type=click.FloatRange(0, None, min_open=True), default=DEFAULT_TOLERANCE,
@@ -187,7 +195,8 @@ def run_equivariance(name: str, length: int = 6, samples: int = 16, permutations
     rng = np.random.default_rng(seed)
     values = rng.integers(-8, 9, size=(samples, length)) if dtype == "exact" else rng.uniform(-1, 1, size=(samples, length))
     X = embed(net, to_exact(values) if dtype == "exact" else values)
-    result = check_equivariance(net, X, permutations=permutations, seed=seed, dtype=dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # non-finite outputs are reported in the result
+        result = check_equivariance(net, X, permutations=permutations, seed=seed, dtype=dtype)
     return {"circuit": name, "scale": report.scale, **result.as_dict(),
             "run": run_record("equivariance", {"name": name, "length": length, "samples": samples,
                                                "permutations": permutations, "dtype": dtype, "scale": scale}, seed)}
@@ -198,7 +207,7 @@ def run_equivariance(name: str, length: int = 6, samples: int = 16, permutations
 @click.option("--length", "-L", type=click.IntRange(1, MAX_LENGTH), default=6, show_default=True)
 @click.option("--samples", type=click.IntRange(1, 10_000), default=16, show_default=True, help="Random inputs.")
 @click.option("--permutations", type=click.IntRange(1, 1000), default=8, show_default=True, help="Permutations per input.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--dtype", type=click.Choice(CLI_DTYPES), default="float64", show_default=True)
 @click.option("--scale", type=ScaleType(), default="auto", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")

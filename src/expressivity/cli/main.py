@@ -36,6 +36,11 @@ class _Group(click.Group):
         except ExpressivityError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(2)
+        except OSError as exc:
+            # Almost always an --out/--resume path that cannot be written or read.
+            where = f" {exc.filename!r}" if exc.filename else ""
+            click.echo(f"error: cannot use{where}: {exc.strerror or exc}; choose a folder you can write to", err=True)
+            sys.exit(2)
         if isinstance(rv, int) and rv:
             sys.exit(rv)
         return rv

@@ -37,10 +37,14 @@ def _parse_task_args(values: tuple[str, ...]) -> dict:
 
 
 def _parse_seeds(text: str) -> list[int]:
+    if any(not s.strip() for s in text.split(",")):
+        raise click.BadParameter(f"{text!r} has an empty field; give distinct seeds like 0,1,2", param_hint="--seeds")
     try:
-        seeds = [int(s) for s in text.split(",") if s.strip()]
+        seeds = [int(s) for s in text.split(",")]
     except ValueError:
         raise click.BadParameter(f"{text!r} is not a comma-separated list of integers like 0,1,2", param_hint="--seeds") from None
+    if any(s < 0 for s in seeds):
+        raise click.BadParameter(f"seeds must be >= 0; got {text!r}", param_hint="--seeds")
     if not seeds or len(set(seeds)) != len(seeds):
         raise click.BadParameter(f"give distinct seeds like 0,1,2; got {text!r}", param_hint="--seeds")
     return seeds
@@ -174,7 +178,11 @@ def train(task_name, length, task_arg, mixer, rpe, learn_slopes, ape, rotary, la
             tr["target_metric"] = target_metric
         from expressivity.training import TrainConfig
 
-        TrainConfig(**tr)  # validate before writing anything
+        from expressivity.training.budget import check_training_budget
+
+        train_cfg = TrainConfig(**tr)  # validate before writing anything
+        check_training_budget(model_cfg, task.seq_len, train_cfg.batch_size, train_cfg.eval_size,
+                              models=len(_parse_seeds(seeds)) if ensemble else 1)
         config = {"task": task.name, "task_args": task.kwargs(), "model": model_cfg.to_dict(), "train": tr,
                   "seeds": _parse_seeds(seeds)}
         if out is not None:

@@ -3,6 +3,11 @@
 ``dtype`` selects the arithmetic: ``"exact"`` (Python ints / Fractions, hardmax only),
 ``"float64"`` (the NumPy reference pass), ``"torch-float64"`` / ``"float32"`` (PyTorch).
 Every result records which arithmetic produced it.
+
+Float evaluators read exact weights (``Fraction``, big ``int``) as the nearest float. Where a
+network's exactness depends on a value floats cannot hold (a breakpoint at ``1/3``, a grid
+offset ``k/3``), an input near that value can land on the other side in float arithmetic: exact
+claims are checked with ``dtype="exact"``, which rounds nothing.
 """
 
 from __future__ import annotations
@@ -25,15 +30,20 @@ def evaluate(network: Network, X, dtype: str = "float64") -> np.ndarray:
         from expressivity.network.exact import forward_exact
 
         return forward_exact(network, X)
-    if dtype == "float64":
-        from expressivity.network.reference import forward
+    if dtype not in DTYPES:
+        raise EvaluationError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
+    try:
+        if dtype == "float64":
+            from expressivity.network.reference import forward
 
-        return forward(network, X)
-    if dtype in ("float32", "torch-float64"):
+            return forward(network, X)
         from expressivity.network.torch_eval import forward_torch
 
         return forward_torch(network, X, dtype="float32" if dtype == "float32" else "float64")
-    raise EvaluationError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
+    except OverflowError:
+        raise EvaluationError(
+            f"a weight or input of network {network.name!r} is beyond the float range; evaluate it with dtype 'exact'"
+        ) from None
 
 
 def compare_evaluators(network: Network, X, dtypes=("torch-float64", "float32", "exact")) -> dict[str, float | str]:

@@ -245,7 +245,10 @@ class AttentionLayer:
     Attributes:
         heads: the heads, each reading the full residual stream.
         normalization: ``"softmax"`` (with inverse temperature ``inverse_temperature``) or
-            ``"hardmax"`` (arg-max over keys, ties split evenly: the ``lam -> inf`` limit).
+            ``"hardmax"`` (arg-max over keys of the whole score, bias included, ties split
+            evenly). Hardmax is the limit of softmax as the *whole* score is scaled up; with a
+            position bias that is not scaled along with ``lam``, the ``lam -> inf`` limit instead
+            takes the arg-max of the dot product alone, with ties weighted by ``e^B``.
         inverse_temperature: ``lam``; multiplies the dot-product part of the scores only.
         causal: if true, query ``i`` sees keys ``j <= i`` only.
     """

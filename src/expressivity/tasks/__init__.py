@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import MISSING, fields
 
 from expressivity.errors import ExpressivityError
@@ -42,10 +43,18 @@ def make_task(name: str, **kwargs) -> Task:
             except ValueError:
                 raise ExpressivityError(f"task argument {key}={value!r} is not a valid {kind.__name__}") from None
         parsed[key] = value
-    for key in ("length",):
-        if key in parsed and parsed[key] < 1:
-            raise ExpressivityError(f"task argument {key} must be >= 1, got {parsed[key]}")
+    for key, value in parsed.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ExpressivityError(f"task argument {key} must be a finite number, got {value}")
+        if isinstance(value, int) and not isinstance(value, bool):
+            # An alphabet needs two symbols to carry information; every other count needs one.
+            least = 2 if key in _ALPHABET_SIZES else 1
+            if value < least:
+                raise ExpressivityError(f"task argument {key} must be >= {least}, got {value}")
     return get_task_class(name)(**parsed)
+
+
+_ALPHABET_SIZES = ("vocab", "modulus", "keys", "values")
 
 
 __all__ = ["Batch", "TASKS", "Task", "get_task_class", "make_task", "task_args"]

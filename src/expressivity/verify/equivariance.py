@@ -7,6 +7,7 @@ encodings, position biases and causal masks break the law; the checker reports b
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -25,6 +26,8 @@ class EquivarianceReport:
         worst_permutation: the permutation (as a list of source positions) that produced it.
         arithmetic: evaluator used; ``exact`` means equality was tested without rounding.
         uses_position: whether the network has positional information at all.
+        finite_outputs: false if any output was NaN or infinite (then the law is reported as
+            failing: a network that overflows does not satisfy it in any useful sense).
     """
 
     equivariant: bool
@@ -36,6 +39,7 @@ class EquivarianceReport:
     tolerance: float
     arithmetic: str
     uses_position: bool
+    finite_outputs: bool = True
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -69,7 +73,8 @@ def check_equivariance(
     perms = [np.arange(n)[::-1]] if n >= 2 else []
     perms += [rng.permutation(n) for _ in range(max(permutations - len(perms), 0))]
     base = evaluate(network, inputs, dtype)
-    scale = float(np.max(np.abs(np.asarray(base, dtype=np.float64)))) if base.size else 0.0
+    finite = dtype == "exact" or bool(np.isfinite(base).all())
+    scale = float(np.max(np.abs(np.asarray(base, dtype=np.float64)))) if base.size and finite else 0.0
     if tolerance is None:
         tolerance = 0.0 if dtype == "exact" else (1e-4 if dtype == "float32" else 1e-9) * max(scale, 1.0)
     worst, worst_perm = 0.0, list(range(n))
@@ -78,12 +83,16 @@ def check_equivariance(
         if dtype == "exact":
             diff = np.vectorize(lambda a, b: abs(a - b), otypes=[object])(permuted, base[:, perm, :])
             dev = float(max(diff.flat)) if diff.size else 0.0
+        elif not (finite and np.isfinite(permuted).all()):
+            # NaN compares false with everything; without this a network whose output overflowed
+            # would look perfectly equivariant.
+            dev, finite = math.inf, False
         else:
             dev = float(np.max(np.abs(permuted - base[:, perm, :]))) if permuted.size else 0.0
         if dev > worst:
             worst, worst_perm = dev, perm.tolist()
     return EquivarianceReport(
-        equivariant=worst <= tolerance,
+        equivariant=finite and worst <= tolerance,
         max_deviation=worst,
         worst_permutation=worst_perm,
         samples=samples,
@@ -92,4 +101,5 @@ def check_equivariance(
         tolerance=tolerance,
         arithmetic=dtype,
         uses_position=network.uses_position,
+        finite_outputs=finite,
     )
