@@ -24,6 +24,7 @@ def test_train_json_has_the_documented_keys():
     for r in obj["runs"]:
         assert set(r) >= {"seed", "final_loss", "final_metric", "steps", "seconds", "params"}
         assert r["steps"] == 20
+    assert obj["run"]["config"]["seeds"] == [0, 1] and obj["run"]["expressivity_version"]
 
 
 def test_train_out_writes_record_metrics_checkpoint_and_figure_then_resumes(tmp_path):

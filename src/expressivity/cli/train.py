@@ -189,6 +189,7 @@ def train(task_name, length, task_arg, mixer, rpe, learn_slopes, ape, rotary, la
             write_json(out / "run.json", run_record("train", config, seed=config["seeds"][0]))
     result = run_training(config, out, resume is not None, progress=not as_json and err_console.is_terminal, ensemble=ensemble)
     summary = {k: v for k, v in result.items() if not k.startswith("_")}
+    summary["run"] = run_record("train", config, seed=config["seeds"][0])
     if as_json:
         emit_json(summary)
         return
