@@ -74,3 +74,81 @@ def test_bad_input_subprocess_no_traceback():
     proc = subprocess.run([sys.executable, "-m", "expressivity.cli.main", "yun", "verify", "--n", "2", "--d", "1",
                            "--delta", "1/2x"], capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.startswith("error:")
+
+
+# ---- review fixes: sizes, budgets, non-finite numbers, malformed lists, ignored options, output ----
+
+B = ["build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2", "--samples", "100"]
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["verify", "--n", "100", "--d", "100", "--delta", "1/100"], "about 10^"),
+    (["verify", "--n", "3", "--d", "5", "--delta", "1/100"], "about "),
+    (["build", "--target", "mean-shift", "--n", "100", "--d", "100", "--delta", "1/100"], "about 10^"),
+    (["build", "--target", "mean-shift", "--n", "1000000", "--d", "30", "--delta", "1/2"], "about 10^"),
+    (["build", "--target", "mean-shift", "--n", "2", "--d", "5", "--delta", "1/100", "--budget", "1" + "0" * 21], "about 1.6 x 10^21 parameters"),
+    (["contextual", "--n", "2", "--d", "1", "--delta", "1/1000000000", "--input", "0;0"], "layers"),
+    (["contextual", "--n", "2", "--d", "1000", "--delta", "1/1000", "--input", "0;0"], "about 10^"),
+    ([*B[:-2], "--samples", "20000000"], "--samples"),
+    ([*B, "--p", "nan"], "--p"), ([*B, "--p", "inf"], "--p"), ([*B, "--p", "0.5"], "--p"),
+    ([*B, "--lambda", "nan"], "--lambda"), ([*B, "--lambda", "inf"], "--lambda"), ([*B, "--lambda", "-1"], "--lambda"),
+    ([*B, "--epsilon", "nan"], "--epsilon"), ([*B, "--epsilon", "inf"], "--epsilon"),
+    ([*B, "--seed", "-1"], "--seed"),
+    ([*B, "--lambda", "1e308"], "float64 overflowed"),
+    (["build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2,,1/4"], "empty field"),
+    (["build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2,"], "empty field"),
+    (["build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2,1/2"], "repeats"),
+    (["verify", "--n", "2", "--d", "1", "--delta", "1/2,"], "1/K"),
+    (["contextual", "--n", "2", "--d", "1", "--delta", "1/2", "--input", "0;"], "empty token"),
+    (["contextual", "--n", "2", "--d", "2", "--delta", "1/2", "--input", "0,;0,0"], "empty coordinate"),
+    (["verify", "--n", "2", "--d", "1", "--delta", "1/2", "--positional", "--constants", "A"], "--positional"),
+    (["verify", "--n", "2", "--d", "1", "--delta", "1/2", "--shift", "paper"], "--positional"),
+    ([*B, "--shift", "paper"], "--positional"),
+    (["contextual", "--n", "2", "--d", "1", "--delta", "1/2", "--input", "0;0", "--shift", "paper"], "--positional"),
+])
+def test_review_refusals_exit_2_one_line(args, msg):
+    res = run(*args)
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and msg in lines[0], res.stderr
+
+
+def test_huge_target_values_refused(tmp_path, monkeypatch):
+    (tmp_path / "yun_huge_target.py").write_text("def huge(X):\n    return X * 1e300\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    res = run("build", "--target", "yun_huge_target:huge", "--n", "2", "--d", "1", "--delta", "1/2", "--samples", "50",
+              "--json")
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr.startswith("error:") and "not finite" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_verify_human_summary_on_stdout():
+    res = run("verify", "--n", "2", "--d", "1", "--delta", "1/2")
+    assert res.exit_code == 0 and "0 failures" in res.stdout and "extended-grid points" in res.stdout
+
+
+def test_positional_defaults_still_accepted():
+    assert run("verify", "--n", "2", "--d", "1", "--delta", "1/2", "--positional", "--shift", "paper").exit_code == 0
+    assert run("verify", "--n", "2", "--d", "1", "--delta", "1/2", "--constants", "B").exit_code == 0
+
+
+def test_json_run_records():
+    c = json.loads(run("contextual", "--n", "3", "--d", "1", "--delta", "1/3", "--input", "0;1/3;2/3", "--json").stdout)
+    assert c["run"]["command"] == "yun contextual" and c["run"]["config"]["delta"] == "1/3"
+    assert c["values"] == [1190, "3580/3", "3608/3"] and "expressivity_version" in c["run"]
+    v = json.loads(run("verify", "--n", "2", "--d", "1", "--delta", "1/2", "--json").stdout)
+    assert v["run"]["command"] == "yun verify" and v["failures"] == 0 and v["run"]["config"]["constants"] == "B"
+    res = run("build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2,1/4", "--samples", "100",
+              "--seed", "3", "--json")
+    out = json.loads(res.stdout)
+    assert isinstance(out, list) and len(out) == 2
+    for r in out:
+        assert r["run"]["command"] == "yun build" and r["run"]["seed"] == 3 and "dp_error" in r
+        assert r["run"]["config"]["deltas"] == ["1/2", "1/4"]
+
+
+def test_dp_terms_state_their_method():
+    r = json.loads(run(*B, "--json").stdout)["dp_decomposition"]
+    assert "network evaluation" in r["total"]["method"] and "network evaluation" in r["gbar_g"]["method"]
+    assert r["fbar_gbar"]["method"].startswith("exact identity verified on every cube")
+    assert "Monte Carlo" in r["f_fbar"]["method"]

@@ -94,3 +94,44 @@ def test_dp_decomposition_ci_contains_estimate():
     dp = dp_decomposition(b, None, samples=500)
     for est in (dp.f_fbar, dp.fbar_gbar, dp.total):
         assert est.ci[0] <= est.value <= est.ci[1]
+
+
+def test_size_messages_never_format_huge_ints():
+    from expressivity.verify.size import check_contextual_budget, check_grid_budget, fmt_size
+
+    assert fmt_size(12_345) == "12,345" and fmt_size(10 ** 20000) == "about 10^20000"
+    assert fmt_size(2 * 10 ** 21) == "about 2 x 10^21"
+    for check in (lambda p: check_budget(p), lambda p: check_grid_budget(p, 10 ** 6),
+                  lambda p: check_contextual_budget(p, 10 ** 6)):
+        with pytest.raises(BudgetError, match=r"about 10\^"):
+            check(YunParams(100, 100, 100))
+
+
+def test_contextual_budget_estimate():
+    from expressivity.verify.size import check_contextual_budget, contextual_work
+
+    p = YunParams(2, 1, 10 ** 9)
+    assert contextual_work(p) == (2 * 10 ** 9 + 2) * 4  # d/delta + d + delta^-d + 1 layers, n^2 d each
+    with pytest.raises(BudgetError, match="layers"):
+        check_contextual_budget(p)
+    assert check_contextual_budget(YunParams(3, 1, 3)) < 1000
+
+
+def test_layer_counts_do_not_build_windows():
+    p = YunParams(2, 3, 10 ** 6)  # 10^18 windows: counting must not enumerate them
+    assert p.layer_counts()["contextual"] == 10 ** 18 + 1
+    assert YunParams(2, 2, 3, positional=True).layer_counts()["contextual"] == \
+        len(YunParams(2, 2, 3, positional=True).window_centers) + 1
+
+
+def test_dp_decomposition_methods_and_nonfinite():
+    from expressivity.verify.dp_error import dp_from_values
+
+    b = compile_modified(get_target("smooth-rank"), YunParams(2, 1, 2))
+    dp = dp_decomposition(b, None, samples=200).as_dict()
+    assert dp["fbar_gbar"]["method"].startswith("exact identity verified on every cube")
+    assert "Monte Carlo" in dp["f_fbar"]["method"] and "Monte Carlo" in dp["total"]["method"]
+    with pytest.raises(ExpressivityError, match="not finite"):
+        dp_from_values(np.array([1.0, np.inf]), 2.0)
+    with pytest.raises(ExpressivityError, match="not finite"):
+        dp_from_values(np.array([1e308, 1e308]), 0.5)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 import sys
 from contextlib import contextmanager
 from fractions import Fraction
@@ -9,11 +11,12 @@ from pathlib import Path
 
 import click
 import numpy as np
+from click.core import ParameterSource
 
-import json
-
-from expressivity.cli.common import emit_json, err_console, jsonable, run_record, write_json
-from expressivity.errors import BudgetError, ExpressivityError
+from expressivity.cli.common import console, emit_json, err_console, jsonable, run_record, write_json
+from expressivity.errors import ExpressivityError
+MAX_SAMPLES = 10 ** 7
+CONTEXTUAL_BUDGET = 2_000_000  # = verify.size.DEFAULT_CONTEXTUAL_BUDGET (about 20 s of exact arithmetic)
 
 # ---- parsing -----------------------------------------------------------------------------------
 
@@ -31,17 +34,30 @@ def parse_delta(text: str) -> int:
 
 
 def parse_deltas(text: str) -> list[int]:
-    return [parse_delta(part) for part in text.split(",") if part.strip()]
+    """``"1/2,1/4"`` -> ``[2, 4]``; empty fields and repeated values are refused."""
+    parts = text.split(",")
+    if any(not part.strip() for part in parts):
+        raise click.BadParameter(f"{text!r} has an empty field; separate values by single commas (e.g. --delta 1/2,1/4)")
+    Ns = [parse_delta(part) for part in parts]
+    dup = sorted({N for N in Ns if Ns.count(N) > 1})
+    if dup:
+        raise click.BadParameter(f"{text!r} repeats delta 1/{dup[0]}; give each delta once (e.g. --delta 1/2,1/4)")
+    return Ns
 
 
 def parse_input(text: str, n: int, d: int) -> np.ndarray:
     """Tokens separated by ``;``, coordinates by ``,``; ints, decimals and ``p/q`` allowed."""
     tokens = [tok for tok in text.split(";")]
+    if any(not tok.strip() for tok in tokens):
+        raise click.BadParameter(f"{text!r} has an empty token; separate tokens by single ';' (e.g. \"0,1/2;1/4,0\")")
     if len(tokens) != n:
         raise click.BadParameter(f"got {len(tokens)} tokens, --n is {n}; separate tokens with ';' (e.g. \"0,1/2;1/4,0\")")
     X = np.empty((n, d), dtype=object)
     for j, tok in enumerate(tokens):
         coords = [c.strip() for c in tok.split(",")]
+        if any(not c for c in coords):
+            raise click.BadParameter(f"token {j} ({tok.strip()!r}) has an empty coordinate; separate coordinates by "
+                                     "single ',' (e.g. \"0,1/2;1/4,0\")")
         if len(coords) != d:
             raise click.BadParameter(f"token {j} has {len(coords)} coordinates, --d is {d}; separate coordinates with ','")
         for i, c in enumerate(coords):
@@ -56,6 +72,27 @@ def _params(n: int, d: int, N: int, positional: bool, shift: str, constants: str
     from expressivity.constructions.yun.constants import YunParams
 
     return YunParams(n, d, N, positional=positional, shift=shift, constants=constants)
+
+
+def _given(name: str) -> bool:
+    """Whether option ``name`` was set by the user (not left at its default)."""
+    src = click.get_current_context().get_parameter_source(name)
+    return src is not None and src not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
+
+
+def _check_mode_options(positional: bool, constants_option: bool = False) -> None:
+    """Refuse options that the chosen theorem would silently ignore."""
+    if not positional and _given("shift"):
+        raise click.BadParameter("applies only with --positional (Theorem 3); drop --shift or add --positional",
+                                 param_hint="--shift")
+    if constants_option and positional and _given("constants"):
+        raise click.BadParameter("the Theorem 2 constant sets do not apply with --positional; "
+                                 "drop --constants or --positional", param_hint="--constants")
+
+
+def _finite_positive(name: str, value: float | None) -> None:
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise click.BadParameter(f"must be a finite number > 0, got {value}", param_hint=name)
 
 
 @contextmanager
@@ -100,13 +137,18 @@ def yun() -> None:
 @yun.command()
 @common
 @click.option("--input", "input_text", required=True, help='tokens separated by ";", coordinates by ","')
-def contextual(n, d, delta, positional, shift, as_json, input_text):
+@click.option("--budget", type=click.IntRange(min=1), default=CONTEXTUAL_BUDGET, show_default=True,
+              help="max exact operations (layers x n^2 d), estimated before building")
+def contextual(n, d, delta, positional, shift, as_json, input_text, budget):
     """Contextual values q = u . g_c(g_q(X)), one per token, in exact arithmetic."""
     from expressivity.constructions.yun.contextual import contextual_map
     from expressivity.constructions.yun.quantize import quantizer
     from expressivity.network.exact import forward_exact
+    from expressivity.verify.size import check_contextual_budget
 
+    _check_mode_options(positional)
     p = _params(n, d, parse_delta(delta), positional, shift)
+    check_contextual_budget(p, budget)  # refuse before building anything
     X = parse_input(input_text, n, d)
     g_c = contextual_map(p)
     p = g_c.metadata["params"]
@@ -114,7 +156,9 @@ def contextual(n, d, delta, positional, shift, as_json, input_text):
     H = forward_exact(net, X)
     q = [sum(ui * h for ui, h in zip(p.u, row)) for row in H]
     out = {"values": q, "t_l": p.t_l, "t_r": p.t_r, "in_range": [p.t_l <= v <= p.t_r for v in q],
-           "arithmetic": "Fraction"}
+           "arithmetic": "Fraction",
+           "run": run_record("yun contextual", {"n": n, "d": d, "delta": delta, "positional": positional,
+                                                "shift": shift, "input": input_text, "budget": budget})}
     if as_json:
         emit_json(out)
     else:
@@ -125,28 +169,31 @@ def contextual(n, d, delta, positional, shift, as_json, input_text):
 @yun.command()
 @common
 @click.option("--constants", type=click.Choice(["A", "B"]), default="B", show_default=True,
-              help="Theorem 2 constant set (A fails P4; for checking the checker)")
-@click.option("--budget", type=int, default=20_000_000, show_default=True, help="max extended-grid points")
+              help="Theorem 2 constant set (A fails P4; for checking the checker); not with --positional")
+@click.option("--budget", type=click.IntRange(min=1), default=20_000_000, show_default=True,
+              help="max extended-grid points")
 def verify(n, d, delta, positional, shift, as_json, constants, budget):
     """Exhaustive exact check of Lemma 4.2's P1-P4 over the extended grid."""
     from expressivity.constructions.yun.contextual import contextual_map
+    from expressivity.verify.size import check_grid_budget
     from expressivity.verify.yun_lemmas import verify_contextual
 
+    _check_mode_options(positional, constants_option=True)
     p = _params(n, d, parse_delta(delta), positional, shift, constants)
-    if p.extended_grid_points > budget:
-        raise BudgetError(f"{p.describe()}: the extended grid has {p.extended_grid_points:,} points "
-                          f"(budget {budget:,}); use a larger delta or smaller n, or raise --budget")
+    check_grid_budget(p, budget)  # before building: the window count grows like the grid
     g_c = contextual_map(p)
     with _progress("verifying P1-P4") as cb:
         rep = verify_contextual(p, g_c, progress=cb)
-    out = rep.as_dict()
+    out = rep.as_dict() | {"run": run_record("yun verify", {
+        "n": n, "d": d, "delta": delta, "positional": positional, "shift": shift, "constants": constants,
+        "budget": budget})}
     if as_json:
         emit_json(out)
     else:
         status = "[green]0 failures[/]" if rep.failures == 0 else f"[red]{rep.failures} failures[/] {rep.failures_by_property}"
-        err_console.print(f"{p.describe()}: {status} on {rep.grid_points:,} extended-grid points, {rep.classes:,} classes, "
-                          f"min gap {jsonable(rep.min_gap)}, t_l={jsonable(rep.t_l)}, t_r={jsonable(rep.t_r)} "
-                          f"({rep.seconds:.2f} s, {rep.arithmetic})")
+        console.print(f"{p.describe()}: {status} on {rep.grid_points:,} extended-grid points, {rep.classes:,} classes, "
+                      f"min gap {jsonable(rep.min_gap)}, t_l={jsonable(rep.t_l)}, t_r={jsonable(rep.t_r)} "
+                      f"({rep.seconds:.2f} s, {rep.arithmetic})", soft_wrap=True)
     if rep.failures:
         sys.exit(1)
 
@@ -159,11 +206,11 @@ def verify(n, d, delta, positional, shift, as_json, constants, budget):
 @click.option("--positional", is_flag=True)
 @click.option("--shift", type=click.Choice(["clean", "paper"]), default="clean", show_default=True)
 @click.option("--p", "p_norm", type=float, default=2.0, show_default=True, help="d_p exponent (>= 1)")
-@click.option("--samples", type=int, default=2000, show_default=True, help="Monte-Carlo samples")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--samples", type=int, default=2000, show_default=True, help=f"Monte-Carlo samples (2 to {MAX_SAMPLES:,})")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--lambda", "lam", type=float, default=None, help="softmax inverse temperature (default: from margins)")
 @click.option("--epsilon", type=float, default=None, help="quantizer ReLU ramp width (default: from margins)")
-@click.option("--budget", type=int, default=2_000_000, show_default=True, help="max parameters")
+@click.option("--budget", type=click.IntRange(min=1), default=2_000_000, show_default=True, help="max parameters")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--json", "as_json", is_flag=True)
 def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, lam, epsilon, budget, out_dir, as_json):
@@ -173,10 +220,14 @@ def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, l
     from expressivity.constructions.yun.soften import SoftenConfig
     from expressivity.targets import get_target
 
-    if p_norm < 1:
-        raise click.BadParameter("--p must be >= 1")
-    if samples < 2:
-        raise click.BadParameter("--samples must be >= 2")
+    if not (math.isfinite(p_norm) and p_norm >= 1):
+        raise click.BadParameter(f"must be a finite number >= 1, got {p_norm}", param_hint="--p")
+    if not 2 <= samples <= MAX_SAMPLES:
+        raise click.BadParameter(f"must be between 2 and {MAX_SAMPLES:,}, got {samples:,}; "
+                                 "the confidence interval narrows like 1/sqrt(samples)", param_hint="--samples")
+    _finite_positive("--lambda", lam)
+    _finite_positive("--epsilon", epsilon)
+    _check_mode_options(positional)
     Ns = parse_deltas(deltas)
     target = get_target(target_spec)
     config = BuildConfig(p=p_norm, samples=samples, seed=seed, budget=budget, soften=SoftenConfig(lam=lam, epsilon=epsilon))
@@ -196,18 +247,22 @@ def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, l
             files.append(contextual_values(res.build, sub / "contextual_values.png"))
         if not as_json:
             r = res.report
-            err_console.print(f"delta=1/{prm.N}: d_{p_norm:g} error {r['dp_error']:.4g} (95% CI {r['dp_ci'][0]:.4g}-{r['dp_ci'][1]:.4g}), "
-                              f"{r['params']:,} params = {r['ratio_to_lower_bound']:.3g} x lower bound, layers {r['layers']}, "
-                              f"P1-P4 failures {r['contextual']['failures']}, value-map failures {r['value_check']['failures']}")
+            console.print(f"delta=1/{prm.N}: d_{p_norm:g} error {r['dp_error']:.4g} (95% CI {r['dp_ci'][0]:.4g}-{r['dp_ci'][1]:.4g}), "
+                          f"{r['params']:,} params = {r['ratio_to_lower_bound']:.3g} x lower bound, layers {r['layers']}, "
+                          f"P1-P4 failures {r['contextual']['failures']}, value-map failures {r['value_check']['failures']}",
+                          soft_wrap=True)
+    cfg = {"target": target_spec, "n": n, "d": d, "deltas": [f"1/{N}" for N in Ns], "positional": positional,
+           "shift": shift, "p": p_norm, "samples": samples, "lambda": lam, "epsilon": epsilon, "budget": budget,
+           "out": None if out_dir is None else str(out_dir)}
     if out_dir is not None:
         files.append(dp_vs_delta(reports, out_dir / "dp_vs_delta.png"))
-        cfg = {"target": target_spec, "n": n, "d": d, "deltas": [f"1/{N}" for N in Ns], "positional": positional,
-               "shift": shift, "p": p_norm, "samples": samples, "lambda": lam, "epsilon": epsilon, "budget": budget}
         record = run_record("yun build", cfg, seed) | {"results": reports, "files": [str(f) for f in files]}
         write_json(out_dir / "run.json", record)
     if as_json:
-        # One object per delta; several deltas give a list.
-        sys.stdout.write(json.dumps(jsonable(reports[0] if len(reports) == 1 else reports)) + "\n")
+        # One object per delta, each with its run record; several deltas give a list.
+        run = run_record("yun build", cfg, seed)
+        objs = [r | {"run": run} for r in reports]
+        sys.stdout.write(json.dumps(jsonable(objs[0] if len(objs) == 1 else objs)) + "\n")
 
 
 def demo_section(out_dir: Path) -> dict:

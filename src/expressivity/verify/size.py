@@ -8,12 +8,27 @@ Parameter counts follow the stored layers: a width-1 FF layer on ``d`` dims stor
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import factorial
+from math import factorial, log10
 
-from expressivity.constructions.yun.constants import YunParams
+from typing import TYPE_CHECKING
+
 from expressivity.errors import BudgetError
 
+if TYPE_CHECKING:  # annotations only: importing it here would be circular through constructions.yun
+    from expressivity.constructions.yun.constants import YunParams
+
 DEFAULT_BUDGET = 2_000_000  # parameters
+DEFAULT_CONTEXTUAL_BUDGET = 2_000_000  # exact operations of ``yun contextual`` (about 20 s)
+
+
+def fmt_size(x: int | float) -> str:
+    """A size for a message: ``1,234,567`` up to 10^15, else ``about 10^k`` (never a huge int-to-str)."""
+    if x < 10 ** 15:
+        return f"{int(x):,}"
+    k = int(log10(x))
+    if k < 300:
+        return f"about {float(x):.3g}".replace("e+", " x 10^")
+    return f"about 10^{k}"
 
 
 @dataclass(frozen=True)
@@ -32,7 +47,10 @@ class SizeEstimate:
 def lower_bound(p: YunParams) -> float:
     """``d n delta^{-dn} / n!`` (Theorem 2) or ``d n delta^{-dn}`` (Theorem 3) reals."""
     count = p.d * p.n * p.N ** (p.d * p.n)
-    return count if p.positional else count / factorial(p.n)
+    try:
+        return float(count) if p.positional else count / factorial(p.n)
+    except OverflowError:  # absurd sizes: refused by the budget, the bound is only reported
+        return float("inf")
 
 
 def estimate(p: YunParams, rescale: bool = False) -> SizeEstimate:
@@ -48,20 +66,77 @@ def estimate(p: YunParams, rescale: bool = False) -> SizeEstimate:
     if p.positional:
         params += p.n * d
     lb = lower_bound(p)
-    return SizeEstimate(layers, params, lb, params / lb, p.extended_grid_points)
+    try:
+        ratio = params / lb
+    except OverflowError:
+        ratio = float("inf")
+    return SizeEstimate(layers, params, lb, ratio, p.extended_grid_points)
 
 
 def check_budget(p: YunParams, budget: int = DEFAULT_BUDGET) -> SizeEstimate:
     """Raise :class:`BudgetError` (estimate in the message) when the network would exceed ``budget`` parameters."""
+    _refuse_astronomical_grid(p, 20 * budget)
     est = estimate(p)
     if est.params > budget:
         raise BudgetError(
-            f"{p.describe()} needs about {est.params:,} parameters in {est.layers['total']:,} layers "
-            f"(budget {budget:,}); use a larger delta or smaller n, or raise --budget"
+            f"{p.describe()} needs {fmt_size(est.params)} parameters in {fmt_size(est.layers['total'])} layers "
+            f"(budget {fmt_size(budget)}); use a larger delta or smaller n, or raise --budget"
         )
     if est.grid_points > 20 * budget:
         raise BudgetError(
-            f"{p.describe()}: exhaustive verification would enumerate {est.grid_points:,} extended-grid points "
-            f"(limit {20 * budget:,}); use a larger delta or smaller n, or raise --budget"
+            f"{p.describe()}: exhaustive verification would enumerate {fmt_size(est.grid_points)} extended-grid "
+            f"points (limit {fmt_size(20 * budget)}); use a larger delta or smaller n, or raise --budget"
         )
     return est
+
+
+def _log10_grid(p: YunParams) -> float:
+    return p.d * p.n * log10(p.N + 1)
+
+
+def _refuse_astronomical_grid(p: YunParams, limit: int) -> None:
+    """Refuse, in log space, sizes so far past ``limit`` that computing them exactly would itself be slow."""
+    if _log10_grid(p) > log10(limit) + 100:
+        raise BudgetError(f"{p.describe()}: exhaustive verification would enumerate about 10^{int(_log10_grid(p))} "
+                          f"extended-grid points (limit {fmt_size(limit)}); use a larger delta or smaller n, "
+                          f"or raise --budget")
+
+
+def check_grid_budget(p: YunParams, budget: int) -> None:
+    """Raise :class:`BudgetError` when exhaustive verification would enumerate more than ``budget`` points."""
+    _refuse_astronomical_grid(p, budget)
+    if p.extended_grid_points > budget:
+        raise BudgetError(f"{p.describe()}: the extended grid has {fmt_size(p.extended_grid_points)} points "
+                          f"(budget {fmt_size(budget)}); use a larger delta or smaller n, or raise --budget")
+
+
+def contextual_work(p: YunParams) -> int:
+    """Exact operations of quantizer + contextual map on one input (no layer is built).
+
+    Layers ~ ``d/delta + d`` (quantizer) + ``delta^{-d} + 1`` (contextual map; ``n`` times as many
+    windows with positional encoding); each layer costs about ``n^2 d`` exact operations. The
+    paper-shift variant also enumerates the ``delta^{-nd}`` in-range grid once.
+    """
+    windows = (p.n if p.positional else 1) * p.N ** p.d
+    layers = p.d * p.levels + p.d + windows + 1
+    work = layers * p.n * p.n * p.d
+    if p.positional and p.shift == "paper":
+        work += windows * p.N ** (p.n * p.d) * p.n * p.d
+    return work
+
+
+def check_contextual_budget(p: YunParams, budget: int = DEFAULT_CONTEXTUAL_BUDGET) -> int:
+    """Raise :class:`BudgetError` (estimate in the message) when ``yun contextual`` would exceed ``budget``."""
+    log_windows = log10(p.n if p.positional else 1) + p.d * log10(p.N)
+    if log_windows > log10(budget) + 100:  # too large to compute exactly in reasonable time
+        raise BudgetError(f"{p.describe()}: the contextual map needs about 10^{int(log_windows)} layers "
+                          f"(budget {fmt_size(budget)} exact operations); use a larger delta or smaller d, "
+                          f"or raise --budget")
+    work = contextual_work(p)
+    if work > budget:
+        windows = (p.n if p.positional else 1) * p.N ** p.d
+        layers = p.d * p.levels + p.d + windows + 1
+        raise BudgetError(f"{p.describe()}: the contextual map needs {fmt_size(layers)} layers, about "
+                          f"{fmt_size(work)} exact operations (budget {fmt_size(budget)}); use a larger delta "
+                          f"or smaller d, or raise --budget")
+    return work

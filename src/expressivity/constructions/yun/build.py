@@ -46,7 +46,7 @@ def build_and_check(target: Target, params: YunParams, config: BuildConfig = Bui
     value = verify_value(build) if config.verify_value else None
     margin = (p.t_l - p.delta / 2) - build.sigma * build.max_uA
     soft, srep = soften(p, build.network, build.network.metadata["stages"]["quantize"], margin, config.soften)
-    dp = dp_decomposition(build, soft, p=config.p, samples=config.samples, seed=config.seed)
+    dp = dp_decomposition(build, soft, p=config.p, samples=config.samples, seed=config.seed, lam=srep.lam)
     params_soft = soft.parameter_count()
     report = {
         "target": target.name, "n": p.n, "d": p.d, "delta": p.delta, "positional": p.positional,

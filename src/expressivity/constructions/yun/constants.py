@@ -174,7 +174,7 @@ class YunParams:
     def layer_counts(self, rescale: bool = False) -> dict[str, int]:
         """Layers per stage (spec §7): quantizer, contextual map, value map."""
         q = self.d * self.levels + self.d
-        c = len(self.window_centers) + 1
+        c = (self.n if self.positional else 1) * self.N ** self.d + 1  # len(window_centers) + 1, not built
         v = 1 + self.d + self.n * self.classes + (1 if rescale else 0)
         return {"quantize": q, "contextual": c, "value": v, "total": q + c + v}
 

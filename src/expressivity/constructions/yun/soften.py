@@ -64,10 +64,19 @@ def float64_limit(p: YunParams) -> None:
     top = p.t_r * 2 * p.N
     hint = _fitting_size(p)
     raise ExpressivityError(
-        f"float64 cannot carry {p.describe()}: contextual values reach t_r = {float(p.t_r):.3g} "
-        f"({float(top):.3g} half-delta units) and their squares (attention scores, value-map ramps) exceed 2^53, "
+        f"float64 cannot carry {p.describe()}: contextual values reach t_r = {_approx(p.t_r)} "
+        f"({_approx(top)} half-delta units) and their squares (attention scores, value-map ramps) exceed 2^53, "
         f"so rounding creates false ties and cancels the ReLU ramps; {hint}"
     )
+
+
+def _approx(x) -> str:
+    try:
+        return f"{float(x):.3g}"
+    except OverflowError:
+        from expressivity.verify.size import fmt_size
+
+        return fmt_size(x)
 
 
 def _fits(p: YunParams) -> bool:
@@ -78,13 +87,24 @@ def _fits(p: YunParams) -> bool:
 def _fitting_size(p: YunParams) -> str:
     if p.positional and p.shift == "paper":
         return "try a smaller n or a larger delta"
-    for N in range(p.N - 1, 1, -1):
-        if _fits(replace(p, N=N)):
-            return f"try --delta 1/{N}"
-    for n in range(p.n - 1, 1, -1):
-        if _fits(replace(p, n=n)):
-            return f"try --n {n}"
+    # t_r grows with N and with n, so the largest fitting value is found by bisection.
+    N = _largest(2, p.N - 1, lambda N: _fits(replace(p, N=N)))
+    if N is not None:
+        return f"try --delta 1/{N}"
+    n = _largest(2, p.n - 1, lambda n: _fits(replace(p, n=n)))
+    if n is not None:
+        return f"try --n {n}"
     return "try a smaller n and a larger delta"
+
+
+def _largest(lo: int, hi: int, ok) -> int | None:
+    """Largest ``k`` in ``[lo, hi]`` with ``ok(k)``, for ``ok`` true up to some point then false."""
+    if hi < lo or not ok(lo):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid - 1)
+    return lo
 
 
 def choose_lambda(p: YunParams, network: Network) -> tuple[float, dict]:
