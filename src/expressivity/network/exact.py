@@ -121,11 +121,3 @@ def exact_activate(activation, t: np.ndarray) -> np.ndarray:
         vals.append(slopes[k] * v + intercepts[k])
     out.flat[:] = vals
     return out
-
-
-def format_exact(v) -> str | int:
-    """JSON form of an exact number: an ``int``, or a string ``"p/q"``."""
-    v = _exact_scalar(v)
-    if isinstance(v, int):
-        return v
-    return v.numerator if v.denominator == 1 else f"{v.numerator}/{v.denominator}"

@@ -160,9 +160,6 @@ class Network:
                        output_labels=other.output_labels, name=f"{other.name} o {self.name}".strip(" o"),
                        metadata={**self.metadata, **other.metadata})
 
-    def with_layers(self, layers: Sequence[Layer]) -> "Network":
-        return replace(self, layers=tuple(layers))
-
     # ---- printing ----------------------------------------------------------------------
     def summary(self, max_layers: int = 40) -> str:
         """A readable multi-line description: dimensions, then one line per layer."""
