@@ -114,10 +114,9 @@ def exact_activate(activation, t: np.ndarray) -> np.ndarray:
     assert isinstance(activation, PiecewiseLinear)
     slopes = [_exact_scalar(a) for a in activation.slopes]
     intercepts = [_exact_scalar(b) for b in activation.intercepts]
-    breaks = [_exact_scalar(c) for c in activation.breakpoints]
     vals = []
     for v in t.flat:
-        k = sum(v >= c for c in breaks)
+        k = activation.piece_index(v)  # Python compares Fraction with float exactly
         vals.append(slopes[k] * v + intercepts[k])
     out.flat[:] = vals
     return out

@@ -26,11 +26,6 @@ from expressivity.training.schedule import TrainConfig
 from expressivity.training.trainer import TrainResult, eval_batch
 
 
-def _batched(p: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """Broadcast per-model ``v`` ``(K,)`` against ``p`` ``(K, ...)``."""
-    return v.view(-1, *([1] * (p.ndim - 1)))
-
-
 class Ensemble:
     """K models of ``model_cfg``; member ``k`` initialised from ``torch.manual_seed(seeds[k])``."""
 

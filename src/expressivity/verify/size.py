@@ -82,11 +82,7 @@ def check_budget(p: YunParams, budget: int = DEFAULT_BUDGET) -> SizeEstimate:
             f"{p.describe()} needs {fmt_size(est.params)} parameters in {fmt_size(est.layers['total'])} layers "
             f"(budget {fmt_size(budget)}); use a larger delta or smaller n, or raise --budget"
         )
-    if est.grid_points > 20 * budget:
-        raise BudgetError(
-            f"{p.describe()}: exhaustive verification would enumerate {fmt_size(est.grid_points)} extended-grid "
-            f"points (limit {fmt_size(20 * budget)}); use a larger delta or smaller n, or raise --budget"
-        )
+    check_grid_budget(p, 20 * budget)  # building includes the exhaustive lemma check
     return est
 
 
