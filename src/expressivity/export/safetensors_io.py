@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from safetensors.numpy import load_file, save_file
 
-from expressivity.cli.common import jsonable
+from expressivity.records import jsonable
 from expressivity.errors import ExpressivityError
 from expressivity.network.layers import (AttentionLayer, FeedForwardLayer, Head, MatrixBias, PiecewiseLinear,
                                          RelativeBias, ReLU)

@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
-from expressivity.cli.common import jsonable
+from expressivity.records import jsonable
 
 
 def save_checkpoint(path: Path, model: torch.nn.Module, config: dict, state: dict) -> None:

@@ -1,0 +1,88 @@
+"""What every result carries about itself: JSON-ready values, run records, content hashes.
+
+Library code writes results through these helpers (the CLI only prints them), so a run made
+from Python and one made from the command line record the same facts: command, configuration,
+seed, package and Python versions, and time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import time
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import expressivity
+
+
+def jsonable(value: Any) -> Any:
+    """Convert NumPy arrays/scalars, Fractions, Paths and dataclass-like objects into JSON-ready values.
+
+    Exact numbers become ``int`` or the string ``"p/q"``; floats stay floats (``inf``/``nan``
+    become the strings ``"inf"``/``"-inf"``/``"nan"`` so the output is strict JSON). Objects with
+    an ``as_dict()`` method are converted through it.
+    """
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, Fraction):
+        return value.numerator if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if v != v:
+            return "nan"
+        if v in (float("inf"), float("-inf")):
+            return "inf" if v > 0 else "-inf"
+        return v
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "as_dict") and callable(value.as_dict):
+        return jsonable(value.as_dict())
+    return value
+
+
+def canonical_json(value: Any) -> str:
+    """Compact JSON with sorted keys: the same value always gives the same text."""
+    return json.dumps(jsonable(value), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def content_hash(value: Any, length: int = 16) -> str:
+    """First ``length`` hex digits of the SHA-256 of :func:`canonical_json` of ``value``."""
+    return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:length]
+
+
+def run_record(command: str, config: dict, seed: int | None = None) -> dict:
+    """What every run records about itself: command, config, seed, package versions, platform, time."""
+    import torch
+
+    return {
+        "command": command,
+        "config": jsonable(config),
+        "seed": seed,
+        "expressivity_version": expressivity.__version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "torch": torch.__version__,
+        "created_unix": time.time(),
+    }
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """Write JSON atomically (temp file then rename), so a crash leaves no half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(jsonable(obj), indent=2) + "\n")
+    tmp.replace(path)
