@@ -23,7 +23,7 @@ from expressivity.constructions.yun.constants import YunParams
 from expressivity.constructions.yun.contextual import contextual_map
 from expressivity.constructions.yun.grid import column_table
 from expressivity.network.exact import forward_exact
-from expressivity.verify.yun_lemmas import verify_contextual
+from expressivity.constructions.yun.checks.lemmas import verify_contextual
 
 CASES = [(5, 1, 4, False), (3, 2, 3, False), (2, 2, 8, False), (3, 2, 4, False), (4, 2, 4, False), (4, 2, 4, True)]
 GOAL = 1000.0

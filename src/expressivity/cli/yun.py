@@ -16,7 +16,7 @@ from click.core import ParameterSource
 from expressivity.cli.common import console, emit_json, err_console, jsonable, run_record, write_json
 from expressivity.errors import ExpressivityError
 MAX_SAMPLES = 10 ** 7
-CONTEXTUAL_BUDGET = 2_000_000  # = verify.size.DEFAULT_CONTEXTUAL_BUDGET (about 20 s of exact arithmetic)
+CONTEXTUAL_BUDGET = 2_000_000  # = constructions.yun.size.DEFAULT_CONTEXTUAL_BUDGET (about 20 s of exact arithmetic)
 
 # ---- parsing -----------------------------------------------------------------------------------
 
@@ -144,7 +144,7 @@ def contextual(n, d, delta, positional, shift, as_json, input_text, budget):
     from expressivity.constructions.yun.contextual import contextual_map
     from expressivity.constructions.yun.quantize import quantizer
     from expressivity.network.exact import forward_exact
-    from expressivity.verify.size import check_contextual_budget
+    from expressivity.constructions.yun.size import check_contextual_budget
 
     _check_mode_options(positional)
     p = _params(n, d, parse_delta(delta), positional, shift)
@@ -175,8 +175,8 @@ def contextual(n, d, delta, positional, shift, as_json, input_text, budget):
 def verify(n, d, delta, positional, shift, as_json, constants, budget):
     """Exhaustive exact check of Lemma 4.2's P1-P4 over the extended grid."""
     from expressivity.constructions.yun.contextual import contextual_map
-    from expressivity.verify.size import check_grid_budget
-    from expressivity.verify.yun_lemmas import verify_contextual
+    from expressivity.constructions.yun.size import check_grid_budget
+    from expressivity.constructions.yun.checks.lemmas import verify_contextual
 
     _check_mode_options(positional, constants_option=True)
     p = _params(n, d, parse_delta(delta), positional, shift, constants)
@@ -232,7 +232,7 @@ def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, l
     target = get_target(target_spec)
     config = BuildConfig(p=p_norm, samples=samples, seed=seed, budget=budget, soften=SoftenConfig(lam=lam, epsilon=epsilon))
     params = [_params(n, d, N, positional, shift) for N in Ns]
-    from expressivity.verify.size import check_budget
+    from expressivity.constructions.yun.size import check_budget
 
     for prm in params:  # refuse before building anything
         check_budget(prm, budget)

@@ -13,7 +13,7 @@ from expressivity.constructions.yun.contextual import contextual_map
 from expressivity.constructions.yun.grid import column_table, parse_rank_one, run_ids
 from expressivity.constructions.yun.quantize import quantize_scalar, quantizer
 from expressivity.network.exact import forward_exact
-from expressivity.verify.yun_value import verify_quantizer
+from expressivity.constructions.yun.checks.value import verify_quantizer
 
 
 def q_values(p, X):

@@ -15,9 +15,9 @@ from expressivity.constructions.yun.constants import YunParams
 from expressivity.constructions.yun.contextual import resolve_params
 from expressivity.constructions.yun.soften import SoftenConfig, float64_limit, soften
 from expressivity.targets import Target
-from expressivity.verify.dp_error import dp_decomposition
-from expressivity.verify.size import DEFAULT_BUDGET
-from expressivity.verify.yun_value import verify_value
+from expressivity.constructions.yun.checks.dp import dp_decomposition
+from expressivity.constructions.yun.size import DEFAULT_BUDGET
+from expressivity.constructions.yun.checks.value import verify_value
 
 
 @dataclass(frozen=True)

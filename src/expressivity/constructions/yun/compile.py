@@ -20,8 +20,8 @@ from expressivity.constructions.yun.value import choose_sigma, value_map
 from expressivity.errors import ExpressivityError
 from expressivity.network.network import Network
 from expressivity.targets import Target, evaluate_target, require_equivariant
-from expressivity.verify.size import DEFAULT_BUDGET, SizeEstimate, check_budget
-from expressivity.verify.yun_lemmas import LemmaReport, verify_contextual
+from expressivity.constructions.yun.size import DEFAULT_BUDGET, SizeEstimate, check_budget
+from expressivity.constructions.yun.checks.lemmas import LemmaReport, verify_contextual
 
 
 @dataclass

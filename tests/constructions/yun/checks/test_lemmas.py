@@ -9,7 +9,7 @@ import pytest
 from expressivity.constructions.yun.constants import YunParams
 from expressivity.constructions.yun.contextual import contextual_map
 from expressivity.network.network import Network
-from expressivity.verify.yun_lemmas import verify_contextual
+from expressivity.constructions.yun.checks.lemmas import verify_contextual
 
 CASES = [(2, 1, 2), (2, 1, 5), (3, 1, 3), (4, 1, 3), (2, 2, 3), (3, 2, 2), (2, 3, 2), (5, 1, 2), (2, 4, 2)]
 

@@ -15,8 +15,8 @@ from expressivity.errors import BudgetError, ExpressivityError
 from expressivity.network.layers import PiecewiseLinear
 from expressivity.network.reference import forward
 from expressivity.targets import get_target
-from expressivity.verify.dp_error import dp_decomposition
-from expressivity.verify.size import check_budget, estimate
+from expressivity.constructions.yun.checks.dp import dp_decomposition
+from expressivity.constructions.yun.size import check_budget, estimate
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +97,7 @@ def test_dp_decomposition_ci_contains_estimate():
 
 
 def test_size_messages_never_format_huge_ints():
-    from expressivity.verify.size import check_contextual_budget, check_grid_budget, fmt_size
+    from expressivity.constructions.yun.size import check_contextual_budget, check_grid_budget, fmt_size
 
     assert fmt_size(12_345) == "12,345" and fmt_size(10 ** 20000) == "about 10^20000"
     assert fmt_size(2 * 10 ** 21) == "about 2 x 10^21"
@@ -108,7 +108,7 @@ def test_size_messages_never_format_huge_ints():
 
 
 def test_contextual_budget_estimate():
-    from expressivity.verify.size import check_contextual_budget, contextual_work
+    from expressivity.constructions.yun.size import check_contextual_budget, contextual_work
 
     p = YunParams(2, 1, 10 ** 9)
     assert contextual_work(p) == (2 * 10 ** 9 + 2) * 4  # d/delta + d + delta^-d + 1 layers, n^2 d each

@@ -11,7 +11,7 @@ from expressivity.constructions.yun.compile import compile_modified, f_bar
 from expressivity.constructions.yun.constants import YunParams
 from expressivity.network.exact import forward_exact
 from expressivity.targets import get_target
-from expressivity.verify.yun_value import verify_value
+from expressivity.constructions.yun.checks.value import verify_value
 
 
 @pytest.mark.parametrize("target,n,d,N,pos", [
