@@ -86,3 +86,60 @@ def write_json(path: Path, obj: Any) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(jsonable(obj), indent=2) + "\n")
     tmp.replace(path)
+
+
+OUTPUT_MARKER = "run.json"  # every output folder this package writes has a run record
+
+
+def check_output_dir(path: Path) -> Path:
+    """Refuse an output folder that would be unsafe to replace, before any work starts.
+
+    Allowed: a path that does not exist, an empty folder, or a folder this package wrote before
+    (it holds ``run.json``), which is replaced as a whole when the new output is complete.
+    """
+    from expressivity.errors import ExpressivityError
+
+    path = Path(path)
+    if str(path).strip() in ("", "."):
+        raise ExpressivityError("--out must name a new folder (an empty name would write into the current folder)")
+    if path.exists():
+        if not path.is_dir():
+            raise ExpressivityError(f"--out {path} exists and is a file; choose a folder name")
+        if any(path.iterdir()) and not (path / OUTPUT_MARKER).exists():
+            raise ExpressivityError(f"--out {path} is a non-empty folder this program did not write; "
+                                    "choose a new folder so nothing of yours is replaced")
+    return path
+
+
+class staged_output:
+    """Context manager: write a whole output folder, or nothing.
+
+    Yields a fresh sibling folder ``<path>.partial-<pid>``; on success it replaces ``path``
+    (after :func:`check_output_dir` allowed it), on any failure or interruption it is removed.
+    """
+
+    def __init__(self, path: Path):
+        import os
+
+        self.path = check_output_dir(Path(path))
+        self.stage = self.path.with_name(f"{self.path.name}.partial-{os.getpid()}")
+
+    def __enter__(self) -> Path:
+        import shutil
+
+        shutil.rmtree(self.stage, ignore_errors=True)
+        self.stage.mkdir(parents=True)
+        return self.stage
+
+    def __exit__(self, exc_type, exc, tb):
+        import shutil
+
+        if exc_type is not None:
+            shutil.rmtree(self.stage, ignore_errors=True)
+            return False
+        old = self.path.with_name(f"{self.path.name}.replaced-{self.stage.name.rsplit('-', 1)[-1]}")
+        if self.path.exists():
+            self.path.rename(old)
+        self.stage.rename(self.path)
+        shutil.rmtree(old, ignore_errors=True)
+        return False

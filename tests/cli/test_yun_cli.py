@@ -45,8 +45,10 @@ def test_build_json_and_outputs(tmp_path):
     out = json.loads(res.stdout)
     assert isinstance(out, list) and len(out) == 2
     for r in out:
-        assert {"dp_error", "dp_ci", "params", "lower_bound", "layers", "lambda", "epsilon"} <= set(r)
-        assert r["contextual"]["failures"] == 0 and r["value_check"]["failures"] == 0
+        assert {"size", "checks", "errors", "bounds", "margins", "constants", "ok"} <= set(r)
+        assert r["ok"] and all(c["failures"] == 0 for c in r["checks"]) and len(r["checks"]) == 4
+        assert {"d_p(f, g)", "d_p(f, f_bar)", "d_p(f_bar, g_bar)", "d_p(g_bar, g)"} == {e["name"] for e in r["errors"]}
+        assert r["size"]["paper_bound"] > 0 and r["size"]["ratio"] > 1 and r["constants"]["lambda"] > 0
     for name in ("run.json", "dp_vs_delta.png", "delta_1_2/contextual_values.png",
                  "delta_1_4/modified/network.json", "delta_1_4/softened/weights.safetensors"):
         assert (tmp_path / name).exists(), name
@@ -86,7 +88,7 @@ B = ["build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2
     (["verify", "--n", "3", "--d", "5", "--delta", "1/100"], "about "),
     (["build", "--target", "mean-shift", "--n", "100", "--d", "100", "--delta", "1/100"], "about 10^"),
     (["build", "--target", "mean-shift", "--n", "1000000", "--d", "30", "--delta", "1/2"], "about 10^"),
-    (["build", "--target", "mean-shift", "--n", "2", "--d", "5", "--delta", "1/100", "--budget", "1" + "0" * 21], "about 1.6 x 10^21 parameters"),
+    (["build", "--target", "mean-shift", "--n", "2", "--d", "5", "--delta", "1/100", "--budget", "1" + "0" * 21], "about 4.9 x 10^21 parameters (softened network"),
     (["contextual", "--n", "2", "--d", "1", "--delta", "1/1000000000", "--input", "0;0"], "layers"),
     (["contextual", "--n", "2", "--d", "1000", "--delta", "1/1000", "--input", "0;0"], "about 10^"),
     ([*B[:-2], "--samples", "20000000"], "--samples"),
@@ -143,12 +145,12 @@ def test_json_run_records():
     out = json.loads(res.stdout)
     assert isinstance(out, list) and len(out) == 2
     for r in out:
-        assert r["run"]["command"] == "yun build" and r["run"]["seed"] == 3 and "dp_error" in r
+        assert r["run"]["command"] == "yun build" and r["run"]["seed"] == 3 and r["errors"][0]["name"] == "d_p(f, g)"
         assert r["run"]["config"]["deltas"] == ["1/2", "1/4"]
 
 
 def test_dp_terms_state_their_method():
-    r = json.loads(run(*B, "--json").stdout)["dp_decomposition"]
-    assert "network evaluation" in r["total"]["method"] and "network evaluation" in r["gbar_g"]["method"]
-    assert r["fbar_gbar"]["method"].startswith("exact identity verified on every cube")
-    assert "Monte Carlo" in r["f_fbar"]["method"]
+    r = {e["name"]: e for e in json.loads(run(*B, "--json").stdout)["errors"]}
+    assert "network evaluation" in r["d_p(f, g)"]["method"] and "network evaluation" in r["d_p(g_bar, g)"]["method"]
+    assert r["d_p(f_bar, g_bar)"]["method"].startswith("exact identity verified on every cube")
+    assert "Monte Carlo" in r["d_p(f, f_bar)"]["method"]

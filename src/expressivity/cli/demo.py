@@ -17,7 +17,7 @@ import click
 import numpy as np
 from rich.table import Table
 
-from expressivity.cli.circuits import run_circuit, run_equivariance
+from expressivity.cli.circuits import circuit_result, equivariance_result
 from expressivity.cli.common import console, emit_json, err_console, human_output_to_stderr, run_record, write_json
 from expressivity.constructions.circuits import CIRCUITS
 
@@ -35,14 +35,14 @@ def circuits_section(out: Path) -> dict:
     for name, circuit in CIRCUITS.items():
         row = {"circuit": name}
         if circuit.scaled:
-            row["exact"] = run_circuit(name, DEMO_LENGTH, math.inf, "exact", seed=DEMO_SEED)["max_abs_error"]
+            row["exact"] = circuit_result(name, DEMO_LENGTH, math.inf, "exact", seed=DEMO_SEED)["max_abs_error"]
         elif name != "attention":
-            row["exact"] = run_circuit(name, DEMO_LENGTH, None, "exact", seed=DEMO_SEED)["max_abs_error"]
+            row["exact"] = circuit_result(name, DEMO_LENGTH, "auto", "exact", seed=DEMO_SEED)["max_abs_error"]
         for dtype in ("float64", "float32"):
-            res = run_circuit(name, DEMO_LENGTH, "auto", dtype, seed=DEMO_SEED)
+            res = circuit_result(name, DEMO_LENGTH, "auto", dtype, seed=DEMO_SEED)
             row[dtype] = res["max_abs_error"]
             row["scale"] = res["scale"]
-        row["equivariant"] = run_equivariance(name, DEMO_LENGTH, seed=DEMO_SEED)["equivariant"]
+        row["equivariant"] = equivariance_result(name, DEMO_LENGTH, seed=DEMO_SEED)["equivariant"]
         row["positional"] = circuit.positional
         rows.append(row)
     table = Table(title=f"tutorial circuits, L={DEMO_LENGTH}, inputs U[-1,1) seed {DEMO_SEED}: max |output - target|")

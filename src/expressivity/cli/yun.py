@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from contextlib import contextmanager
@@ -14,6 +13,7 @@ import numpy as np
 from click.core import ParameterSource
 
 from expressivity.cli.common import console, emit_json, err_console, jsonable, run_record, write_json
+from expressivity.records import check_output_dir, staged_output
 from expressivity.errors import ExpressivityError
 MAX_SAMPLES = 10 ** 7
 CONTEXTUAL_BUDGET = 2_000_000  # = constructions.yun.size.DEFAULT_CONTEXTUAL_BUDGET (about 20 s of exact arithmetic)
@@ -211,13 +211,16 @@ def verify(n, d, delta, positional, shift, as_json, constants, budget):
 @click.option("--lambda", "lam", type=float, default=None, help="softmax inverse temperature (default: from margins)")
 @click.option("--epsilon", type=float, default=None, help="quantizer ReLU ramp width (default: from margins)")
 @click.option("--budget", type=click.IntRange(min=1), default=2_000_000, show_default=True, help="max parameters")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="folder for the networks (safetensors + JSON), figures and run.json; written whole or not at all")
 @click.option("--json", "as_json", is_flag=True)
 def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, lam, epsilon, budget, out_dir, as_json):
-    """Compile a target, verify it exactly, soften it, and estimate its d_p error."""
-    from expressivity.constructions.yun.build import BuildConfig, build_and_check, save_outputs
-    from expressivity.constructions.yun.figures import contextual_values, dp_vs_delta
-    from expressivity.constructions.yun.soften import SoftenConfig
+    """Compile a target, verify it exactly, soften it, check the softened network and estimate its d_p error.
+
+    Exits 1 when a check fails (the report says which), 2 on bad input."""
+    from expressivity.constructions.yun.build import BuildConfig, build_and_check
+    from expressivity.constructions.yun.size import check_budget
+    from expressivity.constructions.yun.soften import SoftenConfig, float64_limit
     from expressivity.targets import get_target
 
     if not (math.isfinite(p_norm) and p_norm >= 1):
@@ -229,40 +232,58 @@ def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, l
     _finite_positive("--epsilon", epsilon)
     _check_mode_options(positional)
     Ns = parse_deltas(deltas)
+    if out_dir is not None:
+        check_output_dir(out_dir)
     target = get_target(target_spec)
     config = BuildConfig(p=p_norm, samples=samples, seed=seed, budget=budget, soften=SoftenConfig(lam=lam, epsilon=epsilon))
     params = [_params(n, d, N, positional, shift) for N in Ns]
-    from expressivity.constructions.yun.size import check_budget
-
-    for prm in params:  # refuse before building anything
+    for prm in params:  # refuse every delta before building any
         check_budget(prm, budget)
-    reports, files = [], []
+        float64_limit(prm)
+    results = []
     for prm in params:
         with _progress(f"building delta=1/{prm.N}") as cb:
-            res = build_and_check(target, prm, config, progress=cb)
-        reports.append(res.report)
-        if out_dir is not None:
-            sub = out_dir / f"delta_1_{prm.N}"
-            files += save_outputs(res, sub)
-            files.append(contextual_values(res.build, sub / "contextual_values.png"))
+            results.append(build_and_check(target, prm, config, progress=cb))
         if not as_json:
-            r = res.report
-            console.print(f"delta=1/{prm.N}: d_{p_norm:g} error {r['dp_error']:.4g} (95% CI {r['dp_ci'][0]:.4g}-{r['dp_ci'][1]:.4g}), "
-                          f"{r['params']:,} params = {r['ratio_to_lower_bound']:.3g} x lower bound, layers {r['layers']}, "
-                          f"P1-P4 failures {r['contextual']['failures']}, value-map failures {r['value_check']['failures']}",
-                          soft_wrap=True)
+            _print_build(prm.N, p_norm, results[-1].report)
     cfg = {"target": target_spec, "n": n, "d": d, "deltas": [f"1/{N}" for N in Ns], "positional": positional,
            "shift": shift, "p": p_norm, "samples": samples, "lambda": lam, "epsilon": epsilon, "budget": budget,
            "out": None if out_dir is None else str(out_dir)}
+    run = run_record("yun build", cfg, seed)
+    objs = [{"delta": f"1/{prm.N}", **res.report.as_dict(), "run": run} for prm, res in zip(params, results)]
     if out_dir is not None:
-        files.append(dp_vs_delta(reports, out_dir / "dp_vs_delta.png"))
-        record = run_record("yun build", cfg, seed) | {"results": reports, "files": [str(f) for f in files]}
-        write_json(out_dir / "run.json", record)
-    if as_json:
-        # One object per delta, each with its run record; several deltas give a list.
-        run = run_record("yun build", cfg, seed)
-        objs = [r | {"run": run} for r in reports]
-        sys.stdout.write(json.dumps(jsonable(objs[0] if len(objs) == 1 else objs)) + "\n")
+        _save_build(out_dir, params, results, run, objs)
+    if as_json:  # one object per delta, each with its run record; several deltas give a list
+        emit_json(objs[0] if len(objs) == 1 else objs)
+    failed = [f"delta=1/{prm.N}: {line}" for prm, res in zip(params, results) for line in res.report.failures()]
+    if failed:
+        err_console.print("error: verification failed: " + "; ".join(failed))
+        sys.exit(1)
+
+
+def _print_build(N: int, p_norm: float, report) -> None:
+    total, size = report.error("d_p(f, g)"), report.size
+    checks = "all checks passed" if report.ok else "FAILED: " + "; ".join(report.failures())
+    console.print(f"delta=1/{N}: d_{p_norm:g}(f, g) {total.value:.4g} (95% CI {total.ci95[0]:.4g}-{total.ci95[1]:.4g}), "
+                  f"{size.parameters:,} params = {size.ratio:.3g} x lower bound, layers {size.extra['layers_by_stage']}; "
+                  f"{checks}", soft_wrap=True)
+
+
+def _save_build(out_dir: Path, params, results, run: dict, objs: list[dict]) -> None:
+    """Networks, figures and run.json under ``out_dir``, staged so a failure leaves nothing behind."""
+    from expressivity.constructions.yun.figures import contextual_values, dp_vs_delta
+    from expressivity.export import save_network
+
+    with staged_output(out_dir) as stage:
+        files = []
+        for prm, res in zip(params, results):
+            sub = stage / f"delta_1_{prm.N}"
+            files += save_network(res.build.network, sub / "modified")
+            files += save_network(res.softened, sub / "softened")
+            files.append(contextual_values(res.build, sub / "contextual_values.png"))
+        files.append(dp_vs_delta([res.report for res in results], stage / "dp_vs_delta.png"))
+        names = [str(out_dir / Path(f).relative_to(stage)) for f in files]
+        write_json(stage / "run.json", run | {"results": objs, "files": names})
 
 
 def demo_section(out_dir: Path) -> dict:
@@ -274,11 +295,11 @@ def demo_section(out_dir: Path) -> dict:
 
     summary = _demo(out_dir)
     table = Table(title="Yun et al. 2020 compiler: exact checks and d_2 error of the softmax/ReLU network")
-    for col in ("thm", "target", "n,d,delta", "grid", "P1-4 fails", "value fails", "d_2 (95% CI)", "x bound"):
+    for col in ("construction", "target", "n,d,delta", "grid", "checks", "d_2 (95% CI)", "x bound"):
         table.add_column(col, justify="right")
     for row in [*summary["theorem2"], summary["theorem3"]]:
-        table.add_row(str(row["theorem"]), row["target"], f"{row['n']},{row['d']},{row['delta']}",
-                      str(row["grid_points"]), str(row["p1_p4_failures"]), str(row["value_failures"]),
+        table.add_row(row["construction"], row["target"], f"{row['n']},{row['d']},{jsonable(row['delta'])}",
+                      str(row["grid_points"]), "passed" if row["ok"] else "FAILED: " + "; ".join(row["failed_checks"]),
                       f"{row['dp_error']:.3f} ({row['dp_ci'][0]:.3f}-{row['dp_ci'][1]:.3f})",
                       f"{row['ratio_to_lower_bound']:.1f}")
     console.print(table)

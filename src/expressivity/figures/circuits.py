@@ -37,7 +37,7 @@ def error_vs_scale(name: str, length: int, scales, seed: int = 0) -> list[dict]:
     for s in scales:
         net, report = circuit.build(length, float(s))
         X = embed(net, values)
-        row = {"scale": float(s), "error_bound": report.error_bound}
+        row = {"scale": float(s), "error_bound": report.bounds["max_abs_error"]}
         for dtype in ("float64", "float32"):
             row[dtype] = float(np.max(np.abs(evaluate(net, X, dtype) - target)))
         # The same network with a naive float32 softmax: recompute the single layer by hand.
@@ -93,7 +93,8 @@ def plot_attention_pattern(name: str, length: int, scale, path: Path) -> Path:
     im = ax.imshow(A, cmap="viridis", vmin=0, vmax=1)
     ax.set_xlabel("key position j")
     ax.set_ylabel("query position i")
-    scale_text = "hardmax" if report.scale is not None and math.isinf(report.scale) else f"scale {report.scale:.3g}"
+    scale = report.constants["scale"]
+    scale_text = "hardmax" if scale is not None and math.isinf(scale) else f"scale {scale:.3g}"
     ax.set_title(f"{name}: attention weights (L={length}, {scale_text})", fontsize=9)
     fig.colorbar(im, ax=ax)
     fig.tight_layout()

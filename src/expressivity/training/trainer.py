@@ -174,10 +174,10 @@ def _progress(enabled: bool, total: int, start: int, name: str, seed: int):
         return None
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from expressivity.cli.common import err_console
+    from expressivity.progress import stderr_console
 
     p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                 console=err_console, transient=True)
+                 console=stderr_console, transient=True)
     p.start()
     return p, p.add_task(f"{name} seed {seed}", total=total, completed=start)
 

@@ -24,12 +24,14 @@ from expressivity.constructions.yun.size import DEFAULT_BUDGET, SizeEstimate, ch
 from expressivity.constructions.yun.checks.lemmas import LemmaReport, verify_contextual
 
 
-@dataclass
+@dataclass(kw_only=True)
 class YunBuild:
     """A compiled modified Transformer and the facts found while building it.
 
-    ``rep_keys`` (sorted) and ``A_rep`` ``(classes, n, d)`` define ``f_bar``: class ``k``'s
-    representative has tokens in increasing-id order and outputs ``A_rep[k]``.
+    ``quantizer``, ``contextual`` and ``value`` are the three stages, ``network`` their
+    composition. ``rep_keys`` (sorted) and ``A_rep`` ``(classes, n, d)`` define ``f_bar``: class
+    ``k``'s representative has tokens in increasing-id order and outputs ``A_rep[k]``; ``sigma``
+    is the value map's output rescale and ``max_uA`` the largest id of a target column.
     """
 
     params: YunParams
@@ -71,8 +73,8 @@ def compile_modified(target: Target, p: YunParams, budget: int = DEFAULT_BUDGET,
                   metadata={"params": p, "t_l": p.t_l, "t_r": p.t_r, "c": p.c, "s": p.s, "M": M,
                             "sigma": sigma, "stages": {"quantize": len(g_q.layers), "contextual": len(g_c.layers),
                                                        "value": len(g_v.layers)}})
-    return YunBuild(p, target, g_q, g_c, g_v, net, lemmas, size, sigma, top, keys, A,
-                    {k: v for k, v in lemmas.representatives.items()})
+    return YunBuild(params=p, target=target, quantizer=g_q, contextual=g_c, value=g_v, network=net, lemmas=lemmas,
+                    size=size, sigma=sigma, max_uA=top, rep_keys=keys, A_rep=A, rep_values=dict(lemmas.representatives))
 
 
 def _representatives(p: YunParams, reps: dict):

@@ -23,11 +23,14 @@ def demo_section(out_dir: Path) -> dict:
 
     def brief(r) -> dict:
         rep = r.report
-        return {k: rep[k] for k in ("target", "n", "d", "delta", "theorem", "dp_error", "dp_ci", "params",
-                                    "ratio_to_lower_bound", "layers", "lambda", "epsilon")} | {
-            "p1_p4_failures": rep["contextual"]["failures"], "value_failures": rep["value_check"]["failures"],
-            "grid_points": rep["contextual"]["grid_points"], "arithmetic": rep["contextual"]["arithmetic"]}
+        lemmas = rep.check("Lemma 4.2 P1-P4 on the extended grid")
+        total = rep.error("d_p(f, g)")
+        return {**{k: rep.constants[k] for k in ("target", "n", "d", "delta", "lambda", "epsilon")},
+                "construction": rep.construction, "dp_error": total.value, "dp_ci": list(total.ci95),
+                "params": rep.size.parameters, "ratio_to_lower_bound": rep.size.ratio,
+                "layers": rep.size.extra["layers_by_stage"], "ok": rep.ok,
+                "failed_checks": [c.property for c in rep.checks if not c.passed],
+                "grid_points": lemmas.points, "arithmetic": lemmas.arithmetic}
 
     return {"theorem2": [brief(r) for r in thm2], "theorem3": brief(thm3), "figures": [str(f) for f in figs],
-            "ok": all(r.report["contextual"]["failures"] == 0 and r.report["value_check"]["failures"] == 0
-                      for r in (*thm2, thm3))}
+            "ok": all(r.report.ok for r in (*thm2, thm3))}

@@ -16,25 +16,29 @@ def _plt():
     return plt
 
 
-def dp_vs_delta(reports: list[dict], path: Path) -> Path:
-    """Log-log d_p error (with 95% CI) against delta, plus the delta^{d/p} reference slope."""
+def dp_vs_delta(reports: list, path: Path) -> Path:
+    """Log-log d_p error (with 95% CI) against delta, plus the delta^{d/p} reference slope.
+
+    ``reports``: :class:`~expressivity.constructions.report.ConstructionReport` of Yun builds of
+    one target at several deltas."""
     plt = _plt()
-    deltas = np.array([float(r["delta"]) for r in reports])
-    err = np.array([r["dp_error"] for r in reports])
-    lo = np.array([r["dp_ci"][0] for r in reports])
-    hi = np.array([r["dp_ci"][1] for r in reports])
+    deltas = np.array([float(r.constants["delta"]) for r in reports])
+    err = np.array([r.error("d_p(f, g)").value for r in reports])
+    lo = np.array([r.error("d_p(f, g)").ci95[0] for r in reports])
+    hi = np.array([r.error("d_p(f, g)").ci95[1] for r in reports])
     fig, ax = plt.subplots(figsize=(5, 4))
     ax.errorbar(deltas, err, yerr=[np.maximum(err - lo, 0), np.maximum(hi - err, 0)], marker="o", label="d_p(f, g) (MC, 95% CI)")
-    for key, lab in (("f_fbar", "d_p(f, f_bar)"), ("fbar_gbar", "d_p(f_bar, g_bar)")):
-        ax.plot(deltas, [r["dp_decomposition"][key]["value"] for r in reports], ls=":", marker=".", label=lab)
-    d, p = reports[0]["d"], reports[0]["p"]
+    for lab in ("d_p(f, f_bar)", "d_p(f_bar, g_bar)"):
+        ax.plot(deltas, [r.error(lab).value for r in reports], ls=":", marker=".", label=lab)
+    first = reports[0].constants
+    d, p = first["d"], first["p"]
     ref = err[0] * (deltas / deltas[0]) ** (d / p)
     ax.plot(deltas, ref, "k--", label=f"slope delta^(d/p) = delta^{d / p:g}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("delta")
     ax.set_ylabel("d_p error")
-    ax.set_title(f"{reports[0]['target']}: n={reports[0]['n']}, d={d}, Theorem {reports[0]['theorem']}")
+    ax.set_title(f"{first['target']}: n={first['n']}, d={d}, {reports[0].construction}")
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

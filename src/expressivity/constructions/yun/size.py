@@ -24,10 +24,11 @@ class SizeEstimate:
     lower_bound: float
     ratio: float
     grid_points: int
+    params_softened: int
 
     def as_dict(self) -> dict:
-        return {"layers": self.layers, "params": self.params, "lower_bound": self.lower_bound,
-                "ratio_to_lower_bound": self.ratio, "grid_points": self.grid_points}
+        return {"layers": self.layers, "params": self.params, "params_softened": self.params_softened,
+                "lower_bound": self.lower_bound, "ratio_to_lower_bound": self.ratio, "grid_points": self.grid_points}
 
 
 def lower_bound(p: YunParams) -> float:
@@ -39,33 +40,53 @@ def lower_bound(p: YunParams) -> float:
         return float("inf")
 
 
+def _relu_layer(units: int, d: int) -> int:
+    """Parameters of a ReLU feed-forward layer with ``units`` hidden units on ``d`` dimensions."""
+    return units * (2 * d + 1) + d
+
+
 def estimate(p: YunParams, rescale: bool = False) -> SizeEstimate:
-    """Layer and parameter counts of the modified network, without building it."""
+    """Layer and parameter counts of the modified network and of its softened form, without building.
+
+    Softening turns every breakpoint of a width-1 piecewise-linear unit into two ReLU units:
+    quantizer, kill and window layers have two breakpoints (4 units), zeroing layers one (2),
+    the rescale layer ``d`` units of one breakpoint (``2d``). ``ratio`` is the softened count
+    (the network that runs and is reported) over the lower bound.
+    """
     layers = p.layer_counts(rescale)
     d = p.d
     ff1 = 3 * d + 1
     head = 4 * d + 1
     windows = layers["contextual"] - 1
-    params = layers["quantize"] * ff1 + windows * 2 * head + head + (layers["value"] - (1 if rescale else 0)) * ff1
+    attention = windows * 2 * head + head
+    value_width_one = layers["value"] - (1 if rescale else 0)
+    params = layers["quantize"] * ff1 + attention + value_width_one * ff1
+    hits = value_width_one - 1 - d
+    softened = (layers["quantize"] * _relu_layer(4, d) + attention + _relu_layer(4, d) + d * _relu_layer(2, d)
+                + hits * _relu_layer(4, d))
     if rescale:
         params += 3 * d * d + d
+        softened += _relu_layer(2 * d, d)
     if p.positional:
         params += p.n * d
+        softened += p.n * d
     lb = lower_bound(p)
     try:
-        ratio = params / lb
+        ratio = softened / lb
     except OverflowError:
         ratio = float("inf")
-    return SizeEstimate(layers, params, lb, ratio, p.extended_grid_points)
+    return SizeEstimate(layers, params, lb, ratio, p.extended_grid_points, softened)
 
 
 def check_budget(p: YunParams, budget: int = DEFAULT_BUDGET) -> SizeEstimate:
-    """Raise :class:`BudgetError` (estimate in the message) when the network would exceed ``budget`` parameters."""
+    """Raise :class:`BudgetError` (estimate in the message) when the softened network, the one
+    that runs and is reported, would exceed ``budget`` parameters (the rescale layer counted)."""
     _refuse_astronomical_grid(p, 20 * budget)
-    est = estimate(p)
-    if est.params > budget:
+    est = estimate(p, rescale=True)
+    if est.params_softened > budget:
         raise BudgetError(
-            f"{p.describe()} needs {fmt_size(est.params)} parameters in {fmt_size(est.layers['total'])} layers "
+            f"{p.describe()} needs {fmt_size(est.params_softened)} parameters (softened network; "
+            f"{fmt_size(est.params)} before softening) in {fmt_size(est.layers['total'])} layers "
             f"(budget {fmt_size(budget)}); use a larger delta or smaller n, or raise --budget"
         )
     check_grid_budget(p, 20 * budget)  # building includes the exhaustive lemma check

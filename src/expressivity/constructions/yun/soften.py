@@ -7,14 +7,26 @@ score gap between the selected key and any other is at least ``gamma = delta^2/2
 chosen to make the sum over all attention layers at most ``1e-6 delta``, far inside the
 ``delta/2`` window margins, because that leakage reaches the output unchanged.
 
-ReLU: a piecewise-linear ``phi`` with a constant piece ``m`` is rewritten around that piece:
+ReLU: a piecewise-linear ``phi`` with a constant piece ``m`` is rewritten around that piece (a
+piece whose constant is 0 when there is one: inputs that a layer leaves alone sit there, and on
+that piece no ReLU unit is active, so they pass with no rounding at all):
 each breakpoint to the right adds ``jump*H(t-c) + (slope change)*ReLU(t-c)``, each to the left
 the mirror image with ``ReLU(c-t)``; the step ``H`` is a ramp of width ``epsilon`` just left
 of the breakpoint. Two ReLUs per breakpoint, so width 4 per original unit (``T^{2,1,4}``).
 ``tilde phi = phi`` outside the ramps.
 
-float64 is refused (spec §9) when in-support magnitudes ``t_r`` in ``delta/2`` units reach
-``2^53``; the message names a smaller size that fits.
+float64 limits (spec §9, plus the value map's rounding, measured and derived here). Two things
+must hold, and a size that breaks either is refused before building, with a smaller size that
+fits named in the message (found with the same predicate, so the suggestion builds):
+
+* attention scores, products of contextual values, stay exact: ``(2N t_r)^2 < 2^53``;
+* the value map's rounding stays below ``delta/8`` per output entry (well under the
+  construction's own quantization error). At a column's firing layer the pre-activation
+  ``u.Z - v`` of two numbers of size ``t_r`` is rounded (exactly representable, so no rounding,
+  when ``delta`` is a power of two), and the unit's coefficient ``(sigma A - Z)/epsilon ~
+  t_r/epsilon`` amplifies it: about ``6 t_r^2 / epsilon * 2^-53``. Value layers come in
+  decreasing ``v`` and activations are expanded around their zero piece, so every other layer
+  leaves a column untouched in float64 too and the error does not accumulate.
 """
 
 from __future__ import annotations
@@ -57,17 +69,34 @@ class SoftenReport:
                 "margins": self.margins, "dtype": self.dtype}
 
 
+def value_map_rounding(p: YunParams, value_scale=None, dyadic: bool | None = None) -> float:
+    """Estimated float64 error per output entry of the softened value map (see the module notes).
+
+    ``value_scale`` bounds ``|sigma A - Z|`` (default ``t_r``, which dominates it); the softened
+    ramp width is ``delta/4``. ``dyadic`` (default: whether ``delta`` is a power of two) says
+    whether the firing layer's pre-activation is exact.
+    """
+    t_r = float(p.t_r)
+    scale = t_r if value_scale is None else float(value_scale)
+    dyadic = p.N & (p.N - 1) == 0 if dyadic is None else dyadic
+    pre_rounding = 0.0 if dyadic else 3 * t_r * 2.0 ** -53  # absolute error of u.Z - v at the firing layer
+    return 2 * pre_rounding * scale * 4 * p.N + 8 * scale * 2.0 ** -53
+
+
 def float64_limit(p: YunParams) -> None:
     """Raise with a reason and a smaller size to try when float64 cannot carry ``p``."""
     if _fits(p):
         return
-    top = p.t_r * 2 * p.N
     hint = _fitting_size(p)
+    if not _scores_exact(p):
+        raise ExpressivityError(
+            f"float64 cannot carry {p.describe()}: contextual values reach t_r = {_approx(p.t_r)} "
+            f"({_approx(p.t_r * 2 * p.N)} half-delta units) and their squares (attention scores) exceed 2^53, "
+            f"so rounding creates false ties; {hint}")
     raise ExpressivityError(
-        f"float64 cannot carry {p.describe()}: contextual values reach t_r = {_approx(p.t_r)} "
-        f"({_approx(top)} half-delta units) and their squares (attention scores, value-map ramps) exceed 2^53, "
-        f"so rounding creates false ties and cancels the ReLU ramps; {hint}"
-    )
+        f"float64 cannot carry {p.describe()}: the softened value map would round by about "
+        f"{value_map_rounding(p):.2g} per output entry (t_r = {_approx(p.t_r)}, delta not a power of two), above "
+        f"delta/8 = {1 / (8 * p.N):.2g}; {hint}")
 
 
 def _approx(x) -> str:
@@ -79,22 +108,35 @@ def _approx(x) -> str:
         return fmt_size(x)
 
 
-def _fits(p: YunParams) -> bool:
+def _scores_exact(p: YunParams) -> bool:
     # Spec §9: scores are products of contextual values; they must stay exact in float64.
     return (p.t_r * 2 * p.N) ** 2 < FLOAT64_EXACT
+
+
+def _fits(p: YunParams) -> bool:
+    return _scores_exact(p) and value_map_rounding(p) <= 1 / (8 * p.N)
 
 
 def _fitting_size(p: YunParams) -> str:
     if p.positional and p.shift == "paper":
         return "try a smaller n or a larger delta"
-    # t_r grows with N and with n, so the largest fitting value is found by bisection.
-    N = _largest(2, p.N - 1, lambda N: _fits(replace(p, N=N)))
+    # Both limits tighten as N grows, except that powers of two round nothing in the value map:
+    # bisect over all N for the general limit, then take the largest power of two if it is larger.
+    general = _largest(2, p.N - 1, lambda N: _scores_exact(replace(p, N=N)) and _general_rounding_fits(replace(p, N=N)))
+    dyadic = next((2 ** k for k in range(p.N.bit_length() - 1, 0, -1)
+                   if 2 ** k < p.N and _fits(replace(p, N=2 ** k))), None)
+    N = max((v for v in (general, dyadic) if v is not None), default=None)
     if N is not None:
         return f"try --delta 1/{N}"
-    n = _largest(2, p.n - 1, lambda n: _fits(replace(p, n=n)))
+    n = _largest(2, p.n - 1, lambda n: _scores_exact(replace(p, n=n)) and _general_rounding_fits(replace(p, n=n)))
     if n is not None:
         return f"try --n {n}"
     return "try a smaller n and a larger delta"
+
+
+def _general_rounding_fits(p: YunParams) -> bool:
+    """The value-map limit as if ``delta`` were not a power of two (monotone in N and n)."""
+    return value_map_rounding(p, dyadic=False) <= 1 / (8 * p.N)
 
 
 def _largest(lo: int, hi: int, ok) -> int | None:
@@ -125,7 +167,8 @@ def relu_expand(phi: PiecewiseLinear, eps: float) -> tuple[list[tuple[int, float
     br = [float(c) for c in phi.breakpoints]
     a = [float(s) for s in phi.slopes]
     b = [float(i) for i in phi.intercepts]
-    m = next(k for k, s in enumerate(phi.slopes) if s == 0)
+    constant = [k for k, s in enumerate(phi.slopes) if s == 0]
+    m = next((k for k in constant if phi.intercepts[k] == 0), constant[0])
     units = []
     for k in range(m, len(br)):  # breakpoint k sits between pieces k and k+1
         c = br[k]
@@ -176,7 +219,11 @@ def soften(p: YunParams, network: Network, n_quantizer: int, precondition_margin
     """
     float64_limit(p)
     lam, attn_margins = choose_lambda(p, network)
-    lam = config.lam if config.lam is not None else lam
+    if config.lam is not None:  # the bound is stated for the lambda actually used
+        lam = config.lam
+        attn_margins["per_layer_error_bound"] = (attn_margins["head_scale"] * (p.n - 1) * attn_margins["key_range"]
+                                                 * exp(-lam * attn_margins["score_gap"]))
+    attn_margins["attention_leakage_bound"] = attn_margins["per_layer_error_bound"] * attn_margins["attention_layers"]
     # Each entry meets 2 breakpoints per quantizer layer of its coordinate; ramps are eps wide.
     ramps = p.n * p.d * 2 * (p.levels + 1)
     eps_q = config.epsilon if config.epsilon is not None else config.quantizer_measure / ramps
@@ -199,6 +246,5 @@ def soften(p: YunParams, network: Network, n_quantizer: int, precondition_margin
     margins = {**attn_margins, "lattice_margin": lattice, "precondition_margin": float(precondition_margin),
                "quantizer_ramp_measure_bound": ramps * eps_q,
                "largest_value_half_delta_units": float(p.t_r * 2 * p.N),
-               # ReLU ramps of the value map cancel terms of size ~ t_r^2/eps: float64 rounding per layer.
-               "value_map_rounding_per_layer_estimate": float(p.t_r) ** 2 / eps_post * 2.0 ** -53}
+               "value_map_rounding_estimate": value_map_rounding(p)}
     return soft, SoftenReport(lam, eps_q, eps_post, margins, "float64")

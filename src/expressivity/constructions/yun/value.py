@@ -4,7 +4,10 @@
    entry (``M`` bounds every entry after the contextual map; enumerated on the grid).
 2. ``d`` zeroing layers: negative entries become 0.
 3. One layer per (permutation class, token): the column whose id equals that class's
-   contextual value ``v`` is replaced by ``sigma * A_L[j]``.
+   contextual value ``v`` is replaced by ``sigma * A_L[j]``. Layers come in *decreasing* ``v``:
+   the lemma allows any order, and in this one every column a layer leaves alone lies to the
+   left of its window (unmapped ids are smaller, mapped and zeroed columns sit below ``t_l``),
+   which is where the softened ReLU units are all inactive, so float64 adds no rounding there.
 4. If ``sigma != 1`` one width-``d`` layer multiplies the output by ``1/sigma``.
 
 ``sigma`` handles the hidden precondition (spec §4): a mapped column ``sigma*A`` must not sit
@@ -69,7 +72,7 @@ def value_map(p: YunParams, columns: list[tuple[Fraction, tuple[Fraction, ...], 
         layers.append(FeedForwardLayer(_col(e), np.array([0], dtype=object), _row(e), activation=zero,
                                        name=f"zero negative x[{i}]"))
     hit = PiecewiseLinear((-p.delta / 2, p.delta / 2), (0, 0, 0), (0, 1, 0))
-    for v, Z, A in columns:
+    for v, Z, A in sorted(columns, key=lambda col: col[0], reverse=True):
         w2 = [sigma * Fraction(float(a)) - z for a, z in zip(A, Z)]
         layers.append(FeedForwardLayer(uu, np.array([-v], dtype=object), _row(w2), activation=hit,
                                        name=f"map context {v}"))

@@ -28,16 +28,24 @@ def smooth_rank_builds():
 def test_dp_error_falls_as_delta_halves(smooth_rank_builds):
     r = smooth_rank_builds
     for a, b in ((2, 4), (4, 8), (8, 16)):
-        assert r[b]["dp_error"] < r[a]["dp_error"]
-        assert r[b]["dp_decomposition"]["f_fbar"]["value"] < r[a]["dp_decomposition"]["f_fbar"]["value"]
+        assert r[b].error("d_p(f, g)").value < r[a].error("d_p(f, g)").value
+        assert r[b].error("d_p(f, f_bar)").value < r[a].error("d_p(f, f_bar)").value
     # Confidence intervals separate over two halvings.
-    assert r[16]["dp_ci"][1] < r[4]["dp_ci"][0]
-    # The softened network stays close to the modified one.
-    assert all(rep["dp_decomposition"]["gbar_g"]["value"] < 0.05 for rep in r.values())
+    assert r[16].error("d_p(f, g)").ci95[1] < r[4].error("d_p(f, g)").ci95[0]
+    # The softened network stays close to the modified one, and every check passed.
+    assert all(rep.error("d_p(g_bar, g)").value < 0.05 and rep.ok for rep in r.values())
+
+
+def test_report_has_every_part(smooth_rank_builds):
+    rep = smooth_rank_builds[4]
+    assert [c.passed for c in rep.checks] == [True] * 4 and rep.check("Lemma 4.2 P1-P4 on the extended grid").points == 25
+    assert rep.size.parameters > rep.size.extra["parameters_modified"] and rep.size.paper_bound == 16
+    assert {"lambda", "t_l", "t_r", "sigma", "M"} <= set(rep.constants)
+    assert rep.margins["agreement_bound"] > 0 and rep.as_dict()["ok"] is True
 
 
 def test_param_ratio_bounded(smooth_rank_builds):
-    ratios = [smooth_rank_builds[N]["ratio_to_lower_bound"] for N in (2, 4, 8, 16)]
+    ratios = [smooth_rank_builds[N].size.ratio for N in (2, 4, 8, 16)]
     assert max(ratios) <= ratios[0]
     assert ratios[-1] < 20
 
@@ -48,6 +56,9 @@ def test_size_estimate_matches_built_network(n, d, N, pos):
     est = estimate(b.params, rescale=b.sigma != 1)
     assert est.params == b.network.parameter_count()
     assert est.layers["total"] == len(b.network.layers)
+    p = b.params
+    soft, _ = soften(p, b.network, b.network.metadata["stages"]["quantize"], (p.t_l - p.delta / 2) - b.sigma * b.max_uA)
+    assert est.params_softened == soft.parameter_count()
 
 
 def test_budget_refusal_names_estimate():
@@ -59,6 +70,32 @@ def test_float64_refusal_suggests_smaller_size():
     b = compile_modified(get_target("mean-shift"), YunParams(2, 2, 8), budget=10**7)
     with pytest.raises(ExpressivityError, match=r"float64 cannot carry.*try --delta 1/4"):
         soften(b.params, b.network, 18, F(1))
+
+
+# The sizes a new user hit (d_2 reported as 1e6-1e7 with exit 0), and the delta each refusal names.
+@pytest.mark.parametrize("target, n, d, N, positional, suggested", [
+    ("smooth-rank", 2, 1, 19, False, 16), ("smooth-rank", 2, 1, 17, False, 16), ("smooth-rank", 3, 1, 9, False, 8),
+    ("smooth-rank", 3, 2, 3, False, 2), ("prefix-mean", 3, 1, 3, True, 2)])
+def test_float64_refusals_name_a_delta_that_builds_sanely(target, n, d, N, positional, suggested):
+    from expressivity.constructions.yun.soften import float64_limit
+
+    with pytest.raises(ExpressivityError, match=rf"value map would round.*try --delta 1/{suggested}$"):
+        float64_limit(YunParams(n, d, N, positional=positional))
+    rep = build_and_check(get_target(target), YunParams(n, d, suggested, positional=positional),
+                          BuildConfig(samples=400)).report
+    assert rep.ok, rep.failures()
+    assert rep.error("d_p(g_bar, g)").value < 1e-3 and rep.error("d_p(f, g)").value < 2
+
+
+def test_softened_agreement_check_can_fail(monkeypatch):
+    # Without the float64 rounding allowance, a non-dyadic delta's value-map rounding (~1e-5) exceeds
+    # the softmax leakage bound alone: the check must then report failures and the report not be ok.
+    import expressivity.constructions.yun.build as yun_build
+
+    monkeypatch.setattr(yun_build, "value_map_rounding", lambda p: 0.0)
+    rep = build_and_check(get_target("smooth-rank"), YunParams(2, 1, 12), BuildConfig(samples=300)).report
+    agreement = rep.check("softened g equals the verified g_bar off the quantizer ramps")
+    assert agreement.failures > 0 and not rep.ok and agreement.details["max_deviation"] > agreement.details["bound"]
 
 
 @settings(max_examples=60, deadline=None)

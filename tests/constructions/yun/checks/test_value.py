@@ -47,9 +47,10 @@ def test_generic_exact_evaluator_agrees(n, d, N, pos):
 
 
 def _collide(X):
-    # For n=2, d=1, delta=1/2 the contexts of L=(0,1/2) are 13 and 27/2 (spec vector): the first
-    # token is mapped to 27/2, exactly the second token's context, so that layer fires again.
-    return np.where(X == X.min(axis=1, keepdims=True), 13.5, 20.0)
+    # For n=2, d=1, delta=1/2 the contexts of L=(0,1/2) are 13 and 27/2 (spec vector). Value layers
+    # run in decreasing context, so the token with context 27/2 is mapped first; mapping it to 13,
+    # exactly the other token's context, makes that later layer fire on it again.
+    return np.where(X == X.max(axis=1, keepdims=True), 13.0, 20.0)
 
 
 def test_hidden_precondition_handled_by_rescale():

@@ -9,7 +9,8 @@ saying which of these it used.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -35,6 +36,10 @@ class DpDecomposition:
     gbar_g: DpEstimate | None
     total: DpEstimate
     p: float
+    # The samples and both networks' outputs on them, for checks that reuse them (not serialised).
+    X: np.ndarray | None = field(default=None, repr=False)
+    gbar: np.ndarray | None = field(default=None, repr=False)
+    g: np.ndarray | None = field(default=None, repr=False)
 
     def as_dict(self) -> dict:
         out = {"p": self.p, "f_fbar": self.f_fbar.as_dict(), "fbar_gbar": self.fbar_gbar.as_dict(),
@@ -74,7 +79,37 @@ def dp_decomposition(build, soft_network=None, p: float = 2.0, samples: int = 20
             gbar_g = dp_from_values(pnorm_pow(Gb, G, p), p, METHOD_GBAR_G, "d_p(g_bar, g)")
             total = dp_from_values(pnorm_pow(F, G, p), p, METHOD_TOTAL, "d_p(f, g)")
     else:
-        gbar_g = None
+        G, gbar_g = None, None
         with np.errstate(over="ignore"):
             total = dp_from_values(pnorm_pow(F, Gb, p), p, METHOD_TOTAL_NO_SOFT, "d_p(f, g_bar)")
-    return DpDecomposition(f_fbar, fbar_gbar, gbar_g, total, p)
+    return DpDecomposition(f_fbar, fbar_gbar, gbar_g, total, p, X, Gb, G)
+
+
+def on_quantizer_ramps(params, X: np.ndarray, ramp: float) -> np.ndarray:
+    """``(samples,)`` mask of inputs with an entry inside a softened quantizer ramp.
+
+    The ramps lie just left of every breakpoint ``k/N`` (positional offset ``j`` added to token
+    ``j`` in Theorem 3 mode); there the softened quantizer is between two grid values on purpose.
+    """
+    t = X + (np.arange(params.n)[None, :, None] if params.positional else 0.0)
+    gap = np.ceil(t * params.N) / params.N - t  # distance to the next breakpoint on the right
+    return np.any((gap > 0) & (gap < ramp), axis=(1, 2))
+
+
+def softened_agreement(decomposition: DpDecomposition, params, ramp: float, bound: float):
+    """Check that the softened network ``g`` equals the exactly verified modified network
+    ``g_bar`` within ``bound`` on every Monte-Carlo sample off the quantizer ramps.
+
+    ``bound`` is the proven softmax leakage plus the estimated float64 rounding; a sample beyond
+    it means the softened network does not carry the verified one (float64 or softening failed).
+    """
+    from expressivity.constructions.report import Check
+
+    t0 = time.perf_counter()
+    off = ~on_quantizer_ramps(params, decomposition.X, ramp)
+    dev = np.max(np.abs(decomposition.g - decomposition.gbar), axis=(1, 2))[off]
+    worst = float(dev.max()) if dev.size else 0.0
+    return Check("softened g equals the verified g_bar off the quantizer ramps", points=int(off.sum()),
+                 failures=int(np.count_nonzero(dev > bound)), arithmetic="float64 (reference pass)",
+                 seconds=time.perf_counter() - t0,
+                 details={"bound": bound, "max_deviation": worst, "samples_on_ramps": int((~off).sum())})

@@ -39,6 +39,7 @@ class ValueReport:
     mismatches_good: int
     nonzero_other: int
     quantizer_failures: int
+    quantizer_points: int
     precondition_margin: Fraction
     sigma: Fraction
     seconds: float
@@ -48,10 +49,16 @@ class ValueReport:
         return {k: (round(v, 4) if k == "seconds" else v) for k, v in self.__dict__.items()}
 
 
+def quantizer_test_points(p: YunParams) -> int:
+    """How many entries :func:`verify_quantizer` checks: ``(5 + 4 levels)`` scalars in every token and coordinate."""
+    return (5 + 4 * p.levels) * p.n * p.d
+
+
 def verify_quantizer(p: YunParams, quantizer) -> int:
     """Exact scalar check of every quantizer coordinate at and around every breakpoint.
 
-    Returns the number of test points where the network differs from ``g_q^ent``.
+    Returns the number of checked entries (:func:`quantizer_test_points`) where the network
+    differs from ``g_q^ent``.
     """
     from expressivity.constructions.yun.quantize import quantize_scalar
     from expressivity.network.exact import forward_exact
@@ -211,7 +218,8 @@ def verify_value(build, chunk: int = 1 << 16) -> ValueReport:
                     break
     margin = (p.t_l - p.delta / 2) - build.sigma * build.max_uA
     qf = verify_quantizer(p, build.quantizer)
-    return ValueReport(mism + nonzero + qf, good_total, other_total, mism, nonzero, qf, margin, build.sigma,
+    return ValueReport(mism + nonzero + qf, good_total, other_total, mism, nonzero, qf, quantizer_test_points(p),
+                       margin, build.sigma,
                        time.perf_counter() - t0, arith + " + Fraction")
 
 

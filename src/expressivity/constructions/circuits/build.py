@@ -33,12 +33,10 @@ Circuits:
 from __future__ import annotations
 
 import math
-from fractions import Fraction
-from dataclasses import asdict, dataclass, field
-from typing import Callable
 
 import numpy as np
 
+from expressivity.constructions.report import ConstructionReport, Size
 from expressivity.errors import ExpressivityError
 from expressivity.network import AttentionLayer, FeedForwardLayer, Head, MatrixBias, Network, RelativeBias, ReLU
 from expressivity.network.positional import sinusoidal_encoding, sinusoidal_frequencies
@@ -46,43 +44,6 @@ from expressivity.network.positional import sinusoidal_encoding, sinusoidal_freq
 MAX_LENGTH = 4096           # lengths above this are refused: attention is O(L^2) per head
 DEFAULT_TOLERANCE = 1e-10   # absolute output error targeted by scale="auto"
 PE_DIM = 16                 # sinusoidal encoding width of the reverse-dot circuit
-
-
-@dataclass(frozen=True)
-class CircuitReport:
-    """How a circuit was built and what its error bound is.
-
-    Attributes:
-        scale: the sharpness used (``inf`` for hardmax; ``None`` where not applicable).
-        margin: score gap per unit scale between the intended key and any other (``None``
-            where the circuit has no single intended key).
-        error_bound: proven bound on the max abs output error for inputs within ``input_range``
-            (0 for hardmax circuits, which are exact).
-    """
-
-    circuit: str
-    length: int
-    scale: float | None
-    normalization: str
-    margin: float | None
-    error_bound: float
-    input_range: float
-    tolerance: float | None
-    notes: str = ""
-    extra: dict = field(default_factory=dict)
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class Circuit:
-    name: str
-    description: str
-    build: Callable[..., tuple[Network, CircuitReport]]
-    target: Callable[..., np.ndarray]
-    scaled: bool = True          # takes a scale (softmax sharpness)
-    positional: bool = True      # uses position information (so is not permutation-equivariant)
 
 
 # --------------------------------------------------------------------------------------------
@@ -135,6 +96,21 @@ def gap_error_bound(scale: float, margin: float, length: int, input_range: float
     return (length - 1) * math.exp(-scale * margin) * input_range
 
 
+def circuit_report(name: str, net: Network, claim: str, length: int, *, scale, margin: float | None, error_bound: float,
+                   input_range: float, tolerance: float | None, notes: str, **constants) -> ConstructionReport:
+    """The construction report of a circuit at build time: size, the proven error bound, the
+    score margin it rests on, and the constants chosen (checks come from :func:`check_circuit`)."""
+    layer = net.layers[0]
+    normalization = layer.normalization if isinstance(layer, AttentionLayer) else "none"
+    return ConstructionReport(
+        construction=f"circuit {name}", claim=claim, size=Size.of(net),
+        bounds={"max_abs_error": error_bound, "input_range": input_range},
+        margins={} if margin is None else {"score_gap_per_unit_scale": margin},
+        constants={"length": length, "scale": None if scale is None else float(scale),
+                   "normalization": normalization, "tolerance": tolerance, **constants},
+        notes=notes)
+
+
 def _copy_head(d: int, src: int, dst: int, **kwargs) -> dict:
     """Value/output weights that copy residual dimension ``src`` into ``dst``."""
     W_V = np.zeros((d, 1))
@@ -150,8 +126,8 @@ def _readout(d: int, dim: int) -> np.ndarray:
     return r
 
 
-def _routing_circuit(name: str, length: int, scale, bias_fn, margin: float, input_range: float,
-                     tolerance: float, notes: str) -> tuple[Network, CircuitReport]:
+def _routing_circuit(name: str, claim: str, length: int, scale, bias_fn, margin: float, input_range: float,
+                     tolerance: float, notes: str) -> tuple[Network, ConstructionReport]:
     """A one-head network ``[x, out]`` whose routing is all in a position bias ``scale * bias_fn(i, j)``."""
     check_length(length)
     _check_scale(scale)
@@ -163,8 +139,9 @@ def _routing_circuit(name: str, length: int, scale, bias_fn, margin: float, inpu
     head = Head(W_Q=np.zeros((2, 1)), W_K=np.zeros((2, 1)), position_bias=bias, name="route", **_copy_head(2, 0, 1))
     layer = AttentionLayer((head,), normalization="hardmax" if hard else "softmax", name=name)
     net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("y",), name=name)
-    report = CircuitReport(name, length, float(scale), layer.normalization, margin,
-                           gap_error_bound(scale, margin, length, input_range), input_range, tolerance, notes)
+    report = circuit_report(name, net, claim, length, scale=scale, margin=margin,
+                            error_bound=gap_error_bound(scale, margin, length, input_range), input_range=input_range,
+                            tolerance=tolerance, notes=notes)
     return net, report
 
 
@@ -174,14 +151,14 @@ def _routing_circuit(name: str, length: int, scale, bias_fn, margin: float, inpu
 
 
 def build_reverse(length: int, scale="auto", *, input_range: float = 1.0, tolerance: float = DEFAULT_TOLERANCE,
-                  **_) -> tuple[Network, CircuitReport]:
+                  **_) -> tuple[Network, ConstructionReport]:
     """Reversal by an additive bias ``scale`` at key ``L-1-i`` (0 elsewhere); margin 1 per unit scale."""
-    return _routing_circuit("reverse", length, scale, lambda i, j: float(j == length - 1 - i), 1.0, input_range,
-                            tolerance, "bias scale at key L-1-i, 0 elsewhere")
+    return _routing_circuit("reverse", "y_i = v_(L-1-i)", length, scale, lambda i, j: float(j == length - 1 - i),
+                            1.0, input_range, tolerance, "bias scale at key L-1-i, 0 elsewhere")
 
 
 def build_shift(length: int, scale="auto", *, shift: int = 1, input_range: float = 1.0,
-                tolerance: float = DEFAULT_TOLERANCE, **_) -> tuple[Network, CircuitReport]:
+                tolerance: float = DEFAULT_TOLERANCE, **_) -> tuple[Network, ConstructionReport]:
     """``y_i = v_{max(i-k,0)}`` by relative bias ``-scale |i-j-k|``; margin 1 per unit scale."""
     if shift < 0:
         raise ExpressivityError(f"shift must be >= 0, got {shift}")
@@ -196,10 +173,10 @@ def build_shift(length: int, scale="auto", *, shift: int = 1, input_range: float
                 **_copy_head(2, 0, 1))
     layer = AttentionLayer((head,), normalization="hardmax" if hard else "softmax", name=f"shift by {shift}")
     net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("y",), name=f"shift-{shift}")
-    report = CircuitReport("shift", length, float(scale), layer.normalization, 1.0,
-                           gap_error_bound(scale, 1.0, length, input_range), input_range, tolerance,
-                           "relative bias -scale*|i-j-k|; the bias table covers offsets up to L-1",
-                           {"shift": shift})
+    report = circuit_report("shift", net, f"y_i = v_max(i-{shift},0)", length, scale=scale, margin=1.0,
+                            error_bound=gap_error_bound(scale, 1.0, length, input_range), input_range=input_range,
+                            tolerance=tolerance, notes="relative bias -scale*|i-j-k|; the bias table covers offsets "
+                            "up to L-1", shift=shift)
     return net, report
 
 
@@ -218,7 +195,7 @@ def reverse_dot_margin(length: int, pe_dim: int = PE_DIM) -> float:
 
 
 def build_reverse_dot(length: int, scale="auto", *, input_range: float = 1.0, tolerance: float = DEFAULT_TOLERANCE,
-                      pe_dim: int = PE_DIM, **_) -> tuple[Network, CircuitReport]:
+                      pe_dim: int = PE_DIM, **_) -> tuple[Network, ConstructionReport]:
     """Reversal by dot-product attention over sinusoidal encodings (inverse temperature = scale).
 
     Residual: ``x``, ``pe[0..pe_dim-1]``, ``out``. The query maps ``PE(i)`` to ``PE(L-1-i)``: per
@@ -252,10 +229,10 @@ def build_reverse_dot(length: int, scale="auto", *, input_range: float = 1.0, to
     labels = ("x", *(f"pe[{k}]" for k in range(pe_dim)), "out")
     net = Network((layer,), labels=labels, positional_encoding=E, readout=_readout(d, d - 1), output_labels=("y",),
                   name="reverse-dot")
-    report = CircuitReport("reverse-dot", length, float(scale), layer.normalization, margin,
-                           gap_error_bound(scale, margin, length, input_range), input_range, tolerance,
-                           f"query = PE(L-1-i) by a rotation of PE(i); {pe_dim}-dim sinusoidal encoding",
-                           {"pe_dim": pe_dim})
+    report = circuit_report("reverse-dot", net, "y_i = v_(L-1-i)", length, scale=scale, margin=margin,
+                            error_bound=gap_error_bound(scale, margin, length, input_range), input_range=input_range,
+                            tolerance=tolerance, notes=f"query = PE(L-1-i) by a rotation of PE(i); {pe_dim}-dim "
+                            "sinusoidal encoding", pe_dim=pe_dim)
     return net, report
 
 
@@ -263,16 +240,17 @@ def _uniform_head(d: int) -> Head:
     return Head(W_Q=np.zeros((d, 1)), W_K=np.zeros((d, 1)), name="uniform", **_copy_head(d, 0, 1))
 
 
-def build_mean(length: int, scale=None, **_) -> tuple[Network, CircuitReport]:
+def build_mean(length: int, scale=None, **_) -> tuple[Network, ConstructionReport]:
     """Mean by uniform attention: all scores 0, so every key gets weight ``1/L`` (exact under hardmax)."""
     check_length(length)
     layer = AttentionLayer((_uniform_head(2),), normalization="hardmax", name="uniform attention")
     net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("mean",), name="mean")
-    return net, CircuitReport("mean", length, None, "hardmax", None, 0.0, math.inf, None,
-                              "constant query; all scores tie, so hardmax and softmax both average")
+    return net, circuit_report("mean", net, "y_i = mean_j v_j", length, scale=None, margin=None, error_bound=0.0,
+                               input_range=math.inf, tolerance=None,
+                               notes="constant query; all scores tie, so hardmax and softmax both average")
 
 
-def build_sum(length: int, scale=None, **_) -> tuple[Network, CircuitReport]:
+def build_sum(length: int, scale=None, **_) -> tuple[Network, ConstructionReport]:
     """Sum = ``L`` x mean: uniform attention, then ``out += (L-1)(ReLU(out) - ReLU(-out))``."""
     check_length(length)
     attn = AttentionLayer((_uniform_head(2),), normalization="hardmax", name="uniform attention")
@@ -280,12 +258,13 @@ def build_sum(length: int, scale=None, **_) -> tuple[Network, CircuitReport]:
                                W_2=np.array([[0.0, length - 1.0], [0.0, -(length - 1.0)]]), activation=ReLU(),
                                name=f"multiply out by {length}")
     net = Network((attn, rescale), labels=("x", "out"), readout=_readout(2, 1), output_labels=("sum",), name="sum")
-    return net, CircuitReport("sum", length, None, "hardmax", None, 0.0, math.inf, None,
-                              "uniform attention then a ReLU pair rescaling by L")
+    return net, circuit_report("sum", net, "y_i = sum_j v_j", length, scale=None, margin=None, error_bound=0.0,
+                               input_range=math.inf, tolerance=None,
+                               notes="uniform attention then a ReLU pair rescaling by L")
 
 
 def build_max(length: int, scale="auto", *, tolerance: float = DEFAULT_TOLERANCE, input_range: float = 1.0,
-              **_) -> tuple[Network, CircuitReport]:
+              **_) -> tuple[Network, ConstructionReport]:
     """Max by sharp attention: constant query ``b_Q = 1``, key ``v_j``, score ``scale * v_j``."""
     check_length(length)
     _check_scale(scale)
@@ -299,8 +278,9 @@ def build_max(length: int, scale="auto", *, tolerance: float = DEFAULT_TOLERANCE
                            inverse_temperature=1 if hard else scale, name="sharp max")
     net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("max",), name="max")
     bound = 0.0 if hard else (length - 1) / (math.e * scale)
-    return net, CircuitReport("max", length, float(scale), layer.normalization, None, bound, math.inf, tolerance,
-                              "error <= (L-1)/(e*scale) for any input: t*exp(-scale*t) <= 1/(e*scale)")
+    return net, circuit_report("max", net, "y_i = max_j v_j", length, scale=scale, margin=None, error_bound=bound,
+                               input_range=math.inf, tolerance=tolerance,
+                               notes="error <= (L-1)/(e*scale) for any input: t*exp(-scale*t) <= 1/(e*scale)")
 
 
 # The tutorial's first example: sizes and the positional amplitude it uses.
@@ -315,7 +295,7 @@ def _attention_weights(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return Wq, Wk, Wv
 
 
-def build_attention(length: int, scale=None, *, seed: int = 0, **_) -> tuple[Network, CircuitReport]:
+def build_attention(length: int, scale=None, *, seed: int = 0, **_) -> tuple[Network, ConstructionReport]:
     """The tutorial's single head: tokens ``v_i e_0 + 0.1 PE(i)``, scores ``q.k / sqrt(d_k)``.
 
     Residual: ``x`` (= model dim 0), ``h[1..5]``, ``out[0..3]``; the ``1/sqrt(d_k)`` is folded into ``W_Q``.
@@ -334,9 +314,10 @@ def build_attention(length: int, scale=None, *, seed: int = 0, **_) -> tuple[Net
     layer = AttentionLayer((head,), normalization="softmax", name="single head self-attention")
     net = Network((layer,), labels=labels, positional_encoding=E, readout=readout,
                   output_labels=tuple(f"z[{k}]" for k in range(dv)), name="attention")
-    return net, CircuitReport("attention", length, None, "softmax", None, 0.0, math.inf, None,
-                              f"random weights N(0, 0.2^2) from seed {seed}; target = the textbook formula by loops",
-                              {"seed": seed})
+    return net, circuit_report("attention", net, "the textbook single-head attention formula", length, scale=None,
+                               margin=None, error_bound=0.0, input_range=math.inf, tolerance=None,
+                               notes=f"random weights N(0, 0.2^2) from seed {seed}; target = the textbook formula "
+                               "by loops", seed=seed)
 
 
 def target_attention(values: np.ndarray, *, seed: int = 0, **_) -> np.ndarray:
@@ -358,54 +339,6 @@ def target_attention(values: np.ndarray, *, seed: int = 0, **_) -> np.ndarray:
             w /= w.sum()
             out[b, i] = sum(w[j] * V[j] for j in range(L))
     return out.reshape(values.shape + (_ATTN_D_V,))
-
-
-def _mean(v: np.ndarray) -> np.ndarray:
-    """Mean over the last axis; exact (``Fraction``) for object arrays."""
-    if v.dtype == object:
-        return np.vectorize(lambda t: Fraction(t) / v.shape[-1], otypes=[object])(v.sum(-1, keepdims=True))
-    return v.mean(-1, keepdims=True)
-
-
-def _scalar_target(fn):
-    def target(values, **kwargs):
-        values = np.asarray(values)
-        return fn(values, **kwargs)[..., None]
-    return target
-
-
-CIRCUITS: dict[str, Circuit] = {
-    c.name: c
-    for c in (
-        Circuit("attention", "single-head self-attention with sinusoidal encoding (tutorial example 1)",
-                build_attention, target_attention, scaled=False),
-        Circuit("reverse", "y_i = v_{L-1-i} by an additive position bias (tutorial example 2)",
-                build_reverse, _scalar_target(lambda v, **_: v[..., ::-1])),
-        Circuit("reverse-dot", "y_i = v_{L-1-i} by dot-product attention over sinusoidal encodings",
-                build_reverse_dot, _scalar_target(lambda v, **_: v[..., ::-1])),
-        Circuit("sum", "y_i = sum_j v_j by uniform attention and a feed-forward rescale (tutorial example 3)",
-                build_sum, _scalar_target(lambda v, **_: np.broadcast_to(v.sum(-1, keepdims=True), v.shape)),
-                scaled=False, positional=False),
-        Circuit("mean", "y_i = mean_j v_j by uniform attention", build_mean,
-                _scalar_target(lambda v, **_: np.broadcast_to(_mean(v), v.shape)),
-                scaled=False, positional=False),
-        Circuit("shift", "y_i = v_{max(i-k,0)} by a relative position bias (use shift=k)", build_shift,
-                _scalar_target(lambda v, shift=1, **_: v[..., np.maximum(np.arange(v.shape[-1]) - shift, 0)])),
-        Circuit("previous", "y_i = v_{max(i-1,0)}: copy the previous token by relative bias",
-                lambda length, scale="auto", **kw: build_shift(length, scale, **{**kw, "shift": 1}),
-                _scalar_target(lambda v, **_: v[..., np.maximum(np.arange(v.shape[-1]) - 1, 0)])),
-        Circuit("max", "y_i = max_j v_j by sharp (large inverse temperature) softmax", build_max,
-                _scalar_target(lambda v, **_: np.broadcast_to(v.max(-1, keepdims=True), v.shape)),
-                positional=False),
-    )
-}
-
-
-def get_circuit(name: str) -> Circuit:
-    try:
-        return CIRCUITS[name]
-    except KeyError:
-        raise ExpressivityError(f"unknown circuit {name!r}; choose one of: {', '.join(CIRCUITS)}") from None
 
 
 def naive_softmax(scores: np.ndarray, dtype=np.float32) -> np.ndarray:

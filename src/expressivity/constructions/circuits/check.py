@@ -1,0 +1,175 @@
+"""Run a circuit on values and check it against its exact target and its proven error bound.
+
+The check belongs to the construction: the output of the built network on the given values
+must equal the target exactly (hardmax, exact arithmetic) or within the proven bound of the
+report (softmax), plus the rounding of the chosen float arithmetic, which the bound (proven in
+exact arithmetic) does not cover. The allowance for rounding is ``8 * eps * L * (1 + sum|v| +
+max|target|)`` with ``eps`` the unit round-off of the dtype; it is reported with the result.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from expressivity.constructions.circuits import get_circuit
+from expressivity.constructions.circuits.build import DEFAULT_TOLERANCE, MAX_LENGTH, embed
+from expressivity.constructions.report import Check, ConstructionReport, ErrorEstimate
+from expressivity.errors import ExpressivityError
+from expressivity.network import Network, evaluate
+from expressivity.network.exact import to_exact
+
+DTYPES = ("exact", "float64", "float32")
+ARITHMETIC = {"exact": "exact rationals (Python int/Fraction)", "float64": "NumPy float64 reference pass",
+              "float32": "PyTorch float32, max-subtracted softmax"}
+_UNIT_ROUNDOFF = {"exact": 0.0, "float64": 2.0 ** -53, "float32": 2.0 ** -24}
+
+
+@dataclass(frozen=True)
+class CircuitRun:
+    """A built circuit, run on ``values`` and checked.
+
+    ``output`` and ``target`` are ``(L, d_out)``: object arrays of exact numbers for
+    ``dtype="exact"``, float64 otherwise (float32 results widened after the fact).
+    """
+
+    network: Network
+    report: ConstructionReport
+    values: list
+    output: np.ndarray
+    target: np.ndarray
+    dtype: str
+    max_abs_error: float
+    max_abs_error_exact: Fraction | None
+
+
+def default_values(length: int | None, seed: int | None) -> np.ndarray:
+    """The tutorial's input ``1..L`` (``L = 6`` by default), or uniform values in [-1, 1) from ``seed``."""
+    length = 6 if length is None else length
+    if seed is None:
+        return np.arange(1, length + 1, dtype=np.float64)
+    return np.random.default_rng(seed).uniform(-1.0, 1.0, size=length)
+
+
+def rounding_allowance(dtype: str, floats: np.ndarray, target: np.ndarray) -> float:
+    """Float rounding on top of a bound proven in exact arithmetic (0 for ``exact``)."""
+    eps = _UNIT_ROUNDOFF[dtype]
+    if eps == 0:
+        return 0.0
+    scale = 1.0 + float(np.abs(floats).sum()) + float(np.max(np.abs(target), initial=0.0))
+    return 8 * eps * max(len(floats), 1) * scale
+
+
+def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed: int = 0, shift: int = 1,
+                tolerance: float = DEFAULT_TOLERANCE) -> CircuitRun:
+    """Build circuit ``name`` for ``len(values)`` tokens, run it in ``dtype`` and check it.
+
+    Args:
+        values: the scalars ``v_0 .. v_{L-1}`` (numbers or Fractions).
+        scale: softmax sharpness, ``math.inf`` (hardmax) or ``"auto"`` (smallest scale whose
+            proven bound is below ``tolerance`` for the range of ``values``); ignored by circuits
+            without a scale only when left at ``"auto"``.
+        seed: the weights of the ``attention`` circuit.
+    Returns the run, whose report carries the check ``output = target within the bound`` and
+    the measured ``max_abs_error``.
+    """
+    circuit = get_circuit(name)
+    if dtype not in DTYPES:
+        raise ExpressivityError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
+    if not 1 <= len(values) <= MAX_LENGTH:
+        raise ExpressivityError(f"give between 1 and {MAX_LENGTH} values, got {len(values)}")
+    if not circuit.scaled and scale not in ("auto", None):
+        raise ExpressivityError(f"circuit {name!r} has no scale (it is exact by construction); drop --scale")
+    if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance > 0):
+        raise ExpressivityError(f"tolerance must be a finite number > 0, got {tolerance}; e.g. --tolerance 1e-10")
+    exact_values = to_exact(np.asarray(list(values), dtype=object))
+    floats = _as_floats(exact_values, dtype)
+    input_range = float(floats.max() - floats.min())
+    net, report = circuit.build(len(floats), scale if circuit.scaled else None, input_range=max(input_range, 1e-300),
+                                tolerance=tolerance, seed=seed, shift=shift)
+    started = time.perf_counter()
+    inputs = exact_values if dtype == "exact" else floats
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, as one line
+        output = evaluate(net, embed(net, inputs), dtype)
+        target = circuit.target(inputs, seed=seed, shift=shift)
+    if dtype != "exact" and not (np.isfinite(output).all() and np.isfinite(target).all()):
+        raise ExpressivityError(_overflow_message(name, dtype, report))
+    seconds = time.perf_counter() - started
+    if dtype == "exact":
+        diffs = [abs(a - b) for a, b in zip(output.flat, target.flat)]
+        err_exact = max(diffs, default=Fraction(0))
+        max_err, failures = float(err_exact), sum(d != 0 for d in diffs)
+        bound, err_exact = 0.0, Fraction(err_exact)
+    else:
+        diffs = np.abs(output - target)
+        bound = report.bounds["max_abs_error"] + rounding_allowance(dtype, floats, target)
+        max_err, err_exact = float(diffs.max()), None
+        failures = int(np.count_nonzero(diffs > bound))
+    check = Check(f"output equals {report.claim} within the proven bound", points=int(output.size), failures=failures,
+                  arithmetic=ARITHMETIC[dtype], seconds=seconds,
+                  details={"bound": bound, "rounding_allowance": bound - report.bounds["max_abs_error"]})
+    error = ErrorEstimate("max_abs_error", max_err, f"max over the {len(floats)} given inputs, {ARITHMETIC[dtype]}",
+                          bound=bound)
+    return CircuitRun(net, report.with_results([check], [error]), list(inputs), output, np.asarray(target), dtype,
+                      max_err, err_exact)
+
+
+def _as_floats(exact_values: np.ndarray, dtype: str) -> np.ndarray:
+    """float64 values; refuse numbers beyond float64 unless the run is exact."""
+    out = np.empty(exact_values.shape, dtype=np.float64)
+    for k, v in enumerate(exact_values.flat):
+        try:
+            out.flat[k] = float(v)
+        except OverflowError:
+            out.flat[k] = math.copysign(math.inf, v)
+    if not np.isfinite(out).all():
+        bad = next(v for v, f in zip(exact_values.flat, out.flat) if not math.isfinite(f))
+        if dtype != "exact":
+            raise ExpressivityError(f"input value {float(bad) if abs(bad) < 1e300 else 'of magnitude > 1e308'} is beyond "
+                                    f"the float64 range; use smaller values or --dtype exact (hardmax circuits)")
+        out = np.clip(np.nan_to_num(out), -1e300, 1e300)  # only used to pick a scale; the run itself is exact
+    return out
+
+
+def _overflow_message(name: str, dtype: str, report: ConstructionReport) -> str:
+    scale = report.constants.get("scale")
+    cause = (f"scale {scale:.3g} times the inputs overflows {dtype}" if scale is not None and math.isfinite(scale)
+             else f"the outputs (e.g. a sum of the inputs) exceed the {dtype} range")
+    fix = ("use a smaller --scale, --scale auto, or --scale inf (exact hardmax)" if scale is not None
+           else "use smaller inputs or --dtype exact")
+    return f"circuit {name!r} produced non-finite outputs in {dtype}: {cause}; {fix}"
+
+
+# The equivariance check evaluates (permutations + 1) x samples inputs, each with L^2 scores per
+# head: about 1e10 score entries take a minute on a 2-core CPU. Above the budget it is refused.
+EQUIVARIANCE_BUDGET = 10 ** 10
+
+
+def circuit_equivariance(name: str, length: int = 6, samples: int = 16, permutations: int = 8, seed: int = 0,
+                         dtype: str = "float64", scale="auto", budget: int = EQUIVARIANCE_BUDGET):
+    """Check ``f(PX) = P f(X)`` for circuit ``name`` on random inputs (integers in [-8, 8] for
+    ``exact``, uniform in [-1, 1) otherwise). Returns ``(EquivarianceReport, ConstructionReport)``.
+
+    The work is estimated first (score entries over every evaluation) and refused above ``budget``.
+    """
+    from expressivity.verify.equivariance import check_equivariance
+
+    circuit = get_circuit(name)
+    if dtype not in DTYPES:
+        raise ExpressivityError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
+    work = samples * (permutations + 1) * length * length
+    if work > budget:
+        raise ExpressivityError(f"{samples} samples x {permutations + 1} evaluations x L^2 = {length}^2 is about "
+                                f"{work:.2g} attention scores (budget {budget:.0e}); use fewer --samples or "
+                                "--permutations, or a shorter --length")
+    net, report = circuit.build(length, scale if circuit.scaled else None, input_range=2.0, seed=seed)
+    rng = np.random.default_rng(seed)
+    values = rng.integers(-8, 9, size=(samples, length)) if dtype == "exact" else rng.uniform(-1, 1, size=(samples, length))
+    X = embed(net, to_exact(values) if dtype == "exact" else values)
+    with np.errstate(over="ignore", invalid="ignore"):  # non-finite outputs are reported in the result
+        result = check_equivariance(net, X, permutations=permutations, seed=seed, dtype=dtype)
+    return result, report
