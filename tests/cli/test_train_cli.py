@@ -24,7 +24,9 @@ def test_train_json_has_the_documented_keys():
     for r in obj["runs"]:
         assert set(r) >= {"seed", "final_loss", "final_metric", "steps", "seconds", "params"}
         assert r["steps"] == 20
-    assert obj["run"]["config"]["seeds"] == [0, 1] and obj["run"]["expressivity_version"]
+    assert obj["run"]["seeds"] == [0, 1] and obj["run"]["expressivity_version"]
+    assert obj["run"]["config"]["seed"] == 0 and obj["run"]["config"]["task"]["name"] == "reverse"
+    assert [r["id"] for r in obj["runs"]] == obj["run"]["ids"] and len(set(obj["run"]["ids"])) == 2
 
 
 def test_train_out_writes_record_metrics_checkpoint_and_figure_then_resumes(tmp_path):
@@ -34,13 +36,16 @@ def test_train_out_writes_record_metrics_checkpoint_and_figure_then_resumes(tmp_
     assert code == 0
     record = json.loads((out / "run.json").read_text())
     assert record["command"] == "train" and record["seed"] == 0 and record["expressivity_version"]
-    assert record["config"]["model"]["mixer"] == ["sepconv", "attention"] and record["config"]["task_args"]["vocab"] == 5
+    assert record["config"]["model"]["mixer"] == ["sepconv", "attention"] and record["config"]["task"]["args"]["vocab"] == 5
     assert (out / "loss_curve.png").stat().st_size > 1000
     assert (out / "seed_0" / "checkpoint" / "model.safetensors").exists()
     assert (out / "seed_0" / "metrics.jsonl").read_text().strip()
-    code, res, _ = run("train", "--resume", str(out), "--steps", "30", "--json")
-    assert code == 0
-    assert json.loads(res)["runs"][0]["steps"] == 30
+    code, res, _ = run("train", "--resume", str(out), "--json")  # finished: returned as it ended
+    assert code == 0 and json.loads(res)["runs"][0]["steps"] == 20
+    code, _, err = run("train", "--resume", str(out), "--steps", "30", "--lr", "0.1")
+    assert code == 2 and "drop --steps, --lr" in err
+    code, _, err = run("train", "--task", "copy", *FAST, "--out", str(out))
+    assert code == 2 and "already holds a run" in err
 
 
 def test_ensemble_flag_trains_all_seeds_at_once():
@@ -63,7 +68,7 @@ def test_tasks_lists_names_and_defaults():
 @pytest.mark.parametrize("args,needle", [
     (["--task", "nope"], "unknown task"),
     (["--task", "reverse", "--mixer", "conv"], "unknown mixer"),
-    (["--task", "reverse", "--rpe", "alibi"], "--rpe"),
+    (["--task", "reverse", "--rpe", "alibi"], "unknown rpe"),
     (["--task", "reverse", "--task-arg", "vocab"], "KEY=VALUE"),
     (["--task", "reverse", "--task-arg", "foo=1"], "no argument 'foo'"),
     (["--task", "reverse", "--steps", "0"], "--steps"),
@@ -73,7 +78,15 @@ def test_tasks_lists_names_and_defaults():
     (["--task", "reverse", "--length", "100000000"], "GiB"),
     (["--task", "reverse", "--length", "5000"], "budget"),
     (["--task", "reverse", "--seeds", "0,,1"], "empty field"),
-    (["--task", "reverse", "--seeds", "-1"], ">= 0"),
+    (["--task", "reverse", "--seeds", "-1"], "[0, 2^63)"),
+    (["--task", "reverse", "--seeds", "100000000000000000000"], "[0, 2^63)"),
+    (["--task", "reverse", "--threads", "100000"], "CPU cores"),
+    (["--task", "reverse", "--lr", "inf"], "lr must be a finite number"),
+    (["--task", "reverse", "--target-metric", "nan"], "target-metric must be a finite number"),
+    (["--task", "reverse", "--target-metric", "-inf"], "target-metric must be a finite number"),
+    (["--task", "reverse", "--task-arg", "vocab=1000000000"], "GiB"),
+    (["--task", "reverse", "--out", ""], "--out must name a new folder"),
+    (["--task", "reverse", "--eval-lengths", "0"], "--eval-lengths"),
     (["--task", "reverse", "--task-arg", "vocab=1"], "vocab must be >= 2"),
     (["--task", "kernel-memory", "--task-arg", "alpha=nan"], "finite"),
     (["--task", "reverse", "--steps", "1", "--out", "/proc/expressivity-test"], "cannot use"),

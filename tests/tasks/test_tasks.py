@@ -16,8 +16,8 @@ def gen(seed=0):
 @pytest.mark.parametrize("name", [n for n in TASKS if n != "yun-target"])
 def test_every_task_is_deterministic_and_well_shaped(name):
     task = make_task(name)
-    a, b = task.sample(4, gen(3)), task.sample(4, gen(3))
-    c = task.sample(4, gen(4))
+    a, b = task.sample(4, None, gen(3)), task.sample(4, None, gen(3))
+    c = task.sample(4, None, gen(4))
     assert all(torch.equal(u, v) for u, v in zip(a, b))
     assert not torch.equal(a.x, c.x)
     assert a.x.shape[:2] == (4, task.seq_len) and a.mask.shape == (4, task.seq_len) and a.mask.any()
@@ -38,17 +38,17 @@ def test_reverse_sort_sum_parity_targets():
     x = torch.tensor([[3, 1, 2, 0]])
     assert make_task("reverse").target(x).tolist() == [[0, 2, 1, 3]]
     assert make_task("sort").target(x).tolist() == [[0, 1, 2, 3]]
-    b = make_task("sum", length=5, modulus=10).sample(2, gen())
+    b = make_task("sum", length=5, modulus=10).sample(2, None, gen())
     for row, ys in zip(b.x.tolist(), b.y.tolist()):
         assert ys == [sum(row[: t + 1]) % 10 for t in range(5)]
-    p = make_task("parity", length=7).sample(8, gen())
+    p = make_task("parity", length=7).sample(8, None, gen())
     assert p.mask[:, :-1].sum() == 0
     assert p.y[:, -1].tolist() == [sum(r) % 2 for r in p.x.tolist()]
 
 
 def test_copy_layout():
     task = make_task("copy", length=3, vocab=5)
-    b = task.sample(2, gen())
+    b = task.sample(2, None, gen())
     x = b.x[0].tolist()
     assert x[3] == 5 and x[4:] == [6, 6, 6]
     assert b.y[0, 4:].tolist() == x[:3] and b.mask[0].tolist() == [False] * 4 + [True] * 3
@@ -56,7 +56,7 @@ def test_copy_layout():
 
 def test_associative_recall_answers_are_the_bound_values():
     task = make_task("associative-recall", length=5, queries=3, keys=8, values=6)
-    b = task.sample(16, gen(1))
+    b = task.sample(16, None, gen(1))
     for x, y in zip(b.x.tolist(), b.y.tolist()):
         pairs = {x[2 * i]: x[2 * i + 1] - 8 for i in range(5)}
         assert len(pairs) == 5
@@ -70,7 +70,7 @@ def test_fixed_memory_readouts():
     for readout, f in (("linear", lambda a: sum(a) / len(a)), ("boolean", math.prod),
                        ("smooth", lambda a: math.sin(math.pi * sum(a) / len(a)))):
         task = make_task("fixed-memory", length=10, lags="2,5", readout=readout)
-        b = task.sample(3, gen())
+        b = task.sample(3, None, gen())
         x = b.x[..., 0]
         if readout == "boolean":
             assert set(x.unique().tolist()) == {-1.0, 1.0}
@@ -88,7 +88,7 @@ def test_fixed_memory_readouts():
 @pytest.mark.parametrize("depth", [1, 2, 3])
 def test_nested_memory_follows_the_pointer_chain(depth):
     task = make_task("nested-memory", length=12, max_lag=4, depth=depth)
-    b = task.sample(5, gen(depth))
+    b = task.sample(5, None, gen(depth))
     for i in range(5):
         v = b.x[i, :, 0].tolist()
         ptr = [0] + [int(b.x[i, t, 2:].argmax()) + 1 for t in range(1, 12)]
@@ -107,7 +107,7 @@ def test_kernel_memory_is_the_causal_convolution():
         task = make_task("kernel-memory", length=9, kernel=kernel, alpha=0.5)
         s = torch.arange(200000)
         assert task.rho(s).sum().item() == pytest.approx(1.0, abs=2e-3)  # power tail ~ N^-alpha / alpha
-        b = task.sample(2, gen())
+        b = task.sample(2, None, gen())
         x = b.x[..., 0].double()
         for t in range(9):
             want = sum(task.rho(torch.tensor(k)).item() * x[:, t - k] for k in range(t + 1))
@@ -131,9 +131,36 @@ def test_yun_target_regression_uses_the_targets_api():
 
     name = list_targets()[0].name
     task = make_task("yun-target", target=name, length=3, dim=1)
-    b = task.sample(4, gen())
+    b = task.sample(4, None, gen())
     assert b.x.min() >= 0 and b.x.max() <= 1
     want = get_target(name).fn(b.x.double().numpy())
     assert torch.allclose(b.y, torch.as_tensor(want, dtype=torch.float32))
     with pytest.raises(ExpressivityError):
         make_task("yun-target", target="no-such-target")
+
+
+@pytest.mark.parametrize("name", [n for n in TASKS if n != "yun-target"])
+def test_every_task_samples_at_other_lengths(name):
+    task = make_task(name)
+    longer = task.length + 3
+    b = task.sample(3, longer, gen(1))
+    assert b.x.shape[:2] == (3, task.sequence_length(longer)) and b.mask.shape == b.x.shape[:2]
+    assert task.sequence_length(longer) > task.seq_len  # not silently the training length
+
+
+def test_lengths_a_task_cannot_take_are_refused():
+    with pytest.raises(ExpressivityError, match="largest lag 7 must be < length 5"):
+        make_task("fixed-memory").sample(2, 5, gen())
+    with pytest.raises(ExpressivityError, match="queries <= length"):
+        make_task("associative-recall").sample(2, 3, gen())
+    with pytest.raises(ExpressivityError, match="length must be an integer >= 1"):
+        make_task("reverse").sample(2, 0, gen())
+
+
+def test_kernel_memory_targets_at_another_length_use_that_lengths_kernel():
+    task = make_task("kernel-memory", length=16, kernel="exp", alpha=0.5)
+    b = task.sample(2, 40, gen(2))
+    x, y = b.x[..., 0].double(), b.y[..., 0].double()
+    rho = task.rho(torch.arange(40))
+    want = torch.stack([sum(rho[s] * x[:, t - s] for s in range(t + 1)) for t in range(40)], 1)
+    assert torch.allclose(y, want.float().double(), atol=1e-5)

@@ -1,4 +1,4 @@
-"""Trainer: determinism, schedule, early stop, resume equivalence, NaN stop; ensembles."""
+"""Trainer: determinism, schedule, early stop, resume equivalence, NaN stop, evaluation at other lengths."""
 
 import json
 import math
@@ -6,17 +6,17 @@ import math
 import pytest
 import torch
 
-from expressivity.tasks import make_task
-from expressivity.training import TrainConfig, load_trained, model_config_for, train, train_ensemble
-from expressivity.training.checkpoint import load_checkpoint
+from expressivity.errors import ExpressivityError
+from expressivity.training import RunConfig, TrainConfig, load_trained, run
+from expressivity.training.checkpoint import load_checkpoint, read_checkpoint_config
 
-TASK = make_task("reverse", length=6, vocab=8)
 SMALL = dict(layers=1, heads=2, d_model=16, ffn_width=16)
+TRAIN = dict(steps=30, batch_size=16, lr=3e-3, eval_every=10, eval_size=64, log_every=5, checkpoint_every=10)
 
 
-def cfg(**kw):
-    base = dict(steps=30, batch_size=16, lr=3e-3, eval_every=10, eval_size=64, log_every=5, checkpoint_every=10)
-    return TrainConfig(**{**base, **kw})
+def config(seed=0, model=None, eval_lengths=(), **train):
+    return RunConfig.for_task("reverse", {"length": 6, "vocab": 8}, {**SMALL, **(model or {})}, {**TRAIN, **train},
+                              seed=seed, eval_lengths=eval_lengths)
 
 
 def params(model):
@@ -24,12 +24,11 @@ def params(model):
 
 
 def test_same_seed_same_result_different_seed_differs():
-    mc = model_config_for(TASK, **SMALL, rpe="t5")
-    a, b, c = train(TASK, mc, cfg(seed=1)), train(TASK, mc, cfg(seed=1)), train(TASK, mc, cfg(seed=2))
-    assert a.final_loss == b.final_loss and a.final_metric == b.final_metric
+    a, b, c = run(config(1, {"rpe": "t5"})), run(config(1, {"rpe": "t5"})), run(config(2, {"rpe": "t5"}))
+    assert a.final_loss == b.final_loss and a.final_metric == b.final_metric and a.id == b.id
     pa, pb = params(a.model), params(b.model)
     assert all(torch.equal(pa[k], pb[k]) for k in pa)
-    assert c.final_loss != a.final_loss
+    assert c.final_loss != a.final_loss and c.id != a.id
 
 
 def test_schedule_warms_up_then_decays_by_cosine():
@@ -42,16 +41,28 @@ def test_schedule_warms_up_then_decays_by_cosine():
     assert all(x >= y for x, y in zip(lrs, lrs[1:]))
 
 
-def test_learns_reverse_and_stops_at_target(tmp_path):
-    mc = model_config_for(TASK)
-    r = train(TASK, mc, cfg(steps=1500, eval_every=50, target_metric=0.99), tmp_path)
+@pytest.mark.parametrize("bad", [dict(lr=math.inf), dict(lr=math.nan), dict(lr=0.0), dict(target_metric=math.nan),
+                                 dict(target_metric=-math.inf), dict(steps=0), dict(grad_clip=math.inf),
+                                 dict(beta2=1.0), dict(warmup=-1)])
+def test_train_config_refuses_nonsense(bad):
+    with pytest.raises(ExpressivityError):
+        TrainConfig(**bad)
+
+
+def test_learns_reverse_stops_at_target_and_evaluates_other_lengths(tmp_path):
+    c = config(model={"layers": 1, "heads": 4, "d_model": 64, "ffn_width": 128}, eval_lengths=(3, 5),
+               steps=1500, eval_every=50, target_metric=0.99)
+    r = run(c, tmp_path)
     assert r.status == "target-reached" and r.final_metric >= 0.99 and r.steps < 1500
-    lines = [json.loads(l) for l in (tmp_path / "metrics.jsonl").read_text().splitlines()]
-    assert any("eval_metric" in l for l in lines) and any("lr" in l for l in lines)
-    config, state = load_checkpoint(tmp_path / "checkpoint")
-    assert config["step"] == r.steps and config["status"] == "target-reached" and config["task"] == "reverse"
-    model, task, _ = load_trained(tmp_path)
-    batch = task.sample(64, torch.Generator().manual_seed(5))
+    assert r.best_metric == r.final_metric and r.best_step == r.steps
+    assert list(r.lengths) == [6, 3, 5] and all(0 <= v["metric"] <= 1 for v in r.lengths.values())
+    lines = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert any("eval_metric" in line for line in lines) and any("lr" in line for line in lines)
+    saved = read_checkpoint_config(tmp_path / "checkpoint")
+    assert saved["step"] == r.steps and saved["status"] == "target-reached" and saved["id"] == c.id()
+    model, task, loaded = load_trained(tmp_path)
+    assert loaded == c
+    batch = task.sample(64, None, torch.Generator().manual_seed(5))
     assert task.metric(model(batch.x), batch) >= 0.95
 
 
@@ -60,79 +71,91 @@ class Crash(RuntimeError):
 
 
 def test_resume_after_interruption_reaches_the_same_final_state(tmp_path):
-    mc = model_config_for(TASK, **SMALL)
-    full = train(TASK, mc, cfg(steps=40), tmp_path / "full")
+    c = config(steps=40)
+    full = run(c, tmp_path / "full")
 
     def crash(step, model):
-        if step == 27:
-            raise Crash()
+        if step == 25:
+            raise Crash
 
     with pytest.raises(Crash):
-        train(TASK, mc, cfg(steps=40), tmp_path / "cut", on_step=crash)
-    config, _ = load_checkpoint(tmp_path / "cut" / "checkpoint")
-    assert config["step"] == 20
-    resumed = train(TASK, mc, cfg(steps=40), tmp_path / "cut", resume=True)
-    assert resumed.final_loss == full.final_loss and resumed.final_metric == full.final_metric
-    pf, pr = params(full.model), params(resumed.model)
-    assert all(torch.equal(pf[k], pr[k]) for k in pf)
-    full_lines = (tmp_path / "full" / "metrics.jsonl").read_text()
-    assert (tmp_path / "cut" / "metrics.jsonl").read_text() == full_lines
+        run(c, tmp_path / "cut", on_step=crash)
+    # The checkpoint left behind says the run is unfinished (not "done").
+    assert read_checkpoint_config(tmp_path / "cut" / "checkpoint")["status"] == "running"
+    resumed = run(c, tmp_path / "cut", resume=True)
+    assert resumed.final_loss == full.final_loss and resumed.steps == 40
+    pa, pb = params(full.model), params(resumed.model)
+    assert all(torch.equal(pa[k], pb[k]) for k in pa)
+    assert (tmp_path / "full" / "metrics.jsonl").read_text() == (tmp_path / "cut" / "metrics.jsonl").read_text()
+
+
+def test_keyboard_interrupt_leaves_a_resumable_checkpoint(tmp_path):
+    c = config(steps=40)
+
+    def interrupt(step, model):
+        if step == 33:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run(c, tmp_path, on_step=interrupt)
+    saved = read_checkpoint_config(tmp_path / "checkpoint")
+    assert saved["status"] == "running" and saved["step"] == 30
+    assert run(c, tmp_path, resume=True).steps == 40
 
 
 def test_nan_loss_stops_cleanly_and_keeps_the_last_good_checkpoint(tmp_path):
-    mc = model_config_for(TASK, **SMALL)
+    c = config(steps=40)
 
     def poison(step, model):
         if step == 25:
             with torch.no_grad():
-                model.readout.weight[0, 0] = float("nan")
+                next(model.parameters()).fill_(float("nan"))
 
-    r = train(TASK, mc, cfg(steps=40), tmp_path, on_step=poison)
+    r = run(c, tmp_path, on_step=poison)
     assert r.status == "nan" and r.steps == 25 and math.isnan(r.final_loss)
-    config, _ = load_checkpoint(tmp_path / "checkpoint")
-    assert config["step"] == 20 and config["status"] == "done"
+    saved, tensors, _ = load_checkpoint(tmp_path / "checkpoint")
+    assert saved["step"] == 20 and saved["status"] == "nan" and saved["nan_at_step"] == 25
+    assert all(torch.isfinite(t).all() for t in tensors.values())
     model, _, _ = load_trained(tmp_path)
     assert all(torch.isfinite(p).all() for p in model.parameters())
-    last = json.loads((tmp_path / "metrics.jsonl").read_text().splitlines()[-1])
-    assert last["event"] == "nan"
 
 
 def test_huge_learning_rate_that_diverges_is_stopped():
-    task = make_task("kernel-memory", length=16)
-    mc = model_config_for(task, mixer="attention", d_model=8, heads=1, ffn_width=8)
-    r = train(task, mc, TrainConfig(steps=200, lr=1e30, warmup=0, grad_clip=1e30, eval_every=50, eval_size=32, batch_size=8))
+    c = RunConfig.for_task("sum", {"length": 8}, {"layers": 1}, dict(steps=200, lr=1e30, warmup=0, grad_clip=1e30,
+                                                                      eval_every=50, eval_size=32, batch_size=8))
+    r = run(c)
     assert r.status == "nan" and r.steps < 200
 
 
-def test_resume_without_checkpoint_is_a_user_error(tmp_path):
-    from expressivity.errors import ExpressivityError
-
+def test_resume_without_checkpoint_or_with_another_config_is_a_user_error(tmp_path):
     with pytest.raises(ExpressivityError, match="no checkpoint"):
-        train(TASK, model_config_for(TASK, **SMALL), cfg(), tmp_path, resume=True)
-
-
-@pytest.mark.parametrize("arch", [dict(rpe="t5", rotary=True, norm="pre"), dict(mixer=("sepconv", "dpfree"), layers=2, rpe="log", learnable_slopes=True)])
-def test_ensemble_matches_separate_runs(arch):
-    mc = model_config_for(TASK, **{**SMALL, **arch})
-    cfgs = [cfg(steps=15, seed=0, lr=1e-3), cfg(steps=15, seed=1, lr=3e-3), cfg(steps=15, seed=2, lr=3e-3)]
-    results, ens = train_ensemble(TASK, mc, cfgs)
-    for k, c in enumerate(cfgs):
-        single = train(TASK, mc, c)
-        assert results[k].final_loss == pytest.approx(single.final_loss, rel=1e-4)
-        member, ref = params(ens.member(k)), params(single.model)
-        for name in ref:
-            assert torch.allclose(member[name], ref[name], atol=2e-5, rtol=1e-4), name
-
-
-def test_ensemble_members_must_share_all_but_seed_and_lr():
-    from expressivity.errors import ExpressivityError
-
-    with pytest.raises(ExpressivityError, match="seed and lr"):
-        train_ensemble(TASK, model_config_for(TASK, **SMALL), [cfg(seed=0), cfg(seed=1, steps=99)])
+        run(config(), tmp_path, resume=True)
+    run(config(steps=10), tmp_path)
+    with pytest.raises(ExpressivityError, match="another configuration"):
+        run(config(steps=20), tmp_path, resume=True)
 
 
 def test_resuming_a_run_that_reached_its_target_does_not_train_further(tmp_path):
-    mc = model_config_for(TASK)
-    first = train(TASK, mc, cfg(steps=1500, eval_every=50, target_metric=0.99), tmp_path)
-    again = train(TASK, mc, cfg(steps=1500, eval_every=50, target_metric=0.99), tmp_path, resume=True)
+    c = config(model={"layers": 1, "heads": 4, "d_model": 64, "ffn_width": 128}, steps=1500, eval_every=50,
+               target_metric=0.99)
+    first = run(c, tmp_path)
+    again = run(c, tmp_path, resume=True)
     assert again.status == "target-reached" and again.steps == first.steps and again.final_metric == first.final_metric
+
+
+@pytest.mark.parametrize("damage", ["config", "weights", "state", "missing"])
+def test_corrupt_or_truncated_checkpoints_are_one_line_errors(tmp_path, damage):
+    run(config(steps=10), tmp_path)
+    ckpt = tmp_path / "checkpoint"
+    if damage == "config":
+        (ckpt / "config.json").write_text('{"run": ')
+    elif damage == "weights":
+        data = (ckpt / "model.safetensors").read_bytes()
+        (ckpt / "model.safetensors").write_bytes(data[: len(data) // 2])
+    elif damage == "state":
+        (ckpt / "state.pt").write_bytes(b"not a pickle")
+    else:
+        (ckpt / "model.safetensors").unlink()
+    with pytest.raises(ExpressivityError) as err:
+        run(config(steps=10), tmp_path, resume=True)
+    assert "\n" not in str(err.value) and "checkpoint" in str(err.value)

@@ -9,18 +9,8 @@ import numpy as np
 
 from expressivity.constructions.circuits import embed, get_circuit, naive_softmax
 from expressivity.network import evaluate
+from expressivity.figures import pyplot
 from expressivity.network.reference import attention_weights, forward
-
-
-def _pyplot():
-    try:
-        import matplotlib
-    except ModuleNotFoundError:  # pragma: no cover - the [plots] extra is installed by make
-        raise ModuleNotFoundError("figures need matplotlib: pip install 'expressivity[plots]'") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def error_vs_scale(name: str, length: int, scales, seed: int = 0) -> list[dict]:
@@ -57,7 +47,7 @@ def error_vs_scale(name: str, length: int, scales, seed: int = 0) -> list[dict]:
 
 
 def plot_error_vs_scale(rows: list[dict], path: Path, title: str) -> Path:
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     scales = np.array([r["scale"] for r in rows])
     floor = 1e-17  # exact zeros cannot sit on a log axis; they are drawn at this floor
@@ -83,7 +73,7 @@ def plot_error_vs_scale(rows: list[dict], path: Path, title: str) -> Path:
 
 def plot_attention_pattern(name: str, length: int, scale, path: Path) -> Path:
     """Heat map of the first head's attention weights (query rows, key columns)."""
-    plt = _pyplot()
+    plt = pyplot()
     circuit = get_circuit(name)
     net, report = circuit.build(length, scale)
     values = np.arange(length, dtype=float)

@@ -38,8 +38,8 @@ class Reverse(Task):
     def target(self, x):
         return x.flip(-1)
 
-    def sample(self, batch_size, generator):
-        x = uniform_ints((batch_size, self.length), self.vocab, generator)
+    def generate(self, batch_size, length, generator):
+        x = uniform_ints((batch_size, length), self.vocab, generator)
         return Batch(x, self.target(x), torch.ones_like(x, dtype=torch.bool))
 
 
@@ -72,9 +72,8 @@ class Copy(Task):
     def d_out(self):
         return self.vocab
 
-    @property
-    def seq_len(self):
-        return 2 * self.length + 1
+    def sequence_length(self, length=None):
+        return 2 * (self.length if length is None else length) + 1
 
     def model_defaults(self):
         return {"causal": True, "rpe": "free", "layers": 1, "heads": 4, "d_model": 64, "ffn_width": 128}
@@ -82,8 +81,7 @@ class Copy(Task):
     def train_defaults(self):
         return dict(_CLS_TRAIN)
 
-    def sample(self, batch_size, generator):
-        L = self.length
+    def generate(self, batch_size, L, generator):
         src = uniform_ints((batch_size, L), self.vocab, generator)
         x = torch.cat([src, torch.full((batch_size, 1), self.vocab), torch.full((batch_size, L), self.vocab + 1)], 1)
         y = torch.zeros_like(x)
@@ -115,8 +113,8 @@ class Sum(Task):
     def train_defaults(self):
         return dict(_CLS_TRAIN)
 
-    def sample(self, batch_size, generator):
-        x = uniform_ints((batch_size, self.length), self.modulus, generator)
+    def generate(self, batch_size, length, generator):
+        x = uniform_ints((batch_size, length), self.modulus, generator)
         return Batch(x, x.cumsum(-1) % self.modulus, torch.ones_like(x, dtype=torch.bool))
 
 
@@ -141,8 +139,8 @@ class Parity(Task):
     def train_defaults(self):
         return dict(_CLS_TRAIN)
 
-    def sample(self, batch_size, generator):
-        x = uniform_ints((batch_size, self.length), 2, generator)
+    def generate(self, batch_size, length, generator):
+        x = uniform_ints((batch_size, length), 2, generator)
         y = torch.zeros_like(x)
         y[:, -1] = x.sum(-1) % 2
         mask = torch.zeros_like(x, dtype=torch.bool)
@@ -165,9 +163,11 @@ class AssociativeRecall(Task):
     keys: int = 16
     values: int = 16
 
-    def __post_init__(self):
-        if self.length > self.keys or self.queries > self.length:
-            raise ExpressivityError(f"associative-recall needs queries <= length <= keys; got queries={self.queries}, length={self.length}, keys={self.keys}")
+    def check_length(self, length):
+        super().check_length(length)
+        if length > self.keys or self.queries > length:
+            raise ExpressivityError(f"associative-recall needs queries <= length <= keys; got queries={self.queries}, "
+                                    f"length={length}, keys={self.keys}")
 
     @property
     def vocab_size(self):
@@ -177,9 +177,8 @@ class AssociativeRecall(Task):
     def d_out(self):
         return self.values
 
-    @property
-    def seq_len(self):
-        return 2 * self.length + self.queries
+    def sequence_length(self, length=None):
+        return 2 * (self.length if length is None else length) + self.queries
 
     def model_defaults(self):
         return {"causal": True, "ape": "learned", "layers": 2, "heads": 4, "d_model": 64, "ffn_width": 128}
@@ -187,8 +186,8 @@ class AssociativeRecall(Task):
     def train_defaults(self):
         return dict(_CLS_TRAIN)
 
-    def sample(self, batch_size, generator):
-        P, Q = self.length, self.queries
+    def generate(self, batch_size, P, generator):
+        Q = self.queries
         keys = torch.rand(batch_size, self.keys, generator=generator).argsort(-1)[:, :P]
         vals = uniform_ints((batch_size, P), self.values, generator)
         which = torch.rand(batch_size, P, generator=generator).argsort(-1)[:, :Q]

@@ -1,8 +1,10 @@
 """What a task is: a small dataclass that samples a batch from a generator, with exact targets,
 a loss and a metric.
 
-A task's fields are its keyword arguments (with defaults); ``model_defaults`` and
-``train_defaults`` say which architecture and training run suit it out of the box.
+A task's fields are its keyword arguments (with defaults); ``length`` is the length it trains at,
+but :meth:`Task.sample` takes the length per call, so a model can be evaluated at lengths it was
+not trained on. ``model_defaults`` and ``train_defaults`` say which architecture and training
+run suit it out of the box.
 
 Shapes (tokens as rows): ``x`` is ``(batch, n)`` int64 ids when ``vocab_size > 0``, else
 ``(batch, n, d_in)`` float32; ``y`` is ``(batch, n)`` int64 class ids (``kind ==
@@ -18,6 +20,8 @@ from typing import ClassVar, NamedTuple
 import torch
 import torch.nn.functional as F
 
+from expressivity.errors import ExpressivityError
+
 
 class Batch(NamedTuple):
     x: torch.Tensor
@@ -30,6 +34,9 @@ class Task:
     name: ClassVar[str] = ""
     kind: ClassVar[str] = "classification"  # or "regression"
     metric_name: ClassVar[str] = "accuracy"
+
+    def __post_init__(self) -> None:
+        self.check_length(self.length)
 
     # ---- shapes the model must match -------------------------------------------------------
     @property
@@ -44,11 +51,21 @@ class Task:
     def d_out(self) -> int:
         raise NotImplementedError
 
+    def sequence_length(self, length: int | None = None) -> int:
+        """Number of tokens ``n`` of a sample at task length ``length`` (default: the training
+        length); equal to ``length`` unless a task lays its sequence out otherwise (copy's input,
+        separator and blanks)."""
+        return self.length if length is None else length
+
     @property
     def seq_len(self) -> int:
-        """Length ``n`` of the sequences :meth:`sample` returns (the ``length`` field unless a
-        task lays its sequence out otherwise, e.g. copy's input, separator and blanks)."""
-        return self.length
+        """Tokens per sequence at the training length."""
+        return self.sequence_length()
+
+    def check_length(self, length: int) -> None:
+        """Raise :class:`ExpressivityError` if the task cannot be sampled at ``length``."""
+        if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+            raise ExpressivityError(f"task {self.name!r}: length must be an integer >= 1, got {length!r}")
 
     def model_defaults(self) -> dict:
         return {}
@@ -60,7 +77,15 @@ class Task:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     # ---- data ------------------------------------------------------------------------------
-    def sample(self, batch_size: int, generator: torch.Generator) -> Batch:
+    def sample(self, batch_size: int, length: int | None, generator: torch.Generator) -> Batch:
+        """A batch of ``batch_size`` sequences at task length ``length`` (``None``: the training
+        length), drawn from ``generator`` alone (same generator state, same batch)."""
+        length = self.length if length is None else length
+        self.check_length(length)
+        return self.generate(batch_size, length, generator)
+
+    def generate(self, batch_size: int, length: int, generator: torch.Generator) -> Batch:
+        """Draw the batch; ``length`` has passed :meth:`check_length`. Subclasses implement this."""
         raise NotImplementedError
 
     # ---- loss and metric (higher metric is better) --------------------------------------

@@ -53,8 +53,12 @@ class FixedMemory(Task):
         self.lag_list = _lags(self.lags)
         if self.readout not in ("linear", "boolean", "smooth"):
             raise ExpressivityError(f"readout must be linear, boolean or smooth; got {self.readout!r}")
-        if self.lag_list[-1] >= self.length:
-            raise ExpressivityError(f"largest lag {self.lag_list[-1]} must be < length {self.length}; raise length")
+        super().__post_init__()
+
+    def check_length(self, length):
+        super().check_length(length)
+        if self.lag_list[-1] >= length:
+            raise ExpressivityError(f"largest lag {self.lag_list[-1]} must be < length {length}; raise length")
 
     @property
     def d_out(self):
@@ -74,8 +78,8 @@ class FixedMemory(Task):
             return args.prod(-1)
         return torch.sin(math.pi * args.mean(-1))
 
-    def sample(self, batch_size, generator):
-        n, T = self.length, self.lag_list
+    def generate(self, batch_size, n, generator):
+        T = self.lag_list
         if self.readout == "boolean":
             x = 2.0 * uniform_ints((batch_size, n), 2, generator).float() - 1.0
         else:
@@ -100,6 +104,7 @@ class NestedMemory(Task):
     def __post_init__(self):
         if self.depth < 1 or self.max_lag < 1:
             raise ExpressivityError("depth and max_lag must be >= 1")
+        super().__post_init__()
 
     @property
     def d_in(self):
@@ -115,8 +120,8 @@ class NestedMemory(Task):
     def train_defaults(self):
         return dict(_REG_TRAIN)
 
-    def sample(self, batch_size, generator):
-        n, T = self.length, self.max_lag
+    def generate(self, batch_size, n, generator):
+        T = self.max_lag
         t = torch.arange(n)
         v = 2.0 * torch.rand(batch_size, n, generator=generator) - 1.0
         v[:, 0] = 0.0
@@ -156,6 +161,7 @@ class KernelMemory(Task):
             raise ExpressivityError(f"kernel must be power or exp; got {self.kernel!r}")
         if self.alpha <= 0:
             raise ExpressivityError(f"alpha must be > 0; got {self.alpha}")
+        super().__post_init__()
 
     @property
     def d_out(self):
@@ -170,15 +176,16 @@ class KernelMemory(Task):
         zeta = torch.special.zeta(torch.tensor(1.0 + a, dtype=torch.float64), torch.tensor(1.0, dtype=torch.float64))
         return (1 + s) ** (-(1 + a)) / zeta
 
-    def kernel_matrix(self) -> torch.Tensor:
-        """``(n, n)`` float64 matrix ``K[t, t'] = rho(t - t')`` for ``t' <= t``, else 0 (cached)."""
-        key = (self.length, self.kernel, self.alpha)
-        if getattr(self, "_K", (None,))[0] != key:
-            t = torch.arange(self.length)
+    def kernel_matrix(self, length: int | None = None) -> torch.Tensor:
+        """``(n, n)`` float64 matrix ``K[t, t'] = rho(t - t')`` for ``t' <= t``, else 0 (cached per length)."""
+        n = self.length if length is None else length
+        key = (n, self.kernel, self.alpha)
+        cache = self.__dict__.setdefault("_kernels", {})
+        if key not in cache:
+            t = torch.arange(n)
             lag = t[:, None] - t[None, :]
-            K = torch.where(lag >= 0, self.rho(lag.clamp(min=0)), torch.zeros((), dtype=torch.float64))
-            self._K = (key, K)
-        return self._K[1]
+            cache[key] = torch.where(lag >= 0, self.rho(lag.clamp(min=0)), torch.zeros((), dtype=torch.float64))
+        return cache[key]
 
     def model_defaults(self):
         return {"causal": True, "mixer": "dpfree", "rpe": "log", "learnable_slopes": True, "layers": 1, "heads": 1, "d_model": 8, "ffn_width": 0}
@@ -186,8 +193,7 @@ class KernelMemory(Task):
     def train_defaults(self):
         return dict(_REG_TRAIN)
 
-    def sample(self, batch_size, generator):
-        n = self.length
+    def generate(self, batch_size, n, generator):
         x = torch.randn(batch_size, n, generator=generator, dtype=torch.float64)
-        y = x @ self.kernel_matrix().T
+        y = x @ self.kernel_matrix(n).T
         return Batch(x.float().unsqueeze(-1), y.float().unsqueeze(-1), torch.ones(batch_size, n, dtype=torch.bool))

@@ -1,5 +1,5 @@
 """Regression on a Yun et al. target (see :mod:`expressivity.targets`): ``X ~ U[0,1]^{n x d}``,
-``Y = target.fn(X)``, scored at every position. Bidirectional by default (targets are
+``Y = target(X)``, scored at every position. Bidirectional by default (targets are
 sequence-to-sequence maps, usually permutation equivariant)."""
 
 from __future__ import annotations
@@ -9,15 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from expressivity.targets import evaluate_target, get_target, list_targets
 from expressivity.tasks.base import Batch, Task
-
-
-def _default_target() -> str:
-    try:
-        from expressivity.targets import list_targets
-        return list_targets()[0].name
-    except Exception:  # the targets module is optional at import time
-        return "sort"
 
 
 @dataclass
@@ -30,11 +23,10 @@ class YunTarget(Task):
     dim: int = 1
 
     def __post_init__(self):
-        from expressivity.targets import get_target  # lazy: owned by the compiler subsystem
-
         if not self.target:
-            self.target = _default_target()
+            self.target = list_targets()[0].name
         self._target = get_target(self.target)
+        super().__post_init__()
 
     @property
     def d_in(self):
@@ -50,9 +42,9 @@ class YunTarget(Task):
     def train_defaults(self):
         return {"steps": 2000, "batch_size": 64, "lr": 3e-3, "target_metric": None}
 
-    def sample(self, batch_size, generator):
+    def generate(self, batch_size, length, generator):
         seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator))
-        X = np.random.default_rng(seed).random((batch_size, self.length, self.dim))
-        Y = np.asarray(self._target.fn(X), dtype=np.float64)
+        X = np.random.default_rng(seed).random((batch_size, length, self.dim))
+        Y = evaluate_target(self._target, X)
         return Batch(torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(Y, dtype=torch.float32),
-                     torch.ones(batch_size, self.length, dtype=torch.bool))
+                     torch.ones(batch_size, length, dtype=torch.bool))

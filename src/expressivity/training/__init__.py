@@ -1,7 +1,10 @@
-"""Trainer, ensembles and checkpoints for the model family of :mod:`expressivity.nn`."""
+"""Training: the run contract (:class:`RunConfig`), the trainer (:func:`run`), ensembles
+(:func:`run_ensemble`) and checkpoints."""
 
-from expressivity.training.ensemble import Ensemble, train_ensemble
+from expressivity.training.config import RunConfig, TaskSpec, model_config_for
+from expressivity.training.ensemble import Ensemble, run_ensemble
 from expressivity.training.schedule import TrainConfig
-from expressivity.training.trainer import TrainResult, load_trained, model_config_for, train
+from expressivity.training.trainer import RunResult, evaluate_lengths, load_trained, run
 
-__all__ = ["Ensemble", "TrainConfig", "TrainResult", "load_trained", "model_config_for", "train", "train_ensemble"]
+__all__ = ["Ensemble", "RunConfig", "RunResult", "TaskSpec", "TrainConfig", "evaluate_lengths", "load_trained",
+           "model_config_for", "run", "run_ensemble"]

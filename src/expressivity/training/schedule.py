@@ -11,13 +11,14 @@ from expressivity.errors import ExpressivityError
 EVAL_SEED = 987_654_321
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig:
     """AdamW with linear warm-up then cosine decay to ``min_lr_ratio * lr``.
 
     ``warmup`` defaults to ``min(100, steps // 10)`` steps. Evaluation every ``eval_every`` steps
     on ``eval_size`` held-out samples; training stops early once the held-out metric reaches
-    ``target_metric`` (higher is better). Checkpoints every ``checkpoint_every`` steps.
+    ``target_metric`` (higher is better). Checkpoints every ``checkpoint_every`` steps. The seed
+    belongs to the run (:class:`~expressivity.training.config.RunConfig`), not to these settings.
     """
 
     steps: int = 2000
@@ -35,14 +36,32 @@ class TrainConfig:
     log_every: int = 10
     target_metric: float | None = None
     checkpoint_every: int = 500
-    seed: int = 0
 
     def __post_init__(self) -> None:
+        def bad(msg: str):
+            raise ExpressivityError(msg)
+
         for name in ("steps", "batch_size", "eval_every", "eval_size", "log_every", "checkpoint_every"):
-            if getattr(self, name) < 1:
-                raise ExpressivityError(f"{name.replace('_', '-')} must be a positive integer, got {getattr(self, name)}")
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                bad(f"{name.replace('_', '-')} must be a positive integer, got {value!r}")
+        for name in ("lr", "weight_decay", "beta1", "beta2", "eps", "min_lr_ratio", "grad_clip"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                bad(f"{name.replace('_', '-')} must be a finite number, got {value!r}")
         if not self.lr > 0:
-            raise ExpressivityError(f"lr must be > 0, got {self.lr}")
+            bad(f"lr must be > 0, got {self.lr}")
+        if not (self.eps > 0 and self.grad_clip > 0 and self.weight_decay >= 0):
+            bad("eps and grad-clip must be > 0 and weight-decay >= 0")
+        if not (0 <= self.beta1 < 1 and 0 <= self.beta2 < 1 and 0 <= self.min_lr_ratio <= 1):
+            bad("beta1 and beta2 must be in [0, 1) and min-lr-ratio in [0, 1]")
+        if self.warmup is not None and (isinstance(self.warmup, bool) or not isinstance(self.warmup, int)
+                                        or not 0 <= self.warmup <= self.steps):
+            bad(f"warmup must be an integer in [0, steps], got {self.warmup!r}")
+        if self.target_metric is not None and (isinstance(self.target_metric, bool)
+                                               or not isinstance(self.target_metric, (int, float))
+                                               or not math.isfinite(self.target_metric)):
+            bad(f"target-metric must be a finite number, got {self.target_metric!r}")
 
     @property
     def warmup_steps(self) -> int:
@@ -62,5 +81,9 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
+        """Build from a dict; unknown keys are refused by name (a typo must not be dropped)."""
         names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ExpressivityError(f"unknown training settings {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+        return cls(**d)

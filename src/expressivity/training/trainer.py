@@ -1,13 +1,17 @@
-"""The single-model trainer.
+"""The single-model trainer: :func:`run` executes one :class:`RunConfig`.
 
-``train(task, model_cfg, train_cfg, out_dir)`` runs AdamW with warm-up + cosine decay, gradient
-clipping, held-out evaluation, early stopping at a metric threshold, JSONL metrics, checkpoints
-and resume. Determinism: the model is initialised from ``torch.manual_seed(seed)`` and batches
-come from a dedicated ``torch.Generator`` seeded with ``seed``; both states are checkpointed, so
-a resumed run replays exactly the batches an uninterrupted run would have seen.
+AdamW with warm-up + cosine decay, gradient clipping, held-out evaluation, early stopping at a
+metric threshold, JSONL metrics, checkpoints and resume. Determinism: the model is initialised
+from ``torch.manual_seed(seed)`` and batches come from a dedicated ``torch.Generator`` seeded
+with ``seed``; both states are checkpointed, so a resumed run replays exactly the batches an
+uninterrupted run would have seen, and ends bit-identical on the CPU.
 
-A non-finite loss stops the run cleanly (status ``"nan"``): the step is not taken and the last
-checkpoint, written while everything was finite, is kept.
+Status: checkpoints written during training say ``"running"`` (an interrupted or killed run
+resumes from the last one); the final checkpoint says ``"done"``, ``"target-reached"`` or
+``"nan"``. A non-finite loss stops the run cleanly: the step is not taken and the last
+checkpoint, written while everything was finite, is kept and marked ``"nan"``.
+
+Run folder: ``metrics.jsonl`` (one line per log or evaluation) and ``checkpoint/``.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -22,90 +27,129 @@ from typing import Callable
 import torch
 
 from expressivity.errors import ExpressivityError
-from expressivity.nn.model import Model, ModelConfig
-from expressivity.tasks import Task, make_task
-from expressivity.training.checkpoint import load_checkpoint, save_checkpoint
-from expressivity.training.schedule import EVAL_SEED, TrainConfig
+from expressivity.nn.model import Model
+from expressivity.progress import progress_bar
+from expressivity.tasks import Batch, Task
+from expressivity.training.budget import check_training_budget
+from expressivity.training.checkpoint import FINISHED, RUNNING, checkpoint_exists, load_checkpoint, save_checkpoint
+from expressivity.training.config import RunConfig
+from expressivity.training.schedule import EVAL_SEED
 
 
 @dataclass
-class TrainResult:
-    seed: int
-    final_loss: float
-    final_metric: float | None
+class RunResult:
+    """What a run ended with.
+
+    ``lengths`` maps each evaluated task length (the training length first) to the held-out
+    ``{"loss", "metric"}`` at the end; ``best_metric`` is the best periodic held-out metric.
+    """
+
+    id: str
+    config: RunConfig
+    status: str  # "done", "target-reached" or "nan"
     steps: int
     seconds: float
     params: int
-    status: str  # "done", "target-reached" or "nan"
+    final_loss: float
+    final_metric: float | None
+    best_metric: float | None = None
+    best_step: int | None = None
+    lengths: dict = field(default_factory=dict)
     history: list[dict] = field(default_factory=list, repr=False)
-    model: object = field(default=None, repr=False)
+    model: Model | None = field(default=None, repr=False)
+
+    @property
+    def seed(self) -> int:
+        return self.config.seed
 
     def summary(self) -> dict:
-        return {"seed": self.seed, "final_loss": self.final_loss, "final_metric": self.final_metric,
-                "steps": self.steps, "seconds": self.seconds, "params": self.params, "status": self.status}
+        """The JSON-ready facts of the run (no model, no history)."""
+        return {"id": self.id, "seed": self.seed, "status": self.status, "steps": self.steps,
+                "seconds": self.seconds, "params": self.params, "final_loss": self.final_loss,
+                "final_metric": self.final_metric, "best_metric": self.best_metric, "best_step": self.best_step,
+                "lengths": {str(k): v for k, v in self.lengths.items()}}
 
 
-def model_config_for(task: Task, **overrides) -> ModelConfig:
-    """The task's default architecture, sized to its inputs/outputs, with ``overrides`` applied."""
-    cfg = {"vocab_size": task.vocab_size, "d_in": task.d_in, "d_out": task.d_out, "max_len": task.seq_len}
-    cfg.update(task.model_defaults())
-    cfg.update({k: v for k, v in overrides.items() if v is not None})
-    return ModelConfig(**cfg)
-
-
-def eval_batch(task: Task, size: int):
-    return task.sample(size, torch.Generator().manual_seed(EVAL_SEED))
+def eval_batch(task: Task, size: int, length: int | None = None) -> Batch:
+    """The held-out batch at ``length``: the same for every run and seed."""
+    return task.sample(size, length, torch.Generator().manual_seed(EVAL_SEED))
 
 
 @torch.no_grad()
-def evaluate(model: torch.nn.Module, task: Task, batch) -> tuple[float, float]:
+def evaluate(model: torch.nn.Module, task: Task, batch: Batch) -> tuple[float, float]:
+    """``(loss, metric)`` of ``model`` on ``batch``, in evaluation mode."""
     model.eval()
     out = model(batch.x)
     model.train()
     return task.loss(out, batch).item(), task.metric(out, batch)
 
 
+def evaluate_lengths(model: torch.nn.Module, config: RunConfig, task: Task) -> dict[int, dict]:
+    """Held-out loss and metric at the training length and at every ``config.eval_lengths``."""
+    out = {}
+    for length in dict.fromkeys((task.length, *config.eval_lengths)):
+        loss, metric = evaluate(model, task, eval_batch(task, config.train.eval_size, length))
+        out[length] = {"loss": loss, "metric": metric}
+    return out
+
+
 def _finite_params(model) -> bool:
     return all(torch.isfinite(p).all() for p in model.parameters())
 
 
-def train(task: Task, model_cfg: ModelConfig, cfg: TrainConfig, out_dir: Path | None = None, *,
-          resume: bool = False, progress: bool = False, on_step: Callable[[int, Model], None] | None = None) -> TrainResult:
-    """Train one model; with ``out_dir`` write ``metrics.jsonl`` and ``checkpoint/`` there.
+def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False, progress: bool = False,
+        on_step: Callable[[int, Model], None] | None = None) -> RunResult:
+    """Train one model as ``config`` says; with ``out_dir`` write ``metrics.jsonl`` and ``checkpoint/``.
 
-    ``resume=True`` continues from ``out_dir/checkpoint`` (same configuration). ``on_step(step,
-    model)`` is called before every step (tests use it to simulate crashes and faults).
+    ``resume=True`` continues from ``out_dir/checkpoint`` (which must hold the same
+    configuration); a finished run is returned as it ended, without training further.
+    ``on_step(step, model)`` is called before every step (tests use it to simulate crashes).
     """
-    torch.manual_seed(cfg.seed)
-    model = Model(model_cfg)
+    task, cfg = config.build_task(), config.train
+    check_training_budget(config.model, task.seq_len, cfg.batch_size, cfg.eval_size)
+    torch.manual_seed(config.seed)
+    model = Model(config.model)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), eps=cfg.eps,
                             weight_decay=cfg.weight_decay)
-    gen = torch.Generator().manual_seed(cfg.seed)
+    gen = torch.Generator().manual_seed(config.seed)
     held_out = eval_batch(task, cfg.eval_size)
     start, history = 0, []
-    last_metric, last_loss = None, float("nan")
+    last_metric, last_loss, best = None, float("nan"), (None, None)
+    status, finished = "done", False  # "done" while training; finished: resumed a run that had ended
     ckpt = Path(out_dir) / "checkpoint" if out_dir is not None else None
     metrics_path = Path(out_dir) / "metrics.jsonl" if out_dir is not None else None
+    record_config = {"run": config.to_dict(), "id": config.id()}
     if resume:
-        if ckpt is None or not (ckpt.exists() or ckpt.with_name("checkpoint.old").exists()):
-            raise ExpressivityError(f"no checkpoint to resume in {out_dir}; start a fresh run with --out instead")
-        saved, state = load_checkpoint(ckpt, model)
-        opt.load_state_dict(state["optimizer"])
-        gen.set_state(state["generator"])
-        torch.set_rng_state(state["torch_rng"])
-        start, history = state["step"], state["history"]
-        last_metric, last_loss = state["last_metric"], state["last_loss"]
+        if ckpt is None or not checkpoint_exists(ckpt):
+            raise ExpressivityError(f"no checkpoint to resume in {out_dir}; start a fresh run instead")
+        saved, tensors, state = load_checkpoint(ckpt)
+        if saved.get("id") != config.id():
+            raise ExpressivityError(f"the checkpoint in {out_dir} belongs to another configuration "
+                                    f"(id {saved.get('id')}, this run {config.id()}); use a new folder")
+        _load_weights(model, tensors, ckpt)
+        try:
+            start, history = state["step"], state["history"]
+            last_metric, last_loss, best = state["last_metric"], state["last_loss"], tuple(state["best"])
+            if saved["status"] in FINISHED:
+                status, finished = saved["status"], True
+            else:
+                opt.load_state_dict(state["optimizer"])
+                gen.set_state(state["generator"])
+                torch.set_rng_state(state["torch_rng"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            raise ExpressivityError(f"checkpoint {ckpt} has an incomplete training state ({type(exc).__name__}: "
+                                    f"{exc}); delete the folder to start over") from None
+    log = None
     if metrics_path is not None:
         metrics_path.parent.mkdir(parents=True, exist_ok=True)
         # Drop lines written after the checkpoint we resume from: they will be recomputed.
         metrics_path.write_text("".join(json.dumps(h) + "\n" for h in history))
         log = metrics_path.open("a")
     params = sum(p.numel() for p in model.parameters())
-    config_record = {"task": task.name, "task_args": task.kwargs(), "model": model_cfg.to_dict(), "train": cfg.to_dict()}
 
     def record(entry: dict) -> None:
         history.append(entry)
-        if metrics_path is not None:
+        if log is not None:
             log.write(json.dumps(entry) + "\n")
             log.flush()
 
@@ -113,27 +157,29 @@ def train(task: Task, model_cfg: ModelConfig, cfg: TrainConfig, out_dir: Path | 
         if ckpt is None:
             return
         state = {"optimizer": opt.state_dict(), "generator": gen.get_state(), "torch_rng": torch.get_rng_state(),
-                 "step": step, "history": list(history), "last_metric": last_metric, "last_loss": last_loss}
-        save_checkpoint(ckpt, model, {**config_record, "step": step, "status": status}, state)
+                 "step": step, "history": list(history), "last_metric": last_metric, "last_loss": last_loss,
+                 "best": list(best)}
+        save_checkpoint(ckpt, model.state_dict(), {**record_config, "step": step, "status": status}, state)
 
-    status, step = "done", start
-    end = cfg.steps
-    if resume and saved.get("status") == "target-reached":
-        status, end = "target-reached", start  # finished runs stay finished
+    step = start
+    end = start if finished else cfg.steps  # finished runs stay finished
     t0 = time.perf_counter()
-    bar = _progress(progress, cfg.steps, start, task.name, cfg.seed)
-    try:
+    with ExitStack() as stack:
+        if log is not None:
+            stack.callback(log.close)
+        bar = stack.enter_context(progress_bar(f"{task.name} seed {config.seed}", cfg.steps, start, enabled=progress))
         for step in range(start, end):
             if on_step is not None:
                 on_step(step, model)
             lr = cfg.lr_at(step)
             for group in opt.param_groups:
                 group["lr"] = lr
-            batch = task.sample(cfg.batch_size, gen)
+            batch = task.sample(cfg.batch_size, None, gen)
             loss = task.loss(model(batch.x), batch)
             if not torch.isfinite(loss):
                 status = "nan"
                 record({"step": step, "event": "nan", "loss": "nan"})
+                _mark_nan(ckpt, step)
                 break
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -145,46 +191,52 @@ def train(task: Task, model_cfg: ModelConfig, cfg: TrainConfig, out_dir: Path | 
                 record({"step": done, "loss": last_loss, "lr": lr})
             if done % cfg.eval_every == 0 or done == cfg.steps:
                 eval_loss, last_metric = evaluate(model, task, held_out)
+                if best[0] is None or last_metric > best[0]:
+                    best = (last_metric, done)
                 record({"step": done, "eval_loss": eval_loss, "eval_metric": last_metric})
                 if bar is not None:
-                    bar[0].update(bar[1], description=f"{task.name} seed {cfg.seed} loss {last_loss:.4f} {task.metric_name} {last_metric:.4f}")
+                    bar(description=f"{task.name} seed {config.seed} loss {last_loss:.4f} "
+                                    f"{task.metric_name} {last_metric:.4f}")
                 if cfg.target_metric is not None and last_metric >= cfg.target_metric:
                     status = "target-reached"
             if bar is not None:
-                bar[0].advance(bar[1])
-            finite = math.isfinite(last_loss) and _finite_params(model)
-            if finite and (done % cfg.checkpoint_every == 0 or done == cfg.steps or status != "done"):
-                checkpoint(done, status)
+                bar(advance=1)
             step = done
+            final = status != "done" or done == cfg.steps
+            if math.isfinite(last_loss) and _finite_params(model) and (final or done % cfg.checkpoint_every == 0):
+                checkpoint(done, status if final else RUNNING)
             if status != "done":
                 break
-    finally:
-        if bar is not None:
-            bar[0].stop()
-        if metrics_path is not None:
-            log.close()
     seconds = time.perf_counter() - t0
     if status == "nan":
         last_loss = float("nan")
-    return TrainResult(cfg.seed, last_loss, last_metric, step, seconds, params, status, history, model)
+    lengths = {} if status == "nan" else evaluate_lengths(model, config, task)
+    return RunResult(config.id(), config, status, step, seconds, params, last_loss, last_metric, best[0], best[1],
+                     lengths, history, model)
 
 
-def _progress(enabled: bool, total: int, start: int, name: str, seed: int):
-    if not enabled:
-        return None
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from expressivity.progress import stderr_console
-
-    p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                 console=stderr_console, transient=True)
-    p.start()
-    return p, p.add_task(f"{name} seed {seed}", total=total, completed=start)
+def _load_weights(model: torch.nn.Module, tensors: dict, where) -> None:
+    try:
+        model.load_state_dict(tensors)
+    except RuntimeError as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise ExpressivityError(f"checkpoint {where} does not fit this model ({first}); delete it to start over") from None
 
 
-def load_trained(run_dir: Path) -> tuple[Model, Task, dict]:
-    """Rebuild the model and task of a run directory's checkpoint."""
-    config, _ = load_checkpoint(Path(run_dir) / "checkpoint")
-    model = Model(ModelConfig.from_dict(config["model"]))
-    load_checkpoint(Path(run_dir) / "checkpoint", model)
-    return model, make_task(config["task"], **config["task_args"]), config
+def _mark_nan(ckpt: Path | None, step: int) -> None:
+    """Keep the last good checkpoint's weights, but record that the run ended in NaN."""
+    if ckpt is None or not checkpoint_exists(ckpt):
+        return
+    config, tensors, state = load_checkpoint(ckpt)
+    save_checkpoint(ckpt, tensors, {**config, "status": "nan", "nan_at_step": step}, state)
+
+
+def load_trained(run_dir: Path) -> tuple[Model, Task, RunConfig]:
+    """The model (weights of the last checkpoint), task and configuration of a run folder."""
+    saved, tensors, _ = load_checkpoint(Path(run_dir) / "checkpoint", with_state=False)
+    if "run" not in saved:
+        raise ExpressivityError(f"{run_dir}/checkpoint was not written by this version's trainer; retrain it")
+    config = RunConfig.from_dict(saved["run"])
+    model = Model(config.model)
+    _load_weights(model, tensors, Path(run_dir) / "checkpoint")
+    return model, config.build_task(), config

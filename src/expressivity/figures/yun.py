@@ -6,14 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+from expressivity.figures import pyplot
 
 
 def dp_vs_delta(reports: list, path: Path) -> Path:
@@ -21,7 +14,7 @@ def dp_vs_delta(reports: list, path: Path) -> Path:
 
     ``reports``: :class:`~expressivity.constructions.report.ConstructionReport` of Yun builds of
     one target at several deltas."""
-    plt = _plt()
+    plt = pyplot()
     deltas = np.array([float(r.constants["delta"]) for r in reports])
     err = np.array([r.error("d_p(f, g)").value for r in reports])
     lo = np.array([r.error("d_p(f, g)").ci95[0] for r in reports])
@@ -53,7 +46,7 @@ def contextual_values(build, path: Path) -> Path:
     stretches inside the interval). Right: within-class gaps ``q_(j) - q_(1)`` of the sorted
     values (P1: every token of a class gets its own value, so the gaps are positive).
     """
-    plt = _plt()
+    plt = pyplot()
     N = 2 * build.params.N  # verifier values are in units of delta/2
     keys = sorted(build.rep_values)
     values = [np.sort(np.array([v / N for v in build.rep_values[k][1]], dtype=float)) for k in keys]

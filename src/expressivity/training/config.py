@@ -1,0 +1,173 @@
+"""The run contract: one typed, validated, serialisable configuration per training run.
+
+A :class:`RunConfig` is everything a run computes from: the task and its arguments, the model
+architecture, the training settings and the seed, plus the lengths to evaluate at besides the
+training length. Its :meth:`~RunConfig.id` is a content hash of its canonical JSON, so equal
+configurations share an id on every machine. The CLI and the Python API build the same object
+(:meth:`RunConfig.for_task` fills the task's defaults) and hand it to
+:func:`expressivity.training.run`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from expressivity.errors import ExpressivityError
+from expressivity.nn.model import ModelConfig
+from expressivity.records import content_hash, jsonable
+from expressivity.tasks import Task, make_task
+from expressivity.training.schedule import TrainConfig
+
+MAX_SEED = 2**63 - 1  # torch generators take 64-bit seeds
+
+
+def check_seed(seed) -> int:
+    """``seed`` as an int in ``[0, 2^63)``, or a one-line error."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise ExpressivityError(f"seed must be an integer in [0, 2^63), got {seed!r}")
+    return seed
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A task by name with its full, typed arguments (defaults filled in, as the task holds them)."""
+
+    name: str
+    args: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, name: str, **args) -> "TaskSpec":
+        """Validate ``args`` (strings from the command line are parsed) and fill the defaults."""
+        task = make_task(name, **args)
+        return cls(task.name, task.kwargs())
+
+    def build(self) -> Task:
+        return make_task(self.name, **self.args)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "args": jsonable(self.args)}
+
+
+def model_length_limit(model: ModelConfig) -> int | None:
+    """The longest input ``model`` accepts, or ``None`` when any length works.
+
+    Absolute encodings and the bilinear mixer have one row per position up to ``max_len``.
+    """
+    limited = model.ape != "none" or "bilinear" in model.layer_mixers() or getattr(model, "rpe", "none") == "matrix"
+    return model.max_len if limited else None
+
+
+def model_config_for(task: Task, lengths: tuple[int, ...] = (), **overrides) -> ModelConfig:
+    """The task's default architecture, sized to its inputs/outputs and to the longest of its
+    training length and ``lengths``, with the non-``None`` ``overrides`` applied."""
+    longest = max(task.sequence_length(L) for L in (task.length, *lengths))
+    cfg = {"vocab_size": task.vocab_size, "d_in": task.d_in, "d_out": task.d_out, "max_len": longest}
+    cfg.update(task.model_defaults())
+    cfg.update({k: v for k, v in overrides.items() if v is not None})
+    return ModelConfig(**cfg)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One training run: ``task`` x ``model`` x ``train`` x ``seed``, evaluated at the training
+    length and at every length in ``eval_lengths`` (task lengths, as the task's ``length``)."""
+
+    task: TaskSpec
+    model: ModelConfig
+    train: TrainConfig
+    seed: int = 0
+    eval_lengths: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        check_seed(self.seed)
+        object.__setattr__(self, "eval_lengths", tuple(self.eval_lengths))
+        task = self.task.build()
+        for name, want in (("vocab_size", task.vocab_size), ("d_out", task.d_out)):
+            if getattr(self.model, name) != want:
+                raise ExpressivityError(f"model {name} is {getattr(self.model, name)} but task {task.name!r} needs "
+                                        f"{want}; leave it to the task's default")
+        if task.vocab_size == 0 and self.model.d_in != task.d_in:
+            raise ExpressivityError(f"model d_in is {self.model.d_in} but task {task.name!r} has {task.d_in} input "
+                                    "features; leave it to the task's default")
+        limit = model_length_limit(self.model)
+        for length in (task.length, *self.eval_lengths):
+            task.check_length(length)
+            n = task.sequence_length(length)
+            if limit is not None and n > limit:
+                raise ExpressivityError(f"length {length} gives {n} tokens but the model's position tables stop at "
+                                        f"max_len {limit}; raise the model's max_len to at least {n}")
+
+    # ---- building ----------------------------------------------------------------------------
+    @classmethod
+    def for_task(cls, name: str, task_args: dict | None = None, model: dict | None = None,
+                 train: dict | None = None, seed: int = 0, eval_lengths: tuple[int, ...] = ()) -> "RunConfig":
+        """Fill in the task's default model and training settings, then apply the given ones."""
+        spec = TaskSpec.of(name, **(task_args or {}))
+        task = spec.build()
+        model_cfg = model_config_for(task, tuple(eval_lengths), **(model or {}))
+        train_cfg = TrainConfig.from_dict({**task.train_defaults(), **{k: v for k, v in (train or {}).items()
+                                                                      if v is not None}})
+        return cls(spec, model_cfg, train_cfg, seed, tuple(eval_lengths))
+
+    def with_changes(self, **changes) -> "RunConfig":
+        """A copy with fields replaced; ``model``/``train`` may be dicts of field changes."""
+        for part, cls_ in (("model", ModelConfig), ("train", TrainConfig)):
+            if isinstance(changes.get(part), dict):
+                changes[part] = cls_.from_dict({**getattr(self, part).to_dict(), **changes[part]})
+        return replace(self, **changes)
+
+    def build_task(self) -> Task:
+        return self.task.build()
+
+    # ---- identity and serialisation --------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {"task": self.task.to_dict(), "model": jsonable(self.model.to_dict()), "train": self.train.to_dict(),
+                "seed": self.seed, "eval_lengths": list(self.eval_lengths)}
+
+    def id(self) -> str:
+        """Content hash (16 hex digits) of the canonical JSON: equal configurations, equal ids."""
+        return content_hash(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, d) -> "RunConfig":
+        """Rebuild from :meth:`to_dict` output; malformed input gives one line naming the problem."""
+        if not isinstance(d, dict):
+            raise ExpressivityError(f"a run configuration must be a JSON object, got {type(d).__name__}")
+        known = {"task", "model", "train", "seed", "eval_lengths"}
+        unknown, missing = sorted(set(d) - known), sorted({"task", "model", "train"} - set(d))
+        if unknown or missing:
+            raise ExpressivityError("run configuration: " + "; ".join(
+                ([f"unknown keys {', '.join(unknown)}"] if unknown else []) +
+                ([f"missing keys {', '.join(missing)}"] if missing else [])))
+        task = d["task"]
+        if not (isinstance(task, dict) and isinstance(task.get("name"), str) and isinstance(task.get("args", {}), dict)):
+            raise ExpressivityError('run configuration: "task" must be {"name": ..., "args": {...}}')
+        for part in ("model", "train"):
+            if not isinstance(d[part], dict):
+                raise ExpressivityError(f'run configuration: "{part}" must be an object of settings')
+        lengths = d.get("eval_lengths", [])
+        if not isinstance(lengths, list) or any(isinstance(v, bool) or not isinstance(v, int) for v in lengths):
+            raise ExpressivityError('run configuration: "eval_lengths" must be a list of integers')
+        train = {k: (None if v is None else _number(v)) if k in _FLOAT_FIELDS else v for k, v in d["train"].items()}
+        try:
+            model = ModelConfig.from_dict(d["model"])
+        except (TypeError, ValueError) as exc:
+            raise ExpressivityError(f"run configuration: bad model settings ({exc})") from None
+        try:
+            train_cfg = TrainConfig.from_dict(train)
+        except TypeError as exc:
+            raise ExpressivityError(f"run configuration: bad training settings ({exc})") from None
+        return cls(TaskSpec.of(task["name"], **task.get("args", {})), model, train_cfg, d.get("seed", 0), tuple(lengths))
+
+
+# Floats arrive from JSON as numbers, or as the strings "inf"/"nan" that jsonable writes.
+_FLOAT_FIELDS = {"lr", "weight_decay", "beta1", "beta2", "eps", "min_lr_ratio", "grad_clip", "target_metric"}
+
+
+def _number(value):
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            raise ExpressivityError(f"run configuration: {value!r} is not a number") from None
+    return value

@@ -1,0 +1,68 @@
+"""The run contract: one typed configuration, validated, serialisable, with a stable content hash."""
+
+import json
+
+import pytest
+
+from expressivity.errors import ExpressivityError
+from expressivity.training import RunConfig, TaskSpec
+
+
+def base(**kw):
+    return RunConfig.for_task("reverse", {"length": 6}, {"layers": 1, "d_model": 16, "heads": 2}, {"steps": 10}, **kw)
+
+
+def test_defaults_come_from_the_task_and_overrides_apply():
+    c = base()
+    assert c.task == TaskSpec("reverse", {"length": 6, "vocab": 16})
+    assert c.model.vocab_size == 16 and c.model.d_out == 16 and c.model.max_len == 6 and c.model.ape == "learned"
+    assert c.train.steps == 10 and c.train.target_metric == 0.999  # reverse's train defaults fill the rest
+
+
+def test_round_trip_through_json_keeps_the_id():
+    c = base(seed=7, eval_lengths=(3, 9))
+    d = json.loads(json.dumps(c.to_dict()))
+    again = RunConfig.from_dict(d)
+    assert again == c and again.id() == c.id() and len(c.id()) == 16
+    assert c.model.max_len == 9  # sized for the longest evaluation length
+
+
+def test_id_is_a_content_hash_that_changes_with_any_field():
+    c = base()
+    others = [c.with_changes(seed=1), c.with_changes(train={"lr": 1e-2}), c.with_changes(model={"heads": 4}),
+              c.with_changes(eval_lengths=(4,)), c.with_changes(task=TaskSpec.of("sort", length=6))]
+    ids = {c.id()} | {o.id() for o in others}
+    assert len(ids) == 1 + len(others)
+    assert base().id() == c.id()  # and equal configurations share it
+
+
+def test_hash_is_stable_across_processes():
+    import subprocess
+    import sys
+
+    code = ("from expressivity.training import RunConfig; print(RunConfig.for_task('reverse', {'length': 6}, "
+            "{'layers': 1, 'd_model': 16, 'heads': 2}, {'steps': 10}).id())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == base().id()
+
+
+@pytest.mark.parametrize("change, needle", [
+    (lambda d: d | {"extra": 1}, "unknown keys extra"),
+    (lambda d: {k: v for k, v in d.items() if k != "model"}, "missing keys model"),
+    (lambda d: d | {"task": "reverse"}, '"task" must be'),
+    (lambda d: d | {"train": {**d["train"], "lr": "fast"}}, "not a number"),
+    (lambda d: d | {"train": {**d["train"], "lr": "inf"}}, "lr must be a finite number"),
+    (lambda d: d | {"train": {**d["train"], "speed": 2}}, "unknown training settings speed"),
+    (lambda d: d | {"seed": -1}, "seed must be"),
+    (lambda d: d | {"seed": 2**64}, "seed must be"),
+    (lambda d: d | {"eval_lengths": ["x"]}, "eval_lengths"),
+    (lambda d: d | {"model": {**d["model"], "d_out": 3}}, "model d_out is 3"),
+    (lambda d: d | {"model": {**d["model"], "max_len": 4}}, "raise the model's max_len"),
+    (lambda d: d | {"task": {"name": "reverse", "args": {"vocab": 1}}}, "vocab must be >= 2"),
+    (lambda d: d | {"eval_lengths": [0]}, "length must be an integer >= 1"),
+    ([], "must be a JSON object"),
+])
+def test_malformed_configurations_are_refused_by_name(change, needle):
+    d = base().to_dict()
+    with pytest.raises(ExpressivityError, match=needle.replace("(", r"\(").replace("[", r"\[")):
+        RunConfig.from_dict(change(d) if callable(change) else change)
