@@ -53,3 +53,34 @@ def test_user_target_ok_and_unknown():
         get_target("nope")
     with pytest.raises(ExpressivityError, match="cannot import"):
         get_target("no_such_module_xyz:f")
+
+
+@pytest.mark.parametrize("fn,msg", [
+    (lambda X: X + 1j, "complex values"),
+    (lambda X: sys.exit(3), "SystemExit"),
+    (lambda X: "text", "not a numeric array"),
+])
+def test_user_target_misbehaviour_is_one_line(fn, msg):
+    _install("_user_odd_target", fn)
+    with pytest.raises(ExpressivityError, match=msg) as err:
+        get_target("_user_odd_target:f").fn(np.full((2, 3, 1), 0.5))
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("source, spec, msg", [
+    ("def f(X:\n    return X\n", "_syntax_error_target:f", "syntax error \\(line 1"),
+    ("import sys\nsys.exit(2)\n", "_exit_on_import_target:f", "SystemExit"),
+    ("raise RuntimeError('boom')\n", "_raise_on_import_target:f", "RuntimeError: boom"),
+])
+def test_broken_user_modules_are_one_line_errors(tmp_path, monkeypatch, source, spec, msg):
+    (tmp_path / (spec.split(":")[0] + ".py")).write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ExpressivityError, match=msg) as err:
+        get_target(spec)
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("spec", ["", ":", "module:", ":f", "  :f"])
+def test_empty_names_are_refused(spec):
+    with pytest.raises(ExpressivityError, match="unknown target|module:function"):
+        get_target(spec)

@@ -119,19 +119,26 @@ def get_target(spec: str) -> Target:
     for t in _BUILTINS:
         if t.name == spec:
             return t
-    if ":" not in spec:
-        names = ", ".join(t.name for t in _BUILTINS)
+    names = ", ".join(t.name for t in _BUILTINS)
+    if not isinstance(spec, str) or ":" not in spec:
         raise ExpressivityError(f"unknown target {spec!r}; use one of {names}, or module:function")
     module_name, _, attr = spec.partition(":")
+    if not module_name.strip() or not attr.strip():
+        raise ExpressivityError(f"target {spec!r} must be module:function with both parts named, e.g. mytargets:f")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ExpressivityError(f"cannot import module {module_name!r} for target {spec!r}: {exc}") from None
+    except SyntaxError as exc:
+        raise ExpressivityError(f"module {module_name!r} has a syntax error (line {exc.lineno}: {exc.msg}); "
+                                "fix it and try again") from None
+    except (Exception, SystemExit) as exc:  # a user module can fail in any way while importing
+        raise ExpressivityError(f"importing module {module_name!r} failed: {type(exc).__name__}: {exc}") from None
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise ExpressivityError(f"module {module_name!r} has no callable {attr!r}; give module:function")
-    doc = (getattr(fn, "__doc__", None) or "user target").strip().splitlines()[0]
-    return Target(spec, validated(fn, spec), bool(getattr(fn, "equivariant", False)), doc)
+    doc = (getattr(fn, "__doc__", None) or "user target").strip().splitlines()
+    return Target(spec, validated(fn, spec), bool(getattr(fn, "equivariant", False)), doc[0] if doc else "user target")
 
 
 def validated(fn: TargetFn, name: str) -> TargetFn:
@@ -142,8 +149,10 @@ def validated(fn: TargetFn, name: str) -> TargetFn:
             Y = fn(np.array(X, dtype=np.float64, copy=True))
         except ExpressivityError:
             raise
-        except Exception as exc:  # a user function can fail in any way; report it in one line
+        except (Exception, SystemExit) as exc:  # a user function can fail in any way; report it in one line
             raise ExpressivityError(f"target {name!r} raised {type(exc).__name__}: {exc}") from None
+        if np.iscomplexobj(Y):
+            raise ExpressivityError(f"target {name!r} returned complex values; it must return real numbers")
         try:
             Y = np.asarray(Y, dtype=np.float64)
         except (TypeError, ValueError):

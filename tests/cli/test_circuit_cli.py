@@ -57,6 +57,17 @@ def test_circuit_human_output_shows_the_table():
     (["circuit", "max", "--scale", "1e308"], "non-finite"),
     (["circuit", "max", "--scale", "1e38", "--dtype", "float32"], "non-finite"),
     (["demo", "--out", "/proc/expressivity-test"], "cannot use"),
+    (["circuit", "reverse", "--input", "1e400,1"], "beyond the float64 range"),
+    (["circuit", "sum", "--input", "1e308,1e308"], "non-finite outputs in float64"),
+    (["circuit", "sum", "--input", "1e308,1e308", "--dtype", "float32"], "non-finite outputs in float32"),
+    (["circuit", "reverse", "--tolerance", "inf"], "--tolerance"),
+    (["circuit", "reverse", "--tolerance", "nan"], "--tolerance"),
+    (["circuit", "reverse", "--tolerance", "0"], "--tolerance"),
+    (["circuit", "reverse", "--seed", str(2**70)], "--seed"),
+    (["circuit", "reverse", "--input", "1/0"], "--input"),
+    (["circuit", "reverse", "--input", "nan,1"], "--input"),
+    (["circuit", "reverse", "--input", ""], "--input"),
+    (["equivariance", "reverse", "--length", "4096", "--samples", "10000"], "attention scores"),
 ])
 def test_bad_input_is_one_line_exit_2(args, fragment):
     code, out, err = run(*args)
@@ -98,3 +109,21 @@ def test_demo_writes_figures_and_summary(tmp_path, monkeypatch):
     assert rows["reverse"]["exact"] == 0.0 and rows["reverse"]["float64"] < 1e-9
     assert rows["sum"]["equivariant"] and not rows["reverse"]["equivariant"]
     assert summary["figures"]["naive_float32_nan_from_scale"] is not None
+
+
+def test_huge_values_run_exactly_where_floats_cannot():
+    code, out, err = run("circuit", "sum", "--input", "1e308,1e308", "--dtype", "exact", "--json")
+    assert code == 0, err
+    assert json.loads(out)["output"] == [2 * 10**308] * 2
+    code, out, err = run("circuit", "reverse", "--input", "1e400,1", "--scale", "inf", "--dtype", "exact", "--json")
+    assert code == 0 and json.loads(out)["max_abs_error_exact"] == 0, err
+
+
+def test_circuit_json_carries_the_construction_report():
+    obj = json.loads(run("circuit", "reverse-dot", "--length", "12", "--json")[1])
+    report = obj["report"]
+    assert report["ok"] and obj["ok"] and report["size"]["parameters"] > 0 and report["size"]["heads"] == 1
+    check = report["checks"][0]
+    assert check["passed"] and check["points"] == 12 and check["bound"] >= report["bounds"]["max_abs_error"]
+    assert report["margins"]["score_gap_per_unit_scale"] > 0 and report["constants"]["scale"] > 1
+    assert report["errors"][0]["name"] == "max_abs_error" and report["errors"][0]["within_bound"]

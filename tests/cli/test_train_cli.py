@@ -105,3 +105,15 @@ def test_demo_section_writes_a_figure(tmp_path):
     summary = demo_section(tmp_path)
     assert summary["final_metric"] >= 0.99
     assert (tmp_path / "train_loss_curve.png").exists()
+
+
+def test_a_run_that_fails_before_its_first_checkpoint_leaves_no_folder(tmp_path, monkeypatch):
+    import expressivity.training as training
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("model exploded")
+
+    monkeypatch.setattr(training, "run", broken)
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["train", "--task", "reverse", *FAST, "--steps", "5", "--out", str(out)])
+    assert result.exit_code != 0 and not out.exists()

@@ -154,3 +154,29 @@ def test_dp_terms_state_their_method():
     assert "network evaluation" in r["d_p(f, g)"]["method"] and "network evaluation" in r["d_p(g_bar, g)"]["method"]
     assert r["d_p(f_bar, g_bar)"]["method"].startswith("exact identity verified on every cube")
     assert "Monte Carlo" in r["d_p(f, f_bar)"]["method"]
+
+
+def test_a_failure_in_a_later_delta_leaves_no_output_folder(tmp_path, monkeypatch):
+    # The target raises only on the finer grid's cube centres: delta 1/2 builds, 1/4 fails.
+    (tmp_path / "_late_failing_target.py").write_text(
+        "import numpy as np\n"
+        "def f(X):\n"
+        "    if np.any((X > 0.1) & (X < 0.2)):\n"
+        "        raise ValueError('no')\n"
+        "    return X + X.mean(axis=1, keepdims=True)\n"
+        "f.equivariant = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "out"
+    res = run("build", "--target", "_late_failing_target:f", "--n", "2", "--d", "1", "--delta", "1/2,1/4",
+              "--samples", "50", "--out", str(out))
+    assert res.exit_code == 2 and "ValueError: no" in res.stderr
+    assert not out.exists() and not list(tmp_path.glob("out.partial*"))
+
+
+def test_out_must_be_a_usable_folder(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    for out, msg in (("", "must name a new folder"), (str(tmp_path / "mine"), "did not write")):
+        res = run("build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2", "--out", out)
+        assert res.exit_code == 2 and msg in res.stderr
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"

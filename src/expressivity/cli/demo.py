@@ -20,6 +20,7 @@ from rich.table import Table
 from expressivity.cli.circuits import circuit_result, equivariance_result
 from expressivity.cli.common import console, emit_json, err_console, human_output_to_stderr, run_record, write_json
 from expressivity.constructions.circuits import CIRCUITS
+from expressivity.records import check_output_dir
 
 DEMO_LENGTH = 8
 DEMO_SEED = 0
@@ -93,6 +94,7 @@ def demo(out_dir: Path, as_json: bool):
 
 def run_demo(out_dir: Path) -> dict:
     """Run every demo section, write ``summary.json`` and ``run.json`` under ``out_dir``; return the summary."""
+    check_output_dir(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     summary: dict = {}
