@@ -55,7 +55,9 @@ def test_learns_reverse_stops_at_target_and_evaluates_other_lengths(tmp_path):
     r = run(c, tmp_path)
     assert r.status == "target-reached" and r.final_metric >= 0.99 and r.steps < 1500
     assert r.best_metric == r.final_metric and r.best_step == r.steps
-    assert list(r.lengths) == [6, 3, 5] and all(0 <= v["metric"] <= 1 for v in r.lengths.values())
+    assert list(r.lengths) == [6, 3, 5] and all(0 <= v[k] <= 1 for v in r.lengths.values()
+                                                for k in ("val_metric", "test_metric"))
+    assert r.lengths[6]["val_metric"] == r.final_metric  # validation = the split training watched
     lines = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert any("eval_metric" in line for line in lines) and any("lr" in line for line in lines)
     saved = read_checkpoint_config(tmp_path / "checkpoint")
@@ -159,3 +161,11 @@ def test_corrupt_or_truncated_checkpoints_are_one_line_errors(tmp_path, damage):
     with pytest.raises(ExpressivityError) as err:
         run(config(steps=10), tmp_path, resume=True)
     assert "\n" not in str(err.value) and "checkpoint" in str(err.value)
+
+
+def test_device_cuda_without_a_gpu_is_refused_and_auto_falls_back():
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(ExpressivityError, match="no CUDA GPU"):
+        run(config(steps=2), device="cuda")
+    assert run(config(steps=2), device="auto").device == "cpu"

@@ -21,7 +21,7 @@ from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir
 
 # Options that choose how a command runs, not what it computes: allowed with --resume.
-EXECUTION_OPTIONS = ("resume", "json", "threads", "as_json")
+EXECUTION_OPTIONS = ("resume", "json", "threads", "as_json", "device")
 
 
 def _threads(n: int | None) -> None:
@@ -88,18 +88,19 @@ def build_configs(task_name: str, task_args: dict, model: dict, train: dict, see
     return [base.with_changes(seed=s) for s in seeds]
 
 
-def execute(configs: list, out: Path | None, *, resume: bool, ensemble: bool, progress: bool) -> list:
+def execute(configs: list, out: Path | None, *, resume: bool, ensemble: bool, progress: bool,
+            device: str = "cpu") -> list:
     """Train every config (one run per seed, or one ensemble); returns their results."""
-    from expressivity.training import run, run_ensemble
+    from expressivity import training
 
     if ensemble:
-        results, _ = run_ensemble(configs, out, resume=resume, progress=progress)
+        results, _ = training.run_ensemble(configs, out, resume=resume, progress=progress, device=device)
         return results
     results = []
     for c in configs:
         run_dir = out / f"seed_{c.seed}" if out is not None else None
         can_resume = resume and run_dir is not None and (run_dir / "checkpoint").exists()
-        results.append(run(c, run_dir, resume=can_resume, progress=progress))
+        results.append(training.run(c, run_dir, resume=can_resume, progress=progress, device=device))
     return results
 
 
@@ -127,15 +128,20 @@ def execute(configs: list, out: Path | None, *, resume: bool, ensemble: bool, pr
 @click.option("--seeds", default="0", show_default=True, help="comma-separated seeds, one run each")
 @click.option("--ensemble", is_flag=True, help="train all seeds at once with a model-batched forward")
 @click.option("--threads", type=click.IntRange(min=1), help="torch CPU threads (default: min(2, cores))")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="cpu", show_default=True,
+              help="where to train (auto: CUDA when available)")
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), help="folder for run.json, metrics, checkpoints, figure")
 @click.option("--resume", type=click.Path(path_type=Path, file_okay=False), help="continue the run in this --out folder")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @click.pass_context
 def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slopes, ape, rotary, layers, heads, d_model,
-          ffn_width, norm, causal, steps, batch_size, lr, target_metric, eval_every, seeds, ensemble, threads, out,
-          resume, as_json):
+          ffn_width, norm, causal, steps, batch_size, lr, target_metric, eval_every, seeds, ensemble, threads, device,
+          out, resume, as_json):
     """Train small models on a synthetic task and report loss and metric per seed."""
     _threads(threads)
+    from expressivity.training.trainer import resolve_device
+
+    device = resolve_device(device)
     if resume is not None:
         extra = [n for n in _given(ctx) if n not in EXECUTION_OPTIONS]
         if extra:
@@ -166,12 +172,12 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
                                         "or choose a new folder")
     created = out is not None and not out.exists()
     record = run_record("train", configs[0].to_dict(), configs[0].seed) | {
-        "seeds": [c.seed for c in configs], "ids": [c.id() for c in configs], "ensemble": ensemble}
+        "seeds": [c.seed for c in configs], "ids": [c.id() for c in configs], "ensemble": ensemble, "device": device}
     try:
         if out is not None and resume is None:
             write_json(out / "run.json", record)
         results = execute(configs, out, resume=resume is not None, ensemble=ensemble,
-                          progress=not as_json and err_console.is_terminal)
+                          progress=not as_json and err_console.is_terminal, device=device)
     except BaseException:
         # A run that failed before its first checkpoint leaves no folder behind; one with a
         # checkpoint is kept, so it can be resumed.
@@ -218,12 +224,12 @@ def _print_runs(config, results, out: Path | None) -> None:
     task = config.build_task()
     console.print(f"[bold]{task.name}[/] {json.dumps(config.task.args)}  model: {_describe(config.model)}")
     lengths = list(results[0].lengths)
-    table = Table("seed", "status", "steps", "final loss", task.metric_name,
-                  *[f"{task.metric_name} @ length {L}" for L in lengths[1:]], "params", "seconds")
+    table = Table("seed", "status", "steps", "final loss", f"val {task.metric_name}", f"test {task.metric_name}",
+                  *[f"test {task.metric_name} @ length {L}" for L in lengths[1:]], "params", "seconds")
     for r in results:
         table.add_row(str(r.seed), r.status, str(r.steps), f"{r.final_loss:.4g}",
                       "-" if r.final_metric is None else f"{r.final_metric:.4f}",
-                      *[f"{r.lengths[L]['metric']:.4f}" if L in r.lengths else "-" for L in lengths[1:]],
+                      *[f"{r.lengths[L]['test_metric']:.4f}" if L in r.lengths else "-" for L in lengths],
                       str(r.params), f"{r.seconds:.1f}")
     console.print(table)
     if out is not None:

@@ -40,17 +40,17 @@ from expressivity.tasks import Batch
 from expressivity.training.budget import check_training_budget
 from expressivity.training.checkpoint import FINISHED, RUNNING, checkpoint_exists, load_checkpoint, save_checkpoint
 from expressivity.training.config import RunConfig
-from expressivity.training.trainer import RunResult, eval_batch, evaluate_lengths
+from expressivity.training.trainer import RunResult, eval_batch, evaluate_lengths, resolve_device
 
 
 class Ensemble:
     """K models of one configuration; member ``k`` initialised from ``torch.manual_seed(seeds[k])``."""
 
-    def __init__(self, model_cfg, seeds: list[int]):
+    def __init__(self, model_cfg, seeds: list[int], device: str = "cpu"):
         models = []
         for s in seeds:
             torch.manual_seed(s)
-            models.append(Model(model_cfg))
+            models.append(Model(model_cfg).to(device))
         self.params, self.buffers = stack_module_state(models)
         self.base = copy.deepcopy(models[0]).to("meta")
         self.K = len(seeds)
@@ -86,21 +86,23 @@ def check_packable(configs: list[RunConfig]) -> None:
 
 
 def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member_dirs: list[Path] | None = None, *,
-                 resume: bool = False, progress: bool = False, on_step=None) -> tuple[list[RunResult], Ensemble]:
+                 resume: bool = False, progress: bool = False, on_step=None,
+                 device: str = "cpu") -> tuple[list[RunResult], Ensemble]:
     """Train every config as one ensemble; returns one :class:`RunResult` per member (``seconds``
     is the wall time of the whole ensemble) and the :class:`Ensemble`.
 
     ``group_dir`` holds the ensemble checkpoint; ``member_dirs`` (default ``group_dir/seed_<s>``)
     get each member's metrics and final checkpoint. ``on_step(step)`` is called before every
-    step (tests use it to simulate a crash).
+    step (tests use it to simulate a crash). ``device`` as in :func:`~expressivity.training.run`.
     """
+    device = resolve_device(device)
     check_packable(configs)
     base_cfg, task = configs[0], configs[0].build_task()
     tc = base_cfg.train
     check_training_budget(base_cfg.model, task.seq_len, tc.batch_size, tc.eval_size, models=len(configs))
     if group_dir is not None and member_dirs is None:
         member_dirs = [Path(group_dir) / f"seed_{c.seed}" for c in configs]
-    ens = Ensemble(base_cfg.model, [c.seed for c in configs])
+    ens = Ensemble(base_cfg.model, [c.seed for c in configs], device)
     K, names = ens.K, list(ens.params)
     # All parameters live in one (K, P) tensor; the model sees views of it. AdamW and clipping
     # are then a handful of whole-tensor ops per step instead of a few per parameter.
@@ -109,7 +111,7 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     flat = torch.cat([ens.params[n].detach().reshape(K, -1) for n in names], 1)
     m1, m2 = torch.zeros_like(flat), torch.zeros_like(flat)
     gens = [torch.Generator().manual_seed(c.seed) for c in configs]
-    alive = torch.ones(K, dtype=torch.bool)
+    alive = torch.ones(K, dtype=torch.bool, device=device)
     status, stop_step = ["done"] * K, [tc.steps] * K
     last_loss, last_metric = [float("nan")] * K, [None] * K
     best: list[tuple] = [(None, None)] * K
@@ -123,10 +125,10 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
         saved, tensors, st = load_checkpoint(ckpt)
         if saved.get("id") != group_id:
             raise ExpressivityError(f"the ensemble checkpoint in {group_dir} belongs to other runs; use a new folder")
-        flat, m1, m2 = tensors["flat"].clone(), tensors["m1"].clone(), tensors["m2"].clone()
+        flat, m1, m2 = (tensors[k].to(device).clone() for k in ("flat", "m1", "m2"))
         for g, s in zip(gens, st["generators"]):
             g.set_state(s)
-        alive = st["alive"].clone()
+        alive = st["alive"].to(device).clone()
         status, stop_step, last_loss = st["status"], st["stop_step"], st["last_loss"]
         last_metric, best, histories, start = st["last_metric"], [tuple(b) for b in st["best"]], st["histories"], st["step"]
         if saved["status"] in FINISHED:
@@ -136,7 +138,7 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     def views(f):
         return {n: c.view(K, *sh) for n, c, sh in zip(names, f.split(sizes, 1), shapes)}
 
-    held_out = eval_batch(task, tc.eval_size)
+    held_out = eval_batch(task, tc.eval_size, device=device)
 
     def per_model_loss(p, b, x, y, mask):
         out = functional_call(ens.base, (p, b), (x,))
@@ -162,7 +164,7 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
             if on_step is not None:
                 on_step(step)
             batches = [task.sample(tc.batch_size, None, g) for g in gens]
-            x, y, mask = (torch.stack(t) for t in zip(*batches))
+            x, y, mask = (torch.stack(t).to(device) for t in zip(*batches))
             losses = loss_fn(views(flat), ens.buffers, x, y, mask)
             bad = ~torch.isfinite(losses.detach()) & alive
             for k in torch.nonzero(bad).flatten().tolist():
@@ -174,7 +176,7 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
             (g,) = torch.autograd.grad(torch.where(alive, losses, torch.zeros_like(losses)).sum(), [flat])
             g = torch.where(alive[:, None], g, torch.zeros_like(g))
             clip = torch.clamp(tc.grad_clip / (g.norm(dim=1, keepdim=True) + 1e-6), max=1.0)
-            lr = (torch.tensor([c.train.lr_at(step) for c in configs]) * alive)[:, None]
+            lr = (torch.tensor([c.train.lr_at(step) for c in configs], device=device) * alive)[:, None]
             t = step + 1
             with torch.no_grad():
                 g = g * clip
@@ -217,9 +219,9 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     results = []
     for k, c in enumerate(configs):
         member = ens.member(k)
-        lengths = {} if status[k] == "nan" else evaluate_lengths(member, c, task)
+        lengths = {} if status[k] == "nan" else evaluate_lengths(member.to(device), c, task, device)
         results.append(RunResult(c.id(), c, status[k], min(stop_step[k], step), seconds, flat.shape[1], last_loss[k],
-                                 last_metric[k], best[k][0], best[k][1], lengths, histories[k], member))
+                                 last_metric[k], best[k][0], best[k][1], lengths, device, histories[k], member.cpu()))
     if member_dirs is not None:
         _write_members(results, member_dirs)
     return results, ens

@@ -33,7 +33,7 @@ from expressivity.tasks import Batch, Task
 from expressivity.training.budget import check_training_budget
 from expressivity.training.checkpoint import FINISHED, RUNNING, checkpoint_exists, load_checkpoint, save_checkpoint
 from expressivity.training.config import RunConfig
-from expressivity.training.schedule import EVAL_SEED
+from expressivity.training.schedule import SPLIT_SEEDS
 
 
 @dataclass
@@ -41,7 +41,9 @@ class RunResult:
     """What a run ended with.
 
     ``lengths`` maps each evaluated task length (the training length first) to the held-out
-    ``{"loss", "metric"}`` at the end; ``best_metric`` is the best periodic held-out metric.
+    ``{"val_loss", "val_metric", "test_loss", "test_metric"}`` at the end; ``final_metric`` and
+    ``best_metric`` are validation metrics at the training length (the last and the best of the
+    periodic evaluations). ``device`` is where it ran.
     """
 
     id: str
@@ -55,6 +57,7 @@ class RunResult:
     best_metric: float | None = None
     best_step: int | None = None
     lengths: dict = field(default_factory=dict)
+    device: str = "cpu"
     history: list[dict] = field(default_factory=list, repr=False)
     model: Model | None = field(default=None, repr=False)
 
@@ -67,12 +70,28 @@ class RunResult:
         return {"id": self.id, "seed": self.seed, "status": self.status, "steps": self.steps,
                 "seconds": self.seconds, "params": self.params, "final_loss": self.final_loss,
                 "final_metric": self.final_metric, "best_metric": self.best_metric, "best_step": self.best_step,
-                "lengths": {str(k): v for k, v in self.lengths.items()}}
+                "lengths": {str(k): v for k, v in self.lengths.items()}, "device": self.device}
 
 
-def eval_batch(task: Task, size: int, length: int | None = None) -> Batch:
-    """The held-out batch at ``length``: the same for every run and seed."""
-    return task.sample(size, length, torch.Generator().manual_seed(EVAL_SEED))
+def eval_batch(task: Task, size: int, length: int | None = None, split: str = "val", device="cpu") -> Batch:
+    """The held-out ``split`` (``"val"`` or ``"test"``) at ``length``: the same for every run and seed."""
+    batch = task.sample(size, length, torch.Generator().manual_seed(SPLIT_SEEDS[split]))
+    return to_device(batch, device)
+
+
+def to_device(batch: Batch, device) -> Batch:
+    return batch if str(device) == "cpu" else Batch(*(t.to(device) for t in batch))
+
+
+def resolve_device(device: str = "cpu") -> str:
+    """``"auto"`` (CUDA when available, else CPU), ``"cpu"`` or ``"cuda"``; refuses CUDA without a GPU."""
+    if device not in ("auto", "cpu", "cuda"):
+        raise ExpressivityError(f"unknown device {device!r}; use auto, cpu or cuda")
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ExpressivityError("--device cuda was asked for, but PyTorch sees no CUDA GPU here; use --device cpu or auto")
+    return device
 
 
 @torch.no_grad()
@@ -84,12 +103,15 @@ def evaluate(model: torch.nn.Module, task: Task, batch: Batch) -> tuple[float, f
     return task.loss(out, batch).item(), task.metric(out, batch)
 
 
-def evaluate_lengths(model: torch.nn.Module, config: RunConfig, task: Task) -> dict[int, dict]:
-    """Held-out loss and metric at the training length and at every ``config.eval_lengths``."""
+def evaluate_lengths(model: torch.nn.Module, config: RunConfig, task: Task, device="cpu") -> dict[int, dict]:
+    """Validation and test loss and metric at the training length and at every ``config.eval_lengths``."""
     out = {}
     for length in dict.fromkeys((task.length, *config.eval_lengths)):
-        loss, metric = evaluate(model, task, eval_batch(task, config.train.eval_size, length))
-        out[length] = {"loss": loss, "metric": metric}
+        row = {}
+        for split in ("val", "test"):
+            loss, metric = evaluate(model, task, eval_batch(task, config.train.eval_size, length, split, device))
+            row[f"{split}_loss"], row[f"{split}_metric"] = loss, metric
+        out[length] = row
     return out
 
 
@@ -98,21 +120,24 @@ def _finite_params(model) -> bool:
 
 
 def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False, progress: bool = False,
-        on_step: Callable[[int, Model], None] | None = None) -> RunResult:
+        on_step: Callable[[int, Model], None] | None = None, device: str = "cpu") -> RunResult:
     """Train one model as ``config`` says; with ``out_dir`` write ``metrics.jsonl`` and ``checkpoint/``.
 
     ``resume=True`` continues from ``out_dir/checkpoint`` (which must hold the same
     configuration); a finished run is returned as it ended, without training further.
     ``on_step(step, model)`` is called before every step (tests use it to simulate crashes).
+    ``device``: ``"cpu"``, ``"cuda"`` or ``"auto"``; data is drawn on the CPU (same batches
+    everywhere) and moved there. Bit-exact resume is promised on the CPU.
     """
+    device = resolve_device(device)
     task, cfg = config.build_task(), config.train
     check_training_budget(config.model, task.seq_len, cfg.batch_size, cfg.eval_size)
     torch.manual_seed(config.seed)
-    model = Model(config.model)
+    model = Model(config.model).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), eps=cfg.eps,
                             weight_decay=cfg.weight_decay)
     gen = torch.Generator().manual_seed(config.seed)
-    held_out = eval_batch(task, cfg.eval_size)
+    held_out = eval_batch(task, cfg.eval_size, device=device)
     start, history = 0, []
     last_metric, last_loss, best = None, float("nan"), (None, None)
     status, finished = "done", False  # "done" while training; finished: resumed a run that had ended
@@ -126,7 +151,7 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
         if saved.get("id") != config.id():
             raise ExpressivityError(f"the checkpoint in {out_dir} belongs to another configuration "
                                     f"(id {saved.get('id')}, this run {config.id()}); use a new folder")
-        _load_weights(model, tensors, ckpt)
+        _load_weights(model, {k: v.to(device) for k, v in tensors.items()}, ckpt)
         try:
             start, history = state["step"], state["history"]
             last_metric, last_loss, best = state["last_metric"], state["last_loss"], tuple(state["best"])
@@ -174,7 +199,7 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
             lr = cfg.lr_at(step)
             for group in opt.param_groups:
                 group["lr"] = lr
-            batch = task.sample(cfg.batch_size, None, gen)
+            batch = to_device(task.sample(cfg.batch_size, None, gen), device)
             loss = task.loss(model(batch.x), batch)
             if not torch.isfinite(loss):
                 status = "nan"
@@ -210,9 +235,9 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
     seconds = time.perf_counter() - t0
     if status == "nan":
         last_loss = float("nan")
-    lengths = {} if status == "nan" else evaluate_lengths(model, config, task)
+    lengths = {} if status == "nan" else evaluate_lengths(model, config, task, device)
     return RunResult(config.id(), config, status, step, seconds, params, last_loss, last_metric, best[0], best[1],
-                     lengths, history, model)
+                     lengths, device, history, model.cpu())
 
 
 def _load_weights(model: torch.nn.Module, tensors: dict, where) -> None:
