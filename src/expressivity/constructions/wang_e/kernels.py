@@ -1,0 +1,290 @@
+"""Memory kernels of DP-free heads and the two constructions that combine them into a delta.
+
+Wang & E 2024 (spec ``wang_e_2024.md`` §3.1, §7). A DP-free head with relative bias ``p(s)``,
+normalised over an infinite zero-padded past, puts weight ``w(s)`` on lag ``s >= 0``:
+
+* lin-type, ``p(s) = -beta s``: ``w(s) = (1 - e^-beta) e^{-beta s}`` (``beta > 0``);
+* log-type, ``p(s) = -beta log(1 + s)``: ``w(s) = (1 + s)^-beta / zeta(beta)`` (``beta > 1``).
+
+(The paper writes ``-beta log s`` for ``s >= 1``; we use the KERPLE convention ``log(1 + s)``, so
+lag 0 is defined, as the trained family does.) Heads writing ``c_h x`` into one residual block
+realise the kernel ``rho_hat(s) = sum_h c_h w_h(s)``; extracting ``x_{t-T}`` means
+``rho_hat ~ delta_T``, and the block's error is at most ``||rho_hat - delta_T||_1 sup|x|``.
+
+Two constructions of the coefficients ``c_h`` [D: derived in the spec, not the paper's proof]:
+
+* :func:`interpolation_heads`: ``H`` heads with ``beta_k = k b`` (lin) or ``1 + k b`` (log),
+  ``k = 1..H``, default ``H = T + 2``; the ``c_k`` solve ``rho_hat(s) = delta_{s,T}`` exactly for
+  ``s = 0..H-1``. Solved in mpmath at enough digits (the system is ill-conditioned); the
+  coefficients grow like ``e^{b (T+1)^2 / 2}``.
+* :func:`chebyshev_kernel`: ``beta_k = eps k`` (lin) or ``1 + eps k`` (log). In ``u = e^{-eps s}``
+  (lin) or ``u = (1 + s)^-eps`` (log) the kernel is ``u P(u)`` (times ``(1+s)^-1`` for log) with
+  ``P`` a polynomial of degree ``H - 1``; ``P`` interpolates a C-infinity bump of the right height
+  at ``u_T`` on Chebyshev points of ``[0, 1]``, evaluated in the Chebyshev basis (stable for ``H``
+  in the thousands). The monomial coefficients, which are the heads' output weights, blow up;
+  they are computed exactly in mpmath only up to a size budget.
+
+Every ``l1_error`` is a sum over all ``s >= 0``: a direct sum up to a cut-off plus the remainder
+in closed form (:func:`interpolation_heads`) or by the Euler-Maclaurin integral in ``u``
+(:func:`chebyshev_kernel`); ``method`` says which.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import mpmath
+import numpy as np
+from numpy.polynomial import chebyshev as C
+
+from expressivity.errors import ExpressivityError
+
+RPE_TYPES = ("lin", "log")
+
+
+def head_weights(rpe: str, beta, s) -> np.ndarray:
+    """``w(s)`` of a DP-free head (float64), ``s`` integer lags >= 0."""
+    s = np.asarray(s, dtype=np.float64)
+    if rpe == "lin":
+        return -math.expm1(-beta) * np.exp(-beta * s)
+    if beta <= 1:
+        raise ExpressivityError(f"a log-type head needs beta > 1 for its weights to sum, got {beta}")
+    return (1.0 + s) ** (-beta) / float(mpmath.zeta(beta))
+
+
+def _check(rpe: str, lag: int, heads: int | None = None) -> None:
+    if rpe not in RPE_TYPES:
+        raise ExpressivityError(f"unknown RPE type {rpe!r}; use lin or log")
+    if isinstance(lag, bool) or not isinstance(lag, int) or lag < 0:
+        raise ExpressivityError(f"lag must be an integer >= 0, got {lag!r}")
+    if heads is not None and (isinstance(heads, bool) or not isinstance(heads, int) or heads < 1):
+        raise ExpressivityError(f"heads must be an integer >= 1, got {heads!r}")
+
+
+@dataclass(frozen=True)
+class KernelFit:
+    """Heads combined into an approximate delta at ``lag``.
+
+    ``betas`` and ``coefficients`` (``c_h``, the output weights) are floats when they fit in
+    float64, else ``None`` (see ``max_abs_coefficient``); ``l1_error`` is
+    ``||rho_hat - delta_lag||_1`` over all lags ``s >= 0``.
+    """
+
+    construction: str
+    rpe: str
+    lag: int
+    heads: int
+    betas: tuple[float, ...]
+    coefficients: tuple[float, ...] | None
+    l1_error: float
+    max_abs_coefficient: float | None
+    arithmetic: str
+    method: str
+    extra: dict = field(default_factory=dict)
+
+    def kernel(self, s) -> np.ndarray:
+        """``rho_hat(s)`` in float64 (only where the coefficients fit in float64)."""
+        if self.coefficients is None:
+            raise ExpressivityError("these coefficients exceed float64; evaluate the kernel at kernel level only")
+        s = np.asarray(s)
+        return sum(c * head_weights(self.rpe, b, s) for c, b in zip(self.coefficients, self.betas))
+
+    def as_dict(self) -> dict:
+        return {"construction": self.construction, "rpe": self.rpe, "lag": self.lag, "heads": self.heads,
+                "l1_error": self.l1_error, "max_abs_coefficient": self.max_abs_coefficient,
+                "arithmetic": self.arithmetic, "method": self.method, "betas": list(self.betas),
+                "coefficients": None if self.coefficients is None else list(self.coefficients), **self.extra}
+
+
+# ---- the few-heads interpolation construction ---------------------------------------------------
+
+
+def interpolation_heads(rpe: str, lag: int, b: float, heads: int | None = None, digits: int | None = None) -> KernelFit:
+    """``H`` heads (default ``lag + 2``) whose kernel equals ``delta_lag`` exactly on ``s = 0..H-1``.
+
+    Solved in mpmath with ``digits`` significant digits (default: enough for the conditioning,
+    estimated from ``b`` and ``H``). The l1 error sums ``|rho_hat(s) - delta|`` directly up to the
+    lag from which the slowest head dominates every other (so ``rho_hat`` keeps its sign), then adds
+    the remainder in closed form: ``sum_k c_k e^{-beta_k S}`` (lin) or
+    ``sum_k c_k zeta(beta_k, S+1)/zeta(beta_k)`` (log).
+    """
+    _check(rpe, lag, heads)
+    if not (isinstance(b, (int, float)) and math.isfinite(b) and b > 0):
+        raise ExpressivityError(f"b must be a finite number > 0, got {b!r}")
+    H = lag + 2 if heads is None else heads
+    if H <= lag:
+        raise ExpressivityError(f"{H} heads cannot interpolate a delta at lag {lag}: the nodes are s = 0..H-1; use "
+                                f"at least {lag + 1} heads")
+    if H > 200:
+        raise ExpressivityError(f"{H} interpolation heads is beyond this exact solver's budget (200); the "
+                                "coefficients would need thousands of digits; use --construction chebyshev")
+    digits = digits or int(30 + b * (H + 1) ** 2 / (2 * math.log(10)) + 3 * H)
+    with mpmath.workdps(digits):
+        betas = [mpmath.mpf(k) * b + (1 if rpe == "log" else 0) for k in range(1, H + 1)]
+        weights = _mp_weights(rpe, betas)
+        M = mpmath.matrix(H, H)
+        for s in range(H):
+            for k in range(H):
+                M[s, k] = weights[k](s)
+        rhs = mpmath.matrix([1 if s == lag else 0 for s in range(H)])
+        c = mpmath.lu_solve(M, rhs)
+        coeffs = [c[k] for k in range(H)]
+        l1, cutoff = _l1_with_tail(rpe, betas, coeffs, weights, lag)
+        max_c = max(abs(x) for x in coeffs)
+        fits = max_c < mpmath.mpf(2) ** 1000
+        return KernelFit(
+            "interpolation", rpe, lag, H, tuple(float(x) for x in betas),
+            tuple(float(x) for x in coeffs) if fits else None, float(l1), float(max_c) if fits else math.inf,
+            f"mpmath, {digits} significant digits",
+            f"direct sum over s < {cutoff} plus the closed-form remainder beyond (exact up to the working precision)",
+            {"b": b, "cutoff": cutoff, "max_abs_coefficient_log10": float(mpmath.log10(max_c))})
+
+
+def _mp_weights(rpe: str, betas):
+    """Per head, ``s -> w(s)`` in mpmath."""
+    if rpe == "lin":
+        return [(lambda s, b=b: -mpmath.expm1(-b) * mpmath.exp(-b * s)) for b in betas]
+    return [(lambda s, b=b, z=mpmath.zeta(b): (1 + mpmath.mpf(s)) ** (-b) / z) for b in betas]
+
+
+def _l1_with_tail(rpe: str, betas, coeffs, weights, lag: int):
+    """``sum_s |rho_hat(s) - delta_lag(s)|`` over all ``s >= 0`` (see :func:`interpolation_heads`)."""
+    total, s = mpmath.mpf(0), 0
+    while True:
+        terms = [c * w(s) for c, w in zip(coeffs, weights)]
+        dominated = s > lag and abs(terms[0]) > sum(abs(t) for t in terms[1:])
+        if dominated:
+            # From here on head 1 (the slowest) outweighs all others together, and the ratio only
+            # grows with s, so rho_hat has the sign of c_1 and the remainder sums in closed form.
+            if rpe == "lin":
+                tail = sum(c * mpmath.exp(-b * s) for c, b in zip(coeffs, betas))
+            else:
+                tail = sum(c * mpmath.zeta(b, s + 1) / mpmath.zeta(b) for c, b in zip(coeffs, betas))
+            return total + abs(tail), s
+        total += abs(sum(terms) - (1 if s == lag else 0))
+        s += 1
+        if s > 100_000:  # pragma: no cover - the dominance point is reached long before
+            raise ExpressivityError("the kernel's tail did not settle; use fewer heads or a larger b")
+
+
+# ---- the Chebyshev (Jackson) construction ---------------------------------------------------------
+
+
+def _bump(x: np.ndarray) -> np.ndarray:
+    """``exp(1 - 1/(1 - x^2))`` on ``|x| < 1`` (1 at 0), 0 elsewhere: a C-infinity bump."""
+    out = np.zeros_like(x)
+    inside = np.abs(x) < 1
+    out[inside] = np.exp(1.0 - 1.0 / (1.0 - x[inside] ** 2))
+    return out
+
+
+def chebyshev_interpolant(F, n: int) -> np.ndarray:
+    """Coefficients ``a_j`` of the degree ``n-1`` interpolant ``sum_j a_j T_j(2u - 1)`` of ``F`` at the
+    ``n`` Chebyshev points of ``[0, 1]``, by the discrete orthogonality of ``cos(j theta_k)``."""
+    theta = np.pi * (np.arange(n) + 0.5) / n
+    values = F(0.5 * (1.0 + np.cos(theta)))
+    a = (2.0 / n) * np.cos(np.outer(np.arange(n), theta)) @ values
+    a[0] /= 2
+    return a
+
+
+# Monomial coefficients are exact (mpmath) only up to this many heads: beyond, the conversion
+# from the Chebyshev basis needs ~0.8 H digits and O(H^2) of them.
+MONOMIAL_BUDGET = 512
+
+
+def chebyshev_kernel(rpe: str, lag: int, heads: int, eps: float, cutoff: int | None = None) -> KernelFit:
+    """Heads ``beta_k = eps k`` (lin) or ``1 + eps k`` (log), ``k = 1..H``, combined through a
+    Chebyshev interpolant of a bump at ``u_lag`` (see the module notes).
+
+    The l1 error sums lags up to ``cutoff`` directly (default: where ``u`` has fallen below
+    ``1e-17`` for lin, ``10^6`` lags for log) and adds the remainder as the Euler-Maclaurin
+    integral ``(1/eps) int_0^{u_cutoff} |P(u)| du`` (log; for lin a geometric bound, reported).
+    """
+    _check(rpe, lag, heads)
+    if not (isinstance(eps, (int, float)) and math.isfinite(eps) and 0 < eps <= 10):
+        raise ExpressivityError(f"eps must be a finite number in (0, 10], got {eps!r}")
+    if heads > 100_000:
+        raise ExpressivityError(f"{heads} heads is above the budget of 100,000; use fewer heads")
+    u = (lambda s: np.exp(-eps * np.asarray(s, float))) if rpe == "lin" else \
+        (lambda s: (1.0 + np.asarray(s, float)) ** (-eps))
+    u_T = float(u(lag))
+    height = 1.0 / u_T if rpe == "lin" else (1.0 + lag) / u_T
+    neighbours = [float(u(lag + 1))] + ([float(u(lag - 1))] if lag > 0 else [1.0])
+    width = min(abs(v - u_T) for v in neighbours)
+
+    def F(x):
+        return height * _bump((x - u_T) / width)
+
+    cheb = chebyshev_interpolant(F, heads)
+
+    def P(x):
+        return C.chebval(2 * np.asarray(x) - 1, cheb)
+
+    if cutoff is None:
+        # lin: until u < 1e-17. log: until P(u_s) varies slowly from one lag to the next (its
+        # oscillations in u are ~1/H apart, du/ds = eps u/(1+s)), so the integral replaces the sum.
+        cutoff = lag + 1 + (int(math.ceil(17 * math.log(10) / eps)) if rpe == "lin"
+                            else max(10 * (lag + 1), int(math.ceil(50 * eps * heads)), 1000))
+    s = np.arange(cutoff)
+    us = u(s)
+    rho = us * P(us) if rpe == "lin" else us * P(us) / (1.0 + s)
+    delta = (s == lag).astype(float)
+    direct = float(np.abs(rho - delta).sum())
+    u_cut = float(u(cutoff))
+    if rpe == "lin":
+        # |rho(s)| <= u^s max|P| for s >= cutoff: a geometric bound on the remainder.
+        grid = np.linspace(0.0, u_cut, 2001)
+        remainder = u_cut * float(np.abs(P(grid)).max()) / -math.expm1(-eps)
+        method = f"direct sum over s < {cutoff}; remainder bounded geometrically ({remainder:.1e})"
+    else:
+        grid = np.linspace(0.0, u_cut, 20 * heads + 20_001)
+        vals = np.abs(P(grid))
+        # sum_{s >= S} |g(s)| = int_S^inf |g| + |g(S)|/2 + ...; with u = (1+x)^-eps the integral is
+        # (1/eps) int_0^{u_S} |P(u)| du.
+        remainder = (float(np.sum((vals[1:] + vals[:-1]) / 2) * (grid[1] - grid[0])) / eps
+                     + abs(float(P(u_cut))) * u_cut / (1.0 + cutoff) / 2)
+        method = (f"direct sum over s < {cutoff}; remainder by Euler-Maclaurin: (1/eps) int_0^u |P| du "
+                  "(trapezoid rule) + |g(S)|/2")
+    betas = tuple(eps * k + (1.0 if rpe == "log" else 0.0) for k in range(1, heads + 1))
+    max_c, c_floats = _monomial_coefficients(rpe, cheb, betas, eps)
+    return KernelFit("chebyshev", rpe, lag, heads, betas, c_floats, direct + remainder, max_c,
+                     "float64 in the Chebyshev basis" + ("; monomial coefficients exact in mpmath" if max_c is not None
+                                                         else ""),
+                     method, {"eps": eps, "cutoff": cutoff, "remainder": remainder, "bump_width": width,
+                              "bump_height": height})
+
+
+def _monomial_coefficients(rpe: str, cheb: np.ndarray, betas, eps: float):
+    """``max |c_k|`` and the float coefficients (``None`` beyond float64) of the heads.
+
+    ``u P(u) = sum_k a_k u^k`` and ``c_k = a_k / (1 - e^{-beta_k})`` (lin) or
+    ``a_k zeta(beta_k)`` (log). Exact in mpmath for ``H <= MONOMIAL_BUDGET``, else ``(None, None)``.
+    """
+    H = len(cheb)
+    if H > MONOMIAL_BUDGET:
+        return None, None
+    with mpmath.workdps(int(0.8 * H) + 40):
+        # T_j(2u - 1) expanded in powers of u by T_{j+1} = 2 (2u - 1) T_j - T_{j-1}.
+        poly = [mpmath.mpf(0)] * H
+        prev, cur = [mpmath.mpf(1)], [mpmath.mpf(-1), mpmath.mpf(2)]
+        for j in range(H):
+            if j >= 2:
+                nxt = [-2 * v for v in cur] + [mpmath.mpf(0)]
+                for i, v in enumerate(cur):
+                    nxt[i + 1] += 4 * v
+                for i, v in enumerate(prev):
+                    nxt[i] -= v
+                prev, cur = cur, nxt
+            term = prev if j == 0 else cur
+            for i, v in enumerate(term):
+                poly[i] += mpmath.mpf(float(cheb[j])) * v
+        # a_k is the coefficient of u^k in u P(u): a_k = poly[k-1].
+        cs = []
+        for k, beta in enumerate(betas, start=1):
+            scale = 1 / -mpmath.expm1(-beta) if rpe == "lin" else mpmath.zeta(beta)
+            cs.append(poly[k - 1] * scale)
+        max_c = max(abs(c) for c in cs)
+        fits = max_c < mpmath.mpf(2) ** 1000
+        return (float(max_c) if fits else math.inf), (tuple(float(c) for c in cs) if fits else None)

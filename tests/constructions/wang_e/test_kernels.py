@@ -1,0 +1,94 @@
+"""Kernel-level Wang & E constructions against the spec's checked tables and against brute force."""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+from expressivity.constructions.wang_e.kernels import chebyshev_kernel, head_weights, interpolation_heads
+from expressivity.errors import ExpressivityError
+
+# spec wang_e_2024.md §3.1, "A second construction with few heads": l1 error ~ e^{-3b}, any T.
+SPEC_INTERPOLATION = {1: (0.13, 0.18), 2: (3.3e-3, 3.5e-3), 4: (6.3e-6, 6.5e-6)}
+
+
+@pytest.mark.parametrize("lag", [1, 3, 6])
+@pytest.mark.parametrize("b", [1, 2, 4])
+def test_interpolation_heads_reproduce_the_spec_table(lag, b):
+    fit = interpolation_heads("lin", lag, b)
+    low, high = SPEC_INTERPOLATION[b]
+    assert fit.heads == lag + 2 and low <= fit.l1_error <= high
+    # exact on the nodes s = 0..H-1 (checked in float64 where the coefficients are small enough
+    # for float64 to evaluate the sum without cancellation)
+    if fit.max_abs_coefficient < 1e4:
+        s = np.arange(fit.heads)
+        assert np.max(np.abs(fit.kernel(s) - (s == lag))) < 1e-10
+
+
+def test_interpolation_coefficients_blow_up_as_the_spec_says():
+    assert interpolation_heads("lin", 6, 2).max_abs_coefficient == pytest.approx(4.5e23, rel=0.02)
+    assert interpolation_heads("lin", 3, 1).max_abs_coefficient < interpolation_heads("lin", 3, 2).max_abs_coefficient
+
+
+@pytest.mark.parametrize("rpe, lag, b", [("lin", 3, 1.0), ("log", 1, 2.0)])
+def test_closed_form_tail_equals_a_brute_force_sum(rpe, lag, b):
+    fit = interpolation_heads(rpe, lag, b)
+    with mpmath.workdps(60):
+        coeffs = [mpmath.mpf(c) for c in fit.coefficients]
+        betas = [mpmath.mpf(x) for x in fit.betas]
+        if rpe == "lin":
+            w = [lambda s, b_=b_: -mpmath.expm1(-b_) * mpmath.exp(-b_ * s) for b_ in betas]
+        else:
+            w = [lambda s, b_=b_, z=mpmath.zeta(b_): (1 + mpmath.mpf(s)) ** (-b_) / z for b_ in betas]
+        S = 4000
+        brute = sum(abs(sum(c * wk(s) for c, wk in zip(coeffs, w)) - (1 if s == lag else 0)) for s in range(S))
+        if rpe == "log":  # the remaining tail of a (1+s)^-(1+b) kernel, dominated by head 1, closed form
+            brute += abs(sum(c * mpmath.zeta(bk, S + 1) / mpmath.zeta(bk) for c, bk in zip(coeffs, betas)))
+    assert fit.l1_error == pytest.approx(float(brute), rel=1e-6)
+
+
+# spec §3.1 [checked] table, lin rows: (eps, T) -> l1 error at H = 64, 256, 1024, 4096.
+SPEC_CHEBYSHEV_LIN = {(0.1, 4): (1.2e-1, 3.4e-3, 6.4e-6, 5.3e-11), (0.1, 16): (0.85, 7.6e-2, 1.8e-3, 2.9e-7),
+                      (0.01, 16): (1.16, 0.48, 1.7e-2, 5.1e-5)}
+
+
+@pytest.mark.parametrize("eps, lag", list(SPEC_CHEBYSHEV_LIN))
+def test_chebyshev_kernel_reproduces_the_spec_lin_rows(eps, lag):
+    for heads, want in zip((64, 256, 1024, 4096), SPEC_CHEBYSHEV_LIN[(eps, lag)]):
+        assert chebyshev_kernel("lin", lag, heads, eps).l1_error == pytest.approx(want, rel=0.06), heads
+
+
+def test_chebyshev_log_error_falls_once_heads_pass_the_threshold():
+    errors = [chebyshev_kernel("log", 4, H, 0.1).l1_error for H in (1024, 2048, 4096)]
+    assert errors[0] > errors[1] > errors[2] and errors[2] < 1e-5
+
+
+def test_monomial_coefficients_blow_up_as_the_spec_warns():
+    # spec: "about 5e9 at H = 16, 1e21 at H = 32 and 4e43 at H = 64"
+    got = [chebyshev_kernel("lin", 4, H, 0.1).max_abs_coefficient for H in (16, 32, 64)]
+    for value, want in zip(got, (5e9, 1e21, 4e43)):
+        assert want / 10 < value < want * 10
+    assert chebyshev_kernel("lin", 4, 1024, 0.1).max_abs_coefficient is None  # beyond the exact budget
+
+
+def test_head_weights_sum_to_one():
+    s = np.arange(200_000)
+    assert head_weights("lin", 0.3, s).sum() == pytest.approx(1.0, abs=1e-12)
+    tail = float(mpmath.zeta(2.5, 200_001) / mpmath.zeta(2.5))
+    assert head_weights("log", 2.5, s).sum() + tail == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("call, msg", [
+    (lambda: interpolation_heads("cos", 1, 1.0), "unknown RPE"),
+    (lambda: interpolation_heads("lin", -1, 1.0), "lag must be"),
+    (lambda: interpolation_heads("lin", 3, math.nan), "b must be"),
+    (lambda: interpolation_heads("lin", 3, 1.0, heads=3), "cannot interpolate"),
+    (lambda: interpolation_heads("lin", 300, 1.0), "budget"),
+    (lambda: chebyshev_kernel("lin", 4, 0, 0.1), "heads must be"),
+    (lambda: chebyshev_kernel("lin", 4, 16, math.inf), "eps must be"),
+    (lambda: head_weights("log", 1.0, [0]), "beta > 1"),
+])
+def test_bad_arguments_are_refused(call, msg):
+    with pytest.raises(ExpressivityError, match=msg):
+        call()
