@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from safetensors.numpy import load_file, save_file
@@ -14,8 +15,9 @@ from expressivity.constructions.yun.constants import YunParams
 from expressivity.constructions.yun.soften import soften
 from expressivity.errors import ExpressivityError
 from expressivity.export import load_network, save_network
-from expressivity.network import GELU, AttentionLayer, FeedForwardLayer, Head, Network, SlopeBias
+from expressivity.network import GELU, AttentionLayer, FeedForwardLayer, Head, Network, SlopeBias, one_hot
 from expressivity.network.evaluate import evaluate
+from expressivity.nn import Model, ModelConfig, from_network, to_network
 from expressivity.targets import get_target
 from tests.network.strategies import ROWS, softmax_networks
 
@@ -109,3 +111,18 @@ def test_damaged_files_give_one_line_errors(tmp_path, damage, match):
     with pytest.raises(ExpressivityError, match=match) as info:
         load_network(tmp_path)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("kwargs", [dict(vocab_size=5, mixer=("attention", "sepconv"), rpe="t5", rotary=True, norm="pre"),
+                                    dict(mixer=("dpfree", "bilinear"), rpe="log", dpfree_normaliser="infinite",
+                                         activation="gelu", ape="sinusoidal")])
+def test_trained_models_export_and_load_as_networks(tmp_path, kwargs):
+    torch.manual_seed(0)
+    model = Model(ModelConfig(d_in=2, d_model=4, heads=2, layers=2, max_len=6, ffn_width=3, **kwargs)).double()
+    save_network(to_network(model), tmp_path)
+    back = from_network(load_network(tmp_path), tokens=model.cfg.vocab_size > 0)
+    x = torch.randint(0, 5, (2, 6)) if model.cfg.vocab_size else torch.randn(2, 6, 2, dtype=torch.float64)
+    with torch.no_grad():
+        assert torch.allclose(back(x), model(x), rtol=1e-12, atol=1e-12)
+    X = one_hot(x.numpy(), 5) if model.cfg.vocab_size else x.numpy()
+    assert np.allclose(evaluate(load_network(tmp_path), X), model(x).detach().numpy(), rtol=1e-10, atol=1e-10)

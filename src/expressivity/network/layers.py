@@ -30,7 +30,7 @@ from expressivity.network.serial import ArrayStore, number_from_json, number_to_
 
 __all__ = [
     "GELU", "LAYERS", "Activation", "AttentionLayer", "FeedForwardLayer", "Head", "Layer", "LayerNorm", "MatrixBias",
-    "MixingHead", "MixingLayer", "PiecewiseLinear", "PositionBias", "ReLU", "RelativeBias", "SlopeBias", "as_weight",
+    "MixingHead", "MixingLayer", "PiecewiseLinear", "PositionBias", "ReLU", "RelativeBias", "SlopeBias",
     "layer_from_dict",
 ]
 
