@@ -1,13 +1,25 @@
+import json
+import tempfile
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from safetensors.numpy import load_file, save_file
 
 from expressivity.constructions.yun.compile import compile_modified
 from expressivity.constructions.yun.constants import YunParams
 from expressivity.constructions.yun.soften import soften
+from expressivity.errors import ExpressivityError
 from expressivity.export import load_network, save_network
+from expressivity.network import GELU, AttentionLayer, FeedForwardLayer, Head, Network, SlopeBias, one_hot
 from expressivity.network.evaluate import evaluate
+from expressivity.nn import Model, ModelConfig, from_network, to_network
 from expressivity.targets import get_target
+from tests.network.strategies import ROWS, softmax_networks
 
 
 def _exact_equal(a, b):
@@ -37,3 +49,80 @@ def test_float_round_trip_with_pe(tmp_path):
     X = np.random.default_rng(0).random((8, 2, 1))
     assert np.array_equal(evaluate(soft, X), evaluate(back, X))
     assert back.positional_encoding is not None
+
+
+@settings(max_examples=25)
+@given(softmax_networks(position=True), st.integers(0, 10**6))
+def test_every_layer_feature_round_trips_through_files(net, seed):
+    with tempfile.TemporaryDirectory() as tmp:
+        save_network(net, Path(tmp))
+        back = load_network(Path(tmp))
+    X = np.random.default_rng(seed).normal(size=(2, net.length or ROWS, net.d_in))
+    assert np.array_equal(evaluate(back, X), evaluate(net, X)) and back.summary() == net.summary()
+
+
+def _saved(tmp_path) -> Path:
+    head = Head.dp_free(np.ones((2, 1)), np.ones((1, 2)), SlopeBias("log", 1.5))
+    net = Network((AttentionLayer((head,), causal=True, normaliser="infinite"),
+                   FeedForwardLayer(np.ones((2, 3)), np.zeros(3), np.ones((3, 2)), activation=GELU())),
+                  labels=("a", "b"), readout=np.array([[Fraction(1, 3)], [1]], dtype=object))
+    save_network(net, tmp_path)
+    return tmp_path
+
+
+def _edit_json(path: Path, edit) -> None:
+    desc = json.loads((path / "network.json").read_text())
+    edit(desc)
+    (path / "network.json").write_text(json.dumps(desc))
+
+
+def _drop_tensor(path: Path, name: str) -> None:
+    tensors = load_file(str(path / "weights.safetensors"))
+    del tensors[name]
+    save_file(tensors, str(path / "weights.safetensors"))
+
+
+def _reshape_tensor(path: Path, name: str) -> None:
+    tensors = load_file(str(path / "weights.safetensors"))
+    tensors[name] = np.zeros((5, 5))
+    save_file(tensors, str(path / "weights.safetensors"))
+
+
+@pytest.mark.parametrize("damage, match", [
+    (lambda p: (p / "network.json").unlink(), "network.json is missing"),
+    (lambda p: (p / "weights.safetensors").unlink(), "weights.safetensors is missing"),
+    (lambda p: (p / "network.json").write_text('{"format": "expressivity.network/2", "layers": ['), "not valid JSON"),
+    (lambda p: (p / "weights.safetensors").write_bytes((p / "weights.safetensors").read_bytes()[:40]), "not a readable safetensors"),
+    (lambda p: (p / "weights.safetensors").write_bytes(b"\x00" * 3), "not a readable safetensors"),
+    (lambda p: _edit_json(p, lambda d: d.update(format="other/1")), "not in format"),
+    (lambda p: _drop_tensor(p, "layers.1.W_2"), "tensor 'layers.1.W_2' is missing"),
+    (lambda p: _reshape_tensor(p, "layers.0.heads.0.W_V"), r"has shape \(5, 5\), the description says \(2, 1\)"),
+    (lambda p: _edit_json(p, lambda d: d["layers"][1].update(type="conv")), "unknown layer type 'conv'"),
+    (lambda p: _edit_json(p, lambda d: d["layers"][1]["activation"].update(kind="tanh")), "unknown activation 'tanh'"),
+    (lambda p: _edit_json(p, lambda d: d["layers"][0].pop("heads")), "missing field 'heads'"),
+    (lambda p: _edit_json(p, lambda d: d["layers"][0]["heads"][0]["position_bias"].update(beta=0.5)), "no finite infinite mass"),
+    (lambda p: _edit_json(p, lambda d: d["layers"][0].update(heads=7)), "malformed"),
+    (lambda p: _edit_json(p, lambda d: d["readout"].update(exact=["1/2", 1])), "disagrees with its exact copy"),
+    (lambda p: _edit_json(p, lambda d: d["readout"].update(exact=["x", 1])), "'x' is not a number"),
+    (lambda p: _edit_json(p, lambda d: d.update(labels=["a"])), "invalid network: layer 0"),
+])
+def test_damaged_files_give_one_line_errors(tmp_path, damage, match):
+    damage(_saved(tmp_path))
+    with pytest.raises(ExpressivityError, match=match) as info:
+        load_network(tmp_path)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("kwargs", [dict(vocab_size=5, mixer=("attention", "sepconv"), rpe="t5", rotary=True, norm="pre"),
+                                    dict(mixer=("dpfree", "bilinear"), rpe="log", dpfree_normaliser="infinite",
+                                         activation="gelu", ape="sinusoidal")])
+def test_trained_models_export_and_load_as_networks(tmp_path, kwargs):
+    torch.manual_seed(0)
+    model = Model(ModelConfig(d_in=2, d_model=4, heads=2, layers=2, max_len=6, ffn_width=3, **kwargs)).double()
+    save_network(to_network(model), tmp_path)
+    back = from_network(load_network(tmp_path), tokens=model.cfg.vocab_size > 0)
+    x = torch.randint(0, 5, (2, 6)) if model.cfg.vocab_size else torch.randn(2, 6, 2, dtype=torch.float64)
+    with torch.no_grad():
+        assert torch.allclose(back(x), model(x), rtol=1e-12, atol=1e-12)
+    X = one_hot(x.numpy(), 5) if model.cfg.vocab_size else x.numpy()
+    assert np.allclose(evaluate(load_network(tmp_path), X), model(x).detach().numpy(), rtol=1e-10, atol=1e-10)

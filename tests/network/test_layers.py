@@ -1,11 +1,14 @@
+import json
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
 from expressivity.errors import EvaluationError, NetworkError
-from expressivity.network import (AttentionLayer, FeedForwardLayer, Head, MatrixBias, Network, PiecewiseLinear,
-                                  RelativeBias, ReLU, evaluate)
+from expressivity.network import (GELU, AttentionLayer, FeedForwardLayer, Head, LayerNorm, MatrixBias, MixingHead,
+                                  MixingLayer, Network, PiecewiseLinear, RelativeBias, ReLU, SlopeBias, evaluate)
+from expressivity.network.layers import layer_from_dict
+from expressivity.network.serial import InlineArrays
 
 
 def _ffn(act, d=1):
@@ -91,7 +94,7 @@ def test_exact_mode_refuses_softmax():
 def test_counts_and_summary_name_the_dimensions():
     head = Head(W_Q=np.zeros((2, 1)), W_K=np.zeros((2, 1)), W_V=np.array([[1.0], [0]]), W_O=np.array([[0, 1.0]]))
     net = Network((AttentionLayer((head,), normalization="hardmax"), _ffn(ReLU(), d=2)), labels=("x", "out"))
-    assert net.layer_counts() == {"attention": 1, "feedforward": 1, "total": 2}
+    assert net.layer_counts() == {"attention": 1, "feedforward": 1, "mixing": 0, "total": 2}
     # head: 4 matrices of 2 entries + b_Q (1); ffn: W_1 (2) + b_1 (1) + W_2 (2) + b_2 (2)
     assert net.parameter_count() == 9 + 7
     text = net.summary()
@@ -115,3 +118,82 @@ def test_float_evaluators_refuse_weights_beyond_float_range_and_exact_runs_them(
         with pytest.raises(EvaluationError, match="exact"):
             evaluate(net, np.ones((2, 1)), dtype)
     assert evaluate(net, np.ones((2, 1), dtype=object), "exact").tolist() == [[2], [2]]
+
+
+def _dp_free(bias=None, d=1):
+    return Head.dp_free(np.ones((d, 1)), np.ones((1, d)), position_bias=bias)
+
+
+def test_dp_free_heads_have_no_query_key_columns_and_say_so():
+    head = _dp_free(SlopeBias("lin", 0.5), d=2)
+    assert head.W_Q.shape == (2, 0) and head.is_dp_free and head.parameter_count() == 2 + 2 + 1
+    net = Network((AttentionLayer((head,), causal=True, normaliser="infinite"),), labels=("a", "b"))
+    text = net.summary()
+    assert "dp-free" in text and "lin(beta=0.5)-bias" in text and "infinite past" in text
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(causal=False), "causal softmax"),
+    (dict(causal=True, normalization="hardmax"), "causal softmax"),
+    (dict(causal=True, heads=(_dp_free(SlopeBias("log", 1.0)),)), "head 0: log\\(beta=1\\) has no finite infinite mass"),
+    (dict(causal=True, heads=(_dp_free(SlopeBias("lin", 1.0)), _dp_free())), "head 1: no position bias"),
+    (dict(causal=True, heads=(Head(np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)),
+                                   position_bias=SlopeBias("lin", 1.0)),)), "head 0: .*needs DP-free heads"),
+])
+def test_infinite_normaliser_is_refused_where_it_has_no_meaning(kwargs, match):
+    kwargs = {"heads": (_dp_free(SlopeBias("lin", 1.0)),), "name": "L1"} | kwargs
+    heads = kwargs.pop("heads")
+    with pytest.raises(NetworkError, match=f"attention layer 'L1'.*{match}") as info:
+        AttentionLayer(heads, normaliser="infinite", **kwargs)
+    assert "\n" not in str(info.value)
+    with pytest.raises(NetworkError, match="unknown normaliser"):
+        AttentionLayer(heads, normaliser="window")
+
+
+def test_rotary_needs_an_even_nonzero_query_width():
+    with pytest.raises(NetworkError, match="rotary needs an even query width"):
+        Head(np.ones((2, 3)), np.ones((2, 3)), np.ones((2, 1)), np.ones((1, 2)), rotary=True)
+    with pytest.raises(NetworkError, match="rotary"):
+        Head(np.ones((2, 0)), np.ones((2, 0)), np.ones((2, 1)), np.ones((1, 2)), rotary=True)
+
+
+def test_mixing_heads_take_exactly_one_of_kernel_and_matrix():
+    eye = np.eye(2)
+    with pytest.raises(NetworkError, match="exactly one"):
+        MixingHead(eye, eye)
+    with pytest.raises(NetworkError, match="exactly one"):
+        MixingHead(eye, eye, kernel=np.ones((2, 2)), matrix=np.eye(3))
+    with pytest.raises(NetworkError, match="kernel"):
+        MixingHead(eye, eye, kernel=np.ones((2, 3)))
+    with pytest.raises(NetworkError, match="different lengths"):
+        MixingLayer((MixingHead(eye, eye, matrix=np.eye(3)), MixingHead(eye, eye, matrix=np.eye(4))))
+
+
+def test_layer_norms_must_match_the_width():
+    with pytest.raises(NetworkError, match="LayerNorm of width 1"):
+        FeedForwardLayer(np.ones((1, 1)), np.zeros(1), np.ones((1, 1)), norm=LayerNorm(np.ones(2), np.zeros(2)))
+    with pytest.raises(NetworkError, match="eps"):
+        LayerNorm(np.ones(2), np.zeros(2), eps=0)
+
+
+@pytest.mark.parametrize("layer", [
+    AttentionLayer((_dp_free(RelativeBias(((0, 1.0), (1, Fraction(1, 3))), default=-np.inf)),), causal=True,
+                   normaliser="infinite", norm=LayerNorm(np.ones(1), np.zeros(1))),
+    AttentionLayer((Head(np.ones((1, 2)), np.ones((1, 2)), np.ones((1, 1)), np.ones((1, 1)), rotary=True,
+                         position_bias=MatrixBias(np.eye(3))),), normalization="hardmax"),
+    MixingLayer((MixingHead(np.eye(1), np.eye(1), kernel=np.ones((2, 1)), left=1),
+                 MixingHead(np.eye(1), np.eye(1), matrix=np.eye(3)))),
+    FeedForwardLayer(np.ones((1, 2)), np.zeros(2), np.ones((2, 1)), activation=GELU()),
+])
+def test_layers_round_trip_through_json(layer):
+    arrays = InlineArrays()
+    back = layer_from_dict(json.loads(json.dumps(layer.to_dict(arrays), allow_nan=False)), arrays)
+    assert type(back) is type(layer) and back.describe(("x",)) == layer.describe(("x",))
+    net, again = Network((layer,), labels=("x",)), Network((back,), labels=("x",))
+    X = np.random.default_rng(0).normal(size=(2, net.length or 3, 1))
+    assert np.array_equal(evaluate(net, X), evaluate(again, X))
+
+
+def test_unknown_layer_type_is_refused():
+    with pytest.raises(NetworkError, match="unknown layer type 'conv'"):
+        layer_from_dict({"type": "conv"}, InlineArrays())

@@ -2,11 +2,12 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
-from expressivity.nn.positional import (FreeBias, Rotary, SlopeBias, T5Bias, alibi_slopes, make_relative_bias,
-                                        sinusoidal_table, t5_bucket)
+from expressivity.nn.positional import (RPE_NAMES, FreeBias, MatrixBias, Rotary, SlopeBias, T5Bias, alibi_slopes,
+                                        make_relative_bias, sinusoidal_table, t5_bucket)
 
 
 def spec_t5_causal(n: int) -> int:
@@ -88,8 +89,7 @@ def test_free_bias_is_a_per_offset_table():
 
 
 def test_bias_interface_is_a_function_of_offset_only():
-    for name in ("t5", "lin", "log", "free"):
-        b = make_relative_bias(name, 3, False, 16, learnable_slopes=True)
+    for b in (T5Bias(3, False), SlopeBias(3, False, "lin", True), SlopeBias(3, False, "log", True), FreeBias(3, False, 16)):
         for p in b.parameters():
             torch.nn.init.normal_(p)
         B = b(9)
@@ -97,9 +97,51 @@ def test_bias_interface_is_a_function_of_offset_only():
         for k in range(-8, 9):
             diag = torch.diagonal(B, offset=-k, dim1=1, dim2=2)
             assert torch.allclose(diag, diag[:, :1].expand_as(diag))
-    assert make_relative_bias("none", 3, True, 8) is None
-    with pytest.raises(ValueError):
-        make_relative_bias("alibi2", 3, True, 8)
+
+
+def test_rpe_table_builds_each_bias_from_a_config():
+    from expressivity.nn import ModelConfig
+
+    built = {name: make_relative_bias(ModelConfig(rpe=name, heads=2, d_model=4, max_len=6)) for name in RPE_NAMES}
+    assert built["none"] is None
+    assert {name: type(b).__name__ for name, b in built.items() if b is not None} == {
+        "t5": "T5Bias", "lin": "SlopeBias", "log": "SlopeBias", "free": "FreeBias", "matrix": "MatrixBias"}
+    assert all(b(5).shape == (2, 5, 5) for b in built.values() if b is not None)
+
+
+@pytest.mark.parametrize("bias", [T5Bias(2, True), T5Bias(2, False), FreeBias(2, True, 5), FreeBias(2, False, 5),
+                                  SlopeBias(2, False, "lin", True), SlopeBias(2, True, "log", True)])
+def test_relative_biases_become_network_biases_equal_at_every_offset(bias):
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for p in bias.parameters():
+            p.normal_()
+    n = 300   # beyond T5's max distance and the free table: the network bias's defaults take over
+    B = bias(n).double()
+    causal = torch.ones(n, n, dtype=torch.bool).tril()
+    for h in range(2):
+        net_B = torch.as_tensor(bias.to_network(h).matrix(n))
+        same = torch.isclose(net_B, B[h], rtol=1e-6, atol=0)
+        # a slope bias is |i - j| in the network; a causal model never reads its future half
+        assert bool(same[causal].all()) if bias.causal and isinstance(bias, SlopeBias) else bool(same.all())
+
+
+def test_slope_bias_with_a_floor_keeps_beta_above_it_and_has_the_closed_form_mass():
+    b = SlopeBias(2, True, "log", learnable=True, beta_min=1.0)
+    with torch.no_grad():
+        b.log_beta.copy_(torch.tensor([-10.0, 0.0]))
+    assert torch.all(b.beta > 1) and b.beta[1].item() == pytest.approx(2.0)
+    assert b.infinite_mass()[1].item() == pytest.approx(math.pi**2 / 6, rel=1e-6)
+    lin = SlopeBias(1, True, "lin", learnable=False)
+    assert lin.infinite_mass().item() == pytest.approx(1 / (1 - math.exp(-lin.beta.item())), rel=1e-6)
+
+
+def test_matrix_bias_is_a_table_per_head_cut_to_the_length():
+    b = MatrixBias(heads=2, max_len=4)
+    with torch.no_grad():
+        b.table.copy_(torch.arange(32.0).view(2, 4, 4))
+    assert b(3).tolist() == b.table[:, :3, :3].tolist()
+    assert np.array_equal(b.to_network(1).values, b.table[1].detach().double().numpy())
 
 
 def test_sinusoidal_table_formula():

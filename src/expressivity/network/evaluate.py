@@ -1,8 +1,9 @@
 """One entry point for the three evaluators of a :class:`Network`.
 
-``dtype`` selects the arithmetic: ``"exact"`` (Python ints / Fractions, hardmax only),
-``"float64"`` (the NumPy reference pass), ``"torch-float64"`` / ``"float32"`` (PyTorch).
-Every result records which arithmetic produced it.
+``dtype`` selects the arithmetic: ``"exact"`` (Python ints / Fractions; hardmax, no GELU,
+layer norm or rotary: see :mod:`~expressivity.network.exact`), ``"float64"`` (the NumPy
+reference pass), ``"torch-float64"`` / ``"float32"`` (PyTorch). Every result records which
+arithmetic produced it.
 
 Float evaluators read exact weights (``Fraction``, big ``int``) as the nearest float. Where a
 network's exactness depends on a value floats cannot hold (a breakpoint at ``1/3``, a grid

@@ -1,8 +1,11 @@
 """Exact evaluator: the reference semantics in Python ``int`` / ``fractions.Fraction``.
 
 Every float weight or input is read as the exact rational it denotes, so results are exact
-statements about the network as stored. Only hardmax attention is exact-evaluable: softmax
-involves ``exp`` and is refused with :class:`EvaluationError`.
+statements about the network as stored. Evaluable exactly: hardmax attention (with any
+position bias, read as the rationals it stores), ReLU and piecewise-linear feed-forward
+layers, mixing layers, embeddings, encodings and readouts. Refused with
+:class:`EvaluationError`: softmax and the infinite normaliser (``exp``), GELU (``erf``), layer
+norm (a square root) and rotary heads (``cos``/``sin``).
 
 Arrays are NumPy ``object`` arrays; NumPy's matmul on them uses Python arithmetic, so no
 rounding happens anywhere. Shapes follow :mod:`expressivity.network.reference`.
@@ -15,8 +18,10 @@ from fractions import Fraction
 import numpy as np
 
 from expressivity.errors import EvaluationError
-from expressivity.network.layers import AttentionLayer, PiecewiseLinear, ReLU
+from expressivity.network.layers import AttentionLayer, FeedForwardLayer, MixingHead, MixingLayer
 from expressivity.network.network import Network
+
+_FIX = "evaluate with dtype float64/float32"
 
 
 def to_exact(values) -> np.ndarray:
@@ -42,29 +47,46 @@ def _exact_scalar(v):
 
 
 def check_exact_evaluable(network: Network) -> None:
-    """Raise :class:`EvaluationError` if ``network`` uses softmax anywhere."""
+    """Raise :class:`EvaluationError` naming the first part of ``network`` with no exact value."""
     for k, layer in enumerate(network.layers):
-        if isinstance(layer, AttentionLayer) and layer.normalization == "softmax":
-            raise EvaluationError(
-                f"layer {k} uses softmax, which has no exact value; evaluate with dtype float64/float32, "
-                "or build the circuit with hardmax (e.g. --scale inf)"
-            )
+        if layer.norm is not None:
+            raise EvaluationError(f"layer {k} uses a layer norm (a square root), which has no exact value; {_FIX}")
+        if isinstance(layer, FeedForwardLayer) and layer.activation.kind == "gelu":
+            raise EvaluationError(f"layer {k} uses GELU (erf), which has no exact value; {_FIX}")
+        if not isinstance(layer, AttentionLayer):
+            continue
+        if layer.normaliser == "infinite":
+            raise EvaluationError(f"layer {k} normalises over an infinite past (exp), which has no exact value; {_FIX}")
+        if layer.normalization == "softmax":
+            raise EvaluationError(f"layer {k} uses softmax, which has no exact value; {_FIX}, "
+                                  "or build the circuit with hardmax (e.g. --scale inf)")
+        for h, head in enumerate(layer.heads):
+            if head.rotary:
+                raise EvaluationError(f"layer {k}, head {h} is rotary (cos/sin), which has no exact value; {_FIX}")
+    if network.final_norm is not None:
+        raise EvaluationError(f"the final layer norm (a square root) has no exact value; {_FIX}")
 
 
 def forward_exact(network: Network, X, *, return_residuals: bool = False):
-    """Exact forward pass. ``X``: ``(n, d)`` or ``(batch, n, d)``; returns an object array."""
+    """Exact forward pass. ``X``: ``(n, d_in)`` or ``(batch, n, d_in)``; returns an object array."""
     check_exact_evaluable(network)
     X = to_exact(X)
     network.check_input(X)
     single = X.ndim == 2
     H = X[None] if single else X
+    if network.embedding is not None:
+        H = H @ to_exact(network.embedding)
+    if network.embedding_bias is not None:
+        H = H + to_exact(network.embedding_bias)
     if network.positional_encoding is not None:
-        H = H + to_exact(network.positional_encoding)
+        H = H + to_exact(network.positional_encoding)[: H.shape[1]]
     residuals = [H]
     for layer in network.layers:
-        H = H + (_attention_update(layer, H) if isinstance(layer, AttentionLayer) else _feedforward_update(layer, H))
+        H = H + _UPDATES[layer.kind](layer, H)
         residuals.append(H)
     out = H if network.readout is None else H @ to_exact(network.readout)
+    if network.readout_bias is not None:
+        out = out + to_exact(network.readout_bias)
     out = out[0] if single else out
     if return_residuals:
         return out, [r[0] if single else r for r in residuals]
@@ -76,9 +98,11 @@ def _attention_update(layer: AttentionLayer, H: np.ndarray) -> np.ndarray:
     update = np.zeros((batch, n, d), dtype=object)
     lam = _exact_scalar(layer.inverse_temperature)
     for head in layer.heads:
-        queries = H @ to_exact(head.W_Q) + to_exact(head.b_Q)
-        keys = H @ to_exact(head.W_K)
-        scores = lam * (queries @ keys.transpose(0, 2, 1))
+        scores = np.zeros((batch, n, n), dtype=object)
+        if not head.is_dp_free:
+            queries = H @ to_exact(head.W_Q) + to_exact(head.b_Q)
+            keys = H @ to_exact(head.W_K)
+            scores = lam * (queries @ keys.transpose(0, 2, 1))
         if head.position_bias is not None:
             scores = scores + to_exact(head.position_bias.matrix(n))
         weights = exact_hardmax(scores, causal=layer.causal)
@@ -101,17 +125,40 @@ def exact_hardmax(scores: np.ndarray, causal: bool = False) -> np.ndarray:
     return out
 
 
-def _feedforward_update(layer, H: np.ndarray) -> np.ndarray:
+def _mix(head: MixingHead, V: np.ndarray) -> np.ndarray:
+    n = V.shape[1]
+    if head.matrix is not None:
+        return to_exact(head.matrix)[:n, :n] @ V
+    out = np.zeros(V.shape, dtype=object)
+    for u, taps in enumerate(to_exact(head.kernel)):   # row u reads key i - left + u
+        shift = u - head.left
+        lo, hi = max(0, -shift), min(n, n - shift)
+        if lo < hi:
+            out[:, lo:hi] = out[:, lo:hi] + taps * V[:, lo + shift:hi + shift]
+    return out
+
+
+def _mixing_update(layer: MixingLayer, H: np.ndarray) -> np.ndarray:
+    update = np.zeros(H.shape, dtype=object)
+    for head in layer.heads:
+        update = update + _mix(head, H @ to_exact(head.W_V)) @ to_exact(head.W_O)
+    return update
+
+
+def _feedforward_update(layer: FeedForwardLayer, H: np.ndarray) -> np.ndarray:
     pre = H @ to_exact(layer.W_1) + to_exact(layer.b_1)
     return exact_activate(layer.activation, pre) @ to_exact(layer.W_2) + to_exact(layer.b_2)
 
 
+_UPDATES = {"attention": _attention_update, "mixing": _mixing_update, "feedforward": _feedforward_update}
+
+
 def exact_activate(activation, t: np.ndarray) -> np.ndarray:
+    """A :class:`ReLU` or :class:`PiecewiseLinear` applied exactly to the object array ``t``."""
     out = np.empty(t.shape, dtype=object)
-    if isinstance(activation, ReLU):
+    if activation.kind == "relu":
         out.flat[:] = [v if v > 0 else 0 for v in t.flat]
         return out
-    assert isinstance(activation, PiecewiseLinear)
     slopes = [_exact_scalar(a) for a in activation.slopes]
     intercepts = [_exact_scalar(b) for b in activation.intercepts]
     vals = []

@@ -3,37 +3,41 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Sequence
 
 import numpy as np
 
 from expressivity.errors import NetworkError
-from expressivity.network.layers import (
-    AttentionLayer,
-    FeedForwardLayer,
-    Layer,
-    MatrixBias,
-    PiecewiseLinear,
-    _fmt,
-    as_weight,
-)
+from expressivity.network.layers import LAYERS, Layer, LayerNorm, layer_from_dict
+from expressivity.network.numbers import as_weight
+from expressivity.network.serial import ArrayStore
 
 
 @dataclass(frozen=True)
 class Network:
     """An explicitly weighted Transformer (tokens as rows).
 
-    ``forward(X) = (g_L o ... o g_1)(X + E) @ readout``, each ``g`` a residual
-    :class:`AttentionLayer` or :class:`FeedForwardLayer`.
+    ``forward(X) = final_norm((g_L o ... o g_1)(X @ embedding + embedding_bias + E[:n])) @ readout
+    + readout_bias``, each ``g`` a residual :class:`AttentionLayer`, :class:`FeedForwardLayer` or
+    :class:`MixingLayer`; every optional part is the identity (or zero) when absent.
 
     Attributes:
         layers: the residual layers, applied in order.
         labels: one human name per residual dimension (``len(labels) == d``).
-        positional_encoding: optional ``(n, d)`` array added to the input; fixes the length.
+        positional_encoding: optional ``(rows, d)`` array added to the embedded input.
         readout: optional ``(d, d_out)`` matrix applied at the end (identity if ``None``).
         output_labels: names of the readout's output dimensions.
         name: what the network computes, for printing.
         metadata: free-form facts a construction wants to record (constants, margins).
+        embedding: optional ``(d_in, d)`` input map (token models take one-hot inputs, see
+            :func:`expressivity.network.inputs.one_hot`); ``embedding_bias``: optional ``(d,)``.
+        input_labels: names of the ``d_in`` input dimensions (default: ``labels`` when there is
+            no embedding, else ``in[k]``).
+        readout_bias: optional ``(d_out,)`` added after the readout.
+        final_norm: optional :class:`LayerNorm` applied before the readout.
+        max_length: ``None``: a positional encoding, matrix bias or mixing matrix fixes the
+            input length to its row count. An int: every position-indexed array has
+            ``max_length`` rows and an input of ``n <= max_length`` tokens uses the leading rows
+            (``[:n]`` / ``[:n, :n]``).
     """
 
     layers: tuple[Layer, ...]
@@ -43,6 +47,12 @@ class Network:
     output_labels: tuple[str, ...] | None = None
     name: str = ""
     metadata: dict = field(default_factory=dict, compare=False)
+    embedding: np.ndarray | None = None
+    embedding_bias: np.ndarray | None = None
+    input_labels: tuple[str, ...] | None = None
+    readout_bias: np.ndarray | None = None
+    final_norm: LayerNorm | None = None
+    max_length: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "layers", tuple(self.layers))
@@ -50,28 +60,63 @@ class Network:
         d = len(self.labels)
         if d == 0:
             raise NetworkError("a network needs at least one residual dimension")
+        kinds = tuple(LAYERS.values())
         for k, layer in enumerate(self.layers):
-            if not isinstance(layer, (AttentionLayer, FeedForwardLayer)):
-                raise NetworkError(f"layer {k} is {type(layer).__name__}; expected AttentionLayer or FeedForwardLayer")
+            if not isinstance(layer, kinds):
+                raise NetworkError(f"layer {k} is {type(layer).__name__}; expected one of {', '.join(c.__name__ for c in kinds)}")
             if layer.d != d:
                 raise NetworkError(f"layer {k} ({layer.name or type(layer).__name__}) has width {layer.d}, the network has {d} labelled dimensions")
-        if self.positional_encoding is not None:
-            pe = as_weight(self.positional_encoding, name="positional encoding")
-            if pe.ndim != 2 or pe.shape[1] != d:
-                raise NetworkError(f"positional encoding must be (n, {d}), got {pe.shape}")
-            object.__setattr__(self, "positional_encoding", pe)
-        if self.readout is not None:
-            ro = as_weight(self.readout, name="readout")
-            if ro.ndim != 2 or ro.shape[0] != d:
-                raise NetworkError(f"readout must be ({d}, d_out), got {ro.shape}")
-            object.__setattr__(self, "readout", ro)
+        self._set_array("positional_encoding", "positional encoding", lambda a: a.ndim == 2 and a.shape[1] == d, f"(rows, {d})")
+        self._set_array("embedding", "embedding", lambda a: a.ndim == 2 and a.shape[1] == d, f"(d_in, {d})")
+        self._set_array("embedding_bias", "embedding bias", lambda a: a.shape == (d,), f"({d},)")
+        self._set_array("readout", "readout", lambda a: a.ndim == 2 and a.shape[0] == d, f"({d}, d_out)")
+        self._set_array("readout_bias", "readout bias", lambda a: a.shape == (self.d_out,), f"({self.d_out},)")
+        if self.final_norm is not None and (not isinstance(self.final_norm, LayerNorm) or self.final_norm.d != d):
+            raise NetworkError(f"final norm must be a LayerNorm of width {d}")
+        if self.input_labels is None:
+            default = self.labels if self.embedding is None else tuple(f"in[{k}]" for k in range(self.d_in))
+            object.__setattr__(self, "input_labels", default)
+        object.__setattr__(self, "input_labels", tuple(self.input_labels))
+        if len(self.input_labels) != self.d_in:
+            raise NetworkError(f"{len(self.input_labels)} input labels for {self.d_in} inputs")
         if self.output_labels is not None:
             object.__setattr__(self, "output_labels", tuple(self.output_labels))
             if len(self.output_labels) != self.d_out:
                 raise NetworkError(f"{len(self.output_labels)} output labels for {self.d_out} outputs")
-        lengths = self._fixed_lengths()
-        if len(lengths) > 1:
-            raise NetworkError(f"network parts are built for different lengths: {sorted(lengths)}")
+        self._check_lengths()
+
+    def _set_array(self, attr: str, what: str, ok, expected: str) -> None:
+        value = getattr(self, attr)
+        if value is None:
+            return
+        arr = as_weight(value, name=what)
+        if not ok(arr):
+            raise NetworkError(f"{what} must be {expected}, got {arr.shape}")
+        object.__setattr__(self, attr, arr)
+
+    def _check_lengths(self) -> None:
+        lengths = self._position_rows()
+        if self.max_length is None:
+            if len(set(lengths.values())) > 1:
+                raise NetworkError(f"network parts are built for different lengths: {sorted(set(lengths.values()))}; "
+                                   "rebuild them for one length or set max_length")
+            return
+        if isinstance(self.max_length, bool) or not isinstance(self.max_length, (int, np.integer)) or self.max_length < 1:
+            raise NetworkError(f"max_length must be a positive integer or None, got {self.max_length!r}")
+        object.__setattr__(self, "max_length", int(self.max_length))
+        for part, rows in lengths.items():
+            if rows != self.max_length:
+                raise NetworkError(f"{part} has {rows} positions but max_length is {self.max_length}; give it {self.max_length} rows")
+
+    def _position_rows(self) -> dict[str, int]:
+        """Row count of every position-indexed part, by name."""
+        out = {}
+        if self.positional_encoding is not None:
+            out["positional encoding"] = int(self.positional_encoding.shape[0])
+        for k, layer in enumerate(self.layers):
+            if layer.length is not None:
+                out[f"layer {k} ({layer.name or layer.kind})"] = layer.length
+        return out
 
     # ---- shape facts -------------------------------------------------------------------
     @property
@@ -80,131 +125,137 @@ class Network:
         return len(self.labels)
 
     @property
+    def d_in(self) -> int:
+        """Input width: the embedding's rows, else ``d``."""
+        return self.d if self.embedding is None else int(self.embedding.shape[0])
+
+    @property
     def d_out(self) -> int:
         return self.d if self.readout is None else int(self.readout.shape[1])
 
     @property
     def length(self) -> int | None:
-        """The sequence length this network is built for, or ``None`` if any length works."""
-        lengths = self._fixed_lengths()
-        return next(iter(lengths)) if lengths else None
-
-    def _fixed_lengths(self) -> set[int]:
-        out: set[int] = set()
-        if self.positional_encoding is not None:
-            out.add(int(self.positional_encoding.shape[0]))
-        for layer in self.layers:
-            if isinstance(layer, AttentionLayer):
-                for h in layer.heads:
-                    if isinstance(h.position_bias, MatrixBias):
-                        out.add(h.position_bias.length)
-        return out
+        """The one sequence length this network is built for, or ``None`` if it takes several."""
+        if self.max_length is not None:
+            return None
+        return next(iter(self._position_rows().values()), None)
 
     def check_input(self, X: np.ndarray) -> None:
-        """Raise :class:`NetworkError` unless ``X`` is ``(n, d)`` or ``(batch, n, d)`` of the right sizes."""
-        if X.ndim not in (2, 3) or X.shape[-1] != self.d:
-            raise NetworkError(f"input must be (n, {self.d}) or (batch, n, {self.d}); got shape {X.shape}")
+        """Raise :class:`NetworkError` unless ``X`` is ``(n, d_in)`` or ``(batch, n, d_in)`` of the right sizes."""
+        if X.ndim not in (2, 3) or X.shape[-1] != self.d_in:
+            raise NetworkError(f"input must be (n, {self.d_in}) or (batch, n, {self.d_in}); got shape {X.shape}")
         n = X.shape[-2]
         if n < 1:
             raise NetworkError("input has no tokens")
         if self.length is not None and n != self.length:
             raise NetworkError(f"network {self.name!r} is built for length {self.length}, got {n}; rebuild it for length {n}")
+        if self.max_length is not None and n > self.max_length:
+            raise NetworkError(f"network {self.name!r} takes at most {self.max_length} tokens, got {n}; shorten the input")
 
     @property
     def uses_position(self) -> bool:
-        """True when the network sees token positions (encoding, position bias or causal mask)."""
-        if self.positional_encoding is not None:
-            return True
-        return any(
-            isinstance(layer, AttentionLayer)
-            and (layer.causal or any(h.position_bias is not None for h in layer.heads))
-            for layer in self.layers
-        )
+        """True when the network sees token positions (encoding, position bias, rotary, causal mask, mixing)."""
+        return self.positional_encoding is not None or any(layer.uses_position for layer in self.layers)
 
     # ---- size --------------------------------------------------------------------------
     def layer_counts(self) -> dict[str, int]:
-        attn = sum(isinstance(layer, AttentionLayer) for layer in self.layers)
-        return {"attention": attn, "feedforward": len(self.layers) - attn, "total": len(self.layers)}
+        counts = {kind: sum(layer.kind == kind for layer in self.layers) for kind in LAYERS}
+        return counts | {"total": len(self.layers)}
+
+    def _arrays(self) -> list[np.ndarray]:
+        norm = [] if self.final_norm is None else [self.final_norm.gain, self.final_norm.bias]
+        own = [self.positional_encoding, self.readout, self.readout_bias, self.embedding, self.embedding_bias]
+        return [a for a in own if a is not None] + norm
 
     def parameter_count(self) -> int:
         """Number of weight entries, counting every stored array (zeros included)."""
-        n = sum(layer.parameter_count() for layer in self.layers)
-        if self.positional_encoding is not None:
-            n += self.positional_encoding.size
-        if self.readout is not None:
-            n += self.readout.size
-        return int(n)
+        return int(sum(layer.parameter_count() for layer in self.layers) + sum(a.size for a in self._arrays()))
 
     @property
     def is_exact_weighted(self) -> bool:
         """True if any weight is stored as an exact Python number (object array)."""
-        arrays = [self.positional_encoding, self.readout]
-        for layer in self.layers:
-            if isinstance(layer, AttentionLayer):
-                for h in layer.heads:
-                    arrays += [h.W_Q, h.W_K, h.W_V, h.W_O, h.b_Q]
-            else:
-                arrays += [layer.W_1, layer.b_1, layer.W_2, layer.b_2]
-        return any(a is not None and a.dtype == object for a in arrays)
+        arrays = self._arrays() + [a for layer in self.layers for a in layer.arrays()]
+        return any(a.dtype == object for a in arrays)
 
     # ---- derived networks --------------------------------------------------------------
     def then(self, other: "Network") -> "Network":
-        """Compose: run ``self``'s layers, then ``other``'s (readouts must be absent except the last)."""
-        if self.readout is not None:
-            raise NetworkError("cannot compose after a network that has a readout")
-        if other.positional_encoding is not None:
-            raise NetworkError("the second network of a composition cannot add a positional encoding")
+        """Compose: run ``self``'s layers, then ``other``'s (only ``other`` may have an output map)."""
+        if self.readout is not None or self.readout_bias is not None or self.final_norm is not None:
+            raise NetworkError("cannot compose after a network that has a readout or final norm")
+        if other.positional_encoding is not None or other.embedding is not None or other.embedding_bias is not None:
+            raise NetworkError("the second network of a composition cannot have an embedding or positional encoding")
         if other.d != self.d:
             raise NetworkError(f"cannot compose widths {self.d} and {other.d}")
-        return replace(self, layers=self.layers + other.layers, readout=other.readout,
-                       output_labels=other.output_labels, name=f"{other.name} o {self.name}".strip(" o"),
-                       metadata={**self.metadata, **other.metadata})
+        if None not in (self.max_length, other.max_length) and self.max_length != other.max_length:
+            raise NetworkError(f"cannot compose max_length {self.max_length} with {other.max_length}")
+        return replace(self, layers=self.layers + other.layers, readout=other.readout, readout_bias=other.readout_bias,
+                       final_norm=other.final_norm, output_labels=other.output_labels,
+                       max_length=self.max_length or other.max_length,
+                       name=f"{other.name} o {self.name}".strip(" o"), metadata={**self.metadata, **other.metadata})
 
     # ---- printing ----------------------------------------------------------------------
     def summary(self, max_layers: int = 40) -> str:
         """A readable multi-line description: dimensions, then one line per layer."""
         counts = self.layer_counts()
+        length = f"<={self.max_length}" if self.max_length is not None else (self.length or "any")
+        mixing = f", {counts['mixing']} mixing" if counts["mixing"] else ""
         lines = [
-            f"Network {self.name!r}: d={self.d}, length={self.length or 'any'}, "
-            f"layers={counts['total']} ({counts['attention']} attention, {counts['feedforward']} feed-forward), "
+            f"Network {self.name!r}: d={self.d}, length={length}, "
+            f"layers={counts['total']} ({counts['attention']} attention, {counts['feedforward']} feed-forward{mixing}), "
             f"parameters={self.parameter_count()}",
             "  residual: " + ", ".join(f"{k}:{lab}" for k, lab in enumerate(self.labels)),
         ]
+        if self.embedding is not None:
+            bias = " + bias" if self.embedding_bias is not None else ""
+            lines.append(f"  input: {', '.join(self.input_labels)} -> embedding {self.embedding.shape}{bias}")
+        elif self.embedding_bias is not None:
+            lines.append("  input: + bias")
         if self.positional_encoding is not None:
             lines.append(f"  input: + positional encoding {self.positional_encoding.shape}")
         shown = self.layers if len(self.layers) <= max_layers else self.layers[: max_layers // 2]
         for k, layer in enumerate(shown):
-            lines.append(f"  [{k}] " + _describe_layer(layer, self.labels))
+            lines.append(f"  [{k}] " + layer.describe(self.labels))
         if len(shown) < len(self.layers):
             lines.append(f"  ... {len(self.layers) - len(shown) - max_layers // 2} layers omitted ...")
             for k in range(len(self.layers) - max_layers // 2, len(self.layers)):
-                lines.append(f"  [{k}] " + _describe_layer(self.layers[k], self.labels))
-        if self.readout is not None:
+                lines.append(f"  [{k}] " + self.layers[k].describe(self.labels))
+        if self.final_norm is not None:
+            lines.append("  final layer norm")
+        if self.readout is not None or self.readout_bias is not None:
             outs = self.output_labels or tuple(f"y[{k}]" for k in range(self.d_out))
-            lines.append(f"  readout -> {', '.join(outs)}")
+            bias = " + bias" if self.readout_bias is not None else ""
+            lines.append(f"  readout{bias} -> {', '.join(outs)}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.summary()
 
+    # ---- serialisation -----------------------------------------------------------------
+    def to_dict(self, arrays: ArrayStore) -> dict:
+        """JSON description; arrays go to ``arrays`` (see :mod:`expressivity.network.serial`)."""
+        def put(attr):
+            value = getattr(self, attr)
+            return None if value is None else arrays.put(attr, value)
 
-def _support(vec: np.ndarray, labels: Sequence[str]) -> str:
-    nz = [labels[k] for k in range(len(labels)) if vec[k] != 0]
-    return "{" + ",".join(nz) + "}" if nz else "{}"
+        return {
+            "name": self.name, "labels": list(self.labels), "input_labels": list(self.input_labels),
+            "output_labels": None if self.output_labels is None else list(self.output_labels),
+            "max_length": self.max_length,
+            **{attr: put(attr) for attr in ("embedding", "embedding_bias", "positional_encoding", "readout", "readout_bias")},
+            "final_norm": None if self.final_norm is None else self.final_norm.to_dict(arrays.scope("final_norm.")),
+            "layers": [layer.to_dict(arrays.scope(f"layers.{k}.")) for k, layer in enumerate(self.layers)],
+        }
 
+    @classmethod
+    def from_dict(cls, d: dict, arrays: ArrayStore, metadata: dict | None = None) -> "Network":
+        """Inverse of :meth:`to_dict`; raises :class:`NetworkError` (or ``KeyError``/``TypeError`` on a malformed ``d``)."""
+        def get(attr):
+            ref = d.get(attr)
+            return None if ref is None else arrays.get(ref)
 
-def _describe_layer(layer: Layer, labels: Sequence[str]) -> str:
-    if isinstance(layer, AttentionLayer):
-        norm = "hardmax" if layer.normalization == "hardmax" else f"softmax(lam={_fmt(layer.inverse_temperature)})"
-        heads = []
-        for h in layer.heads:
-            reads = _support(np.any(np.concatenate([h.W_Q, h.W_K, h.W_V], axis=1) != 0, axis=1), labels)
-            writes = _support(np.any(h.W_O != 0, axis=0), labels)
-            bias = "" if h.position_bias is None else f" +{h.position_bias.kind}-bias"
-            heads.append(f"m={h.size} reads {reads} writes {writes}{bias}")
-        causal = " causal" if layer.causal else ""
-        return f"attn{causal} {norm} {layer.name}: " + " | ".join(heads)
-    act = layer.activation.describe() if isinstance(layer.activation, PiecewiseLinear) else "ReLU"
-    reads = _support(np.any(layer.W_1 != 0, axis=1), labels)
-    writes = _support(np.any(layer.W_2 != 0, axis=0) | (layer.b_2 != 0), labels)
-    return f"ffn r={layer.width} {act} {layer.name}: reads {reads} writes {writes}"
+        norm = d.get("final_norm")
+        layers = tuple(layer_from_dict(layer, arrays.scope(f"layers.{k}.")) for k, layer in enumerate(d["layers"]))
+        return cls(layers, tuple(d["labels"]), get("positional_encoding"), get("readout"),
+                   None if d.get("output_labels") is None else tuple(d["output_labels"]), d["name"], metadata or {},
+                   get("embedding"), get("embedding_bias"), d.get("input_labels"), get("readout_bias"),
+                   None if norm is None else LayerNorm.from_dict(norm, arrays.scope("final_norm.")), d.get("max_length"))

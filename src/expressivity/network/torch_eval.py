@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-from expressivity.network.layers import AttentionLayer, FeedForwardLayer, PiecewiseLinear
+from expressivity.network.layers import AttentionLayer, FeedForwardLayer, LayerNorm, MixingLayer
 from expressivity.network.network import Network
+from expressivity.network.reference import ROTARY_BASE
+from expressivity.network.torch_functions import activation_function, hardmax
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
@@ -22,66 +25,150 @@ def _t(a, dtype) -> torch.Tensor:
     return torch.as_tensor(np.asarray(a, dtype=np.float64), dtype=dtype)
 
 
+def _pad(a, shape) -> np.ndarray:
+    """``a`` zero-padded to ``shape`` (padding a head changes nothing it computes)."""
+    out = np.zeros(shape)
+    a = np.asarray(a, dtype=np.float64)
+    out[tuple(slice(0, s) for s in a.shape)] = a
+    return out
+
+
+class TorchLayerNorm(nn.Module):
+    """A :class:`LayerNorm`, or the identity for ``None``."""
+
+    def __init__(self, norm: LayerNorm | None, dtype: torch.dtype):
+        super().__init__()
+        self.eps = None if norm is None else float(norm.eps)
+        self.register_buffer("gain", None if norm is None else _t(norm.gain, dtype))
+        self.register_buffer("bias", None if norm is None else _t(norm.bias, dtype))
+
+    def forward(self, H: torch.Tensor) -> torch.Tensor:
+        if self.eps is None:
+            return H
+        return F.layer_norm(H, self.gain.shape, self.gain, self.bias, self.eps)
+
+
 class TorchAttention(nn.Module):
     """One :class:`AttentionLayer` with heads stacked along a leading axis.
 
-    Heads may differ in size; they are zero-padded to the largest, which changes nothing.
+    Heads may differ in size; they are zero-padded to the largest, which changes nothing (a
+    rotary head is rotated within its own width, see :meth:`_rotary`).
     """
 
     def __init__(self, layer: AttentionLayer, dtype: torch.dtype):
         super().__init__()
-        m = max(h.size for h in layer.heads)
-        mv = max(h.W_V.shape[1] for h in layer.heads)
+        heads = layer.heads
+        m = max(h.size for h in heads)
+        mv = max(h.W_V.shape[1] for h in heads)
         d = layer.d
-
-        def pad(a, shape):
-            out = np.zeros(shape)
-            a = np.asarray(a, dtype=np.float64)
-            out[tuple(slice(0, s) for s in a.shape)] = a
-            return out
-
-        self.register_buffer("W_Q", _t(np.stack([pad(h.W_Q, (d, m)) for h in layer.heads]), dtype))
-        self.register_buffer("W_K", _t(np.stack([pad(h.W_K, (d, m)) for h in layer.heads]), dtype))
-        self.register_buffer("b_Q", _t(np.stack([pad(h.b_Q, (m,)) for h in layer.heads]), dtype))
-        self.register_buffer("W_V", _t(np.stack([pad(h.W_V, (d, mv)) for h in layer.heads]), dtype))
-        self.register_buffer("W_O", _t(np.stack([pad(h.W_O, (mv, d)) for h in layer.heads]), dtype))
-        self.biases = [h.position_bias for h in layer.heads]
+        self.norm = TorchLayerNorm(layer.norm, dtype)
+        self.register_buffer("W_Q", _t(np.stack([_pad(h.W_Q, (d, m)) for h in heads]), dtype))
+        self.register_buffer("W_K", _t(np.stack([_pad(h.W_K, (d, m)) for h in heads]), dtype))
+        self.register_buffer("b_Q", _t(np.stack([_pad(h.b_Q, (m,)) for h in heads]), dtype))
+        self.register_buffer("W_V", _t(np.stack([_pad(h.W_V, (d, mv)) for h in heads]), dtype))
+        self.register_buffer("W_O", _t(np.stack([_pad(h.W_O, (mv, d)) for h in heads]), dtype))
+        self.layer = layer
         self.lam = float(layer.inverse_temperature)
-        self.hardmax = layer.normalization == "hardmax"
-        self.causal = layer.causal
-        self._bias_cache: dict[int, torch.Tensor | None] = {}
+        self.infinite = layer.normaliser == "infinite"
+        if self.infinite:
+            self.register_buffer("mass", _t([h.position_bias.infinite_mass() for h in heads], dtype))
+        self._cache: dict[tuple, torch.Tensor | None] = {}
+
+    def _cached(self, key, make) -> torch.Tensor | None:
+        if key not in self._cache:
+            value = make()
+            self._cache[key] = None if value is None else torch.as_tensor(value, dtype=self.W_Q.dtype)
+        value = self._cache[key]
+        return None if value is None else value.to(self.W_Q.device)
 
     def _bias(self, n: int) -> torch.Tensor | None:
-        if n not in self._bias_cache:
-            if all(b is None for b in self.biases):
-                self._bias_cache[n] = None
-            else:
-                mats = [np.zeros((n, n)) if b is None else np.asarray(b.matrix(n), dtype=np.float64) for b in self.biases]
-                self._bias_cache[n] = torch.as_tensor(np.stack(mats), dtype=self.W_Q.dtype)
-        bias = self._bias_cache[n]
-        return None if bias is None else bias.to(self.W_Q.device)
+        """``(heads, n, n)`` position biases (``None`` if no head has one)."""
+        biases = [h.position_bias for h in self.layer.heads]
+        if all(b is None for b in biases):
+            return None
+        return self._cached(("bias", n), lambda: np.stack(
+            [np.zeros((n, n)) if b is None else np.asarray(b.matrix(n), dtype=np.float64) for b in biases]))
+
+    def _rotary(self, n: int):
+        """``(cos, sin, partner)`` that rotate stacked, padded queries: ``q * cos + q[..., partner] * sin``.
+
+        Head ``h`` of width ``m_h`` pairs dimension ``k < m_h/2`` with ``k + m_h/2``; padding and
+        non-rotary heads get ``cos = 1``, ``sin = 0``.
+        """
+        heads, m = self.layer.heads, self.W_Q.shape[-1]
+        if not any(h.rotary for h in heads):
+            return None
+        cos, sin = np.ones((len(heads), n, m)), np.zeros((len(heads), n, m))
+        partner = np.tile(np.arange(m), (len(heads), 1))
+        for k, h in enumerate(heads):
+            if h.rotary:
+                half = h.size // 2
+                ang = np.arange(n, dtype=np.float64)[:, None] * ROTARY_BASE ** (-2.0 * np.arange(half) / h.size)
+                cos[k, :, :h.size] = np.tile(np.cos(ang), 2)
+                sin[k, :, :h.size] = np.concatenate([-np.sin(ang), np.sin(ang)], axis=1)
+                partner[k, :h.size] = np.concatenate([np.arange(half, h.size), np.arange(half)])
+        return (self._cached(("cos", n), lambda: cos), self._cached(("sin", n), lambda: sin),
+                torch.as_tensor(partner, device=self.W_Q.device))
 
     def weights(self, H: torch.Tensor) -> torch.Tensor:
-        """Attention weights ``(batch, heads, n, n)``."""
-        n = H.shape[1]
-        queries = torch.einsum("bnd,hdm->bhnm", H, self.W_Q) + self.b_Q[None, :, None, :]
-        keys = torch.einsum("bnd,hdm->bhnm", H, self.W_K)
-        scores = self.lam * queries @ keys.transpose(-1, -2)
+        """Attention weights ``(batch, heads, n, n)`` on the residual stream ``H`` ``(batch, n, d)``."""
+        Z = self.norm(H)
+        n = Z.shape[1]
+        queries = torch.einsum("bnd,hdm->bhnm", Z, self.W_Q) + self.b_Q[None, :, None, :]
+        keys = torch.einsum("bnd,hdm->bhnm", Z, self.W_K)
+        rotary = self._rotary(n)
+        if rotary is not None:
+            cos, sin, partner = rotary
+            rot = lambda x: x * cos + torch.gather(x, -1, partner[None, :, None, :].expand_as(x)) * sin  # noqa: E731
+            queries, keys = rot(queries), rot(keys)
+        # DP-free heads have zero-width (here: zero-padded) queries, so their dot product is 0.
+        scores = self.lam * queries @ keys.transpose(-1, -2) if self.W_Q.shape[-1] else torch.zeros(
+            Z.shape[0], len(self.layer.heads), n, n, dtype=Z.dtype, device=Z.device)
         bias = self._bias(n)
         if bias is not None:
             scores = scores + bias
-        if self.causal:
-            mask = torch.ones(n, n, dtype=torch.bool, device=H.device).tril()
-            scores = scores.masked_fill(~mask, float("-inf"))
-        if self.hardmax:
-            is_max = scores == scores.amax(dim=-1, keepdim=True)
-            return is_max.to(H.dtype) / is_max.sum(dim=-1, keepdim=True).to(H.dtype)
-        return torch.softmax(scores, dim=-1)  # max-subtracted internally
+        visible = torch.ones(n, n, dtype=torch.bool, device=H.device)
+        if self.layer.causal:
+            visible = visible.tril()
+        if self.infinite:
+            return torch.where(visible, scores.exp(), 0.0) / self.mass[:, None, None]
+        scores = scores.masked_fill(~visible, float("-inf"))
+        return hardmax(scores) if self.layer.normalization == "hardmax" else torch.softmax(scores, dim=-1)
 
     def forward(self, H: torch.Tensor) -> torch.Tensor:
         A = self.weights(H)
-        values = torch.einsum("bnd,hdv->bhnv", H, self.W_V)
+        values = torch.einsum("bnd,hdv->bhnv", self.norm(H), self.W_V)
         return H + torch.einsum("bhij,bhjv,hvd->bid", A, values, self.W_O)
+
+
+class TorchMixing(nn.Module):
+    """One :class:`MixingLayer`: per head, values mixed by a convolution or a fixed matrix, then ``W_O``."""
+
+    def __init__(self, layer: MixingLayer, dtype: torch.dtype):
+        super().__init__()
+        self.layer = layer
+        self.norm = TorchLayerNorm(layer.norm, dtype)
+        for k, h in enumerate(layer.heads):
+            self.register_buffer(f"W_V{k}", _t(h.W_V, dtype))
+            self.register_buffer(f"W_O{k}", _t(h.W_O, dtype))
+            self.register_buffer(f"mix{k}", _t(h.kernel if h.matrix is None else h.matrix, dtype))
+
+    def forward(self, H: torch.Tensor) -> torch.Tensor:
+        Z = self.norm(H)
+        n = Z.shape[1]
+        out = H
+        for k, head in enumerate(self.layer.heads):
+            W_V, W_O, mix = (getattr(self, f"{name}{k}") for name in ("W_V", "W_O", "mix"))
+            V = Z @ W_V
+            if head.matrix is not None:
+                M = mix[:n, :n] @ V
+            else:
+                K = mix.shape[0]
+                # conv1d correlates: output i reads padded input i .. i+K-1 = keys i-left .. i-left+K-1
+                padded = F.pad(V.transpose(1, 2), (head.left, K - 1 - head.left))
+                M = F.conv1d(padded, mix.T[:, None, :], groups=V.shape[-1]).transpose(1, 2)
+            out = out + M @ W_O
+        return out
 
 
 class TorchFeedForward(nn.Module):
@@ -89,46 +176,42 @@ class TorchFeedForward(nn.Module):
 
     def __init__(self, layer: FeedForwardLayer, dtype: torch.dtype):
         super().__init__()
+        self.norm = TorchLayerNorm(layer.norm, dtype)
         for name in ("W_1", "b_1", "W_2", "b_2"):
             self.register_buffer(name, _t(getattr(layer, name), dtype))
-        act = layer.activation
-        self.piecewise = isinstance(act, PiecewiseLinear)
-        if self.piecewise:
-            self.register_buffer("breaks", _t([float(c) for c in act.breakpoints], dtype))
-            self.register_buffer("slopes", _t([float(a) for a in act.slopes], dtype))
-            self.register_buffer("intercepts", _t([float(b) for b in act.intercepts], dtype))
-
-    def activate(self, t: torch.Tensor) -> torch.Tensor:
-        if not self.piecewise:
-            return torch.relu(t)
-        piece = (t.unsqueeze(-1) >= self.breaks).sum(-1)
-        slope, intercept = self.slopes[piece], self.intercepts[piece]
-        return torch.where(slope == 0, intercept, slope * t + intercept)
+        self.act = activation_function(layer.activation)
 
     def forward(self, H: torch.Tensor) -> torch.Tensor:
-        return H + self.activate(H @ self.W_1 + self.b_1) @ self.W_2 + self.b_2
+        return H + self.act(self.norm(H) @ self.W_1 + self.b_1) @ self.W_2 + self.b_2
+
+
+_MODULES = {"attention": TorchAttention, "mixing": TorchMixing, "feedforward": TorchFeedForward}
 
 
 class TorchNetwork(nn.Module):
-    """A :class:`Network` as a module. Input ``(batch, n, d)``, output ``(batch, n, d_out)``."""
+    """A :class:`Network` as a module. Input ``(batch, n, d_in)``, output ``(batch, n, d_out)``."""
 
     def __init__(self, network: Network, dtype: torch.dtype = torch.float64):
         super().__init__()
         self.network = network
-        self.layers = nn.ModuleList(
-            TorchAttention(layer, dtype) if isinstance(layer, AttentionLayer) else TorchFeedForward(layer, dtype)
-            for layer in network.layers
-        )
-        pe = network.positional_encoding
-        self.register_buffer("pe", None if pe is None else _t(pe, dtype))
-        ro = network.readout
-        self.register_buffer("readout", None if ro is None else _t(ro, dtype))
+        self.layers = nn.ModuleList(_MODULES[layer.kind](layer, dtype) for layer in network.layers)
+        for name in ("embedding", "embedding_bias", "positional_encoding", "readout", "readout_bias"):
+            value = getattr(network, name)
+            self.register_buffer(name, None if value is None else _t(value, dtype))
+        self.final_norm = TorchLayerNorm(network.final_norm, dtype)
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
-        H = X if self.pe is None else X + self.pe
+        H = X if self.embedding is None else X @ self.embedding
+        if self.embedding_bias is not None:
+            H = H + self.embedding_bias
+        if self.positional_encoding is not None:
+            H = H + self.positional_encoding[: X.shape[1]]
         for layer in self.layers:
             H = layer(H)
-        return H if self.readout is None else H @ self.readout
+        out = self.final_norm(H)
+        if self.readout is not None:
+            out = out @ self.readout
+        return out if self.readout_bias is None else out + self.readout_bias
 
 
 def to_torch(network: Network, dtype: str | torch.dtype = "float64") -> TorchNetwork:
@@ -139,7 +222,7 @@ def to_torch(network: Network, dtype: str | torch.dtype = "float64") -> TorchNet
 
 
 def forward_torch(network: Network, X, dtype: str = "float64", device: str = "cpu") -> np.ndarray:
-    """Evaluate ``network`` on ``X`` (``(n, d)`` or ``(batch, n, d)``) with PyTorch; returns float64 NumPy."""
+    """Evaluate ``network`` on ``X`` (``(n, d_in)`` or ``(batch, n, d_in)``) with PyTorch; returns float64 NumPy."""
     X = np.asarray(X, dtype=np.float64)
     network.check_input(X)
     single = X.ndim == 2

@@ -1,8 +1,10 @@
 """Torch modules of the trained model family (tokens as rows: ``(batch, n, d)``)."""
 
-from expressivity.nn.load import from_network
-from expressivity.nn.mixers import MIXER_NAMES
-from expressivity.nn.model import Model, ModelConfig
-from expressivity.nn.positional import APE_NAMES, RPE_NAMES
+from expressivity.nn.config import ModelConfig
+from expressivity.nn.convert import from_network, to_network
+from expressivity.nn.mixers import MIXER_NAMES, MIXERS
+from expressivity.nn.model import Model
+from expressivity.nn.positional import APE_NAMES, APES, RPE_NAMES, RPES
 
-__all__ = ["APE_NAMES", "MIXER_NAMES", "Model", "ModelConfig", "RPE_NAMES", "from_network"]
+__all__ = ["APES", "APE_NAMES", "MIXERS", "MIXER_NAMES", "Model", "ModelConfig", "RPES", "RPE_NAMES", "from_network",
+           "to_network"]

@@ -1,10 +1,9 @@
-"""Positional schemes. Relative schemes share ONE interface: an additive attention bias.
+"""Positional schemes. Position biases share ONE interface: an additive attention bias.
 
-Every relative scheme is a module ``bias(n) -> (heads, n, n)`` whose entry ``[h, i, j]`` is a
-function of the offset ``r = i - j`` (query ``i``, key ``j``) alone, computed by
-``by_offset(r) -> (heads, *r.shape)``. Attention adds the bias to its logits; DP-free attention
-uses ``by_offset`` directly to build its convolution kernel. Distances are ``s = r`` for causal
-models (only ``r >= 0`` is ever unmasked) and ``s = |r|`` for bidirectional ones.
+Every bias is a module ``bias(n) -> (heads, n, n)`` whose entry ``[h, i, j]`` is added to the
+logits of query ``i`` and key ``j``. Relative schemes compute it from the offset ``r = i - j``
+alone with ``by_offset(r) -> (heads, *r.shape)``; distances are ``s = r`` for causal models
+(only ``r >= 0`` is ever unmasked) and ``s = |r|`` for bidirectional ones.
 
 Formulas (``s`` the distance, ``h = 1..H``):
 
@@ -13,22 +12,30 @@ Formulas (``s`` the distance, ``h = 1..H``):
 * ``lin`` (ALiBi): ``-beta_h * s``, ``beta_h = 2^(-8h/H)`` fixed, or learnable (initialised there).
 * ``log``: ``-beta_h * log(1 + s)`` (the KERPLE convention, so ``s = 0`` is defined).
 * ``free``: a learned scalar per (head, offset) for offsets ``|r| < max_len`` (clamped beyond).
+* ``matrix``: a learned ``(max_len, max_len)`` table per head, ``[:n, :n]`` for ``n`` tokens
+  (not relative: it can hold any position bias of a constructed network).
 
-Absolute encodings (:class:`SinusoidalEncoding`, learned ``nn.Embedding``) return ``(n, d)`` and
-are added to the input; rotary (:class:`Rotary`) rotates queries and keys.
+Each bias converts to and from the network's position biases
+(:mod:`expressivity.network.biases`): ``to_network(h)`` gives head ``h``'s bias exactly;
+``load(h, bias)`` sets head ``h`` from one.
+
+Absolute encodings (:class:`SinusoidalEncoding`, :class:`LearnedEncoding`) return ``(n, d)``
+and are added to the input; rotary (:class:`Rotary`) rotates queries and keys.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from torch import nn
 
+from expressivity.errors import NetworkError
+from expressivity.network import biases as net_biases
 from expressivity.network.positional import sinusoidal_encoding
-
-RPE_NAMES = ("none", "t5", "lin", "log", "free")
-APE_NAMES = ("none", "sinusoidal", "learned")
+from expressivity.network.torch_functions import rotate
+from expressivity.network.zeta import zeta
 
 
 def alibi_slopes(heads: int) -> torch.Tensor:
@@ -61,8 +68,16 @@ def t5_bucket(offset: torch.Tensor, causal: bool, num_buckets: int = 32, max_dis
     return bucket + torch.where(is_small, s, large)
 
 
+def _floats(t: torch.Tensor) -> list[float]:
+    return [float(v) for v in t.detach().double().cpu()]
+
+
 class RelativeBias(nn.Module):
-    """Base class: ``forward(n)`` gives the ``(heads, n, n)`` additive bias from :meth:`by_offset`."""
+    """Base class: ``forward(n)`` gives the ``(heads, n, n)`` additive bias from :meth:`by_offset`.
+
+    ``reach`` is the offset beyond which the bias is constant on each side: the network bias
+    tabulates ``|r| <= reach`` and gives the rest as its defaults.
+    """
 
     def __init__(self, heads: int, causal: bool):
         super().__init__()
@@ -76,14 +91,21 @@ class RelativeBias(nn.Module):
         raise NotImplementedError
 
     def forward(self, n: int) -> torch.Tensor:
+        # evaluate the 2n-1 offsets once, then spread them over the (n, n) grid
         pos = torch.arange(n, device=self._device())
-        return self.by_offset(pos[:, None] - pos[None, :])
+        return self.by_offset(torch.arange(-(n - 1), n, device=pos.device))[:, pos[:, None] - pos[None, :] + n - 1]
 
     def _device(self):
         p = next(iter(self.parameters()), None)
         if p is None:
             p = next(iter(self.buffers()), None)
         return None if p is None else p.device
+
+    def to_network(self, h: int) -> net_biases.RelativeBias:
+        """Head ``h``'s bias as a network :class:`~expressivity.network.biases.RelativeBias` (exact at every offset)."""
+        R = self.reach
+        values = _floats(self.by_offset(torch.arange(-(R + 1), R + 2, device=self._device()))[h])
+        return net_biases.RelativeBias(tuple(zip(range(-R, R + 1), values[1:-1])), values[-1], values[0])
 
 
 class T5Bias(RelativeBias):
@@ -92,6 +114,14 @@ class T5Bias(RelativeBias):
         self.num_buckets, self.max_distance = num_buckets, max_distance
         self.table = nn.Parameter(torch.zeros(heads, num_buckets))
 
+    @classmethod
+    def from_config(cls, cfg, beta_min: float = 0.0) -> "T5Bias":
+        return cls(cfg.heads, cfg.causal)
+
+    @property
+    def reach(self) -> int:
+        return self.max_distance   # every distance >= max_distance falls in the last bucket
+
     def by_offset(self, offset):
         return self.table[:, t5_bucket(offset, self.causal, self.num_buckets, self.max_distance)]
 
@@ -99,26 +129,49 @@ class T5Bias(RelativeBias):
 class SlopeBias(RelativeBias):
     """``-beta_h * phi(s)`` with ``phi(s) = s`` (``lin``) or ``log(1 + s)`` (``log``).
 
-    Learnable slopes are stored as ``log beta`` so they stay positive.
+    ``beta = beta_min + exp(log_beta)``: positive, and above 1 with ``beta_min = 1`` (a log
+    bias whose infinite mass ``zeta(beta)`` must stay finite). Learnable slopes are the
+    parameter ``log_beta``, initialised so that ``beta - beta_min`` is the ALiBi slope.
     """
 
-    def __init__(self, heads: int, causal: bool, kind: str, learnable: bool):
+    has_infinite_mass = True
+
+    def __init__(self, heads: int, causal: bool, kind: str, learnable: bool, beta_min: float = 0.0):
         super().__init__(heads, causal)
-        self.kind = kind
+        self.kind, self.beta_min = kind, beta_min
         log_beta = torch.log(alibi_slopes(heads))
         if learnable:
             self.log_beta = nn.Parameter(log_beta)
         else:
             self.register_buffer("log_beta", log_beta)
 
+    @classmethod
+    def from_config(cls, cfg, beta_min: float = 0.0) -> "SlopeBias":
+        return cls(cfg.heads, cfg.causal, cfg.rpe, cfg.learnable_slopes, beta_min)
+
     @property
     def beta(self) -> torch.Tensor:
-        return self.log_beta.exp()
+        return self.beta_min + self.log_beta.exp()
 
     def by_offset(self, offset):
         s = self.distance(offset).to(self.log_beta.dtype)
         phi = s if self.kind == "lin" else torch.log1p(s)
         return -self.beta.view(-1, *([1] * offset.ndim)) * phi
+
+    def infinite_mass(self) -> torch.Tensor:
+        """``(heads,)`` mass ``sum_{s >= 0} exp(-beta phi(s))``: ``1/(1 - e^-beta)`` or ``zeta(beta)``."""
+        return 1 / -torch.expm1(-self.beta) if self.kind == "lin" else zeta(self.beta)
+
+    def to_network(self, h: int) -> net_biases.SlopeBias:
+        return net_biases.SlopeBias(self.kind, _floats(self.beta)[h])
+
+    def load(self, h: int, bias: net_biases.SlopeBias | None) -> None:
+        """Set head ``h`` to a network slope bias of this kind (``None``: no bias, a slope of 0)."""
+        beta = 0.0 if bias is None else float(bias.beta)
+        if (bias is not None and bias.kind != self.kind) or not beta >= self.beta_min:
+            what = "no" if bias is None else f"a {bias.describe()}"
+            raise NetworkError(f"{what} bias does not fit a {self.kind} bias with beta >= {self.beta_min}")
+        self.log_beta[h] = math.log(beta - self.beta_min) if beta > self.beta_min else -math.inf
 
 
 class FreeBias(RelativeBias):
@@ -129,22 +182,58 @@ class FreeBias(RelativeBias):
         self.max_len = max_len
         self.table = nn.Parameter(torch.zeros(heads, 2 * max_len - 1))
 
+    @classmethod
+    def from_config(cls, cfg, beta_min: float = 0.0) -> "FreeBias":
+        return cls(cfg.heads, cfg.causal, cfg.max_len)
+
+    @property
+    def reach(self) -> int:
+        return self.max_len - 1
+
     def by_offset(self, offset):
         idx = offset.clamp(-(self.max_len - 1), self.max_len - 1) + self.max_len - 1
         return self.table[:, idx]
 
+    def load(self, h: int, bias) -> None:
+        """Tabulate a relative network bias (a function of ``i - j``) at offsets ``|r| < max_len`` (``None``: zeros)."""
+        B = np.zeros((self.max_len, self.max_len)) if bias is None else np.asarray(bias.matrix(self.max_len), dtype=np.float64)
+        by_offset = np.concatenate([B[0, :0:-1], B[:, 0]])   # offsets -(L-1) .. L-1
+        self.table[h] = torch.as_tensor(by_offset, dtype=self.table.dtype)
 
-def make_relative_bias(name: str, heads: int, causal: bool, max_len: int, learnable_slopes: bool = False) -> RelativeBias | None:
-    """``name`` in :data:`RPE_NAMES` -> bias module (``None`` for ``"none"``)."""
-    if name == "none":
-        return None
-    if name == "t5":
-        return T5Bias(heads, causal)
-    if name in ("lin", "log"):
-        return SlopeBias(heads, causal, name, learnable_slopes)
-    if name == "free":
-        return FreeBias(heads, causal, max_len)
-    raise ValueError(f"unknown relative position bias {name!r}; use one of {', '.join(RPE_NAMES)}")
+
+class MatrixBias(nn.Module):
+    """A learned ``(max_len, max_len)`` bias per head; ``n`` tokens use the ``[:n, :n]`` block."""
+
+    def __init__(self, heads: int, max_len: int):
+        super().__init__()
+        self.heads, self.max_len = heads, max_len
+        self.table = nn.Parameter(torch.zeros(heads, max_len, max_len))
+
+    @classmethod
+    def from_config(cls, cfg, beta_min: float = 0.0) -> "MatrixBias":
+        return cls(cfg.heads, cfg.max_len)
+
+    def forward(self, n: int) -> torch.Tensor:
+        return self.table[:, :n, :n]
+
+    def to_network(self, h: int) -> net_biases.MatrixBias:
+        return net_biases.MatrixBias(self.table[h].detach().double().cpu().numpy())
+
+    def load(self, h: int, bias) -> None:
+        """Any network bias, as its ``(max_len, max_len)`` matrix (``None``: zeros)."""
+        B = np.zeros((self.max_len, self.max_len)) if bias is None else np.asarray(bias.matrix(self.max_len), dtype=np.float64)
+        self.table[h] = torch.as_tensor(B, dtype=self.table.dtype)
+
+
+# name -> bias type (None: no bias); each type builds itself with ``from_config(cfg, beta_min)``
+RPES = {"none": None, "t5": T5Bias, "lin": SlopeBias, "log": SlopeBias, "free": FreeBias, "matrix": MatrixBias}
+RPE_NAMES = tuple(RPES)
+
+
+def make_relative_bias(cfg, beta_min: float = 0.0) -> nn.Module | None:
+    """The position bias ``cfg.rpe`` names (``None`` for ``"none"``), for ``cfg.heads`` heads."""
+    kind = RPES[cfg.rpe]
+    return None if kind is None else kind.from_config(cfg, beta_min)
 
 
 def sinusoidal_table(n: int, d: int) -> torch.Tensor:
@@ -170,27 +259,24 @@ class LearnedEncoding(nn.Module):
         return self.table[:n]
 
 
+APES = {"none": None, "sinusoidal": SinusoidalEncoding, "learned": LearnedEncoding}   # name -> (max_len, d) -> module
+APE_NAMES = tuple(APES)
+
+
 class Rotary(nn.Module):
     """Rotary position embedding (Su et al. 2021), half-split (GPT-NeoX) layout.
 
     Dimension pair ``(k, k + m/2)`` of a head of width ``m`` at position ``p`` is rotated by the
-    angle ``p * 10000^(-2k/m)``, so ``<rot(q, p), rot(k, p')>`` depends on ``p - p'`` only.
+    angle ``p * 10000^(-2k/m)``, so ``<rot(q, p), rot(k, p')>`` depends on ``p - p'`` only. The
+    angles are computed in float64 whatever the model's dtype (the network's definition,
+    :func:`expressivity.network.reference.rotate`).
     """
 
-    def __init__(self, head_dim: int, base: float = 10000.0):
+    def __init__(self, head_dim: int):
         super().__init__()
         if head_dim % 2:
             raise ValueError(f"rotary needs an even head width, got {head_dim}")
-        inv = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
-        self.register_buffer("inv_freq", inv.float(), persistent=False)
-
-    def angles(self, n: int) -> torch.Tensor:
-        """``(n, m/2)`` rotation angles."""
-        return torch.arange(n, dtype=self.inv_freq.dtype, device=self.inv_freq.device)[:, None] * self.inv_freq
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Rotate ``x`` of shape ``(..., n, m)`` by position along axis ``-2``."""
-        ang = self.angles(x.shape[-2])
-        cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
-        x1, x2 = x.chunk(2, dim=-1)
-        return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+        return rotate(x)

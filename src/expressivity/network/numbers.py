@@ -1,0 +1,55 @@
+"""Weight arrays and scalars: exact where a construction is exact, float64 otherwise.
+
+A construction that needs exact arithmetic stores ``dtype=object`` arrays of Python ``int`` /
+``fractions.Fraction``; float constructions store ``float64``. The exact evaluator reads float
+entries as the exact rationals they are.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from numbers import Rational
+
+import numpy as np
+
+from expressivity.errors import NetworkError
+
+Number = int | float | Fraction
+
+
+def as_weight(values, shape: tuple[int, ...] | None = None, name: str = "weight") -> np.ndarray:
+    """Return ``values`` as a weight array: ``object`` if any entry is a ``Fraction`` or a Python
+    int too large for float64 to hold exactly, else ``float64``.
+
+    Keeps exact constructions exact while letting float ones stay fast.
+    """
+    arr = np.asarray(values, dtype=object) if _needs_object(values) else np.asarray(values, dtype=np.float64)
+    if shape is not None and arr.shape != tuple(shape):
+        raise NetworkError(f"{name} has shape {arr.shape}, expected {tuple(shape)}")
+    return arr
+
+
+def _needs_object(values) -> bool:
+    if isinstance(values, np.ndarray):
+        if values.dtype != object:
+            return False
+        return any(_exact_scalar(v) for v in values.flat)
+    arr = np.asarray(values, dtype=object)
+    return any(_exact_scalar(v) for v in arr.flat)
+
+
+def _exact_scalar(v) -> bool:
+    if isinstance(v, Fraction):
+        return v.denominator != 1 or abs(v.numerator) > 2**53
+    if isinstance(v, int) and not isinstance(v, bool):
+        return abs(v) > 2**53
+    return isinstance(v, Rational) and not isinstance(v, (int, np.integer))
+
+
+def fmt(x) -> str:
+    """A short human form of a scalar: ``1/3`` for fractions, ``2`` for integral floats."""
+    if isinstance(x, Fraction):
+        return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+    if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    return f"{x:.6g}" if isinstance(x, float) else str(x)

@@ -1,0 +1,270 @@
+"""Convert between the trained model family and the one network representation.
+
+:func:`to_network` gives every :class:`Model` as a :class:`~expressivity.network.Network`
+computing the same function (``max_length = cfg.max_len``): per-head weights (the fused
+``q/k/v`` projections split, ``qk_scale`` folded into ``W_Q``), every position bias, encoding,
+rotary, layer norm, mixer, activation and readout. Token models take one-hot inputs
+(:func:`expressivity.network.one_hot`).
+
+:func:`from_network` gives a :class:`Model` for every network whose layers exist in the
+family, and otherwise names the first layer that does not and the fix. The stack is regrouped
+into blocks ``(mixer, FFN)`` (an FFN with no mixer before it becomes a ``"none"`` block; a
+missing FFN becomes zeros); heads of different sizes or counts are zero-padded; the inverse
+temperature is folded into ``W_Q``; the family's position bias is the simplest that holds
+every head's bias (``lin``/``log`` for slope biases, ``free`` for other relative biases,
+``matrix`` for anything else); a positional encoding becomes a ``learned`` one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from expressivity.errors import NetworkError
+from expressivity.network.layers import AttentionLayer, FeedForwardLayer, LayerNorm, MixingLayer
+from expressivity.network.network import Network
+from expressivity.nn.config import activation_spec
+from expressivity.nn.model import Model, ModelConfig
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    return t.detach().double().cpu().numpy()
+
+
+def _norm(module: nn.Module) -> LayerNorm | None:
+    if not isinstance(module, nn.LayerNorm):
+        return None
+    return LayerNorm(_np(module.weight), _np(module.bias), module.eps)
+
+
+def to_network(model: Model) -> Network:
+    """``model`` as a :class:`Network`: ``model(x) == reference.forward(net, X)`` for inputs of at most ``max_len`` tokens.
+
+    ``X`` is ``x`` for float models and ``one_hot(x, vocab_size)`` for token models.
+    """
+    cfg = model.cfg
+    layers = []
+    for k, (block, mixer) in enumerate(zip(model.blocks, cfg.layer_mixers())):
+        if block.mixer is not None:
+            layers.append(block.mixer.to_layer(_norm(block.norm1), f"block {k} {mixer}"))
+        if block.ffn is not None:
+            layers.append(block.ffn.to_layer(_norm(block.norm2), f"block {k} ffn"))
+    tokens = cfg.vocab_size > 0
+    embed = model.embed
+    return Network(
+        tuple(layers), labels=tuple(f"h[{k}]" for k in range(cfg.d_model)),
+        positional_encoding=None if model.ape is None else _np(model.ape(cfg.max_len)),
+        readout=_np(model.readout.weight).T, output_labels=tuple(f"y[{k}]" for k in range(cfg.d_out)),
+        name="trained model", metadata={"model_config": cfg.to_dict()},
+        embedding=_np(embed.weight) if tokens else _np(embed.weight).T,
+        embedding_bias=None if tokens else _np(embed.bias),
+        input_labels=tuple(f"token {k}" if tokens else f"x[{k}]" for k in range(cfg.vocab_size if tokens else cfg.d_in)),
+        readout_bias=_np(model.readout.bias), final_norm=_norm(model.norm), max_length=cfg.max_len)
+
+
+@dataclass
+class _Block:
+    mixer: AttentionLayer | MixingLayer | None = None
+    ffn: FeedForwardLayer | None = None
+    index: int = 0   # network layer index of the block's first layer, for messages
+
+
+def _blocks(net: Network) -> list[_Block]:
+    """Regroup the layers into ``(mixer, FFN)`` blocks."""
+    blocks: list[_Block] = []
+    for k, layer in enumerate(net.layers):
+        if layer.kind == "feedforward":
+            if blocks and blocks[-1].ffn is None:
+                blocks[-1].ffn = layer
+            else:
+                blocks.append(_Block(ffn=layer, index=k))
+        else:
+            blocks.append(_Block(mixer=layer, index=k))
+    return blocks
+
+
+def _mixer_name(layer: AttentionLayer | MixingLayer, where: str) -> str:
+    """The family's mixer for an attention or mixing layer."""
+    if layer.kind == "mixing":
+        if len(layer.heads) != 1:
+            raise NetworkError(f"{where}: a mixing layer of {len(layer.heads)} heads does not load; the family holds one "
+                               "matrix head (bilinear) or one convolution head (sepconv) per layer")
+        return "sepconv" if layer.heads[0].matrix is None else "bilinear"
+    if all(h.is_dp_free for h in layer.heads) and layer.normalization == "softmax":
+        return "dpfree"
+    return "attention"
+
+
+def _common(pairs: list[tuple[int, object]], says) -> object:
+    """The one value of ``(layer index, value)`` pairs (``None`` if there are none); ``says(value)``
+    words a value for the error (``"is causal"``)."""
+    for k, value in pairs[1:]:
+        if value != pairs[0][1]:
+            k0, v0 = pairs[0]
+            raise NetworkError(f"layer {k} {says(value)} but layer {k0} {says(v0)}; the trained family has one choice "
+                               "for the whole model")
+    return pairs[0][1] if pairs else None
+
+
+def _attention_switches(blocks: list[_Block], mixers: list[str | None]) -> dict:
+    """Config fields of the attention and DP-free layers: causality, normalisation, heads, rotary, bias."""
+    plain = [(b.index, b.mixer) for b, m in zip(blocks, mixers) if m == "attention"]
+    dpfree = [(b.index, b.mixer) for b, m in zip(blocks, mixers) if m == "dpfree"]
+    attn = sorted(plain + dpfree, key=lambda pair: pair[0])
+    for k, layer in plain:
+        if not np.isfinite(float(layer.inverse_temperature)):
+            raise NetworkError(f"layer {k} has an infinite inverse temperature; use hardmax with a finite one")
+    heads = [h for _, layer in attn for h in layer.heads]
+    rotary = _common([(k, h.rotary) for k, layer in plain for h in layer.heads if not h.is_dp_free],
+                     lambda r: "has a rotary head" if r else "has a plain head")
+    d_head = max([max(h.size, h.W_V.shape[1]) for h in heads], default=1) or 1
+    if rotary:
+        sizes = [(k, h.size) for k, layer in plain for h in layer.heads if not h.is_dp_free]
+        if _common(sizes, lambda m: f"has rotary query width {m}") < d_head:
+            raise NetworkError(f"a value width {d_head} exceeds the rotary query width {sizes[0][1]}; the family has one head width")
+        d_head = sizes[0][1]
+    normaliser = _common([(k, layer.normaliser) for k, layer in dpfree], lambda v: f"normalises DP-free heads over {v} keys") \
+        or "visible"
+    return dict(causal=_common([(k, layer.causal) for k, layer in attn], lambda c: "is causal" if c else "is bidirectional"),
+                normalization=_common([(k, layer.normalization) for k, layer in plain], lambda v: f"uses {v}") or "softmax",
+                dpfree_normaliser=normaliser, rotary=bool(rotary), heads=max((len(layer.heads) for _, layer in attn), default=1),
+                d_head=d_head, rpe=_rpe(heads, normaliser == "infinite"), q_bias=bool(plain), qk_scale=1.0)
+
+
+def _rpe(heads: list, infinite: bool) -> str:
+    """The family's position bias that holds every head's bias exactly."""
+    biases = [h.position_bias for h in heads if h.position_bias is not None]
+    if not biases:
+        return "none"
+    kinds = {b.kind for b in biases}
+    if len(kinds) == 1 and kinds <= {"lin", "log"} and all(float(b.beta) >= 0 for b in biases):
+        return kinds.pop()   # a head with no bias is a slope of 0
+    if infinite:
+        raise NetworkError("a DP-free layer over an infinite past loads only when every head has a lin bias or every "
+                           "head a log bias (the family's finite-mass biases); normalise over the visible keys instead")
+    return "matrix" if "matrix" in kinds else "free"
+
+
+def _mixing_switches(blocks: list[_Block], mixers: list[str | None], causal: bool | None) -> dict:
+    """Config fields of the mixing layers (bilinear, sepconv), checked against the model's causality."""
+    mixing = [(b.index, b.mixer.heads[0]) for b, m in zip(blocks, mixers) if m in ("bilinear", "sepconv")]
+    if causal is None:   # no attention layer decides: causal if no mixing layer looks ahead
+        causal = all(_looks_causal(head) for _, head in mixing)
+    for k, head in mixing:
+        _check_mixing(head, causal, f"layer {k}")
+    conv = _common([(k, head.kernel.shape[0]) for k, head in mixing if head.matrix is None], lambda K: f"has kernel size {K}")
+    return dict(causal=causal, conv_kernel=conv or 5)
+
+
+def _looks_causal(head) -> bool:
+    """Whether a mixing head reads no later token (so it loads into a causal model)."""
+    if head.matrix is not None:
+        return not np.any(np.triu(np.asarray(head.matrix, dtype=np.float64), 1) != 0)
+    return head.left == head.kernel.shape[0] - 1
+
+
+def _check_mixing(head, causal: bool, where: str) -> None:
+    if head.matrix is not None:
+        if causal and not _looks_causal(head):
+            raise NetworkError(f"{where}: its mixing matrix looks ahead in a causal model; make it lower triangular")
+        return
+    K = head.kernel.shape[0]
+    if head.W_V.shape[0] != head.W_V.shape[1] or np.any(np.asarray(head.W_V, dtype=np.float64) != np.eye(head.d)):
+        raise NetworkError(f"{where}: its convolution reads X @ W_V with W_V not the identity; fold W_V into W_O or "
+                           "convolve the residual directly (sepconv)")
+    if head.left != (K - 1 if causal else (K - 1) // 2):
+        side = "causal (left = K-1)" if causal else "centred (left = (K-1)//2)"
+        raise NetworkError(f"{where}: a convolution with left={head.left} is not {side} like the rest of the model")
+
+
+def _norm_switch(net: Network) -> str:
+    """``"pre"`` if every layer and the output are layer-normalised (eps 1e-5), ``"none"`` if none is."""
+    norms = [(k, layer.norm) for k, layer in enumerate(net.layers)]
+    pre = _common([(k, n is not None) for k, n in norms], lambda pre: "has a pre-norm" if pre else "has no pre-norm")
+    if pre != (net.final_norm is not None):
+        have, lack = ("pre-norms", "final norm") if pre else ("a final norm", "pre-norms")
+        raise NetworkError(f"the network has {have} but no {lack}; the family's pre-norm models have both, plain ones neither")
+    for where, n in norms + [("the final norm", net.final_norm)]:
+        if n is not None and float(n.eps) != 1e-5:
+            where = f"layer {where}" if isinstance(where, int) else where
+            raise NetworkError(f"{where}: layer norm eps {n.eps} differs from the family's 1e-5; rebuild with eps=1e-5")
+    return "pre" if pre else "none"
+
+
+def _ffn_switches(blocks: list[_Block]) -> dict:
+    """Width and per-block activations (a block with no FFN gets a zero one: any activation will do)."""
+    ffns = [b.ffn for b in blocks if b.ffn is not None]
+    first = ffns[0].activation if ffns else "relu"
+    acts = [activation_spec(first if b.ffn is None else b.ffn.activation) for b in blocks]
+    # at least one unit where an FFN exists: a width-0 FFN still adds its bias b_2
+    width = max([max(f.width, 1) for f in ffns], default=0)
+    return dict(ffn_width=width, activation=acts[0] if all(a == acts[0] for a in acts) else tuple(acts))
+
+
+def _plan(net: Network, max_len: int | None, tokens: bool) -> tuple[ModelConfig, list[_Block]]:
+    """The config of the model that holds ``net``, and its blocks; :class:`NetworkError` if none does."""
+    blocks = _blocks(net)
+    if not blocks:
+        raise NetworkError("the network has no layers; the trained family needs at least one")
+    mixers = [None if b.mixer is None else _mixer_name(b.mixer, f"layer {b.index}") for b in blocks]
+    attention = _attention_switches(blocks, mixers)
+    mixing = _mixing_switches(blocks, mixers, attention.pop("causal"))
+    if tokens and (net.embedding is None or net.embedding_bias is not None):
+        raise NetworkError("tokens=True needs an embedding and no embedding bias (one row per token)")
+    fixed = net.max_length or net.length
+    if max_len is not None and fixed is not None and max_len != fixed:
+        raise NetworkError(f"the network is built for {fixed} positions; pass max_len={fixed} or leave it out")
+    cfg = ModelConfig(vocab_size=net.d_in if tokens else 0, d_in=net.d_in, d_out=net.d_out, max_len=fixed or max_len or 64,
+                      mixer=tuple(m or "none" for m in mixers), layers=len(blocks), d_model=net.d, norm=_norm_switch(net),
+                      ape="learned" if net.positional_encoding is not None else "none",
+                      **attention, **mixing, **_ffn_switches(blocks))
+    return cfg, blocks
+
+
+def _copy(param: torch.Tensor, value) -> None:
+    param.copy_(torch.as_tensor(np.asarray(value, dtype=np.float64), dtype=param.dtype))
+
+
+def from_network(net: Network, max_len: int | None = None, dtype: torch.dtype = torch.float64, *,
+                 tokens: bool = False) -> Model:
+    """A :class:`Model` computing ``reference.forward(net, X)`` for ``X`` ``(batch, n, d_in)``.
+
+    Args:
+        max_len: the model's ``max_len`` when the network does not fix one (default 64).
+        tokens: read inputs as token ids: the embedding's rows are the token vectors, and
+            ``model(ids)`` equals ``reference.forward(net, one_hot(ids, d_in))``.
+
+    Raises :class:`NetworkError` naming the first layer outside the family and the fix.
+    """
+    cfg, blocks = _plan(net, max_len, tokens)
+    model = Model(cfg).to(dtype)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.zero_()
+        for block, planned in zip(model.blocks, blocks):
+            if planned.mixer is not None:
+                block.mixer.load_layer(planned.mixer)
+                _load_norm(block.norm1, planned.mixer.norm)
+            if planned.ffn is not None:
+                block.ffn.load_layer(planned.ffn)
+                _load_norm(block.norm2, planned.ffn.norm)
+        _load_norm(model.norm, net.final_norm)
+        embedding = np.eye(net.d) if net.embedding is None else net.embedding
+        _copy(model.embed.weight, embedding if tokens else np.asarray(embedding, dtype=np.float64).T)
+        if not tokens and net.embedding_bias is not None:
+            _copy(model.embed.bias, net.embedding_bias)
+        if net.positional_encoding is not None:
+            _copy(model.ape.table, net.positional_encoding)
+        _copy(model.readout.weight, (np.eye(net.d) if net.readout is None else np.asarray(net.readout, dtype=np.float64)).T)
+        if net.readout_bias is not None:
+            _copy(model.readout.bias, net.readout_bias)
+    return model
+
+
+def _load_norm(module: nn.Module, norm: LayerNorm | None) -> None:
+    if norm is not None:
+        _copy(module.weight, norm.gain)
+        _copy(module.bias, norm.bias)

@@ -1,0 +1,50 @@
+"""The exact evaluator runs every exact part and refuses, naming the layer, what has no exact value."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from expressivity.errors import EvaluationError
+from expressivity.network import (GELU, AttentionLayer, FeedForwardLayer, Head, LayerNorm, MixingHead, MixingLayer,
+                                  Network, SlopeBias, evaluate)
+
+
+def _ffn(**kw):
+    return FeedForwardLayer(np.ones((1, 1)), np.zeros(1), np.ones((1, 1)), **kw)
+
+
+LN = LayerNorm(np.ones(1), np.zeros(1))
+
+
+@pytest.mark.parametrize("net, match", [
+    (Network((_ffn(), _ffn(activation=GELU())), labels=("x",)), "layer 1 uses GELU"),
+    (Network((_ffn(norm=LN),), labels=("x",)), "layer 0 uses a layer norm"),
+    (Network((_ffn(),), labels=("x",), final_norm=LN), "final layer norm"),
+    (Network((AttentionLayer((Head(np.ones((1, 2)), np.ones((1, 2)), np.ones((1, 1)), np.ones((1, 1)), rotary=True),),
+                             normalization="hardmax"),), labels=("x",)), "layer 0, head 0 is rotary"),
+    (Network((AttentionLayer((Head.dp_free(np.ones((1, 1)), np.ones((1, 1)), SlopeBias("lin", 1.0)),), causal=True,
+                             normaliser="infinite"),), labels=("x",)), "layer 0 normalises over an infinite past"),
+])
+def test_exact_mode_refuses_what_has_no_exact_value(net, match):
+    with pytest.raises(EvaluationError, match=match) as info:
+        evaluate(net, np.ones((2, 1)), "exact")
+    assert "float64" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_exact_mode_runs_mixing_layers_embeddings_and_dp_free_hardmax_exactly():
+    third = Fraction(1, 3)
+    mixing = MixingLayer((MixingHead(np.eye(1), np.array([[third]], dtype=object), kernel=np.array([[1.0], [2.0]]), left=1),
+                          MixingHead(np.eye(1), np.eye(1), matrix=np.array([[0, 0, 0], [third, 0, 0], [0, 1, 0]], dtype=object))))
+    # DP-free hardmax head with a lin bias: arg-max of -|i - j| is the query itself
+    attn = AttentionLayer((Head.dp_free(np.eye(1), np.eye(1), SlopeBias("lin", 1)),), normalization="hardmax")
+    net = Network((mixing, attn), labels=("x",), embedding=np.array([[1.0], [10.0]]), readout_bias=np.array([third], dtype=object),
+                  max_length=3)
+    X = np.array([[[1, 0], [0, 1], [1, 1]]], dtype=object)
+    out = evaluate(net, X, "exact")
+    h = np.array([1, 10, 11], dtype=object)
+    conv = np.array([2 * h[0], h[0] + 2 * h[1], h[1] + 2 * h[2]], dtype=object) * third   # h[i-1] + 2 h[i]
+    mat = np.array([0, third * h[0], h[1]], dtype=object)
+    after_mix = h + conv + mat
+    assert out[0, :, 0].tolist() == list(2 * after_mix + third)
+    assert np.allclose(evaluate(net, X.astype(float), "float64"), out.astype(float), rtol=1e-15)

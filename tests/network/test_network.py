@@ -1,0 +1,102 @@
+"""Network-level facts: lengths, input and output maps, summary, JSON round trip."""
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from expressivity.errors import NetworkError
+from expressivity.network import (AttentionLayer, FeedForwardLayer, Head, LayerNorm, MatrixBias, MixingHead, MixingLayer,
+                                  Network, RelativeBias, SlopeBias, evaluate, one_hot)
+from expressivity.network.serial import InlineArrays
+from tests.network.strategies import ROWS, input_length, softmax_networks
+
+
+def _attn(bias=None):
+    return AttentionLayer((Head(np.ones((2, 1)), np.ones((2, 1)), np.ones((2, 1)), np.ones((1, 2)), position_bias=bias),))
+
+
+def test_max_length_lets_shorter_inputs_use_the_leading_rows():
+    P = np.arange(16.0).reshape(4, 4)
+    net = Network((_attn(MatrixBias(P)),), labels=("a", "b"), positional_encoding=np.ones((4, 2)), max_length=4)
+    assert net.length is None and net.max_length == 4
+    X = np.random.default_rng(0).normal(size=(3, 2))
+    shorter = Network((_attn(MatrixBias(P[:3, :3])),), labels=("a", "b"), positional_encoding=np.ones((3, 2)))
+    assert shorter.length == 3
+    assert np.array_equal(evaluate(net, X), evaluate(shorter, X))
+    with pytest.raises(NetworkError, match="at most 4 tokens"):
+        evaluate(net, np.zeros((5, 2)))
+
+
+def test_max_length_needs_every_position_indexed_array_to_have_that_many_rows():
+    with pytest.raises(NetworkError, match="positional encoding has 3 positions but max_length is 4"):
+        Network((), labels=("a",), positional_encoding=np.zeros((3, 1)), max_length=4)
+    with pytest.raises(NetworkError, match="layer 0 .* has 3 positions"):
+        Network((_attn(MatrixBias(np.zeros((3, 3)))),), labels=("a", "b"), max_length=4)
+    with pytest.raises(NetworkError, match="positive integer"):
+        Network((), labels=("a",), max_length=0)
+    mix = MixingLayer((MixingHead(np.eye(1), np.eye(1), matrix=np.eye(5)),))
+    with pytest.raises(NetworkError, match="different lengths"):
+        Network((mix,), labels=("a",), positional_encoding=np.zeros((3, 1)))
+
+
+def test_token_networks_take_one_hot_inputs():
+    E = np.random.default_rng(1).normal(size=(5, 2))
+    net = Network((), labels=("a", "b"), embedding=E, input_labels=tuple(f"tok{k}" for k in range(5)))
+    ids = np.array([[0, 4, 2]])
+    assert net.d_in == 5 and np.array_equal(evaluate(net, one_hot(ids, 5)), E[ids])
+    with pytest.raises(NetworkError, match=r"token ids must be integers in \[0, 5\)"):
+        one_hot(np.array([5]), 5)
+    with pytest.raises(NetworkError, match=r"input must be \(n, 5\)"):
+        evaluate(net, np.zeros((3, 2)))
+    with pytest.raises(NetworkError, match="3 input labels for 5 inputs"):
+        Network((), labels=("a", "b"), embedding=E, input_labels=("x", "y", "z"))
+
+
+def test_input_and_output_maps_are_shape_checked():
+    with pytest.raises(NetworkError, match=r"embedding must be \(d_in, 2\)"):
+        Network((), labels=("a", "b"), embedding=np.zeros((3, 3)))
+    with pytest.raises(NetworkError, match=r"readout bias must be \(1,\)"):
+        Network((), labels=("a", "b"), readout=np.zeros((2, 1)), readout_bias=np.zeros(2))
+    with pytest.raises(NetworkError, match="final norm"):
+        Network((), labels=("a", "b"), final_norm=LayerNorm(np.ones(3), np.zeros(3)))
+
+
+def test_summary_describes_every_part_and_counts_mixing_layers():
+    ffn = FeedForwardLayer(np.ones((2, 1)), np.zeros(1), np.ones((1, 2)), norm=LayerNorm(np.ones(2), np.zeros(2)))
+    mix = MixingLayer((MixingHead(np.eye(2), np.eye(2), kernel=np.ones((3, 2)), left=2),))
+    rot = AttentionLayer((Head(np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 1)), np.ones((1, 2)), rotary=True,
+                               position_bias=RelativeBias(((0, 1),), default=0, default_negative=-1)),))
+    net = Network((ffn, mix, rot), labels=("a", "b"), embedding=np.ones((3, 2)), readout=np.ones((2, 1)),
+                  readout_bias=np.zeros(1), final_norm=LayerNorm(np.ones(2), np.zeros(2)), max_length=8)
+    text = net.summary()
+    for part in ("length=<=8", "1 mixing", "embedding (3, 2)", "ffn pre-LN", "conv K=3 left=2", "rotary",
+                 "relative(1 offsets, default 0, right -1)-bias", "final layer norm", "readout + bias"):
+        assert part in text, part
+    assert net.layer_counts() == {"attention": 1, "feedforward": 1, "mixing": 1, "total": 3}
+    assert net.parameter_count() == (2 + 1 + 2 + 2 + 4) + (4 + 4 + 6) + (4 + 4 + 2 + 2 + 2 + 3) + 6 + 2 + 1 + 4
+
+
+@given(softmax_networks(position=True), st.integers(1, ROWS), st.integers(0, 10**6))
+def test_every_network_round_trips_through_json(net, n, seed):
+    arrays = InlineArrays()
+    back = Network.from_dict(json.loads(json.dumps(net.to_dict(arrays), allow_nan=False)), arrays)
+    X = np.random.default_rng(seed).normal(size=(2, input_length(net, n), net.d_in))
+    assert np.array_equal(evaluate(back, X), evaluate(net, X), equal_nan=True)
+    assert back.summary() == net.summary()
+
+
+def test_composition_keeps_the_input_map_of_the_first_and_the_output_map_of_the_second():
+    first = Network((), labels=("a",), embedding=np.ones((2, 1)), max_length=4, positional_encoding=np.zeros((4, 1)))
+    second = Network((FeedForwardLayer(np.ones((1, 1)), np.zeros(1), np.ones((1, 1))),), labels=("a",),
+                     readout_bias=np.ones(1))
+    both = first.then(second)
+    assert both.d_in == 2 and both.max_length == 4 and both.readout_bias is not None
+    with pytest.raises(NetworkError, match="embedding"):
+        first.then(first)
+    with pytest.raises(NetworkError, match="readout"):
+        both.then(second)
+    slope = AttentionLayer((Head.dp_free(np.ones((1, 1)), np.ones((1, 1)), SlopeBias("lin", 1.0)),))
+    assert Network((slope,), labels=("a",)).uses_position and not Network((), labels=("a",)).uses_position

@@ -1,0 +1,90 @@
+"""Each token mixer against its formula."""
+
+import math
+
+import pytest
+import torch
+
+from expressivity.nn import Model, ModelConfig
+from expressivity.nn.mixers import Attention, Bilinear, DPFree, SepConv
+from expressivity.tasks.memory import KernelMemory
+
+
+def test_dpfree_visible_is_the_softmax_of_the_bias_over_the_keys_each_query_sees():
+    torch.manual_seed(2)
+    cfg = ModelConfig(d_in=2, mixer="dpfree", rpe="log", learnable_slopes=True, heads=2, d_model=4)
+    mixer = Model(cfg).blocks[0].mixer
+    assert isinstance(mixer, DPFree)
+    n = 6
+    x = torch.randn(1, n, 4)
+    beta = mixer.bias.beta
+    v = mixer.v(x).view(1, n, 2, 2)
+    expected = torch.zeros(1, n, 2, 2)
+    for h in range(2):
+        w = torch.exp(-beta[h] * torch.log1p(torch.arange(n, dtype=torch.float32)))
+        for t in range(n):
+            for s in range(t + 1):
+                expected[0, t, h] += w[s] / w[: t + 1].sum() * v[0, t - s, h]
+    assert torch.allclose(mixer(x), mixer.o(expected.reshape(1, n, 4)), atol=1e-5)
+
+
+def test_dpfree_bidirectional_without_bias_averages_every_token():
+    torch.manual_seed(3)
+    mixer = DPFree(d=2, heads=1, d_head=2, causal=False, bias=None)
+    x = torch.randn(1, 5, 2)
+    expected = mixer.o(mixer.v(x).mean(1, keepdim=True).expand(1, 5, 2))
+    assert torch.allclose(mixer(x), expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("kernel, rpe", [("power", "log"), ("exp", "lin")])
+@pytest.mark.parametrize("alpha", [0.3, 1.5])
+def test_dpfree_over_an_infinite_past_reproduces_the_kernel_memory_kernel(kernel, rpe, alpha):
+    """rho(s) = (1+s)^-(1+a) / zeta(1+a) (power) or (1-e^-a) e^-as (exp), on a zero-padded past."""
+    task = KernelMemory(length=32, kernel=kernel, alpha=alpha)
+    cfg = ModelConfig(d_in=1, mixer="dpfree", rpe=rpe, dpfree_normaliser="infinite", heads=1, d_model=1, ffn_width=0,
+                      max_len=32)
+    model = Model(cfg).double()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.ones_like(p)) if p.dim() > 1 else p.zero_()
+        model.blocks[0].mixer.bias.log_beta.fill_(math.log(alpha))   # beta = 1 + alpha (log), alpha (lin)
+    K = model.blocks[0].mixer.kernel(32)[0]
+    assert torch.max(torch.abs(K - task.kernel_matrix())).item() < 1e-12
+    x = task.sample(4, torch.Generator().manual_seed(0)).x.double()   # (batch, n, 1)
+    assert torch.max(torch.abs(model(x) - (x + task.kernel_matrix() @ x))).item() < 1e-12   # residual + kernel memory
+
+
+def test_hardmax_attention_splits_ties_evenly():
+    att = Attention(d=2, heads=1, d_head=1, causal=False, bias=None, rotary=False, scale=1.0, hardmax=True).double()
+    with torch.no_grad():
+        att.q.weight.zero_()
+        att.k.weight.copy_(torch.tensor([[1.0, 0.0]]))
+        att.v.weight.copy_(torch.tensor([[0.0, 1.0]]))
+        att.o.weight.copy_(torch.tensor([[0.0], [1.0]]))
+    # constant zero query: every score 0, so weights 1/3 each; then keys x: scores follow x[0]
+    x = torch.tensor([[[3.0, 1.0], [1.0, 100.0], [3.0, 4.0]]], dtype=torch.float64)
+    assert att(x)[0, :, 1].tolist() == [35.0, 35.0, 35.0]
+    with torch.no_grad():
+        att.q.bias = torch.nn.Parameter(torch.ones(1, dtype=torch.float64))
+    assert att(x)[0, :, 1].tolist() == [2.5, 2.5, 2.5]   # tokens 0 and 2 tie at the max key 3
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_bilinear_and_sepconv_match_their_formulas(causal):
+    torch.manual_seed(4)
+    n, d, k = 5, 3, 4
+    x = torch.randn(2, n, d)
+    bl = Bilinear(d, max_len=8, causal=causal)
+    P = bl.P[:n, :n].tril() if causal else bl.P[:n, :n]
+    # paper: W_O X W_P with tokens as columns; rows: P X O
+    expected = torch.stack([(bl.o.weight @ x[b].T @ P.T).T for b in range(2)])
+    assert torch.allclose(bl(x), expected, atol=1e-5)
+    sc = SepConv(d, kernel_size=k, causal=causal)
+    left = k - 1 if causal else (k - 1) // 2
+    W = sc.filters[:, 0]  # (d, k); out[t, c] = sum_u W[c, u] x[t - left + u, c]
+    conv = torch.zeros(2, n, d)
+    for t in range(n):
+        for u in range(k):
+            if 0 <= t - left + u < n:
+                conv[:, t] += W[:, u] * x[:, t - left + u]
+    assert torch.allclose(sc(x), sc.o(conv), atol=1e-5)
