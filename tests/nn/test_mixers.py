@@ -50,7 +50,7 @@ def test_dpfree_over_an_infinite_past_reproduces_the_kernel_memory_kernel(kernel
         model.blocks[0].mixer.bias.log_beta.fill_(math.log(alpha))   # beta = 1 + alpha (log), alpha (lin)
     K = model.blocks[0].mixer.kernel(32)[0]
     assert torch.max(torch.abs(K - task.kernel_matrix())).item() < 1e-12
-    x = task.sample(4, torch.Generator().manual_seed(0)).x.double()   # (batch, n, 1)
+    x = task.sample(4, None, torch.Generator().manual_seed(0)).x.double()   # (batch, n, 1)
     assert torch.max(torch.abs(model(x) - (x + task.kernel_matrix() @ x))).item() < 1e-12   # residual + kernel memory
 
 
