@@ -91,6 +91,9 @@ def test_tasks_lists_names_and_defaults():
     (["--task", "kernel-memory", "--task-arg", "alpha=nan"], "finite"),
     (["--task", "reverse", "--steps", "1", "--out", "/proc/expressivity-test"], "cannot use"),
     ([], "missing --task"),
+    (["--task", "reverse", "--mixer", "sepconv", "--rpe", "lin"], "rpe 'lin' applies only to attention and dpfree"),
+    (["--task", "reverse", "--mixer", "dpfree", "--rotary"], "rotary applies only to attention"),
+    (["--task", "reverse", "--rpe", "none", "--learn-slopes"], "learnable-slopes applies only to rpe lin or log"),
 ])
 def test_bad_input_is_one_line_error(args, needle):
     code, out, err = run("train", *args)
@@ -117,3 +120,10 @@ def test_a_run_that_fails_before_its_first_checkpoint_leaves_no_folder(tmp_path,
     out = tmp_path / "run"
     result = CliRunner().invoke(cli, ["train", "--task", "reverse", *FAST, "--steps", "5", "--out", str(out)])
     assert result.exit_code != 0 and not out.exists()
+
+
+def test_task_defaults_that_do_not_apply_are_dropped_not_refused():
+    # copy suggests rpe 'free'; with sepconv (no attention) the suggestion is dropped.
+    code, out, err = run("train", "--task", "copy", *FAST, "--mixer", "sepconv", "--steps", "2", "--json")
+    assert code == 0, err
+    assert json.loads(out)["run"]["config"]["model"]["rpe"] == "none"

@@ -188,7 +188,10 @@ class KernelMemory(Task):
         return cache[key]
 
     def model_defaults(self):
-        return {"causal": True, "mixer": "dpfree", "rpe": "log", "learnable_slopes": True, "layers": 1, "heads": 1, "d_model": 8, "ffn_width": 0}
+        # The target's past before t = 0 is zero and rho sums to 1 over s >= 0: the infinite-past
+        # normaliser makes one matched head exact (spec §3.3), as in the theory.
+        return {"causal": True, "mixer": "dpfree", "rpe": "log", "learnable_slopes": True, "layers": 1, "heads": 1,
+                "d_model": 8, "ffn_width": 0, "dpfree_normaliser": "infinite"}
 
     def train_defaults(self):
         return dict(_REG_TRAIN)

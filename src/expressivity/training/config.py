@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from expressivity.errors import ExpressivityError
 from expressivity.nn.model import ModelConfig
+from expressivity.nn.mixers import MIXERS
 from expressivity.records import content_hash, jsonable
 from expressivity.tasks import Task, make_task
 from expressivity.training.schedule import TrainConfig
@@ -59,12 +60,40 @@ def model_length_limit(model: ModelConfig) -> int | None:
 
 def model_config_for(task: Task, lengths: tuple[int, ...] = (), **overrides) -> ModelConfig:
     """The task's default architecture, sized to its inputs/outputs and to the longest of its
-    training length and ``lengths``, with the non-``None`` ``overrides`` applied."""
+    training length and ``lengths``, with the non-``None`` ``overrides`` applied.
+
+    A task's defaults are suggestions: one that the overrides make inapplicable (copy's
+    ``rpe="free"`` under ``mixer="sepconv"``) is dropped, while an inapplicable option given in
+    ``overrides`` is refused by :class:`ModelConfig`, naming it.
+    """
     longest = max(task.sequence_length(L) for L in (task.length, *lengths))
-    cfg = {"vocab_size": task.vocab_size, "d_in": task.d_in, "d_out": task.d_out, "max_len": longest}
-    cfg.update(task.model_defaults())
-    cfg.update({k: v for k, v in overrides.items() if v is not None})
+    given = {k: v for k, v in overrides.items() if v is not None}
+    cfg = {"vocab_size": task.vocab_size, "d_in": task.d_in, "d_out": task.d_out, "max_len": longest,
+           **task.model_defaults(), **given}
+    for key, neutral in _inapplicable_defaults(cfg).items():
+        if key not in given:
+            cfg[key] = neutral
     return ModelConfig(**cfg)
+
+
+def _inapplicable_defaults(cfg: dict) -> dict:
+    """Options set in ``cfg`` that no layer of its mixers uses, with the values that switch them off."""
+    mixer = cfg.get("mixer", "attention")
+    mixers = (mixer,) if isinstance(mixer, str) else tuple(mixer)
+    classes = [MIXERS[m] for m in mixers if MIXERS.get(m) is not None]
+    off = {}
+    if not any(c.uses_rpe for c in classes):
+        off["rpe"] = "none"
+    if not any(c.uses_rotary for c in classes):
+        off["rotary"] = False
+    if "attention" not in mixers:
+        off["normalization"] = "softmax"
+    if off.get("rpe", cfg.get("rpe", "none")) not in ("lin", "log"):
+        off["learnable_slopes"] = False
+        off["dpfree_normaliser"] = "visible"  # only lin and log biases have a finite infinite-past mass
+    if "dpfree" not in mixers:
+        off["dpfree_normaliser"] = "visible"
+    return {k: v for k, v in off.items() if k in cfg and cfg[k] != v}
 
 
 @dataclass(frozen=True)
