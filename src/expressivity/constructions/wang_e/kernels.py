@@ -194,66 +194,73 @@ def chebyshev_interpolant(F, n: int) -> np.ndarray:
 MONOMIAL_BUDGET = 512
 
 
-def chebyshev_kernel(rpe: str, lag: int, heads: int, eps: float, cutoff: int | None = None) -> KernelFit:
-    """Heads ``beta_k = eps k`` (lin) or ``1 + eps k`` (log), ``k = 1..H``, combined through a
-    Chebyshev interpolant of a bump at ``u_lag`` (see the module notes).
+def _variable(rpe: str, eps: float):
+    """``u(s)`` and ``s(u)`` of the head family, and ``g(s)`` with ``rho_hat(s) = g(s) u P(u)``."""
+    if rpe == "lin":
+        return (lambda s: np.exp(-eps * np.asarray(s, float)), lambda u: -np.log(u) / eps,
+                lambda s: np.ones_like(np.asarray(s, float)))
+    return (lambda s: (1.0 + np.asarray(s, float)) ** (-eps), lambda u: u ** (-1.0 / eps) - 1.0,
+            lambda s: 1.0 / (1.0 + np.asarray(s, float)))
 
-    The l1 error sums lags up to ``cutoff`` directly (default: where ``u`` has fallen below
-    ``1e-17`` for lin, ``10^6`` lags for log) and adds the remainder as the Euler-Maclaurin
-    integral ``(1/eps) int_0^{u_cutoff} |P(u)| du`` (log; for lin a geometric bound, reported).
+
+def chebyshev_construction(rpe: str, heads: int, eps: float, G, rho, name: str, cutoff: int,
+                           lag: int = 0, extra: dict | None = None) -> KernelFit:
+    """Heads ``beta_k = eps k`` (lin) or ``1 + eps k`` (log) whose kernel ``g(s) u P(u)`` has ``P`` the
+    Chebyshev interpolant of ``G`` (the target transformed to ``u``: ``rho = g(s) u G(u)``).
+
+    l1 error ``sum_s |rho_hat - rho|``: lags below ``cutoff`` summed directly, the rest by the
+    Euler-Maclaurin integral ``int_S^inf |rho_hat - rho| dx + |.|(S)/2``, computed in ``u`` as
+    ``(1/eps) int_0^{u_S} |P - G| du`` (trapezoid rule on a grid resolving ``P``).
     """
-    _check(rpe, lag, heads)
-    if not (isinstance(eps, (int, float)) and math.isfinite(eps) and 0 < eps <= 10):
-        raise ExpressivityError(f"eps must be a finite number in (0, 10], got {eps!r}")
-    if heads > 100_000:
-        raise ExpressivityError(f"{heads} heads is above the budget of 100,000; use fewer heads")
-    u = (lambda s: np.exp(-eps * np.asarray(s, float))) if rpe == "lin" else \
-        (lambda s: (1.0 + np.asarray(s, float)) ** (-eps))
-    u_T = float(u(lag))
-    height = 1.0 / u_T if rpe == "lin" else (1.0 + lag) / u_T
-    neighbours = [float(u(lag + 1))] + ([float(u(lag - 1))] if lag > 0 else [1.0])
-    width = min(abs(v - u_T) for v in neighbours)
-
-    def F(x):
-        return height * _bump((x - u_T) / width)
-
-    cheb = chebyshev_interpolant(F, heads)
+    u_of, _, g = _variable(rpe, eps)
+    cheb = chebyshev_interpolant(G, heads)
 
     def P(x):
         return C.chebval(2 * np.asarray(x) - 1, cheb)
 
+    s = np.arange(cutoff)
+    us = u_of(s)
+    direct = float(np.abs(g(s) * us * P(us) - rho(s)).sum())
+    u_cut = float(u_of(cutoff))
+    grid = np.linspace(0.0, u_cut, 20 * heads + 20_001)[1:]  # G may be singular at u = 0; start one step in
+    vals = np.abs(P(grid) - G(grid))
+    remainder = float(np.sum((vals[1:] + vals[:-1]) / 2) * (grid[1] - grid[0])) / eps
+    remainder += abs(float(g(cutoff) * u_cut * (P(u_cut) - G(np.array([u_cut]))[0]))) / 2
+    betas = tuple(eps * k + (1.0 if rpe == "log" else 0.0) for k in range(1, heads + 1))
+    max_c, c_floats = _monomial_coefficients(rpe, cheb, betas, eps)
+    return KernelFit(name, rpe, lag, heads, betas, c_floats, direct + remainder, max_c,
+                     "float64 in the Chebyshev basis" + ("; monomial coefficients exact in mpmath" if max_c is not None
+                                                         else ""),
+                     f"direct sum over s < {cutoff}; remainder by Euler-Maclaurin: (1/eps) int_0^u |P - G| du "
+                     "(trapezoid rule) + half the last term",
+                     {"eps": eps, "cutoff": cutoff, "remainder": remainder, **(extra or {})})
+
+
+def chebyshev_kernel(rpe: str, lag: int, heads: int, eps: float, cutoff: int | None = None) -> KernelFit:
+    """A delta at ``lag``: ``G`` is a C-infinity bump of height ``1/(g(T) u_T)`` at ``u_T`` whose
+    support reaches the neighbouring lags' ``u`` (the spec's Jackson construction, §3.1)."""
+    _check(rpe, lag, heads)
+    _check_eps(eps)
+    if heads > 100_000:
+        raise ExpressivityError(f"{heads} heads is above the budget of 100,000; use fewer heads")
+    u_of, _, g = _variable(rpe, eps)
+    u_T = float(u_of(lag))
+    height = 1.0 / (float(g(lag)) * u_T)
+    neighbours = [float(u_of(lag + 1))] + ([float(u_of(lag - 1))] if lag > 0 else [1.0])
+    width = min(abs(v - u_T) for v in neighbours)
     if cutoff is None:
         # lin: until u < 1e-17. log: until P(u_s) varies slowly from one lag to the next (its
         # oscillations in u are ~1/H apart, du/ds = eps u/(1+s)), so the integral replaces the sum.
         cutoff = lag + 1 + (int(math.ceil(17 * math.log(10) / eps)) if rpe == "lin"
                             else max(10 * (lag + 1), int(math.ceil(50 * eps * heads)), 1000))
-    s = np.arange(cutoff)
-    us = u(s)
-    rho = us * P(us) if rpe == "lin" else us * P(us) / (1.0 + s)
-    delta = (s == lag).astype(float)
-    direct = float(np.abs(rho - delta).sum())
-    u_cut = float(u(cutoff))
-    if rpe == "lin":
-        # |rho(s)| <= u^s max|P| for s >= cutoff: a geometric bound on the remainder.
-        grid = np.linspace(0.0, u_cut, 2001)
-        remainder = u_cut * float(np.abs(P(grid)).max()) / -math.expm1(-eps)
-        method = f"direct sum over s < {cutoff}; remainder bounded geometrically ({remainder:.1e})"
-    else:
-        grid = np.linspace(0.0, u_cut, 20 * heads + 20_001)
-        vals = np.abs(P(grid))
-        # sum_{s >= S} |g(s)| = int_S^inf |g| + |g(S)|/2 + ...; with u = (1+x)^-eps the integral is
-        # (1/eps) int_0^{u_S} |P(u)| du.
-        remainder = (float(np.sum((vals[1:] + vals[:-1]) / 2) * (grid[1] - grid[0])) / eps
-                     + abs(float(P(u_cut))) * u_cut / (1.0 + cutoff) / 2)
-        method = (f"direct sum over s < {cutoff}; remainder by Euler-Maclaurin: (1/eps) int_0^u |P| du "
-                  "(trapezoid rule) + |g(S)|/2")
-    betas = tuple(eps * k + (1.0 if rpe == "log" else 0.0) for k in range(1, heads + 1))
-    max_c, c_floats = _monomial_coefficients(rpe, cheb, betas, eps)
-    return KernelFit("chebyshev", rpe, lag, heads, betas, c_floats, direct + remainder, max_c,
-                     "float64 in the Chebyshev basis" + ("; monomial coefficients exact in mpmath" if max_c is not None
-                                                         else ""),
-                     method, {"eps": eps, "cutoff": cutoff, "remainder": remainder, "bump_width": width,
-                              "bump_height": height})
+    return chebyshev_construction(rpe, heads, eps, lambda x: height * _bump((x - u_T) / width),
+                                  lambda s: (np.asarray(s) == lag).astype(float), "chebyshev", cutoff, lag,
+                                  {"bump_width": width, "bump_height": height})
+
+
+def _check_eps(eps) -> None:
+    if not (isinstance(eps, (int, float)) and math.isfinite(eps) and 0 < eps <= 10):
+        raise ExpressivityError(f"eps must be a finite number in (0, 10], got {eps!r}")
 
 
 def _monomial_coefficients(rpe: str, cheb: np.ndarray, betas, eps: float):
@@ -288,3 +295,57 @@ def _monomial_coefficients(rpe: str, cheb: np.ndarray, betas, eps: float):
         max_c = max(abs(c) for c in cs)
         fits = max_c < mpmath.mpf(2) ** 1000
         return (float(max_c) if fits else math.inf), (tuple(float(c) for c in cs) if fits else None)
+
+
+# ---- Task III: kernels that are not deltas --------------------------------------------------------
+
+KERNELS = ("power", "exp")
+
+
+def target_kernel(kernel: str, alpha: float, s) -> np.ndarray:
+    """The memory kernels of the ``kernel-memory`` task: ``(1 - e^-a) e^{-a s}`` (``exp``) or
+    ``(1 + s)^-(1+a) / zeta(1 + a)`` (``power``), both summing to 1 over ``s >= 0``."""
+    if kernel not in KERNELS:
+        raise ExpressivityError(f"unknown kernel {kernel!r}; use power or exp")
+    if not (isinstance(alpha, (int, float)) and not isinstance(alpha, bool) and math.isfinite(alpha) and alpha > 0):
+        raise ExpressivityError(f"alpha must be a finite number > 0, got {alpha!r}")
+    return head_weights("lin", alpha, s) if kernel == "exp" else head_weights("log", 1.0 + alpha, s)
+
+
+def matched_head(kernel: str, alpha: float) -> tuple[str, float]:
+    """The one head that realises the kernel exactly: ``(rpe, beta)`` (spec §3.3)."""
+    target_kernel(kernel, alpha, [0])
+    return ("lin", float(alpha)) if kernel == "exp" else ("log", 1.0 + float(alpha))
+
+
+def kernel_fit(rpe: str, kernel: str, alpha: float, heads: int, eps: float = 0.1, cutoff: int = 20_000) -> KernelFit:
+    """``H`` heads of type ``rpe`` realising the ``kernel`` of the ``kernel-memory`` task.
+
+    One head of the kernel's own family (:func:`matched_head`) is exact. Otherwise heads
+    ``beta_k = eps k`` (lin) or ``1 + eps k`` (log) with ``P`` interpolating the transformed
+    target ``G(u) = rho(s(u)) / (g(s(u)) u)`` at Chebyshev points (spec §3.3: the rate follows
+    the smoothness of ``G``; a mismatched family makes ``G`` singular at ``u = 0``).
+    """
+    _check(rpe, 0, heads)
+
+    def rho(s):
+        return target_kernel(kernel, alpha, s)
+
+    if (rpe, kernel) in (("lin", "exp"), ("log", "power")) and heads == 1:
+        _, beta = matched_head(kernel, alpha)
+        s = np.arange(cutoff)
+        l1 = float(np.abs(head_weights(rpe, beta, s) - rho(s)).sum())
+        return KernelFit("matched", rpe, 0, 1, (beta,), (1.0,), l1, 1.0, "float64",
+                         f"one head of the kernel's own family, w_beta = rho: summed over s < {cutoff} (the tails "
+                         "are equal term by term)", {"kernel": kernel, "alpha": alpha})
+    _check_eps(eps)
+    u_of, s_of, g = _variable(rpe, eps)
+
+    def G(u):
+        u = np.asarray(u, float)
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            sv = s_of(u)
+            out = rho(sv) / (g(sv) * u)
+        return np.where(np.isfinite(out), out, 0.0)
+
+    return chebyshev_construction(rpe, heads, eps, G, rho, "chebyshev", cutoff, 0, {"kernel": kernel, "alpha": alpha})

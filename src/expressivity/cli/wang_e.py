@@ -1,0 +1,170 @@
+"""``expressivity wang-e``: Wang & E (2024) constructions, built and checked (``build``), and the
+kernel-level constructions of Theorem 1's attention part (``kernel``)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import click
+from click.core import ParameterSource
+
+from expressivity.cli.common import console, emit_json, err_console, run_record
+from expressivity.errors import ExpressivityError
+from expressivity.records import check_output_dir, staged_output, write_json
+
+MEMORIES = ("fixed", "kernel", "adaptive", "nested")
+# Which options each construction takes; anything else given is refused by name.
+APPLIES = {
+    "fixed": {"lags", "readout", "rpe", "heads", "b", "width", "grid", "length"},
+    "kernel": {"kernel", "alpha", "rpe", "heads", "eps", "length"},
+    "adaptive": {"max_lag", "beta", "length"},
+    "nested": {"max_lag", "depth", "beta", "length"},
+}
+COMMON = {"memory", "out", "as_json", "seed"}
+
+
+class BetaType(click.ParamType):
+    """A number > 0, or ``inf`` for hardmax."""
+
+    name = "beta"
+
+    def convert(self, value, param, ctx):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number; give a number > 0 or 'inf' (hardmax)", param, ctx)
+        if math.isnan(number) or number <= 0:
+            self.fail(f"{value!r} must be > 0 (or 'inf' for hardmax)", param, ctx)
+        return number
+
+
+def _finite(name: str, value: float | None, low: float = 0.0) -> None:
+    if value is not None and not (math.isfinite(value) and value > low):
+        raise click.BadParameter(f"must be a finite number > {low:g}, got {value}", param_hint=name)
+
+
+@click.group("wang-e")
+def wang_e() -> None:
+    """Wang & E (2024): DP-free memory heads, explicit readouts, adaptive retrieval; built and checked."""
+
+
+@wang_e.command("build")
+@click.option("--memory", type=click.Choice(MEMORIES), required=True, help="which construction")
+@click.option("--lags", default=None, help="fixed: comma-separated lags (default 1,3)")
+@click.option("--readout", default=None, help="fixed: linear, product, or a function name (default product)")
+@click.option("--kernel", type=click.Choice(["power", "exp"]), default=None, help="kernel: the memory kernel (default power)")
+@click.option("--alpha", type=float, default=None, help="kernel: tail exponent / rate (default 0.5)")
+@click.option("--rpe", type=click.Choice(["lin", "log"]), default=None, help="head type (fixed: lin; kernel: matched)")
+@click.option("--heads", type=click.IntRange(1, 4096), default=None, help="heads (fixed: T_M + 2; kernel: 1)")
+@click.option("--b", "b", type=float, default=None, help="fixed: head spacing beta_k = k b (default 2)")
+@click.option("--eps", type=float, default=None, help="kernel: head spacing beta_k = eps k (default 0.1)")
+@click.option("--width", type=click.IntRange(2, 4096), default=None, help="fixed: intervals per polarised square (32)")
+@click.option("--grid", type=click.IntRange(1, 64), default=None, help="fixed, function readouts: grid cells per side (16)")
+@click.option("--max-lag", "max_lag", type=click.IntRange(1, 64), default=None, help="adaptive/nested: pointers 1..T (8)")
+@click.option("--depth", type=click.IntRange(1, 8), default=None, help="nested: chain depth (2)")
+@click.option("--beta", type=BetaType(), default=None, help="adaptive/nested: score sharpness, inf = hardmax (inf)")
+@click.option("--length", type=click.IntRange(2, 4096), default=None, help="sequence length of the check")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, help="random check sequences")
+@click.option("--out", "out", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="save the network (safetensors + JSON), report.json and run.json here")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@click.pass_context
+def build(ctx, memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, grid, max_lag, depth, beta, length, seed,
+          out, as_json):
+    """Build a Wang & E construction and check it against its target and its stated bound (exit 1 if a check fails)."""
+    given = {n for n in ctx.params if ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)}
+    extra = sorted(given - APPLIES[memory] - COMMON)
+    if extra:
+        raise click.UsageError(f"--memory {memory} does not take " + ", ".join("--" + n.replace("_", "-") for n in extra))
+    _finite("--alpha", alpha)
+    _finite("--b", b)
+    _finite("--eps", eps)
+    if out is not None:
+        check_output_dir(out)
+    net, report = _build(memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, grid, max_lag, depth, beta,
+                         length, seed)
+    config = {k: v for k, v in ctx.params.items() if k not in ("as_json",)} | {"out": None if out is None else str(out)}
+    result = summary(report) | {"report": report.as_dict(), "run": run_record("wang-e build", config, seed)}
+    if out is not None:
+        from expressivity.export import save_network
+
+        with staged_output(out) as stage:
+            save_network(net, stage / "network")
+            write_json(stage / "report.json", report.as_dict())
+            write_json(stage / "run.json", result["run"])
+    if as_json:
+        emit_json(result)
+    else:
+        console.print(net.summary(max_layers=12))
+        console.print(f"sup error {result['sup_error']:.3g} (bound {result['bound']:.3g}); kernel l1 "
+                      f"{result['kernel_l1']}; FFN error bound {result['ffn_error']}; {result['params']} parameters; "
+                      f"max |weight| {result['max_abs_weight']:.3g}; checks "
+                      + ("passed" if report.ok else "FAILED"), soft_wrap=True)
+    if not report.ok:
+        err_console.print("error: verification failed: " + "; ".join(report.failures()))
+        raise SystemExit(1)
+
+
+def _build(memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, grid, max_lag, depth, beta, length, seed):
+    from expressivity.constructions.wang_e import adaptive, essential, fixed
+
+    if memory == "fixed":
+        net, rep = fixed.build_fixed_memory("1,3" if lags is None else lags, readout=readout or "product",
+                                            rpe=rpe or "lin",
+                                            b=2.0 if b is None else b, heads=heads, width=width or 32, grid=grid or 16)
+        return net, fixed.check_fixed_memory(net, rep, length=length, seed=seed)
+    if memory == "kernel":
+        net, rep = essential.build_kernel_memory(kernel or "power", 0.5 if alpha is None else alpha, rpe, heads or 1,
+                                                 0.1 if eps is None else eps)
+        return net, essential.check_kernel_memory(net, rep, length=length or 256, seed=seed)
+    net, rep = adaptive.build_adaptive_memory(max_lag=max_lag or 8, depth=1 if memory == "adaptive" else (depth or 2),
+                                              length=length or 32, beta=math.inf if beta is None else beta)
+    return net, adaptive.check_adaptive_memory(net, rep, seed=seed)
+
+
+def summary(report) -> dict:
+    """The headline numbers every construction reports, flat for scripts."""
+    l1 = [e.value for e in report.errors if e.name.startswith("kernel_l1")]
+    return {"construction": report.construction, "ok": report.ok, "sup_error": report.error("sup_error").value,
+            "bound": report.error("sup_error").bound, "kernel_l1": max(l1) if l1 else None,
+            "ffn_error": report.bounds.get("ffn_error"), "params": report.size.parameters,
+            "max_abs_weight": report.constants.get("max_abs_weight", 1.0)}
+
+
+@wang_e.command("kernel")
+@click.option("--rpe", type=click.Choice(["lin", "log"]), required=True)
+@click.option("--lag", type=click.IntRange(0, 10_000), required=True, help="the delta's lag T")
+@click.option("--heads", type=click.IntRange(1, 100_000), default=None, help="heads (interpolation default: T + 2)")
+@click.option("--construction", type=click.Choice(["interpolation", "chebyshev"]), default="interpolation",
+              show_default=True)
+@click.option("--b", "b", type=float, default=None, help="interpolation: beta_k = k b (lin) or 1 + k b (log); default 2")
+@click.option("--eps", type=float, default=None, help="chebyshev: beta_k = eps k (lin) or 1 + eps k (log); default 0.1")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@click.pass_context
+def kernel(ctx, rpe, lag, heads, construction, b, eps, as_json):
+    """How well H DP-free heads combine into a delta at lag T (l1 error over all lags, coefficient sizes)."""
+    from expressivity.constructions.wang_e.kernels import chebyshev_kernel, interpolation_heads
+
+    given = {n for n in ctx.params if ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)}
+    if construction == "interpolation" and "eps" in given:
+        raise click.UsageError("--eps applies to --construction chebyshev; the interpolation heads take --b")
+    if construction == "chebyshev" and "b" in given:
+        raise click.UsageError("--b applies to --construction interpolation; the chebyshev heads take --eps")
+    _finite("--b", b)
+    _finite("--eps", eps)
+    if construction == "interpolation":
+        fit = interpolation_heads(rpe, lag, 2.0 if b is None else b, heads)
+    else:
+        if heads is None:
+            raise click.UsageError("--construction chebyshev needs --heads")
+        fit = chebyshev_kernel(rpe, lag, heads, 0.1 if eps is None else eps)
+    result = fit.as_dict() | {"run": run_record("wang-e kernel", dict(ctx.params))}
+    if len(result["betas"]) > 64:  # keep the output readable; the counts stay
+        result["betas"], result["coefficients"] = None, None
+    if as_json:
+        emit_json(result)
+        return
+    coeff = "beyond the exact budget" if fit.max_abs_coefficient is None else f"{fit.max_abs_coefficient:.3g}"
+    console.print(f"{construction} {rpe} heads, lag {lag}, H={fit.heads}: l1 error {fit.l1_error:.3g}; "
+                  f"max |coefficient| {coeff}; {fit.arithmetic}; {fit.method}", soft_wrap=True)

@@ -1,0 +1,61 @@
+"""``expressivity wang-e build`` and ``kernel`` as a user runs them."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from expressivity.cli.main import cli
+
+
+def run(*args):
+    result = CliRunner().invoke(cli, ["wang-e", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("args", [["--memory", "fixed"], ["--memory", "kernel"], ["--memory", "adaptive", "--length", "12"],
+                                  ["--memory", "nested", "--depth", "2", "--max-lag", "3", "--length", "12"]])
+def test_build_prints_the_documented_keys(args):
+    code, out, err = run("build", *args, "--json")
+    assert code == 0, err
+    obj = json.loads(out)
+    assert {"sup_error", "bound", "kernel_l1", "ffn_error", "params", "max_abs_weight", "report", "run"} <= set(obj)
+    assert obj["ok"] and obj["sup_error"] <= obj["bound"] and obj["run"]["command"] == "wang-e build"
+
+
+def test_build_saves_the_network(tmp_path):
+    from expressivity.export import load_network
+
+    code, _, err = run("build", "--memory", "fixed", "--readout", "linear", "--out", str(tmp_path / "net"))
+    assert code == 0, err
+    net = load_network(tmp_path / "net" / "network")
+    assert net.layers[0].normaliser == "infinite" and (tmp_path / "net" / "report.json").exists()
+
+
+def test_kernel_command_reproduces_a_spec_value():
+    code, out, _ = run("kernel", "--rpe", "lin", "--lag", "3", "--b", "2", "--json")
+    obj = json.loads(out)
+    assert code == 0 and obj["l1_error"] == pytest.approx(3.44e-3, rel=0.01) and obj["heads"] == 5
+    assert obj["max_abs_coefficient"] > 1e7 and obj["arithmetic"].startswith("mpmath")
+    code, out, _ = run("kernel", "--rpe", "lin", "--lag", "4", "--heads", "256", "--construction", "chebyshev",
+                       "--eps", "0.1", "--json")
+    assert code == 0 and json.loads(out)["l1_error"] == pytest.approx(3.4e-3, rel=0.05)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["build", "--memory", "adaptive", "--lags", "1,3"], "does not take --lags"),
+    (["build", "--memory", "kernel", "--readout", "product"], "does not take --readout"),
+    (["build", "--memory", "fixed", "--b", "nan"], "--b"),
+    (["build", "--memory", "fixed", "--b", "4"], "float64 cannot carry"),
+    (["build", "--memory", "fixed", "--lags", ""], "lags"),
+    (["build", "--memory", "nested", "--beta", "-1"], "--beta"),
+    (["build", "--memory", "kernel", "--alpha", "inf"], "--alpha"),
+    (["build", "--memory", "fixed", "--out", ""], "--out must name"),
+    (["kernel", "--rpe", "lin", "--lag", "3", "--eps", "0.1"], "--eps applies"),
+    (["kernel", "--rpe", "lin", "--lag", "3", "--construction", "chebyshev"], "needs --heads"),
+    (["kernel", "--rpe", "lin", "--lag", "300"], "budget"),
+    (["kernel", "--rpe", "cos", "--lag", "3"], "--rpe"),
+])
+def test_bad_input_is_one_line(args, needle):
+    code, out, err = run(*args)
+    assert code == 2 and err.startswith("error:") and needle in err and len(err.strip().splitlines()) == 1, err
