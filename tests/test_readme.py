@@ -1,0 +1,18 @@
+"""The README's Python examples run as written, in order, in one namespace (in a scratch folder)."""
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+
+
+def test_readme_python_blocks_run(tmp_path, monkeypatch):
+    assert len(BLOCKS) >= 2
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    for index, code in enumerate(BLOCKS):
+        # keep the training example short: the same calls, fewer steps
+        code = code.replace('RunConfig.for_task("reverse", {"length": 8}, seed=1)',
+                            'RunConfig.for_task("reverse", {"length": 8}, train={"steps": 20}, seed=1)')
+        exec(compile(code, f"README python block {index}", "exec"), namespace)
