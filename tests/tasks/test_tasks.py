@@ -164,3 +164,13 @@ def test_kernel_memory_targets_at_another_length_use_that_lengths_kernel():
     rho = task.rho(torch.arange(40))
     want = torch.stack([sum(rho[s] * x[:, t - s] for s in range(t + 1)) for t in range(40)], 1)
     assert torch.allclose(y, want.float().double(), atol=1e-5)
+
+
+def test_fixed_memory_sin_product_readout():
+    task = make_task("fixed-memory", lags="1,3", readout="sin-product", length=8)
+    b = task.sample(4, None, gen(0))
+    x, y = b.x[..., 0], b.y[..., 0]
+    t = 5
+    assert torch.allclose(y[:, t], torch.sin(4 * math.pi * x[:, t - 1] * x[:, t - 3]))
+    with pytest.raises(ExpressivityError, match="two lags"):
+        make_task("fixed-memory", lags="1,3,5", readout="sin-product")

@@ -4,7 +4,8 @@ All are regression tasks with one output per position, scored by MSE and R^2.
 
 * ``fixed-memory`` (Task I): ``y_t = f(x_{t-T_1}, ..., x_{t-T_M})`` for fixed lags, scored
   at ``t >= T_M`` (so every argument exists). Readouts: ``linear`` (mean of the arguments),
-  ``boolean`` (product of +-1 tokens: a sparse parity) and ``smooth`` (``sin(pi * mean)``).
+  ``boolean`` (product of +-1 tokens: a sparse parity), ``smooth`` (``sin(pi * mean)``) and
+  ``sin-product`` (``sin(4 pi x_1 x_2)``, two lags: the hard readout of the spec's claim 4).
   Tokens are uniform on ``[-1, 1]`` (``+-1`` for ``boolean``).
 * ``adaptive-memory`` (Task II-a) and ``nested-memory`` (II-b). The spec leaves the exact
   definition open; we choose: token ``t`` carries a value ``v_t ~ U[-1, 1]`` and a pointer
@@ -51,8 +52,10 @@ class FixedMemory(Task):
 
     def __post_init__(self):
         self.lag_list = _lags(self.lags)
-        if self.readout not in ("linear", "boolean", "smooth"):
-            raise ExpressivityError(f"readout must be linear, boolean or smooth; got {self.readout!r}")
+        if self.readout not in ("linear", "boolean", "smooth", "sin-product"):
+            raise ExpressivityError(f"readout must be linear, boolean, smooth or sin-product; got {self.readout!r}")
+        if self.readout == "sin-product" and len(self.lag_list) != 2:
+            raise ExpressivityError(f"readout sin-product takes two lags, got {self.lags!r}; give e.g. lags=1,3")
         super().__post_init__()
 
     def check_length(self, length):
@@ -76,6 +79,8 @@ class FixedMemory(Task):
             return args.mean(-1)
         if self.readout == "boolean":
             return args.prod(-1)
+        if self.readout == "sin-product":
+            return torch.sin(4 * math.pi * args[..., 0] * args[..., 1])
         return torch.sin(math.pi * args.mean(-1))
 
     def generate(self, batch_size, n, generator):
