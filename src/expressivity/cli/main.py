@@ -62,7 +62,8 @@ def _register() -> None:
 
     cli.add_command(demo.demo)
     # Later subsystems plug in here; each module exposes click commands.
-    for module, names in (("expressivity.cli.yun", ("yun",)), ("expressivity.cli.train", ("train", "tasks"))):
+    for module, names in (("expressivity.cli.yun", ("yun",)), ("expressivity.cli.train", ("train", "tasks")),
+                          ("expressivity.cli.sweep", ("sweep",)), ("expressivity.cli.results", ("results", "fit", "plot"))):
         try:
             mod = __import__(module, fromlist=list(names))
         except ModuleNotFoundError as exc:

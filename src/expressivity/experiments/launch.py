@@ -23,10 +23,10 @@ from typing import Callable
 
 from expressivity.errors import ExpressivityError
 from expressivity.experiments.local import cpu_count, run_local
-from expressivity.experiments.packing import DEFAULT_MAX_PACK, plan_packs
+from expressivity.experiments.packing import DEFAULT_MAX_PACK, Pack, plan_packs
 from expressivity.experiments.store import RECORDS, FolderLock, RecordWriter, read_records
 from expressivity.experiments.sweep import Sweep
-from expressivity.experiments.worker import failed_record
+from expressivity.experiments.worker import failed_record, pack_dir, run_dir
 from expressivity.records import check_output_dir, run_record, write_json
 
 BACKENDS = ("local", "ray")
@@ -113,7 +113,7 @@ def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None 
             todo = {c.id() for c in sweep.configs if c.id() not in recorded or (
                 retry_failed and recorded[c.id()]["status"] == "failed"
                 and not str(recorded[c.id()].get("reason")).startswith("nan"))}
-            packs = [p for p in plan_packs(sweep.configs, max_pack) if any(c.id() in todo for c in p.configs)]
+            packs = _packs_to_run(sweep, todo, max_pack, out)
             report = SweepReport(str(out), sweep.name, sweep.id(), len(sweep.configs), len(sweep.configs) - len(todo),
                                  packs=len(packs), backend=backend, workers=workers, threads=threads)
             # Largest packs first: the last ones to finish are then short (better balance, honest ETA).
@@ -130,6 +130,29 @@ def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None 
                 report.failures[kind] = report.failures.get(kind, 0) + 1
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _packs_to_run(sweep: Sweep, todo: set[str], max_pack: int, out: Path) -> list[Pack]:
+    """The packs of the whole sweep that hold runs to do. A pack some of whose runs are recorded
+    is run whole only where it can resume (its ensemble checkpoint, or finished member folders:
+    a driver killed while recording); otherwise its unrecorded runs are packed anew, so a sweep
+    extended by new seeds or learning rates does not retrain what it has."""
+    packs, leftover = [], []
+    for p in plan_packs(sweep.configs, max_pack):
+        waiting = [c for c in p.configs if c.id() in todo]
+        if len(waiting) == p.size or (waiting and _resumable(p, out)):
+            packs.append(p)
+        else:
+            leftover += waiting
+    return packs + (plan_packs(leftover, max_pack) if leftover else [])
+
+
+def _resumable(pack: Pack, out: Path) -> bool:
+    from expressivity.training.checkpoint import checkpoint_exists
+
+    if checkpoint_exists(pack_dir(out, pack.id) / "ensemble"):
+        return True
+    return all(checkpoint_exists(run_dir(out, c.id()) / "checkpoint") for c in pack.configs)
 
 
 def _drive(jobs, packs, todo, writer, report, backend, workers, threads, device, ray_address, on_progress) -> None:

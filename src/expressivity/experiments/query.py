@@ -65,6 +65,8 @@ def _sweep_select(folder: Path) -> dict:
 
 
 def _is_records_file(path: Path) -> bool:
+    if path.name == RECORDS:
+        return True
     with path.open("rb") as f:
         first = f.readline()
     try:
@@ -102,6 +104,8 @@ def open_source(source, select: bool | dict = True) -> Source:
         con.execute(f"CREATE TABLE t AS SELECT * FROM {readers[suffix]}(?)", [str(path)])
     except duckdb.Error as exc:
         raise ExpressivityError(f"{path} is not a readable {suffix[1:]} table ({_first(exc)})") from None
+    if con.execute("SELECT count(*) FROM t").fetchone()[0] == 0:
+        raise ExpressivityError(f"{path} has no rows")
     return Source(con, _columns(con), False, label=str(path))
 
 
@@ -203,8 +207,8 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
     95% Student-t interval (on log10 with ``log``) across the group's rows -- its seeds.
 
     Columns: the groups, ``n`` (values), ``mean``/``geomean``, ``ci_low``, ``ci_high``, ``sd``
-    (of log10 with ``log``), ``min``, ``max``, ``failed`` (rows without a value: failed runs,
-    or non-positive values with ``log``).
+    (of log10 with ``log``), ``min``, ``max``, ``failed`` (failed runs) and ``missing`` (other rows
+    without a value: empty cells, or values <= 0 with ``log``, which a geometric mean cannot take).
     """
     groups = default_group_by(src, length) if group_by is None else group_by
     exprs = [path_sql(g) if src.from_records and g in src.settings else expr(g, src, "--group-by") for g in groups]
@@ -212,26 +216,27 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
     value = f"CASE WHEN ({m}) > 0 THEN log10(({m})::DOUBLE) END" if log else f"({m})::DOUBLE"
     cond = f"({length_filter(src, length)}) AND ({where or 'TRUE'})"
     select = ", ".join(f"{e} AS {quote(g)}" for e, g in zip(exprs, groups))
+    failed = "count(*) FILTER (WHERE status = 'failed')" if src.from_records else "0"
     sql = (f"SELECT {select + ', ' if select else ''}count(v) AS n, avg(v) AS mean, stddev_samp(v) AS sd, "
-           f"min(v) AS lo, max(v) AS hi, count(*) - count(v) AS failed "
+           f"min(v) AS lo, max(v) AS hi, {failed} AS failed, count(*) - count(v) - {failed} AS missing "
            f"FROM (SELECT *, {value} AS v FROM t WHERE {cond}) "
            + (f"GROUP BY {', '.join(quote(g) for g in groups)} ORDER BY {', '.join(quote(g) for g in groups)}"
               if groups else ""))
     _, rows = run_sql(src, sql)
     head = [*groups, "n", "geomean" if log else "mean", "ci_low", "ci_high", "sd_log10" if log else "sd", "min", "max",
-            "failed"]
+            "failed", "missing"]
     out = []
     for row in rows:
-        g, (n, mean, sd, lo, hi, failed) = list(row[:len(groups)]), row[len(groups):]
+        g, (n, mean, sd, lo, hi, failed, missing) = list(row[:len(groups)]), row[len(groups):]
         if n == 0:
-            out.append([*g, 0, None, None, None, None, None, None, failed])
+            out.append([*g, 0, None, None, None, None, None, None, failed, missing])
             continue
         half = t_quantile_975(n - 1) * sd / math.sqrt(n) if n > 1 and sd is not None else None
         ci = (mean - half, mean + half) if half is not None else (None, None)
         if log:
             mean, lo, hi = 10 ** mean, 10 ** lo, 10 ** hi
             ci = tuple(None if c is None else 10 ** c for c in ci)
-        out.append([*g, n, mean, *ci, sd, lo, hi, failed])
+        out.append([*g, n, mean, *ci, sd, lo, hi, failed, missing])
     return head, out
 
 
