@@ -16,7 +16,9 @@ from expressivity.experiments import run_sweep, sweep_from_spec
 
 from tests.experiments.helpers import BASE, grid_spec, write_spec
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+import expressivity
+
+SRC = Path(expressivity.__file__).resolve().parents[1]  # the subprocesses import what this test imports
 
 
 def run(*args):

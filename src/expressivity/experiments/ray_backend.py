@@ -7,12 +7,15 @@ Where Ray runs: an already initialised Ray in this process (tests), else the clu
 
 Each task asks for ``threads`` CPUs (and one GPU with ``device="cuda"``) and trains its pack in
 the sweep folder at the same path on its node: on one machine or a shared filesystem,
-interrupted runs resume from their checkpoints; records always come back to the driver.
+interrupted runs resume from their checkpoints; records always come back to the driver. On a
+cluster the driver's ``expressivity`` package is shipped to the nodes (a Ray ``runtime_env``),
+so they run the driver's code; they need its Python, torch and numpy.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Iterator
 
 from expressivity.errors import ExpressivityError
@@ -35,7 +38,12 @@ def connect(address: str | None, workers: int | None):
     kwargs = dict(include_dashboard=False, log_to_driver=True, configure_logging=True, logging_level="warning")
     try:
         if address:
-            ray.init(address=address, **kwargs)
+            # Ship this process's expressivity package to the cluster, so every node runs the code
+            # the driver runs (nodes need Python, torch and numpy of the same versions).
+            import expressivity
+
+            package = str(Path(expressivity.__file__).resolve().parent)
+            ray.init(address=address, runtime_env={"py_modules": [package]}, **kwargs)
         else:
             ray.init(address="local", num_cpus=workers, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as exc:
@@ -50,6 +58,12 @@ def connect(address: str | None, workers: int | None):
                                     "(or RAY_AUTH_TOKEN)") from None
         raise
     return ray, True
+
+
+def _cause(exc: BaseException) -> str:
+    """The last line of a Ray error (the remote exception), not Ray's header."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[-1] if lines else type(exc).__name__
 
 
 def run_ray(jobs: list[tuple[int, dict]], *, address: str | None = None, workers: int | None = None,
@@ -80,8 +94,7 @@ def run_ray(jobs: list[tuple[int, dict]], *, address: str | None = None, workers
                     try:
                         records = ray.get(ref)
                     except ray.exceptions.RayError as exc:
-                        text = str(exc).strip().splitlines()
-                        yield "crashed", index, f"ray: the task failed ({type(exc).__name__}: {text[0] if text else ''})"
+                        yield "crashed", index, f"ray: the task failed ({_cause(exc)})"
                         continue
                     yield "done", index, records
         finally:
