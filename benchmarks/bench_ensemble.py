@@ -15,7 +15,7 @@ per-step overhead rather than arithmetic dominates; ``tiny`` is the Wang & E cla
 n=64); ``small`` a 1-layer attention model d=32, H=2, FFN 64 on reverse (n=8, batch 32);
 ``medium`` the reverse default (d=64, H=4, FFN 128, batch 64).
 
-    python benchmarks/bench_ensemble.py [--json] [--k 8] [--steps 60] [--rounds 3] [--sizes tiny,small,medium]
+    python benchmarks/bench_ensemble.py [--json] [--k 8] [--steps 60] [--rounds 3] [--threads 1] [--sizes tiny,small,medium]
 """
 
 from __future__ import annotations
@@ -74,7 +74,9 @@ def main(argv=None):
     p.add_argument("--steps", type=int, default=60)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--sizes", default="micro,tiny,small,medium")
-    p.add_argument("--threads", type=int, default=2)
+    # 1 thread: what each sweep worker uses; on a 2-core machine shared with other jobs, 2-thread
+    # timings swing by factors of 5 between rounds (a contended thread pool stalls), 1-thread ones do not.
+    p.add_argument("--threads", type=int, default=1)
     p.add_argument("--json", action="store_true")
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)

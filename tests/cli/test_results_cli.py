@@ -69,6 +69,8 @@ def test_results_options(sweep_dir, tmp_path):
     assert {r["length"] for r in rows} == {4, 6} and "geomean" in rows[0]
     code, out, _ = run("results", sweep_dir, "--length", "6", "--json")
     assert code == 0 and len(json.loads(out)["rows"]) == 2
+    code, out, _ = run("results", sweep_dir, "--group-by", "", "--json")  # one row over everything
+    assert code == 0 and [r["n"] for r in json.loads(out)["rows"]] == [6]
     code, out, _ = run("results", sweep_dir)
     assert code == 0 and "model.heads" in out and "selected per configuration and seed: train.lr" in out
     # Parquet: the compact, queryable copy, readable by fit and results alike.
@@ -114,6 +116,7 @@ def test_fit_and_plot_on_a_sweep(sweep_dir, tmp_path):
     (["results", "{dir}", "--metric", ""], "--metric is empty"),
     (["results", "{dir}", "--length", "banana"], "--length must be"),
     (["results", "{dir}", "--length", "99999999999"], "--length must be"),
+    (["results", "{dir}", "--length", "0"], "--length must be"),
     (["results", "{dir}", "--format", "parquet"], "needs --out"),
     (["results", "{dir}", "--out", "x.csv"], "add --format"),
     (["results", "{missing}"], "not found"),

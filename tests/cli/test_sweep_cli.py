@@ -42,6 +42,15 @@ def test_sweep_run_json_then_show(tmp_path):
     assert code == 0 and "4 runs in 1 packs" in out and "select train.lr: min val_loss" in out
 
 
+def test_prints_in_a_python_sweep_file_stay_out_of_the_json(tmp_path):
+    f = tmp_path / "noisy.py"
+    f.write_text("print('hello from the sweep file')\n"
+                 "def configs():\n    print('making configs')\n"
+                 f"    return [{BASE!r}]\n".replace("None", "None"))
+    code, out, err = run("sweep", "show", f, "--json")
+    assert code == 0 and json.loads(out)["runs"] == 1
+
+
 def test_failures_exit_1_with_a_count(tmp_path):
     spec = write_spec(tmp_path / "s.json", grid_spec({"train.lr": [1e-3, 1e6], "seed": [0]}))
     code, out, err = run("sweep", "run", spec, "--out", tmp_path / "o", "--workers", "1")

@@ -96,7 +96,8 @@ def results(source, where, group_by, metric, log, length, runs, no_select, fmt, 
     fmt = "json" if as_json else fmt
     with warnings_as_lines(), human_output_to_stderr(fmt == "json" and out is None):
         src = open_source(source, select=not no_select)
-        groups = split_list(group_by) if group_by is not None else None
+        # --group-by "" asks for one row over everything; unset means the varying settings
+        groups = (split_list(group_by) if group_by.strip() else []) if group_by is not None else None
         if runs:
             head, rows = run_rows(src, where, length, metric if metric != "test_metric" else None)
             title = f"{src.label}: {len(rows)} rows"
@@ -177,4 +178,4 @@ def plot(source, x, y, by, logx, logy, where, length, out, as_json):
         emit_json({"figure": str(out), "series": series, "run": run_record("plot", {"source": str(source), "x": x,
                                                                                    "y": y, "by": by})})
     else:
-        console.print(f"wrote {out} ({len(series)} lines)", markup=False, soft_wrap=True)
+        console.print(f"wrote {out} ({len(series)} line{'s' if len(series) != 1 else ''})", markup=False, soft_wrap=True)

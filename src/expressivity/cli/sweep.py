@@ -78,7 +78,7 @@ def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, m
         except KeyboardInterrupt:
             from expressivity.experiments.store import RECORDS
 
-            n = sum(1 for _ in open(out / RECORDS)) if (out / RECORDS).exists() else 0
+            n = (out / RECORDS).read_bytes().count(b"\n") if (out / RECORDS).exists() else 0
             err_console.print(f"interrupted: {n} runs are recorded in {out}; run the same command again to continue",
                               markup=False, soft_wrap=True)
             sys.exit(130)

@@ -176,7 +176,7 @@ def length_filter(src: Source, length) -> str:
         return "TRUE"
     if length == "train":
         return "length = train_length"
-    if isinstance(length, str) and re.fullmatch(r"\d{1,9}", length.strip()):
+    if isinstance(length, str) and re.fullmatch(r"[1-9]\d{0,8}", length.strip()):
         return f"length = {int(length)}"
     if isinstance(length, int) and not isinstance(length, bool) and length >= 1:
         return f"length = {length}"

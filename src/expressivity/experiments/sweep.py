@@ -22,12 +22,14 @@ reported comes from the separate *test* split (see :mod:`expressivity.experiment
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import importlib.util
 import itertools
 import json
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -299,11 +301,13 @@ def _load_python(path: Path) -> Sweep:
     spec = importlib.util.spec_from_file_location(f"_sweep_{content_hash(str(path.resolve()), 8)}", path)
     module = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(module)
-        make = getattr(module, "configs", None)
-        if not callable(make):
-            raise ExpressivityError(f"sweep file {path} defines no configs() function returning run configurations")
-        items = list(make())
+        # A print in the user's file must not end up in a --json answer on stdout.
+        with contextlib.redirect_stdout(sys.stderr):
+            spec.loader.exec_module(module)
+            make = getattr(module, "configs", None)
+            if not callable(make):
+                raise ExpressivityError(f"sweep file {path} defines no configs() function returning run configurations")
+            items = list(make())
     except ExpressivityError as exc:
         raise ExpressivityError(f"sweep file {path}: {exc}") from None
     except (Exception, SystemExit) as exc:  # user code: any failure is the file's problem, said in one line
