@@ -58,6 +58,10 @@ def test_a_sweep_that_adds_runs_extends_the_folder_and_another_is_refused(tmp_pa
     assert (report.done, report.skipped) == (1, 2) and len(lines(tmp_path / "s")) == 3
     with pytest.raises(ExpressivityError, match="holds another sweep"):
         run_sweep(sweep_from_spec(grid_spec({"seed": [7]})), tmp_path / "s")
+    (tmp_path / "trained").mkdir()
+    (tmp_path / "trained" / "run.json").write_text("{}")  # a 'train --out' folder
+    with pytest.raises(ExpressivityError, match="another command's output"):
+        run_sweep(small, tmp_path / "trained")
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("x")
     with pytest.raises(ExpressivityError, match="did not write"):

@@ -24,7 +24,7 @@ from typing import Callable
 from expressivity.errors import ExpressivityError
 from expressivity.experiments.local import cpu_count, run_local
 from expressivity.experiments.packing import DEFAULT_MAX_PACK, Pack, plan_packs
-from expressivity.experiments.store import RECORDS, FolderLock, RecordWriter, read_records
+from expressivity.experiments.store import LOCK, RECORDS, WORKERS_LOCK, FolderLock, RecordWriter, read_records
 from expressivity.experiments.sweep import Sweep
 from expressivity.experiments.worker import failed_record, pack_dir, run_dir
 from expressivity.records import check_output_dir, run_record, write_json
@@ -100,7 +100,9 @@ def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None 
 
         device = resolve_device(device)
     workers, threads = resolve_workers(backend, device, workers, threads)
-    out = check_output_dir(Path(out)).resolve()
+    out = Path(out)
+    only_locks = out.is_dir() and {p.name for p in out.iterdir()} <= {LOCK, WORKERS_LOCK}  # killed at once
+    out = (out if only_locks else check_output_dir(out)).resolve()
     t0 = time.perf_counter()
     with FolderLock(out):
         _check_same_sweep(out, sweep)
@@ -206,8 +208,8 @@ def _drive(jobs, packs, todo, writer, report, backend, workers, threads, device,
 def _check_same_sweep(out: Path, sweep: Sweep) -> None:
     path = out / "sweep.json"
     if not path.exists():
-        if (out / RECORDS).exists():
-            raise ExpressivityError(f"{out} holds records but no sweep.json; use a new --out folder")
+        if (out / RECORDS).exists() or (out / "run.json").exists():
+            raise ExpressivityError(f"{out} holds another command's output (no sweep.json); use a new --out folder")
         return
     try:
         old = json.loads(path.read_text())
