@@ -35,19 +35,18 @@ def test_a_sweep_records_every_run_once_and_a_rerun_skips_them(tmp_path):
 
 
 def test_records_equal_direct_calls_of_the_trainer(tmp_path):
-    sw = sweep_from_spec(grid_spec({"model.heads": [1, 2], "train.lr": [1e-3, 1e-2], "seed": [0]}))
-    run_sweep(sw, tmp_path / "s", workers=2, max_pack=2)
+    spec = grid_spec([{"model.heads": [1, 2], "train.lr": [1e-3, 1e-2], "seed": [0]}, {"model.heads": [4], "seed": [5]}])
+    sw = sweep_from_spec(spec)
+    report = run_sweep(sw, tmp_path / "s", workers=2, max_pack=2)
+    assert report.packs == 3  # two ensembles of two, one single run
     by_id = {r["id"]: r for r in read_records(tmp_path / "s")}
     torch.set_num_threads(1)  # as in the workers
     for heads in (1, 2):
-        cfgs = [c for c in sw.configs if c.model.heads == heads]
-        results, _ = run_ensemble(cfgs)
+        results, _ = run_ensemble([c for c in sw.configs if c.model.heads == heads])
         for r in results:
-            assert by_id[r.id]["lengths"]["4"] == {k: v for k, v in r.summary()["lengths"]["4"].items()}
-    single = sweep_from_spec(grid_spec({"seed": [5]}))
-    run_sweep(single, tmp_path / "one", workers=1)
-    rec, = read_records(tmp_path / "one")
-    assert rec["final_loss"] == run(single.configs[0]).final_loss
+            assert by_id[r.id]["lengths"]["4"] == r.summary()["lengths"]["4"]
+    single = next(c for c in sw.configs if c.model.heads == 4)
+    assert by_id[single.id()]["final_loss"] == run(single).final_loss
 
 
 def test_a_sweep_that_adds_runs_extends_the_folder_and_another_is_refused(tmp_path):
@@ -82,10 +81,9 @@ def test_a_worker_that_dies_is_reported_and_replaced():
     good = sweep_from_spec(grid_spec({"seed": [0]})).configs[0]
     jobs = [(0, {"pack": "x", "configs": [{"not": "a config"}], "out": None}),
             (1, {"pack": "y", "configs": [good.to_dict()], "out": None})]
-    events = [(k, i) for k, i, _ in run_local(jobs, workers=1, threads=1)]
-    assert ("crashed", 0) in events and ("done", 1) in events
-    reason = next(p for k, i, p in run_local(jobs[:1], workers=1, threads=1) if k == "crashed")
-    assert reason.startswith("worker: the worker process died (exit code 1)")
+    events = {(k, i): p for k, i, p in run_local(jobs, workers=1, threads=1)}
+    assert ("done", 1) in events
+    assert events["crashed", 0].startswith("worker: the worker process died (exit code 1)")
 
 
 @pytest.mark.parametrize("kwargs, needle", [
