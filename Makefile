@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch is pinned: the local CPU wheel satisfies it without downloading CUDA packages.
 	$(PY) -m pip install --quiet "torch==2.13.0"
+	# [all] includes [results] (DuckDB) and [ray], which the test suite uses (a real local Ray).
 	$(PY) -m pip install --quiet -e ".[all]"
 	touch $(STAMP)
 

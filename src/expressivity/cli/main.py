@@ -52,24 +52,23 @@ def cli() -> None:
     """Build Transformers with hand-set weights, verify them exactly, and train small ones."""
 
 
+# Every command, by the module that defines it: a table, so a new subsystem adds one line.
+COMMANDS = (
+    ("expressivity.cli.circuits", ("circuit", "circuits_list", "equivariance")),
+    ("expressivity.cli.demo", ("demo",)),
+    ("expressivity.cli.yun", ("yun",)),
+    ("expressivity.cli.train", ("train", "tasks")),
+    ("expressivity.cli.wang_e", ("wang_e",)),
+    ("expressivity.cli.sweep", ("sweep",)),
+    ("expressivity.cli.results", ("results", "fit", "plot")),
+)
+
+
 def _register() -> None:
-    from expressivity.cli import circuits
+    import importlib
 
-    cli.add_command(circuits.circuit)
-    cli.add_command(circuits.circuits_list)
-    cli.add_command(circuits.equivariance)
-    from expressivity.cli import demo
-
-    cli.add_command(demo.demo)
-    # Later subsystems plug in here; each module exposes click commands.
-    for module, names in (("expressivity.cli.yun", ("yun",)), ("expressivity.cli.train", ("train", "tasks")),
-                          ("expressivity.cli.wang_e", ("wang_e",))):
-        try:
-            mod = __import__(module, fromlist=list(names))
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-            continue
+    for module, names in COMMANDS:
+        mod = importlib.import_module(module)
         for name in names:
             cli.add_command(getattr(mod, name))
 

@@ -1,0 +1,181 @@
+"""``expressivity results``, ``fit`` and ``plot``: tables, rate fits and figures over stored results
+(:mod:`expressivity.experiments.query`); this module only parses and prints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from expressivity.cli.common import console, emit_json, human_output_to_stderr
+from expressivity.cli.sweep import warnings_as_lines
+from expressivity.errors import ExpressivityError
+
+SOURCE = click.argument("source", metavar="DIR|TABLE", type=click.Path(path_type=Path))
+WHERE = click.option("--where", help="keep rows where this SQL condition holds, e.g. \"model.rpe = 'log'\"")
+LENGTH = click.option("--length", default="train", show_default=True,
+                      help="evaluated length of sweep rows: train (the training length), all, or a number")
+
+
+def _print_table(head, rows, title: str = "") -> None:
+    from rich.table import Table
+
+    from expressivity.experiments.query import format_number
+
+    table = Table(*head, title=title or None)
+    cells = [[format_number(v) for v in r] for r in rows]
+    for r in cells:
+        table.add_row(*r)
+    # Never truncate numbers to fit a narrow (or non-terminal, 80-column) console.
+    need = sum(max([len(str(h)), *(len(r[k]) for r in cells)]) + 3 for k, h in enumerate(head)) + 1
+    saved = console._width
+    console.width = max(console.width, need)
+    try:
+        console.print(table)
+    finally:
+        console._width = saved
+
+
+def _write(head, rows, fmt: str, out: Path | None, meta: dict) -> None:
+    from expressivity.experiments.query import to_csv, to_records, write_parquet
+    from expressivity.records import run_record
+
+    if fmt == "parquet":
+        if out is None:
+            raise click.UsageError("--format parquet needs --out FILE.parquet")
+        write_parquet(head, rows, out)
+        console.print(f"wrote {len(rows)} rows to {out}", markup=False, soft_wrap=True)
+        return
+    if fmt == "csv":
+        text = to_csv(head, rows)
+    elif fmt == "json":
+        import json
+
+        from expressivity.records import jsonable
+
+        text = json.dumps(jsonable({**meta, "columns": head, "rows": to_records(head, rows),
+                                    "run": run_record(meta.get("command", ""), meta)})) + "\n"
+    else:
+        if out is not None:
+            raise click.UsageError("--out writes csv, json or parquet; add --format")
+        _print_table(head, rows, meta.get("title", ""))
+        return
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    if out.is_dir():
+        raise ExpressivityError(f"--out {out} is a folder; give a file name")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".partial")
+    tmp.write_text(text)
+    tmp.replace(out)
+
+
+def _format_option(f):
+    f = click.option("--out", type=click.Path(path_type=Path), help="write the table to this file")(f)
+    f = click.option("--json", "as_json", is_flag=True, help="same as --format json")(f)
+    return click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "parquet"]), default="table",
+                        show_default=True)(f)
+
+
+@click.command("results")
+@SOURCE
+@WHERE
+@click.option("--group-by", "group_by", help="comma-separated columns (default: the settings that vary, less seed and "
+                                             "selected ones)")
+@click.option("--metric", default="test_metric", show_default=True, help="column or SQL expression to aggregate")
+@click.option("--log", "log", is_flag=True, help="geometric mean, interval on log10 (errors spanning decades)")
+@LENGTH
+@click.option("--runs", is_flag=True, help="one row per run instead of aggregates")
+@click.option("--no-select", "no_select", is_flag=True, help="ignore the sweep's selection rules (every run)")
+@_format_option
+def results(source, where, group_by, metric, log, length, runs, no_select, fmt, out, as_json):
+    """Aggregate a sweep's results (or any table) over seeds: mean and 95% t interval per group."""
+    from expressivity.experiments.query import aggregate, open_source, run_rows, split_list
+
+    fmt = "json" if as_json else fmt
+    with warnings_as_lines(), human_output_to_stderr(fmt == "json" and out is None):
+        src = open_source(source, select=not no_select)
+        # --group-by "" asks for one row over everything; unset means the varying settings
+        groups = (split_list(group_by) if group_by.strip() else []) if group_by is not None else None
+        if runs:
+            head, rows = run_rows(src, where, length, metric if metric != "test_metric" else None)
+            title = f"{src.label}: {len(rows)} rows"
+        else:
+            head, rows = aggregate(src, metric, groups, where, length, log)
+            title = (f"{src.label}: {'geometric mean' if log else 'mean'} of {metric} with 95% t interval over seeds"
+                     + (f"; selected per configuration and seed: {', '.join(src.selected)} (on validation)"
+                        if src.selected else ""))
+        _write(head, rows, fmt, out, {"command": "results", "source": str(source), "metric": metric, "log": log,
+                                      "where": where, "length": length, "selected": src.selected, "title": title})
+
+
+@click.command("fit")
+@SOURCE
+@click.option("--x", "x", required=True, help="column or expression on the x axis (e.g. model.heads)")
+@click.option("--y", "y", required=True, help="column or expression to fit (e.g. \"1 - test_metric\")")
+@click.option("--by", help="comma-separated columns: one fit per group")
+@click.option("--seed-col", "seed_col", help="column naming the seed: interval across seeds (default for a sweep: seed)")
+@click.option("--ci", type=click.Choice(["t", "bootstrap"]), default="t", show_default=True)
+@click.option("--breakpoint", "breakpoint_", is_flag=True, help="also fit one break point (threshold) in log-log")
+@WHERE
+@LENGTH
+@_format_option
+def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as_json):
+    """Fit y = A x^b per group (a line in log-log): slope b with a 95% interval, A, R²."""
+    from expressivity.experiments.query import fit_groups, open_source, split_list
+
+    fmt = "json" if as_json else fmt
+    with warnings_as_lines(), human_output_to_stderr(fmt == "json" and out is None):
+        src = open_source(source)
+        if seed_col is None and src.from_records:
+            seed_col = "seed"
+        bys = split_list(by)
+        fits = fit_groups(src, x, y, bys, seed_col, where, length, ci, breakpoint_)
+        keys = list(dict.fromkeys(k for f in fits for k in f))
+        head = keys
+        rows = [[f.get(k) for k in keys] for f in fits]
+        if fmt == "table":
+            show = [*bys, "n_points", "n_seeds", "slope", "ci_low", "ci_high", "prefactor", "r2", "dropped"]
+            if breakpoint_:
+                show += ["break_x", "slope_left", "slope_right", "preferred"]
+            head, rows = show, [[f.get(k) for k in show] for f in fits]
+        method = next((f["ci_method"] for f in fits if f.get("ci_method")), "none")
+        _write(head, rows, fmt, out, {"command": "fit", "source": str(source), "x": x, "y": y, "by": bys,
+                                      "seed_col": seed_col, "ci": ci, "where": where, "length": length,
+                                      "title": f"{y} = A·({x})^slope; 95% interval: {method}"})
+        problems = {f.get("problem") for f in fits if f.get("problem")}
+        for p in sorted(problems):
+            console.print(f"note: {p}", markup=False, soft_wrap=True)
+
+
+@click.command("plot")
+@SOURCE
+@click.option("--x", "x", required=True, help="column or expression on the x axis")
+@click.option("--y", "y", default="test_metric", show_default=True, help="column or expression averaged over seeds")
+@click.option("--by", help="comma-separated columns: one line per group")
+@click.option("--logx", is_flag=True)
+@click.option("--logy", is_flag=True, help="log y axis, geometric means with intervals on log10")
+@WHERE
+@LENGTH
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), required=True, help="PNG file to write")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object (the plotted points)")
+def plot(source, x, y, by, logx, logy, where, length, out, as_json):
+    """Plot means of y against x with 95% interval bands, one line per --by group (PNG)."""
+    from expressivity.experiments.plots import plot_bands
+    from expressivity.experiments.query import band_series, open_source, split_list
+    from expressivity.records import run_record
+
+    with warnings_as_lines(), human_output_to_stderr(as_json):
+        if out.suffix.lower() != ".png":
+            raise ExpressivityError(f"--out {out} must end in .png")
+        src = open_source(source)
+        series = band_series(src, x, y, split_list(by), where, length, logy)
+        if not series:
+            raise ExpressivityError("nothing to plot (no rows with values; check --where and --length)")
+        plot_bands(series, out, x, f"{y} ({'geometric ' if logy else ''}mean, 95% CI)", src.label, logx, logy)
+    if as_json:
+        emit_json({"figure": str(out), "series": series, "run": run_record("plot", {"source": str(source), "x": x,
+                                                                                   "y": y, "by": by})})
+    else:
+        console.print(f"wrote {out} ({len(series)} line{'s' if len(series) != 1 else ''})", markup=False, soft_wrap=True)

@@ -1,0 +1,125 @@
+"""``expressivity sweep run|show``: parse options and call :func:`expressivity.experiments.run_sweep`."""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from expressivity.cli.common import console, emit_json, err_console, human_output_to_stderr
+
+
+@contextmanager
+def warnings_as_lines():
+    """Show library warnings (a torn record line...) as ``warning: ...`` lines on stderr."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        err_console.print(f"warning: {message}", markup=False, soft_wrap=True)
+
+    saved = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.showwarning = show
+            yield
+    finally:
+        warnings.showwarning = saved
+
+
+def _eta(seconds) -> str:
+    if seconds is None:
+        return "?"
+    seconds = int(seconds)
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
+
+
+@click.group("sweep")
+def sweep():
+    """Run a sweep of training runs (a .py file with configs(), or a JSON/TOML grid) into a folder."""
+
+
+@sweep.command("run")
+@click.argument("sweep_file", metavar="SWEEP", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True,
+              help="folder for records.jsonl, runs/ and sweep.json; run again with the same folder to continue")
+@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="local: a process pool on this machine; ray: Ray tasks (a cluster with --ray-address)")
+@click.option("--workers", type=click.IntRange(min=1), help="parallel packs (local default: one per core)")
+@click.option("--threads", type=click.IntRange(min=1), help="PyTorch threads per pack (default: cores / workers; Ray: 1)")
+@click.option("--ray-address", "ray_address", help="Ray cluster address (auto, host:6379); default RAY_ADDRESS, else a private local Ray")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="cpu", show_default=True)
+@click.option("--pack", "max_pack", type=click.IntRange(min=1), default=16, show_default=True,
+              help="most runs trained as one ensemble (runs differing only in seed or lr are packed)")
+@click.option("--retry-failed", is_flag=True, help="run again the runs recorded as failed by an error (not NaN)")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, max_pack, retry_failed, as_json):
+    """Run every run of SWEEP not yet recorded in --out; exit 1 if any run failed."""
+    from expressivity.experiments import load_sweep, run_sweep
+    from expressivity.progress import progress_bar
+    from expressivity.records import run_record
+
+    with warnings_as_lines(), human_output_to_stderr(as_json):
+        sw = load_sweep(sweep_file)
+        label = f"sweep {sw.name}"
+        try:
+            with progress_bar(label, None, enabled=True) as bar:
+                def show(p):
+                    if bar is not None:
+                        bar(total=p.total, completed=p.done + p.failed,
+                            description=f"{label}: done {p.done}, failed {p.failed}, running {p.running}, "
+                                        f"ETA {_eta(p.eta_s)}")
+                report = run_sweep(sw, out, backend=backend, workers=workers, threads=threads, device=device,
+                                   ray_address=ray_address, max_pack=max_pack, retry_failed=retry_failed,
+                                   on_progress=show, command=" ".join(["sweep run", *sys.argv[3:]])[:500])
+        except KeyboardInterrupt:
+            from expressivity.experiments.store import RECORDS
+
+            n = (out / RECORDS).read_bytes().count(b"\n") if (out / RECORDS).exists() else 0
+            err_console.print(f"interrupted: {n} runs are recorded in {out}; run the same command again to continue",
+                              markup=False, soft_wrap=True)
+            sys.exit(130)
+    summary = report.as_dict() | {"run": run_record("sweep run", {"sweep": report.sweep, "file": str(sweep_file)})}
+    if as_json:
+        emit_json(summary)
+    else:
+        console.print(f"sweep {report.name}: {report.runs} runs, {report.skipped} recorded before, {report.done} done "
+                      f"and {report.failed} failed now, in {report.packs} packs on {report.backend} "
+                      f"({report.workers} workers x {report.threads} threads), {report.seconds:.1f} s; "
+                      f"records in {out}/records.jsonl", markup=False, soft_wrap=True)
+    failed = sum(report.failures.values())
+    if failed:
+        kinds = ", ".join(f"{k}: {v}" for k, v in sorted(report.failures.items()))
+        err_console.print(f"error: {failed} of {report.runs} runs failed ({kinds}); list them with: expressivity "
+                          f"results {out} --where \"status = 'failed'\" --format json", markup=False, soft_wrap=True)
+        sys.exit(1)
+
+
+@sweep.command("show")
+@click.argument("sweep_file", metavar="SWEEP", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--pack", "max_pack", type=click.IntRange(min=1), default=16, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+def sweep_show(sweep_file, max_pack, as_json):
+    """Check SWEEP and show its runs, varying settings and packs, without training."""
+    from expressivity.experiments import load_sweep, plan_packs
+    from expressivity.experiments.table import varying_settings
+
+    t0 = time.perf_counter()
+    sw = load_sweep(sweep_file)
+    packs = plan_packs(sw.configs, max_pack)
+    varying = varying_settings([c.to_dict() for c in sw.configs])
+    out = {"name": sw.name, "sweep": sw.id(), "runs": len(sw.configs), "packs": len(packs),
+           "pack_sizes": sorted({p.size for p in packs}), "select": sw.select_text(), "varying": varying,
+           "steps": sum(c.train.steps for c in sw.configs), "seconds": time.perf_counter() - t0}
+    if as_json:
+        emit_json(out | {"configs": [c.to_dict() for c in sw.configs]})
+        return
+    console.print(f"sweep {sw.name} ({sw.id()}): {len(sw.configs)} runs in {len(packs)} packs "
+                  f"(sizes {', '.join(map(str, out['pack_sizes']))}), {out['steps']:,} training steps in all", markup=False, soft_wrap=True)
+    for k, values in varying.items():
+        console.print(f"  {k}: {', '.join(map(str, values))}", markup=False, soft_wrap=True)
+    for k, rule in sw.select_text().items():
+        console.print(f"  select {k}: {rule} (per configuration and seed; reported on test)", markup=False, soft_wrap=True)

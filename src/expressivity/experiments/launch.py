@@ -1,0 +1,235 @@
+"""Running a sweep: plan packs, skip what is recorded, run the rest on a backend, record each
+finished run as it arrives.
+
+Output folder::
+
+    DIR/run.json          run record of the latest 'sweep run' (command, sweep id, versions)
+    DIR/sweep.json        the sweep: every configuration and the selection rules
+    DIR/records.jsonl     one record per finished run (see expressivity.experiments.store)
+    DIR/runs/<run id>/    metrics.jsonl and checkpoint/ of each run
+    DIR/packs/<pack id>/  an ensemble's shared checkpoint while it trains
+
+Running the same sweep again skips recorded runs and resumes interrupted ones from their
+checkpoints; a sweep that only adds runs to the one in ``DIR`` extends it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from expressivity.errors import ExpressivityError
+from expressivity.experiments.local import cpu_count, run_local
+from expressivity.experiments.packing import DEFAULT_MAX_PACK, Pack, plan_packs
+from expressivity.experiments.store import LOCK, RECORDS, WORKERS_LOCK, FolderLock, RecordWriter, read_records
+from expressivity.experiments.sweep import Sweep
+from expressivity.experiments.worker import failed_record, pack_dir, run_dir
+from expressivity.records import check_output_dir, run_record, write_json
+
+BACKENDS = ("local", "ray")
+
+
+@dataclass
+class SweepReport:
+    """What one ``run_sweep`` call did. ``failures`` counts failed runs of the whole sweep (those
+    recorded before included) by kind (``nan``, an exception name, ``worker``)."""
+
+    out: str
+    name: str
+    sweep: str
+    runs: int
+    skipped: int = 0
+    done: int = 0
+    failed: int = 0
+    failures: dict = field(default_factory=dict)
+    packs: int = 0
+    seconds: float = 0.0
+    backend: str = "local"
+    workers: int = 1
+    threads: int = 1
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Progress:
+    """Live counts for a progress display: runs ``done``, ``failed``, ``running`` (in started
+    packs), of ``total`` to run now; ``eta_s`` from the work (steps x runs) done so far."""
+
+    total: int
+    done: int = 0
+    failed: int = 0
+    running: int = 0
+    eta_s: float | None = None
+
+
+def resolve_workers(backend: str, device: str, workers: int | None, threads: int | None) -> tuple[int, int]:
+    """``(workers, threads per worker)`` so that ``workers x threads`` fits the cores."""
+    cores = cpu_count()
+    for name, value in (("--workers", workers), ("--threads", threads)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ExpressivityError(f"{name} must be a positive integer, got {value!r}")
+    if backend == "ray":
+        return workers or cores, threads or 1
+    if threads is not None and threads > cores:
+        raise ExpressivityError(f"--threads {threads} is more than the {cores} CPU cores here; use 1 to {cores}")
+    if workers is None:
+        workers = 1 if device == "cuda" else max(1, cores // (threads or 1))
+    if workers > 4 * cores:
+        raise ExpressivityError(f"--workers {workers} is far more than the {cores} CPU cores here; use at most {cores}")
+    return workers, threads or max(1, cores // workers)
+
+
+def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None = None, threads: int | None = None,
+              device: str = "cpu", ray_address: str | None = None, max_pack: int = DEFAULT_MAX_PACK,
+              retry_failed: bool = False, on_progress: Callable[[Progress], None] | None = None,
+              command: str = "sweep run") -> SweepReport:
+    """Run every not-yet-recorded run of ``sweep`` into the folder ``out``; see the module doc."""
+    if backend not in BACKENDS:
+        raise ExpressivityError(f"unknown backend {backend!r}; use {' or '.join(BACKENDS)}")
+    if isinstance(max_pack, bool) or not isinstance(max_pack, int) or max_pack < 1:
+        raise ExpressivityError(f"--pack must be a positive integer, got {max_pack!r}")
+    if device not in ("auto", "cpu", "cuda"):
+        raise ExpressivityError(f"unknown device {device!r}; use auto, cpu or cuda")
+    if backend == "local":
+        from expressivity.training.trainer import resolve_device
+
+        device = resolve_device(device)
+    workers, threads = resolve_workers(backend, device, workers, threads)
+    out = Path(out)
+    only_locks = out.is_dir() and {p.name for p in out.iterdir()} <= {LOCK, WORKERS_LOCK}  # killed at once
+    out = (out if only_locks else check_output_dir(out)).resolve()
+    t0 = time.perf_counter()
+    with FolderLock(out):
+        _check_same_sweep(out, sweep)
+        write_json(out / "sweep.json", sweep.to_dict())
+        write_json(out / "run.json", run_record(command, {"sweep": sweep.id(), "name": sweep.name, "runs": len(sweep.configs),
+                                                          "select": sweep.select_text()})
+                   | {"backend": backend, "workers": workers, "threads": threads, "device": device, "max_pack": max_pack})
+        with RecordWriter(out / RECORDS) as writer:
+            recorded = {r["id"]: r for r in read_records(out)}
+            todo = {c.id() for c in sweep.configs if c.id() not in recorded or (
+                retry_failed and recorded[c.id()]["status"] == "failed"
+                and not str(recorded[c.id()].get("reason")).startswith("nan"))}
+            packs = _packs_to_run(sweep, todo, max_pack, out)
+            report = SweepReport(str(out), sweep.name, sweep.id(), len(sweep.configs), len(sweep.configs) - len(todo),
+                                 packs=len(packs), backend=backend, workers=workers, threads=threads)
+            # Largest packs first: the last ones to finish are then short (better balance, honest ETA).
+            order = sorted(range(len(packs)), key=lambda i: -packs[i].work())
+            jobs = [(i, {"pack": packs[i].id, "configs": [c.to_dict() for c in packs[i].configs], "out": str(out),
+                         "device": device, "threads": threads}) for i in order]
+            _drive(jobs, packs, todo, writer, report, backend, workers, threads, device, ray_address, on_progress)
+        _remove_if_empty(out / "packs")
+        final = {r["id"]: r for r in read_records(out)}
+        for c in sweep.configs:
+            r = final.get(c.id())
+            if r is not None and r["status"] == "failed":
+                kind = str(r.get("reason") or "unknown").split(":", 1)[0]
+                report.failures[kind] = report.failures.get(kind, 0) + 1
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def _packs_to_run(sweep: Sweep, todo: set[str], max_pack: int, out: Path) -> list[Pack]:
+    """The packs of the whole sweep that hold runs to do. A pack some of whose runs are recorded
+    is run whole only where it can resume (its ensemble checkpoint, or finished member folders:
+    a driver killed while recording); otherwise its unrecorded runs are packed anew, so a sweep
+    extended by new seeds or learning rates does not retrain what it has."""
+    packs, leftover = [], []
+    for p in plan_packs(sweep.configs, max_pack):
+        waiting = [c for c in p.configs if c.id() in todo]
+        if len(waiting) == p.size or (waiting and _resumable(p, out)):
+            packs.append(p)
+        else:
+            leftover += waiting
+    return packs + (plan_packs(leftover, max_pack) if leftover else [])
+
+
+def _resumable(pack: Pack, out: Path) -> bool:
+    from expressivity.training.checkpoint import checkpoint_exists
+
+    if checkpoint_exists(pack_dir(out, pack.id) / "ensemble"):
+        return True
+    return all(checkpoint_exists(run_dir(out, c.id()) / "checkpoint") for c in pack.configs)
+
+
+def _drive(jobs, packs, todo, writer, report, backend, workers, threads, device, ray_address, on_progress) -> None:
+    total_work = sum(packs[i].work() for i, _ in jobs) or 1
+    state = Progress(total=len(todo))
+    work_done, partial, started_at = 0, {}, time.perf_counter()
+
+    def tell() -> None:
+        if on_progress is None:
+            return
+        done = work_done + sum(partial.values())
+        elapsed = time.perf_counter() - started_at
+        state.eta_s = elapsed * (total_work - done) / done if done > 0 else None
+        on_progress(state)
+
+    if backend == "ray":
+        from expressivity.experiments.ray_backend import run_ray
+
+        events = run_ray(jobs, address=ray_address, workers=workers, threads=threads, device=device)
+    else:
+        events = run_local(jobs, workers, threads, Path(report.out))
+    written: set[str] = set()
+    try:
+        for kind, index, payload in events:
+            pack = packs[index]
+            if kind == "start":
+                state.running += sum(c.id() in todo for c in pack.configs)
+            elif kind == "progress":
+                partial[index] = min(payload, pack.work())
+            else:
+                if kind == "crashed":
+                    payload = [failed_record(c, payload, {"id": pack.id, "size": pack.size}) for c in pack.configs]
+                for record in payload:
+                    if record["id"] in todo and record["id"] not in written:
+                        writer.append(record)
+                        written.add(record["id"])
+                        state.running -= 1
+                        if record["status"] == "failed":
+                            state.failed += 1
+                            report.failed += 1
+                        else:
+                            state.done += 1
+                            report.done += 1
+                partial.pop(index, None)
+                work_done += pack.work()
+            tell()
+    finally:
+        events.close()
+
+
+def _check_same_sweep(out: Path, sweep: Sweep) -> None:
+    path = out / "sweep.json"
+    if not path.exists():
+        if (out / RECORDS).exists() or (out / "run.json").exists():
+            raise ExpressivityError(f"{out} holds another command's output (no sweep.json); use a new --out folder")
+        return
+    try:
+        old = json.loads(path.read_text())
+        old_ids = {_config_id(c) for c in old["configs"]}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ExpressivityError(f"{path} is unreadable ({type(exc).__name__}); use a new --out folder") from None
+    missing = old_ids - set(sweep.ids())
+    if missing:
+        raise ExpressivityError(f"{out} holds another sweep ({len(missing)} of its runs are not in this one); "
+                                "use a new --out folder, or a sweep that only adds runs")
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass  # missing, or an interrupted ensemble still has its checkpoint there
+
+
+def _config_id(d: dict) -> str:
+    from expressivity.records import content_hash
+
+    return content_hash(d)

@@ -1,0 +1,363 @@
+"""Queries over stored results through DuckDB (the ``[results]`` extra): filter, group, aggregate
+over seeds with 95% intervals, and write tables as text, CSV, JSON or Parquet.
+
+A source is a sweep folder (its records become rows, see :mod:`~expressivity.experiments.table`,
+with the sweep's selection applied), a ``records.jsonl``, or any table file -- CSV, JSON Lines or
+Parquet -- with columns of its own. Expressions (``--where``, ``--group-by``, ``--metric``,
+``--x``...) are DuckDB SQL over the rows: nested settings read as in a sweep grid
+(``model.heads``, ``task.args.kernel``); a name that is a column of the file (``"model.heads"`` in
+a CSV written by ``results``) means that column.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from expressivity.errors import ExpressivityError
+from expressivity.experiments.store import RECORDS, read_records
+from expressivity.experiments.table import rows_of, varying_settings
+from expressivity.verify.stats import t_quantile_975
+
+FORMATS = ("table", "csv", "json", "parquet")
+
+
+def duckdb_module():
+    try:
+        import duckdb
+    except ModuleNotFoundError:
+        raise ExpressivityError("results queries need DuckDB: pip install 'expressivity[results]'") from None
+    return duckdb
+
+
+@dataclass
+class Source:
+    """Rows loaded into DuckDB as the table ``t``. ``from_records``: rows made from run records
+    (then ``settings`` lists the paths that vary between runs and ``selected`` the selected ones)."""
+
+    con: object
+    columns: list[str]
+    from_records: bool
+    settings: list[str] = field(default_factory=list)
+    selected: list[str] = field(default_factory=list)
+    label: str = ""
+
+
+def _sweep_select(folder: Path) -> dict:
+    from expressivity.experiments.sweep import parse_select
+
+    path = folder / "sweep.json"
+    if not path.exists():
+        return {}
+    try:
+        stored = json.loads(path.read_text())
+        select = stored.get("select") or {}
+        example = stored["configs"][0]
+    except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError):
+        raise ExpressivityError(f"{path} is unreadable; run the sweep again to rewrite it") from None
+    return parse_select(select, example)
+
+
+def _is_records_file(path: Path) -> bool:
+    if path.name == RECORDS:
+        return True
+    with path.open("rb") as f:
+        first = f.readline()
+    try:
+        obj = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and "config" in obj and "id" in obj
+
+
+def open_source(source, select: bool | dict = True) -> Source:
+    """Load ``source`` into DuckDB. ``select``: ``True`` applies the sweep's own selection rules,
+    ``False`` none, a dict these rules."""
+    duckdb = duckdb_module()
+    path = Path(source)
+    if not path.exists():
+        raise ExpressivityError(f"{path} not found; give a sweep folder or a table file (.csv, .jsonl, .parquet)")
+    con = duckdb.connect()
+    suffix = path.suffix.lower()
+    if path.is_dir() or (suffix in (".jsonl", ".json") and _is_records_file(path)):
+        if path.is_dir() and not (path / RECORDS).exists():
+            raise ExpressivityError(f"{path} has no {RECORDS}; give a folder written by 'expressivity sweep run'")
+        records = read_records(path)
+        rules = (_sweep_select(path) if path.is_dir() else {}) if select is True else (select or {})
+        if not records:
+            raise ExpressivityError(f"{path} holds no finished runs yet")
+        rows = rows_of(records, rules)
+        settings = [p for p in varying_settings([r["config"] for r in records]) if p not in rules]
+        _load_rows(con, rows)
+        return Source(con, _columns(con), True, settings, list(rules), str(path))
+    readers = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".jsonl": "read_json_auto", ".json": "read_json_auto",
+               ".parquet": "read_parquet"}
+    if suffix not in readers:
+        raise ExpressivityError(f"{path}: unknown table format {suffix or '(no suffix)'}; use .csv, .jsonl or .parquet")
+    try:
+        con.execute(f"CREATE TABLE t AS SELECT * FROM {readers[suffix]}(?)", [str(path)])
+    except duckdb.Error as exc:
+        raise ExpressivityError(f"{path} is not a readable {suffix[1:]} table ({_first(exc)})") from None
+    if con.execute("SELECT count(*) FROM t").fetchone()[0] == 0:
+        raise ExpressivityError(f"{path} has no rows")
+    return Source(con, _columns(con), False, label=str(path))
+
+
+def _load_rows(con, rows: list[dict]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "rows.jsonl"
+        path.write_text("".join(json.dumps(r, allow_nan=False) + "\n" for r in rows))
+        con.execute("CREATE TABLE t AS SELECT * FROM read_json(?, format='newline_delimited', sample_size=-1)",
+                    [str(path)])
+
+
+def _columns(con) -> list[str]:
+    return [d[0] for d in con.execute("SELECT * FROM t LIMIT 0").description]
+
+
+def _first(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def path_sql(path: str) -> str:
+    """``model.heads`` -> ``"model"."heads"`` (safe for keywords such as ``task.args.values``)."""
+    return ".".join(quote(p) for p in path.split("."))
+
+
+def expr(text: str, src: Source, what: str) -> str:
+    """A user expression as SQL: an exact column name is quoted, anything else is taken as SQL."""
+    if not isinstance(text, str) or not text.strip():
+        raise ExpressivityError(f"{what} is empty; give a column or an expression such as test_metric")
+    text = text.strip()
+    if text in src.columns:
+        return quote(text)
+    return text
+
+
+def split_list(text: str | None) -> list[str]:
+    """``"a, f(b, c), d"`` -> ``["a", "f(b, c)", "d"]``: commas at parenthesis depth 0, outside quotes."""
+    if text is None:
+        return []
+    parts, depth, cur, quote_char = [], 0, "", None
+    for ch in text:
+        if quote_char:
+            quote_char = None if ch == quote_char else quote_char
+        elif ch in "'\"":
+            quote_char = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    parts.append(cur.strip())
+    if any(not p for p in parts):
+        raise ExpressivityError(f"{text!r} has an empty entry; give comma-separated columns like model.heads, model.rpe")
+    return parts
+
+
+def length_filter(src: Source, length) -> str:
+    """SQL condition for ``--length``: ``train`` (the training length), ``all``, or a number."""
+    if not src.from_records or length in (None, "all"):
+        return "TRUE"
+    if length == "train":
+        return "length = train_length"
+    if isinstance(length, str) and re.fullmatch(r"[1-9]\d{0,8}", length.strip()):
+        return f"length = {int(length)}"
+    if isinstance(length, int) and not isinstance(length, bool) and length >= 1:
+        return f"length = {length}"
+    raise ExpressivityError(f"--length must be train, all or a task length such as 64, got {length!r}")
+
+
+def run_sql(src: Source, sql: str, params=None):
+    duckdb = duckdb_module()
+    try:
+        cur = src.con.execute(sql, params or [])
+        return [d[0] for d in cur.description], cur.fetchall()
+    except duckdb.Error as exc:
+        hint = ", ".join(src.columns[:24])
+        nested = " (nested: model.<field>, train.<field>, task.args.<arg>)" if src.from_records else ""
+        raise ExpressivityError(f"bad query ({_first(exc)}); columns: {hint}{nested}") from None
+
+
+def default_group_by(src: Source, length) -> list[str]:
+    groups = list(src.settings) if src.from_records else []
+    if src.from_records and length == "all":
+        groups.append("length")
+    return groups
+
+
+def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | None = None, where: str | None = None,
+              length="train", log: bool = False) -> tuple[list[str], list[list]]:
+    """Mean (or, with ``log``, geometric mean) of ``metric`` over the rows of each group, with a
+    95% Student-t interval (on log10 with ``log``) across the group's rows -- its seeds.
+
+    Columns: the groups, ``n`` (values), ``mean``/``geomean``, ``ci_low``, ``ci_high``, ``sd``
+    (of log10 with ``log``), ``min``, ``max``, ``failed`` (failed runs) and ``missing`` (other rows
+    without a value: empty cells, or values <= 0 with ``log``, which a geometric mean cannot take).
+    """
+    groups = default_group_by(src, length) if group_by is None else group_by
+    exprs = [path_sql(g) if src.from_records and g in src.settings else expr(g, src, "--group-by") for g in groups]
+    m = expr(metric, src, "--metric")
+    value = f"CASE WHEN ({m}) > 0 THEN log10(({m})::DOUBLE) END" if log else f"({m})::DOUBLE"
+    cond = f"({length_filter(src, length)}) AND ({where or 'TRUE'})"
+    select = ", ".join(f"{e} AS {quote(g)}" for e, g in zip(exprs, groups))
+    failed = "count(*) FILTER (WHERE status = 'failed')" if src.from_records else "0"
+    sql = (f"SELECT {select + ', ' if select else ''}count(v) AS n, avg(v) AS mean, stddev_samp(v) AS sd, "
+           f"min(v) AS lo, max(v) AS hi, {failed} AS failed, count(*) - count(v) - {failed} AS missing "
+           f"FROM (SELECT *, {value} AS v FROM t WHERE {cond}) "
+           + (f"GROUP BY {', '.join(quote(g) for g in groups)} ORDER BY {', '.join(quote(g) for g in groups)}"
+              if groups else ""))
+    _, rows = run_sql(src, sql)
+    head = [*groups, "n", "geomean" if log else "mean", "ci_low", "ci_high", "sd_log10" if log else "sd", "min", "max",
+            "failed", "missing"]
+    out = []
+    for row in rows:
+        g, (n, mean, sd, lo, hi, failed, missing) = list(row[:len(groups)]), row[len(groups):]
+        if n == 0:
+            out.append([*g, 0, None, None, None, None, None, None, failed, missing])
+            continue
+        half = t_quantile_975(n - 1) * sd / math.sqrt(n) if n > 1 and sd is not None else None
+        ci = (mean - half, mean + half) if half is not None else (None, None)
+        if log:
+            mean, lo, hi = 10 ** mean, 10 ** lo, 10 ** hi
+            ci = tuple(None if c is None else 10 ** c for c in ci)
+        out.append([*g, n, mean, *ci, sd, lo, hi, failed, missing])
+    return head, out
+
+
+def run_rows(src: Source, where: str | None = None, length="train", metric: str | None = None) -> tuple[list, list]:
+    """One row per run (and length): identity, the varying settings as dotted columns, metrics."""
+    cond = f"({length_filter(src, length)}) AND ({where or 'TRUE'})"
+    if not src.from_records:
+        extra = f", ({expr(metric, src, '--metric')}) AS metric" if metric else ""
+        return run_sql(src, f"SELECT *{extra} FROM t WHERE {cond}")
+    cols = ["id", "status", "reason", "task.name", *src.settings, *src.selected, "seed", "length", "val_loss",
+            "val_metric", "test_loss", "test_metric", "steps", "seconds", "candidates", "candidates_ok"]
+    cols = list(dict.fromkeys(cols))
+    parts = [f"{path_sql(c)} AS {quote(c)}" for c in cols]
+    if metric:
+        parts.append(f"({expr(metric, src, '--metric')}) AS metric")
+    return run_sql(src, f"SELECT {', '.join(parts)} FROM t WHERE {cond} ORDER BY id, length")
+
+
+# ---- output ------------------------------------------------------------------------------------
+def _cell(v):
+    if isinstance(v, float):
+        return None if not math.isfinite(v) else v
+    return v
+
+
+def to_csv(head, rows) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(head)
+    for r in rows:
+        w.writerow(["" if _cell(v) is None else _cell(v) for v in r])
+    return buf.getvalue()
+
+
+def to_records(head, rows) -> list[dict]:
+    return [{h: _cell(v) for h, v in zip(head, r)} for r in rows]
+
+
+def write_parquet(head, rows, path: Path) -> None:
+    """Write the table as Parquet (through DuckDB; written to a temporary name, then renamed)."""
+    duckdb = duckdb_module()
+    path = Path(path)
+    if path.exists() and path.is_dir():
+        raise ExpressivityError(f"--out {path} is a folder; give a .parquet file name")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect()
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "t.jsonl"
+        src.write_text("".join(json.dumps(r, allow_nan=False) + "\n" for r in to_records(head, rows)))
+        cols = ", ".join(quote(h) for h in head)
+        part = path.with_name(path.name + ".partial")
+        try:
+            con.execute(f"COPY (SELECT {cols} FROM read_json(?, format='newline_delimited', sample_size=-1)) "
+                        f"TO '{str(part).replace(chr(39), chr(39) * 2)}' (FORMAT parquet)", [str(src)])
+        except duckdb.Error as exc:
+            raise ExpressivityError(f"cannot write {path} ({_first(exc)})") from None
+    part.replace(path)
+
+
+def format_number(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return str(v)
+        return f"{v:.4g}" if 1e-3 <= abs(v) < 1e5 or v == 0 else f"{v:.2e}"
+    return str(v)
+
+
+# ---- fits and figures over a source ------------------------------------------------------------
+def _group_exprs(src: Source, groups: list[str], what: str) -> list[str]:
+    return [path_sql(g) if src.from_records and g in src.settings else expr(g, src, what) for g in groups]
+
+
+def xy_rows(src: Source, x: str, y: str, by: list[str], seed_col: str | None, where: str | None, length) -> list:
+    """``(by..., x, y, seed)`` per row, as numbers (x and y cast to DOUBLE)."""
+    parts = [f"{e} AS {quote(g)}" for e, g in zip(_group_exprs(src, by, "--by"), by)]
+    parts += [f"TRY_CAST(({expr(x, src, '--x')}) AS DOUBLE) AS __x", f"TRY_CAST(({expr(y, src, '--y')}) AS DOUBLE) AS __y",
+              f"CAST(({expr(seed_col, src, '--seed-col')}) AS VARCHAR) AS __s" if seed_col else "NULL AS __s"]
+    cond = f"({length_filter(src, length)}) AND ({where or 'TRUE'})"
+    _, rows = run_sql(src, f"SELECT {', '.join(parts)} FROM t WHERE {cond}")
+    return rows
+
+
+def fit_groups(src: Source, x: str, y: str, by: list[str] | None = None, seed_col: str | None = None,
+               where: str | None = None, length="train", ci: str = "t", breakpoint: bool = False) -> list[dict]:
+    """:func:`~expressivity.experiments.fit.fit_power_law` per group of ``by``."""
+    from expressivity.experiments.fit import fit_power_law
+
+    by = by or []
+    rows = xy_rows(src, x, y, by, seed_col, where, length)
+    if not rows:
+        raise ExpressivityError("no rows to fit (check --where and --length)")
+    groups: dict[tuple, list] = {}
+    for r in rows:
+        groups.setdefault(tuple(r[:len(by)]), []).append(r[len(by):])
+    out = []
+    for key in sorted(groups, key=lambda k: [str(v) for v in k]):
+        pts = groups[key]
+        xs, ys, ss = zip(*pts)
+        xs = [float("nan") if v is None else v for v in xs]
+        ys = [float("nan") if v is None else v for v in ys]
+        fit = fit_power_law(xs, ys, list(ss) if seed_col else None, ci=ci, breakpoint=breakpoint)
+        out.append({**dict(zip(by, key)), **fit})
+    return out
+
+
+def band_series(src: Source, x: str, y: str, by: list[str] | None, where: str | None, length, log: bool) -> dict:
+    """``{label: [(x, centre, low, high), ...]}``: mean (geometric with ``log``) and 95% interval of
+    ``y`` over the rows at each ``x`` of each ``by`` group."""
+    by = by or []
+    head, rows = aggregate(src, y, [*by, x], where, length, log)
+    k = len(by)
+    series: dict = {}
+    for r in rows:
+        label = ", ".join(f"{b}={v}" for b, v in zip(by, r[:k]))
+        if r[k] is None:
+            continue
+        series.setdefault(label, []).append((r[k], r[k + 2], r[k + 3], r[k + 4]))
+    return series

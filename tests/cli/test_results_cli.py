@@ -1,0 +1,158 @@
+"""``expressivity results``, ``fit`` and ``plot`` on a real sweep folder and on plain tables."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from expressivity.cli.main import cli
+from expressivity.experiments import run_sweep, sweep_from_spec
+from expressivity.verify.stats import t_interval
+
+from tests.experiments.helpers import BASE, grid_spec
+
+
+def run(*args):
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def sweep_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("results") / "s"
+    base = {**BASE, "eval_lengths": [6]}
+    sw = sweep_from_spec(grid_spec({"model.heads": [1, 2], "train.lr": [1e-3, 1e-2], "seed": [0, 1, 2]},
+                                   select={"train.lr": "min val_loss"}, base=base))
+    run_sweep(sw, out, workers=2)
+    return out
+
+
+@pytest.fixture(scope="module")
+def power_table(tmp_path_factory):
+    """A synthetic table y = 2 x^-0.75 (x10^noise) for two groups and four seeds, as CSV."""
+    g = np.random.default_rng(0)
+    path = tmp_path_factory.mktemp("tables") / "t.csv"
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["family", "width", "err", "run_seed"])
+        for fam, slope in (("a", -0.75), ("b", -2.0)):
+            for s in range(4):
+                for x in (2, 4, 8, 16, 32):
+                    w.writerow([fam, x, 2 * x ** slope * 10 ** g.normal(0, 0.03), s])
+    return path
+
+
+def test_results_aggregates_selected_runs_over_seeds(sweep_dir):
+    code, out, err = run("results", sweep_dir, "--json")
+    assert code == 0, err
+    obj = json.loads(out)
+    assert obj["columns"][:3] == ["model.heads", "n", "mean"] and obj["selected"] == ["train.lr"]
+    rows = {r["model.heads"]: r for r in obj["rows"]}
+    assert set(rows) == {1, 2} and all(r["n"] == 3 and r["failed"] == 0 for r in rows.values())
+    # The interval is the Student-t interval of the selected runs' test metrics.
+    code, out, _ = run("results", sweep_dir, "--runs", "--format", "json", "--where", "model.heads = 1")
+    per_run = json.loads(out)["rows"]
+    assert len(per_run) == 3 and all(r["candidates"] == 2 for r in per_run)
+    mean, lo, hi = t_interval([r["test_metric"] for r in per_run])
+    assert rows[1]["mean"] == pytest.approx(mean) and rows[1]["ci_low"] == pytest.approx(lo)
+
+
+def test_results_options(sweep_dir, tmp_path):
+    code, out, _ = run("results", sweep_dir, "--no-select", "--group-by", "model.heads, train.lr", "--format", "csv")
+    assert code == 0
+    table = list(csv.DictReader(out.splitlines()))
+    assert len(table) == 4 and {r["n"] for r in table} == {"3"}
+    code, out, _ = run("results", sweep_dir, "--length", "all", "--json", "--metric", "test_loss", "--log")
+    rows = json.loads(out)["rows"]
+    assert {r["length"] for r in rows} == {4, 6} and "geomean" in rows[0]
+    code, out, _ = run("results", sweep_dir, "--length", "6", "--json")
+    assert code == 0 and len(json.loads(out)["rows"]) == 2
+    code, out, _ = run("results", sweep_dir, "--group-by", "", "--json")  # one row over everything
+    assert code == 0 and [r["n"] for r in json.loads(out)["rows"]] == [6]
+    code, out, _ = run("results", sweep_dir)
+    assert code == 0 and "model.heads" in out and "selected per configuration and seed: train.lr" in out
+    # Parquet: the compact, queryable copy, readable by fit and results alike.
+    code, _, err = run("results", sweep_dir, "--runs", "--format", "parquet", "--out", tmp_path / "runs.parquet")
+    assert code == 0, err
+    code, out, _ = run("results", tmp_path / "runs.parquet", "--group-by", "\"model.heads\"", "--json")
+    assert code == 0 and [r["n"] for r in json.loads(out)["rows"]] == [3, 3]
+    code, _, _ = run("results", sweep_dir, "--format", "csv", "--out", tmp_path / "agg.csv")
+    assert code == 0 and (tmp_path / "agg.csv").read_text().startswith("model.heads,n,mean")
+
+
+def test_fit_recovers_a_known_power_law_from_a_table(power_table):
+    code, out, err = run("fit", power_table, "--x", "width", "--y", "err", "--by", "family", "--seed-col", "run_seed",
+                         "--json")
+    assert code == 0, err
+    fits = {r["family"]: r for r in json.loads(out)["rows"]}
+    for fam, slope in (("a", -0.75), ("b", -2.0)):
+        f = fits[fam]
+        assert f["ci_low"] < slope < f["ci_high"] and f["n_seeds"] == 4 and f["prefactor"] == pytest.approx(2, rel=0.1)
+    code, out, _ = run("fit", power_table, "--x", "width", "--y", "err", "--where", "family = 'a'", "--ci",
+                       "bootstrap", "--breakpoint")
+    assert code == 0 and "slope" in out and "preferred" in out
+
+
+def test_fit_and_plot_on_a_sweep(sweep_dir, tmp_path):
+    code, out, err = run("fit", sweep_dir, "--x", "model.heads", "--y", "1 - test_metric", "--json")
+    assert code == 0, err
+    fit, = json.loads(out)["rows"]
+    assert fit["n_seeds"] == 3 and fit["n_points"] == 6 and fit["ci_method"] == "t across seeds"
+    code, out, err = run("plot", sweep_dir, "--x", "model.heads", "--y", "test_loss", "--logy", "--out",
+                         tmp_path / "p.png", "--json")
+    assert code == 0, err
+    assert (tmp_path / "p.png").stat().st_size > 1000 and json.loads(out)["figure"].endswith("p.png")
+    code, out, _ = run("plot", sweep_dir, "--x", "length", "--by", "model.heads", "--length", "all", "--out",
+                       tmp_path / "q.png")
+    assert code == 0 and "2 lines" in out
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["results", "{dir}", "--where", "nonsense_column > 1"], "bad query"),
+    (["results", "{dir}", "--where", "1 +"], "bad query"),
+    (["results", "{dir}", "--group-by", "model.heads,,seed"], "empty entry"),
+    (["results", "{dir}", "--metric", ""], "--metric is empty"),
+    (["results", "{dir}", "--length", "banana"], "--length must be"),
+    (["results", "{dir}", "--length", "99999999999"], "--length must be"),
+    (["results", "{dir}", "--length", "0"], "--length must be"),
+    (["results", "{dir}", "--format", "parquet"], "needs --out"),
+    (["results", "{dir}", "--out", "x.csv"], "add --format"),
+    (["results", "{missing}"], "not found"),
+    (["results", "{empty}"], "no records.jsonl"),
+    (["fit", "{dir}", "--x", "model.heads"], "--y"),
+    (["fit", "{dir}", "--x", "status", "--y", "test_loss"], "fewer than two distinct"),
+    (["fit", "{dir}", "--x", "model.heads", "--y", "test_loss", "--where", "seed < 0"], "no rows"),
+    (["plot", "{dir}", "--x", "model.heads", "--out", "p.jpg"], "must end in .png"),
+    (["plot", "{dir}", "--x", "model.heads", "--where", "seed < 0", "--out", "p.png"], "nothing to plot"),
+])
+def test_bad_queries_are_one_line_errors(sweep_dir, tmp_path, args, needle):
+    (tmp_path / "empty").mkdir()
+    args = [a.format(dir=sweep_dir, missing=tmp_path / "nope", empty=tmp_path / "empty") for a in args]
+    code, out, err = run(*args)
+    if needle == "fewer than two distinct":  # a fit without a slope is a note, not an error
+        assert code == 0 and needle in out
+        return
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("name, content, needle", [
+    ("t.csv", "", "has no rows"),
+    ("t.csv", "a,b\n", "has no rows"),
+    ("t.parquet", "not parquet", "not a readable parquet"),
+    ("t.xlsx", "x", "unknown table format"),
+    ("records.jsonl", '{"id": "a", "config": {"se', "no finished runs"),
+])
+def test_corrupt_or_unknown_tables(tmp_path, name, content, needle):
+    (tmp_path / name).write_text(content)
+    code, _, err = run("results", tmp_path / name)
+    assert code == 2 and needle in err, err
+
+
+def test_a_torn_record_is_a_warning_not_an_error(sweep_dir, tmp_path):
+    path = tmp_path / "records.jsonl"
+    path.write_text((sweep_dir / "records.jsonl").read_text() + '{"id": "x", "conf')
+    code, out, err = run("results", path, "--json")
+    assert code == 0 and "warning:" in err and "torn last line" in err
+    assert len(json.loads(out)["rows"]) == 4  # a bare records file has no selection rules: every lr is a row

@@ -1,0 +1,100 @@
+"""Running sweeps on the local pool: every run recorded once, reruns skip, sweeps extend, failures
+are recorded with their reasons, and the engine does not change what a run computes."""
+
+import json
+
+import pytest
+import torch
+
+from expressivity.errors import ExpressivityError
+from expressivity.experiments import read_records, run_sweep, sweep_from_spec
+from expressivity.experiments.local import run_local
+from expressivity.training import run, run_ensemble
+
+from tests.experiments.helpers import grid_spec
+
+
+def lines(out):
+    return [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+
+
+def test_a_sweep_records_every_run_once_and_a_rerun_skips_them(tmp_path):
+    sw = sweep_from_spec(grid_spec({"model.heads": [1, 2], "train.lr": [1e-3, 1e-2], "seed": [0, 1]}))
+    seen = []
+    report = run_sweep(sw, tmp_path / "s", workers=2, on_progress=lambda p: seen.append((p.done, p.running)))
+    assert (report.runs, report.done, report.failed, report.skipped, report.packs) == (8, 8, 0, 0, 2)
+    recs = lines(tmp_path / "s")
+    assert sorted(r["id"] for r in recs) == sorted(sw.ids())
+    assert all(r["status"] == "done" and r["pack"]["size"] == 4 and r["lengths"]["4"]["test_metric"] >= 0 for r in recs)
+    assert seen[-1] == (8, 0) and max(r for _, r in seen) >= 4
+    for i in sw.ids():  # every run folder is an ordinary finished run; the pack checkpoints are gone
+        assert json.loads((tmp_path / "s" / "runs" / i / "checkpoint" / "config.json").read_text())["status"] == "done"
+    assert not (tmp_path / "s" / "packs").exists()
+    again = run_sweep(sw, tmp_path / "s", workers=2)
+    assert (again.done, again.skipped) == (0, 8) and len(lines(tmp_path / "s")) == 8
+
+
+def test_records_equal_direct_calls_of_the_trainer(tmp_path):
+    spec = grid_spec([{"model.heads": [1, 2], "train.lr": [1e-3, 1e-2], "seed": [0]}, {"model.heads": [4], "seed": [5]}])
+    sw = sweep_from_spec(spec)
+    report = run_sweep(sw, tmp_path / "s", workers=2, max_pack=2)
+    assert report.packs == 3  # two ensembles of two, one single run
+    by_id = {r["id"]: r for r in read_records(tmp_path / "s")}
+    torch.set_num_threads(1)  # as in the workers
+    for heads in (1, 2):
+        results, _ = run_ensemble([c for c in sw.configs if c.model.heads == heads])
+        for r in results:
+            assert by_id[r.id]["lengths"]["4"] == r.summary()["lengths"]["4"]
+    single = next(c for c in sw.configs if c.model.heads == 4)
+    assert by_id[single.id()]["final_loss"] == run(single).final_loss
+
+
+def test_a_sweep_that_adds_runs_extends_the_folder_and_another_is_refused(tmp_path):
+    small = sweep_from_spec(grid_spec({"seed": [0, 1]}))
+    run_sweep(small, tmp_path / "s", workers=1)
+    bigger = sweep_from_spec(grid_spec({"seed": [0, 1, 2]}))
+    report = run_sweep(bigger, tmp_path / "s", workers=1)
+    assert (report.done, report.skipped) == (1, 2) and len(lines(tmp_path / "s")) == 3
+    with pytest.raises(ExpressivityError, match="holds another sweep"):
+        run_sweep(sweep_from_spec(grid_spec({"seed": [7]})), tmp_path / "s")
+    (tmp_path / "trained").mkdir()
+    (tmp_path / "trained" / "run.json").write_text("{}")  # a 'train --out' folder
+    with pytest.raises(ExpressivityError, match="another command's output"):
+        run_sweep(small, tmp_path / "trained")
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("x")
+    with pytest.raises(ExpressivityError, match="did not write"):
+        run_sweep(small, tmp_path / "mine")
+
+
+def test_failures_are_recorded_with_their_reason_and_the_sweep_continues(tmp_path):
+    sw = sweep_from_spec(grid_spec({"train.lr": [1e-3, 1e6], "seed": [0, 1]}))
+    report = run_sweep(sw, tmp_path / "s", workers=2)
+    assert (report.done, report.failed, report.failures) == (2, 2, {"nan": 2})
+    failed = [r for r in lines(tmp_path / "s") if r["status"] == "failed"]
+    assert all(r["config"]["train"]["lr"] == 1e6 and r["reason"].startswith("nan: ") for r in failed)
+    again = run_sweep(sw, tmp_path / "s", retry_failed=True)  # NaN is deterministic: not retried
+    assert (again.done, again.failed, again.failures) == (0, 0, {"nan": 2})
+
+
+def test_a_worker_that_dies_is_reported_and_replaced():
+    good = sweep_from_spec(grid_spec({"seed": [0]})).configs[0]
+    jobs = [(0, {"pack": "x", "configs": [{"not": "a config"}], "out": None}),
+            (1, {"pack": "y", "configs": [good.to_dict()], "out": None})]
+    events = {(k, i): p for k, i, p in run_local(jobs, workers=1, threads=1)}
+    assert ("done", 1) in events
+    assert events["crashed", 0].startswith("worker: the worker process died (exit code 1)")
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    (dict(backend="spark"), "unknown backend"),
+    (dict(workers=0), "--workers must be"),
+    (dict(workers=10_000), "far more than"),
+    (dict(threads=10_000), "more than the"),
+    (dict(max_pack=0), "--pack must be"),
+    (dict(device="tpu"), "unknown device"),
+])
+def test_bad_settings_are_refused_before_anything_runs(tmp_path, kwargs, needle):
+    with pytest.raises(ExpressivityError, match=needle):
+        run_sweep(sweep_from_spec(grid_spec({"seed": [0]})), tmp_path / "s", **kwargs)
+    assert not (tmp_path / "s").exists()

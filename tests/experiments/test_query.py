@@ -1,0 +1,61 @@
+"""DuckDB queries over records: intervals equal the Student-t interval, failures and values a
+geometric mean cannot take are counted apart, keyword-named settings work, lists split right."""
+
+import json
+import math
+
+import pytest
+
+from expressivity.errors import ExpressivityError
+from expressivity.experiments.query import aggregate, open_source, split_list
+from expressivity.experiments.store import RecordWriter
+from expressivity.verify.stats import log10_t_interval, t_interval
+
+
+def write_records(folder, rows, select=None):
+    folder.mkdir()
+    with RecordWriter(folder / "records.jsonl") as w:
+        for i, (heads, seed, metric, status) in enumerate(rows):
+            cfg = {"task": {"name": "associative-recall", "args": {"length": 4, "values": 3}},
+                   "model": {"heads": heads}, "train": {"lr": 0.01}, "seed": seed, "eval_lengths": []}
+            w.append({"id": str(i), "config": cfg, "status": status, "reason": None,
+                      "lengths": {} if status == "failed" else {"4": {"val_loss": 1, "val_metric": 0, "test_loss": 1,
+                                                                      "test_metric": metric}}})
+    (folder / "sweep.json").write_text(json.dumps({"select": select or {}, "configs": [{"train": {"lr": 1}}]}))
+    return folder
+
+
+def test_intervals_failed_and_missing(tmp_path):
+    folder = write_records(tmp_path / "s", [(1, 0, 0.5, "done"), (1, 1, 0.7, "done"), (1, 2, 0.6, "done"),
+                                            (2, 0, 0.9, "done"), (2, 1, 1.0, "done"), (2, 2, None, "failed"),
+                                            (2, 3, 0.8, "done")])
+    src = open_source(folder)
+    assert src.settings == ["model.heads"]
+    head, rows = aggregate(src)
+    by = {r[0]: dict(zip(head, r)) for r in rows}
+    mean, lo, hi = t_interval([0.5, 0.7, 0.6])
+    assert by[1]["n"] == 3 and by[1]["mean"] == pytest.approx(mean) and (by[1]["ci_low"], by[1]["ci_high"]) == \
+        pytest.approx((lo, hi))
+    assert (by[2]["n"], by[2]["failed"], by[2]["missing"]) == (3, 1, 0)
+    head, rows = aggregate(src, "1 - test_metric", log=True)
+    by = {r[0]: dict(zip(head, r)) for r in rows}
+    assert (by[2]["n"], by[2]["failed"], by[2]["missing"]) == (2, 1, 1)  # 1 - 1.0 = 0 has no logarithm
+    g, glo, ghi = log10_t_interval([0.5, 0.3, 0.4])
+    assert by[1]["geomean"] == pytest.approx(g) and by[1]["ci_high"] == pytest.approx(ghi)
+    head, rows = aggregate(src, group_by=["task.args.values", "model.heads"])
+    assert [r[:2] for r in rows] == [[3, 1], [3, 2]]
+    head, rows = aggregate(src, group_by=[], where="model.heads = 1")
+    assert rows[0][0] == 3 and math.isclose(rows[0][1], 0.6)
+
+
+def test_a_group_with_one_value_has_no_interval(tmp_path):
+    src = open_source(write_records(tmp_path / "s", [(1, 0, 0.5, "done"), (2, 0, 0.5, "done")]))
+    head, rows = aggregate(src)
+    assert all(dict(zip(head, r))["ci_low"] is None for r in rows)
+
+
+def test_split_list():
+    assert split_list("a, f(b, c), 'x,y', d") == ["a", "f(b, c)", "'x,y'", "d"]
+    assert split_list(None) == []
+    with pytest.raises(ExpressivityError, match="empty entry"):
+        split_list("a,")

@@ -1,0 +1,80 @@
+"""The results store: one line per record, torn last lines skipped with a warning and cut before
+appending, the last record of an id wins, one writer per folder."""
+
+import json
+import os
+
+import pytest
+
+from expressivity.errors import ExpressivityError
+from expressivity.experiments.store import FolderLock, RecordWarning, RecordWriter, read_records
+
+
+def rec(i, status="done"):
+    return {"id": f"r{i}", "config": {"seed": i}, "status": status, "final_loss": float("nan")}
+
+
+def test_append_and_read_back(tmp_path):
+    with RecordWriter(tmp_path / "records.jsonl") as w:
+        for i in range(3):
+            w.append(rec(i))
+    records = read_records(tmp_path)
+    assert [r["id"] for r in records] == ["r0", "r1", "r2"]
+    assert records[0]["final_loss"] == "nan"  # strict JSON: non-finite floats are strings
+    assert all(json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines())
+
+
+def test_a_torn_last_line_is_skipped_with_a_warning_and_cut_by_the_next_writer(tmp_path):
+    path = tmp_path / "records.jsonl"
+    with RecordWriter(path) as w:
+        w.append(rec(0))
+    with path.open("a") as f:
+        f.write('{"id": "r1", "config": {"se')  # a writer killed mid-line
+    with pytest.warns(RecordWarning, match="torn last line"):
+        assert [r["id"] for r in read_records(path)] == ["r0"]
+    with pytest.warns(RecordWarning, match="cut off a torn last line"):
+        w = RecordWriter(path)
+    w.append(rec(1))
+    w.close()
+    assert [r["id"] for r in read_records(path)] == ["r0", "r1"]
+    assert path.read_text().count("\n") == 2
+
+
+def test_malformed_lines_and_repeated_ids(tmp_path):
+    path = tmp_path / "records.jsonl"
+    path.write_text(json.dumps(rec(0, "failed")) + "\nnot json\n[1]\n" + json.dumps(rec(1)) + "\n"
+                    + json.dumps(rec(0)) + "\n")
+    with pytest.warns(RecordWarning) as caught:
+        records = read_records(path)
+    assert [(r["id"], r["status"]) for r in records] == [("r1", "done"), ("r0", "done")]  # the retry replaced the failure
+    text = " ".join(str(w.message) for w in caught)
+    assert "skipped 2 line(s)" in text and "more than one record" in text
+
+
+def test_missing_store_is_a_one_line_error(tmp_path):
+    with pytest.raises(ExpressivityError, match="not found"):
+        read_records(tmp_path / "nothing")
+
+
+def test_one_writer_per_folder(tmp_path):
+    with FolderLock(tmp_path):
+        with pytest.raises(ExpressivityError, match=f"another sweep run \\(pid {os.getpid()}\\)"):
+            with FolderLock(tmp_path):
+                pass
+    with FolderLock(tmp_path):  # released on exit
+        pass
+
+
+def test_the_lock_waits_for_workers_of_a_dead_driver(tmp_path):
+    import fcntl
+
+    fd = os.open(tmp_path / ".workers.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_SH)  # an orphaned worker still holds it
+    try:
+        with pytest.raises(ExpressivityError, match="worker processes of an earlier sweep run"):
+            with FolderLock(tmp_path, wait_s=0.2):
+                pass
+    finally:
+        os.close(fd)
+    with FolderLock(tmp_path, wait_s=0.2):
+        pass

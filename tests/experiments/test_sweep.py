@@ -1,0 +1,142 @@
+"""Sweeps: grids expand to validated run configurations; Python sweep files; one-line errors."""
+
+import json
+
+import pytest
+
+from expressivity.errors import ExpressivityError
+from expressivity.experiments.sweep import MAX_RUNS, Sweep, expand_grid, load_sweep, sweep_from_spec
+from expressivity.training import RunConfig
+
+from tests.experiments.helpers import BASE, grid_spec, write_spec
+
+
+def test_grid_is_the_product_of_its_axes_over_the_base():
+    sw = sweep_from_spec(grid_spec({"model.heads": [1, 2], "train.lr": [1e-3, 1e-2, 3e-2], "seed": [0, 1]}))
+    assert len(sw.configs) == 12 and len(set(sw.ids())) == 12
+    assert {(c.model.heads, c.train.lr, c.seed) for c in sw.configs} == {
+        (h, lr, s) for h in (1, 2) for lr in (1e-3, 1e-2, 3e-2) for s in (0, 1)}
+    c = sw.configs[0]
+    assert c.model.d_model == 8 and c.train.steps == 20 and c.model.vocab_size == 6  # base + task defaults
+
+
+def test_a_base_printed_by_train_json_gives_the_same_run():
+    full = RunConfig.for_task("reverse", {"length": 5}, {"d_model": 16, "heads": 2}, {"steps": 7})
+    sw = sweep_from_spec({"base": json.loads(json.dumps(full.to_dict())), "grid": {"seed": [0, 3]}})
+    assert sw.configs[0] == full and sw.configs[1] == full.with_changes(seed=3)
+
+
+def test_changing_the_task_recomputes_what_only_repeated_the_base_tasks_defaults():
+    full = RunConfig.for_task("reverse", {"length": 4}, {"d_model": 16, "heads": 2})
+    sw = sweep_from_spec({"base": full.to_dict(), "grid": {"task.args.length": [4, 9], "task.args.vocab": [16, 5]}})
+    by = {(c.task.args["length"], c.task.args["vocab"]): c for c in sw.configs}
+    assert by[9, 5].model.max_len == 9 and by[9, 5].model.vocab_size == 5  # recomputed for the new task
+    assert by[9, 5].model.d_model == 16  # a user choice is kept
+    assert by[4, 16] == full
+
+
+def test_a_list_of_grids_is_their_union():
+    sw = sweep_from_spec({"base": BASE, "grid": [{"seed": [0, 1]}, {"seed": [2], "model.heads": [2]}]})
+    assert sorted((c.seed, c.model.heads) for c in sw.configs) == [(0, 1), (1, 1), (2, 2)]
+
+
+@pytest.mark.parametrize("spec, needle", [
+    (grid_spec({"model.haeds": [1]}), "unknown model settings haeds"),
+    (grid_spec({"train.speed": [1]}), "unknown training settings speed"),
+    (grid_spec({"optimizer.lr": [1]}), "is not a setting"),
+    (grid_spec({"model.heads": []}), "non-empty list"),
+    (grid_spec({"model.heads": 2}), "non-empty list"),
+    (grid_spec({"seed": [0, 0]}), "same run more than once"),
+    (grid_spec({"seed": [-1]}), "seed must be"),
+    (grid_spec({"train.lr": [float("nan")]}), "finite"),
+    (grid_spec({"train.lr": [0.0]}), "lr must be > 0"),
+    (grid_spec({"task.args.length": ["x"]}), "length"),
+    (grid_spec({"task.name": ["nope"]}), "nope"),
+    (grid_spec(select={"train.lr": "min test_loss"}), "validation split only"),
+    (grid_spec(select={"seed": "min val_loss"}), "cannot select over"),
+    (grid_spec(select={"train.lrr": "min val_loss"}), "not a setting"),
+    (grid_spec(select={"train.lr": "min val_loss", "train.weight_decay": "max val_metric"}), "one rule"),
+    (grid_spec(select=["train.lr"]), "must be an object"),
+    (grid_spec(extra_key=1), "unknown sweep keys extra_key"),
+    ({"base": BASE, "grid": {"model.heads": list(range(1, 400)), "seed": list(range(400))}}, "above the limit"),
+    ({"base": [], "grid": {}}, '"base" must be'),
+    ([1, 2], "must be an object"),
+    ({"base": {"task": {"name": "reverse"}, "model": {"heads": "two"}}, "grid": {"seed": [0]}}, "heads"),
+])
+def test_bad_grids_are_one_line_errors(spec, needle):
+    with pytest.raises(ExpressivityError, match=needle) as info:
+        sweep_from_spec(spec)
+    assert "\n" not in str(info.value)
+
+
+def test_limit_constant_is_generous_but_finite():
+    assert 10_000 <= MAX_RUNS <= 1_000_000
+
+
+def test_sweep_round_trips_through_its_stored_form():
+    sw = sweep_from_spec(grid_spec(select={"train.lr": "min val_loss"}))
+    again = Sweep.from_dict(json.loads(json.dumps(sw.to_dict())))
+    assert again.ids() == sw.ids() and again.select == sw.select and again.id() == sw.id()
+
+
+def test_python_sweep_file(tmp_path):
+    f = tmp_path / "mine.py"
+    f.write_text("from expressivity.training import RunConfig\n"
+                 "SELECT = {'train.lr': 'min val_loss'}\nNAME = 'mine'\n"
+                 "def configs():\n"
+                 "    base = RunConfig.for_task('reverse', {'length': 4}, {'d_model': 8, 'heads': 1}, {'steps': 5})\n"
+                 "    return [base.with_changes(seed=s, train={'lr': lr}) for s in (0, 1) for lr in (1e-3, 1e-2)]"
+                 " + [{'task': {'name': 'sort', 'args': {'length': 4}}, 'train': {'steps': 5}}]\n")
+    sw = load_sweep(f)
+    assert sw.name == "mine" and len(sw.configs) == 5 and sw.select == {"train.lr": ("min", "val_loss")}
+    assert sw.configs[-1].task.name == "sort"
+
+
+@pytest.mark.parametrize("body, needle", [
+    ("def configs(:\n", "raised SyntaxError"),
+    ("x = 1\n", "no configs()"),
+    ("def configs():\n    raise KeyError('boom')\n", "raised KeyError"),
+    ("import sys\nsys.exit(3)\n", "raised SystemExit"),
+    ("def configs():\n    return [1]\n", "item 0 is a int"),
+    ("def configs():\n    return []\n", "has no runs"),
+    ("def configs():\n    return [{'task': {'name': 'reverse'}, 'model': {'mixer': 'nope'}}]\n", "run 0: .*unknown mixer"),
+])
+def test_bad_python_sweep_files_are_one_line_errors(tmp_path, body, needle):
+    f = tmp_path / "bad.py"
+    f.write_text(body)
+    with pytest.raises(ExpressivityError, match=needle) as info:
+        load_sweep(f)
+    assert "\n" not in str(info.value)
+
+
+def test_toml_and_json_files(tmp_path):
+    toml = tmp_path / "g.toml"
+    toml.write_text('name = "t"\n[base.task]\nname = "reverse"\n[base.task.args]\nlength = 4\n'
+                    '[grid]\n"model.heads" = [1, 2]\nseed = [0]\n[select]\n"train.lr" = "min val_loss"\n')
+    sw = load_sweep(toml)
+    assert sw.name == "t" and len(sw.configs) == 2
+    js = write_spec(tmp_path / "g.json", grid_spec())
+    assert len(load_sweep(js).configs) == 4
+
+
+@pytest.mark.parametrize("name, text, needle", [
+    ("a.json", "{not json", "not valid JSON"),
+    ("a.json", '{"base": {}, "grid": {"train.lr": [NaN]}}', "finite"),
+    ("a.toml", "x = = 1", "not valid TOML"),
+    ("a.yaml", "x: 1", "must end in"),
+    ("a.json", "", "not valid JSON"),
+])
+def test_bad_files(tmp_path, name, text, needle):
+    f = tmp_path / name
+    f.write_text(text)
+    with pytest.raises(ExpressivityError, match=needle):
+        load_sweep(f)
+    with pytest.raises(ExpressivityError, match="not found"):
+        load_sweep(tmp_path / "missing.json")
+
+
+def test_expand_grid_keeps_values_independent():
+    # Values are copied per point: a list value (a mixer per layer) is not shared between configs.
+    cfgs = expand_grid({"base": BASE, "grid": {"model.mixer": [["sepconv", "attention"]], "model.layers": [2],
+                                                "seed": [0, 1]}})
+    assert [c.model.mixer for c in cfgs] == [("sepconv", "attention")] * 2

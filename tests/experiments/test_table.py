@@ -1,0 +1,65 @@
+"""Selection on validation, reporting on test; rows per evaluated length; varying settings."""
+
+from expressivity.experiments.table import rows_of, select_runs, varying_settings
+
+
+def record(seed, lr, val_loss, test_metric, status="done", heads=1, lengths=(4,)):
+    cfg = {"task": {"name": "t", "args": {"length": 4}}, "model": {"heads": heads, "mixer": ["a", "b"]},
+           "train": {"lr": lr}, "seed": seed, "eval_lengths": []}
+    ls = {} if status == "failed" else {str(L): {"val_loss": val_loss * L / 4, "val_metric": 0.5, "test_loss": 1.0,
+                                                 "test_metric": test_metric} for L in lengths}
+    return {"id": f"{seed}-{lr}-{heads}", "config": cfg, "status": status, "lengths": ls,
+            "reason": "nan: x" if status == "failed" else None}
+
+
+RULE = {"train.lr": ("min", "val_loss")}
+
+
+def test_the_lowest_validation_loss_wins_per_configuration_and_seed():
+    recs = [record(0, 1e-3, 0.5, 0.1), record(0, 1e-2, 0.2, 0.3), record(1, 1e-3, 0.1, 0.7), record(1, 1e-2, 0.4, 0.9)]
+    chosen = {r["config"]["seed"]: (r["config"]["train"]["lr"], n, ok) for r, n, ok in select_runs(recs, RULE)}
+    assert chosen == {0: (1e-2, 2, 2), 1: (1e-3, 2, 2)}
+    rows = rows_of(recs, RULE)
+    assert sorted(r["test_metric"] for r in rows) == [0.3, 0.7]  # reported from test, chosen on validation
+
+
+def test_selection_ignores_test_values_and_failed_runs():
+    # The best *test* metric (0.99) is never looked at; a failed run is never chosen.
+    recs = [record(0, 1e-3, 0.5, 0.99), record(0, 1e-2, 0.2, 0.1), record(0, 1e-1, 0.0, 0.0, status="failed")]
+    (r, n, ok), = select_runs(recs, RULE)
+    assert r["config"]["train"]["lr"] == 1e-2 and (n, ok) == (3, 2)
+
+
+def test_a_group_whose_runs_all_failed_stays_as_one_failed_row():
+    recs = [record(0, 1e-3, 0, 0, status="failed"), record(0, 1e-2, 0, 0, status="failed")]
+    rows = rows_of(recs, RULE)
+    assert len(rows) == 1 and rows[0]["status"] == "failed" and "all 2 candidates failed" in rows[0]["reason"]
+    assert rows[0]["test_metric"] is None
+
+
+def test_max_rule_and_no_rule():
+    recs = [record(0, 1e-3, 0.5, 0.1), record(0, 1e-2, 0.2, 0.3)]
+    assert len(select_runs(recs, {})) == 2
+    recs[0]["lengths"]["4"]["val_metric"] = 0.9
+    (r, _, _), = select_runs(recs, {"train.lr": ("max", "val_metric")})
+    assert r["config"]["train"]["lr"] == 1e-3
+
+
+def test_one_row_per_evaluated_length_with_the_training_length_marked():
+    rows = rows_of([record(0, 1e-3, 0.5, 0.1, lengths=(4, 8))])
+    assert [(r["length"], r["train_length"]) for r in rows] == [(4, 4), (8, 4)]
+    assert rows[0]["model"]["mixer"] == "a,b"  # lists become one string per cell
+    assert rows[1]["val_loss"] == 1.0
+
+
+def test_non_finite_stored_values_become_missing():
+    r = record(0, 1e-3, 0.5, 0.1)
+    r["lengths"]["4"]["test_metric"] = "nan"
+    r["seconds"] = "inf"
+    row, = rows_of([r])
+    assert row["test_metric"] is None and row["seconds"] is None
+
+
+def test_varying_settings():
+    a, b = record(0, 1e-3, 0, 0)["config"], record(1, 1e-2, 0, 0, heads=2)["config"]
+    assert varying_settings([a, b]) == {"model.heads": [1, 2], "train.lr": [1e-3, 1e-2]}
