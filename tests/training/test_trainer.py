@@ -169,3 +169,21 @@ def test_device_cuda_without_a_gpu_is_refused_and_auto_falls_back():
     with pytest.raises(ExpressivityError, match="no CUDA GPU"):
         run(config(steps=2), device="cuda")
     assert run(config(steps=2), device="auto").device == "cpu"
+
+
+def test_an_evaluation_length_beyond_the_memory_budget_is_refused_before_training():
+    from expressivity.errors import BudgetError
+
+    c = RunConfig.for_task("kernel-memory", {"length": 16}, train={"steps": 2}, eval_lengths=(200_000,))
+    with pytest.raises(BudgetError, match="GiB"):
+        run(c)
+
+
+def test_regression_metric_resolves_errors_below_float32():
+    from expressivity.tasks import Batch, make_task
+
+    task = make_task("kernel-memory", length=8)
+    y = torch.randn(4, 8, 1)
+    out = y + 1e-6 * torch.randn(4, 8, 1)
+    r2 = task.metric(out, Batch(torch.zeros(4, 8, 1), y, torch.ones(4, 8, dtype=torch.bool)))
+    assert 0 < 1 - r2 < 1e-9   # float32 arithmetic would give exactly 0 or a rounding artefact

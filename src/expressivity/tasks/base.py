@@ -103,13 +103,14 @@ class Task:
     @torch.no_grad()
     def metric(self, out: torch.Tensor, batch: Batch) -> float:
         """Token accuracy over scored positions (classification) or ``R^2 = 1 - SSE/SST``
-        (regression, SST about the mean of the scored targets)."""
+        (regression, SST about the mean of the scored targets, computed in float64)."""
         m = batch.mask
         if self.kind == "classification":
             return (out[m].argmax(-1) == batch.y[m]).float().mean().item()
-        y = batch.y[m]
-        sse = ((out[m] - y) ** 2).sum()
-        sst = ((y - y.mean(0)) ** 2).sum().clamp(min=1e-12)
+        # float64: 1 - R^2 of a near-perfect float32 model is ~1e-8, below float32's resolution at 1.
+        y, pred = batch.y[m].double(), out[m].double()
+        sse = ((pred - y) ** 2).sum()
+        sst = ((y - y.mean(0)) ** 2).sum().clamp(min=1e-300)
         return (1.0 - sse / sst).item()
 
 

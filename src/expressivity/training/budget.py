@@ -44,3 +44,16 @@ def check_training_budget(cfg: ModelConfig, n: int, batch_size: int, eval_size: 
             f"{f', {models} models' if models > 1 else ''}), above the {budget / 2**30:.3g} GiB budget; use a "
             "shorter length, a smaller vocabulary, batch or model")
     return need
+
+
+def check_run_budget(config, task, models: int = 1, budget: int = DEFAULT_MEMORY_BUDGET) -> int:
+    """The largest estimate over the training length and every evaluation length of a
+    :class:`~expressivity.training.config.RunConfig` (evaluation at a long length is where a
+    small training run can run out of memory), refused above ``budget``."""
+    tc = config.train
+    need = check_training_budget(config.model, task.seq_len, tc.batch_size, tc.eval_size, models, budget)
+    for length in config.eval_lengths:
+        n = task.sequence_length(length)
+        # evaluation keeps no activations for a backward pass, but scores are still n^2 per head
+        need = max(need, check_training_budget(config.model, n, 1, tc.eval_size, models, budget))
+    return need

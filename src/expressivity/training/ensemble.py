@@ -37,7 +37,7 @@ from expressivity.errors import ExpressivityError
 from expressivity.nn.model import Model
 from expressivity.progress import progress_bar
 from expressivity.tasks import Batch
-from expressivity.training.budget import check_training_budget
+from expressivity.training.budget import check_run_budget
 from expressivity.training.checkpoint import FINISHED, RUNNING, checkpoint_exists, load_checkpoint, save_checkpoint
 from expressivity.training.config import RunConfig
 from expressivity.training.trainer import RunResult, eval_batch, evaluate_lengths, resolve_device
@@ -99,7 +99,7 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     check_packable(configs)
     base_cfg, task = configs[0], configs[0].build_task()
     tc = base_cfg.train
-    check_training_budget(base_cfg.model, task.seq_len, tc.batch_size, tc.eval_size, models=len(configs))
+    check_run_budget(base_cfg, task, models=len(configs))
     if group_dir is not None and member_dirs is None:
         member_dirs = [Path(group_dir) / f"seed_{c.seed}" for c in configs]
     ens = Ensemble(base_cfg.model, [c.seed for c in configs], device)

@@ -30,7 +30,7 @@ from expressivity.errors import ExpressivityError
 from expressivity.nn.model import Model
 from expressivity.progress import progress_bar
 from expressivity.tasks import Batch, Task
-from expressivity.training.budget import check_training_budget
+from expressivity.training.budget import check_run_budget
 from expressivity.training.checkpoint import FINISHED, RUNNING, checkpoint_exists, load_checkpoint, save_checkpoint
 from expressivity.training.config import RunConfig
 from expressivity.training.schedule import SPLIT_SEEDS
@@ -131,7 +131,7 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
     """
     device = resolve_device(device)
     task, cfg = config.build_task(), config.train
-    check_training_budget(config.model, task.seq_len, cfg.batch_size, cfg.eval_size)
+    check_run_budget(config, task)
     torch.manual_seed(config.seed)
     model = Model(config.model).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), eps=cfg.eps,
