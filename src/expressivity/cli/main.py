@@ -61,6 +61,7 @@ COMMANDS = (
     ("expressivity.cli.wang_e", ("wang_e",)),
     ("expressivity.cli.sweep", ("sweep",)),
     ("expressivity.cli.results", ("results", "fit", "plot")),
+    ("expressivity.cli.reproduce", ("reproduce",)),
 )
 
 

@@ -1,0 +1,165 @@
+"""Claims from the papers, each reproduced by one command: ``expressivity reproduce NAME``.
+
+A :class:`Claim` states its **criterion before anything runs** (written to ``criterion.md`` in the
+output folder first, with the time), then runs what it needs (numerics, or a sweep on the
+experiment engine with learning rates selected on validation and test metrics reported), and
+returns a :class:`ClaimResult`: a table, a figure, the key numbers and a verdict --
+``reproduced`` (the criterion holds), ``not reproduced`` (it does not, and the data do not
+contradict the claim with confidence) or ``refuted`` (the data contradict it: the opposite
+holds with disjoint 95% intervals).
+
+Output folder: ``criterion.md``, ``results.csv`` and ``results.json`` (the table), ``figure.png``,
+``verdict.json``, ``run.json``, and ``sweep/`` for claims that train (the engine's folder, so a
+killed reproduction resumes where it stopped when run again).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from expressivity.errors import ExpressivityError
+from expressivity.records import check_output_dir, jsonable, run_record, write_json
+
+VERDICTS = ("reproduced", "not reproduced", "refuted")
+
+
+@dataclass
+class ClaimContext:
+    """What a claim's run gets: where to write, how big to be, how to run sweeps."""
+
+    out: Path
+    quick: bool
+    workers: int | None = None
+    backend: str = "local"
+    device: str = "cpu"
+    ray_address: str | None = None
+    on_progress: Callable | None = None
+
+    def run_sweep(self, sweep, name: str = "sweep"):
+        """Run ``sweep`` into ``out/name`` (resuming what a previous, interrupted call left)."""
+        from expressivity.experiments.launch import run_sweep
+
+        report = run_sweep(sweep, self.out / name, backend=self.backend, workers=self.workers, device=self.device,
+                           ray_address=self.ray_address, on_progress=self.on_progress)
+        return self.out / name, report
+
+
+@dataclass
+class ClaimResult:
+    """A claim's outcome: ``rows`` (the table), ``figure`` (a PNG), ``numbers`` (what the verdict
+    rests on) and the ``verdict`` with the ``reason`` in one or two sentences."""
+
+    verdict: str
+    reason: str
+    rows: list[dict]
+    figure: Path | None
+    numbers: dict = field(default_factory=dict)
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checkable claim: where it comes from, the criterion, and how to test it."""
+
+    name: str
+    title: str
+    source: str
+    criterion: str
+    run: Callable[[ClaimContext], ClaimResult]
+    quick_budget: str = "10 CPU-minutes on 2 cores"
+    full: str = ""
+
+
+CLAIMS: dict[str, Claim] = {}
+
+
+def register(claim: Claim) -> Claim:
+    if claim.name in CLAIMS:
+        raise ValueError(f"claim {claim.name!r} registered twice")
+    CLAIMS[claim.name] = claim
+    return claim
+
+
+def get_claim(name: str) -> Claim:
+    _load_all()
+    if name not in CLAIMS:
+        raise ExpressivityError(f"unknown claim {name!r}; use one of {', '.join(sorted(CLAIMS))}")
+    return CLAIMS[name]
+
+
+def all_claims() -> dict[str, Claim]:
+    _load_all()
+    return dict(CLAIMS)
+
+
+def _load_all() -> None:
+    """Import the modules that register claims (each registers at import)."""
+    import importlib
+
+    for module in CLAIM_MODULES:
+        importlib.import_module(module)
+
+
+CLAIM_MODULES = ("expressivity.experiments.claims.wang_e",)
+
+
+def reproduce(name: str, out: Path, quick: bool = False, **context) -> ClaimResult:
+    """State the criterion, run the claim, write the table, figure and verdict under ``out``."""
+    claim = get_claim(name)
+    out = check_output_dir(Path(out))
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    (out / "criterion.md").write_text(
+        f"# {claim.title}\n\nSource: {claim.source}\n\nCriterion (stated before the run, "
+        f"{time.strftime('%Y-%m-%d %H:%M:%S %Z', time.localtime(started))}):\n\n{claim.criterion}\n\n"
+        f"Mode: {'quick' if quick else 'full'}\n")
+    config = {"claim": name, "quick": quick, **{k: v for k, v in context.items() if k != "on_progress"}}
+    write_json(out / "run.json", run_record(f"reproduce {name}", config))
+    result = claim.run(ClaimContext(out, quick, **context))
+    write_table(result.rows, out / "results.csv")
+    write_json(out / "results.json", {"rows": result.rows})
+    verdict = {"claim": name, "title": claim.title, "source": claim.source, "criterion": claim.criterion,
+               "verdict": result.verdict, "reason": result.reason, "numbers": result.numbers, "notes": result.notes,
+               "quick": quick, "figure": None if result.figure is None else str(result.figure),
+               "seconds": round(time.time() - started, 1)}
+    write_json(out / "verdict.json", verdict)
+    write_json(out / "run.json", run_record(f"reproduce {name}", config) | {"verdict": result.verdict})
+    return result
+
+
+def write_table(rows: list[dict], path: Path) -> None:
+    """``rows`` as CSV (columns in first-seen order)."""
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns)
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: jsonable(row.get(k)) for k in columns})
+    path.write_text(buf.getvalue())
+
+
+# ---- verdict helpers ---------------------------------------------------------------------------------
+
+
+def below(a: tuple[float, float, float], b: tuple[float, float, float]) -> bool:
+    """``a`` is below ``b`` with disjoint 95% intervals (each ``(value, low, high)``)."""
+    return a[2] < b[1]
+
+
+def compare(better: tuple[float, float, float], worse: tuple[float, float, float]) -> str:
+    """``reproduced`` if ``better`` is below ``worse`` with disjoint intervals, ``refuted`` if the
+    opposite holds with disjoint intervals, else ``not reproduced``."""
+    if below(better, worse):
+        return "reproduced"
+    if below(worse, better):
+        return "refuted"
+    return "not reproduced"
