@@ -187,3 +187,28 @@ def test_regression_metric_resolves_errors_below_float32():
     out = y + 1e-6 * torch.randn(4, 8, 1)
     r2 = task.metric(out, Batch(torch.zeros(4, 8, 1), y, torch.ones(4, 8, dtype=torch.bool)))
     assert 0 < 1 - r2 < 1e-9   # float32 arithmetic would give exactly 0 or a rounding artefact
+
+
+def test_tasks_with_finite_data_get_the_split_of_every_batch(monkeypatch):
+    from dataclasses import dataclass
+
+    from expressivity.tasks import TASKS
+    from expressivity.tasks.algorithmic import Reverse
+
+    seen = []
+
+    @dataclass
+    class SplitReverse(Reverse):
+        name = "split-reverse"
+        has_splits = True
+
+        def generate(self, batch_size, length, generator, split):
+            seen.append(split)
+            return super().generate(batch_size, length, generator)
+
+    monkeypatch.setitem(TASKS, "split-reverse", SplitReverse)
+    c = RunConfig.for_task("split-reverse", {"length": 4, "vocab": 4}, SMALL, {**TRAIN, "steps": 3, "eval_every": 3})
+    run(c)
+    assert set(seen) == {"train", "val", "test"} and seen.count("train") == 3
+    with pytest.raises(ExpressivityError, match="unknown split"):
+        SplitReverse().sample(2, 4, torch.Generator(), "dev")

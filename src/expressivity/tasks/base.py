@@ -23,6 +23,9 @@ import torch.nn.functional as F
 from expressivity.errors import ExpressivityError
 
 
+SPLITS = ("train", "val", "test")
+
+
 class Batch(NamedTuple):
     x: torch.Tensor
     y: torch.Tensor
@@ -34,6 +37,10 @@ class Task:
     name: ClassVar[str] = ""
     kind: ClassVar[str] = "classification"  # or "regression"
     metric_name: ClassVar[str] = "accuracy"
+    # A task with a finite dataset (a corpus) draws train, validation and test batches from
+    # disjoint data and receives the split in ``generate``; synthetic tasks draw fresh samples for
+    # every split and tell the splits apart by the generator alone.
+    has_splits: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         self.check_length(self.length)
@@ -77,15 +84,21 @@ class Task:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     # ---- data ------------------------------------------------------------------------------
-    def sample(self, batch_size: int, length: int | None, generator: torch.Generator) -> Batch:
+    def sample(self, batch_size: int, length: int | None, generator: torch.Generator, split: str = "train") -> Batch:
         """A batch of ``batch_size`` sequences at task length ``length`` (``None``: the training
-        length), drawn from ``generator`` alone (same generator state, same batch)."""
+        length) from ``split`` (``"train"``, ``"val"`` or ``"test"``), drawn from ``generator``
+        alone (same generator state, same batch)."""
+        if split not in SPLITS:
+            raise ExpressivityError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
         length = self.length if length is None else length
         self.check_length(length)
+        if self.has_splits:
+            return self.generate(batch_size, length, generator, split)
         return self.generate(batch_size, length, generator)
 
-    def generate(self, batch_size: int, length: int, generator: torch.Generator) -> Batch:
-        """Draw the batch; ``length`` has passed :meth:`check_length`. Subclasses implement this."""
+    def generate(self, batch_size: int, length: int, generator: torch.Generator, *split) -> Batch:
+        """Draw the batch; ``length`` has passed :meth:`check_length`; tasks with ``has_splits``
+        also receive the split. Subclasses implement this."""
         raise NotImplementedError
 
     # ---- loss and metric (higher metric is better) --------------------------------------

@@ -75,7 +75,7 @@ class RunResult:
 
 def eval_batch(task: Task, size: int, length: int | None = None, split: str = "val", device="cpu") -> Batch:
     """The held-out ``split`` (``"val"`` or ``"test"``) at ``length``: the same for every run and seed."""
-    batch = task.sample(size, length, torch.Generator().manual_seed(SPLIT_SEEDS[split]))
+    batch = task.sample(size, length, torch.Generator().manual_seed(SPLIT_SEEDS[split]), split)
     return to_device(batch, device)
 
 
