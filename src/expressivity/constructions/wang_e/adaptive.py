@@ -33,6 +33,7 @@ from fractions import Fraction
 import numpy as np
 
 from expressivity.constructions.report import Check, ConstructionReport, ErrorEstimate, Size
+from expressivity.constructions.wang_e.readouts import relu_layer
 from expressivity.errors import ExpressivityError
 from expressivity.network import AttentionLayer, FeedForwardLayer, Head, Network
 from expressivity.network.exact import forward_exact
@@ -157,24 +158,12 @@ def _position_ffn(d: int, ix: dict, T: int, length: int, hard: bool) -> FeedForw
     for j in range(1, T + 1):  # addr1 -= j p_j  (p_j in {0, 1})
         columns.append(({ix[f"p[{j}]"]: num(1)}, num(0)))
         rows.append({ix["addr1"]: -num(j)})
-    layer = _relu_layer(d, columns, rows, hard, "positions tau, tau^2 and the first address")
+    layer = relu_layer(d, columns, rows, "positions tau, tau^2 and the first address", exact=hard)
     b2 = layer.b_2.copy()
     b2[ix["tau"]] = num(length - 1)
     b2[ix["tau2"]] = num((length - 1) ** 2)
     b2[ix["addr1"]] = num(length - 1)
     return FeedForwardLayer(layer.W_1, layer.b_1, layer.W_2, b2, name=layer.name)
-
-
-def _relu_layer(d: int, columns, rows, exact: bool, name: str) -> FeedForwardLayer:
-    zeros = _zeros if exact else np.zeros
-    W1, b1, W2 = zeros((d, len(columns))), zeros(len(columns)), zeros((len(columns), d))
-    for u, ((weights, bias), out) in enumerate(zip(columns, rows)):
-        for k, w in weights.items():
-            W1[k, u] = w
-        b1[u] = bias
-        for k, w in out.items():
-            W2[u, k] = w
-    return FeedForwardLayer(W1, b1, W2, zeros(d), name=name)
 
 
 def _hop_attention(d: int, ix: dict, T: int, hop: int, depth: int, beta: float) -> AttentionLayer:
@@ -202,7 +191,7 @@ def _address_ffn(d: int, ix: dict, T: int, hop: int) -> FeedForwardLayer:
     Integer weights: exact in float64 and in exact arithmetic alike."""
     columns = [({ix[f"addr{hop}"]: 1}, 0)] + [({ix[f"ptr{hop}[{j}]"]: 1}, 0) for j in range(1, T + 1)]
     rows = [{ix[f"addr{hop + 1}"]: 1}] + [{ix[f"addr{hop + 1}"]: -j} for j in range(1, T + 1)]
-    return _relu_layer(d, columns, rows, False, f"address {hop + 1}")
+    return relu_layer(d, columns, rows, f"address {hop + 1}")
 
 
 # ---- inputs, target, checks -----------------------------------------------------------------------

@@ -74,18 +74,26 @@ FUNCTIONS: dict[str, Function2] = {
 READOUTS = ("linear", "product", *(name for name in FUNCTIONS if name != "product"))
 
 
-def _relu_layer(d: int, columns: list[tuple[dict[int, float], float]], rows: list[dict[int, float]], name: str):
-    """A ReLU layer from sparse columns ``({dim: weight}, bias)`` and output rows ``{dim: weight}``."""
-    W1 = np.zeros((d, len(columns)))
-    b1 = np.zeros(len(columns))
-    W2 = np.zeros((len(columns), d))
+def relu_layer(d: int, columns: list[tuple[dict[int, float], float]], rows: list[dict[int, float]], name: str,
+               exact: bool = False) -> FeedForwardLayer:
+    """A ReLU layer from sparse columns ``({dim: weight}, bias)`` and output rows ``{dim: weight}``.
+
+    ``exact``: object arrays, so ``Fraction`` weights stay exact for the exact evaluator."""
+    def zeros(shape):
+        if not exact:
+            return np.zeros(shape)
+        out = np.empty(shape, dtype=object)
+        out.fill(0)
+        return out
+
+    W1, b1, W2 = zeros((d, len(columns))), zeros(len(columns)), zeros((len(columns), d))
     for u, ((weights, bias), out) in enumerate(zip(columns, rows)):
         for k, w in weights.items():
             W1[k, u] = w
         b1[u] = bias
         for k, w in out.items():
             W2[u, k] = w
-    return FeedForwardLayer(W1, b1, W2, np.zeros(d), name=name)
+    return FeedForwardLayer(W1, b1, W2, zeros(d), name=name)
 
 
 def square_units(radius: float, intervals: int) -> tuple[list[tuple[float, float]], float, float]:
@@ -114,7 +122,7 @@ def linear_readout(labels: tuple[str, ...], memories: list[int], out: int, radiu
         for sign in (1.0, -1.0):
             columns.append(({k: sign}, 0.0))
             rows.append({out: sign * wi})
-    layer = _relu_layer(d, columns, rows, "linear readout")
+    layer = relu_layer(d, columns, rows, "linear readout")
     return [layer], Readout("linear", lambda m: m @ np.array(w), 2 * M, 0.0, float(np.abs(w).sum()), radius)
 
 
@@ -130,7 +138,7 @@ def product_readout(labels: tuple[str, ...], memories: list[int], out: int, radi
         for knot, coef in units:
             columns.append(({a: 1.0, b: sign_b}, -knot))
             rows.append({out: gain * coef})
-    layer = _relu_layer(len(labels), columns, rows, f"product readout, {intervals} intervals per square")
+    layer = relu_layer(len(labels), columns, rows, f"product readout, {intervals} intervals per square")
     return [layer], Readout("product", lambda m: m[..., 0] * m[..., 1], 2 * intervals, error / 2, 2 * radius, radius)
 
 
@@ -170,7 +178,7 @@ def grid_readout(name: str, labels: tuple[str, ...], memories: list[int], out: i
         for u, k in enumerate(unit_knots):
             columns.append(({m_dim: 1.0}, -float(k)))
             rows.append({offset + i: coef[u, i] / h for i in range(grid + 1) if coef[u, i]})
-    tents = _relu_layer(d, columns, rows, f"tents on a {grid}x{grid} grid")
+    tents = relu_layer(d, columns, rows, f"tents on a {grid}x{grid} grid")
     # Layer 2: sum_ij f_ij p_i q_j, each product polarised; p, q in [0, 1] so p +- q in [-2, 2].
     units, _, sq_error = square_units(2.0, intervals)
     F = spec.fn(knots[:, None], knots[None, :])
@@ -183,7 +191,7 @@ def grid_readout(name: str, labels: tuple[str, ...], memories: list[int], out: i
                 for knot, coef in units:
                     columns.append(({p0 + i: 1.0, p0 + grid + 1 + j: sign_q}, -knot))
                     rows.append({out: gain * coef * F[i, j]})
-    products = _relu_layer(d, columns, rows, f"bilinear {name} readout")
+    products = relu_layer(d, columns, rows, f"bilinear {name} readout")
     interp_error = spec.lipschitz(radius) * h  # both coordinates move at most h inside a cell
     product_error = 4 * float(np.abs(F).max()) * sq_error / 2
     width = len(tents.b_1) + len(products.b_1)
