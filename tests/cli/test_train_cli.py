@@ -124,6 +124,14 @@ def test_a_run_that_fails_before_its_first_checkpoint_leaves_no_folder(tmp_path,
 
 def test_task_defaults_that_do_not_apply_are_dropped_not_refused():
     # copy suggests rpe 'free'; with sepconv (no attention) the suggestion is dropped.
-    code, out, err = run("train", "--task", "copy", *FAST, "--mixer", "sepconv", "--steps", "2", "--json")
+    no_heads = [a for i, a in enumerate(FAST) if a != "--heads" and FAST[i - 1] != "--heads"]
+    code, out, err = run("train", "--task", "copy", *no_heads, "--mixer", "sepconv", "--steps", "2", "--json")
     assert code == 0, err
     assert json.loads(out)["run"]["config"]["model"]["rpe"] == "none"
+
+
+def test_options_that_no_layer_reads_are_refused_by_name():
+    code, _, err = run("train", "--task", "copy", *FAST, "--mixer", "sepconv", "--steps", "2")
+    assert code == 2 and "--heads" in err and "Traceback" not in err
+    code, _, err = run("train", "--task", "copy", "--length", "6", "--rpe", "none", "--learn-slopes", "--steps", "2")
+    assert code == 2 and "slopes" in err and "Traceback" not in err

@@ -7,6 +7,7 @@ Every user error (bad option value, unknown name, size over budget) is reported 
 from __future__ import annotations
 
 import sys
+import warnings
 
 import click
 
@@ -19,6 +20,9 @@ class _Group(click.Group):
 
     def main(self, *args, **kwargs):
         kwargs["standalone_mode"] = False
+        # Library code checks finiteness itself and reports it in one line; NumPy's overflow and
+        # invalid-value warnings would only put extra lines before that error.
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
         try:
             rv = super().main(*args, **kwargs)
         except click.exceptions.Exit as exc:

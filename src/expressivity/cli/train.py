@@ -40,9 +40,12 @@ def _parse_task_args(values: tuple[str, ...]) -> dict:
         if "=" not in item:
             raise click.BadParameter(f"{item!r} is not KEY=VALUE; write e.g. --task-arg vocab=32", param_hint="--task-arg")
         k, v = item.split("=", 1)
-        if not k.strip():
+        key = k.strip().replace("-", "_")
+        if not key:
             raise click.BadParameter(f"{item!r} has an empty key; write e.g. --task-arg vocab=32", param_hint="--task-arg")
-        out[k.strip()] = v.strip()
+        if key in out:
+            raise click.BadParameter(f"{key} is given twice; give each task argument once", param_hint="--task-arg")
+        out[key] = v.strip()
     return out
 
 
@@ -67,6 +70,30 @@ def _given(ctx: click.Context) -> list[str]:
     """Options the user typed (not left at their defaults)."""
     return [name for name in ctx.params
             if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)]
+
+
+def _option_name(ctx: click.Context, name: str) -> str:
+    """How the user spells parameter ``name`` (``task_name`` -> ``--task``; flags show both forms)."""
+    param = next(p for p in ctx.command.params if p.name == name)
+    return "/".join([*param.opts, *param.secondary_opts])
+
+
+def _refuse_unused_options(ctx: click.Context, model) -> None:
+    """Options the user gave that no layer of the chosen model reads (ModelConfig cannot tell a given
+    ``False`` or a head count from a default, so the command checks what was typed)."""
+    from expressivity.nn.mixers import MIXERS
+
+    given = set(_given(ctx))
+    classes = [MIXERS[m] for m in model.layer_mixers() if MIXERS.get(m) is not None]
+    unused = []
+    if "learn_slopes" in given and model.rpe not in ("lin", "log"):
+        unused.append(f"{_option_name(ctx, 'learn_slopes')} (only lin and log biases have slopes)")
+    if "heads" in given and not any(c.uses_rpe for c in classes):
+        unused.append(f"--heads (the mixers {', '.join(model.layer_mixers())} have no heads)")
+    if "rotary" in given and not any(c.uses_rotary for c in classes):
+        unused.append(f"{_option_name(ctx, 'rotary')} (no attention layer)")
+    if unused:
+        raise click.UsageError("options that do not apply: " + "; ".join(unused))
 
 
 def _describe(m) -> str:
@@ -146,7 +173,7 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
         extra = [n for n in _given(ctx) if n not in EXECUTION_OPTIONS]
         if extra:
             raise click.UsageError("--resume continues a run exactly as it was configured; drop "
-                                   + ", ".join("--" + n.replace("_", "-") for n in extra))
+                                   + ", ".join(_option_name(ctx, n) for n in extra))
         configs, ensemble = _read_run_folder(resume)
         out = resume
     else:
@@ -154,6 +181,8 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
             raise click.UsageError("missing --task; see 'expressivity tasks' for the names")
         args = _parse_task_args(task_arg)
         if length is not None:
+            if "length" in args:
+                raise click.UsageError("--length and --task-arg length=... both set the length; give one")
             args["length"] = length
         model = dict(mixer=mixer, rpe=rpe, ape=ape, rotary=rotary, layers=layers, heads=heads, d_model=d_model,
                      ffn_width=ffn_width, norm=norm, causal=causal, learnable_slopes=learn_slopes)
@@ -161,9 +190,12 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
         training = dict(steps=steps, batch_size=batch_size, lr=lr, eval_every=eval_every, target_metric=target_metric)
         lengths = tuple(_parse_int_list(eval_lengths, "--eval-lengths", "8,16", least=1)) if eval_lengths else ()
         configs = build_configs(task_name, args, model, training, _parse_int_list(seeds, "--seeds", "0,1,2"), lengths)
+        _refuse_unused_options(ctx, configs[0].model)
         if ensemble:
             from expressivity.training.ensemble import check_packable
 
+            if len(configs) < 2:
+                raise click.UsageError("--ensemble trains several seeds at once; give two or more with --seeds")
             check_packable(configs)
         if out is not None:
             check_output_dir(out)
@@ -206,9 +238,12 @@ def _read_run_folder(folder: Path) -> tuple[list, bool]:
         raise ExpressivityError(f"{path} not found; --resume takes a folder written by train --out")
     try:
         record = json.loads(path.read_text())
+        if record.get("command") != "train":
+            raise ExpressivityError(f"{path} records a '{record.get('command')}' command, not a training run; "
+                                    "--resume takes a folder written by train --out")
         base = RunConfig.from_dict(record["config"])
         seeds, ensemble = record["seeds"], bool(record.get("ensemble", False))
-    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise ExpressivityError(f"{path} is not a run record written by train --out ({type(exc).__name__}); "
                                 "start a new run instead") from None
     configs = [base.with_changes(seed=s) for s in seeds]
@@ -223,7 +258,8 @@ def _print_runs(config, results, out: Path | None) -> None:
 
     task = config.build_task()
     console.print(f"[bold]{task.name}[/] {json.dumps(config.task.args)}  model: {_describe(config.model)}")
-    lengths = list(results[0].lengths)
+    task_length = task.length
+    lengths = [task_length, *(L for L in config.eval_lengths if L != task_length)]
     table = Table("seed", "status", "steps", "final loss", f"val {task.metric_name}", f"test {task.metric_name}",
                   *[f"test {task.metric_name} @ length {L}" for L in lengths[1:]], "params", "seconds")
     for r in results:
@@ -233,7 +269,7 @@ def _print_runs(config, results, out: Path | None) -> None:
                       str(r.params), f"{r.seconds:.1f}")
     console.print(table)
     if out is not None:
-        console.print(f"wrote {out}/run.json, {out}/loss_curve.png, {out}/seed_*/metrics.jsonl and checkpoints")
+        console.print(f"results in {out}/: run.json, loss_curve.png, seed_*/metrics.jsonl and checkpoints")
 
 
 @click.command("tasks")

@@ -77,7 +77,8 @@ class Check:
 
     @property
     def passed(self) -> bool:
-        return self.failures == 0
+        """No failures among at least one checked point (a check of nothing proves nothing)."""
+        return self.failures == 0 and self.points > 0
 
     def as_dict(self) -> dict:
         return {"property": self.property, "points": self.points, "failures": self.failures, "passed": self.passed,
@@ -151,8 +152,8 @@ class ConstructionReport:
 
     def failures(self) -> list[str]:
         """One line per failed check or error above its bound."""
-        out = [f"{c.property}: {c.failures} of {c.points} points fail ({c.arithmetic})" for c in self.checks
-               if not c.passed]
+        out = [f"{c.property}: {c.failures} of {c.points} points fail ({c.arithmetic})" if c.points
+               else f"{c.property}: no point could be checked" for c in self.checks if not c.passed]
         out += [f"{e.name} = {e.value:.3g} exceeds its bound {e.bound:.3g} ({e.method})" for e in self.errors
                 if not e.within_bound]
         return out

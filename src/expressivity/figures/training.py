@@ -27,7 +27,8 @@ def plot_loss_curves(histories: dict, path: Path, title: str) -> Path:
     ax1.set_ylabel("training loss")
     ax2.set_xlabel("step")
     ax2.set_ylabel("held-out metric")
-    ax1.legend(fontsize=7)
+    if ax1.get_legend_handles_labels()[0]:  # a run that stopped at its first step has no curve
+        ax1.legend(fontsize=7)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     path = Path(path)

@@ -32,6 +32,12 @@ def activation_spec(spec):
     return spec
 
 
+
+# Sizes beyond these cannot fit any machine (and would overflow PyTorch's index types before a
+# memory estimate could refuse them); the training budget refuses far smaller ones with an estimate.
+MAX_SIZE = 10**9
+SIZE_LIMITS = {"layers": 10**5, "heads": 10**6, "conv_kernel": 10**6}
+
 @dataclass
 class ModelConfig:
     """Architecture switches of :class:`~expressivity.nn.model.Model`.
@@ -106,11 +112,22 @@ class ModelConfig:
                                      ("dpfree-normaliser", self.dpfree_normaliser, ("visible", "infinite"))):
             if value not in allowed:
                 bad(f"unknown {name} {value!r}; use one of {', '.join(allowed)}")
+        for name in ("layers", "heads", "d_model", "max_len", "d_out", "conv_kernel", "ffn_width", "vocab_size", "d_in",
+                     "d_head"):
+            value = getattr(self, name)
+            if value is None and name == "d_head":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                bad(f"{name.replace('_', '-')} must be an integer, got {value!r}")
+            if value > SIZE_LIMITS.get(name, MAX_SIZE):
+                bad(f"{name.replace('_', '-')} {value:.3g} is beyond any memory budget (limit "
+                    f"{SIZE_LIMITS.get(name, MAX_SIZE):,}); use a smaller value")
         for name in ("layers", "heads", "d_model", "max_len", "d_out", "conv_kernel"):
             if getattr(self, name) < 1:
                 bad(f"{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
-        if self.ffn_width < 0:
-            bad(f"ffn-width must be >= 0 (0 = no FFN), got {self.ffn_width}")
+        for name in ("ffn_width", "vocab_size", "d_in"):
+            if getattr(self, name) < 0:
+                bad(f"{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
         self._validate_applicability(set(self.layer_mixers()))
 
     def _validate_applicability(self, used: set[str]) -> None:

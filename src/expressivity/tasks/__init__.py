@@ -51,10 +51,14 @@ def make_task(name: str, **kwargs) -> Task:
             least = 2 if key in _ALPHABET_SIZES else 1
             if value < least:
                 raise ExpressivityError(f"task argument {key} must be >= {least}, got {value}")
+            if value > MAX_TASK_INT:
+                raise ExpressivityError(f"task argument {key}={value:.3g} is beyond any memory budget (limit "
+                                        f"{MAX_TASK_INT:,}); use a smaller value")
     return get_task_class(name)(**parsed)
 
 
 _ALPHABET_SIZES = ("vocab", "modulus", "keys", "values")
+MAX_TASK_INT = 10**9  # larger counts overflow PyTorch's index types before a size estimate can refuse them
 
 
 __all__ = ["Batch", "TASKS", "Task", "get_task_class", "make_task", "task_args"]

@@ -111,6 +111,12 @@ class NestedMemory(Task):
             raise ExpressivityError("depth and max_lag must be >= 1")
         super().__post_init__()
 
+    def check_length(self, length):
+        super().check_length(length)
+        if self.max_lag >= length:
+            raise ExpressivityError(f"max_lag {self.max_lag} must be < length {length} (a pointer reaches back at "
+                                    f"most to the start); raise length or lower max_lag")
+
     @property
     def d_in(self):
         return 2 + self.max_lag

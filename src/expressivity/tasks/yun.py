@@ -9,8 +9,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from expressivity.errors import ExpressivityError
 from expressivity.targets import evaluate_target, get_target, list_targets
 from expressivity.tasks.base import Batch, Task
+
+
+MAX_DIM = 256
 
 
 @dataclass
@@ -26,6 +30,9 @@ class YunTarget(Task):
         if not self.target:
             self.target = list_targets()[0].name
         self._target = get_target(self.target)
+        if self.dim > MAX_DIM:
+            raise ExpressivityError(f"dim {self.dim} is above {MAX_DIM}: the Yun targets are sequence maps of "
+                                    "low-dimensional tokens (pairwise ones cost n^2 dim per sample); use a smaller dim")
         super().__post_init__()
 
     @property

@@ -10,6 +10,7 @@ configurations share an id on every machine. The CLI and the Python API build th
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 from expressivity.errors import ExpressivityError
@@ -20,6 +21,7 @@ from expressivity.tasks import Task, make_task
 from expressivity.training.schedule import TrainConfig
 
 MAX_SEED = 2**63 - 1  # torch generators take 64-bit seeds
+MAX_EVAL_LENGTHS = 32
 
 
 def check_seed(seed) -> int:
@@ -118,6 +120,17 @@ class RunConfig:
         if task.vocab_size == 0 and self.model.d_in != task.d_in:
             raise ExpressivityError(f"model d_in is {self.model.d_in} but task {task.name!r} has {task.d_in} input "
                                     "features; leave it to the task's default")
+        if len(self.eval_lengths) > MAX_EVAL_LENGTHS:
+            raise ExpressivityError(f"{len(self.eval_lengths)} evaluation lengths is above {MAX_EVAL_LENGTHS}; "
+                                    "evaluate at fewer lengths (each costs a held-out pass per split)")
+        if len(set(self.eval_lengths)) != len(self.eval_lengths):
+            raise ExpressivityError(f"evaluation lengths repeat: {list(self.eval_lengths)}; give each once")
+        target = self.train.target_metric
+        if target is not None:
+            low = 0.0 if task.kind == "classification" else -math.inf
+            if not low <= target <= 1.0:
+                raise ExpressivityError(f"target-metric {target} can never be reached by {task.metric_name} (at most 1"
+                                        f"{', at least 0' if low == 0 else ''}); give a value in that range")
         limit = model_length_limit(self.model)
         for length in (task.length, *self.eval_lengths):
             task.check_length(length)
