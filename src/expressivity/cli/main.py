@@ -72,6 +72,12 @@ def _register() -> None:
             continue
         for name in names:
             cli.add_command(getattr(mod, name))
+    # Interoperability: export to TransformerLens / Network folders, run any saved network, a page per network.
+    from expressivity.cli import export, run, show
+
+    cli.add_command(export.export)
+    cli.add_command(run.run)
+    cli.add_command(show.show)
 
 
 _register()
