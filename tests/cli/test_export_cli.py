@@ -122,14 +122,14 @@ def test_export_without_transformer_lens_still_writes_and_says_so(saved, tmp_pat
 def test_a_failed_verification_writes_nothing_and_exits_1(saved, tmp_path, monkeypatch, tl):
     from expressivity.export import transformer_lens
 
-    def broken(net, export, X, dtypes=("float32", "float64")):
+    def broken(net, export, X, dtypes=("float32", "float64"), folder=None):
         bad = {"output_relative": 1.0, "pattern_abs": 1.0, "residual_relative": 1.0, "tolerance": 1e-10,
                "status": "failed"}
         return {"float32": bad, "float64": bad}
 
     monkeypatch.setattr(transformer_lens, "verify", broken)
     code, _, err = run("export", saved / "rev", "--to", "transformer-lens", "--out", tmp_path / "tl")
-    assert code == 1 and "does not reproduce" in err and not (tmp_path / "tl").exists()
+    assert code == 1 and "does not reproduce" in err and list(tmp_path.iterdir()) == []   # no partial folder either
 
 
 def _one_line_error(code, err, needle):
@@ -220,3 +220,18 @@ def test_export_fuzz(saved, tmp_path, args, needle):
 def test_export_refuses_what_does_not_apply_with_the_fix(saved, tmp_path, folder, args, needle):
     _one_line_error(*run("export", saved / folder, *args, "--out", tmp_path / "x")[::2], needle)
     assert not (tmp_path / "x").exists()
+
+
+def test_n_ctx_must_cover_a_fixed_length_network_and_may_shorten_a_bounded_one(saved, tmp_path, tl):
+    _one_line_error(*run("export", saved / "rev", "--to", "transformer-lens", "--out", tmp_path / "a",
+                         "--n-ctx", "2")[::2], "exactly 5 tokens")
+    code, out, err = run("export", saved / "train", "--to", "transformer-lens", "--out", tmp_path / "b", "--n-ctx", "2",
+                         "--json")
+    assert code == 0, err
+    assert json.loads(out)["config"]["n_ctx"] == 2 and json.loads(out)["verified"]["float64"]["status"] == "ok"
+
+
+def test_hardmax_lambda_is_refused_where_no_hardmax_layer_needs_it(saved, tmp_path):
+    for folder in ("rev", "mean"):
+        _one_line_error(*run("export", saved / folder, "--to", "transformer-lens", "--out", tmp_path / folder,
+                             "--hardmax-lambda", "5")[::2], "drop it")

@@ -169,6 +169,17 @@ def test_bad_export_options_are_refused(bad, needle):
         to_transformer_lens(net, **bad)
 
 
+def test_weights_beyond_float32_are_flagged_and_beyond_float64_refused():
+    net, _ = CIRCUITS["max"].build(4, 1e39)
+    export = to_transformer_lens(net)
+    assert any("exceeds float32: load this model in float64 only" in c for c in export.changes)
+    X = embed(net, np.array([[0.5, -0.25, 0.75, 0.0]]))
+    assert verify(net, export, X, dtypes=("float64",))["float64"]["status"] == "ok"
+    head = Head(np.full((1, 1), 1e308), np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)))
+    with pytest.raises(ExportError, match="overflows float64"):
+        to_transformer_lens(Network((AttentionLayer((head,), inverse_temperature=10),), ("x",)))
+
+
 def _ffn(d, act=None):
     rng = np.random.default_rng(d)
     return FeedForwardLayer(rng.normal(size=(d, 3)), rng.normal(size=3), rng.normal(size=(3, d)), activation=act or ReLU())

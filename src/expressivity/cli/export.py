@@ -98,7 +98,7 @@ def _print(result: dict) -> None:
     if v.get("status") != "run":
         console.print(f"verification {v['status']}", soft_wrap=True, markup=False)
         return
-    for dtype in ("float32", "float64"):
+    for dtype in [d for d in ("float32", "float64") if d in v]:
         d = v[dtype]
         console.print(f"TransformerLens {dtype}: output {d['output_relative']:.3g} relative, attention patterns "
                       f"{d['pattern_abs']:.3g}, residual stream {d['residual_relative']:.3g} (tolerance "

@@ -55,6 +55,30 @@ def verification_input(net: Network, n: int, batch: int = VERIFY_BATCH, seed: in
     return X
 
 
+def _check(net: Network, export, folder: Path, n: int, verify: bool, seed: int) -> dict:
+    """Load the written folder through TransformerLens's API and compare it with the network."""
+    from expressivity.export import transformer_lens as tl
+
+    if not verify:
+        return {"status": "not run (--no-verify)"}
+    try:
+        import transformer_lens  # noqa: F401
+    except ImportError:
+        return {"status": f"not run: TransformerLens is not installed; {tl.INSTALL}"}
+    X = verification_input(net, n, seed=seed)
+    float32_ok = "float32" if all(not c.startswith("a weight of magnitude") for c in export.changes) else None
+    checked = {"status": "run", "input": f"{VERIFY_BATCH} random inputs of {n} tokens (seed {seed})",
+               **tl.verify(net, export, X, tuple(d for d in (float32_ok, "float64") if d), folder=folder)}
+    failed = [d for d in ("float32", "float64") if d in checked and checked[d]["status"] == "failed"]
+    if failed:
+        worst = ", ".join(f"{d}: output {checked[d]['output_relative']:.3g} relative, patterns "
+                          f"{checked[d]['pattern_abs']:.3g}, residuals {checked[d]['residual_relative']:.3g} "
+                          f"(tolerance {checked[d]['tolerance']:g})" for d in failed)
+        raise VerificationFailed(f"TransformerLens does not reproduce the network ({worst}); nothing was written. "
+                                 "Please report this with the network folder")
+    return checked
+
+
 def _margin(report: dict | None) -> tuple[str, float] | None:
     margins = (report or {}).get("margins") or {}
     for key in ("score_gap_per_unit_scale", "score_gap"):
@@ -67,9 +91,11 @@ def _margin(report: dict | None) -> tuple[str, float] | None:
 def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | None = None,
                             hardmax_lambda: float | None = None, verify: bool = True, seed: int = 0) -> dict:
     """Write ``saved.network`` as a TransformerLens folder and, when TransformerLens is installed,
-    check it. ``n_ctx`` defaults to the network's length, else the length its construction was
-    built and checked for (its report), else :data:`~expressivity.export.transformer_lens.DEFAULT_N_CTX`. The check: the folder's model, booted in float32 and float64, against the network on
-    :func:`verification_input`. A failed check raises :class:`VerificationFailed` and writes nothing.
+    check it: the written folder, loaded through TransformerLens's API in float32 and float64, run
+    against the network on :func:`verification_input`. A failed check raises
+    :class:`VerificationFailed` and writes nothing. ``n_ctx`` defaults to the network's length,
+    else the length its construction was built and checked for (its report), else
+    :data:`~expressivity.export.transformer_lens.DEFAULT_N_CTX`.
     """
     from expressivity.export import transformer_lens as tl
 
@@ -81,32 +107,13 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
     export = tl.to_transformer_lens(net, n_ctx=n_ctx, hardmax_lambda=hardmax_lambda, margin=_margin(saved.report),
                                     source=source)
     n = net.length or min(saved.typical_length() or 16, export.config["n_ctx"])
-    checked: dict
-    if not verify:
-        checked = {"status": "not run (--no-verify)"}
-    else:
-        try:
-            import transformer_lens  # noqa: F401
-        except ImportError:
-            checked = {"status": f"not run: TransformerLens is not installed; {tl.INSTALL}"}
-        else:
-            X = verification_input(net, n, seed=seed)
-            checked = {"status": "run", "input": f"{VERIFY_BATCH} random inputs of {n} tokens (seed {seed})",
-                       **tl.verify(net, export, X)}
-            failed = [d for d in ("float32", "float64") if checked[d]["status"] == "failed"]
-            if failed:
-                worst = ", ".join(f"{d}: output {checked[d]['output_relative']:.3g} relative, patterns "
-                                  f"{checked[d]['pattern_abs']:.3g}, residuals {checked[d]['residual_relative']:.3g} "
-                                  f"(tolerance {checked[d]['tolerance']:g})" for d in failed)
-                raise VerificationFailed(f"TransformerLens does not reproduce the network ({worst}); nothing was "
-                                         "written. Please report this with the network folder")
-    with staged_output(out) as stage:
-        from expressivity.export.run import default_input
+    from expressivity.export.run import default_input
 
+    with staged_output(out) as stage:
         paths = tl.save_transformer_lens(export, stage, name=net.name or "network", folder=Path(out).name,
-                                         example=default_input(net, min(n, 4)))
-        desc = export.description() | {"verified": jsonable(checked)}
-        write_json(stage / "expressivity.json", desc)
+                                         example=default_input(net, net.length or min(n, 4)))
+        checked = _check(net, export, stage, n, verify, seed)
+        write_json(stage / "expressivity.json", export.description() | {"verified": jsonable(checked)})
         files = [str(Path(out) / p.name) for p in paths]
         write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
     return {"to": "transformer-lens", "out": str(out), "files": files + [str(Path(out) / "run.json")],

@@ -200,6 +200,8 @@ def _n_ctx(net: Network, n_ctx: int | None) -> int:
         raise ExportError(f"n_ctx must be an integer in 1..{MAX_N_CTX}, got {n_ctx!r}")
     if fixed is not None and n_ctx > fixed:
         raise ExportError(f"the network takes at most {fixed} tokens; give n_ctx <= {fixed} or leave it out")
+    if net.length is not None and n_ctx != net.length:
+        raise ExportError(f"the network takes exactly {net.length} tokens; give n_ctx = {net.length} or leave it out")
     return int(n_ctx)
 
 
@@ -329,6 +331,10 @@ def to_transformer_lens(net: Network, *, n_ctx: int | None = None, hardmax_lambd
     norm_type, eps = _norm_type(net, blocks)
     act = _activation(net)
     plan, changes = _attention_plan(net, n, hardmax_lambda, margin)
+    if hardmax_lambda is not None and not any(net.layers[k].normalization == "hardmax" and plan[k] != (0.0, 0.0)
+                                              for k in plan):
+        raise ExportError("hardmax_lambda applies only to hardmax layers whose scores do not tie, and this network has "
+                          "none; drop it")
     attn = [net.layers[b[0]] for b in blocks if b[0] is not None]
     causal = {layer.causal for layer in attn}
     if len(causal) > 1:
@@ -396,15 +402,17 @@ def to_transformer_lens(net: Network, *, n_ctx: int | None = None, hardmax_lambd
                     cols = np.empty(m, dtype=int)
                     cols[0::2], cols[1::2] = np.arange(m // 2), np.arange(m // 2) + m // 2
                 if m and dot != 0:
-                    q[r0:r0 + m, :d] = s * dot * WQ[:, cols].T
-                    qb[r0:r0 + m] = s * dot * bQ[cols]
+                    with np.errstate(over="ignore"):   # an overflow is refused below, by name
+                        q[r0:r0 + m, :d] = s * dot * WQ[:, cols].T
+                        qb[r0:r0 + m] = s * dot * bQ[cols]
                     kw[r0:r0 + m, :d] = WK[:, cols].T
                 if (ka, h) in biased:
-                    B = _bias_matrix(head, n) * bias_mult
-                    if np.any(np.isnan(B)) or np.any(B == np.inf):
-                        raise ExportError(f"{where}: its position bias has a NaN or +inf entry")
-                    B = np.where(B == -np.inf, MASKED_SCORE, B)
-                    q[r0 + m:r0 + m + P, d:] = s * B.T   # q_extra[i] = s * B[i, :]
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        B = _bias_matrix(head, n) * bias_mult
+                        if np.any(np.isnan(B)) or np.any(B == np.inf):
+                            raise ExportError(f"{where}: its position bias has a NaN or +inf entry")
+                        B = np.where(B == -np.inf, MASKED_SCORE, B)
+                        q[r0 + m:r0 + m + P, d:] = s * B.T   # q_extra[i] = s * B[i, :]
                     kw[r0 + m:r0 + m + P, d:] = np.eye(P)  # k_extra[j] = e_j
                 vw[r0:r0 + mv, :d] = _finite(_f64(head.W_V, where), where).T
                 ow[:d, r0:r0 + mv] = _finite(_f64(head.W_O, where), where).T
@@ -444,6 +452,13 @@ def to_transformer_lens(net: Network, *, n_ctx: int | None = None, hardmax_lambd
     sd["unembed.bias"] = (np.zeros(net.d_out) if net.readout_bias is None
                           else _finite(_f64(net.readout_bias, "the readout bias"), "the readout bias"))
 
+    for key, value in sd.items():
+        if not np.all(np.isfinite(value)):
+            raise ExportError(f"{key} overflows float64 once the inverse temperature and sqrt(d_head) are folded in; "
+                              "use a smaller inverse temperature or --hardmax-lambda")
+    biggest = max(float(np.max(np.abs(v), initial=0.0)) for v in sd.values())
+    if biggest > float(np.finfo(np.float32).max):
+        changes.append(f"a weight of magnitude {biggest:.3g} exceeds float32: load this model in float64 only")
     config = {"d_model": D, "d_head": d_head, "n_heads": n_heads, "n_layers": len(blocks), "n_ctx": n,
               "d_vocab": net.d_in, "d_vocab_out": net.d_out, "d_mlp": d_mlp, "act_fn": act,
               "normalization_type": norm_type, "eps": eps,
@@ -693,8 +708,10 @@ def our_float32(net: Network, X: np.ndarray) -> dict:
 METRICS = ("output_relative", "pattern_abs", "residual_relative")
 
 
-def verify(net: Network, export: TLExport, X: np.ndarray, dtypes=("float32", "float64")) -> dict:
-    """Boot the export in each TransformerLens dtype and :func:`compare` it on ``X`` with the network it computes.
+def verify(net: Network, export: TLExport, X: np.ndarray, dtypes=("float32", "float64"),
+           folder: Path | None = None) -> dict:
+    """Boot the export in each TransformerLens dtype (from ``folder`` through TransformerLens's own
+    API when given, else from memory) and :func:`compare` it on ``X`` with the network it computes.
 
     Per dtype: the differences, the ``tolerance`` and a ``status``: ``"ok"`` (every difference
     within the tolerance), ``"float32 too coarse"`` (float32 outside it, but within ten times what
@@ -710,7 +727,7 @@ def verify(net: Network, export: TLExport, X: np.ndarray, dtypes=("float32", "fl
     X = X[None] if X.ndim == 2 else X
     report = {}
     for dtype in dtypes:
-        bridge = boot(export.config, export.state_dict, dtype)
+        bridge = boot(export.config, export.state_dict, dtype) if folder is None else load_bridge(folder, dtype)
         with np.errstate(all="ignore"):
             diff = compare(target, export, bridge, X)
         tol = export.tolerance[dtype]
