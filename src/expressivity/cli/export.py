@@ -56,8 +56,8 @@ def export(ctx, path, to, out, n_ctx, hardmax_lambda, no_verify, as_json):
 
     given = {n for n in TL_ONLY if ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)}
     if to == "network" and given:
-        raise click.UsageError("--to network does not take " + ", ".join("--" + n.replace("_", "-") for n in sorted(given))
-                               + " (they apply to --to transformer-lens)")
+        names = ", ".join("--" + n.replace("_", "-") for n in sorted(given))
+        raise click.UsageError(f"--to network does not take {names} (they apply to --to transformer-lens)")
     if out.strip() in ("", "."):
         raise ExpressivityError("--out must name a new folder")
     out = Path(out)
@@ -73,7 +73,7 @@ def export(ctx, path, to, out, n_ctx, hardmax_lambda, no_verify, as_json):
                 result = export_transformer_lens(saved, out, run, n_ctx=n_ctx, hardmax_lambda=hardmax_lambda,
                                                  verify=not no_verify)
         except VerificationFailed as exc:
-            err_console.print(f"error: {exc}", soft_wrap=True, markup=False)
+            err_console.print(f"error: {exc}", soft_wrap=True, markup=False, highlight=False)
             raise SystemExit(1)
     result |= {"source": saved.describe(), "run": run}
     if as_json:
@@ -82,28 +82,31 @@ def export(ctx, path, to, out, n_ctx, hardmax_lambda, no_verify, as_json):
     _print(result)
 
 
+def _say(text: str) -> None:
+    console.print(text, soft_wrap=True, markup=False, highlight=False)
+
+
 def _print(result: dict) -> None:
-    console.print(f"wrote {result['out']}: {', '.join(Path(f).name for f in result['files'])}", markup=False)
+    _say(f"wrote {result['out']}: {', '.join(Path(f).name for f in result['files'])}")
     if result["to"] == "network":
-        console.print(result["summary"], soft_wrap=True, markup=False)
+        _say(result["summary"])
         return
     c, cost = result["config"], result["cost"]
-    console.print(f"TransformerLens: d_model={c['d_model']} ({cost['network_d']} network dims + {cost['position_dims']} "
-                  f"one-hot position dims), {c['n_layers']} blocks, {c['n_heads']} heads of d_head={c['d_head']}, "
-                  f"d_mlp={c['d_mlp']}, n_ctx={c['n_ctx']}, {c['attention_dir']}, norm={c['normalization_type']}; "
-                  f"{cost['exported_parameters']} parameters (network: {cost['network_parameters']})", soft_wrap=True, markup=False)
+    _say(f"TransformerLens: d_model={c['d_model']} ({cost['network_d']} network dims + {cost['position_dims']} one-hot "
+         f"position dims), {c['n_layers']} blocks, {c['n_heads']} heads of d_head={c['d_head']}, d_mlp={c['d_mlp']}, "
+         f"n_ctx={c['n_ctx']}, {c['attention_dir']}, norm={c['normalization_type']}; "
+         f"{cost['exported_parameters']} parameters (network: {cost['network_parameters']})")
     for change in result["changes"]:
-        console.print(f"  - {change}", soft_wrap=True, markup=False)
+        _say(f"  - {change}")
     v = result["verified"]
     if v.get("status") != "run":
-        console.print(f"verification {v['status']}", soft_wrap=True, markup=False)
+        _say(f"verification {v['status']}")
         return
     for dtype in [d for d in ("float32", "float64") if d in v]:
         d = v[dtype]
-        console.print(f"TransformerLens {dtype}: output {d['output_relative']:.3g} relative, attention patterns "
-                      f"{d['pattern_abs']:.3g}, residual stream {d['residual_relative']:.3g} (tolerance "
-                      f"{d['tolerance']:g}): {d['status']}"
-                      + (f" (our own float32 evaluator: {d['our_float32_relative']:.3g})" if "our_float32_relative" in d
-                         else ""), soft_wrap=True, markup=False)
+        ours = f" (our own float32 evaluator: {d['our_float32_relative']:.3g})" if "our_float32_relative" in d else ""
+        _say(f"TransformerLens {dtype}: output {d['output_relative']:.3g} relative, attention patterns "
+             f"{d['pattern_abs']:.3g}, residual stream {d['residual_relative']:.3g} (tolerance {d['tolerance']:g}): "
+             f"{d['status']}{ours}")
     if "hardmax_vs_softmax" in v:
-        console.print(f"softmax copy vs the hardmax network on these inputs: {v['hardmax_vs_softmax']:.3g} relative", markup=False)
+        _say(f"softmax copy vs the hardmax network on these inputs: {v['hardmax_vs_softmax']:.3g} relative")

@@ -49,5 +49,5 @@ def show(path, input_text, out, as_json):
     if as_json:
         emit_json(result)
         return
-    console.print(f"wrote {out} ({result['bytes'] / 1024:.0f} KiB): {heads} attention heatmap(s) on {X.shape[0]} tokens; "
-                  f"open it in a browser (self-contained, works offline)", markup=False)
+    console.print(f"wrote {out} ({result['bytes'] / 1024:.0f} KiB): {heads} attention heatmap(s) on {X.shape[0]} "
+                  "tokens; open it in a browser (self-contained, works offline)", markup=False, soft_wrap=True)

@@ -826,9 +826,11 @@ def _settings(config: dict) -> dict:
                                 "have; import a native model with no norm or LayerNorm, ReLU or GELU, standard or "
                                 "rotary positions")
     rd = c["rotary_dim"] if c["rotary_dim"] is not None else c["d_head"]
-    if pos == "rotary" and (rd != c["d_head"] or float(c["rotary_base"]) != 10000):
-        raise ExpressivityError(f"rotary_dim {rd} != d_head {c['d_head']} or rotary_base {c['rotary_base']} != 10000; a "
-                                "Network's rotary heads rotate every query/key dimension with base 10000")
+    if pos == "rotary" and rd != c["d_head"]:
+        raise ExpressivityError(f"rotary_dim {rd} is not d_head {c['d_head']}; a Network's rotary heads rotate every "
+                                "query/key dimension")
+    if pos == "rotary" and float(c["rotary_base"]) != 10000:
+        raise ExpressivityError(f"rotary_base {c['rotary_base']} is not 10000, the base of a Network's rotary heads")
     scale = (float(c["attn_scale"]) if c["use_attn_scale"] and float(c["attn_scale"]) > 0 else math.sqrt(c["d_head"]))
     return c | {"norm": norm, "act": act, "rotary": pos == "rotary", "scale": scale,
                 "kv_heads": c["n_key_value_heads"] or c["n_heads"], "causal": c["attention_dir"] == "causal"}
