@@ -308,6 +308,9 @@ def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None) -> 
     ok = "" if not report else (' &middot; <span class="ok">all checks passed</span>' if report.get("ok")
                                 else ' &middot; <span class="bad">a check FAILED</span>')
     source = f"{saved.kind} &middot; <code>{_e(saved.folder)}</code>"
+    if saved.info.get("task"):
+        source += (f" &middot; task {_e(saved.info['task'])} {_e(saved.info.get('task_args') or '')} &middot; "
+                   f"status {_e(saved.info.get('status'))} after {_e(saved.info.get('step'))} steps")
     given = f"<code>{_e(input_text)}</code>" if input_text else "an example input (give your own with --input)"
     body = f"""
 <h1>{_e(net.name or 'network')}</h1>
