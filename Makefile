@@ -7,6 +7,10 @@ STAMP := $(VENV)/.installed-stamp
 DEMO_OUT ?= demo_out
 
 .PHONY: demo test venv bench clean
+.PHONY: chromium
+# The browser test renders the network page in headless Chromium from the system packages.
+CHROMIUM := $(shell command -v chromium || command -v chromium-browser || command -v google-chrome)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 venv: $(STAMP)
 
@@ -22,11 +26,15 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/expressivity demo --out $(DEMO_OUT)
 
-test: $(STAMP)
-	$(PY) -m pytest -q -n 2 --dist loadfile
+test: $(STAMP) chromium
+	EXPRESSIVITY_REQUIRE_BROWSER=1 EXPRESSIVITY_REQUIRE_INTERP=1 $(PY) -m pytest -q -n 2 --dist loadfile
 
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
+
+chromium:
+	@test -n "$(CHROMIUM)" || { echo "installing chromium from the system packages (the browser test needs it)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium; }
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .hypothesis

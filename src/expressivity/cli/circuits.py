@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from pathlib import Path
 
 import click
 import numpy as np
@@ -14,6 +15,7 @@ from expressivity.constructions.circuits import CIRCUITS, DEFAULT_TOLERANCE, MAX
 from expressivity.constructions.circuits.check import (ARITHMETIC, DTYPES, circuit_equivariance, default_values,
                                                        run_circuit)
 from expressivity.errors import ExpressivityError
+from expressivity.records import check_output_dir, staged_output, write_json
 
 MAX_PRINTED_ROWS = 16
 
@@ -78,8 +80,9 @@ def _fmt(v) -> str:
 
 def circuit_result(name: str, length: int | None = None, scale="auto", dtype: str = "float64",
                    seed: int | None = None, input_text: str | None = None, shift: int = 1,
-                   tolerance: float = DEFAULT_TOLERANCE) -> dict:
-    """The JSON object ``expressivity circuit`` prints (also used by the demo)."""
+                   tolerance: float = DEFAULT_TOLERANCE, with_network: bool = False):
+    """The JSON object ``expressivity circuit`` prints (also used by the demo); with ``with_network``,
+    the pair ``(object, network)``."""
     if input_text is not None:
         values = parse_values(input_text)
         if length is not None and length != len(values):
@@ -90,7 +93,7 @@ def circuit_result(name: str, length: int | None = None, scale="auto", dtype: st
     run = run_circuit(name, values, scale=scale, dtype=dtype, seed=0 if seed is None else seed, shift=shift,
                       tolerance=tolerance)
     squeeze = (lambda a: a[..., 0]) if run.output.shape[-1] == 1 else (lambda a: a)
-    return {
+    result = {
         "circuit": name, "length": len(values), "dtype": dtype, "arithmetic": ARITHMETIC[dtype],
         "scale": run.report.constants["scale"], "input": run.values, "output": squeeze(run.output),
         "target": squeeze(run.target), "max_abs_error": run.max_abs_error,
@@ -99,6 +102,7 @@ def circuit_result(name: str, length: int | None = None, scale="auto", dtype: st
         "run": run_record("circuit", {"name": name, "length": len(values), "scale": scale, "dtype": dtype,
                                       "tolerance": tolerance, "shift": shift, "input": input_text}, seed),
     }
+    return (result, run.network) if with_network else result
 
 
 @click.command("circuit")
@@ -116,10 +120,18 @@ def circuit_result(name: str, length: int | None = None, scale="auto", dtype: st
               help="k for the shift circuit.")
 @click.option("--tolerance", type=ToleranceType(), default=DEFAULT_TOLERANCE, show_default=True,
               help="Target error bound for --scale auto.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Save the network (DIR/network: safetensors + JSON), report.json and run.json here, for "
+                   "`expressivity run`, `show` and `export`; written whole or not at all.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-def circuit(name, length, scale, dtype, seed, input_text, shift, tolerance, as_json):
+def circuit(name, length, scale, dtype, seed, input_text, shift, tolerance, out_dir, as_json):
     """Run tutorial circuit NAME and check it against its exact target (see `expressivity circuits`)."""
-    result = circuit_result(name, length, scale, dtype, seed, input_text, shift, tolerance)
+    if out_dir is not None:
+        check_output_dir(out_dir)
+    result, network = circuit_result(name, length, scale, dtype, seed, input_text, shift, tolerance, with_network=True)
+    if out_dir is not None:
+        result["run"]["config"]["out"] = str(out_dir)
+        _save_circuit(out_dir, name, network, result)
     if as_json:
         emit_json(result)
     else:
@@ -128,6 +140,19 @@ def circuit(name, length, scale, dtype, seed, input_text, shift, tolerance, as_j
         err_console.print("error: the circuit's output is outside its proven bound: "
                           + "; ".join(c["property"] for c in result["report"]["checks"] if not c["passed"]))
         raise SystemExit(1)
+
+
+def _save_circuit(out_dir: Path, name: str, network, result: dict) -> None:
+    """``out_dir/network`` (the values go in dimension ``x``: saved as ``input_dims``), ``report.json``, ``run.json``."""
+    from dataclasses import replace
+
+    from expressivity.export import save_network
+
+    meta = {**network.metadata, "circuit": name, "input_dims": ["x"], "scale": result["scale"]}
+    with staged_output(out_dir) as stage:
+        save_network(replace(network, metadata=meta), stage / "network")
+        write_json(stage / "report.json", result["report"])
+        write_json(stage / "run.json", result["run"] | {"files": [str(out_dir / "network"), str(out_dir / "report.json")]})
 
 
 def _print_circuit(name: str, dtype: str, result: dict) -> None:

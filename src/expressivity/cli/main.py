@@ -66,6 +66,10 @@ COMMANDS = (
     ("expressivity.cli.sweep", ("sweep",)),
     ("expressivity.cli.results", ("results", "fit", "plot")),
     ("expressivity.cli.reproduce", ("reproduce",)),
+    # Interoperability: export to TransformerLens / Network folders, run any saved network, a page per network.
+    ("expressivity.cli.export", ("export",)),
+    ("expressivity.cli.run", ("run",)),
+    ("expressivity.cli.show", ("show",)),
 )
 
 

@@ -1,0 +1,112 @@
+"""``expressivity export``: a saved network as a Network folder or a TransformerLens folder."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import click
+from click.core import ParameterSource
+
+from expressivity.cli.common import console, emit_json, err_console, human_output_to_stderr, run_record
+from expressivity.errors import ExpressivityError
+
+TARGETS = ("network", "transformer-lens")
+TL_ONLY = ("n_ctx", "hardmax_lambda", "no_verify")
+
+
+class PositiveNumber(click.ParamType):
+    """A finite number > 0."""
+
+    name = "number"
+
+    def convert(self, value, param, ctx):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number; give a finite number > 0 such as 30", param, ctx)
+        if not (math.isfinite(number) and number > 0):
+            self.fail(f"{value!r} must be a finite number > 0, such as 30", param, ctx)
+        return number
+
+
+@click.command("export")
+@click.argument("path", type=str)
+@click.option("--to", "to", type=click.Choice(TARGETS), required=True,
+              help="network: a trained run or TransformerLens folder as a saved Network; transformer-lens: any saved "
+                   "network as a TransformerLens 4 folder (config.json + model.safetensors).")
+@click.option("--out", type=str, required=True,
+              help="New folder to write (written whole or not at all).")
+@click.option("--n-ctx", "n_ctx", type=click.IntRange(1, 4096), default=None,
+              help="transformer-lens: positions (default: the network's length, else the length its construction was "
+                   "built for, else 64); a position bias costs this many residual dimensions.")
+@click.option("--hardmax-lambda", "hardmax_lambda", type=PositiveNumber(), default=None,
+              help="transformer-lens: export hardmax layers as softmax of this multiple of their scores.")
+@click.option("--no-verify", "no_verify", is_flag=True,
+              help="transformer-lens: skip running the folder in TransformerLens against the network.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+@click.pass_context
+def export(ctx, path, to, out, n_ctx, hardmax_lambda, no_verify, as_json):
+    """Export the saved network at PATH (a saved network, a construction's --out folder, a trained run folder or a
+    TransformerLens folder) to a Network folder or a TransformerLens folder.
+
+    Exit 1 if TransformerLens does not reproduce the network (nothing is written then), 2 on bad input."""
+    from expressivity.export.convert import VerificationFailed, export_network, export_transformer_lens
+    from expressivity.export.folders import load_saved
+
+    given = {n for n in TL_ONLY if ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)}
+    if to == "network" and given:
+        names = ", ".join("--" + n.replace("_", "-") for n in sorted(given))
+        raise click.UsageError(f"--to network does not take {names} (they apply to --to transformer-lens)")
+    if out.strip() in ("", "."):
+        raise ExpressivityError("--out must name a new folder")
+    out = Path(out)
+    config = {"path": str(path), "to": to, "out": str(out), "n_ctx": n_ctx, "hardmax_lambda": hardmax_lambda,
+              "verify": not no_verify}
+    run = run_record("export", config)
+    with human_output_to_stderr(as_json):
+        saved = load_saved(path)
+        try:
+            if to == "network":
+                result = export_network(saved, out, run)
+            else:
+                result = export_transformer_lens(saved, out, run, n_ctx=n_ctx, hardmax_lambda=hardmax_lambda,
+                                                 verify=not no_verify)
+        except VerificationFailed as exc:
+            err_console.print(f"error: {exc}", soft_wrap=True, markup=False, highlight=False)
+            raise SystemExit(1)
+    result |= {"source": saved.describe(), "run": run}
+    if as_json:
+        emit_json(result)
+        return
+    _print(result)
+
+
+def _say(text: str) -> None:
+    console.print(text, soft_wrap=True, markup=False, highlight=False)
+
+
+def _print(result: dict) -> None:
+    _say(f"wrote {result['out']}: {', '.join(Path(f).name for f in result['files'])}")
+    if result["to"] == "network":
+        _say(result["summary"])
+        return
+    c, cost = result["config"], result["cost"]
+    _say(f"TransformerLens: d_model={c['d_model']} ({cost['network_d']} network dims + {cost['position_dims']} one-hot "
+         f"position dims), {c['n_layers']} blocks, {c['n_heads']} heads of d_head={c['d_head']}, d_mlp={c['d_mlp']}, "
+         f"n_ctx={c['n_ctx']}, {c['attention_dir']}, norm={c['normalization_type']}; "
+         f"{cost['exported_parameters']} parameters (network: {cost['network_parameters']})")
+    for change in result["changes"]:
+        _say(f"  - {change}")
+    v = result["verified"]
+    if v.get("status") != "run":
+        _say(f"verification {v['status']}")
+        return
+    for dtype in [d for d in ("float32", "float64") if d in v]:
+        d = v[dtype]
+        ours = f" (our own float32 evaluator: {d['our_float32_relative']:.3g})" if "our_float32_relative" in d else ""
+        _say(f"TransformerLens {dtype}: output {d['output_relative']:.3g} relative, attention patterns "
+             f"{d['pattern_abs']:.3g}, residual stream {d['residual_relative']:.3g} (tolerance {d['tolerance']:g}): "
+             f"{d['status']}{ours}")
+    if "hardmax_vs_softmax" in v:
+        _say(f"softmax copy vs the hardmax network on these inputs: {v['hardmax_vs_softmax']:.3g} relative")

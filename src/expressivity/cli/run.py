@@ -1,0 +1,81 @@
+"""``expressivity run``: a saved network on your input, with the residual stream under its labels."""
+
+from __future__ import annotations
+
+
+import click
+import numpy as np
+from rich.markup import escape
+from rich.table import Table
+
+from expressivity.cli.common import console, emit_json, human_output_to_stderr, run_record
+from expressivity.network.evaluate import DTYPES
+
+MAX_COLUMNS = 16   # tables printed for people show at most this many dimensions (--json has all), fewer on narrow terminals
+
+
+@click.command("run")
+@click.argument("path", type=str)
+@click.option("--input", "input_text", required=True,
+              help="The input, tokens as rows: '1,2,3' (one value per token), '1,0; 0,1' (several), token ids for "
+                   "token models, or a JSON list of tokens. Fractions such as 1/3 are kept exact.")
+@click.option("--dtype", type=click.Choice(DTYPES), default="float64", show_default=True,
+              help="Arithmetic: exact rationals (hardmax/ReLU/piecewise networks), NumPy float64 (the reference), "
+                   "PyTorch float32 or float64.")
+@click.option("--residuals", is_flag=True, help="Also print the residual stream after every layer, under its labels.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+def run(path, input_text, dtype, residuals, as_json):
+    """Run the saved network at PATH (a saved network, a construction's --out folder, a trained run folder or a
+    TransformerLens folder) on --input and print its output."""
+    from expressivity.export.folders import load_saved
+    from expressivity.export.run import parse_input, run_network
+
+    record = run_record("run", {"path": str(path), "input": input_text, "dtype": dtype, "residuals": residuals})
+    with human_output_to_stderr(as_json):
+        saved = load_saved(path)
+        X = parse_input(saved.network, input_text)
+        result = run_network(saved.network, X, dtype, residuals)
+    result |= {"source": saved.describe(), "run": record}
+    if as_json:
+        emit_json(result)
+        return
+    _print(result)
+
+
+def _table(title: str, values, columns, rows) -> Table:
+    from expressivity.export.run import fmt
+
+    values = np.asarray(values, dtype=object)
+    shown = list(range(len(columns)))
+    limit = max(3, min(MAX_COLUMNS, (console.width - 8) // 11))
+    if len(columns) > limit:
+        shown = shown[: limit - 1] + [len(columns) - 1]
+    table = Table(title=escape(title))
+    table.add_column("token", justify="right")
+    for k in shown:
+        if k == shown[-1] and len(shown) < len(columns):
+            table.add_column("...")
+        table.add_column(escape(str(columns[k])), justify="right")
+    for r, row in zip(rows, values):
+        cells = []
+        for k in shown:
+            if k == shown[-1] and len(shown) < len(columns):
+                cells.append("")
+            cells.append(fmt(row[k]))
+        table.add_row(str(r), *cells)
+    return table
+
+
+def _print(result: dict) -> None:
+    n = result["length"]
+    rows = list(range(n))
+    console.print(f"{result['network']} on {n} tokens [{result['arithmetic']}]", soft_wrap=True, markup=False)
+    out = result["output"]
+    if "tokens" in result:
+        console.print("tokens: " + " ".join(map(str, result["tokens"])) + "   predicted (arg-max): "
+                      + " ".join(map(str, result["predicted"])), markup=False)
+    console.print(_table("output", out, result["output_labels"], rows))
+    for entry in result.get("residuals", []):
+        console.print(_table(f"residual stream {entry['where']}", entry["values"], result["residual_labels"], rows))
+    if max(len(result["output_labels"]), len(result.get("residual_labels", ()))) > max(3, (console.width - 8) // 11):
+        console.print("(wide tables are cut to fit the terminal; --json prints every dimension)", markup=False)

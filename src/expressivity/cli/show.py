@@ -1,0 +1,53 @@
+"""``expressivity show``: one self-contained HTML page for a saved network."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from expressivity.cli.common import console, emit_json, human_output_to_stderr, run_record
+from expressivity.errors import ExpressivityError
+
+
+@click.command("show")
+@click.argument("path", type=str)
+@click.option("--input", "input_text", default=None,
+              help="The input whose attention patterns and residual stream the page shows (as for `expressivity run`); "
+                   "default: an example input.")
+@click.option("--out", type=str, required=True, help="The HTML file to write.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+def show(path, input_text, out, as_json):
+    """Write one HTML page (no network access needed to open it) for the saved network at PATH: the layers and what
+    each head and MLP reads and writes, the size next to the paper's bound, every head's attention pattern on the
+    input, the residual stream per layer, and the construction's checks and margins."""
+    from expressivity.export.folders import load_saved
+    from expressivity.export.page import network_page
+    from expressivity.export.run import as_dtype, default_input, parse_input
+
+    if not out.strip():
+        raise ExpressivityError("--out must name an HTML file, such as page.html")
+    out = Path(out)
+    if out.is_dir():
+        raise ExpressivityError(f"--out {out} is a folder; give a file name such as {out / 'page.html'}")
+    record = run_record("show", {"path": str(path), "input": input_text, "out": str(out)})
+    with human_output_to_stderr(as_json):
+        saved = load_saved(path)
+        if input_text is None:
+            X = default_input(saved.network, saved.typical_length())
+        else:
+            X = as_dtype(parse_input(saved.network, input_text), "float64")
+        page = network_page(saved, X, input_text)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+        tmp.write_text(page, encoding="utf-8")
+        tmp.replace(out)
+    heads = sum(len(layer.heads) for layer in saved.network.layers if layer.kind == "attention")
+    result = {"page": str(out), "bytes": len(page.encode()), "attention_heads": heads, "tokens": int(X.shape[0]),
+              "source": saved.describe(), "run": record}
+    if as_json:
+        emit_json(result)
+        return
+    console.print(f"wrote {out} ({result['bytes'] / 1024:.0f} KiB): {heads} attention heatmap(s) on {X.shape[0]} "
+                  "tokens; open it in a browser (self-contained, works offline)", markup=False, soft_wrap=True)

@@ -1,0 +1,169 @@
+"""Every kind of saved network, read the same way: :func:`load_saved`.
+
+Kinds of folder, tried in this order (``PATH`` is what the user names):
+
+* a **saved network**: ``PATH/network.json`` + ``weights.safetensors`` (:func:`save_network`);
+* a **construction folder**: ``PATH/network/`` (``circuit --out``, ``wang-e build --out``),
+  with ``PATH/report.json``;
+* a **trained run**: ``PATH/checkpoint/`` (``train --out DIR`` writes ``DIR/seed_<s>/``), or a
+  ``train --out`` folder holding exactly one ``seed_<s>`` run;
+* a **TransformerLens folder**: ``PATH/config.json`` + ``model.safetensors`` (``export --to
+  transformer-lens``, or any native model saved the same way).
+
+A construction's report (checks, margins, size next to the paper's bound) is found beside the
+network: ``report.json`` in the folder or its parent, or, for ``yun build --out DIR``, the
+``results`` entry of ``DIR/run.json`` whose ``delta`` matches ``DIR/delta_1_<N>/``. A folder that
+holds several networks (``yun build --out``, ``train --out`` with several seeds) is refused with
+the list of paths to name instead.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from expressivity.errors import ExpressivityError
+from expressivity.network.network import Network
+
+KINDS = ("network", "construction", "trained run", "transformer-lens")
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A network read from a folder, with what was found beside it.
+
+    ``kind`` is one of :data:`KINDS`; ``folder`` the folder the network was read from;
+    ``report`` the construction report (``ConstructionReport.as_dict()``) when one was found;
+    ``info`` other facts (a trained run's task and status, a TransformerLens config).
+    """
+
+    network: Network
+    kind: str
+    folder: Path
+    report: dict | None = None
+    report_path: Path | None = None
+    info: dict = field(default_factory=dict)
+
+    def typical_length(self) -> int | None:
+        """The sequence length the construction was built and checked for (report constants ``n`` or
+        ``length``), when the network itself takes several lengths."""
+        constants = (self.report or {}).get("constants") or {}
+        for key in ("n", "length"):
+            value = constants.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 4096:
+                if self.network.max_length is None or value <= self.network.max_length:
+                    return value
+        return None
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "folder": str(self.folder), "name": self.network.name,
+                "report": None if self.report_path is None else str(self.report_path), **self.info}
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        value = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _is_report(obj) -> bool:
+    return isinstance(obj, dict) and isinstance(obj.get("checks"), list) and isinstance(obj.get("size"), dict)
+
+
+def find_report(folder: Path) -> tuple[dict | None, Path | None]:
+    """The construction report saved beside the network in ``folder`` (see the module notes)."""
+    folder = Path(folder)
+    for candidate in (folder / "report.json", folder.parent / "report.json"):
+        if candidate.is_file():
+            report = _read_json(candidate)
+            if _is_report(report):
+                return report, candidate
+    # yun build --out DIR: DIR/delta_1_N/{modified,softened}, reports in DIR/run.json "results"
+    delta_dir = folder.parent
+    if delta_dir.name.startswith("delta_1_"):
+        run = _read_json(delta_dir.parent / "run.json")
+        results = run.get("results") if run else None
+        want = "1/" + delta_dir.name.removeprefix("delta_1_")
+        for entry in results if isinstance(results, list) else []:
+            if isinstance(entry, dict) and entry.get("delta") == want and _is_report(entry):
+                return {k: v for k, v in entry.items() if k != "run"}, delta_dir.parent / "run.json"
+    return None, None
+
+
+def _networks_inside(path: Path, depth: int = 2) -> list[Path]:
+    found = []
+    for p in sorted(path.rglob("network.json")):
+        if len(p.relative_to(path).parts) <= depth + 1:
+            found.append(p.parent)
+    return found
+
+
+def load_saved(path) -> Saved:
+    """Read any saved network (see the module notes); a one-line :class:`ExpressivityError` otherwise."""
+    from expressivity.export.safetensors_io import load_network
+
+    if not isinstance(path, (str, Path)) or not str(path).strip():
+        raise ExpressivityError("give the folder of a saved network (an empty path names nothing)")
+    path = Path(path)
+    if not path.exists():
+        raise ExpressivityError(f"{path} does not exist; give the folder of a saved network, a construction's --out "
+                                "folder, a trained run folder or a TransformerLens export")
+    if not path.is_dir():
+        raise ExpressivityError(f"{path} is a file; give the folder that holds it ({path.parent})")
+    if (path / "network.json").exists() or (path / "weights.safetensors").exists():
+        report, where = find_report(path)
+        return Saved(load_network(path), "network" if report is None else "construction", path, report, where)
+    if (path / "network").is_dir():
+        report, where = find_report(path / "network")
+        return Saved(load_network(path / "network"), "construction", path / "network", report, where)
+    if (path / "checkpoint").is_dir() or (path / "checkpoint.old").is_dir():
+        return _trained(path)
+    seeds = sorted(p for p in path.glob("seed_*") if (p / "checkpoint").is_dir() or (p / "checkpoint.old").is_dir())
+    if len(seeds) == 1:
+        return _trained(seeds[0])
+    if len(seeds) > 1:
+        raise ExpressivityError(f"{path} holds {len(seeds)} trained runs; name one: " + ", ".join(str(s) for s in seeds))
+    if (path / "config.json").exists() and (path / "model.safetensors").exists():
+        from expressivity.export.transformer_lens import load_transformer_lens
+
+        net = load_transformer_lens(path)
+        config = _read_json(path / "config.json") or {}
+        desc = _read_json(path / "expressivity.json") or {}
+        return Saved(net, "transformer-lens", path, None, None,
+                     {"transformer_lens_config": config, "exported_from": desc.get("source")})
+    inside = _networks_inside(path)
+    if inside:
+        raise ExpressivityError(f"{path} holds {len(inside)} saved networks; name one: "
+                                + ", ".join(str(p) for p in inside[:8]) + (" ..." if len(inside) > 8 else ""))
+    raise ExpressivityError(f"no saved network in {path}: expected network.json (a saved network), network/ (a "
+                            "construction's --out folder), checkpoint/ (a trained run) or config.json + "
+                            "model.safetensors (a TransformerLens export)")
+
+
+def _trained(run_dir: Path) -> Saved:
+    """A trained run folder as a network (``to_network`` of its last checkpoint's model)."""
+    from expressivity.nn.convert import to_network
+    from expressivity.training import load_trained
+
+    try:
+        model, task, config = load_trained(run_dir)
+    except ExpressivityError:
+        raise
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        raise ExpressivityError(f"{run_dir}/checkpoint does not hold a model of this version ({type(exc).__name__}: "
+                                f"{' '.join(str(exc).split())[:200]}); retrain it") from None
+    net = to_network(model.double())
+    status = _read_json(run_dir / "checkpoint" / "config.json") or {}
+    info = {"task": task.name, "task_args": config.task.args, "model_config": config.model.to_dict(),
+            "seed": config.seed, "status": status.get("status"), "step": status.get("step"), "run_id": config.id()}
+    net = _named(net, f"trained {'+'.join(config.model.layer_mixers())} on {task.name} (seed {config.seed})")
+    return Saved(net, "trained run", run_dir, None, None, info)
+
+
+def _named(net: Network, name: str) -> Network:
+    from dataclasses import replace
+
+    return replace(net, name=name)

@@ -1,0 +1,335 @@
+"""One self-contained HTML page per network: what every layer reads and writes, and what it does on an input.
+
+:func:`network_page` returns the page as text (inline CSS, inline SVG, a few lines of inline
+script; nothing is fetched, so it opens anywhere without a network). Sections:
+
+1. the network: kind, size next to the paper's bound (from the construction's report, when one
+   was saved), residual dimensions by label;
+2. the layers: for every head and feed-forward layer, the labelled dimensions it reads and
+   writes (from the non-zero rows and columns of its weights), its position bias and width;
+3. the input and the output, under their labels;
+4. attention patterns of every head on the input as heatmaps (query rows, key columns), and the
+   fixed mixing matrices of mixing layers;
+5. the residual stream after the input and after every layer, under the labels;
+6. the construction's checks (with the arithmetic they ran in) and margins.
+
+Everything on the page is evaluated by the NumPy float64 reference pass (the spec).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+
+from expressivity.errors import ExpressivityError
+from expressivity.export.folders import Saved
+from expressivity.network.network import Network
+
+MAX_CELLS = 2_000_000     # heatmap and table cells on one page (keeps it openable)
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1200px;
+padding:0 16px;color:#1d232a;background:#fff}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;border-bottom:1px solid #d8dee4;padding-bottom:4px;margin-top:32px}
+h3{font-size:15px;margin:18px 0 6px}.muted{color:#57606a}code{background:#f3f4f6;padding:1px 4px;border-radius:3px}
+table{border-collapse:collapse;margin:6px 0 12px;font-size:12.5px}td,th{border:1px solid #d8dee4;padding:2px 6px;
+text-align:right}th{background:#f6f8fa;font-weight:600}td.l,th.l{text-align:left}.ok{color:#1a7f37;font-weight:600}
+.bad{color:#cf222e;font-weight:600}.heads{display:flex;flex-wrap:wrap;gap:18px}.head{border:1px solid #d8dee4;
+border-radius:6px;padding:8px}.head p{margin:2px 0 6px;font-size:12.5px}svg.heatmap rect:hover{stroke:#000;stroke-width:1}
+#status{position:sticky;top:0;background:#fff8c5;border:1px solid #d4a72c;padding:2px 8px;border-radius:4px;
+font-size:12.5px;min-height:1.4em;display:inline-block}.scroll{overflow-x:auto}
+"""
+
+SCRIPT = """
+(function () {
+  var status = document.getElementById('status');
+  var maps = document.querySelectorAll('svg.heatmap');
+  document.body.setAttribute('data-heatmaps', String(maps.length));
+  for (var i = 0; i < maps.length; i++) {
+    maps[i].addEventListener('mouseover', function (ev) {
+      var t = ev.target.getAttribute('data-v');
+      if (t !== null) { status.textContent = t; }
+    });
+  }
+  status.textContent = maps.length + ' heatmaps; hover over a cell for its value';
+  document.body.setAttribute('data-ready', '1');
+})();
+"""
+
+
+def _e(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _fmt(v) -> str:
+    f = float(v)
+    if not math.isfinite(f):
+        return str(f)
+    if f == 0:
+        return "0"
+    if abs(f) >= 1e5 or abs(f) < 1e-3:
+        return f"{f:.3g}"
+    return f"{f:.4g}"
+
+
+def _support(mask: np.ndarray, labels) -> str:
+    names = [labels[k] for k in range(len(labels)) if mask[k]]
+    if not names:
+        return "nothing"
+    if len(names) > 12:
+        return ", ".join(names[:10]) + f", ... ({len(names)} dims)"
+    return ", ".join(names)
+
+
+def _rows(*mats) -> np.ndarray:
+    return np.any(np.concatenate([np.asarray(m, dtype=np.float64) != 0 for m in mats], axis=1), axis=1)
+
+
+def _cols(*mats) -> np.ndarray:
+    return np.any(np.concatenate([np.asarray(m, dtype=np.float64) != 0 for m in mats], axis=0), axis=0)
+
+
+def layer_rows(net: Network) -> list[dict]:
+    """What each layer's parts read and write, by label (the page's layer list)."""
+    out = []
+    labels = net.labels
+    for k, layer in enumerate(net.layers):
+        entry = {"index": k, "kind": layer.kind, "name": layer.name, "norm": layer.norm is not None, "parts": []}
+        if layer.kind == "attention":
+            how = ("hardmax" if layer.normalization == "hardmax"
+                   else f"softmax, inverse temperature {_fmt(float(layer.inverse_temperature))}")
+            if layer.normaliser == "infinite":
+                how += ", over an infinite past"
+            entry["how"] = how + (", causal" if layer.causal else "")
+            for h, head in enumerate(layer.heads):
+                content = not head.is_dp_free and bool(np.any(_rows(head.W_Q, head.W_K)))
+                sources = [("query . key of " + _support(_rows(head.W_Q, head.W_K), labels)
+                            + (" (rotary)" if head.rotary else ""))] if content else []
+                if head.position_bias is not None:
+                    sources.append(f"position bias {head.position_bias.describe()}")
+                entry["parts"].append({"part": f"head {h}" + (f" ({head.name})" if head.name else ""),
+                                       "scores from": " + ".join(sources) or "nothing (uniform over the keys)",
+                                       "reads values": _support(_rows(head.W_V), labels),
+                                       "writes": _support(_cols(head.W_O), labels),
+                                       "width": f"m={head.size}, m_v={head.W_V.shape[1]}"})
+        elif layer.kind == "feedforward":
+            entry["how"] = f"{layer.activation.describe()}, width {layer.width}"
+            entry["parts"].append({"part": "feed-forward", "scores from": "",
+                                   "reads values": _support(_rows(layer.W_1), labels),
+                                   "writes": _support(_cols(layer.W_2, np.asarray(layer.b_2, dtype=np.float64)[None]),
+                                                      labels), "width": f"r={layer.width}"})
+        else:
+            entry["how"] = "fixed mixing along the sequence"
+            for h, head in enumerate(layer.heads):
+                how = (f"matrix {head.length}x{head.length}" if head.matrix is not None
+                       else f"convolution K={head.kernel.shape[0]}, left={head.left}")
+                entry["parts"].append({"part": f"head {h}", "scores from": how,
+                                       "reads values": _support(_rows(head.W_V), labels),
+                                       "writes": _support(_cols(head.W_O), labels), "width": f"m_v={head.W_V.shape[1]}"})
+        out.append(entry)
+    return out
+
+
+def _mixing_matrix(head, n: int) -> np.ndarray:
+    if head.matrix is not None:
+        return np.asarray(head.matrix, dtype=np.float64)[:n, :n]
+    K = head.kernel.shape[0]
+    M = np.zeros((n, n))          # a 1-channel picture: the taps of the first value channel
+    taps = np.asarray(head.kernel, dtype=np.float64)[:, 0]
+    for i in range(n):
+        for u in range(K):
+            j = i - head.left + u
+            if 0 <= j < n:
+                M[i, j] = taps[u]
+    return M
+
+
+def _color(v: float, scale: float, signed: bool) -> str:
+    if not math.isfinite(v) or scale == 0:
+        return "#ffffff"
+    t = max(-1.0, min(1.0, v / scale))
+    if not signed or t >= 0:
+        r, g, b = (int(255 - t * (255 - c)) for c in ((33, 102, 172) if not signed else (178, 24, 43)))
+        return f"#{r:02x}{g:02x}{b:02x}"
+    t = -t
+    r, g, b = (int(255 - t * (255 - c)) for c in (33, 102, 172))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def heatmap_svg(M: np.ndarray, element_id: str, title: str, signed: bool = False, cell: int | None = None,
+                attrs: str = "") -> str:
+    """An inline SVG heatmap of ``M`` (rows: queries, columns: keys), one ``rect`` per cell with its value."""
+    n_r, n_c = M.shape
+    cell = cell or max(6, min(28, 360 // max(n_r, n_c, 1)))
+    pad = 24
+    w, h = pad + n_c * cell + 4, pad + n_r * cell + 4
+    scale = float(np.max(np.abs(M[np.isfinite(M)]), initial=0.0)) if signed else 1.0
+    parts = [f'<svg class="heatmap" id="{_e(element_id)}" {attrs} width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+             f'role="img" aria-label="{_e(title)}">']
+    step = max(1, n_c // 16)
+    for j in range(0, n_c, step):
+        parts.append(f'<text x="{pad + j * cell + cell / 2:.1f}" y="{pad - 6}" font-size="9" text-anchor="middle" '
+                     f'fill="#57606a">{j}</text>')
+    for i in range(0, n_r, step):
+        parts.append(f'<text x="{pad - 4}" y="{pad + i * cell + cell * 0.7:.1f}" font-size="9" text-anchor="end" '
+                     f'fill="#57606a">{i}</text>')
+    for i in range(n_r):
+        for j in range(n_c):
+            v = float(M[i, j])
+            label = f"query {i}, key {j}: {_fmt(v)}"
+            parts.append(f'<rect x="{pad + j * cell}" y="{pad + i * cell}" width="{cell}" height="{cell}" '
+                         f'fill="{_color(v, scale, signed)}" stroke="#eaeef2" stroke-width="0.5" data-v="{_e(label)}">'
+                         f'<title>{_e(label)}</title></rect>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _value_table(values: np.ndarray, col_labels, row_labels, signed: bool = True) -> str:
+    values = np.asarray(values, dtype=np.float64)
+    scale = float(np.max(np.abs(values[np.isfinite(values)]), initial=0.0))
+    head = "".join(f"<th>{_e(c)}</th>" for c in col_labels)
+    rows = []
+    for r, row in zip(row_labels, values):
+        cells = "".join(f'<td style="background:{_color(v, scale, signed)}'
+                        f'{";color:#fff" if scale and abs(v) > 0.6 * scale else ""}">{_e(_fmt(v))}</td>' for v in row)
+        rows.append(f'<tr><th class="l">{_e(r)}</th>{cells}</tr>')
+    return f'<div class="scroll"><table><tr><th class="l">token</th>{head}</tr>{"".join(rows)}</table></div>'
+
+
+def _size_section(net: Network, report: dict | None) -> str:
+    counts = net.layer_counts()
+    items = [("width d", net.d), ("layers", counts["total"]), ("attention layers", counts["attention"]),
+             ("feed-forward layers", counts["feedforward"]), ("parameters", net.parameter_count())]
+    if counts["mixing"]:
+        items.insert(4, ("mixing layers", counts["mixing"]))
+    size = (report or {}).get("size") or {}
+    if size.get("paper_bound") is not None:
+        ratio = size.get("ratio")
+        items.append(("paper's bound", f"{_fmt(size['paper_bound'])} ({_e(size.get('bound') or '')})"))
+        items.append(("parameters / bound", "" if ratio is None else _fmt(ratio)))
+    rows = "".join(f'<tr><th class="l">{_e(k)}</th><td>{_e(v) if not isinstance(v, str) else v}</td></tr>'
+                   for k, v in items)
+    return f"<table>{rows}</table>"
+
+
+def _layers_section(net: Network) -> str:
+    out = []
+    for entry in layer_rows(net):
+        title = f"[{entry['index']}] {entry['kind']}" + (f": {entry['name']}" if entry["name"] else "")
+        pre = " &middot; pre-layer-norm" if entry["norm"] else ""
+        rows = "".join(f'<tr><td class="l">{_e(p["part"])}</td><td class="l">{_e(p["scores from"])}</td>'
+                       f'<td class="l">{_e(p["reads values"])}</td><td class="l">{_e(p["writes"])}</td>'
+                       f'<td class="l">{_e(p["width"])}</td></tr>' for p in entry["parts"])
+        out.append(f'<h3>{_e(title)}</h3><p class="muted">{_e(entry.get("how", ""))}{pre}</p>'
+                   '<table><tr><th class="l">part</th><th class="l">scores from (attention) / kind</th>'
+                   f'<th class="l">reads</th><th class="l">writes</th><th class="l">size</th></tr>{rows}</table>')
+    return "".join(out)
+
+
+def _checks_section(report: dict | None, where) -> str:
+    if not report:
+        return '<p class="muted">No construction report was saved beside this network.</p>'
+    out = [f'<p class="muted">From <code>{_e(where)}</code>: {_e(report.get("construction", ""))} &mdash; '
+           f'{_e(report.get("claim", ""))}</p>']
+    checks = report.get("checks") or []
+    if checks:
+        rows = "".join(
+            f'<tr><td class="l">{_e(c.get("property"))}</td><td>{_e(c.get("points"))}</td><td>{_e(c.get("failures"))}</td>'
+            f'<td class="l {"ok" if c.get("passed") else "bad"}">{"passed" if c.get("passed") else "FAILED"}</td>'
+            f'<td class="l">{_e(c.get("arithmetic"))}</td></tr>' for c in checks if isinstance(c, dict))
+        out.append('<table><tr><th class="l">check</th><th>points</th><th>failures</th><th class="l">result</th>'
+                   f'<th class="l">arithmetic</th></tr>{rows}</table>')
+    errors = report.get("errors") or []
+    if errors:
+        rows = "".join(f'<tr><td class="l">{_e(e.get("name"))}</td><td>{_e(_num(e.get("value")))}</td>'
+                       f'<td>{_e(_num(e.get("bound")))}</td><td class="l">{_e(e.get("method"))}</td></tr>'
+                       for e in errors if isinstance(e, dict))
+        out.append('<table><tr><th class="l">error</th><th>value</th><th>bound</th><th class="l">method</th></tr>'
+                   f'{rows}</table>')
+    for title, key in (("margins", "margins"), ("bounds", "bounds")):
+        values = report.get(key) or {}
+        if values:
+            rows = "".join(f'<tr><th class="l">{_e(k)}</th><td>{_e(_num(v))}</td></tr>' for k, v in values.items())
+            out.append(f"<h3>{title}</h3><table>{rows}</table>")
+    return "".join(out)
+
+
+def _num(v) -> str:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return _fmt(v)
+    return "" if v is None else str(v)
+
+
+def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None) -> str:
+    """The HTML page of ``saved.network`` on input ``X`` ``(n, d_in)`` (float64), as text."""
+    from expressivity.network.reference import attention_weights, forward
+
+    net = saved.network
+    X = np.asarray(X, dtype=np.float64)
+    net.check_input(X)
+    n = X.shape[0]
+    heads = sum(len(layer.heads) for layer in net.layers if layer.kind in ("attention", "mixing"))
+    cells = heads * n * n + (len(net.layers) + 1) * n * net.d
+    if cells > MAX_CELLS:
+        raise ExpressivityError(f"the page would draw {cells:,} cells ({heads} heads x {n}^2 plus the residual stream); "
+                                f"the limit is {MAX_CELLS:,}: give a shorter --input")
+    with np.errstate(all="ignore"):
+        out, residuals = forward(net, X[None], return_residuals=True)
+    if not (np.all(np.isfinite(out)) and all(np.all(np.isfinite(r)) for r in residuals)):
+        raise ExpressivityError(f"network {net.name!r} produced non-finite values in float64 on this input; use smaller "
+                                "input values")
+    tokens = [str(i) for i in range(n)]
+    outs = net.output_labels or tuple(f"y[{k}]" for k in range(net.d_out))
+    attn_html = []
+    for k, layer in enumerate(net.layers):
+        if layer.kind == "attention":
+            A = attention_weights(layer, residuals[k])[0]
+            cards = []
+            for h, head in enumerate(layer.heads):
+                cards.append(f'<div class="head"><p><b>layer {k}, head {h}</b> {_e(head.name)}</p>'
+                             + heatmap_svg(A[h], f"attn-{k}-{h}", f"attention of layer {k} head {h}",
+                                           attrs=f'data-layer="{k}" data-head="{h}" data-kind="attention"') + "</div>")
+            attn_html.append(f'<h3>layer {k}: {_e(layer.name or "attention")}</h3><div class="heads">{"".join(cards)}</div>')
+        elif layer.kind == "mixing":
+            cards = []
+            for h, head in enumerate(layer.heads):
+                M = _mixing_matrix(head, n)
+                cards.append(f'<div class="head"><p><b>layer {k}, mixing head {h}</b></p>'
+                             + heatmap_svg(M, f"mix-{k}-{h}", f"mixing matrix of layer {k} head {h}", signed=True,
+                                           attrs=f'data-layer="{k}" data-head="{h}" data-kind="mixing"') + "</div>")
+            attn_html.append(f'<h3>layer {k}: {_e(layer.name or "mixing")} (fixed, input-independent)</h3>'
+                             f'<div class="heads">{"".join(cards)}</div>')
+    where = ["input (embedded, with positions)"] + [f"after layer {k}" + (f": {layer.name}" if layer.name else "")
+                                                     for k, layer in enumerate(net.layers)]
+    resid_html = "".join(f"<h3>{_e(w)}</h3>" + _value_table(R[0], net.labels, tokens) for w, R in zip(where, residuals))
+    report = saved.report
+    ok = "" if not report else (' &middot; <span class="ok">all checks passed</span>' if report.get("ok")
+                                else ' &middot; <span class="bad">a check FAILED</span>')
+    source = f"{saved.kind} &middot; <code>{_e(saved.folder)}</code>"
+    if saved.info.get("task"):
+        source += (f" &middot; task {_e(saved.info['task'])} {_e(saved.info.get('task_args') or '')} &middot; "
+                   f"status {_e(saved.info.get('status'))} after {_e(saved.info.get('step'))} steps")
+    given = f"<code>{_e(input_text)}</code>" if input_text else "an example input (give your own with --input)"
+    body = f"""
+<h1>{_e(net.name or 'network')}</h1>
+<p class="muted">{source}{ok}</p>
+<div id="status"></div>
+<h2>Size</h2>{_size_section(net, report)}
+<h2>Residual dimensions</h2><p>{_e(', '.join(f'{k}:{lab}' for k, lab in enumerate(net.labels)))}</p>
+<p class="muted">input: {_e(', '.join(net.input_labels))}{' &rarr; embedding' if net.embedding is not None else ''}
+{' &middot; positional encoding' if net.positional_encoding is not None else ''} &middot; output: {_e(', '.join(outs))}</p>
+<h2>Layers: what each head and MLP reads and writes</h2>{_layers_section(net)}
+<h2>Input and output</h2><p>Input: {given}, {n} tokens, evaluated in NumPy float64 (the reference pass).</p>
+{_value_table(X, net.input_labels, tokens)}{_value_table(out[0], outs, tokens)}
+<h2>Attention patterns</h2><p class="muted">Rows are queries, columns keys; darker is more weight.</p>
+{''.join(attn_html) or '<p class="muted">This network has no attention layers.</p>'}
+<h2>Residual stream</h2><p class="muted">After the input and after every layer; red positive, blue negative.</p>
+{resid_html}
+<h2>Checks and margins</h2>{_checks_section(report, saved.report_path)}
+"""
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(net.name or "network")}</title>'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">'
+            f'<style>{CSS}</style></head>'
+            f'<body data-ready="0">{body}<script>{SCRIPT}</script></body></html>\n')

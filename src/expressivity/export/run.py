@@ -1,0 +1,270 @@
+"""Run a saved network on the user's input: parse ``--input`` text, evaluate, name every number.
+
+Input text (tokens as rows, like every array here):
+
+* **token networks** (one-hot inputs: trained token models, imported TransformerLens models):
+  token ids, ``"3,1,2"`` or ``"3 1 2"``;
+* networks whose saved metadata names **input dimensions** (``circuit --out`` saves
+  ``input_dims = ["x"]``): one value per token for each named dimension, other dimensions 0;
+  ``"1,2,3"`` is three tokens when one dimension is named;
+* otherwise ``d_in`` numbers per token, tokens separated by ``;`` (``"1,0; 0,1"``); when
+  ``d_in = 1``, ``"1,2,3"`` is three tokens.
+
+Numbers may be integers, decimals, ``1e-3`` or fractions ``1/3``; they are kept exact (so
+``--dtype exact`` reads what was typed) and converted to float64 for the float evaluators. A JSON
+list of tokens (``[[1, 0], [0, 1]]``) is accepted too. NaN and infinities are refused.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from expressivity.errors import ExpressivityError
+from expressivity.network.evaluate import DTYPES, evaluate
+from expressivity.network.network import Network
+
+MAX_TOKENS = 4096
+MAX_VALUES = 1_000_000
+ARITHMETIC = {"exact": "exact rationals (Python int/Fraction)", "float64": "NumPy float64 reference pass",
+              "float32": "PyTorch float32", "torch-float64": "PyTorch float64"}
+
+
+def takes_tokens(net: Network) -> bool:
+    """True when the network's inputs are one-hot tokens."""
+    from expressivity.export.transformer_lens import takes_tokens as tokens
+
+    return tokens(net)
+
+
+def input_dims(net: Network) -> list[int] | None:
+    """Indices of the input dimensions the network's metadata names (``input_dims``), if any."""
+    names = net.metadata.get("input_dims")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        return None
+    if not all(n in net.input_labels for n in names):
+        return None
+    return [net.input_labels.index(n) for n in names]
+
+
+def input_help(net: Network) -> str:
+    """How to write an input for this network, in one sentence."""
+    n = net.length
+    count = f"exactly {n} tokens" if n else (f"1 to {net.max_length} tokens" if net.max_length else "any number of tokens")
+    if takes_tokens(net):
+        return f"token ids in 0..{net.d_in - 1}, e.g. '0,1,2' ({count})"
+    dims = input_dims(net)
+    if dims is not None:
+        names = ", ".join(net.input_labels[k] for k in dims)
+        if len(dims) == 1:
+            return f"one value of {names} per token, e.g. '1,2,3' ({count})"
+        return f"{len(dims)} values ({names}) per token, tokens separated by ';' ({count})"
+    if net.d_in == 1:
+        return f"one value per token, e.g. '0.5,1,2' ({count})"
+    return f"{net.d_in} values per token ({', '.join(net.input_labels[:6])}{'...' if net.d_in > 6 else ''}), tokens " \
+           f"separated by ';' ({count})"
+
+
+def _number(text: str, where: str) -> Fraction:
+    t = text.strip()
+    try:
+        value = Fraction(t)
+    except (ValueError, ZeroDivisionError):
+        low = t.lower().lstrip("+-")
+        if low in ("nan", "inf", "infinity"):
+            raise ExpressivityError(f"--input {where}: {text!r} is not a finite number") from None
+        raise ExpressivityError(f"--input {where}: {text!r} is not a number (write e.g. 2, -0.5, 1e-3 or 1/3)") from None
+    return value
+
+
+def _json_tokens(text: str) -> list[list[Fraction]]:
+    try:
+        value = json.loads(text, parse_float=str, parse_int=str, parse_constant=lambda c: c)
+    except json.JSONDecodeError as exc:
+        raise ExpressivityError(f"--input is not valid JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(value, list):
+        raise ExpressivityError("--input JSON must be a list of tokens, e.g. [[1, 0], [0, 1]]")
+    rows = []
+    for i, tok in enumerate(value):
+        items = tok if isinstance(tok, list) else [tok]
+        row = []
+        for v in items:
+            if not isinstance(v, str):
+                raise ExpressivityError(f"--input token {i}: {v!r} is not a number")
+            row.append(_number(v, f"token {i}"))
+        rows.append(row)
+    return rows
+
+
+def _split(text: str, one_per_token: bool) -> list[list[Fraction]]:
+    if text.lstrip()[:1] in ("[", "{"):
+        return _json_tokens(text)
+    text = text.replace("\n", ";")
+    if ";" in text:
+        parts = [p for p in text.split(";")]
+        if parts and not parts[-1].strip():
+            parts = parts[:-1]                      # a trailing ';' is harmless
+        rows = []
+        for i, part in enumerate(parts):
+            fields = [f for f in part.replace(",", " ").split()]
+            if not fields:
+                raise ExpressivityError(f"--input token {i} is empty; write numbers between the ';'")
+            rows.append([_number(f, f"token {i}") for f in fields])
+        return rows
+    raw = text.split(",") if "," in text else text.split()
+    if any(not f.strip() for f in raw):
+        raise ExpressivityError(f"--input {text!r} has an empty field; give comma-separated numbers such as '1,2,3'")
+    values = [_number(f, f"value {i}") for i, f in enumerate(raw)]
+    return [[v] for v in values] if one_per_token else [values]
+
+
+def parse_input(net: Network, text) -> np.ndarray:
+    """The network input ``(n, d_in)`` (an object array of exact numbers) that ``text`` describes."""
+    if not isinstance(text, str) or not text.strip():
+        raise ExpressivityError(f"--input is empty; give {input_help(net)}")
+    if len(text) > 50 * MAX_VALUES:
+        raise ExpressivityError("--input is too long; give at most a million numbers")
+    tokens = takes_tokens(net)
+    dims = input_dims(net)
+    per_token = 1 if tokens else (len(dims) if dims is not None else net.d_in)
+    rows = _split(text, one_per_token=per_token == 1)
+    if not rows:
+        raise ExpressivityError(f"--input has no tokens; give {input_help(net)}")
+    if len(rows) > MAX_TOKENS:
+        raise ExpressivityError(f"--input has {len(rows)} tokens; at most {MAX_TOKENS} are allowed")
+    for i, row in enumerate(rows):
+        if len(row) != per_token:
+            raise ExpressivityError(f"--input token {i} has {len(row)} values, the network takes {per_token} per token; "
+                                    f"give {input_help(net)}")
+    n = len(rows)
+    X = np.zeros((n, net.d_in), dtype=object)
+    X[:] = 0
+    if tokens:
+        for i, (v,) in enumerate(rows):
+            if v.denominator != 1 or not 0 <= v < net.d_in:
+                raise ExpressivityError(f"--input token {i}: {v} is not a token id in 0..{net.d_in - 1}")
+            X[i, int(v)] = 1
+    else:
+        cols = dims if dims is not None else list(range(net.d_in))
+        for i, row in enumerate(rows):
+            for c, v in zip(cols, row):
+                X[i, c] = v.numerator if v.denominator == 1 else v
+    try:
+        net.check_input(X)
+    except ExpressivityError as exc:
+        raise ExpressivityError(f"--input: {exc}") from None
+    return X
+
+
+def default_input(net: Network, length: int | None = None, seed: int = 0) -> np.ndarray:
+    """A readable example input ``(n, d_in)`` (float64): ``1..n`` in the named input dimension,
+    random token ids, or values in [-1, 1) rounded to two decimals ([0, 1) for Yun's networks)."""
+    rng = np.random.default_rng(seed)
+    n = length or net.length or min(net.max_length or 6, 6)
+    X = np.zeros((n, net.d_in))
+    if takes_tokens(net):
+        X[np.arange(n), rng.integers(0, net.d_in, size=n)] = 1.0
+        return X
+    dims = input_dims(net)
+    if dims is not None and len(dims) == 1:
+        X[:, dims[0]] = np.arange(1, n + 1)
+        return X
+    low = 0.0 if net.name.startswith("yun[") else -1.0
+    cols = dims if dims is not None else list(range(net.d_in))
+    X[:, cols] = np.round(rng.uniform(low, 1.0, size=(n, len(cols))), 2)
+    return X
+
+
+def as_dtype(X: np.ndarray, dtype: str) -> np.ndarray:
+    """``X`` for the evaluator ``dtype``: exact numbers for ``exact``, float64 otherwise (one-line error on overflow)."""
+    if dtype == "exact":
+        return X
+    out = np.empty(X.shape, dtype=np.float64)
+    for k, v in enumerate(X.flat):
+        try:
+            out.flat[k] = float(v)
+        except OverflowError:
+            raise ExpressivityError(f"--input value {v} is beyond the float64 range (|v| > 1.8e308); use smaller values "
+                                    "or --dtype exact") from None
+    return out
+
+
+def residual_stream(net: Network, X: np.ndarray, dtype: str) -> list[np.ndarray]:
+    """The residual stream ``(n, d)`` after the input and after every layer, in ``dtype``."""
+    if dtype == "exact":
+        from expressivity.network.exact import forward_exact
+
+        return list(forward_exact(net, X, return_residuals=True)[1])
+    if dtype == "float64":
+        from expressivity.network.reference import forward
+
+        return list(forward(net, X, return_residuals=True)[1])
+    import torch
+
+    from expressivity.network.torch_eval import to_torch
+
+    tdt = torch.float32 if dtype == "float32" else torch.float64
+    module = to_torch(net, "float32" if dtype == "float32" else "float64")
+    with torch.no_grad():
+        T = torch.as_tensor(np.asarray(X, dtype=np.float64)[None], dtype=tdt)
+        H = T if module.embedding is None else T @ module.embedding
+        if module.embedding_bias is not None:
+            H = H + module.embedding_bias
+        if module.positional_encoding is not None:
+            H = H + module.positional_encoding[: T.shape[1]]
+        out = [H]
+        for layer in module.layers:
+            H = layer(H)
+            out.append(H)
+    return [h[0].double().numpy() for h in out]
+
+
+def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: bool = False) -> dict:
+    """Evaluate ``net`` on ``X`` ``(n, d_in)`` in ``dtype``: outputs under their labels, optionally the residuals.
+
+    Raises a one-line :class:`ExpressivityError` when the evaluator cannot run the network
+    (exact on softmax) or the result is not finite (overflow).
+    """
+    if dtype not in DTYPES:
+        raise ExpressivityError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
+    Xd = as_dtype(X, dtype)
+    with np.errstate(all="ignore"):
+        out = evaluate(net, Xd, dtype)
+        res = residual_stream(net, Xd, dtype) if residuals else None
+    _check_finite(out, net, dtype)
+    outs = net.output_labels or tuple(f"y[{k}]" for k in range(net.d_out))
+    result = {"network": net.name, "dtype": dtype, "arithmetic": ARITHMETIC[dtype], "length": int(X.shape[0]),
+              "input_labels": list(net.input_labels), "input": X, "output_labels": list(outs), "output": out}
+    if takes_tokens(net):
+        result["tokens"] = [int(np.argmax(np.asarray(row, dtype=np.float64))) for row in X]
+        result["predicted"] = [int(np.argmax(np.asarray(row, dtype=np.float64))) for row in out]
+    if res is not None:
+        for H in res:
+            _check_finite(H, net, dtype)
+        names = ["input"] + [f"after layer {k}" + (f" ({layer.name})" if layer.name else "")
+                             for k, layer in enumerate(net.layers)]
+        result["residual_labels"] = list(net.labels)
+        result["residuals"] = [{"where": w, "values": H} for w, H in zip(names, res)]
+    return result
+
+
+def _check_finite(values: np.ndarray, net: Network, dtype: str) -> None:
+    if dtype == "exact":
+        return
+    if not np.all(np.isfinite(np.asarray(values, dtype=np.float64))):
+        raise ExpressivityError(f"network {net.name!r} produced non-finite values in {dtype} on this input (overflow); "
+                                "use smaller input values" + (" or --dtype float64" if dtype == "float32" else
+                                                              " or --dtype exact where the network allows it"))
+
+
+def fmt(v) -> str:
+    """A number as printed in tables: exact numbers as themselves, floats to 5 significant digits."""
+    if isinstance(v, (Fraction, int)) and not isinstance(v, bool):
+        return str(v)
+    f = float(v)
+    if math.isfinite(f) and f == int(f) and abs(f) < 1e15:
+        return str(int(f))
+    return f"{f:.5g}"

@@ -1,0 +1,237 @@
+"""``expressivity export``, ``run``, ``show`` and ``circuit --out`` as a user runs them, and fuzzed."""
+
+import json
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from expressivity.cli.main import cli
+
+
+def run(*args):
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="session")
+def tl():
+    """TransformerLens (an extra): skipped when missing, a failure when EXPRESSIVITY_REQUIRE_INTERP=1 (make test)."""
+    import os
+
+    try:
+        import transformer_lens
+    except ImportError:
+        if os.environ.get("EXPRESSIVITY_REQUIRE_INTERP") == "1":
+            pytest.fail("TransformerLens is required (EXPRESSIVITY_REQUIRE_INTERP=1)")
+        pytest.skip("TransformerLens is not installed (pip install 'expressivity[interp]')")
+    return transformer_lens
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli")
+    for args in (["circuit", "reverse", "--length", "5", "--out", root / "rev"],
+                 ["circuit", "mean", "--length", "4", "--out", root / "mean"],
+                 ["circuit", "reverse", "--length", "5", "--scale", "inf", "--out", root / "hard"],
+                 ["wang-e", "build", "--memory", "fixed", "--readout", "linear", "--out", root / "we"],
+                 ["train", "--task", "reverse", "--length", "4", "--d-model", "8", "--heads", "2", "--ffn-width", "8",
+                  "--batch-size", "8", "--steps", "3", "--out", root / "train"]):
+        code, _, err = run(*args)
+        assert code == 0, err
+    return root
+
+
+def test_circuit_out_saves_network_report_and_record(saved):
+    assert (saved / "rev" / "network" / "network.json").exists()
+    report = json.loads((saved / "rev" / "report.json").read_text())
+    record = json.loads((saved / "rev" / "run.json").read_text())
+    assert report["ok"] and record["command"] == "circuit" and record["config"]["out"] == str(saved / "rev")
+    code, _, err = run("circuit", "reverse", "--length", "5", "--out", saved / "rev", "--json")   # ours: replaced whole
+    assert code == 0 and (saved / "rev" / "network" / "network.json").exists()
+    code, _, err = run("circuit", "reverse", "--out", "")
+    assert code == 2 and "--out must name" in err
+
+
+def test_run_prints_output_and_residuals_under_labels(saved):
+    code, out, err = run("run", saved / "rev", "--input", "1,2,3,4,5", "--residuals", "--json")
+    assert code == 0, err
+    obj = json.loads(out)
+    assert [round(v[0], 9) for v in obj["output"]] == [5, 4, 3, 2, 1] and obj["output_labels"] == ["y"]
+    assert obj["residual_labels"] == ["x", "out"] and len(obj["residuals"]) == 2
+    assert obj["run"]["command"] == "run" and obj["source"]["kind"] == "construction"
+    code, out, _ = run("run", saved / "hard", "--input", "1/3,2,3,4,5", "--dtype", "exact")
+    assert code == 0 and "1/3" in out and "exact rationals" in out
+    code, out, _ = run("run", saved / "train", "--input", "1,0,2,3")
+    assert code == 0 and "predicted" in out
+    code, out, _ = run("run", saved / "we", "--input", "0.5,-0.25,1")
+    assert code == 0 and "Wang" in out
+
+
+def test_show_writes_one_self_contained_page(saved, tmp_path):
+    for folder in ("rev", "we", "train", "hard"):
+        page = tmp_path / f"{folder}.html"
+        code, out, err = run("show", saved / folder, "--out", page, "--json")
+        assert code == 0, err
+        obj = json.loads(out)
+        text = page.read_text()
+        assert obj["bytes"] == len(text.encode()) and text.count('class="heatmap" id="attn-') == obj["attention_heads"]
+    code, _, err = run("show", saved / "rev", "--input", "5,4,3,2,1", "--out", tmp_path / "deep" / "p.html")
+    assert code == 0 and (tmp_path / "deep" / "p.html").exists()
+
+
+def test_export_to_network_then_run_it(saved, tmp_path):
+    code, out, err = run("export", saved / "train", "--to", "network", "--out", tmp_path / "net", "--json")
+    assert code == 0, err
+    assert json.loads(out)["to"] == "network" and (tmp_path / "net" / "network.json").exists()
+    a = json.loads(run("run", tmp_path / "net", "--input", "1,0,2,3", "--json")[1])
+    b = json.loads(run("run", saved / "train", "--input", "1,0,2,3", "--json")[1])
+    assert a["output"] == b["output"]
+
+
+def test_export_to_transformer_lens_verifies_and_records(saved, tmp_path, tl):
+    code, out, err = run("export", saved / "rev", "--to", "transformer-lens", "--out", tmp_path / "tl", "--json")
+    assert code == 0, err
+    obj = json.loads(out)
+    assert obj["verified"]["float64"]["status"] == "ok" and obj["verified"]["float32"]["status"] == "ok"
+    assert obj["cost"]["position_dims"] == 5 and {p.name for p in (tmp_path / "tl").iterdir()} == {
+        "config.json", "model.safetensors", "expressivity.json", "README.md", "run.json"}
+    desc = json.loads((tmp_path / "tl" / "expressivity.json").read_text())
+    assert desc["verified"]["float64"]["output_relative"] <= 1e-10 and desc["labels"][:2] == ["x", "out"]
+    code, out, _ = run("run", tmp_path / "tl", "--input", "1,0; 2,0; 3,0; 4,0; 5,0", "--json")   # imported back
+    assert code == 0 and [round(v[0], 9) for v in json.loads(out)["output"]] == [5, 4, 3, 2, 1]
+    code, out, _ = run("export", saved / "mean", "--to", "transformer-lens", "--out", tmp_path / "mean")
+    assert code == 0 and "exported exactly as softmax" in out
+    code, out, err = run("export", saved / "hard", "--to", "transformer-lens", "--out", tmp_path / "hard",
+                         "--hardmax-lambda", "40")
+    assert code == 0, err
+    assert "at most" in out and "softmax copy vs the hardmax network" in out
+    code, out, _ = run("export", saved / "train", "--to", "transformer-lens", "--out", tmp_path / "train")
+    assert code == 0 and "float64: output" in out
+    code, _, err = run("show", tmp_path / "train", "--out", tmp_path / "train.html")
+    assert code == 0, err
+
+
+def test_export_without_transformer_lens_still_writes_and_says_so(saved, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "transformer_lens", None)   # import transformer_lens raises ImportError
+    code, out, err = run("export", saved / "rev", "--to", "transformer-lens", "--out", tmp_path / "tl", "--json")
+    assert code == 0, err
+    assert json.loads(out)["verified"]["status"].startswith("not run: TransformerLens is not installed")
+
+
+def test_a_failed_verification_writes_nothing_and_exits_1(saved, tmp_path, monkeypatch, tl):
+    from expressivity.export import transformer_lens
+
+    def broken(net, export, X, dtypes=("float32", "float64"), folder=None):
+        bad = {"output_relative": 1.0, "pattern_abs": 1.0, "residual_relative": 1.0, "tolerance": 1e-10,
+               "status": "failed"}
+        return {"float32": bad, "float64": bad}
+
+    monkeypatch.setattr(transformer_lens, "verify", broken)
+    code, _, err = run("export", saved / "rev", "--to", "transformer-lens", "--out", tmp_path / "tl")
+    assert code == 1 and "does not reproduce" in err and list(tmp_path.iterdir()) == []   # no partial folder either
+
+
+def _one_line_error(code, err, needle):
+    assert code == 2, err
+    assert err.startswith("error:") and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert needle in err, err
+
+
+FUZZ_RUN = [
+    (["--input", ""], "empty"), (["--input", "   "], "empty"), (["--input", "nan,1,2,3,4"], "not a finite number"),
+    (["--input", "1,2,3,4,inf"], "not a finite number"), (["--input", "-inf,1,2,3,4"], "not a finite number"),
+    (["--input", "a,b,c,d,e"], "not a number"), (["--input", "1,2,3"], "built for length 5"),
+    (["--input", "1e400,1,2,3,4"], "beyond the float64 range"), (["--input", "1,2,3,4,5", "--dtype", "exact"], "softmax"),
+    (["--input", "1,2,3,4,5", "--dtype", "float16"], "--dtype"), (["--input", "1;2;;3;4"], "empty"),
+    (["--input", "[[1,2]]"], "2 values"), (["--input", "1,2,3,4,5", "--residuals", "x"], "unexpected extra argument"),
+    ([], "--input"), (["--input", "1/0,1,2,3,4"], "not a number"),
+]
+
+
+@pytest.mark.parametrize("args, needle", FUZZ_RUN)
+def test_run_fuzz(saved, args, needle):
+    _one_line_error(*run("run", saved / "rev", *args)[::2], needle)
+
+
+@pytest.mark.parametrize("path, needle", [
+    ("", "empty path"), ("/no/such/folder", "does not exist"), ("__file__", "is a file"), ("__empty__", "no saved network"),
+    ("__corrupt__", "not valid JSON"), ("__truncated__", "safetensors"),
+])
+def test_run_and_show_refuse_missing_or_corrupt_folders(saved, tmp_path, path, needle):
+    if path == "__file__":
+        path = saved / "rev" / "report.json"
+    elif path == "__empty__":
+        path = tmp_path
+    elif path in ("__corrupt__", "__truncated__"):
+        import shutil
+
+        path = tmp_path / "copy"
+        shutil.copytree(saved / "rev" / "network", path)
+        if "corrupt" in needle or needle == "not valid JSON":
+            (path / "network.json").write_text('{"format": ')
+        else:
+            data = (path / "weights.safetensors").read_bytes()
+            (path / "weights.safetensors").write_bytes(data[: len(data) // 2])
+    _one_line_error(*run("run", path, "--input", "1,2,3,4,5")[::2], needle)
+    _one_line_error(*run("show", path, "--out", tmp_path / "p.html")[::2], needle)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--out", ""], "--out must name"), (["--out", "__dir__"], "is a folder"), (["--input", "1,2"], "built for length 5"),
+    (["--input", "nan,1,2,3,4", "--out", "p.html"], "not a finite number"), ([], "--out"),
+    (["--out", "p.html", "--dtype", "exact"], "No such option"),
+])
+def test_show_fuzz(saved, tmp_path, args, needle):
+    args = [tmp_path if a == "__dir__" else a for a in args]
+    if "--out" not in args and args[:1] == ["--input"]:
+        args += ["--out", tmp_path / "p.html"]
+    _one_line_error(*run("show", saved / "rev", *args)[::2], needle)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--to", "onnx"], "--to"), (["--n-ctx", "0"], "--n-ctx"), (["--n-ctx", "abc"], "--n-ctx"),
+    (["--n-ctx", "99"], "at most 5 tokens"), (["--hardmax-lambda", "nan"], "--hardmax-lambda"),
+    (["--hardmax-lambda", "-1"], "--hardmax-lambda"), (["--hardmax-lambda", "inf"], "--hardmax-lambda"),
+    (["--hardmax-lambda", "1e999"], "--hardmax-lambda"), (["--hardmax-lambda", ""], "--hardmax-lambda"),
+    (["--out", ""], "--out must name"), (["--out", "__theirs__"], "did not write"),
+])
+def test_export_fuzz(saved, tmp_path, args, needle):
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "keep.txt").write_text("mine")
+    args = [theirs if a == "__theirs__" else a for a in args]
+    base = ["export", saved / "rev"]
+    if "--to" not in args:
+        base += ["--to", "transformer-lens"]
+    if "--out" not in args:
+        base += ["--out", tmp_path / "x"]
+    _one_line_error(*run(*base, *args)[::2], needle)
+    assert (theirs / "keep.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("folder, args, needle", [
+    ("rev", ["--to", "network"], "already a saved network"),
+    ("train", ["--to", "network", "--n-ctx", "4"], "--to network does not take --n-ctx"),
+    ("train", ["--to", "network", "--hardmax-lambda", "3", "--no-verify"], "--hardmax-lambda, --no-verify"),
+    ("hard", ["--to", "transformer-lens"], "--hardmax-lambda LAM"),
+    ("we", ["--to", "transformer-lens"], "infinite past"),
+])
+def test_export_refuses_what_does_not_apply_with_the_fix(saved, tmp_path, folder, args, needle):
+    _one_line_error(*run("export", saved / folder, *args, "--out", tmp_path / "x")[::2], needle)
+    assert not (tmp_path / "x").exists()
+
+
+def test_n_ctx_must_cover_a_fixed_length_network_and_may_shorten_a_bounded_one(saved, tmp_path, tl):
+    _one_line_error(*run("export", saved / "rev", "--to", "transformer-lens", "--out", tmp_path / "a",
+                         "--n-ctx", "2")[::2], "exactly 5 tokens")
+    code, out, err = run("export", saved / "train", "--to", "transformer-lens", "--out", tmp_path / "b", "--n-ctx", "2",
+                         "--json")
+    assert code == 0, err
+    assert json.loads(out)["config"]["n_ctx"] == 2 and json.loads(out)["verified"]["float64"]["status"] == "ok"
+
+
+def test_hardmax_lambda_is_refused_where_no_hardmax_layer_needs_it(saved, tmp_path):
+    for folder in ("rev", "mean"):
+        _one_line_error(*run("export", saved / folder, "--to", "transformer-lens", "--out", tmp_path / folder,
+                             "--hardmax-lambda", "5")[::2], "drop it")

@@ -1,0 +1,213 @@
+"""Every kind of saved network reads the same way, runs on typed input, and gets a self-contained page."""
+
+import json
+import math
+import re
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from expressivity.cli.main import cli
+from expressivity.errors import ExpressivityError
+from expressivity.export import save_network
+from expressivity.export.folders import find_report, load_saved
+from expressivity.export.page import MAX_CELLS, layer_rows, network_page
+from expressivity.export.run import default_input, input_help, parse_input, run_network
+from expressivity.network import AttentionLayer, FeedForwardLayer, Head, Network, ReLU, evaluate
+
+
+def cli_run(*args):
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    """One folder of every kind, written by the commands a user runs."""
+    root = tmp_path_factory.mktemp("saved")
+    made = {}
+    for name, args in {
+        "circuit": ["circuit", "shift", "--length", "5", "--out", root / "circuit"],
+        "hard": ["circuit", "reverse", "--length", "4", "--scale", "inf", "--out", root / "hard"],
+        "wang-e": ["wang-e", "build", "--memory", "fixed", "--readout", "linear", "--out", root / "wang_e"],
+        "yun": ["yun", "build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2", "--samples", "50",
+                "--out", root / "yun"],
+        "train": ["train", "--task", "reverse", "--length", "4", "--d-model", "8", "--heads", "2", "--ffn-width", "8",
+                  "--batch-size", "8", "--steps", "3", "--out", root / "train"],
+        "train2": ["train", "--task", "copy", "--length", "4", "--d-model", "8", "--heads", "2", "--ffn-width", "8",
+                   "--batch-size", "8", "--steps", "2", "--seeds", "0,1", "--out", root / "train2"],
+    }.items():
+        code, _, err = cli_run(*args)
+        assert code == 0, (name, err)
+        made[name] = root / args[args.index("--out") + 1].name
+    return made
+
+
+def test_every_kind_of_folder_loads_with_its_report(folders):
+    circuit = load_saved(folders["circuit"])
+    assert circuit.kind == "construction" and circuit.report["checks"][0]["passed"]
+    assert circuit.network.metadata["input_dims"] == ["x"]
+    assert load_saved(folders["circuit"] / "network").report_path == folders["circuit"] / "report.json"
+    we = load_saved(folders["wang-e"])
+    assert we.kind == "construction" and we.report["ok"]
+    soft = load_saved(folders["yun"] / "delta_1_2" / "softened")
+    assert soft.report["constants"]["delta"] == "1/2" and soft.report_path.name == "run.json"
+    trained = load_saved(folders["train"])
+    assert trained.kind == "trained run" and trained.info["task"] == "reverse" and trained.folder.name == "seed_0"
+    with pytest.raises(ExpressivityError, match="holds 2 saved networks; name one"):
+        load_saved(folders["yun"] / "delta_1_2")
+    with pytest.raises(ExpressivityError, match="holds 2 trained runs; name one"):
+        load_saved(folders["train2"])
+
+
+@pytest.mark.parametrize("bad, needle", [
+    ("", "empty path"), ("/nonexistent/folder", "does not exist"),
+])
+def test_a_missing_folder_is_one_clear_error(bad, needle):
+    with pytest.raises(ExpressivityError, match=needle):
+        load_saved(bad)
+
+
+def test_a_folder_with_no_network_or_a_corrupt_one_is_one_clear_error(tmp_path):
+    with pytest.raises(ExpressivityError, match="no saved network"):
+        load_saved(tmp_path)
+    (tmp_path / "file.txt").write_text("x")
+    with pytest.raises(ExpressivityError, match="is a file"):
+        load_saved(tmp_path / "file.txt")
+    (tmp_path / "network.json").write_text("{not json")
+    (tmp_path / "weights.safetensors").write_bytes(b"\x00" * 10)
+    with pytest.raises(ExpressivityError, match="not valid JSON"):
+        load_saved(tmp_path)
+    broken = tmp_path / "run" / "checkpoint"
+    broken.mkdir(parents=True)
+    (broken / "config.json").write_text("[]")
+    with pytest.raises(ExpressivityError, match="checkpoint"):
+        load_saved(tmp_path / "run")
+    tl = tmp_path / "tl"
+    tl.mkdir()
+    (tl / "config.json").write_text('{"d_model": "eight"}')
+    (tl / "model.safetensors").write_bytes(b"")
+    with pytest.raises(ExpressivityError):
+        load_saved(tl)
+
+
+def test_a_report_is_only_taken_when_it_is_one(tmp_path):
+    (tmp_path / "report.json").write_text('{"checks": "no"}')
+    assert find_report(tmp_path) == (None, None)
+
+
+def test_run_gives_the_evaluators_output_in_every_arithmetic(folders):
+    hard = load_saved(folders["hard"])
+    X = parse_input(hard.network, "1/3, 2, 3, 4")
+    exact = run_network(hard.network, X, "exact", residuals=True)
+    assert list(exact["output"][:, 0]) == [4, 3, 2, Fraction(1, 3)]
+    assert exact["residuals"][-1]["values"][0, 1] == 4 and exact["residual_labels"] == ["x", "out"]
+    for dtype in ("float64", "float32", "torch-float64"):
+        res = run_network(hard.network, X, dtype, residuals=True)
+        assert np.allclose(np.asarray(res["output"], dtype=float)[:, 0], [4, 3, 2, 1 / 3], rtol=1e-6)
+        assert len(res["residuals"]) == len(hard.network.layers) + 1
+    soft = load_saved(folders["circuit"]).network
+    with pytest.raises(ExpressivityError, match="softmax, which has no exact value"):
+        run_network(soft, parse_input(soft, "1,2,3,4,5"), "exact")
+
+
+def test_token_models_take_ids_and_report_their_predictions(folders):
+    saved = load_saved(folders["train"])
+    X = parse_input(saved.network, "1 2 0 3")
+    assert X.shape == (4, saved.network.d_in) and X[2, 0] == 1
+    res = run_network(saved.network, X, "float64")
+    assert res["tokens"] == [1, 2, 0, 3] and len(res["predicted"]) == 4
+    assert np.allclose(res["output"], evaluate(saved.network, np.asarray(X, dtype=float)))
+    with pytest.raises(ExpressivityError, match="not a token id"):
+        parse_input(saved.network, "1,99")
+    with pytest.raises(ExpressivityError, match="not a token id"):
+        parse_input(saved.network, "1.5")
+
+
+def _net(d_in=2):
+    head = Head(np.zeros((2, 1)), np.zeros((2, 1)), np.eye(2)[:, :1], np.eye(2)[1:])
+    return Network((AttentionLayer((head,)),), ("a", "b"), embedding=np.eye(d_in, 2) if d_in != 2 else None)
+
+
+@pytest.mark.parametrize("text, shape", [
+    ("1,2; 3,4", (2, 2)), ("1 2;3 4;", (2, 2)), ("[[1, 2], [3, 4.5]]", (2, 2)), ("1e-3, 1/3", (1, 2)),
+    ("1,2\n3,4", (2, 2)),
+])
+def test_inputs_parse_as_tokens_of_d_in_values(text, shape):
+    assert parse_input(_net(), text).shape == shape
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("", "empty"), ("   ", "empty"), ("1;2,3", "1 values"), ("1,,2", "empty field"), ("1,nan", "not a finite number"),
+    ("inf,1", "not a finite number"), ("1,x", "not a number"), ("1,2;;3,4", "empty"), ("[1, 2", "not valid JSON"),
+    ('{"a": 1}', "list of tokens"), ("[[1, true]]", "not a number"), ("1/0,1", "not a number"),
+    ("1,2,3", "3 values"),
+])
+def test_bad_inputs_are_one_clear_error(text, needle):
+    with pytest.raises(ExpressivityError, match=needle):
+        parse_input(_net(), text)
+
+
+def test_huge_values_are_exact_in_exact_mode_and_refused_in_float(folders):
+    hard = load_saved(folders["hard"]).network
+    X = parse_input(hard, "1e400, 1, 2, 3")
+    assert run_network(hard, X, "exact")["output"][-1, 0] == 10 ** 400
+    with pytest.raises(ExpressivityError, match="beyond the float64 range"):
+        run_network(hard, X, "float64")
+    big = parse_input(hard, "1e300, 1e300, 1, 2")
+    assert np.isfinite(np.asarray(run_network(hard, big, "float64")["output"], dtype=float)).all()
+    with pytest.raises(ExpressivityError, match="non-finite values in float32"):
+        run_network(hard, big, "float32")
+
+
+def test_inputs_of_the_wrong_length_name_the_fix(folders):
+    circuit = load_saved(folders["hard"]).network
+    with pytest.raises(ExpressivityError, match="built for length 4"):
+        parse_input(circuit, "1,2,3")
+    assert "one value of x per token" in input_help(circuit) and "exactly 4 tokens" in input_help(circuit)
+    assert default_input(circuit).shape == (4, 2)
+    assert default_input(load_saved(folders["circuit"]).network).shape == (6, 2)
+
+
+def test_the_page_names_reads_and_writes_and_draws_every_head(folders):
+    for key in ("circuit", "wang-e", "train"):
+        saved = load_saved(folders[key])
+        page = network_page(saved, default_input(saved.network))
+        heads = sum(len(layer.heads) for layer in saved.network.layers if layer.kind == "attention")
+        assert len(re.findall(r'<svg class="heatmap" id="attn-', page)) == heads
+        assert not re.search(r"(src|href)=(?![\"']data:)|https?://", page)   # nothing fetched
+    circuit = load_saved(folders["circuit"])
+    page = network_page(circuit, default_input(circuit.network), "1,2,3,4,5")
+    assert "position bias relative" in page and "all checks passed" in page and "score_gap_per_unit_scale" in page
+    yun = load_saved(folders["yun"] / "delta_1_2" / "softened")
+    page = network_page(yun, default_input(yun.network))
+    assert "paper&#x27;s bound" in page and "Lemma 4.2" in page
+
+
+def test_layer_rows_say_what_each_part_reads_and_writes():
+    rows = layer_rows(_net())
+    assert rows[0]["parts"][0]["reads values"] == "a" and rows[0]["parts"][0]["writes"] == "b"
+    assert rows[0]["parts"][0]["scores from"] == "nothing (uniform over the keys)"
+
+
+def test_the_page_escapes_labels_and_refuses_a_page_too_big_to_open():
+    head = Head(np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)))
+    net = Network((AttentionLayer((head,)), FeedForwardLayer(np.ones((1, 1)), np.zeros(1), np.ones((1, 1)), activation=ReLU())),
+                  ("<script>alert(1)</script>",), name="<b>x</b>")
+    from expressivity.export.folders import Saved
+
+    page = network_page(Saved(net, "network", "."), np.ones((3, 1)))
+    assert "<script>alert(1)" not in page and "&lt;script&gt;" in page and "<b>x</b>" not in page
+    n = int(math.isqrt(MAX_CELLS)) + 2
+    with pytest.raises(ExpressivityError, match="shorter --input"):
+        network_page(Saved(net, "network", "."), np.ones((n, 1)))
+
+
+def test_a_saved_network_without_report_is_kind_network(tmp_path):
+    save_network(_net(), tmp_path / "n")
+    saved = load_saved(tmp_path / "n")
+    assert saved.kind == "network" and saved.report is None
+    assert "No construction report" in network_page(saved, np.ones((2, 2)))
+    assert json.dumps(saved.describe())
