@@ -68,6 +68,14 @@ def test_circuit_human_output_shows_the_table():
     (["circuit", "reverse", "--input", "nan,1"], "--input"),
     (["circuit", "reverse", "--input", ""], "--input"),
     (["equivariance", "reverse", "--length", "4096", "--samples", "10000"], "attention scores"),
+    (["equivariance", "reverse", "--length", "4096", "--samples", "50"], "attention scores"),
+    (["equivariance", "reverse", "--length", "256", "--dtype", "exact"], "in exact"),
+    (["equivariance", "sum", "--scale", "4"], "no scale"),
+    (["circuit", "reverse", "--input", "1e308,1e308"], "too large to bound float64 rounding"),
+    (["circuit", "sum", "--shift", "2"], "--shift applies only"),
+    (["circuit", "reverse", "--scale", "3", "--tolerance", "1e-3"], "--scale auto"),
+    (["circuit", "mean", "--tolerance", "1e-3"], "has none"),
+    (["circuit", "reverse", "--input", "1,2", "--seed", "3"], "drop one of them"),
 ])
 def test_bad_input_is_one_line_exit_2(args, fragment):
     code, out, err = run(*args)
@@ -75,6 +83,23 @@ def test_bad_input_is_one_line_exit_2(args, fragment):
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and fragment in lines[0], err
     assert "Traceback" not in err and out == ""
+
+
+def test_equivariance_of_long_sequences_runs_in_bounded_memory(monkeypatch):
+    # Evaluated a few samples at a time: shrink the chunk so even this small case is split.
+    from expressivity.verify import equivariance as module
+
+    monkeypatch.setattr(module, "CHUNK_SCORE_ENTRIES", 64)
+    code, out, _ = run("equivariance", "mean", "--length", "16", "--samples", "5", "--json")
+    assert code == 0 and json.loads(out)["equivariant"] is True
+    code, out, _ = run("equivariance", "reverse", "--length", "16", "--samples", "5", "--json")
+    assert code == 0 and json.loads(out)["equivariant"] is False
+
+
+def test_seed_with_input_still_sets_the_attention_circuits_weights():
+    code, a, _ = run("circuit", "attention", "--input", "1,2,3", "--seed", "1", "--json")
+    code2, b, _ = run("circuit", "attention", "--input", "1,2,3", "--seed", "2", "--json")
+    assert code == code2 == 0 and json.loads(a)["output"] != json.loads(b)["output"]
 
 
 def test_bad_input_in_a_real_process_has_no_traceback():

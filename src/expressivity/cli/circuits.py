@@ -124,8 +124,10 @@ def circuit_result(name: str, length: int | None = None, scale="auto", dtype: st
               help="Save the network (DIR/network: safetensors + JSON), report.json and run.json here, for "
                    "`expressivity run`, `show` and `export`; written whole or not at all.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-def circuit(name, length, scale, dtype, seed, input_text, shift, tolerance, out_dir, as_json):
+@click.pass_context
+def circuit(ctx, name, length, scale, dtype, seed, input_text, shift, tolerance, out_dir, as_json):
     """Run tutorial circuit NAME and check it against its exact target (see `expressivity circuits`)."""
+    _refuse_inapplicable(ctx, name, scale, input_text)
     if out_dir is not None:
         check_output_dir(out_dir)
     result, network = circuit_result(name, length, scale, dtype, seed, input_text, shift, tolerance, with_network=True)
@@ -140,6 +142,28 @@ def circuit(name, length, scale, dtype, seed, input_text, shift, tolerance, out_
         err_console.print("error: the circuit's output is outside its proven bound: "
                           + "; ".join(c["property"] for c in result["report"]["checks"] if not c["passed"]))
         raise SystemExit(1)
+
+
+def _refuse_inapplicable(ctx: click.Context, name: str, scale, input_text) -> None:
+    """Options the user typed that this circuit or combination does not read are errors, not ignored."""
+    from click.core import ParameterSource
+
+    given = {p for p in ("shift", "tolerance", "seed", "scale")
+             if ctx.get_parameter_source(p) not in (ParameterSource.DEFAULT, None)}
+    circuit = CIRCUITS.get(name)
+    if circuit is None:
+        return  # run_circuit names the unknown circuit
+    problems = []
+    if "shift" in given and name != "shift":
+        problems.append(f"--shift applies only to the shift circuit, not {name!r}")
+    if "tolerance" in given and not circuit.scaled:
+        problems.append(f"--tolerance chooses the scale, and circuit {name!r} has none")
+    elif "tolerance" in given and scale != "auto":
+        problems.append("--tolerance chooses the scale only with --scale auto; drop one of them")
+    if "seed" in given and input_text is not None and name != "attention":
+        problems.append("--seed draws random inputs, and --input gives them; drop one of them")
+    if problems:
+        raise click.UsageError("; ".join(problems))
 
 
 def _save_circuit(out_dir: Path, name: str, network, result: dict) -> None:
@@ -229,4 +253,4 @@ def equivariance(name, length, samples, permutations, seed, dtype, scale, as_jso
     console.print(f"{name} (L={length}, {dtype}): {verdict}; max |f(PX) - P f(X)| = {result['max_deviation']:.3e} "
                   f"over {samples} inputs x {result['permutations_per_sample']} permutations")
     if result["uses_position"] and not result["equivariant"]:
-        err_console.print("the network uses position information (encoding, bias or mask), which breaks the law")
+        console.print("the network uses position information (encoding, bias or mask), which breaks the law")

@@ -45,6 +45,20 @@ class EquivarianceReport:
         return asdict(self)
 
 
+# Score entries (samples x n^2 per head) one evaluation may hold at once: 2^25 float64 entries is
+# 256 MiB; long sequences are evaluated a few samples at a time instead of all together.
+CHUNK_SCORE_ENTRIES = 2 ** 25
+
+
+def _evaluate_in_chunks(network: Network, inputs: np.ndarray, dtype: str) -> np.ndarray:
+    """``evaluate`` over the sample axis in pieces small enough to keep the scores in memory."""
+    samples, n = inputs.shape[0], inputs.shape[1]
+    per_chunk = max(1, CHUNK_SCORE_ENTRIES // max(n * n, 1))
+    if samples <= per_chunk:
+        return evaluate(network, inputs, dtype)
+    return np.concatenate([evaluate(network, inputs[i:i + per_chunk], dtype) for i in range(0, samples, per_chunk)])
+
+
 def check_equivariance(
     network: Network,
     inputs: np.ndarray,
@@ -72,14 +86,14 @@ def check_equivariance(
     rng = np.random.default_rng(seed)
     perms = [np.arange(n)[::-1]] if n >= 2 else []
     perms += [rng.permutation(n) for _ in range(max(permutations - len(perms), 0))]
-    base = evaluate(network, inputs, dtype)
+    base = _evaluate_in_chunks(network, inputs, dtype)
     finite = dtype == "exact" or bool(np.isfinite(base).all())
     scale = float(np.max(np.abs(np.asarray(base, dtype=np.float64)))) if base.size and finite else 0.0
     if tolerance is None:
         tolerance = 0.0 if dtype == "exact" else (1e-4 if dtype == "float32" else 1e-9) * max(scale, 1.0)
     worst, worst_perm = 0.0, list(range(n))
     for perm in perms:
-        permuted = evaluate(network, inputs[:, perm, :], dtype)
+        permuted = _evaluate_in_chunks(network, inputs[:, perm, :], dtype)
         if dtype == "exact":
             diff = np.vectorize(lambda a, b: abs(a - b), otypes=[object])(permuted, base[:, perm, :])
             dev = float(max(diff.flat)) if diff.size else 0.0

@@ -60,8 +60,14 @@ def rounding_allowance(dtype: str, floats: np.ndarray, target: np.ndarray) -> fl
     eps = _UNIT_ROUNDOFF[dtype]
     if eps == 0:
         return 0.0
-    scale = 1.0 + float(np.abs(floats).sum()) + float(np.max(np.abs(target), initial=0.0))
-    return 8 * eps * max(len(floats), 1) * scale
+    with np.errstate(over="ignore"):
+        scale = 1.0 + float(np.abs(floats).sum()) + float(np.max(np.abs(target), initial=0.0))
+        allowance = 8 * eps * max(len(floats), 1) * scale
+    if not math.isfinite(allowance):
+        # An infinite allowance would let any output pass: refuse instead.
+        raise ExpressivityError(f"the inputs are too large to bound {dtype} rounding (the sum of |v| overflows); "
+                                "use smaller values, or --dtype exact with --scale inf")
+    return allowance
 
 
 def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed: int = 0, shift: int = 1,
@@ -143,27 +149,32 @@ def _overflow_message(name: str, dtype: str, report: ConstructionReport) -> str:
 
 
 # The equivariance check evaluates (permutations + 1) x samples inputs, each with L^2 scores per
-# head: about 1e10 score entries take a minute on a 2-core CPU. Above the budget it is refused.
-EQUIVARIANCE_BUDGET = 10 ** 10
+# head: about 2e9 float score entries take a minute on a 2-core CPU; exact rationals are about a
+# thousand times slower. Above the budget it is refused (memory is bounded by evaluating in chunks).
+EQUIVARIANCE_BUDGET = {"float64": 2 * 10 ** 9, "float32": 2 * 10 ** 9, "exact": 2 * 10 ** 6}
 
 
 def circuit_equivariance(name: str, length: int = 6, samples: int = 16, permutations: int = 8, seed: int = 0,
-                         dtype: str = "float64", scale="auto", budget: int = EQUIVARIANCE_BUDGET):
+                         dtype: str = "float64", scale="auto", budget: int | None = None):
     """Check ``f(PX) = P f(X)`` for circuit ``name`` on random inputs (integers in [-8, 8] for
     ``exact``, uniform in [-1, 1) otherwise). Returns ``(EquivarianceReport, ConstructionReport)``.
 
-    The work is estimated first (score entries over every evaluation) and refused above ``budget``.
+    The work is estimated first (score entries over every evaluation) and refused above ``budget``
+    (default :data:`EQUIVARIANCE_BUDGET` of the dtype).
     """
     from expressivity.verify.equivariance import check_equivariance
 
     circuit = get_circuit(name)
     if dtype not in DTYPES:
         raise ExpressivityError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
+    if not circuit.scaled and scale not in ("auto", None):
+        raise ExpressivityError(f"circuit {name!r} has no scale (it is exact by construction); drop --scale")
+    budget = EQUIVARIANCE_BUDGET[dtype] if budget is None else budget
     work = samples * (permutations + 1) * length * length
     if work > budget:
         raise ExpressivityError(f"{samples} samples x {permutations + 1} evaluations x L^2 = {length}^2 is about "
-                                f"{work:.2g} attention scores (budget {budget:.0e}); use fewer --samples or "
-                                "--permutations, or a shorter --length")
+                                f"{work:.2g} attention scores (budget {budget:.0e} in {dtype}); use fewer --samples "
+                                "or --permutations, or a shorter --length")
     net, report = circuit.build(length, scale if circuit.scaled else None, input_range=2.0, seed=seed)
     rng = np.random.default_rng(seed)
     values = rng.integers(-8, 9, size=(samples, length)) if dtype == "exact" else rng.uniform(-1, 1, size=(samples, length))
