@@ -99,9 +99,19 @@ def check_output_dir(path: Path) -> Path:
     """
     from expressivity.errors import ExpressivityError
 
+    import os
+
     path = Path(path)
-    if str(path).strip() in ("", "."):
-        raise ExpressivityError("--out must name a new folder (an empty name would write into the current folder)")
+    if not str(path).strip():
+        raise ExpressivityError("--out is empty; name a new folder such as --out results")
+    if path.resolve() == Path.cwd().resolve():
+        raise ExpressivityError(f"--out {path} is the current folder, which would be replaced; name a new folder")
+    # The output is staged beside the folder and renamed into place: the parent must be writable.
+    parent = path.absolute().parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir() or not _can_create_in(parent):
+        raise ExpressivityError(f"--out {path}: cannot write in {parent}; choose a folder you can write to")
     if path.exists():
         if not path.is_dir():
             raise ExpressivityError(f"--out {path} exists and is a file; choose a folder name")
@@ -109,6 +119,19 @@ def check_output_dir(path: Path) -> Path:
             raise ExpressivityError(f"--out {path} is a non-empty folder this program did not write; "
                                     "choose a new folder so nothing of yours is replaced")
     return path
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a folder can be made (and removed) in ``folder``: tried, since permission bits do
+    not tell for root or for special file systems such as /proc."""
+    import tempfile
+
+    try:
+        probe = tempfile.mkdtemp(prefix=".expressivity-probe-", dir=folder)
+    except OSError:
+        return False
+    Path(probe).rmdir()
+    return True
 
 
 class staged_output:

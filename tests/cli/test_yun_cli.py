@@ -115,13 +115,28 @@ def test_review_refusals_exit_2_one_line(args, msg):
     assert len(lines) == 1 and lines[0].startswith("error:") and msg in lines[0], res.stderr
 
 
-def test_huge_target_values_refused(tmp_path, monkeypatch):
+def test_huge_target_values_fail_the_softened_check_instead_of_passing(tmp_path, monkeypatch):
+    # d_p is computed with scaled differences (no overflow); float64 cannot carry values of 1e300
+    # through the softened value map, and the agreement check says so with exit 1.
     (tmp_path / "yun_huge_target.py").write_text("def huge(X):\n    return X * 1e300\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     res = run("build", "--target", "yun_huge_target:huge", "--n", "2", "--d", "1", "--delta", "1/2", "--samples", "50",
               "--json")
-    assert res.exit_code == 2 and res.stdout == ""
-    assert res.stderr.startswith("error:") and "not finite" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert res.exit_code == 1 and json.loads(res.stdout)["ok"] is False
+    assert res.stderr.startswith("error: verification failed") and "softened g equals" in res.stderr
+
+
+def test_epsilon_outside_its_range_is_refused_by_name():
+    for eps in ("0.2", "1e-310"):
+        res = run("build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/4", "--epsilon", eps)
+        assert res.exit_code == 2 and "--epsilon" in res.stderr and "delta/4" in res.stderr, res.output
+
+
+def test_large_p_reports_a_nonzero_error():
+    res = run("build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2", "--samples", "100",
+              "--p", "2000", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["errors"][0]["value"] > 0.01
 
 
 def test_verify_human_summary_on_stdout():
@@ -176,7 +191,7 @@ def test_a_failure_in_a_later_delta_leaves_no_output_folder(tmp_path, monkeypatc
 def test_out_must_be_a_usable_folder(tmp_path):
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep me")
-    for out, msg in (("", "must name a new folder"), (str(tmp_path / "mine"), "did not write")):
+    for out, msg in (("", "current folder"), (str(tmp_path / "mine"), "did not write")):
         res = run("build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2", "--out", out)
         assert res.exit_code == 2 and msg in res.stderr
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"

@@ -220,7 +220,8 @@ def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, l
     Exits 1 when a check fails (the report says which), 2 on bad input."""
     from expressivity.constructions.yun.build import BuildConfig, build_and_check
     from expressivity.constructions.yun.size import check_budget
-    from expressivity.constructions.yun.soften import SoftenConfig, float64_limit
+    from expressivity.constructions.yun.contextual import resolve_params
+    from expressivity.constructions.yun.soften import SoftenConfig, check_epsilon, float64_limit
     from expressivity.targets import get_target
 
     if not (math.isfinite(p_norm) and p_norm >= 1):
@@ -239,7 +240,8 @@ def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, l
     params = [_params(n, d, N, positional, shift) for N in Ns]
     for prm in params:  # refuse every delta before building any
         check_budget(prm, budget)
-        float64_limit(prm)
+        float64_limit(resolve_params(prm))
+        check_epsilon(prm, epsilon)
     results = []
     for prm in params:
         with _progress(f"building delta=1/{prm.N}") as cb:

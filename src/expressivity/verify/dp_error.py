@@ -57,4 +57,34 @@ def _dp_estimate(diff_pow: np.ndarray, p: float, m: int, method: str, term: str)
 
 
 def pnorm_pow(A: np.ndarray, B: np.ndarray, p: float) -> np.ndarray:
+    """Per-sample ``||A - B||_p^p`` for ``(samples, n, d)`` arrays (may under- or overflow for
+    large ``p``; :func:`dp_between` avoids both)."""
     return np.sum(np.abs(A - B) ** p, axis=(1, 2))
+
+
+def dp_between(A: np.ndarray, B: np.ndarray, p: float, method: str = "Monte Carlo, float64",
+               term: str = "d_p") -> DpEstimate:
+    """``d_p`` between the sampled outputs ``A`` and ``B`` (``(samples, n, d)``).
+
+    Differences are divided by their largest magnitude ``s`` before the power and the result
+    multiplied back: ``d_p = s * mean(sum (|A - B| / s)^p)^(1/p)``. Without the scaling, large
+    ``p`` underflows every ``|A - B|^p < 1`` to 0 (reporting ``d_p = 0`` for a nonzero error) or
+    overflows ones above 1.
+    """
+    diff = np.abs(np.asarray(A, dtype=np.float64) - np.asarray(B, dtype=np.float64))
+    m = diff.shape[0]
+    bad = int(np.count_nonzero(~np.all(np.isfinite(diff), axis=tuple(range(1, diff.ndim)))))
+    if bad:
+        raise ExpressivityError(f"{term} is not finite: the outputs differ by inf or nan on {bad} of {m} samples; "
+                                "rescale the target's outputs")
+    top = float(diff.max(initial=0.0))
+    if top == 0.0:
+        return DpEstimate(0.0, (0.0, 0.0), m, method)
+    scaled = np.sum((diff / top) ** p, axis=tuple(range(1, diff.ndim)))
+    est = dp_from_values(scaled, p, method, term)
+    with np.errstate(over="ignore"):
+        value, lo, hi = est.value * top, est.ci[0] * top, est.ci[1] * top
+    if not (np.isfinite(value) and np.isfinite(hi)):
+        raise ExpressivityError(f"{term} is not finite: it exceeds the float64 range (largest difference {top:.3g}); "
+                                "rescale the target's outputs")
+    return DpEstimate(value, (lo, hi), m, method)

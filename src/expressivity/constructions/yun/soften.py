@@ -83,6 +83,26 @@ def value_map_rounding(p: YunParams, value_scale=None, dyadic: bool | None = Non
     return 2 * pre_rounding * scale * 4 * p.N + 8 * scale * 2.0 ** -53
 
 
+# Below this the ramp slopes (jump / epsilon) overflow float64.
+MIN_EPSILON = 1e-300
+
+
+def check_epsilon(p: YunParams, epsilon: float | None) -> None:
+    """Refuse a quantizer ramp width that float64 or the construction cannot use.
+
+    Ramps sit just left of the quantizer breakpoints, ``delta`` apart; at ``epsilon >= delta/4``
+    they cover a quarter or more of every cell, the inputs on them leave the grid, and the
+    softened network no longer approximates the verified one anywhere near its bound.
+    """
+    if epsilon is None:
+        return
+    if not (epsilon >= MIN_EPSILON and epsilon < float(p.delta) / 4):  # also refuses NaN
+        raise ExpressivityError(
+            f"--epsilon {epsilon:g} is outside [{MIN_EPSILON:g}, delta/4 = {float(p.delta) / 4:g}) for delta=1/{p.N}: "
+            "narrower ramps overflow float64, wider ones cover the quantizer's cells; leave --epsilon out for the "
+            "automatic width")
+
+
 def float64_limit(p: YunParams) -> None:
     """Raise with a reason and a smaller size to try when float64 cannot carry ``p``."""
     if _fits(p):
@@ -218,6 +238,7 @@ def soften(p: YunParams, network: Network, n_quantizer: int, precondition_margin
         precondition_margin: ``t_l - delta/2 - max u.(sigma A)``, the value-map margin.
     """
     float64_limit(p)
+    check_epsilon(p, config.epsilon)
     lam, attn_margins = choose_lambda(p, network)
     if config.lam is not None:  # the bound is stated for the lambda actually used
         lam = config.lam

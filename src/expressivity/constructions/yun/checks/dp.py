@@ -16,7 +16,7 @@ import numpy as np
 
 from expressivity.errors import ExpressivityError
 from expressivity.network.reference import forward
-from expressivity.verify.dp_error import DpEstimate, dp_from_values, pnorm_pow
+from expressivity.verify.dp_error import DpEstimate, dp_between
 
 METHOD_F_FBAR = ("Monte Carlo over uniform samples: f evaluated in float64, f_bar from its per-cube table "
                  "(f at the cube centre), float64")
@@ -64,8 +64,8 @@ def dp_decomposition(build, soft_network=None, p: float = 2.0, samples: int = 20
     Gb = f_bar(build, X, distinct_only=True)
     # The target-only terms first: an overflow there is the target's, not the softened network's.
     with np.errstate(over="ignore"):
-        f_fbar = dp_from_values(pnorm_pow(F, Fb, p), p, METHOD_F_FBAR, "d_p(f, f_bar)")
-        fbar_gbar = dp_from_values(pnorm_pow(Fb, Gb, p), p, METHOD_FBAR_GBAR, "d_p(f_bar, g_bar)")
+        f_fbar = dp_between(F, Fb, p, METHOD_F_FBAR, "d_p(f, f_bar)")
+        fbar_gbar = dp_between(Fb, Gb, p, METHOD_FBAR_GBAR, "d_p(f_bar, g_bar)")
     if soft_network is not None:
         with np.errstate(over="ignore", invalid="ignore"):
             G = np.concatenate([forward(soft_network, X[i:i + batch]) for i in range(0, samples, batch)])
@@ -76,12 +76,12 @@ def dp_decomposition(build, soft_network=None, p: float = 2.0, samples: int = 20
                 f"the softened network's outputs are not finite on {bad} of {samples} Monte-Carlo samples: "
                 f"float64 overflowed{at}; lower --lambda (or leave it automatic)")
         with np.errstate(over="ignore"):
-            gbar_g = dp_from_values(pnorm_pow(Gb, G, p), p, METHOD_GBAR_G, "d_p(g_bar, g)")
-            total = dp_from_values(pnorm_pow(F, G, p), p, METHOD_TOTAL, "d_p(f, g)")
+            gbar_g = dp_between(Gb, G, p, METHOD_GBAR_G, "d_p(g_bar, g)")
+            total = dp_between(F, G, p, METHOD_TOTAL, "d_p(f, g)")
     else:
         G, gbar_g = None, None
         with np.errstate(over="ignore"):
-            total = dp_from_values(pnorm_pow(F, Gb, p), p, METHOD_TOTAL_NO_SOFT, "d_p(f, g_bar)")
+            total = dp_between(F, Gb, p, METHOD_TOTAL_NO_SOFT, "d_p(f, g_bar)")
     return DpDecomposition(f_fbar, fbar_gbar, gbar_g, total, p, X, Gb, G)
 
 
