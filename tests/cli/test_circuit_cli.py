@@ -56,7 +56,7 @@ def test_circuit_human_output_shows_the_table():
     (["circuit", "reverse", "--scale", "1e400"], "beyond float64"),
     (["circuit", "max", "--scale", "1e308"], "non-finite"),
     (["circuit", "max", "--scale", "1e38", "--dtype", "float32"], "non-finite"),
-    (["demo", "--out", "/proc/expressivity-test"], "cannot use"),
+    (["demo", "--out", "/proc/expressivity-test"], "cannot"),
     (["circuit", "reverse", "--input", "1e400,1"], "beyond the float64 range"),
     (["circuit", "sum", "--input", "1e308,1e308"], "non-finite outputs in float64"),
     (["circuit", "sum", "--input", "1e308,1e308", "--dtype", "float32"], "non-finite outputs in float32"),
