@@ -85,3 +85,24 @@ def test_each_member_folder_is_an_ordinary_finished_run(tmp_path):
         assert loaded == c and read_checkpoint_config(tmp_path / f"seed_{c.seed}" / "checkpoint")["status"] == "done"
         assert all(torch.equal(v, params(r.model)[k]) for k, v in params(model).items())
         assert run(c, tmp_path / f"seed_{c.seed}", resume=True).final_metric == r.final_metric
+
+
+def test_ctrl_c_checkpoints_an_ensemble_at_the_step_boundary(tmp_path):
+    import os
+    import signal
+
+    from expressivity.training.checkpoint import read_checkpoint_config
+    from expressivity.training.interrupt import TrainingInterrupted
+
+    configs = [RunConfig.for_task("reverse", {"length": 6, "vocab": 8}, dict(layers=1, heads=2, d_model=16, ffn_width=16),
+                                  dict(steps=20, batch_size=8, eval_every=10, checkpoint_every=10), seed=s)
+               for s in (0, 1)]
+
+    def ctrl_c(step):
+        if step == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(TrainingInterrupted) as caught:
+        run_ensemble(configs, tmp_path, on_step=ctrl_c)
+    assert caught.value.step == 3
+    assert read_checkpoint_config(tmp_path / "ensemble")["step"] == 3

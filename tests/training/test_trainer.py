@@ -212,3 +212,43 @@ def test_tasks_with_finite_data_get_the_split_of_every_batch(monkeypatch):
     assert set(seen) == {"train", "val", "test"} and seen.count("train") == 3
     with pytest.raises(ExpressivityError, match="unknown split"):
         SplitReverse().sample(2, 4, torch.Generator(), "dev")
+
+
+def test_ctrl_c_finishes_the_step_checkpoints_it_and_resumes_bit_exactly(tmp_path):
+    import os
+    import signal
+
+    from expressivity.training.interrupt import TrainingInterrupted
+
+    c = config(steps=40)  # checkpoints every 10 steps; Ctrl-C during step 3 saves step 4
+    full = run(c, tmp_path / "full")
+
+    def ctrl_c(step, model):
+        if step == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(TrainingInterrupted) as caught:
+        run(c, tmp_path / "cut", on_step=ctrl_c)
+    assert caught.value.step == 4 and caught.value.saved
+    saved = read_checkpoint_config(tmp_path / "cut" / "checkpoint")
+    assert saved["status"] == "running" and saved["step"] == 4
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+    resumed = run(c, tmp_path / "cut", resume=True)
+    pa, pb = params(full.model), params(resumed.model)
+    assert all(torch.equal(pa[k], pb[k]) for k in pa)
+
+
+@pytest.mark.parametrize("change", [{"step": "7"}, {"step": -1}, {"status": "fine"}, {"status": "done", "step": 10},
+                                    {"step": 10_000}])
+def test_a_tampered_checkpoint_is_refused_on_resume(tmp_path, change):
+    c = config(steps=20)
+    with pytest.raises(Crash):
+        run(c, tmp_path / "r", on_step=lambda step, model: _raise(Crash) if step == 15 else None)
+    path = tmp_path / "r" / "checkpoint" / "config.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **change}))
+    with pytest.raises(ExpressivityError, match="delete the folder"):
+        run(c, tmp_path / "r", resume=True)
+
+
+def _raise(exc):
+    raise exc

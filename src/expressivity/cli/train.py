@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import click
@@ -210,11 +211,19 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
             write_json(out / "run.json", record)
         results = execute(configs, out, resume=resume is not None, ensemble=ensemble,
                           progress=not as_json and err_console.is_terminal, device=device)
-    except BaseException:
+    except BaseException as exc:
         # A run that failed before its first checkpoint leaves no folder behind; one with a
         # checkpoint is kept, so it can be resumed.
-        if created and not any(out.rglob("config.json")):
+        kept = out is not None and any(out.rglob("config.json"))
+        if created and not kept:
             shutil.rmtree(out, ignore_errors=True)
+        from expressivity.training.interrupt import TrainingInterrupted
+
+        if isinstance(exc, TrainingInterrupted):
+            where = (f"; checkpoint at step {exc.step} kept: continue with --resume {out}" if kept
+                     else "; nothing was written" if out is None or created else "")
+            err_console.print(f"error: interrupted after step {exc.step}{where}", markup=False, soft_wrap=True)
+            sys.exit(130)
         raise
     summary = {"task": configs[0].task.name, "seconds": sum(r.seconds for r in results) if not ensemble
                else results[0].seconds, "runs": [r.summary() for r in results], "run": record}

@@ -67,6 +67,10 @@ def read_checkpoint_config(path: Path) -> dict:
     if not isinstance(config, dict) or "status" not in config or "step" not in config:
         raise ExpressivityError(f"checkpoint {path}/config.json is not a checkpoint configuration; "
                                 "delete the folder to start over")
+    step, status = config["step"], config["status"]
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0 or status not in (RUNNING, *FINISHED):
+        raise ExpressivityError(f"checkpoint {path}/config.json has step {step!r} and status {status!r} (a step >= 0 "
+                                f"and one of {RUNNING}, {', '.join(FINISHED)} expected); delete the folder to start over")
     return config
 
 

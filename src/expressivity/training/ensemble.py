@@ -40,6 +40,7 @@ from expressivity.tasks import Batch
 from expressivity.training.budget import check_run_budget
 from expressivity.training.checkpoint import FINISHED, RUNNING, checkpoint_exists, load_checkpoint, save_checkpoint
 from expressivity.training.config import RunConfig
+from expressivity.training.interrupt import TrainingInterrupted, deferred_interrupt
 from expressivity.training.trainer import RunResult, eval_batch, evaluate_lengths, resolve_device
 
 
@@ -156,7 +157,8 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     loss_fn = vmap(per_model_loss)
     t0 = time.perf_counter()
     b1, b2, eps, wd = tc.beta1, tc.beta2, tc.eps, tc.weight_decay
-    with progress_bar(f"{task.name} ensemble of {K}", tc.steps, start, enabled=progress) as bar:
+    with progress_bar(f"{task.name} ensemble of {K}", tc.steps, start, enabled=progress) as bar, \
+            deferred_interrupt() as interrupt:
         step = start
         for step in range(start, tc.steps):
             if not alive.any():
@@ -212,6 +214,10 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
             step = done
             if done % tc.checkpoint_every == 0 and done < tc.steps and alive.any():
                 save(done, RUNNING)
+            if interrupt.requested() and done < tc.steps:
+                if ckpt is not None and done % tc.checkpoint_every != 0:
+                    save(done, RUNNING)
+                raise TrainingInterrupted(done, ckpt is not None)
     seconds = time.perf_counter() - t0
     save(step, "done")
     for n, v in views(flat.detach()).items():

@@ -11,6 +11,9 @@ resumes from the last one); the final checkpoint says ``"done"``, ``"target-reac
 ``"nan"``. A non-finite loss stops the run cleanly: the step is not taken and the last
 checkpoint, written while everything was finite, is kept and marked ``"nan"``.
 
+Ctrl-C finishes the step in progress, writes a ``"running"`` checkpoint and raises
+:class:`~expressivity.training.interrupt.TrainingInterrupted`, so the run can be resumed.
+
 Run folder: ``metrics.jsonl`` (one line per log or evaluation) and ``checkpoint/``.
 """
 
@@ -33,6 +36,7 @@ from expressivity.tasks import Batch, Task
 from expressivity.training.budget import check_run_budget
 from expressivity.training.checkpoint import FINISHED, RUNNING, checkpoint_exists, load_checkpoint, save_checkpoint
 from expressivity.training.config import RunConfig
+from expressivity.training.interrupt import TrainingInterrupted, deferred_interrupt
 from expressivity.training.schedule import SPLIT_SEEDS
 
 
@@ -151,8 +155,14 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
         if saved.get("id") != config.id():
             raise ExpressivityError(f"the checkpoint in {out_dir} belongs to another configuration "
                                     f"(id {saved.get('id')}, this run {config.id()}); use a new folder")
+        if saved["step"] > cfg.steps or (saved["status"] == "done" and saved["step"] != cfg.steps) \
+                or saved.get("run") != config.to_dict():
+            raise ExpressivityError(f"the checkpoint in {out_dir} does not match its run (step {saved['step']} of "
+                                    f"{cfg.steps}, status {saved['status']}); delete the folder to start over")
         _load_weights(model, {k: v.to(device) for k, v in tensors.items()}, ckpt)
         try:
+            if state["step"] != saved["step"]:
+                raise ValueError(f"state at step {state['step']}, config at step {saved['step']}")
             start, history = state["step"], state["history"]
             last_metric, last_loss, best = state["last_metric"], state["last_loss"], tuple(state["best"])
             if saved["status"] in FINISHED:
@@ -193,6 +203,7 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
         if log is not None:
             stack.callback(log.close)
         bar = stack.enter_context(progress_bar(f"{task.name} seed {config.seed}", cfg.steps, start, enabled=progress))
+        interrupt = stack.enter_context(deferred_interrupt())
         for step in range(start, end):
             if on_step is not None:
                 on_step(step, model)
@@ -232,6 +243,11 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
                 checkpoint(done, status if final else RUNNING)
             if status != "done":
                 break
+            if interrupt.requested():
+                saved = ckpt is not None and math.isfinite(last_loss) and _finite_params(model)
+                if saved and done % cfg.checkpoint_every != 0:
+                    checkpoint(done, RUNNING)
+                raise TrainingInterrupted(done, saved)
     seconds = time.perf_counter() - t0
     if status == "nan":
         last_loss = float("nan")
