@@ -13,6 +13,9 @@ output shape becomes a one-line :class:`~expressivity.errors.ExpressivityError`.
 from __future__ import annotations
 
 import importlib
+import os
+import sys
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from typing import Callable
 
@@ -126,7 +129,8 @@ def get_target(spec: str) -> Target:
     if not module_name.strip() or not attr.strip():
         raise ExpressivityError(f"target {spec!r} must be module:function with both parts named, e.g. mytargets:f")
     try:
-        module = importlib.import_module(module_name)
+        with _user_code():
+            module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ExpressivityError(f"cannot import module {module_name!r} for target {spec!r}: {exc}") from None
     except SyntaxError as exc:
@@ -141,12 +145,28 @@ def get_target(spec: str) -> Target:
     return Target(spec, validated(fn, spec), bool(getattr(fn, "equivariant", False)), doc[0] if doc else "user target")
 
 
+@contextmanager
+def _user_code(import_path: bool = True):
+    """Run user code with the current folder importable (as ``python -m`` would) and its prints
+    sent to stderr, so ``--json`` output on stdout stays one JSON value."""
+    added = import_path and "" not in sys.path and os.getcwd() not in sys.path
+    if added:
+        sys.path.insert(0, os.getcwd())
+    try:
+        with redirect_stdout(sys.stderr):
+            yield
+    finally:
+        if added and os.getcwd() in sys.path:
+            sys.path.remove(os.getcwd())
+
+
 def validated(fn: TargetFn, name: str) -> TargetFn:
     """Wrap ``fn`` so bad outputs become a clear :class:`ExpressivityError`."""
 
     def wrapper(X: np.ndarray) -> np.ndarray:
         try:
-            Y = fn(np.array(X, dtype=np.float64, copy=True))
+            with _user_code(import_path=False):
+                Y = fn(np.array(X, dtype=np.float64, copy=True))
         except ExpressivityError:
             raise
         except (Exception, SystemExit) as exc:  # a user function can fail in any way; report it in one line

@@ -195,3 +195,13 @@ def test_out_must_be_a_usable_folder(tmp_path):
         res = run("build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2", "--out", out)
         assert res.exit_code == 2 and msg in res.stderr
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+
+
+def test_a_user_target_in_the_current_folder_imports_and_its_prints_leave_json_intact(tmp_path, monkeypatch):
+    (tmp_path / "chatty_target.py").write_text(
+        'print("importing")\ndef f(X):\n    print("called")\n    return X.mean(axis=1, keepdims=True) + 0 * X\n')
+    monkeypatch.chdir(tmp_path)
+    res = run("build", "--target", "chatty_target:f", "--n", "2", "--d", "1", "--delta", "1/2", "--samples", "50",
+              "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["ok"] is True and "called" in res.stderr and "importing" in res.stderr

@@ -20,7 +20,7 @@ from rich.table import Table
 from expressivity.cli.circuits import circuit_result, equivariance_result
 from expressivity.cli.common import console, emit_json, err_console, human_output_to_stderr, run_record, write_json
 from expressivity.constructions.circuits import CIRCUITS
-from expressivity.records import check_output_dir
+from expressivity.records import check_output_dir, staged_output
 
 DEMO_LENGTH = 8
 DEMO_SEED = 0
@@ -93,25 +93,35 @@ def demo(out_dir: Path, as_json: bool):
 
 
 def run_demo(out_dir: Path) -> dict:
-    """Run every demo section, write ``summary.json`` and ``run.json`` under ``out_dir``; return the summary."""
+    """Run every demo section, write ``summary.json`` and ``run.json`` under ``out_dir``; return the summary.
+
+    The folder is written whole or not at all: the sections write into a staging folder that
+    replaces ``out_dir`` only when everything succeeded (Ctrl-C or an error leaves nothing)."""
+    import json
+
+    from expressivity.records import jsonable
+
     check_output_dir(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     summary: dict = {}
-    with console.status("circuits and equivariance ..."):
-        summary["circuits"] = circuits_section(out_dir)
-    with console.status("figures ..."):
-        summary["figures"] = figures_section(out_dir)
-    for module_name, section in SECTIONS:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError:
-            continue
-        if hasattr(module, "demo_section"):
-            err_console.print(f"[bold]{section}[/]")
-            summary[section] = module.demo_section(out_dir / section)
-    summary["seconds"] = time.perf_counter() - started
-    summary["run"] = run_record("demo", {"out": str(out_dir), "length": DEMO_LENGTH}, DEMO_SEED)
-    write_json(out_dir / "summary.json", summary)
-    write_json(out_dir / "run.json", summary["run"])
+    with staged_output(out_dir) as stage:
+        with console.status("circuits and equivariance ..."):
+            summary["circuits"] = circuits_section(stage)
+        with console.status("figures ..."):
+            summary["figures"] = figures_section(stage)
+        for module_name, section in SECTIONS:
+            try:
+                module = importlib.import_module(module_name)
+            except ModuleNotFoundError:
+                continue
+            if hasattr(module, "demo_section"):
+                err_console.print(f"[bold]{section}[/]")
+                summary[section] = module.demo_section(stage / section)
+        summary["seconds"] = time.perf_counter() - started
+        summary["run"] = run_record("demo", {"out": str(out_dir), "length": DEMO_LENGTH}, DEMO_SEED)
+        # Paths inside the summary name the final folder, not the staging one.
+        summary = json.loads(json.dumps(jsonable(summary)).replace(json.dumps(str(stage))[1:-1],
+                                                                    json.dumps(str(out_dir))[1:-1]))
+        write_json(stage / "summary.json", summary)
+        write_json(stage / "run.json", summary["run"])
     return summary

@@ -195,6 +195,8 @@ def verify(n, d, delta, positional, shift, as_json, constants, budget):
                       f"min gap {jsonable(rep.min_gap)}, t_l={jsonable(rep.t_l)}, t_r={jsonable(rep.t_r)} "
                       f"({rep.seconds:.2f} s, {rep.arithmetic})", soft_wrap=True)
     if rep.failures:
+        err_console.print(f"error: Lemma 4.2 fails on {rep.failures:,} extended-grid points "
+                          f"({rep.failures_by_property})", markup=False, soft_wrap=True)
         sys.exit(1)
 
 
