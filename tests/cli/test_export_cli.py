@@ -50,7 +50,7 @@ def test_circuit_out_saves_network_report_and_record(saved):
     code, _, err = run("circuit", "reverse", "--length", "5", "--out", saved / "rev", "--json")   # ours: replaced whole
     assert code == 0 and (saved / "rev" / "network" / "network.json").exists()
     code, _, err = run("circuit", "reverse", "--out", "")
-    assert code == 2 and "--out must name" in err
+    assert code == 2 and "current folder" in err
 
 
 def test_run_prints_output_and_residuals_under_labels(saved):

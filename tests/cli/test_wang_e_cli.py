@@ -50,7 +50,7 @@ def test_kernel_command_reproduces_a_spec_value():
     (["build", "--memory", "fixed", "--lags", ""], "lags"),
     (["build", "--memory", "nested", "--beta", "-1"], "--beta"),
     (["build", "--memory", "kernel", "--alpha", "inf"], "--alpha"),
-    (["build", "--memory", "fixed", "--out", ""], "--out must name"),
+    (["build", "--memory", "fixed", "--out", ""], "current folder"),
     (["kernel", "--rpe", "lin", "--lag", "3", "--eps", "0.1"], "--eps applies"),
     (["kernel", "--rpe", "lin", "--lag", "3", "--construction", "chebyshev"], "needs --heads"),
     (["kernel", "--rpe", "lin", "--lag", "300"], "budget"),
@@ -59,3 +59,12 @@ def test_kernel_command_reproduces_a_spec_value():
 def test_bad_input_is_one_line(args, needle):
     code, out, err = run(*args)
     assert code == 2 and err.startswith("error:") and needle in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_coefficients_beyond_float64_are_reported_by_their_exact_order_of_magnitude():
+    code, out, err = run("kernel", "--rpe", "log", "--lag", "64", "--heads", "512", "--construction", "chebyshev", "--json")
+    assert code == 0, err
+    obj = json.loads(out)
+    assert obj["max_abs_coefficient"] == "inf" and 308 < obj["max_abs_coefficient_log10"] < 10_000
+    code, out, _ = run("kernel", "--rpe", "log", "--lag", "64", "--heads", "512", "--construction", "chebyshev")
+    assert code == 0 and "(beyond float64)" in out and "10^" in out

@@ -165,6 +165,9 @@ def kernel(ctx, rpe, lag, heads, construction, b, eps, as_json):
     if as_json:
         emit_json(result)
         return
-    coeff = "beyond the exact budget" if fit.max_abs_coefficient is None else f"{fit.max_abs_coefficient:.3g}"
+    log10 = fit.extra.get("max_abs_coefficient_log10")
+    coeff = ("beyond the exact budget" if fit.max_abs_coefficient is None
+             else f"10^{log10:.1f} (beyond float64)" if math.isinf(fit.max_abs_coefficient) and log10 is not None
+             else f"{fit.max_abs_coefficient:.3g}")
     console.print(f"{construction} {rpe} heads, lag {lag}, H={fit.heads}: l1 error {fit.l1_error:.3g}; "
                   f"max |coefficient| {coeff}; {fit.arithmetic}; {fit.method}", soft_wrap=True)

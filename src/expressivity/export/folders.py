@@ -48,7 +48,9 @@ class Saved:
     def typical_length(self) -> int | None:
         """The sequence length the construction was built and checked for (report constants ``n`` or
         ``length``), when the network itself takes several lengths."""
-        constants = (self.report or {}).get("constants") or {}
+        # The network's own metadata first (a softened Yun network records n), then its report.
+        constants = {**((self.report or {}).get("constants") or {}),
+                     **{k: v for k, v in (self.network.metadata or {}).items() if k in ("n", "length")}}
         for key in ("n", "length"):
             value = constants.get(key)
             if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 4096:

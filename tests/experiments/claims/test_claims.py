@@ -60,6 +60,6 @@ def test_reproduce_cli_lists_and_refuses():
     assert {f"wang-e-{k}" for k in (1, 2, 3, 8)} <= {c["name"] for c in listed["claims"]}
     for args, needle in ((["reproduce", "nope"], "unknown claim"), (["reproduce"], "give a claim name"),
                          (["reproduce", "wang-e-2", "--ray-address", "auto"], "--backend ray"),
-                         (["reproduce", "wang-e-2", "--out", ""], "--out must name")):
+                         (["reproduce", "wang-e-2", "--out", ""], "current folder")):
         res = runner.invoke(cli, args)
         assert res.exit_code == 2 and needle in res.stderr, res.stderr

@@ -230,13 +230,14 @@ def chebyshev_construction(rpe: str, heads: int, eps: float, G, rho, name: str, 
     remainder = float(np.sum((vals[1:] + vals[:-1]) / 2) * (grid[1] - grid[0])) / eps
     remainder += abs(float(g(cutoff) * u_cut * (P(u_cut) - G(np.array([u_cut]))[0]))) / 2
     betas = tuple(eps * k + (1.0 if rpe == "log" else 0.0) for k in range(1, heads + 1))
-    max_c, c_floats = _monomial_coefficients(rpe, cheb, betas, eps)
+    max_c, c_floats, max_c_log10 = _monomial_coefficients(rpe, cheb, betas, eps)
     return KernelFit(name, rpe, lag, heads, betas, c_floats, direct + remainder, max_c,
                      "float64 in the Chebyshev basis" + ("; monomial coefficients exact in mpmath" if max_c is not None
                                                          else ""),
                      f"direct sum over s < {cutoff}; remainder by Euler-Maclaurin: (1/eps) int_0^u |P - G| du "
                      "(trapezoid rule) + half the last term",
-                     {"eps": eps, "cutoff": cutoff, "remainder": remainder, **(extra or {})})
+                     {"eps": eps, "cutoff": cutoff, "remainder": remainder, "max_abs_coefficient_log10": max_c_log10,
+                      **(extra or {})})
 
 
 def chebyshev_kernel(rpe: str, lag: int, heads: int, eps: float, cutoff: int | None = None) -> KernelFit:
@@ -274,7 +275,7 @@ def _monomial_coefficients(rpe: str, cheb: np.ndarray, betas, eps: float):
     """
     H = len(cheb)
     if H > MONOMIAL_BUDGET:
-        return None, None
+        return None, None, None
     with mpmath.workdps(int(0.8 * H) + 40):
         # T_j(2u - 1) expanded in powers of u by T_{j+1} = 2 (2u - 1) T_j - T_{j-1}.
         poly = [mpmath.mpf(0)] * H
@@ -297,7 +298,8 @@ def _monomial_coefficients(rpe: str, cheb: np.ndarray, betas, eps: float):
             cs.append(poly[k - 1] * scale)
         max_c = max(abs(c) for c in cs)
         fits = max_c < mpmath.mpf(2) ** 1000
-        return (float(max_c) if fits else math.inf), (tuple(float(c) for c in cs) if fits else None)
+        log10 = float(mpmath.log10(max_c)) if max_c > 0 else -math.inf
+        return (float(max_c) if fits else math.inf), (tuple(float(c) for c in cs) if fits else None), log10
 
 
 # ---- Task III: kernels that are not deltas --------------------------------------------------------

@@ -263,7 +263,8 @@ def soften(p: YunParams, network: Network, n_quantizer: int, precondition_margin
             layers.append(_soft_ff(layer, eps_q if k < n_quantizer else eps_post))
     pe = None if network.positional_encoding is None else np.asarray(network.positional_encoding, dtype=float)
     soft = Network(tuple(layers), network.labels, pe, name=network.name + " (softmax/ReLU)",
-                   metadata={"lambda": lam, "epsilon": eps_q, "epsilon_post": eps_post})
+                   metadata={"lambda": lam, "epsilon": eps_q, "epsilon_post": eps_post,
+                             "n": p.n, "d": p.d, "delta": str(p.delta)})
     margins = {**attn_margins, "lattice_margin": lattice, "precondition_margin": float(precondition_margin),
                "quantizer_ramp_measure_bound": ramps * eps_q,
                "largest_value_half_delta_units": float(p.t_r * 2 * p.N),
