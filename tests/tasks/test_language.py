@@ -9,9 +9,9 @@ import torch
 from expressivity.errors import ExpressivityError
 from expressivity.nn.mixers import MIXER_NAMES
 from expressivity.tasks import make_task, task_args
-from expressivity.tasks.language import HELD_OUT_SEEDS, MASK_ID, split_for
+from expressivity.tasks.language import MASK_ID
 from expressivity.training import RunConfig, run
-from expressivity.training.schedule import SPLIT_SEEDS
+from expressivity.training.trainer import eval_batch
 
 SLICE = "wsgiref/*"
 
@@ -24,28 +24,37 @@ def _find(haystack: bytes, row) -> bool:
     return bytes(row.tolist()) in haystack
 
 
-def test_held_out_seeds_mirror_the_trainers_split_seeds():
-    assert HELD_OUT_SEEDS == {v: k for k, v in SPLIT_SEEDS.items()}
-    assert split_for(gen(SPLIT_SEEDS["val"])) == "val" and split_for(gen(SPLIT_SEEDS["test"])) == "test"
-    assert split_for(gen(0)) == "train" and split_for(torch.Generator()) == "train"
-
-
-def test_causal_windows_come_from_the_generators_split_and_targets_are_the_next_byte():
+def test_causal_windows_come_from_the_asked_split_and_targets_are_the_next_byte():
     task = make_task("lm-causal", length=24, include=SLICE)
+    assert task.has_splits
     texts = {s: bytes(task.corpus.text(s).tolist()) for s in ("train", "val", "test")}
-    for seed, split in ((0, "train"), (SPLIT_SEEDS["val"], "val"), (SPLIT_SEEDS["test"], "test")):
-        b = task.sample(8, None, gen(seed))
+    for split in ("train", "val", "test"):
+        b = task.sample(8, None, gen(0), split)
         assert b.x.shape == b.y.shape == b.mask.shape == (8, 24) and b.mask.all()
         assert b.x.dtype == torch.int64 and int(b.x.max()) < 256
         assert torch.equal(b.x[:, 1:], b.y[:, :-1])
         for xr, yr in zip(b.x, b.y):
             assert _find(texts[split], torch.cat([xr, yr[-1:]]))
-    # an explicit split wins over the generator's
-    b = task.sample(4, 10, gen(0), split="test")
-    assert all(_find(texts["test"], r) for r in b.x) and b.x.shape == (4, 10)
+    # the default split is train, and the trainer's held-out batches come from the held-out files
+    assert torch.equal(task.sample(4, None, gen(3)).x, task.sample(4, None, gen(3), "train").x)
+    for split in ("val", "test"):
+        b = eval_batch(task, 6, 10, split)
+        assert b.x.shape == (6, 10) and all(_find(texts[split], r) for r in b.x)
     # same generator state, same batch; another seed, another batch
     assert torch.equal(task.sample(4, None, gen(5)).x, task.sample(4, None, gen(5)).x)
     assert not torch.equal(task.sample(4, None, gen(5)).x, task.sample(4, None, gen(6)).x)
+    with pytest.raises(ExpressivityError, match="unknown split"):
+        task.sample(2, None, gen(), "dev")
+
+
+def test_the_splits_share_no_text():
+    """No 64-byte window of the validation or test text occurs in the training text (files are disjoint;
+    a shared license header could repeat, but not every window)."""
+    task = make_task("lm-masked", length=64, include=SLICE)
+    train = bytes(task.corpus.text("train").tolist())
+    for split in ("val", "test"):
+        rows = task.sample(32, None, gen(1), split).y
+        assert sum(_find(train, r) for r in rows) < 4
 
 
 def test_masked_lm_masks_exactly_bert_fifteen_percent():

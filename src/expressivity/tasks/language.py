@@ -13,14 +13,10 @@ in bits (nats / ln 2), so every ``loss``, ``val_loss`` and ``test_loss`` these t
 bits per byte (per scored byte for ``lm-masked``). The metric is the accuracy of the most likely
 byte at the scored positions (higher is better, as the trainer expects).
 
-**Which split a batch comes from.** Training batches come from the training files; the trainer
-draws held-out batches from generators seeded with ``training.schedule.SPLIT_SEEDS`` and these
-tasks recognise them by ``generator.initial_seed()``: :data:`HELD_OUT_SEEDS` maps the validation
-seed to the validation files and the test seed to the test files (a test checks that it mirrors
-``SPLIT_SEEDS``). :meth:`sample` also takes ``split=`` explicitly, which wins. One consequence:
-a *training* run seeded 987654321 or 123456789 would train on held-out files; do not use those
-two seeds with these tasks (the clean fix is for the trainer to pass the split, as ``sample``
-already accepts).
+**Which split a batch comes from.** These tasks have ``has_splits = True``: :meth:`Task.sample`
+passes the split to :meth:`generate`, training batches (``split="train"``, the default) come from
+the training files, and the trainer's held-out batches (``training.trainer.eval_batch``) from the
+validation and test files. No file is in two splits (:func:`expressivity.tasks.corpus.split_of`).
 
 **Results carry the corpus.** The arguments ``python``, ``corpus_hash``, ``file_list_hash`` and
 ``corpus_bytes`` are filled in from the corpus when left empty, so every run configuration (and
@@ -33,6 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -40,18 +37,10 @@ from expressivity.errors import ExpressivityError
 from expressivity.tasks.base import Batch, Task
 from expressivity.tasks.corpus import SPLITS, Corpus, load_corpus, parse_include
 
-# Mirrors expressivity.training.schedule.SPLIT_SEEDS (tasks may not import training; a test holds
-# the two equal): the seed of a held-out generator -> the split whose files it samples.
-HELD_OUT_SEEDS = {987_654_321: "val", 123_456_789: "test"}
 BYTES = 256
 MASK_ID = BYTES
 HASH_DIGITS = 16
 LN2 = math.log(2.0)
-
-
-def split_for(generator: torch.Generator) -> str:
-    """``"val"`` / ``"test"`` for the trainer's held-out generators, else ``"train"``."""
-    return HELD_OUT_SEEDS.get(generator.initial_seed(), "train")
 
 
 @dataclass
@@ -60,6 +49,8 @@ class _CorpusTask(Task):
     comma-separated ``fnmatch`` patterns over the files' relative paths, ``""`` = all; ``root``:
     another folder of ``.py`` files, ``""`` = this interpreter's standard library) and the corpus
     facts filled in at construction."""
+
+    has_splits: ClassVar[bool] = True
 
     length: int = 128
     include: str = ""
@@ -116,18 +107,10 @@ class _CorpusTask(Task):
                 "target_metric": None}
 
     # ---- data --------------------------------------------------------------------------------
-    def sample(self, batch_size: int, length: int | None, generator: torch.Generator,
-               split: str | None = None) -> Batch:
-        """A batch from ``split`` (default: the split :func:`split_for` reads from ``generator``)."""
-        length = self.length if length is None else length
-        self.check_length(length)
+    def generate(self, batch_size: int, length: int, generator: torch.Generator, split: str = "train") -> Batch:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ExpressivityError(f"task {self.name!r}: batch size must be an integer >= 1, got {batch_size!r}")
-        split = split_for(generator) if split is None else split
         return self.generate_split(batch_size, length, generator, split)
-
-    def generate(self, batch_size, length, generator):
-        return self.generate_split(batch_size, length, generator, split_for(generator))
 
     def windows(self, batch_size: int, size: int, generator: torch.Generator, split: str) -> torch.Tensor:
         """``(batch, size)`` int64 byte windows at uniformly random starts in ``split``'s text."""
