@@ -130,3 +130,18 @@ def test_yun_verdict_follows_the_criterion():
     # overlapping intervals decide nothing
     verdict, parts, _ = lm.yun_verdict({j: _ci(2.0 + 0.001 * j, 0.1) for j in range(4)}, _ci(2.0, 0.1))
     assert verdict == "not reproduced" and set(parts.values()) == {"not reproduced"}
+
+
+def test_the_cli_lists_the_three_and_takes_threads():
+    import json
+
+    from click.testing import CliRunner
+
+    from expressivity.cli.main import cli
+
+    runner = CliRunner()
+    listed = json.loads(runner.invoke(cli, ["reproduce", "--list", "--json"]).stdout)
+    names = {c["name"]: c["criterion"] for c in listed["claims"]}
+    assert {"yun-hybrids", "wang-e-depth", "wang-e-dp"} <= set(names)
+    res = runner.invoke(cli, ["reproduce", "wang-e-dp", "--quick", "--threads", "0"])
+    assert res.exit_code == 2 and "--threads" in res.stderr

@@ -295,7 +295,7 @@ def yun_hybrids(ctx: ClaimContext, scale: Scale | None = None, layers: int | Non
     fig = _errorbar_figure(ctx.out / "figure.png", {"first k layers separable conv": (list(range(L + 1)), [k[j] for j in range(L + 1)])},
                            "k (attention layers replaced by separable convolutions, from the input)",
                            f"lm-masked, {L} layers, d={scale.d_model}, the training FLOPs of all attention "
-                           f"(Yun et al. Fig. 1 in small)", xticks=list(range(L + 1)),
+                           f"\n(Yun et al. Fig. 1 in small)", xticks=list(range(L + 1)),
                            hlines={"bilinear only": s["bilinear"]})
     reason = (f"test bits/byte, all attention {_fmt(k[0])}; k=1 {_fmt(k[1])}; k=2 {_fmt(k[2])}; conv only (k={L}) "
               f"{_fmt(k[L])}; bilinear only {_fmt(s['bilinear'])}. Parts: a hybrid (k={best}) beats all attention: "
@@ -418,7 +418,7 @@ def wang_e_depth(ctx: ClaimContext, scale: Scale | None = None, budgets: tuple[i
     verdict = _combine(parts)
     fig = _errorbar_figure(ctx.out / "figure.png", series, "layers (heads chosen to match parameters)",
                            f"lm-causal, d={scale.d_model}, head width {head_width(scale)}, equal training FLOPs per "
-                           "budget (Wang & E Table 2 in small)")
+                           "budget\n(Wang & E Table 2 in small)")
     reason = "; ".join(
         f"budget {B}: " + ", ".join(f"L={L},H={H} {_fmt(s[f'L={L},H={H}'])}" for L, H in members) + f" -> {parts[f'budget {B}']}"
         for B, members in pairs.items())
@@ -489,7 +489,7 @@ def wang_e_dp(ctx: ClaimContext, scale: Scale | None = None, depths: tuple[int, 
         "with dot product (attention + T5 bias)": (list(depths), [s[f"attention,L={L}"] for L in depths]),
         "without (DP-free: T5 bias only)": (list(depths), [s[f"dpfree,L={L}"] for L in depths])},
         "layers", f"lm-causal, d={scale.d_model}, 4 heads, equal training FLOPs per depth "
-        "(Wang & E Table 7 in small)", xticks=list(depths))
+        "\n(Wang & E Table 7 in small)", xticks=list(depths))
     reason = "; ".join(f"L={L}: with DP {_fmt(s[f'attention,L={L}'])}, without {_fmt(s[f'dpfree,L={L}'])} -> {parts[f'L={L}']}"
                        for L in depths)
     numbers = {"parts": parts, "test_bits_per_byte": {key: list(v.test) for key, v in s.items()},
