@@ -18,11 +18,12 @@ from expressivity.cli.common import console, emit_json, err_console, human_outpu
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="where claims that train run their sweeps")
 @click.option("--workers", type=click.IntRange(min=1), help="parallel packs (default: one per core)")
+@click.option("--threads", type=click.IntRange(min=1), help="PyTorch threads per pack (default: cores / workers)")
 @click.option("--ray-address", "ray_address", help="Ray cluster address (with --backend ray)")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="cpu", show_default=True)
 @click.option("--list", "list_claims", is_flag=True, help="list the claims and their criteria")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
-def reproduce(name, quick, out, backend, workers, ray_address, device, list_claims, as_json):
+def reproduce(name, quick, out, backend, workers, threads, ray_address, device, list_claims, as_json):
     """Reproduce claim NAME of the papers (see --list): criterion first, then the run, table, figure and verdict."""
     from expressivity.experiments.claims import all_claims, get_claim
     from expressivity.experiments.claims import reproduce as run_claim
@@ -54,7 +55,7 @@ def reproduce(name, quick, out, backend, workers, ray_address, device, list_clai
                     if bar is not None:
                         bar(total=p.total, completed=p.done + p.failed,
                             description=f"{name}: done {p.done}, failed {p.failed}, running {p.running}")
-                result = run_claim(name, out, quick, workers=workers, backend=backend, device=device,
+                result = run_claim(name, out, quick, workers=workers, threads=threads, backend=backend, device=device,
                                    ray_address=ray_address, on_progress=show)
         except KeyboardInterrupt:
             err_console.print(f"interrupted; run the same command again to continue from {out}")

@@ -8,12 +8,13 @@ from dataclasses import MISSING, fields
 from expressivity.errors import ExpressivityError
 from expressivity.tasks.algorithmic import AssociativeRecall, Copy, Parity, Reverse, Sort, Sum
 from expressivity.tasks.base import Batch, Task
+from expressivity.tasks.language import CausalLM, MaskedLM
 from expressivity.tasks.memory import AdaptiveMemory, FixedMemory, KernelMemory, NestedMemory
 from expressivity.tasks.yun import YunTarget
 
 TASKS: dict[str, type[Task]] = {cls.name: cls for cls in (
     FixedMemory, AdaptiveMemory, NestedMemory, KernelMemory, Reverse, Sort, Copy, Sum, Parity,
-    AssociativeRecall, YunTarget)}
+    AssociativeRecall, YunTarget, CausalLM, MaskedLM)}
 
 
 def task_args(name: str) -> dict:

@@ -35,6 +35,7 @@ class ClaimContext:
     out: Path
     quick: bool
     workers: int | None = None
+    threads: int | None = None
     backend: str = "local"
     device: str = "cpu"
     ray_address: str | None = None
@@ -44,8 +45,8 @@ class ClaimContext:
         """Run ``sweep`` into ``out/name`` (resuming what a previous, interrupted call left)."""
         from expressivity.experiments.launch import run_sweep
 
-        report = run_sweep(sweep, self.out / name, backend=self.backend, workers=self.workers, device=self.device,
-                           ray_address=self.ray_address, on_progress=self.on_progress)
+        report = run_sweep(sweep, self.out / name, backend=self.backend, workers=self.workers, threads=self.threads,
+                           device=self.device, ray_address=self.ray_address, on_progress=self.on_progress)
         return self.out / name, report
 
 
@@ -109,7 +110,7 @@ def _load_all() -> None:
         importlib.import_module(module)
 
 
-CLAIM_MODULES = ("expressivity.experiments.claims.wang_e",)
+CLAIM_MODULES = ("expressivity.experiments.claims.wang_e", "expressivity.experiments.claims.lm")
 
 
 def reproduce(name: str, out: Path, quick: bool = False, **context) -> ClaimResult:
