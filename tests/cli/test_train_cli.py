@@ -59,7 +59,7 @@ def test_tasks_lists_names_and_defaults():
     assert code == 0
     tasks = {t["name"]: t for t in json.loads(out)["tasks"]}
     assert set(tasks) == {"fixed-memory", "adaptive-memory", "nested-memory", "kernel-memory", "reverse", "sort", "copy",
-                          "sum", "parity", "associative-recall", "yun-target"}
+                          "sum", "parity", "associative-recall", "yun-target", "lm-causal", "lm-masked"}
     assert tasks["reverse"]["args"] == {"length": 8, "vocab": 16}
     code, out, _ = run("tasks")
     assert code == 0 and "associative-recall" in out
