@@ -30,8 +30,13 @@ def reproduce(name, quick, out, backend, workers, threads, ray_address, device, 
     from expressivity.progress import progress_bar
 
     if list_claims:
-        if name is not None:
-            raise click.UsageError("--list takes no claim name")
+        from click.core import ParameterSource
+
+        ctx = click.get_current_context()
+        extra = [p.opts[0] for p in ctx.command.params if p.name not in ("list_claims", "as_json", "name")
+                 and ctx.get_parameter_source(p.name) not in (ParameterSource.DEFAULT, None)]
+        if name is not None or extra:
+            raise click.UsageError(f"--list takes no claim name and no other option (got {name or ', '.join(extra)})")
         rows = [{"name": c.name, "title": c.title, "source": c.source, "criterion": c.criterion}
                 for c in all_claims().values()]
         if as_json:
@@ -46,6 +51,10 @@ def reproduce(name, quick, out, backend, workers, threads, ray_address, device, 
     if backend != "ray" and ray_address is not None:
         raise click.UsageError("--ray-address applies with --backend ray")
     out = out or Path("repro_out") / (name + ("-quick" if quick else ""))
+    if not out.exists():  # an existing folder is the claim's own (checked when it resumes) or refused there
+        from expressivity.records import check_output_dir
+
+        check_output_dir(out)
     with human_output_to_stderr(as_json):
         console.print(f"[bold]{claim.title}[/] ({claim.source})\ncriterion, stated before the run: {claim.criterion}",
                       soft_wrap=True)
