@@ -10,7 +10,7 @@ import click
 import numpy as np
 from rich.table import Table
 
-from expressivity.cli.common import console, emit_json, err_console, run_record
+from expressivity.cli.common import PositiveNumber, console, emit_json, err_console, run_record
 from expressivity.constructions.circuits import CIRCUITS, DEFAULT_TOLERANCE, MAX_LENGTH
 from expressivity.constructions.circuits.check import (ARITHMETIC, DTYPES, circuit_equivariance, default_values,
                                                        run_circuit)
@@ -39,21 +39,6 @@ class ScaleType(click.ParamType):
             self.fail(f"{value!r} must be positive; give a positive number, 'inf' (hardmax) or 'auto'", param, ctx)
         if math.isinf(number) and text not in ("inf", "+inf", "infinity", "+infinity"):
             self.fail(f"{value!r} is beyond float64; write 'inf' for hardmax or give a finite number", param, ctx)
-        return number
-
-
-class ToleranceType(click.ParamType):
-    """A finite number > 0."""
-
-    name = "tolerance"
-
-    def convert(self, value, param, ctx):
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number; give a finite number > 0 such as 1e-10", param, ctx)
-        if not (math.isfinite(number) and number > 0):
-            self.fail(f"{value!r} must be a finite number > 0, such as 1e-10", param, ctx)
         return number
 
 
@@ -118,7 +103,7 @@ def circuit_result(name: str, length: int | None = None, scale="auto", dtype: st
 @click.option("--input", "input_text", default=None, help="Comma-separated input values, e.g. '3,1,2' or '1/2,1/3'.")
 @click.option("--shift", type=click.IntRange(0, MAX_LENGTH), default=1, show_default=True,
               help="k for the shift circuit.")
-@click.option("--tolerance", type=ToleranceType(), default=DEFAULT_TOLERANCE, show_default=True,
+@click.option("--tolerance", type=PositiveNumber("1e-10"), default=DEFAULT_TOLERANCE, show_default=True,
               help="Target error bound for --scale auto.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Save the network (DIR/network: safetensors + JSON), report.json and run.json here, for "

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
+
+import click
 
 from rich.console import Console
 
@@ -39,3 +42,21 @@ class human_output_to_stderr:
         if self.active:
             console._file = self._saved
         return False
+
+
+class PositiveNumber(click.ParamType):
+    """A finite number > 0; ``example`` goes into the refusal (``--tolerance``: 1e-10)."""
+
+    name = "number"
+
+    def __init__(self, example: str = "1"):
+        self.example = example
+
+    def convert(self, value, param, ctx):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number; give a finite number > 0 such as {self.example}", param, ctx)
+        if not (math.isfinite(number) and number > 0):
+            self.fail(f"{value!r} must be a finite number > 0, such as {self.example}", param, ctx)
+        return number

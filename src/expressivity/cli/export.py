@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import click
 from click.core import ParameterSource
 
-from expressivity.cli.common import console, emit_json, err_console, human_output_to_stderr, run_record
+from expressivity.cli.common import PositiveNumber, console, emit_json, err_console, human_output_to_stderr, run_record
 from expressivity.errors import ExpressivityError
 
 TARGETS = ("network", "transformer-lens")
 TL_ONLY = ("n_ctx", "hardmax_lambda", "no_verify")
-
-
-class PositiveNumber(click.ParamType):
-    """A finite number > 0."""
-
-    name = "number"
-
-    def convert(self, value, param, ctx):
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number; give a finite number > 0 such as 30", param, ctx)
-        if not (math.isfinite(number) and number > 0):
-            self.fail(f"{value!r} must be a finite number > 0, such as 30", param, ctx)
-        return number
 
 
 @click.command("export")
@@ -40,7 +24,7 @@ class PositiveNumber(click.ParamType):
 @click.option("--n-ctx", "n_ctx", type=click.IntRange(1, 4096), default=None,
               help="transformer-lens: positions (default: the network's length, else the length its construction was "
                    "built for, else 64); a position bias costs this many residual dimensions.")
-@click.option("--hardmax-lambda", "hardmax_lambda", type=PositiveNumber(), default=None,
+@click.option("--hardmax-lambda", "hardmax_lambda", type=PositiveNumber("30"), default=None,
               help="transformer-lens: export hardmax layers as softmax of this multiple of their scores.")
 @click.option("--no-verify", "no_verify", is_flag=True,
               help="transformer-lens: skip running the folder in TransformerLens against the network.")
