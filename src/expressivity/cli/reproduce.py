@@ -71,6 +71,9 @@ def reproduce(name, quick, out, backend, workers, threads, ray_address, device, 
             sys.exit(130)
         _print_table(result.rows)
         console.print(f"verdict: [bold]{result.verdict}[/] — {result.reason}", soft_wrap=True)
+        for line in result.notes.splitlines():
+            if line.startswith("warning:"):
+                console.print(line, soft_wrap=True)
         console.print(f"table, figure and verdict in {out}/ (results.csv, {Path(str(result.figure)).name if result.figure else 'no figure'}, verdict.json)")
     if as_json:
         emit_json({"claim": name, "verdict": result.verdict, "reason": result.reason, "numbers": result.numbers,

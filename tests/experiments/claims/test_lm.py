@@ -99,6 +99,10 @@ def test_each_claim_runs_tiny_and_writes_its_table_and_figure(name, extra, tmp_p
         assert row["train_flops"] == 3 * row["fwd_flops_per_token"] * row["train_bytes"]
         assert row["train_bytes"] == row["steps"] * TINY.batch_size * TINY.length
         assert set(row["selected_lrs"].split()) <= {"0.01", "0.03"}
+        # TINY's grid has two learning rates, so every selection is on an edge and warned about
+        assert row["lr_at_grid_edge"] == row["seeds"] and row["lr_grid"] == "0.01 0.03"
+        assert f"warning: {row['config']}: selected learning rate at the grid edge for 2 of 2 seeds" in result.notes
+    assert result.numbers["lr_at_grid_edge"] == {row["config"]: [2, 2] for row in result.rows}
     corpus = result.numbers["corpus"]
     assert corpus["include"] == "wsgiref/*" and corpus["python"] and corpus["bytes"] > 0
     assert set(result.numbers["parts"].values()) <= set(VERDICTS)
@@ -145,3 +149,33 @@ def test_the_cli_lists_the_three_and_takes_threads():
     assert {"yun-hybrids", "wang-e-depth", "wang-e-dp"} <= set(names)
     res = runner.invoke(cli, ["reproduce", "wang-e-dp", "--quick", "--threads", "0"])
     assert res.exit_code == 2 and "--threads" in res.stderr
+
+
+def _summary(lrs):
+    from expressivity.training import RunConfig
+
+    config = RunConfig.for_task("lm-causal", {"length": 12, "include": "wsgiref/*"}, model={
+        "layers": 1, "heads": 2, "d_model": 8, "ffn_width": 16}, train={"steps": 3})
+    return lm.Summary(lm._interval([2.0, 2.1, 2.2][:len(lrs)]), 2.0, 0.3, len(lrs), 0, sorted(lrs), config)
+
+
+def test_a_selection_at_the_edge_of_the_grid_is_counted_and_warned_about():
+    scale = lm.tiny(TINY, lrs=(3e-3, 1e-2, 3e-2, 1e-1), seeds=(0, 1, 2))
+    interior = lm._row("interior", _summary([1e-2, 3e-2, 1e-2]), scale)
+    low = lm._row("low edge", _summary([3e-3, 1e-2, 3e-2]), scale)
+    both = lm._row("both edges", _summary([0.1, 0.003, 0.1]), scale)
+    assert (interior["lr_at_grid_edge"], low["lr_at_grid_edge"], both["lr_at_grid_edge"]) == (0, 1, 3)
+    assert interior["lr_grid"] == "0.003 0.01 0.03 0.1"
+    assert lm.edge_warnings([interior]) == [] and lm._notes("base", [interior]) == "base"
+    notes = lm._notes("base", [interior, low, both]).splitlines()
+    assert notes == ["base",
+                     "warning: low edge: selected learning rate at the grid edge for 1 of 3 seeds: the grid may not "
+                     "bracket the optimum",
+                     "warning: both edges: selected learning rate at the grid edge for 3 of 3 seeds: the grid may not "
+                     "bracket the optimum"]
+
+
+def test_the_quick_runs_share_one_grid_of_at_least_three_learning_rates_and_three_seeds():
+    scales = [lm.YUN_SCALES[True][0], lm.DEPTH_SCALES[True][0], lm.DP_SCALES[True][0]]
+    assert len({s.lrs for s in scales}) == 1 and len(scales[0].lrs) >= 3
+    assert all(len(s.seeds) >= 3 for s in scales)

@@ -18,9 +18,11 @@ tables report steps, training bytes, training FLOPs, parameter counts and FLOPs 
 
 The learning rate is selected per configuration and seed on the validation files (``min
 val_loss``, the engine's selection); the verdicts use the test files, in bits per byte (mean over
-seeds with its 95% Student-t interval), and the tables give both. The corpus facts (Python
-version, file-list and content hashes, bytes) go into every run configuration (so every run
-record) and into each claim's ``verdict.json``.
+seeds with its 95% Student-t interval), and the tables give both. Each table row also counts the
+seeds whose selected learning rate is the smallest or largest of the grid (``lr_at_grid_edge``);
+any such row adds a warning line to the claim's notes, since the grid may then not bracket the
+optimum. The corpus facts (Python version, file-list and content hashes, bytes) go into every run
+configuration (so every run record) and into each claim's ``verdict.json``.
 """
 
 from __future__ import annotations
@@ -67,8 +69,10 @@ class Scale:
         return {"length": self.length, "include": self.include}
 
 
-# quick runs are short, so their learning rates are high; quick uses three seeds, full five
-QUICK_LRS, FULL_LRS = (1e-2, 3e-2), (1e-3, 3e-3, 1e-2)
+# quick runs are short, so their learning rates are high; one grid for all three claims, wide enough to
+# bracket each claim's selections (the tables count the seeds whose choice fell on an edge); quick uses
+# three seeds, full five
+QUICK_LRS, FULL_LRS = (3e-3, 1e-2, 3e-2, 1e-1), (1e-3, 3e-3, 1e-2)
 QUICK_SEEDS, FULL_SEEDS = (0, 1, 2), (0, 1, 2, 3, 4)
 
 
@@ -183,7 +187,25 @@ def _row(label: str, s: Summary, scale: Scale, **extra) -> dict:
             "fwd_flops_per_token": fpt, "steps": steps, "train_bytes": tokens, "train_flops": 3 * fpt * tokens,
             "test_bits_per_byte": s.test[0],
             "ci_low": s.test[1], "ci_high": s.test[2], "val_bits_per_byte": s.val, "test_accuracy": s.accuracy,
-            "seeds": s.seeds, "failed": s.failed, "selected_lrs": " ".join(f"{lr:g}" for lr in s.lrs)}
+            "seeds": s.seeds, "failed": s.failed, "selected_lrs": " ".join(f"{lr:g}" for lr in s.lrs),
+            "lr_grid": " ".join(f"{lr:g}" for lr in scale.lrs), "lr_at_grid_edge": at_grid_edge(s.lrs, scale.lrs)}
+
+
+def at_grid_edge(lrs, grid) -> int:
+    """How many of the selected learning rates ``lrs`` are the smallest or largest of ``grid``."""
+    lo, hi = min(grid), max(grid)
+    return sum(1 for lr in lrs if math.isclose(lr, lo, rel_tol=1e-9) or math.isclose(lr, hi, rel_tol=1e-9))
+
+
+def edge_warnings(rows: list[dict]) -> list[str]:
+    """One warning per table row whose selection fell on an edge of the learning-rate grid for some seed."""
+    return [f"{r['config']}: selected learning rate at the grid edge for {r['lr_at_grid_edge']} of {r['seeds']} "
+            "seeds: the grid may not bracket the optimum" for r in rows if r.get("lr_at_grid_edge")]
+
+
+def _notes(notes: str, rows: list[dict]) -> str:
+    """``notes`` with the grid-edge warnings of ``rows`` appended, one a line."""
+    return "\n".join([notes, *(f"warning: {w}" for w in edge_warnings(rows))])
 
 
 def _params(cfg) -> int:
@@ -304,7 +326,8 @@ def yun_hybrids(ctx: ClaimContext, scale: Scale | None = None, layers: int | Non
               f"{parts['bilinear_only_weaker']}")
     numbers = {"parts": parts, "best_hybrid_k": best, "test_bits_per_byte": {key: list(v.test) for key, v in s.items()},
                "corpus": _corpus_facts(scale), "scale": {**scale.__dict__, "layers": L, "tokens": scale.tokens}}
-    return ClaimResult(verdict, reason, rows, fig, numbers, _YUN_NOTES)
+    numbers["lr_at_grid_edge"] = {r["config"]: [r["lr_at_grid_edge"], r["seeds"]] for r in rows}
+    return ClaimResult(verdict, reason, rows, fig, numbers, _notes(_YUN_NOTES, rows))
 
 
 _YUN_NOTES = ("masked-LM test loss stands in for the paper's fine-tuned SQuAD/MNLI scores; per-channel filters "
@@ -425,10 +448,11 @@ def wang_e_depth(ctx: ClaimContext, scale: Scale | None = None, budgets: tuple[i
     numbers = {"parts": parts, "pairs": {str(B): m for B, m in pairs.items()},
                "test_bits_per_byte": {key: list(v.test) for key, v in s.items()},
                "corpus": _corpus_facts(scale), "scale": {**scale.__dict__, "budgets": list(budgets), "tokens": scale.tokens}}
-    return ClaimResult(verdict, reason, rows, fig, numbers,
-                       f"heads have a fixed width ({head_width(scale)}), so a head costs parameters and the pairs trade "
-                       "heads for layers; the feed-forward layers (width 2d) come with the layers, as in any Transformer; "
-                       "every model of a budget has the training FLOPs of its deepest model")
+    numbers["lr_at_grid_edge"] = {r["config"]: [r["lr_at_grid_edge"], r["seeds"]] for r in rows}
+    return ClaimResult(verdict, reason, rows, fig, numbers, _notes(
+        f"heads have a fixed width ({head_width(scale)}), so a head costs parameters and the pairs trade heads for "
+        "layers; the feed-forward layers (width 2d) come with the layers, as in any Transformer; every model of a "
+        "budget has the training FLOPs of its deepest model", rows))
 
 
 DEPTH_CRITERION = (
@@ -494,10 +518,11 @@ def wang_e_dp(ctx: ClaimContext, scale: Scale | None = None, depths: tuple[int, 
                        for L in depths)
     numbers = {"parts": parts, "test_bits_per_byte": {key: list(v.test) for key, v in s.items()},
                "corpus": _corpus_facts(scale), "scale": {**scale.__dict__, "depths": list(depths), "tokens": scale.tokens}}
-    return ClaimResult(verdict, reason, rows, fig, numbers,
-                       "the DP-free stack has no W_Q, W_K, so it has fewer parameters and FLOPs per token than the one "
-                       "with DP (see the table); it trains more steps for the same training FLOPs; the spec does not "
-                       "recover whether the paper matched parameters or compute")
+    numbers["lr_at_grid_edge"] = {r["config"]: [r["lr_at_grid_edge"], r["seeds"]] for r in rows}
+    return ClaimResult(verdict, reason, rows, fig, numbers, _notes(
+        "the DP-free stack has no W_Q, W_K, so it has fewer parameters and FLOPs per token than the one with DP (see "
+        "the table); it trains more steps for the same training FLOPs; the spec does not recover whether the paper "
+        "matched parameters or compute", rows))
 
 
 DP_CRITERION = (
