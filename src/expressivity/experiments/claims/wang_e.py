@@ -269,7 +269,7 @@ register(Claim(
     "1 - R^2 than lin-type with 8 heads, with disjoint 95% intervals over 5 seeds (learning rate selected per "
     "configuration and seed on validation); and the reverse on the light tail rho ~ e^{-0.5 s}. Reproduced if "
     "both hold; refuted if either holds the other way round with disjoint intervals.",
-    claim3, "about 5 CPU-minutes", "length 512, heads 1, 2, 4, 8, six learning rates: hours on 2 CPU cores"))
+    claim3, "2 minutes on 2 cores (2.6 CPU-minutes)", "length 512, heads 1, 2, 4, 8, six learning rates: hours on 2 CPU cores"))
 
 
 # ---- claim 8: the explicit Theorem-1 network ---------------------------------------------------------
@@ -429,7 +429,7 @@ register(Claim(
     "and largest H (at any m) is at most half the smallest ln drop of (a). Refuted if the mirror image holds "
     "(the loss falls with H at every m with disjoint intervals and changes with m by at most half that). "
     "Otherwise not reproduced.",
-    claim4, "about 4 CPU-minutes", "4 x 4 grid, 4000 steps, 4 learning rates: about an hour on 2 CPU cores"))
+    claim4, "2 minutes on 2 cores (1.8 CPU-minutes)", "4 x 4 grid, 4000 steps, 4 learning rates: estimated (not run) half an hour on 2 CPU cores"))
 
 
 CLAIM5_TASK = {"length": 32, "lags": "1,2,3,4,5,6,7,8", "readout": "linear"}
@@ -485,7 +485,7 @@ register(Claim(
     "(at any H) is at most half the smallest ln drop of (a); refuted if the mirror image holds (falls with m at "
     "every H with disjoint intervals, changes with H by at most half that). The claim is reproduced if it is for "
     "every RPE type, refuted if it is refuted for any, otherwise not reproduced.",
-    claim5, "about 4 CPU-minutes", "lin and log, 5 x 3 grid, 4000 steps, 4 learning rates: about an hour on 2 CPU cores"))
+    claim5, "4 to 6 minutes on 2 cores (3.8 CPU-minutes)", "lin and log, 5 x 3 grid, 4000 steps, 4 learning rates: estimated (not run) 1-2 hours on 2 CPU cores"))
 
 
 # ---- claim 6: dot products are not needed for fixed memories (Table 6) -----------------------------------
@@ -548,7 +548,7 @@ register(Claim(
     "mean over 5 seeds with 95% CIs, judged at the largest H and m. Reproduced if the DP-free model reaches mean "
     "R^2 >= 0.9 and DP improves on it by at most 0.05; refuted if the DP-free model stays below 0.9 while DP "
     "beats it by more than 0.05 with disjoint intervals; otherwise not reproduced.",
-    claim6, "about 4 CPU-minutes", "3 x 3 grid, 5000 steps, 4 learning rates: about an hour on 2 CPU cores"))
+    claim6, "3.5 minutes on 2 cores (3.6 CPU-minutes)", "3 x 3 grid, 5000 steps, 4 learning rates: estimated (not run) under an hour on 2 CPU cores"))
 
 
 # ---- claim 7: DP for adaptive memories, depth for nesting (insights 3b and 1a) ------------------------
@@ -641,4 +641,4 @@ register(Claim(
     "for nesting (the spec's k + 1 layers): reproduced if every L >= k + 1 solves and every L <= k fails, "
     "refuted if some L <= k solves. The claim is reproduced if (a) and (b) are, refuted if either is refuted, "
     "otherwise not reproduced.",
-    claim7, "about 8 CPU-minutes", "3 learning rates, 4000 steps, DP-free at 3 layers too: about an hour on 2 CPU cores"))
+    claim7, "4.5 minutes on 2 cores (4.2 CPU-minutes)", "3 learning rates, 4000 steps, DP-free at 3 layers too: estimated (not run) 20-30 minutes on 2 CPU cores"))
