@@ -174,3 +174,16 @@ def test_fixed_memory_sin_product_readout():
     assert torch.allclose(y[:, t], torch.sin(4 * math.pi * x[:, t - 1] * x[:, t - 3]))
     with pytest.raises(ExpressivityError, match="two lags"):
         make_task("fixed-memory", lags="1,3,5", readout="sin-product")
+
+
+def test_fixed_memory_sin_product_diff_readout():
+    task = make_task("fixed-memory", lags="2,5", readout="sin-product-diff", length=8)
+    b = task.sample(4, None, gen(0))
+    x, y = b.x[..., 0], b.y[..., 0]
+    a1, a2 = x[:, 6 - 2], x[:, 6 - 5]
+    assert torch.allclose(y[:, 6], torch.sin(4 * math.pi * a1 * a2) + (a1 - a2) / 2)
+    assert not b.mask[:, 4].any() and b.mask[:, 5].all()
+    with pytest.raises(ExpressivityError, match="two lags"):
+        make_task("fixed-memory", lags="1", readout="sin-product-diff")
+    with pytest.raises(ExpressivityError, match="readout must be one of"):
+        make_task("fixed-memory", readout="cosine")

@@ -5,8 +5,13 @@ All are regression tasks with one output per position, scored by MSE and R^2.
 * ``fixed-memory`` (Task I): ``y_t = f(x_{t-T_1}, ..., x_{t-T_M})`` for fixed lags, scored
   at ``t >= T_M`` (so every argument exists). Readouts: ``linear`` (mean of the arguments),
   ``boolean`` (product of +-1 tokens: a sparse parity), ``smooth`` (``sin(pi * mean)``) and
-  ``sin-product`` (``sin(4 pi x_1 x_2)``, two lags: the hard readout of the spec's claim 4).
-  Tokens are uniform on ``[-1, 1]`` (``+-1`` for ``boolean``).
+  ``sin-product`` (``sin(4 pi x_1 x_2)``, two lags: the hard readout of the spec's claim 4) and
+  ``sin-product-diff`` (``sin(4 pi x_1 x_2) + (x_1 - x_2) / 2``: the same hard part plus a linear
+  part that gradient descent can use to find the two lags). ``sin(4 pi x_1 x_2)`` alone correlates
+  with no low-degree polynomial of the tokens (``corr(y, x_1 x_2) = 0.04``), so a model that must
+  also locate the lags sees no gradient signal and stays at R^2 ~ 0; a symmetric linear part
+  (``x_1 + x_2``) is fitted by one head spread over both lags and leaves the same saddle, while
+  ``x_1 - x_2`` (positive attention weights cannot subtract) needs one head per lag.
 * ``adaptive-memory`` (Task II-a) and ``nested-memory`` (II-b). The spec leaves the exact
   definition open; we choose: token ``t`` carries a value ``v_t ~ U[-1, 1]`` and a pointer
   ``p_t ~ U{1..min(T, t)}`` (one-hot, ``T = max_lag``); position 0 is a start token (flag 1,
@@ -28,6 +33,7 @@ import torch
 from expressivity.errors import ExpressivityError
 from expressivity.tasks.base import Batch, Task, uniform_ints
 
+READOUTS = ("linear", "boolean", "smooth", "sin-product", "sin-product-diff")
 _REG_TRAIN = {"steps": 2000, "batch_size": 64, "lr": 3e-3, "target_metric": None}
 
 
@@ -52,10 +58,10 @@ class FixedMemory(Task):
 
     def __post_init__(self):
         self.lag_list = _lags(self.lags)
-        if self.readout not in ("linear", "boolean", "smooth", "sin-product"):
-            raise ExpressivityError(f"readout must be linear, boolean, smooth or sin-product; got {self.readout!r}")
-        if self.readout == "sin-product" and len(self.lag_list) != 2:
-            raise ExpressivityError(f"readout sin-product takes two lags, got {self.lags!r}; give e.g. lags=1,3")
+        if self.readout not in READOUTS:
+            raise ExpressivityError(f"readout must be one of {', '.join(READOUTS)}; got {self.readout!r}")
+        if self.readout.startswith("sin-product") and len(self.lag_list) != 2:
+            raise ExpressivityError(f"readout {self.readout} takes two lags, got {self.lags!r}; give e.g. lags=1,3")
         super().__post_init__()
 
     def check_length(self, length):
@@ -81,6 +87,8 @@ class FixedMemory(Task):
             return args.prod(-1)
         if self.readout == "sin-product":
             return torch.sin(4 * math.pi * args[..., 0] * args[..., 1])
+        if self.readout == "sin-product-diff":
+            return torch.sin(4 * math.pi * args[..., 0] * args[..., 1]) + (args[..., 0] - args[..., 1]) / 2
         return torch.sin(math.pi * args.mean(-1))
 
     def generate(self, batch_size, n, generator):

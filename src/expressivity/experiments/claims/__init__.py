@@ -40,6 +40,12 @@ class ClaimContext:
     device: str = "cpu"
     ray_address: str | None = None
     on_progress: Callable | None = None
+    overrides: dict = field(default_factory=dict)
+
+    def size(self, name: str, quick, full):
+        """A size setting of the claim: ``quick`` or ``full`` by mode, unless ``overrides`` names it
+        (tests run claims end to end at toy sizes this way; the overrides are recorded in run.json)."""
+        return self.overrides.get(name, quick if self.quick else full)
 
     def run_sweep(self, sweep, name: str = "sweep"):
         """Run ``sweep`` into ``out/name`` (resuming what a previous, interrupted call left)."""
