@@ -43,7 +43,7 @@ def _flat_lists(d):
     return d
 
 
-def _drop_path(d: dict, path: str) -> dict:
+def drop_path(d: dict, path: str) -> dict:
     d = copy.deepcopy(d)
     parts = path.split(".")
     cur = d
@@ -75,7 +75,7 @@ def select_runs(records: list[dict], select: dict) -> list[tuple[dict, int, int]
     for r in records:
         key = r["config"]
         for path in select:
-            key = _drop_path(key, path)
+            key = drop_path(key, path)
         groups.setdefault(canonical_json(key), []).append(r)
     out = []
     direction, column = next(iter(select.values()))  # parse_select made the rules one

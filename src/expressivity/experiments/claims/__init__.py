@@ -132,6 +132,9 @@ def reproduce(name: str, out: Path, quick: bool = False, **context) -> ClaimResu
     config = {"claim": name, "quick": quick, **{k: v for k, v in context.items() if k != "on_progress"}}
     write_json(out / "run.json", run_record(f"reproduce {name}", config))
     result = claim.run(ClaimContext(out, quick, **context))
+    edges = [w for w in grid_edge_warnings(out) if "grid edge" not in result.notes]
+    if edges:  # claims that report their own grid edges (the LM claims) are not warned twice
+        result.notes = "\n".join([result.notes, *(f"warning: {w}" for w in edges)]).strip()
     write_table(result.rows, out / "results.csv")
     write_json(out / "results.json", {"rows": result.rows})
     verdict = {"claim": name, "title": claim.title, "source": claim.source, "criterion": claim.criterion,
@@ -141,6 +144,70 @@ def reproduce(name: str, out: Path, quick: bool = False, **context) -> ClaimResu
     write_json(out / "verdict.json", verdict)
     write_json(out / "run.json", run_record(f"reproduce {name}", config) | {"verdict": result.verdict})
     return result
+
+
+def grid_edge_warnings(out: Path) -> list[str]:
+    """One line per swept configuration whose validation selection picked the smallest or largest
+    value of its grid (``train.lr``, or any selected axis) for some seed: then the grid may not
+    bracket the optimum, and the verdict rests on an unbracketed choice. Reads every
+    ``out/*/sweep.json`` with selection rules and the records beside it."""
+    import json
+
+    from expressivity.experiments.store import read_records
+    from expressivity.experiments.sweep import parse_select
+    from expressivity.experiments.table import select_runs
+
+    lines = []
+    for spec in sorted(Path(out).glob("*/sweep.json")):
+        try:
+            select = json.loads(spec.read_text()).get("select") or {}
+            records = read_records(spec.parent)
+        except (OSError, ValueError, ExpressivityError):
+            continue
+        if not select or not records:
+            continue
+        rules = parse_select(select, records[0]["config"])
+        for axis in rules:
+            grids: dict[str, set] = {}
+            counts: dict[str, list[int]] = {}
+            for r in records:
+                grids.setdefault(_group_key(r["config"], axis), set()).add(
+                    _lookup(r["config"], axis))
+            for record, _, ok in select_runs(records, rules):
+                key = _group_key(record["config"], axis)
+                grid, value = grids[key], _lookup(record["config"], axis)
+                edge = ok and len(grid) > 1 and value in (min(grid), max(grid))
+                counts.setdefault(key, [0, 0])
+                counts[key][0] += int(bool(edge))
+                counts[key][1] += int(bool(ok))
+            for key, (edge, total) in counts.items():
+                if edge:
+                    label = _describe_group(json.loads(key))
+                    lines.append(f"{spec.parent.name}: {label}: selected {axis} at the grid edge for {edge} of {total} "
+                                 f"seeds (grid {' '.join(f'{v:g}' for v in sorted(grids[key]))}): the grid may not "
+                                 "bracket the optimum")
+    return lines
+
+
+def _lookup(config: dict, path: str):
+    for part in path.split("."):
+        config = config[part]
+    return config
+
+
+def _group_key(config: dict, axis: str) -> str:
+    from expressivity.experiments.table import drop_path
+    from expressivity.records import canonical_json
+
+    return canonical_json(drop_path(drop_path(config, axis), "seed"))
+
+
+def _describe_group(config: dict) -> str:
+    """A short label of a configuration: task arguments and the model fields that vary in claims."""
+    model = config.get("model", {})
+    task = config.get("task", {})
+    fields = {k: model.get(k) for k in ("mixer", "layers", "heads", "ffn_width", "rpe") if k in model}
+    return f"{task.get('name')} {task.get('args', {})} " + " ".join(f"{k}={v}" for k, v in fields.items())
 
 
 def write_table(rows: list[dict], path: Path) -> None:
