@@ -91,11 +91,13 @@ def write_json(path: Path, obj: Any) -> None:
 OUTPUT_MARKER = "run.json"  # every output folder this package writes has a run record
 
 
-def check_output_dir(path: Path) -> Path:
+def check_output_dir(path: Path, command: str | None = None) -> Path:
     """Refuse an output folder that would be unsafe to replace, before any work starts.
 
     Allowed: a path that does not exist, an empty folder, or a folder this package wrote before
-    (it holds ``run.json``), which is replaced as a whole when the new output is complete.
+    (it holds ``run.json``), which is replaced as a whole when the new output is complete. With
+    ``command``, only a folder written by that same command (``run.json``'s ``command``) may be
+    replaced: a training run, a sweep or another construction's folder is never overwritten.
     """
     from expressivity.errors import ExpressivityError
 
@@ -118,6 +120,14 @@ def check_output_dir(path: Path) -> Path:
         if any(path.iterdir()) and not (path / OUTPUT_MARKER).exists():
             raise ExpressivityError(f"--out {path} is a non-empty folder this program did not write; "
                                     "choose a new folder so nothing of yours is replaced")
+        if command is not None and (path / OUTPUT_MARKER).exists():
+            try:
+                previous = json.loads((path / OUTPUT_MARKER).read_text()).get("command")
+            except (OSError, ValueError, AttributeError):
+                previous = None
+            if previous != command:
+                raise ExpressivityError(f"--out {path} holds the output of '{previous or 'an unknown command'}', not of "
+                                        f"'{command}'; choose a new folder so it is not replaced")
     return path
 
 
@@ -141,10 +151,10 @@ class staged_output:
     (after :func:`check_output_dir` allowed it), on any failure or interruption it is removed.
     """
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, command: str | None = None):
         import os
 
-        self.path = check_output_dir(Path(path))
+        self.path = check_output_dir(Path(path), command)
         self.stage = self.path.with_name(f"{self.path.name}.partial-{os.getpid()}")
 
     def __enter__(self) -> Path:

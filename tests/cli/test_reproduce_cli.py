@@ -13,3 +13,19 @@ def test_list_refuses_options_it_would_ignore():
 def test_an_unwritable_out_is_refused_before_the_criterion_is_printed():
     res = CliRunner().invoke(cli, ["reproduce", "wang-e-2", "--out", "/proc/expressivity-claim"])
     assert res.exit_code == 2 and res.stdout == "" and "cannot write" in res.stderr
+
+
+def test_out_never_replaces_another_commands_folder(tmp_path):
+    runner = CliRunner()
+    circuit_dir, train_dir = tmp_path / "c", tmp_path / "t"
+    assert runner.invoke(cli, ["circuit", "shift", "--out", str(circuit_dir)]).exit_code == 0
+    assert runner.invoke(cli, ["train", "--task", "reverse", "--length", "4", "--d-model", "8", "--steps", "2",
+                               "--out", str(train_dir)]).exit_code == 0
+    for args in (["circuit", "shift", "--out", str(train_dir)], ["wang-e", "build", "--memory", "fixed", "--out",
+                 str(circuit_dir)], ["reproduce", "wang-e-2", "--out", str(circuit_dir)],
+                 ["export", str(circuit_dir), "--to", "network", "--out", str(circuit_dir)]):
+        res = runner.invoke(cli, args)
+        assert res.exit_code == 2 and res.stderr.startswith("error:"), (args, res.output)
+    assert (train_dir / "seed_0" / "checkpoint").exists() and (circuit_dir / "network").exists()
+    # the same command may replace its own folder
+    assert runner.invoke(cli, ["circuit", "shift", "--length", "5", "--out", str(circuit_dir)]).exit_code == 0

@@ -68,3 +68,12 @@ def test_coefficients_beyond_float64_are_reported_by_their_exact_order_of_magnit
     assert obj["max_abs_coefficient"] == "inf" and 308 < obj["max_abs_coefficient_log10"] < 10_000
     code, out, _ = run("kernel", "--rpe", "log", "--lag", "64", "--heads", "512", "--construction", "chebyshev")
     assert code == 0 and "(beyond float64)" in out and "10^" in out
+
+
+@pytest.mark.parametrize("args", [["build", "--memory", "fixed", "--b", "1e308"], ["build", "--memory", "fixed", "--b", "1e-308"],
+                                  ["kernel", "--rpe", "log", "--lag", "3", "--b", "1e-308"],
+                                  ["build", "--memory", "kernel", "--alpha", "1e-308"],
+                                  ["build", "--memory", "adaptive", "--beta", "1e308"]])
+def test_parameters_outside_their_range_are_one_line_errors(args):
+    code, out, err = run(*args)
+    assert code == 2 and out == "" and err.startswith("error:") and len(err.strip().splitlines()) == 1, err

@@ -114,7 +114,7 @@ def circuit(ctx, name, length, scale, dtype, seed, input_text, shift, tolerance,
     """Run tutorial circuit NAME and check it against its exact target (see `expressivity circuits`)."""
     _refuse_inapplicable(ctx, name, scale, input_text)
     if out_dir is not None:
-        check_output_dir(out_dir)
+        check_output_dir(out_dir, "circuit")
     result, network = circuit_result(name, length, scale, dtype, seed, input_text, shift, tolerance, with_network=True)
     if out_dir is not None:
         result["run"]["config"]["out"] = str(out_dir)
@@ -158,7 +158,7 @@ def _save_circuit(out_dir: Path, name: str, network, result: dict) -> None:
     from expressivity.export import save_network
 
     meta = {**network.metadata, "circuit": name, "input_dims": ["x"], "scale": result["scale"]}
-    with staged_output(out_dir) as stage:
+    with staged_output(out_dir, "circuit") as stage:
         save_network(replace(network, metadata=meta), stage / "network")
         write_json(stage / "report.json", result["report"])
         write_json(stage / "run.json", result["run"] | {"files": [str(out_dir / "network"), str(out_dir / "report.json")]})

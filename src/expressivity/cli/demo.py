@@ -101,10 +101,10 @@ def run_demo(out_dir: Path) -> dict:
 
     from expressivity.records import jsonable
 
-    check_output_dir(out_dir)
+    check_output_dir(out_dir, "demo")
     started = time.perf_counter()
     summary: dict = {}
-    with staged_output(out_dir) as stage:
+    with staged_output(out_dir, "demo") as stage:
         with console.status("circuits and equivariance ..."):
             summary["circuits"] = circuits_section(stage)
         with console.status("figures ..."):

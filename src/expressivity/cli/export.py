@@ -45,6 +45,9 @@ def export(ctx, path, to, out, n_ctx, hardmax_lambda, no_verify, as_json):
     if out.strip() in ("", "."):
         raise ExpressivityError("--out must name a new folder")
     out = Path(out)
+    source, target = Path(path).resolve(), out.resolve()
+    if target == source or source in target.parents or target in source.parents:
+        raise ExpressivityError(f"--out {out} overlaps the network being exported ({path}); choose a separate folder")
     config = {"path": str(path), "to": to, "out": str(out), "n_ctx": n_ctx, "hardmax_lambda": hardmax_lambda,
               "verify": not no_verify}
     run = run_record("export", config)

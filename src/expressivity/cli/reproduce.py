@@ -51,10 +51,9 @@ def reproduce(name, quick, out, backend, workers, threads, ray_address, device, 
     if backend != "ray" and ray_address is not None:
         raise click.UsageError("--ray-address applies with --backend ray")
     out = out or Path("repro_out") / (name + ("-quick" if quick else ""))
-    if not out.exists():  # an existing folder is the claim's own (checked when it resumes) or refused there
-        from expressivity.records import check_output_dir
+    from expressivity.records import check_output_dir
 
-        check_output_dir(out)
+    check_output_dir(out, f"reproduce {name}")  # a folder of this claim resumes; any other is refused
     with human_output_to_stderr(as_json):
         console.print(f"[bold]{claim.title}[/] ({claim.source})\ncriterion, stated before the run: {claim.criterion}",
                       soft_wrap=True)

@@ -199,7 +199,7 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
                 raise click.UsageError("--ensemble trains several seeds at once; give two or more with --seeds")
             check_packable(configs)
         if out is not None:
-            check_output_dir(out)
+            check_output_dir(out, "train")
             if (out / "run.json").exists():
                 raise ExpressivityError(f"--out {out} already holds a run; continue it with --resume {out} "
                                         "or choose a new folder")

@@ -39,9 +39,19 @@ class BetaType(click.ParamType):
         return number
 
 
-def _finite(name: str, value: float | None, low: float = 0.0) -> None:
-    if value is not None and not (math.isfinite(value) and value > low):
-        raise click.BadParameter(f"must be a finite number > {low:g}, got {value}", param_hint=name)
+# Where the head constructions stay meaningful: below the low end the interpolation system is
+# singular (or a log head's beta reaches the pole of zeta at 1), above the high end exp(beta s)
+# overflows even mpmath's working range for the lags allowed.
+MAX_FINITE_BETA = 500.0  # exp(beta * score) stays finite in float64 for scores up to ~1.4
+RANGES = {"--b": (1e-2, 50.0), "--eps": (1e-3, 10.0), "--alpha": (1e-3, 20.0)}
+
+
+def _in_range(name: str, value: float | None) -> None:
+    if value is None:
+        return
+    low, high = RANGES[name]
+    if not (math.isfinite(value) and low <= value <= high):
+        raise click.BadParameter(f"must be between {low:g} and {high:g}, got {value}", param_hint=name)
 
 
 @click.group("wang-e")
@@ -77,11 +87,13 @@ def build(ctx, memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, 
     extra = sorted(given - APPLIES[memory] - COMMON)
     if extra:
         raise click.UsageError(f"--memory {memory} does not take " + ", ".join("--" + n.replace("_", "-") for n in extra))
-    _finite("--alpha", alpha)
-    _finite("--b", b)
-    _finite("--eps", eps)
+    for name, value in (("--alpha", alpha), ("--b", b), ("--eps", eps)):
+        _in_range(name, value)
+    if beta is not None and math.isfinite(beta) and beta > MAX_FINITE_BETA:
+        raise click.BadParameter(f"{beta:g} overflows the softmax; give at most {MAX_FINITE_BETA:g}, or inf for hardmax",
+                                 param_hint="--beta")
     if out is not None:
-        check_output_dir(out)
+        check_output_dir(out, "wang-e build")
     net, report = _build(memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, grid, max_lag, depth, beta,
                          length, seed)
     config = {k: v for k, v in ctx.params.items() if k not in ("as_json",)} | {"out": None if out is None else str(out)}
@@ -89,7 +101,7 @@ def build(ctx, memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, 
     if out is not None:
         from expressivity.export import save_network
 
-        with staged_output(out) as stage:
+        with staged_output(out, "wang-e build") as stage:
             save_network(net, stage / "network")
             write_json(stage / "report.json", report.as_dict())
             write_json(stage / "run.json", result["run"])
@@ -151,8 +163,8 @@ def kernel(ctx, rpe, lag, heads, construction, b, eps, as_json):
         raise click.UsageError("--eps applies to --construction chebyshev; the interpolation heads take --b")
     if construction == "chebyshev" and "b" in given:
         raise click.UsageError("--b applies to --construction interpolation; the chebyshev heads take --eps")
-    _finite("--b", b)
-    _finite("--eps", eps)
+    _in_range("--b", b)
+    _in_range("--eps", eps)
     if construction == "interpolation":
         fit = interpolation_heads(rpe, lag, 2.0 if b is None else b, heads)
     else:

@@ -236,7 +236,7 @@ def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, l
     _check_mode_options(positional)
     Ns = parse_deltas(deltas)
     if out_dir is not None:
-        check_output_dir(out_dir)
+        check_output_dir(out_dir, "yun build")
     target = get_target(target_spec)
     config = BuildConfig(p=p_norm, samples=samples, seed=seed, budget=budget, soften=SoftenConfig(lam=lam, epsilon=epsilon))
     params = [_params(n, d, N, positional, shift) for N in Ns]
@@ -278,7 +278,7 @@ def _save_build(out_dir: Path, params, results, run: dict, objs: list[dict]) -> 
     from expressivity.figures.yun import contextual_values, dp_vs_delta
     from expressivity.export import save_network
 
-    with staged_output(out_dir) as stage:
+    with staged_output(out_dir, "yun build") as stage:
         files = []
         for prm, res in zip(params, results):
             sub = stage / f"delta_1_{prm.N}"

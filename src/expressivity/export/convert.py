@@ -30,8 +30,8 @@ def export_network(saved: Saved, out: Path, run: dict) -> dict:
     if saved.kind in ("network", "construction"):
         raise ExpressivityError(f"{saved.folder} is already a saved network; --to network converts trained runs and "
                                 "TransformerLens folders (use --to transformer-lens to export it)")
-    check_output_dir(out)
-    with staged_output(out) as stage:
+    check_output_dir(out, "export")
+    with staged_output(out, "export") as stage:
         files = [str(Path(out) / p.name) for p in save_network(saved.network, stage)]
         write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
     return {"to": "network", "out": str(out), "files": files + [str(Path(out) / "run.json")],
@@ -99,7 +99,7 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
     """
     from expressivity.export import transformer_lens as tl
 
-    check_output_dir(out)
+    check_output_dir(out, "export")
     net = saved.network
     source = {"kind": saved.kind, "folder": str(saved.folder), "name": net.name}
     if n_ctx is None and net.max_length is None and net.length is None:
@@ -109,7 +109,7 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
     n = net.length or min(saved.typical_length() or 16, export.config["n_ctx"])
     from expressivity.export.run import default_input
 
-    with staged_output(out) as stage:
+    with staged_output(out, "export") as stage:
         paths = tl.save_transformer_lens(export, stage, name=net.name or "network", folder=Path(out).name,
                                          example=default_input(net, net.length or min(n, 4)))
         checked = _check(net, export, stage, n, verify, seed)

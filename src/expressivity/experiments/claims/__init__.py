@@ -122,7 +122,7 @@ CLAIM_MODULES = ("expressivity.experiments.claims.wang_e", "expressivity.experim
 def reproduce(name: str, out: Path, quick: bool = False, **context) -> ClaimResult:
     """State the criterion, run the claim, write the table, figure and verdict under ``out``."""
     claim = get_claim(name)
-    out = check_output_dir(Path(out))
+    out = check_output_dir(Path(out), f"reproduce {name}")
     out.mkdir(parents=True, exist_ok=True)
     started = time.time()
     (out / "criterion.md").write_text(
