@@ -66,3 +66,17 @@ def test_malformed_configurations_are_refused_by_name(change, needle):
     d = base().to_dict()
     with pytest.raises(ExpressivityError, match=needle.replace("(", r"\(").replace("[", r"\[")):
         RunConfig.from_dict(change(d) if callable(change) else change)
+
+
+def test_an_absurd_model_is_refused_from_its_activations_before_any_model_is_built(monkeypatch):
+    from expressivity.errors import BudgetError
+    from expressivity.nn import ModelConfig
+    from expressivity.training import budget
+
+    def no_model(cfg):
+        raise AssertionError("the model was built")
+
+    monkeypatch.setattr(budget, "parameter_count", no_model)
+    cfg = ModelConfig(vocab_size=16, d_in=1, d_out=16, max_len=8, layers=4000, heads=4, d_model=64)
+    with pytest.raises(BudgetError, match="activations alone"):
+        budget.check_training_budget(cfg, 8, 64, 512)

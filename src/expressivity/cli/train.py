@@ -234,8 +234,14 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
                          f"{configs[0].task.name}: {_describe(configs[0].model)}")
     if as_json:
         emit_json(summary)
-        return
-    _print_runs(configs[0], results, out)
+    else:
+        _print_runs(configs[0], results, out)
+    diverged = [r.seed for r in results if r.status == "nan"]
+    if diverged:  # like a failed run in a sweep: the command did not deliver a trained model
+        err_console.print(f"error: the loss became non-finite for seed(s) {', '.join(map(str, diverged))}; lower --lr"
+                          + (" (the last finite weights are kept in the checkpoint)" if out is not None else ""), markup=False,
+                          soft_wrap=True)
+        sys.exit(1)
 
 
 def _read_run_folder(folder: Path) -> tuple[list, bool]:

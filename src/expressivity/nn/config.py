@@ -36,7 +36,7 @@ def activation_spec(spec):
 # Sizes beyond these cannot fit any machine (and would overflow PyTorch's index types before a
 # memory estimate could refuse them); the training budget refuses far smaller ones with an estimate.
 MAX_SIZE = 10**9
-SIZE_LIMITS = {"layers": 10**5, "heads": 10**6, "conv_kernel": 10**6}
+SIZE_LIMITS = {"layers": 4096, "heads": 10**6, "conv_kernel": 10**6}
 
 @dataclass
 class ModelConfig:

@@ -25,18 +25,30 @@ def parameter_count(cfg: ModelConfig) -> int:
         return sum(p.numel() for p in Model(cfg).parameters())
 
 
-def estimate_training_bytes(cfg: ModelConfig, n: int, batch_size: int, eval_size: int, models: int = 1) -> int:
-    """Approximate peak bytes of a training step for sequences of ``n`` tokens."""
+def activation_bytes(cfg: ModelConfig, n: int, batch_size: int, eval_size: int, models: int = 1) -> int:
+    """Approximate activation bytes of a training step (no model is built: instant even for absurd sizes)."""
     batch = max(batch_size, eval_size)
     per_token = 8 * cfg.d_model + 3 * cfg.ffn_width
     per_layer = batch * (n * per_token + 4 * cfg.heads * n * n)
-    return 4 * models * (cfg.layers * per_layer + 4 * parameter_count(cfg))
+    return 4 * models * cfg.layers * per_layer
+
+
+def estimate_training_bytes(cfg: ModelConfig, n: int, batch_size: int, eval_size: int, models: int = 1) -> int:
+    """Approximate peak bytes of a training step for sequences of ``n`` tokens."""
+    return activation_bytes(cfg, n, batch_size, eval_size, models) + 16 * models * parameter_count(cfg)
 
 
 def check_training_budget(cfg: ModelConfig, n: int, batch_size: int, eval_size: int, models: int = 1,
                           budget: int = DEFAULT_MEMORY_BUDGET) -> int:
     """Return the estimate, or raise :class:`BudgetError` with it when it is above ``budget``."""
-    need = estimate_training_bytes(cfg, n, batch_size, eval_size, models)
+    activations = activation_bytes(cfg, n, batch_size, eval_size, models)
+    if activations > budget:  # refused before counting parameters, which builds the (meta) model
+        raise BudgetError(
+            f"this run needs more than {activations / 2**30:.3g} GiB for activations alone ({n} tokens, batch "
+            f"{batch_size}, eval batch {eval_size}, {cfg.layers} layers, {cfg.heads} heads, d_model {cfg.d_model}"
+            f"{f', {models} models' if models > 1 else ''}), above the {budget / 2**30:.3g} GiB budget; use a "
+            "shorter length, a smaller batch or model")
+    need = activations + 16 * models * parameter_count(cfg)
     if need > budget:
         raise BudgetError(
             f"this run needs about {need / 2**30:.3g} GiB ({parameter_count(cfg):,} parameters, {n} tokens, batch "
