@@ -2,6 +2,7 @@
 
 import csv
 import json
+import math
 
 import numpy as np
 import pytest
@@ -156,3 +157,16 @@ def test_a_torn_record_is_a_warning_not_an_error(sweep_dir, tmp_path):
     code, out, err = run("results", path, "--json")
     assert code == 0 and "warning:" in err and "torn last line" in err
     assert len(json.loads(out)["rows"]) == 4  # a bare records file has no selection rules: every lr is a row
+
+
+def test_non_finite_values_count_as_missing_and_huge_fits_do_not_overflow(tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_text("x,y\n1,inf\n1,2\n2,1e308\n4,1e-308\n")
+    res = CliRunner().invoke(cli, ["results", str(table), "--metric", "y", "--group-by", "x", "--json"])
+    assert res.exit_code == 0, res.output
+    rows = {r["x"]: r for r in json.loads(res.stdout)["rows"]}
+    assert rows[1]["n"] == 1 and rows[1]["missing"] == 1 and rows[1]["mean"] == 2
+    res = CliRunner().invoke(cli, ["fit", str(table), "--x", "x", "--y", "y", "--json"])
+    assert res.exit_code == 0 and "Traceback" not in res.output
+    fit = json.loads(res.stdout)
+    assert fit["rows"][0]["prefactor"] is None or math.isfinite(fit["rows"][0]["prefactor"])

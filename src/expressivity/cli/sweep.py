@@ -24,6 +24,9 @@ def warnings_as_lines():
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always")
+            # NumPy's overflow/invalid-value warnings (e.g. matplotlib scaling values near 1e308) are
+            # not the library's: results report non-finite values themselves.
+            warnings.simplefilter("ignore", RuntimeWarning)
             warnings.showwarning = show
             yield
     finally:

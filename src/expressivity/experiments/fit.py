@@ -51,9 +51,11 @@ def fit_power_law(x, y, seeds=None, ci: str = "t", breakpoint: bool = False, n_b
            "ci_low": None, "ci_high": None, "ci_method": None, "intercept": None, "prefactor": None, "r2": None}
     lx, ly, s = np.log10(x[keep]), np.log10(y[keep]), s[keep]
     if len(np.unique(lx)) < 2:
-        return out | {"problem": "fewer than two distinct positive x values"}
+        return out | {"problem": "fewer than two distinct x values among the points with positive, finite x and y"}
     slope, intercept, r2, se = ols(lx, ly)
-    out.update(slope=slope, intercept=intercept, prefactor=10 ** intercept, r2=r2)
+    # intercept is log10 of the prefactor; 10^intercept beyond float64 is reported as None
+    prefactor = 10.0 ** intercept if abs(intercept) < 308 else None
+    out.update(slope=slope, intercept=intercept, prefactor=prefactor, r2=r2)
     if seeds is not None:
         groups = [np.flatnonzero(s == v) for v in dict.fromkeys(s.tolist())]
         usable = [g for g in groups if len(np.unique(lx[g])) >= 2]

@@ -208,12 +208,15 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
 
     Columns: the groups, ``n`` (values), ``mean``/``geomean``, ``ci_low``, ``ci_high``, ``sd``
     (of log10 with ``log``), ``min``, ``max``, ``failed`` (failed runs) and ``missing`` (other rows
-    without a value: empty cells, or values <= 0 with ``log``, which a geometric mean cannot take).
+    without a value: empty cells, inf or NaN, or values <= 0 with ``log``, which a geometric mean
+    cannot take).
     """
     groups = default_group_by(src, length) if group_by is None else group_by
     exprs = [path_sql(g) if src.from_records and g in src.settings else expr(g, src, "--group-by") for g in groups]
     m = expr(metric, src, "--metric")
-    value = f"CASE WHEN ({m}) > 0 THEN log10(({m})::DOUBLE) END" if log else f"({m})::DOUBLE"
+    finite = f"isfinite(({m})::DOUBLE)"  # inf and NaN (e.g. a metric expression 1/0) count as missing
+    value = (f"CASE WHEN ({m}) > 0 AND {finite} THEN log10(({m})::DOUBLE) END" if log
+             else f"CASE WHEN {finite} THEN ({m})::DOUBLE END")
     cond = f"({length_filter(src, length)}) AND ({where or 'TRUE'})"
     select = ", ".join(f"{e} AS {quote(g)}" for e, g in zip(exprs, groups))
     failed = "count(*) FILTER (WHERE status = 'failed')" if src.from_records else "0"
@@ -234,8 +237,10 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
         half = t_quantile_975(n - 1) * sd / math.sqrt(n) if n > 1 and sd is not None else None
         ci = (mean - half, mean + half) if half is not None else (None, None)
         if log:
-            mean, lo, hi = 10 ** mean, 10 ** lo, 10 ** hi
-            ci = tuple(None if c is None else 10 ** c for c in ci)
+            mean, lo, hi = _pow10(mean), _pow10(lo), _pow10(hi)
+            ci = tuple(_pow10(c) for c in ci)
+        # a sum of values near the float64 limit overflows: such a statistic is reported as missing (None)
+        mean, sd, *ci = (v if v is None or math.isfinite(v) else None for v in (mean, sd, *ci))
         out.append([*g, n, mean, *ci, sd, lo, hi, failed, missing])
     return head, out
 
@@ -346,6 +351,10 @@ def fit_groups(src: Source, x: str, y: str, by: list[str] | None = None, seed_co
         fit = fit_power_law(xs, ys, list(ss) if seed_col else None, ci=ci, breakpoint=breakpoint)
         out.append({**dict(zip(by, key)), **fit})
     return out
+
+
+def _pow10(v):
+    return None if v is None or not math.isfinite(v) or v > 308 else 10 ** v
 
 
 def band_series(src: Source, x: str, y: str, by: list[str] | None, where: str | None, length, log: bool) -> dict:
