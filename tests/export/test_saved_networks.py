@@ -211,3 +211,22 @@ def test_a_saved_network_without_report_is_kind_network(tmp_path):
     assert saved.kind == "network" and saved.report is None
     assert "No construction report" in network_page(saved, np.ones((2, 2)))
     assert json.dumps(saved.describe())
+
+
+def test_a_nan_weight_is_refused_when_the_network_is_loaded(tmp_path):
+    import numpy as np
+    from safetensors.numpy import load_file, save_file
+
+    from expressivity.constructions.circuits import build_reverse
+    from expressivity.errors import ExpressivityError
+    from expressivity.export import load_network, save_network
+
+    net, _ = build_reverse(4, 10.0, input_range=1.0)
+    save_network(net, tmp_path / "net")
+    tensors = load_file(str(tmp_path / "net" / "weights.safetensors"))
+    name = sorted(tensors)[0]
+    tensors[name] = tensors[name].copy()
+    tensors[name].flat[0] = np.nan
+    save_file(tensors, str(tmp_path / "net" / "weights.safetensors"))
+    with pytest.raises(ExpressivityError, match="NaN"):
+        load_network(tmp_path / "net")

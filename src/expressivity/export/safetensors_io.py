@@ -96,6 +96,16 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _has_nan(value) -> bool:
+    if isinstance(value, float):
+        return value != value
+    if isinstance(value, dict):
+        return any(_has_nan(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_nan(v) for v in value)
+    return False
+
+
 def load_network(directory: Path) -> Network:
     """Read a network written by :func:`save_network` (exact arrays come back exact)."""
     directory = Path(directory)
@@ -113,6 +123,13 @@ def load_network(directory: Path) -> Network:
         raise ExpressivityError(f"{wpath} is not a readable safetensors file ({_one_line(exc)}); {fix}") from None
     if not isinstance(desc, dict) or desc.get("format") not in READABLE:
         raise ExpressivityError(f"{jpath} is not in format {FORMAT}; {fix}")
+    # NaN is never a weight (infinite biases can be masks): refuse it here, naming the file, rather
+    # than let it surface later as an output blamed on the input.
+    bad = next((k for k, t in tensors.items() if np.isnan(t).any()), None)
+    if bad is not None:
+        raise ExpressivityError(f"{wpath} holds NaN in tensor {bad!r}; {fix}")
+    if _has_nan(desc):
+        raise ExpressivityError(f"{jpath} holds a NaN value; {fix}")
     try:
         return Network.from_dict(desc, SafetensorsArrays(tensors), metadata=desc.get("metadata") or {})
     except NetworkError as exc:
