@@ -48,6 +48,16 @@ def reproduce(name, quick, out, backend, workers, threads, ray_address, device, 
     if name is None:
         raise click.UsageError("give a claim name (see 'expressivity reproduce --list')")
     claim = get_claim(name)
+    if not claim.trains:
+        from click.core import ParameterSource
+
+        ctx = click.get_current_context()
+        sweep_options = [p.opts[0] for p in ctx.command.params if p.name in ("backend", "workers", "threads",
+                                                                               "ray_address", "device")
+                         and ctx.get_parameter_source(p.name) not in (ParameterSource.DEFAULT, None)]
+        if sweep_options:
+            raise click.UsageError(f"claim {name} is numerics, not training: the sweep options "
+                                   f"{', '.join(sweep_options)} do not apply")
     if backend != "ray" and ray_address is not None:
         raise click.UsageError("--ray-address applies with --backend ray")
     out = out or Path("repro_out") / (name + ("-quick" if quick else ""))

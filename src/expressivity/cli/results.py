@@ -93,6 +93,8 @@ def results(source, where, group_by, metric, log, length, runs, no_select, fmt, 
     """Aggregate a sweep's results (or any table) over seeds: mean and 95% t interval per group."""
     from expressivity.experiments.query import aggregate, open_source, run_rows, split_list
 
+    if as_json and fmt not in ("table", "json"):
+        raise click.UsageError(f"--json and --format {fmt} ask for two formats; give one")
     fmt = "json" if as_json else fmt
     with warnings_as_lines(), human_output_to_stderr(fmt == "json" and out is None):
         src = open_source(source, select=not no_select)
@@ -125,6 +127,8 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
     """Fit y = A x^b per group (a line in log-log): slope b with a 95% interval, A, R²."""
     from expressivity.experiments.query import fit_groups, open_source, split_list
 
+    if as_json and fmt not in ("table", "json"):
+        raise click.UsageError(f"--json and --format {fmt} ask for two formats; give one")
     fmt = "json" if as_json else fmt
     with warnings_as_lines(), human_output_to_stderr(fmt == "json" and out is None):
         src = open_source(source)

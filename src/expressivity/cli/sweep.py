@@ -65,6 +65,8 @@ def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, m
     from expressivity.progress import progress_bar
     from expressivity.records import run_record
 
+    if backend != "ray" and ray_address is not None:
+        raise click.UsageError("--ray-address applies with --backend ray")
     with warnings_as_lines(), human_output_to_stderr(as_json):
         sw = load_sweep(sweep_file)
         label = f"sweep {sw.name}"

@@ -87,6 +87,13 @@ def build(ctx, memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, 
     extra = sorted(given - APPLIES[memory] - COMMON)
     if extra:
         raise click.UsageError(f"--memory {memory} does not take " + ", ".join("--" + n.replace("_", "-") for n in extra))
+    if readout is not None and not readout.strip():
+        raise click.BadParameter("is empty; give linear, product or a function name", param_hint="--readout")
+    if grid is not None and (readout or "product") in ("linear", "product"):
+        raise click.UsageError(f"--grid applies to function readouts (interpolation on a grid), not --readout "
+                               f"{readout or 'product'}")
+    if width is not None and (readout or "product") != "product" and memory == "fixed":
+        raise click.UsageError(f"--width sets the product readout's polarised squares, not --readout {readout}")
     for name, value in (("--alpha", alpha), ("--b", b), ("--eps", eps)):
         _in_range(name, value)
     if beta is not None and math.isfinite(beta) and beta > MAX_FINITE_BETA:

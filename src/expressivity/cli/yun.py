@@ -162,8 +162,12 @@ def contextual(n, d, delta, positional, shift, as_json, input_text, budget):
     if as_json:
         emit_json(out)
     else:
-        click.echo("values: " + ", ".join(str(jsonable(v)) for v in q))
+        click.echo("values: " + ", ".join(str(jsonable(v)) + ("" if ok else " (outside)") for v, ok in zip(q, out["in_range"])))
         click.echo(f"[t_l, t_r] = [{jsonable(p.t_l)}, {jsonable(p.t_r)}]")
+        if not all(out["in_range"]):
+            err_console.print("note: values outside [t_l, t_r]: Lemma 4.2 covers inputs of distinct tokens on the "
+                              "delta-grid (after quantization); this input is off that domain", markup=False,
+                              soft_wrap=True)
 
 
 @yun.command()

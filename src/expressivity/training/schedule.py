@@ -15,6 +15,9 @@ TEST_SEED = 123_456_789
 SPLIT_SEEDS = {"val": EVAL_SEED, "test": TEST_SEED}
 
 
+MAX_COUNT = 10**9  # steps, batch sizes, intervals: far beyond any run on one machine, within int64
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """AdamW with linear warm-up then cosine decay to ``min_lr_ratio * lr``.
@@ -49,6 +52,8 @@ class TrainConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 bad(f"{name.replace('_', '-')} must be a positive integer, got {value!r}")
+            if value > MAX_COUNT:
+                bad(f"{name.replace('_', '-')} {value:,} is beyond any run (at most {MAX_COUNT:,}); use a smaller value")
         for name in ("lr", "weight_decay", "beta1", "beta2", "eps", "min_lr_ratio", "grad_clip"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):

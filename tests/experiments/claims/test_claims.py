@@ -59,7 +59,8 @@ def test_reproduce_cli_lists_and_refuses():
     listed = json.loads(runner.invoke(cli, ["reproduce", "--list", "--json"]).stdout)
     assert {f"wang-e-{k}" for k in range(1, 9)} <= {c["name"] for c in listed["claims"]}
     for args, needle in ((["reproduce", "nope"], "unknown claim"), (["reproduce"], "give a claim name"),
-                         (["reproduce", "wang-e-2", "--ray-address", "auto"], "--backend ray"),
+                         (["reproduce", "wang-e-4", "--ray-address", "auto"], "--backend ray"),
+                         (["reproduce", "wang-e-2", "--workers", "2"], "numerics, not training"),
                          (["reproduce", "wang-e-2", "--out", ""], "current folder")):
         res = runner.invoke(cli, args)
         assert res.exit_code == 2 and needle in res.stderr, res.stderr

@@ -84,6 +84,7 @@ class Claim:
     run: Callable[[ClaimContext], ClaimResult]
     quick_budget: str = "10 CPU-minutes on 2 cores"
     full: str = ""
+    trains: bool = True  # False: pure numerics, so the sweep options (backend, workers, device) do not apply
 
 
 CLAIMS: dict[str, Claim] = {}

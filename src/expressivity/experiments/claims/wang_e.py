@@ -147,7 +147,7 @@ register(Claim(
     "in ln A(T) with slope in [0.5, 2] and R^2 >= 0.9 for both types, with A = e^{eps T} (lin: exponential in T) "
     "and A = (1+T)^{1+eps} (log: polynomial); (c) below the lag where A_log < A_lin begins (T = 41 at eps = 0.1), "
     "lin needs no more heads than log at any tested T.",
-    claim1, "about a minute", "adds T = 32 and H = 8192 (4 minutes)"))
+    claim1, "about a minute", "adds T = 32 and H = 8192 (4 minutes)", trains=False))
 
 
 # ---- claim 2: matched kernels are exact, mismatched ones slow ----------------------------------------
@@ -206,7 +206,7 @@ register(Claim(
     "One log head (beta = 1.5) realises rho(s) ~ (1+s)^-1.5 and one lin head (beta = 0.3) realises "
     "rho(s) ~ e^{-0.3 s} with output error below 1e-12 on 512 positions (zero past, |x| <= 1); the mismatched family "
     "needs many heads: its l1 error is still above 1e-3 with 16 heads, for both kernels. Reproduced if all hold.",
-    claim2, "under a minute", "adds H = 128, 256"))
+    claim2, "under a minute", "adds H = 128, 256", trains=False))
 
 
 # ---- claim 3: the trained analogue of Table 8 --------------------------------------------------------
@@ -316,7 +316,7 @@ register(Claim(
     "readout of f(a, b) = a b by polarisation with piecewise-linear squares of m intervals. Reproduced if for every "
     "b in {1, 1.5, 2, 2.5} and m the measured sup error over random and adversarial sequences is within "
     "||f||_Lip * l1 + FFN error, and it falls as b grows (largest m) and as m grows (largest b).",
-    claim8, "under a minute", "more widths and 512 random sequences per point"))
+    claim8, "under a minute", "more widths and 512 random sequences per point", trains=False))
 
 
 # ---- claims 4 and 5: what FFN width and heads buy (Tables 4 and 5) ------------------------------------
