@@ -77,3 +77,8 @@ def test_coefficients_beyond_float64_are_reported_by_their_exact_order_of_magnit
 def test_parameters_outside_their_range_are_one_line_errors(args):
     code, out, err = run(*args)
     assert code == 2 and out == "" and err.startswith("error:") and len(err.strip().splitlines()) == 1, err
+
+
+def test_too_many_mismatched_heads_are_refused_in_one_line():
+    code, out, err = run("build", "--memory", "kernel", "--heads", "4096")
+    assert code == 2 and out == "" and "beyond float64" in err and len(err.strip().splitlines()) == 1, err

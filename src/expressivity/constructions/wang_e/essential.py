@@ -31,7 +31,9 @@ def build_kernel_memory(kernel: str = "power", alpha: float = 0.5, rpe: str | No
     rpe = matched_rpe if rpe is None else rpe
     fit = kernel_fit(rpe, kernel, alpha, heads, eps)
     if fit.coefficients is None:
-        raise ExpressivityError(f"{heads} {rpe} heads need coefficients beyond float64 (about {fit.max_abs_coefficient}); "
+        log10 = fit.extra.get("max_abs_coefficient_log10")
+        size = f"about 10^{log10:.0f}" if isinstance(log10, (int, float)) else "too many digits to compute exactly"
+        raise ExpressivityError(f"{heads} {rpe} heads need coefficients beyond float64 ({size}); "
                                 "the fit is checked at kernel level only: use 'wang-e kernel' or fewer heads")
     rounding = heads * fit.max_abs_coefficient * 2.0 ** -51
     if rounding > max(fit.l1_error, 1e-12):

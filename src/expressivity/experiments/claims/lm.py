@@ -243,12 +243,9 @@ def _errorbar_figure(path, series: dict, xlabel: str, title: str, xticks=None, h
         ax.set_xticks(xticks)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("test bits per byte (mean, 95% CI)")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    from expressivity.figures import finish
+
+    return finish(fig, ax, path, title)
 
 
 def _combine(parts: dict[str, str]) -> str:

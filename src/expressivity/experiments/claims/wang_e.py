@@ -35,12 +35,9 @@ def _figure(path, series: dict, xlabel: str, ylabel: str, title: str, logx=True,
     ax.set_yscale("log" if logy else "linear")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    from expressivity.figures import finish
+
+    return finish(fig, ax, path, title)
 
 
 def _aggregate(folder, metric: str, group_by: list[str], where: str | None = None, log: bool = True) -> dict:
