@@ -112,7 +112,7 @@ def check_output_dir(path: Path, command: str | None = None) -> Path:
     parent = path.absolute().parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
-    if not parent.is_dir() or not _can_create_in(parent):
+    if not parent.is_dir() or not can_create_in(parent):
         raise ExpressivityError(f"--out {path}: cannot write in {parent}; choose a folder you can write to")
     if path.exists():
         if not path.is_dir():
@@ -131,7 +131,7 @@ def check_output_dir(path: Path, command: str | None = None) -> Path:
     return path
 
 
-def _can_create_in(folder: Path) -> bool:
+def can_create_in(folder: Path) -> bool:
     """Whether a folder can be made (and removed) in ``folder``: tried, since permission bits do
     not tell for root or for special file systems such as /proc."""
     import tempfile

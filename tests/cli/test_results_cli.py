@@ -118,6 +118,8 @@ def test_fit_and_plot_on_a_sweep(sweep_dir, tmp_path):
     (["results", "{dir}", "--length", "banana"], "--length must be"),
     (["results", "{dir}", "--length", "99999999999"], "--length must be"),
     (["results", "{dir}", "--length", "0"], "--length must be"),
+    (["results", "{dir}", "--length", "999"], "evaluated lengths"),
+    (["results", "{dir}", "--format", "csv", "--json"], "two formats"),
     (["results", "{dir}", "--format", "parquet"], "needs --out"),
     (["results", "{dir}", "--out", "x.csv"], "add --format"),
     (["results", "{missing}"], "not found"),

@@ -32,7 +32,8 @@ class _Group(click.Group):
             sys.exit(130)
         except click.UsageError as exc:
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
-            click.echo(f"error: {exc.format_message()}{hint}", err=True)
+            message = " ".join(exc.format_message().split())  # click lists choices one per line: keep one line
+            click.echo(f"error: {message}{hint}", err=True)
             sys.exit(2)
         except click.ClickException as exc:
             click.echo(f"error: {exc.format_message()}", err=True)

@@ -171,16 +171,21 @@ def split_list(text: str | None) -> list[str]:
 
 
 def length_filter(src: Source, length) -> str:
-    """SQL condition for ``--length``: ``train`` (the training length), ``all``, or a number."""
+    """SQL condition for ``--length``: ``train`` (the training length), ``all``, or a number
+    (refused, listing the evaluated lengths, when no run was evaluated there)."""
     if not src.from_records or length in (None, "all"):
         return "TRUE"
     if length == "train":
         return "length = train_length"
     if isinstance(length, str) and re.fullmatch(r"[1-9]\d{0,8}", length.strip()):
-        return f"length = {int(length)}"
-    if isinstance(length, int) and not isinstance(length, bool) and length >= 1:
-        return f"length = {length}"
-    raise ExpressivityError(f"--length must be train, all or a task length such as 64, got {length!r}")
+        length = int(length)
+    if not (isinstance(length, int) and not isinstance(length, bool) and length >= 1):
+        raise ExpressivityError(f"--length must be train, all or a task length such as 64, got {length!r}")
+    lengths = [row[0] for row in src.con.execute("SELECT DISTINCT length FROM t ORDER BY length").fetchall()]
+    if lengths and length not in lengths:
+        raise ExpressivityError(f"--length {length}: no run was evaluated at that length; evaluated lengths: "
+                                f"{', '.join(map(str, lengths))}")
+    return f"length = {length}"
 
 
 def run_sql(src: Source, sql: str, params=None):
