@@ -101,8 +101,6 @@ def check_output_dir(path: Path, command: str | None = None) -> Path:
     """
     from expressivity.errors import ExpressivityError
 
-    import os
-
     path = Path(path)
     if not str(path).strip():
         raise ExpressivityError("--out is empty; name a new folder such as --out results")
