@@ -161,6 +161,15 @@ def test_a_torn_record_is_a_warning_not_an_error(sweep_dir, tmp_path):
     assert len(json.loads(out)["rows"]) == 4  # a bare records file has no selection rules: every lr is a row
 
 
+def test_length_is_refused_on_a_plain_table(tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_text("x,y\n1,1\n2,4\n4,16\n")
+    for command in (["results", str(table), "--metric", "y"], ["fit", str(table), "--x", "x", "--y", "y"]):
+        res = CliRunner().invoke(cli, [*command, "--length", "8"])
+        assert res.exit_code == 2 and "plain table" in res.stderr, res.output
+        assert CliRunner().invoke(cli, command).exit_code == 0
+
+
 def test_non_finite_values_count_as_missing_and_huge_fits_do_not_overflow(tmp_path):
     table = tmp_path / "t.csv"
     table.write_text("x,y\n1,inf\n1,2\n2,1e308\n4,1e-308\n")

@@ -82,3 +82,10 @@ def test_parameters_outside_their_range_are_one_line_errors(args):
 def test_too_many_mismatched_heads_are_refused_in_one_line():
     code, out, err = run("build", "--memory", "kernel", "--heads", "4096")
     assert code == 2 and out == "" and "beyond float64" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_eps_is_refused_where_the_single_matched_head_ignores_it():
+    code, _, err = run("build", "--memory", "kernel", "--eps", "0.2")
+    assert code == 2 and "--eps" in err
+    code, _, err = run("build", "--memory", "kernel", "--eps", "0.2", "--heads", "4", "--rpe", "lin", "--json")
+    assert code == 0, err

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+import click.core
 
 from expressivity.cli.common import console, emit_json, human_output_to_stderr
 from expressivity.cli.sweep import warnings_as_lines
@@ -78,6 +79,12 @@ def _format_option(f):
                         show_default=True)(f)
 
 
+def _refuse_length_on_table(src) -> None:
+    if not src.from_records and click.get_current_context().get_parameter_source("length") not in (
+            click.core.ParameterSource.DEFAULT, None):
+        raise click.UsageError("--length selects evaluation lengths of a sweep's runs; a plain table has none")
+
+
 @click.command("results")
 @SOURCE
 @WHERE
@@ -98,6 +105,7 @@ def results(source, where, group_by, metric, log, length, runs, no_select, fmt, 
     fmt = "json" if as_json else fmt
     with warnings_as_lines(), human_output_to_stderr(fmt == "json" and out is None):
         src = open_source(source, select=not no_select)
+        _refuse_length_on_table(src)
         # --group-by "" asks for one row over everything; unset means the varying settings
         groups = (split_list(group_by) if group_by.strip() else []) if group_by is not None else None
         if runs:
@@ -132,6 +140,7 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
     fmt = "json" if as_json else fmt
     with warnings_as_lines(), human_output_to_stderr(fmt == "json" and out is None):
         src = open_source(source)
+        _refuse_length_on_table(src)
         if seed_col is None and src.from_records:
             seed_col = "seed"
         bys = split_list(by)

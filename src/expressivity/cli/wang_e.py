@@ -126,7 +126,7 @@ def build(ctx, memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, 
 
 
 def _build(memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, grid, max_lag, depth, beta, length, seed):
-    from expressivity.constructions.wang_e import adaptive, essential, fixed
+    from expressivity.constructions.wang_e import adaptive, essential, fixed, kernels
 
     if memory == "fixed":
         net, rep = fixed.build_fixed_memory("1,3" if lags is None else lags, readout=readout or "product",
@@ -134,6 +134,10 @@ def _build(memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, grid
                                             b=2.0 if b is None else b, heads=heads, width=width or 32, grid=grid or 16)
         return net, fixed.check_fixed_memory(net, rep, length=length, seed=seed)
     if memory == "kernel":
+        matched = kernels.matched_head(kernel or "power", 0.5 if alpha is None else alpha)[0]
+        if eps is not None and (heads or 1) == 1 and (rpe or matched) == matched:
+            raise click.UsageError("--eps spaces the heads of a fitted family; the single matched head does not use "
+                                   "it (give --heads > 1 or the other --rpe)")
         net, rep = essential.build_kernel_memory(kernel or "power", 0.5 if alpha is None else alpha, rpe, heads or 1,
                                                  0.1 if eps is None else eps)
         return net, essential.check_kernel_memory(net, rep, length=length or 256, seed=seed)
