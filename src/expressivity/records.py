@@ -107,11 +107,7 @@ def check_output_dir(path: Path, command: str | None = None) -> Path:
     if path.resolve() == Path.cwd().resolve():
         raise ExpressivityError(f"--out {path} is the current folder, which would be replaced; name a new folder")
     # The output is staged beside the folder and renamed into place: the parent must be writable.
-    parent = path.absolute().parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir() or not can_create_in(parent):
-        raise ExpressivityError(f"--out {path}: cannot write in {parent}; choose a folder you can write to")
+    check_writable_parent(path)
     if path.exists():
         if not path.is_dir():
             raise ExpressivityError(f"--out {path} exists and is a file; choose a folder name")
@@ -127,6 +123,17 @@ def check_output_dir(path: Path, command: str | None = None) -> Path:
                 raise ExpressivityError(f"--out {path} holds the output of '{previous or 'an unknown command'}', not of "
                                         f"'{command}'; choose a new folder so it is not replaced")
     return path
+
+
+def check_writable_parent(path: Path) -> None:
+    """Refuse ``--out path`` when its nearest existing ancestor folder cannot be written (tried)."""
+    from expressivity.errors import ExpressivityError
+
+    parent = Path(path).absolute().parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir() or not can_create_in(parent):
+        raise ExpressivityError(f"--out {path}: cannot write in {parent}; choose a folder you can write to")
 
 
 def can_create_in(folder: Path) -> bool:

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from expressivity.cli.common import console, emit_json, human_output_to_stderr, run_record
-from expressivity.records import can_create_in
+from expressivity.records import check_writable_parent
 from expressivity.errors import ExpressivityError
 
 
@@ -32,11 +32,7 @@ def show(path, input_text, out, as_json):
     out = Path(out)
     if out.is_dir():
         raise ExpressivityError(f"--out {out} is a folder; give a file name such as {out / 'page.html'}")
-    parent = out.absolute().parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir() or not can_create_in(parent):
-        raise ExpressivityError(f"--out {out}: cannot write in {parent}; choose a folder you can write to")
+    check_writable_parent(out)
     record = run_record("show", {"path": str(path), "input": input_text, "out": str(out)})
     with human_output_to_stderr(as_json):
         saved = load_saved(path)

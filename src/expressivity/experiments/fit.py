@@ -66,13 +66,8 @@ def fit_power_law(x, y, seeds=None, ci: str = "t", breakpoint: bool = False, n_b
             mean = float(slopes.mean())
             out.update(slope=mean, ci_low=mean - half, ci_high=mean + half, ci_method="t across seeds")
         elif ci == "bootstrap" and len(usable) >= 2:
-            rng = np.random.default_rng(rng_seed)
-            boots = []
-            for _ in range(n_boot):
-                pick = np.concatenate([usable[k] for k in rng.integers(0, len(usable), len(usable))])
-                if len(np.unique(lx[pick])) >= 2:
-                    boots.append(ols(lx[pick], ly[pick])[0])
-            lo, hi = np.percentile(boots, [2.5, 97.5])
+            lo, hi = _bootstrap_slope(lx, ly, lambda rng: np.concatenate(
+                [usable[k] for k in rng.integers(0, len(usable), len(usable))]), n_boot, rng_seed)
             out.update(ci_low=float(lo), ci_high=float(hi), ci_method="bootstrap over seeds")
         else:
             out["problem"] = "fewer than two seeds with two distinct x values: no interval across seeds"
@@ -80,19 +75,26 @@ def fit_power_law(x, y, seeds=None, ci: str = "t", breakpoint: bool = False, n_b
         half = t_quantile_975(len(lx) - 2) * se
         out.update(ci_low=slope - half, ci_high=slope + half, ci_method="t (least-squares standard error)")
     elif ci == "bootstrap" and len(lx) >= 3:
-        rng = np.random.default_rng(rng_seed)
-        boots = []
-        for _ in range(n_boot):
-            pick = rng.integers(0, len(lx), len(lx))
-            if len(np.unique(lx[pick])) >= 2:
-                boots.append(ols(lx[pick], ly[pick])[0])
-        lo, hi = np.percentile(boots, [2.5, 97.5])
+        lo, hi = _bootstrap_slope(lx, ly, lambda rng: rng.integers(0, len(lx), len(lx)), n_boot, rng_seed)
         out.update(ci_low=float(lo), ci_high=float(hi), ci_method="bootstrap over points")
     else:
         out["problem"] = "three points or more are needed for an interval"
     if breakpoint:
         out.update(fit_breakpoint(lx, ly))
     return out
+
+
+def _bootstrap_slope(lx, ly, draw, n_boot: int, rng_seed: int) -> tuple[float, float]:
+    """2.5 and 97.5 percentiles of the least-squares slope over ``n_boot`` resamples ``draw(rng)``
+    (index arrays); resamples with fewer than two distinct x are skipped."""
+    rng = np.random.default_rng(rng_seed)
+    boots = []
+    for _ in range(n_boot):
+        pick = draw(rng)
+        if len(np.unique(lx[pick])) >= 2:
+            boots.append(ols(lx[pick], ly[pick])[0])
+    lo, hi = np.percentile(boots, [2.5, 97.5])
+    return lo, hi
 
 
 def _hinge_rss(lx, ly, c):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from expressivity.figures import pyplot
+from expressivity.figures import pyplot, save
 
 
 def plot_bands(series: dict, path: Path, xlabel: str, ylabel: str, title: str = "", logx: bool = False,
@@ -37,9 +37,4 @@ def plot_bands(series: dict, path: Path, xlabel: str, ylabel: str, title: str = 
         ax.set_title(title, fontsize=9)
     if len(series) > 1 or any(str(k) for k in series):
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path, dpi=110)

@@ -14,16 +14,21 @@ def pyplot():
     return plt
 
 
+def save(fig, path, dpi: int = 120):
+    """Tight layout, write ``path`` as PNG (creating its folder) and close the figure; returns ``path``."""
+    from pathlib import Path
+
+    path = Path(path)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    pyplot().close(fig)
+    return path
+
+
 def finish(fig, ax, path, title: str, dpi: int = 120):
-    """Title (small), legend, tight layout, save as PNG and close: the common end of every figure here.
-    Returns ``path``."""
+    """Small title, a legend when there is something to label, then :func:`save`."""
     ax.set_title(title, fontsize=9)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=dpi)
-    fig.clf()
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return path
+    return save(fig, path, dpi)

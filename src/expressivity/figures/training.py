@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from expressivity.figures import pyplot
+from expressivity.figures import pyplot, save
 
 
 def plot_loss_curves(histories: dict, path: Path, title: str) -> Path:
@@ -30,9 +30,4 @@ def plot_loss_curves(histories: dict, path: Path, title: str) -> Path:
     if ax1.get_legend_handles_labels()[0]:  # a run that stopped at its first step has no curve
         ax1.legend(fontsize=7)
     fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path, dpi=110)
