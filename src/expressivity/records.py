@@ -108,6 +108,10 @@ def check_output_dir(path: Path, command: str | None = None) -> Path:
         raise ExpressivityError(f"--out {path} is the current folder, which would be replaced; name a new folder")
     # The output is staged beside the folder and renamed into place: the parent must be writable.
     check_writable_parent(path)
+    _refuse_inside_other_output(path)
+    if path.is_symlink() and not path.is_dir():
+        # A dangling link: renaming the finished folder onto it would fail after all the work.
+        raise ExpressivityError(f"--out {path} is a symbolic link to nothing; choose a new folder name")
     if path.exists():
         if not path.is_dir():
             raise ExpressivityError(f"--out {path} exists and is a file; choose a folder name")
@@ -132,6 +136,8 @@ def check_writable_parent(path: Path) -> None:
     parent = Path(path).absolute().parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
+    if parent.exists() and not parent.is_dir():
+        raise ExpressivityError(f"--out {path}: {parent} is a file, not a folder; choose a path under a folder")
     if not parent.is_dir() or not can_create_in(parent):
         raise ExpressivityError(f"--out {path}: cannot write in {parent}; choose a folder you can write to")
 
@@ -176,8 +182,198 @@ class staged_output:
             shutil.rmtree(self.stage, ignore_errors=True)
             return False
         old = self.path.with_name(f"{self.path.name}.replaced-{self.stage.name.rsplit('-', 1)[-1]}")
-        if self.path.exists():
-            self.path.rename(old)
-        self.stage.rename(self.path)
+        try:
+            if self.path.exists():
+                self.path.rename(old)
+            self.stage.rename(self.path)
+        except BaseException:
+            # Something appeared at the path meanwhile (or the rename failed): keep what was there.
+            if old.exists() and not self.path.exists():
+                old.rename(self.path)
+            shutil.rmtree(self.stage, ignore_errors=True)
+            raise
         shutil.rmtree(old, ignore_errors=True)
         return False
+
+
+# ---- output folders owned by a command, and single output files ---------------------------------
+def written_by(folder: Path) -> str | None:
+    """The command recorded in ``folder/run.json`` when ``folder`` is an output folder of this
+    package (its run record is a JSON object with a ``command``), else ``None``."""
+    marker = Path(folder) / OUTPUT_MARKER
+    if not marker.is_file():
+        return None
+    try:
+        command = json.loads(marker.read_text()).get("command")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return command if isinstance(command, str) else None
+
+
+def _refuse_inside_other_output(path: Path) -> None:
+    """Refuse a path inside an existing output folder (a sweep, a training run, a construction):
+    that folder belongs to the command that wrote it, and a file added or replaced there would be
+    read, resumed or replaced with it."""
+    from expressivity.errors import ExpressivityError
+
+    for folder in Path(path).absolute().parents:
+        owner = written_by(folder)
+        if owner is not None:
+            raise ExpressivityError(f"--out {path} is inside {folder}, the output of '{owner}'; write outside "
+                                    "that folder so none of its files is replaced")
+
+
+class OutputFile:
+    """What a command writes as one ``--out FILE``, and how to recognise a file it wrote before.
+
+    ``recognise(path)`` says whether the existing file at ``path`` is one this same command wrote
+    (a marker inside the file: a run record, PNG/Parquet metadata, an HTML generator tag, or the
+    same CSV columns); only such a file is replaced. See :func:`check_output_file`.
+    """
+
+    def __init__(self, command: str, kind: str, recognise):
+        self.command, self.kind, self.recognise = command, kind, recognise
+
+    @classmethod
+    def json(cls, command: str) -> "OutputFile":
+        """A JSON object whose ``run`` is the run record of ``command``."""
+        def recognise(path: Path) -> bool:
+            try:
+                run = json.loads(path.read_text()).get("run")
+            except (OSError, ValueError, AttributeError):
+                return False
+            return isinstance(run, dict) and run.get("command") == command
+        return cls(command, "a JSON result", recognise)
+
+    @classmethod
+    def csv(cls, command: str, header: str) -> "OutputFile":
+        """A CSV table whose first line is ``header`` (the same columns this command writes now)."""
+        def recognise(path: Path) -> bool:
+            try:
+                with open(path, encoding="utf-8", newline="") as f:
+                    first = f.readline(len(header) + 2)
+            except (OSError, UnicodeDecodeError):
+                return False
+            return first.rstrip("\r\n") == header.rstrip("\r\n")
+        return cls(command, "a CSV table with the same columns", recognise)
+
+    @classmethod
+    def png(cls, command: str) -> "OutputFile":
+        """A PNG whose ``Software`` text chunk is :meth:`software` (see :func:`png_text`)."""
+        return cls(command, "a PNG figure", lambda path: png_text(path).get("Software") == cls.software(command))
+
+    @classmethod
+    def tagged(cls, command: str, kind: str, tag: bytes, within: int = 4096) -> "OutputFile":
+        """A file holding the bytes ``tag`` within its first ``within`` bytes (an HTML generator tag)."""
+        def recognise(path: Path) -> bool:
+            try:
+                with open(path, "rb") as f:
+                    return tag in f.read(within)
+            except OSError:
+                return False
+        return cls(command, kind, recognise)
+
+    @staticmethod
+    def software(command: str) -> str:
+        """The producer name written into figures and tables: ``expressivity <command>``."""
+        return f"expressivity {command}"
+
+
+def png_text(path: Path) -> dict:
+    """The ``tEXt`` chunks of a PNG file (keyword -> text), read up to the image data; ``{}`` for
+    anything that is not a readable PNG."""
+    import struct
+
+    found = {}
+    try:
+        with open(path, "rb") as f:
+            if f.read(8) != b"\x89PNG\r\n\x1a\n":
+                return {}
+            for _ in range(64):  # text chunks come before the image data; a bound against corrupt files
+                head = f.read(8)
+                if len(head) < 8:
+                    break
+                length, kind = struct.unpack(">I4s", head)
+                if kind == b"IDAT" or length > 1 << 20:
+                    break
+                data = f.read(length)
+                f.read(4)  # CRC
+                if kind == b"tEXt" and b"\x00" in data:
+                    key, _, value = data.partition(b"\x00")
+                    found[key.decode("latin-1")] = value.decode("latin-1")
+    except OSError:
+        return {}
+    return found
+
+
+def check_output_file(path, output: OutputFile) -> Path:
+    """Refuse ``--out FILE`` unless writing it loses nothing, before any work starts.
+
+    Allowed: a path where nothing exists, or an existing regular file that ``output`` recognises
+    as written by the same command. Refused (one-line :class:`ExpressivityError`): an empty name,
+    a folder, a symbolic link (dangling or not), a file of any other origin, a path inside another
+    command's output folder, or one whose parent cannot be created or written.
+    """
+    from expressivity.errors import ExpressivityError
+
+    if not str(path).strip():
+        raise ExpressivityError("--out is empty; name a new file")
+    path = Path(path)
+    if path.is_dir():
+        raise ExpressivityError(f"--out {path} is a folder; give a file name")
+    check_writable_parent(path)
+    _refuse_inside_other_output(path)
+    if path.is_symlink():
+        raise ExpressivityError(f"--out {path} is a symbolic link; give the name of a new file, not a link")
+    if path.exists():
+        if not path.is_file():
+            raise ExpressivityError(f"--out {path} exists and is not a regular file; choose a new file name")
+        if not output.recognise(path):
+            raise ExpressivityError(f"--out {path} exists and is not {output.kind} written by '{output.command}'; "
+                                    "choose a new file name so it is not replaced")
+    return path
+
+
+class staged_file:
+    """Context manager: write one output file whole, or nothing.
+
+    Checks the path with :func:`check_output_file`, yields a temporary path beside it (same folder,
+    same suffix, so writers that pick a format from the suffix still work), and renames it onto
+    ``path`` on success. On any failure or interruption the temporary file, and every folder
+    created for it, is removed.
+    """
+
+    def __init__(self, path, output: OutputFile):
+        import os
+
+        self.path = check_output_file(path, output)
+        self.temp = self.path.with_name(f".{self.path.name}.partial-{os.getpid()}{self.path.suffix}")
+        self.created: list[Path] = []
+
+    def __enter__(self) -> Path:
+        missing = [p for p in self.path.absolute().parents if not p.exists()]
+        for folder in reversed(missing):
+            folder.mkdir()
+            self.created.append(folder)
+        return self.temp
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            try:
+                if self.path.exists() and not self.path.is_file() or self.path.is_symlink():
+                    raise FileExistsError(f"{self.path} appeared while it was written")
+                self.temp.replace(self.path)
+                return False
+            except BaseException:
+                self._clean()
+                raise
+        self._clean()
+        return False
+
+    def _clean(self) -> None:
+        self.temp.unlink(missing_ok=True)
+        for folder in reversed(self.created):
+            try:
+                folder.rmdir()
+            except OSError:
+                pass  # something else was put there meanwhile: not ours to remove

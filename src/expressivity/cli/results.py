@@ -37,14 +37,39 @@ def _print_table(head, rows, title: str = "") -> None:
         console._width = saved
 
 
+def _output_kind(fmt: str, command: str, head) -> "OutputFile":
+    """How ``--out`` of ``command`` in format ``fmt`` recognises a file it may replace; for CSV,
+    the same columns ``head`` (``None`` before the query ran: any file, checked again on writing)."""
+    from expressivity.experiments.query import parquet_written_by, to_csv
+    from expressivity.records import OutputFile
+
+    if fmt == "csv":
+        if head is None:
+            return OutputFile(command, "a CSV table", lambda path: True)
+        return OutputFile.csv(command, to_csv(head, []))
+    if fmt == "parquet":
+        return OutputFile(command, "a Parquet table",
+                          lambda path: parquet_written_by(path) == OutputFile.software(command))
+    return OutputFile.json(command)
+
+
+def _check_out(out: Path | None, fmt: str, command: str) -> None:
+    """Refuse an --out file that must not be replaced, before any work (columns come later)."""
+    from expressivity.records import check_output_file
+
+    if out is not None and fmt in ("csv", "json", "parquet"):
+        check_output_file(out, _output_kind(fmt, command, None))
+
+
 def _write(head, rows, fmt: str, out: Path | None, meta: dict) -> None:
     from expressivity.experiments.query import to_csv, to_records, write_parquet
-    from expressivity.records import run_record
+    from expressivity.records import OutputFile, run_record, staged_file
 
     if fmt == "parquet":
         if out is None:
             raise click.UsageError("--format parquet needs --out FILE.parquet")
-        write_parquet(head, rows, out)
+        with staged_file(out, _output_kind(fmt, meta["command"], head)) as temp:
+            write_parquet(head, rows, temp, OutputFile.software(meta["command"]))
         console.print(f"wrote {len(rows)} rows to {out}", markup=False, soft_wrap=True)
         return
     if fmt == "csv":
@@ -64,12 +89,8 @@ def _write(head, rows, fmt: str, out: Path | None, meta: dict) -> None:
     if out is None:
         click.echo(text, nl=False)
         return
-    if out.is_dir():
-        raise ExpressivityError(f"--out {out} is a folder; give a file name")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".partial")
-    tmp.write_text(text)
-    tmp.replace(out)
+    with staged_file(out, _output_kind(fmt, meta["command"], head)) as temp:
+        temp.write_text(text)
 
 
 def _format_option(f):
@@ -103,6 +124,7 @@ def results(source, where, group_by, metric, log, length, runs, no_select, fmt, 
     if as_json and fmt not in ("table", "json"):
         raise click.UsageError(f"--json and --format {fmt} ask for two formats; give one")
     fmt = "json" if as_json else fmt
+    _check_out(out, fmt, "results")
     with warnings_as_lines(), human_output_to_stderr(fmt == "json" and out is None):
         src = open_source(source, select=not no_select)
         _refuse_length_on_table(src)
@@ -138,6 +160,7 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
     if as_json and fmt not in ("table", "json"):
         raise click.UsageError(f"--json and --format {fmt} ask for two formats; give one")
     fmt = "json" if as_json else fmt
+    _check_out(out, fmt, "fit")
     with warnings_as_lines(), human_output_to_stderr(fmt == "json" and out is None):
         src = open_source(source)
         _refuse_length_on_table(src)
@@ -177,16 +200,19 @@ def plot(source, x, y, by, logx, logy, where, length, out, as_json):
     """Plot means of y against x with 95% interval bands, one line per --by group (PNG)."""
     from expressivity.experiments.plots import plot_bands
     from expressivity.experiments.query import band_series, open_source, split_list
-    from expressivity.records import run_record
+    from expressivity.records import OutputFile, run_record, staged_file
 
     with warnings_as_lines(), human_output_to_stderr(as_json):
         if out.suffix.lower() != ".png":
             raise ExpressivityError(f"--out {out} must end in .png")
+        staging = staged_file(out, OutputFile.png("plot"))
         src = open_source(source)
         series = band_series(src, x, y, split_list(by), where, length, logy)
         if not series:
             raise ExpressivityError("nothing to plot (no rows with values; check --where and --length)")
-        plot_bands(series, out, x, f"{y} ({'geometric ' if logy else ''}mean, 95% CI)", src.label, logx, logy)
+        with staging as temp:
+            plot_bands(series, temp, x, f"{y} ({'geometric ' if logy else ''}mean, 95% CI)", src.label, logx, logy,
+                       software=OutputFile.software("plot"))
     if as_json:
         emit_json({"figure": str(out), "series": series, "run": run_record("plot", {"source": str(source), "x": x,
                                                                                    "y": y, "by": by})})

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 
 from expressivity.cli.common import console, emit_json, human_output_to_stderr, run_record
-from expressivity.records import check_writable_parent
+from expressivity.records import OutputFile, staged_file
 from expressivity.errors import ExpressivityError
 
 
@@ -24,15 +23,13 @@ def show(path, input_text, out, as_json):
     each head and MLP reads and writes, the size next to the paper's bound, every head's attention pattern on the
     input, the residual stream per layer, and the construction's checks and margins."""
     from expressivity.export.folders import load_saved
-    from expressivity.export.page import network_page
+    from expressivity.export.page import GENERATOR_TAG, network_page
     from expressivity.export.run import as_dtype, default_input, parse_input
 
     if not out.strip():
         raise ExpressivityError("--out must name an HTML file, such as page.html")
-    out = Path(out)
-    if out.is_dir():
-        raise ExpressivityError(f"--out {out} is a folder; give a file name such as {out / 'page.html'}")
-    check_writable_parent(out)
+    staging = staged_file(out, OutputFile.tagged("show", "an HTML page", GENERATOR_TAG.encode()))
+    out = staging.path
     record = run_record("show", {"path": str(path), "input": input_text, "out": str(out)})
     with human_output_to_stderr(as_json):
         saved = load_saved(path)
@@ -41,10 +38,8 @@ def show(path, input_text, out, as_json):
         else:
             X = as_dtype(parse_input(saved.network, input_text), "float64")
         page = network_page(saved, X, input_text)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-        tmp.write_text(page, encoding="utf-8")
-        tmp.replace(out)
+        with staging as temp:
+            temp.write_text(page, encoding="utf-8")
     heads = sum(len(layer.heads) for layer in saved.network.layers if layer.kind == "attention")
     result = {"page": str(out), "bytes": len(page.encode()), "attention_heads": heads, "tokens": int(X.shape[0]),
               "source": saved.describe(), "run": record}

@@ -8,8 +8,8 @@ from expressivity.figures import pyplot, save
 
 
 def plot_bands(series: dict, path: Path, xlabel: str, ylabel: str, title: str = "", logx: bool = False,
-               logy: bool = False) -> Path:
-    """One line per series with its interval band; PNG.
+               logy: bool = False, software: str | None = None) -> Path:
+    """One line per series with its interval band; PNG (``software``: its ``Software`` text chunk).
 
     ``series`` maps a label to rows ``(x, centre, ci_low, ci_high)`` (``None`` bounds: no band at that x).
     """
@@ -37,4 +37,4 @@ def plot_bands(series: dict, path: Path, xlabel: str, ylabel: str, title: str = 
         ax.set_title(title, fontsize=9)
     if len(series) > 1 or any(str(k) for k in series):
         ax.legend(fontsize=7)
-    return save(fig, path, dpi=110)
+    return save(fig, path, dpi=110, software=software)

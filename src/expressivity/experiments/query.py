@@ -285,25 +285,39 @@ def to_records(head, rows) -> list[dict]:
     return [{h: _cell(v) for h, v in zip(head, r)} for r in rows]
 
 
-def write_parquet(head, rows, path: Path) -> None:
-    """Write the table as Parquet (through DuckDB; written to a temporary name, then renamed)."""
+def write_parquet(head, rows, path: Path, software: str = "expressivity") -> None:
+    """Write the table as Parquet to ``path`` (through DuckDB), with ``software`` as the file's
+    ``written_by`` key-value metadata. Write to a temporary name (:class:`expressivity.records.staged_file`)
+    when a failure must not leave a partial file."""
     duckdb = duckdb_module()
     path = Path(path)
-    if path.exists() and path.is_dir():
-        raise ExpressivityError(f"--out {path} is a folder; give a .parquet file name")
-    path.parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect()
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "t.jsonl"
         src.write_text("".join(json.dumps(r, allow_nan=False) + "\n" for r in to_records(head, rows)))
         cols = ", ".join(quote(h) for h in head)
-        part = path.with_name(path.name + ".partial")
         try:
             con.execute(f"COPY (SELECT {cols} FROM read_json(?, format='newline_delimited', sample_size=-1)) "
-                        f"TO '{str(part).replace(chr(39), chr(39) * 2)}' (FORMAT parquet)", [str(src)])
+                        f"TO {_sql_text(path)} (FORMAT parquet, KV_METADATA {{written_by: {_sql_text(software)}}})",
+                        [str(src)])
         except duckdb.Error as exc:
             raise ExpressivityError(f"cannot write {path} ({_first(exc)})") from None
-    part.replace(path)
+
+
+def parquet_written_by(path: Path) -> str | None:
+    """The ``written_by`` metadata of a Parquet file (see :func:`write_parquet`), or ``None``."""
+    duckdb = duckdb_module()
+    try:
+        rows = duckdb.connect().execute("SELECT value FROM parquet_kv_metadata(?) WHERE key = 'written_by'",
+                                        [str(path)]).fetchall()
+    except duckdb.Error:
+        return None
+    return rows[0][0].decode("utf-8", "replace") if rows else None
+
+
+def _sql_text(value) -> str:
+    """A SQL string literal (quotes doubled)."""
+    return "'" + str(value).replace("'", "''") + "'"
 
 
 def format_number(v) -> str:

@@ -28,6 +28,8 @@ from expressivity.export.folders import Saved
 from expressivity.network.network import Network
 
 MAX_CELLS = 2_000_000     # heatmap and table cells on one page (keeps it openable)
+# Marks a page as written by `expressivity show`, so a later `show --out` may replace it (and nothing else).
+GENERATOR_TAG = '<meta name="generator" content="expressivity show">'
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1200px;
@@ -329,7 +331,7 @@ def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None) -> 
 {resid_html}
 <h2>Checks and margins</h2>{_checks_section(report, saved.report_path)}
 """
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(net.name or "network")}</title>'
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{GENERATOR_TAG}<title>{_e(net.name or "network")}</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">'
             f'<style>{CSS}</style></head>'
             f'<body data-ready="0">{body}<script>{SCRIPT}</script></body></html>\n')

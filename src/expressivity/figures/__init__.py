@@ -1,28 +1,50 @@
 """Figures (matplotlib, the ``[plots]`` extra, Agg backend): functions over results, never code
 inside a construction or training loop."""
 
+import os
+import sys
+
 
 def pyplot():
-    """``matplotlib.pyplot`` with the non-interactive Agg backend, or a one-line install hint."""
-    try:
-        import matplotlib
-    except ModuleNotFoundError:  # pragma: no cover - the [plots] extra is installed by make
-        raise ModuleNotFoundError("figures need matplotlib: pip install 'expressivity[plots]'") from None
+    """``matplotlib.pyplot`` with the non-interactive Agg backend, or a one-line install hint.
+
+    Every figure here is written to a PNG file, so the user's ``MPLBACKEND`` (meant for
+    interactive windows) does not apply: it is hidden while matplotlib is first imported, because
+    matplotlib validates it at import and an unknown name would raise there; it is restored
+    afterwards for any child process.
+    """
+    if "matplotlib" not in sys.modules:
+        chosen = os.environ.pop("MPLBACKEND", None)
+        try:
+            import matplotlib  # noqa: F401
+        except ModuleNotFoundError:  # pragma: no cover - the [plots] extra is installed by make
+            raise ModuleNotFoundError("figures need matplotlib: pip install 'expressivity[plots]'") from None
+        finally:
+            if chosen is not None:
+                os.environ["MPLBACKEND"] = chosen
+    import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
 
 
-def save(fig, path, dpi: int = 120):
-    """Tight layout, write ``path`` as PNG (creating its folder) and close the figure; returns ``path``."""
+def save(fig, path, dpi: int = 120, software: str | None = None):
+    """Tight layout, write ``path`` as PNG (creating its folder) and close the figure; returns ``path``.
+
+    ``software`` goes into the PNG's ``Software`` text chunk (default: matplotlib's own), so a
+    command can later recognise a figure it wrote (:meth:`expressivity.records.OutputFile.png`).
+    """
     from pathlib import Path
 
     path = Path(path)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi)
-    pyplot().close(fig)
+    try:
+        fig.savefig(path, dpi=dpi, metadata={"Software": software} if software else None)
+    finally:
+        pyplot().close(fig)
     return path
 
 
