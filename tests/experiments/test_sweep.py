@@ -112,9 +112,10 @@ def test_bad_python_sweep_files_are_one_line_errors(tmp_path, body, needle):
 def test_toml_and_json_files(tmp_path):
     toml = tmp_path / "g.toml"
     toml.write_text('name = "t"\n[base.task]\nname = "reverse"\n[base.task.args]\nlength = 4\n'
-                    '[grid]\n"model.heads" = [1, 2]\nseed = [0]\n[select]\n"train.lr" = "min val_loss"\n')
+                    '[grid]\n"model.heads" = [1, 2]\n"train.lr" = [1e-3, 1e-2]\nseed = [0]\n'
+                    '[select]\n"train.lr" = "min val_loss"\n')
     sw = load_sweep(toml)
-    assert sw.name == "t" and len(sw.configs) == 2
+    assert sw.name == "t" and len(sw.configs) == 4
     js = write_spec(tmp_path / "g.json", grid_spec())
     assert len(load_sweep(js).configs) == 4
 
@@ -140,3 +141,57 @@ def test_expand_grid_keeps_values_independent():
     cfgs = expand_grid({"base": BASE, "grid": {"model.mixer": [["sepconv", "attention"]], "model.layers": [2],
                                                 "seed": [0, 1]}})
     assert [c.model.mixer for c in cfgs] == [("sepconv", "attention")] * 2
+
+
+# ---- configuration files refuse what they would otherwise silently take (issue 16, item 5) -----
+@pytest.mark.parametrize("name, text, key", [
+    # JSON keeps the last of two keys: the first grid would be dropped without a word
+    ("two_grids.json", '{"base": {"task": {"name": "reverse"}}, "grid": {"seed": [0, 1]}, "grid": {"seed": [2]}}',
+     "'grid' appears twice"),
+    ("nested.json", '{"base": {"task": {"name": "reverse", "name": "sort"}}, "grid": {"seed": [0]}}',
+     "'name' appears twice"),
+    ("two_values.toml", '[base.task]\nname = "reverse"\n[grid]\nseed = [0, 1]\nseed = [2]\n', "key 'seed' is given twice"),
+    ("two_tables.toml", '[base.task]\nname = "reverse"\n[grid]\nseed = [0]\n[grid]\n"train.lr" = [1e-3]\n',
+     "key 'grid' is given twice"),
+])
+def test_repeated_keys_are_refused_by_name(tmp_path, name, text, key):
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(ExpressivityError, match=key):
+        load_sweep(path)
+
+
+@pytest.mark.parametrize("suffix", ["json", "toml"])
+def test_unknown_task_keys_are_refused_by_name(tmp_path, suffix):
+    spec = {"base": {"task": {"name": "reverse", "argz": {"length": 4}}}, "grid": {"seed": [0, 1]}}
+    path = tmp_path / f"s.{suffix}"
+    path.write_text(json.dumps(spec) if suffix == "json" else
+                    '[base.task]\nname = "reverse"\n[base.task.argz]\nlength = 4\n[grid]\nseed = [0, 1]\n')
+    with pytest.raises(ExpressivityError, match="unknown task keys argz"):
+        load_sweep(path)
+
+
+def test_select_must_name_a_grid_axis(tmp_path):
+    # train.lr is a setting of every run but not an axis: the "selection" would choose nothing
+    not_an_axis = write_spec(tmp_path / "a.json", grid_spec({"model.heads": [1, 2], "seed": [0]},
+                                                            select={"train.lr": "min val_loss"}))
+    with pytest.raises(ExpressivityError, match="'train.lr', which is not a grid axis"):
+        load_sweep(not_an_axis)
+    one_value = write_spec(tmp_path / "b.json", grid_spec({"train.lr": [1e-3], "seed": [0, 1]},
+                                                          select={"train.lr": "min val_loss"}))
+    with pytest.raises(ExpressivityError, match="every run has the same train.lr"):
+        load_sweep(one_value)
+    an_axis = write_spec(tmp_path / "c.json", grid_spec({"train.lr": [1e-3, 1e-2], "seed": [0]},
+                                                        select={"train.lr": "min val_loss"}))
+    assert load_sweep(an_axis).select == {"train.lr": ("min", "val_loss")}
+
+
+def test_python_sweep_selecting_a_setting_the_runs_share_is_refused(tmp_path):
+    py = tmp_path / "s.py"
+    py.write_text("from expressivity.training import RunConfig\n"
+                  "SELECT = {'train.lr': 'min val_loss'}\n"
+                  "def configs():\n"
+                  "    base = RunConfig.for_task('reverse', {'length': 4})\n"
+                  "    return [base.with_changes(seed=s) for s in (0, 1)]\n")
+    with pytest.raises(ExpressivityError, match="every run has the same train.lr"):
+        load_sweep(py)

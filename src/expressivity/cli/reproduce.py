@@ -64,6 +64,10 @@ def reproduce(name, quick, out, backend, workers, threads, ray_address, device, 
     from expressivity.records import check_output_dir
 
     check_output_dir(out, f"reproduce {name}")  # a folder of this claim resumes; any other is refused
+    if backend == "ray":
+        from expressivity.experiments.ray_backend import check_address
+
+        check_address(ray_address)  # an unreachable cluster fails in seconds, before the claim's folder is made
     with human_output_to_stderr(as_json):
         console.print(f"[bold]{claim.title}[/] ({claim.source})\ncriterion, stated before the run: {claim.criterion}",
                       soft_wrap=True)

@@ -58,8 +58,10 @@ def sweep():
 @click.option("--pack", "max_pack", type=click.IntRange(min=1), default=16, show_default=True,
               help="most runs trained as one ensemble (runs differing only in seed or lr are packed)")
 @click.option("--retry-failed", is_flag=True, help="run again the runs recorded as failed by an error (not NaN)")
+@click.option("--verbose", is_flag=True, help="with --backend ray: show Ray's own log lines and the tasks' output")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
-def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, max_pack, retry_failed, as_json):
+def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, max_pack, retry_failed, verbose,
+              as_json):
     """Run every run of SWEEP not yet recorded in --out; exit 1 if any run failed."""
     from expressivity.experiments import load_sweep, run_sweep
     from expressivity.progress import progress_bar
@@ -67,6 +69,8 @@ def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, m
 
     if backend != "ray" and ray_address is not None:
         raise click.UsageError("--ray-address applies with --backend ray")
+    if backend != "ray" and verbose:
+        raise click.UsageError("--verbose shows Ray's log lines; it applies with --backend ray")
     with warnings_as_lines(), human_output_to_stderr(as_json):
         sw = load_sweep(sweep_file)
         label = f"sweep {sw.name}"
@@ -79,7 +83,8 @@ def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, m
                                         f"ETA {_eta(p.eta_s)}")
                 report = run_sweep(sw, out, backend=backend, workers=workers, threads=threads, device=device,
                                    ray_address=ray_address, max_pack=max_pack, retry_failed=retry_failed,
-                                   on_progress=show, command=" ".join(["sweep run", *sys.argv[3:]])[:500])
+                                   on_progress=show, command=" ".join(["sweep run", *sys.argv[3:]])[:500],
+                                   verbose=verbose)
         except KeyboardInterrupt:
             from expressivity.experiments.store import RECORDS
 

@@ -87,8 +87,14 @@ def resolve_workers(backend: str, device: str, workers: int | None, threads: int
 def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None = None, threads: int | None = None,
               device: str = "cpu", ray_address: str | None = None, max_pack: int = DEFAULT_MAX_PACK,
               retry_failed: bool = False, on_progress: Callable[[Progress], None] | None = None,
-              command: str = "sweep run") -> SweepReport:
-    """Run every not-yet-recorded run of ``sweep`` into the folder ``out``; see the module doc."""
+              command: str = "sweep run", verbose: bool = False) -> SweepReport:
+    """Run every not-yet-recorded run of ``sweep`` into the folder ``out``; see the module doc.
+
+    A folder this call creates is removed again when it fails before any run recorded or
+    checkpointed anything (an unreachable Ray cluster, an interruption at the start): nothing is
+    left behind, and nothing that could be resumed is removed. ``verbose``
+    lets Ray's own log lines through to the terminal.
+    """
     if backend not in BACKENDS:
         raise ExpressivityError(f"unknown backend {backend!r}; use {' or '.join(BACKENDS)}")
     if isinstance(max_pack, bool) or not isinstance(max_pack, int) or max_pack < 1:
@@ -100,9 +106,35 @@ def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None 
 
         device = resolve_device(device)
     workers, threads = resolve_workers(backend, device, workers, threads)
+    if backend == "ray":
+        from expressivity.experiments.ray_backend import check_address
+
+        ray_address = check_address(ray_address)  # seconds, before any folder is made
     out = Path(out)
     only_locks = out.is_dir() and {p.name for p in out.iterdir()} <= {LOCK, WORKERS_LOCK}  # killed at once
     out = (out if only_locks else check_output_dir(out)).resolve()
+    created = not out.exists()
+    try:
+        return _run_in(out, sweep, backend, workers, threads, device, ray_address, max_pack, retry_failed,
+                       on_progress, command, verbose)
+    except BaseException:
+        if created and not _holds_work(out):
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _holds_work(out: Path) -> bool:
+    """Whether ``out`` holds a recorded run or any file of a run or pack (a checkpoint to resume)."""
+    records = out / RECORDS
+    if records.is_file() and records.stat().st_size > 0:
+        return True
+    return any(p.is_file() for sub in ("runs", "packs") for p in (out / sub).rglob("*"))
+
+
+def _run_in(out: Path, sweep: Sweep, backend, workers, threads, device, ray_address, max_pack, retry_failed,
+            on_progress, command, verbose) -> SweepReport:
     t0 = time.perf_counter()
     with FolderLock(out):
         _check_same_sweep(out, sweep)
@@ -122,7 +154,8 @@ def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None 
             order = sorted(range(len(packs)), key=lambda i: -packs[i].work())
             jobs = [(i, {"pack": packs[i].id, "configs": [c.to_dict() for c in packs[i].configs], "out": str(out),
                          "device": device, "threads": threads}) for i in order]
-            _drive(jobs, packs, todo, writer, report, backend, workers, threads, device, ray_address, on_progress)
+            _drive(jobs, packs, todo, writer, report, backend, workers, threads, device, ray_address, on_progress,
+                   verbose)
         _remove_if_empty(out / "packs")
         final = {r["id"]: r for r in read_records(out)}
         for c in sweep.configs:
@@ -157,7 +190,8 @@ def _resumable(pack: Pack, out: Path) -> bool:
     return all(checkpoint_exists(run_dir(out, c.id()) / "checkpoint") for c in pack.configs)
 
 
-def _drive(jobs, packs, todo, writer, report, backend, workers, threads, device, ray_address, on_progress) -> None:
+def _drive(jobs, packs, todo, writer, report, backend, workers, threads, device, ray_address, on_progress,
+           verbose=False) -> None:
     total_work = sum(packs[i].work() for i, _ in jobs) or 1
     state = Progress(total=len(todo))
     work_done, partial, started_at = 0, {}, time.perf_counter()
@@ -173,7 +207,7 @@ def _drive(jobs, packs, todo, writer, report, backend, workers, threads, device,
     if backend == "ray":
         from expressivity.experiments.ray_backend import run_ray
 
-        events = run_ray(jobs, address=ray_address, workers=workers, threads=threads, device=device)
+        events = run_ray(jobs, address=ray_address, workers=workers, threads=threads, device=device, verbose=verbose)
     else:
         events = run_local(jobs, workers, threads, Path(report.out))
     written: set[str] = set()

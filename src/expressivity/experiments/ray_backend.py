@@ -10,11 +10,16 @@ the sweep folder at the same path on its node: on one machine or a shared filesy
 interrupted runs resume from their checkpoints; records always come back to the driver. On a
 cluster the driver's ``expressivity`` package is shipped to the nodes (a Ray ``runtime_env``),
 so they run the driver's code; they need its Python, torch and numpy.
+
+A cluster address is tried with a plain TCP connection first (:func:`check_address`, a few
+seconds), before any folder is made: Ray's own client retries an unreachable address for many
+minutes. Ray's log lines stay off the terminal unless ``verbose``.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 from typing import Iterator
 
@@ -29,23 +34,79 @@ def _import_ray():
     return ray
 
 
-def connect(address: str | None, workers: int | None):
-    """Initialise Ray unless it already is; returns ``(ray, started_here)``."""
+CONNECT_TIMEOUT_S = 5.0  # a reachable head answers a TCP connection in milliseconds
+# Joining a cluster takes a few seconds; something that accepts connections but is not a Ray head
+# makes Ray's client wait and retry for many minutes. Start-up + check + join stays under 30 s.
+JOIN_TIMEOUT_S = 15.0
+START_HINT = "start one with 'ray start --head' and give --ray-address auto (or host:6379)"
+
+
+def check_address(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> str | None:
+    """Refuse, within ``timeout`` seconds, a Ray cluster address that nothing answers on.
+
+    ``address`` (else ``RAY_ADDRESS``) is ``host:port``, ``ray://host:port`` or ``auto`` (the
+    cluster started on this machine, found as Ray finds it); ``None`` means a private local Ray
+    and needs no check. Returns the address to use; raises a one-line :class:`ExpressivityError`.
+    """
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if address is None or address == "local":
+        return address
+    if not isinstance(address, str) or not address.strip():
+        raise ExpressivityError(f"--ray-address {address!r} is empty; give host:port (e.g. 127.0.0.1:6379) or auto")
+    target = address.strip()
+    if target == "auto":
+        target = _local_cluster_address()
+        if target is None:
+            raise ExpressivityError(f"--ray-address auto: no Ray cluster was started on this machine; {START_HINT}")
+    host, sep, port = target.split("://", 1)[-1].rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ExpressivityError(f"--ray-address {address!r} is not host:port with a port from 1 to 65535 "
+                                "(e.g. 127.0.0.1:6379), nor auto")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__).lower()
+        raise ExpressivityError(f"cannot reach Ray at {address} ({reason} within {timeout:g} s); {START_HINT}") from None
+    return address
+
+
+def _local_cluster_address() -> str | None:
+    """The address of the Ray cluster started on this machine (``ray start --head``), as Ray reads
+    it, or ``None`` when there is none."""
+    _import_ray()  # the install hint first, when Ray is missing
+    try:
+        from ray._private.services import canonicalize_bootstrap_address
+
+        return canonicalize_bootstrap_address("auto")
+    except Exception:  # Ray's private API: when it moves or finds nothing, say "no cluster"
+        return None
+
+
+def connect(address: str | None, workers: int | None, verbose: bool = False):
+    """Initialise Ray unless it already is; returns ``(ray, started_here)``. Ray's log lines
+    (its own and the tasks' output) reach the terminal only with ``verbose``."""
     ray = _import_ray()
     if ray.is_initialized():
         return ray, False
-    address = address or os.environ.get("RAY_ADDRESS") or None
-    kwargs = dict(include_dashboard=False, log_to_driver=True, configure_logging=True, logging_level="warning")
+    address = check_address(address)
+    kwargs = dict(include_dashboard=False, log_to_driver=verbose, configure_logging=True,
+                  logging_level="info" if verbose else "error")
     try:
-        if address:
-            # Ship this process's expressivity package to the cluster, so every node runs the code
-            # the driver runs (nodes need Python, torch and numpy of the same versions).
-            import expressivity
+        with _ray_lines_hidden(not verbose):
+            if address:
+                # Ship this process's expressivity package to the cluster, so every node runs the code
+                # the driver runs (nodes need Python, torch and numpy of the same versions).
+                import expressivity
 
-            package = str(Path(expressivity.__file__).resolve().parent)
-            ray.init(address=address, runtime_env={"py_modules": [package]}, **kwargs)
-        else:
-            ray.init(address="local", num_cpus=workers, **kwargs)
+                package = str(Path(expressivity.__file__).resolve().parent)
+                _within(JOIN_TIMEOUT_S, address, lambda: ray.init(address=address, runtime_env={"py_modules": [package]},
+                                                                  **kwargs))
+            else:
+                ray.init(address="local", num_cpus=workers, **kwargs)
+    except ExpressivityError:
+        raise
     except (ConnectionError, RuntimeError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         hint = ("; start one with 'ray start --head' and give --ray-address auto (or host:6379); a cluster with token "
@@ -60,6 +121,56 @@ def connect(address: str | None, workers: int | None):
     return ray, True
 
 
+def _within(seconds: float, address: str, join) -> None:
+    """Run ``join()`` (``ray.init``), giving up after ``seconds``: Ray's client cannot be told to
+    stop retrying, so it runs in a daemon thread that is left behind (the CLI exits right after)."""
+    import threading
+
+    outcome: dict = {}
+
+    def target():
+        try:
+            join()
+        except BaseException as exc:  # handed to the caller's thread below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="ray-join", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise ExpressivityError(f"Ray at {address} accepted a connection but did not answer as a Ray cluster within "
+                                f"{seconds:g} s; check the address (the head's GCS port, 6379 by default)")
+    if "error" in outcome:
+        raise outcome["error"]
+
+
+class _ray_lines_hidden:
+    """While active (``hide=True``), file descriptor 2 goes to a scratch file: Ray's C++ core writes
+    its warnings (connection retries, slow starts) straight to it, past Python's logging; they are
+    dropped (``--verbose`` keeps them on the terminal)."""
+
+    def __init__(self, hide: bool):
+        self.hide = hide
+
+    def __enter__(self):
+        if self.hide:
+            import sys
+            import tempfile
+
+            sys.stderr.flush()
+            self.scratch = tempfile.TemporaryFile()
+            self.saved = os.dup(2)
+            os.dup2(self.scratch.fileno(), 2)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if self.hide:
+            os.dup2(self.saved, 2)
+            os.close(self.saved)
+            self.scratch.close()
+        return False
+
+
 def _cause(exc: BaseException) -> str:
     """The last line of a Ray error (the remote exception), not Ray's header."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
@@ -67,10 +178,10 @@ def _cause(exc: BaseException) -> str:
 
 
 def run_ray(jobs: list[tuple[int, dict]], *, address: str | None = None, workers: int | None = None,
-            threads: int = 1, device: str = "cpu") -> Iterator[tuple[str, int, object]]:
+            threads: int = 1, device: str = "cpu", verbose: bool = False) -> Iterator[tuple[str, int, object]]:
     """Submit every job as a Ray task; yield ``("start", i, None)`` for each, then ``("done", i,
     records)`` or ``("crashed", i, reason)`` as tasks finish. Closing the generator cancels the rest."""
-    ray, started = connect(address, workers)
+    ray, started = connect(address, workers, verbose)
     from expressivity.experiments.worker import execute_pack
 
     try:

@@ -161,6 +161,10 @@ def build_config(point: dict, defaults: _Defaults | None = None) -> RunConfig:
     task = point.get("task")
     if not (isinstance(task, dict) and isinstance(task.get("name"), str) and isinstance(task.get("args", {}), dict)):
         raise ExpressivityError('every run needs "task": {"name": ..., "args": {...}}')
+    unknown = sorted(set(task) - {"name", "args"})
+    if unknown:
+        raise ExpressivityError(f"unknown task keys {', '.join(map(str, unknown))}; a task is "
+                                '{"name": ..., "args": {...}}')
     lengths = point.get("eval_lengths", [])
     if not isinstance(lengths, (list, tuple)) or any(isinstance(v, bool) or not isinstance(v, int) for v in lengths):
         raise ExpressivityError('"eval_lengths" must be a list of integers')
@@ -262,14 +266,49 @@ def load_sweep(path) -> Sweep:
     try:
         text = path.read_text()
         if suffix == ".json":
-            spec = json.loads(text)
+            spec = json.loads(text, object_pairs_hook=_object_without_repeats)
         else:
             import tomllib
 
             spec = tomllib.loads(text)
+    except _RepeatedKey as exc:
+        raise ExpressivityError(f"sweep file {path}: key {exc.args[0]!r} appears twice in one object; keep one "
+                                "(JSON would silently keep the last)") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ExpressivityError(f"sweep file {path} is not valid {suffix[1:].upper()} ({_first_line(exc)})") from None
-    return sweep_from_spec(spec, default_name=path.stem)
+        raise ExpressivityError(f"sweep file {path} is not valid {suffix[1:].upper()} "
+                                f"({_first_line(exc)}{_toml_key_at(text, exc) if suffix == '.toml' else ''})") from None
+    try:
+        return sweep_from_spec(spec, default_name=path.stem)
+    except ExpressivityError as exc:
+        raise ExpressivityError(f"sweep file {path}: {exc}") from None
+
+
+class _RepeatedKey(Exception):
+    """A key given twice in one JSON object (carries the key)."""
+
+
+def _object_without_repeats(pairs: list) -> dict:
+    """``json.loads`` object hook: a dict, refusing a key given twice (JSON itself keeps the last)."""
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise _RepeatedKey(key)
+        out[key] = value
+    return out
+
+
+def _toml_key_at(text: str, exc: Exception) -> str:
+    """``; key 'x'`` for a TOML error about a repeated key or table: tomllib names the line, not the key."""
+    import re
+
+    where = re.search(r"at line (\d+)", str(exc))
+    if where is None or not re.search(r"overwrite|declare", str(exc)):
+        return ""
+    lines = text.splitlines()
+    number = int(where.group(1))
+    line = lines[number - 1].strip() if 0 < number <= len(lines) else ""
+    key = line.strip("[] ") if line.startswith("[") else line.split("=", 1)[0].strip()
+    return f"; key {key!r} is given twice" if key else ""
 
 
 def sweep_from_spec(spec, default_name: str = "sweep") -> Sweep:
@@ -282,7 +321,24 @@ def sweep_from_spec(spec, default_name: str = "sweep") -> Sweep:
     if "grid" not in spec and "base" not in spec:
         raise ExpressivityError('a sweep needs "base" and "grid"; see "expressivity sweep --help"')
     _check_finite(spec)
-    return Sweep(tuple(expand_grid(spec)), spec.get("select") or {}, str(spec.get("name", default_name)))
+    sweep = Sweep(tuple(expand_grid(spec)), spec.get("select") or {}, str(spec.get("name", default_name)))
+    grids = spec.get("grid", {})
+    axes = {axis for grid in ([grids] if isinstance(grids, dict) else grids) for axis in grid}
+    for axis in sweep.select:
+        if axis not in axes:
+            raise ExpressivityError(f"select names {axis!r}, which is not a grid axis (axes: {', '.join(sorted(axes))}); "
+                                    "select chooses among a grid axis's values, so add it to grid or drop it")
+    _check_select_varies(sweep)
+    return sweep
+
+
+def _check_select_varies(sweep: Sweep) -> None:
+    """Refuse a selection axis on which every run has the same value: nothing to choose from."""
+    for axis in sweep.select:
+        values = {canonical_json(get_path(c.to_dict(), axis)) for c in sweep.configs}
+        if len(values) < 2:
+            raise ExpressivityError(f"select names {axis!r}, but every run has the same {axis} "
+                                    f"({next(iter(values))}); select over a setting the runs vary")
 
 
 def _check_finite(value, where: str = "sweep") -> None:
@@ -326,7 +382,12 @@ def _load_python(path: Path) -> Sweep:
             raise ExpressivityError(f"sweep file {path}: configs() item {k} is a {type(item).__name__}; "
                                     "return RunConfig objects or configuration dicts")
     name = getattr(module, "NAME", path.stem)
-    return Sweep(tuple(configs), getattr(module, "SELECT", {}) or {}, str(name))
+    try:
+        sweep = Sweep(tuple(configs), getattr(module, "SELECT", {}) or {}, str(name))
+        _check_select_varies(sweep)
+    except ExpressivityError as exc:
+        raise ExpressivityError(f"sweep file {path}: {exc}") from None
+    return sweep
 
 
 def _first_line(exc: BaseException) -> str:
