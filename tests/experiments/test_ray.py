@@ -53,3 +53,80 @@ def test_a_task_that_raises_outside_the_pack_is_reported_as_crashed(ray_local):
 def test_more_threads_than_the_cluster_has(ray_local):
     with pytest.raises(ExpressivityError, match="lower --threads"):
         list(run_ray([(0, {"pack": "x", "configs": [], "out": None})], threads=64))
+
+
+# ---- fail fast on an address where no Ray cluster answers (issue 16, item 3) --------------------
+def free_port() -> int:
+    """A port on 127.0.0.1 where nothing listens (bound by the OS, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_unreachable_ray_address_fails_in_seconds_with_one_line_and_leaves_nothing(tmp_path):
+    import time
+
+    from click.testing import CliRunner
+
+    from expressivity.cli.main import cli
+
+    spec = tmp_path / "s.json"
+    spec.write_text(json.dumps(grid_spec({"seed": [0, 1]})))
+    out = tmp_path / "o"
+    started = time.perf_counter()
+    res = CliRunner().invoke(cli, ["sweep", "run", str(spec), "--out", str(out), "--backend", "ray",
+                                   "--ray-address", f"127.0.0.1:{free_port()}"])
+    seconds = time.perf_counter() - started
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: cannot reach Ray at 127.0.0.1:"), res.stderr
+    assert seconds < 30 and not out.exists()
+
+
+@pytest.mark.parametrize("address, needle", [("nohost", "not host:port"), ("127.0.0.1:0", "port from 1 to 65535"),
+                                             ("", "empty")])
+def test_malformed_ray_addresses_are_refused_before_ray_starts(address, needle):
+    from expressivity.experiments.ray_backend import check_address
+
+    with pytest.raises(ExpressivityError, match=needle):
+        check_address(address if address else " ")
+
+
+def test_a_port_that_is_not_ray_fails_within_30_seconds_without_ray_lines(tmp_path):
+    """Something listens but is not a Ray head: Ray's client would retry for many minutes and print
+    its warnings; the command gives up in time, prints one line, and leaves no folder. Run as a
+    separate process: the abandoned join stays behind in the process until it exits."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    spec = tmp_path / "s.json"
+    spec.write_text(json.dumps(grid_spec({"seed": [0, 1]})))
+    out = tmp_path / "o"
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        port = listener.getsockname()[1]
+        started = time.perf_counter()
+        res = subprocess.run([sys.executable, "-c", "from expressivity.cli.main import main; main()", "sweep", "run",
+                              str(spec), "--out", str(out), "--backend", "ray", "--ray-address", f"127.0.0.1:{port}"],
+                             capture_output=True, text=True, timeout=120, env={**os.environ, "RAY_ADDRESS": ""})
+        seconds = time.perf_counter() - started
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.strip().splitlines() == [res.stderr.strip()] and "did not answer as a Ray cluster" in res.stderr
+    assert seconds < 30 and not out.exists()
+
+
+def test_verbose_applies_only_to_ray(tmp_path):
+    from click.testing import CliRunner
+
+    from expressivity.cli.main import cli
+
+    spec = tmp_path / "s.json"
+    spec.write_text(json.dumps(grid_spec({"seed": [0]})))
+    res = CliRunner().invoke(cli, ["sweep", "run", str(spec), "--out", str(tmp_path / "o"), "--verbose"])
+    assert res.exit_code == 2 and "--verbose" in res.stderr and not (tmp_path / "o").exists()

@@ -37,7 +37,7 @@ def _import_ray():
 CONNECT_TIMEOUT_S = 5.0  # a reachable head answers a TCP connection in milliseconds
 # Joining a cluster takes a few seconds; something that accepts connections but is not a Ray head
 # makes Ray's client wait and retry for many minutes. Start-up + check + join stays under 30 s.
-JOIN_TIMEOUT_S = 15.0
+JOIN_TIMEOUT_S = 8.0
 START_HINT = "start one with 'ray start --head' and give --ray-address auto (or host:6379)"
 
 
@@ -138,10 +138,17 @@ def _within(seconds: float, address: str, join) -> None:
     thread.start()
     thread.join(seconds)
     if thread.is_alive():
-        raise ExpressivityError(f"Ray at {address} accepted a connection but did not answer as a Ray cluster within "
+        raise _JoinAbandoned(f"Ray at {address} accepted a connection but did not answer as a Ray cluster within "
                                 f"{seconds:g} s; check the address (the head's GCS port, 6379 by default)")
     if "error" in outcome:
         raise outcome["error"]
+
+
+_ABANDONED_SCRATCH: list = []
+
+
+class _JoinAbandoned(ExpressivityError):
+    """Joining a cluster took too long; Ray's joining thread is still alive (and still writing)."""
 
 
 class _ray_lines_hidden:
@@ -164,10 +171,28 @@ class _ray_lines_hidden:
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if self.hide:
-            os.dup2(self.saved, 2)
-            os.close(self.saved)
-            self.scratch.close()
+        import sys
+
+        if not self.hide:
+            return False
+        if isinstance(exc, _JoinAbandoned) and _writes_to_fd2(sys.stderr):
+            # The abandoned join keeps writing retries to descriptor 2 until the process exits:
+            # leave 2 on the scratch file and give Python's stderr the terminal instead.
+            sys.stderr.flush()
+            _ABANDONED_SCRATCH.append(self.scratch)  # open while descriptor 2 points at it
+            sys.stderr = os.fdopen(self.saved, "w", buffering=1, encoding=sys.stderr.encoding,
+                                   errors=sys.stderr.errors)
+            return False
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        self.scratch.close()
+        return False
+
+
+def _writes_to_fd2(stream) -> bool:
+    try:
+        return stream.fileno() == 2
+    except (AttributeError, OSError, ValueError):  # a captured or replaced stderr (tests, notebooks)
         return False
 
 
