@@ -159,7 +159,8 @@ class staged_output:
     """Context manager: write a whole output folder, or nothing.
 
     Yields a fresh sibling folder ``<path>.partial-<pid>``; on success it replaces ``path``
-    (after :func:`check_output_dir` allowed it), on any failure or interruption it is removed.
+    (after :func:`check_output_dir` allowed it), on any failure or interruption it is removed,
+    with every parent folder made for it.
     """
 
     def __init__(self, path: Path, command: str | None = None):
@@ -172,7 +173,12 @@ class staged_output:
         import shutil
 
         shutil.rmtree(self.stage, ignore_errors=True)
-        self.stage.mkdir(parents=True)
+        self.created = make_parents(self.stage)
+        try:
+            self.stage.mkdir()
+        except BaseException:
+            remove_empty(self.created)
+            raise
         return self.stage
 
     def __exit__(self, exc_type, exc, tb):
@@ -180,6 +186,7 @@ class staged_output:
 
         if exc_type is not None:
             shutil.rmtree(self.stage, ignore_errors=True)
+            remove_empty(self.created)
             return False
         old = self.path.with_name(f"{self.path.name}.replaced-{self.stage.name.rsplit('-', 1)[-1]}")
         try:
@@ -191,6 +198,7 @@ class staged_output:
             if old.exists() and not self.path.exists():
                 old.rename(self.path)
             shutil.rmtree(self.stage, ignore_errors=True)
+            remove_empty(self.created)
             raise
         shutil.rmtree(old, ignore_errors=True)
         return False
@@ -351,10 +359,7 @@ class staged_file:
         self.created: list[Path] = []
 
     def __enter__(self) -> Path:
-        missing = [p for p in self.path.absolute().parents if not p.exists()]
-        for folder in reversed(missing):
-            folder.mkdir()
-            self.created.append(folder)
+        self.created = make_parents(self.path)
         return self.temp
 
     def __exit__(self, exc_type, exc, tb):
@@ -372,8 +377,27 @@ class staged_file:
 
     def _clean(self) -> None:
         self.temp.unlink(missing_ok=True)
-        for folder in reversed(self.created):
-            try:
-                folder.rmdir()
-            except OSError:
-                pass  # something else was put there meanwhile: not ours to remove
+        remove_empty(self.created)
+
+
+def make_parents(path: Path) -> list[Path]:
+    """Make the missing parent folders of ``path``, outermost first; returns those made (for
+    :func:`remove_empty`). On a failure part-way, the ones made so far are removed again."""
+    made = []
+    try:
+        for folder in reversed([p for p in Path(path).absolute().parents if not p.exists()]):
+            made.append(folder)  # first: an interruption right after mkdir must still find it
+            folder.mkdir()
+    except BaseException:
+        remove_empty(made)
+        raise
+    return made
+
+
+def remove_empty(folders: list[Path]) -> None:
+    """Remove the folders :func:`make_parents` made, innermost first, where they are still empty."""
+    for folder in reversed(folders):
+        try:
+            folder.rmdir()
+        except OSError:
+            pass  # something else was put there meanwhile: not ours to remove

@@ -1,0 +1,96 @@
+"""``--out FILE`` is as safe as ``--out FOLDER`` (issue 16, item 1): a command replaces only a file
+it wrote itself, never writes inside another command's folder, and leaves nothing half-written.
+
+Each case of the issue's "Data loss" list ran with exit 0 and destroyed the named file before."""
+
+import pytest
+
+from tests.output_tree import build_tree, changes, fingerprint, run_in
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    return build_tree(tmp_path_factory.mktemp("outputs") / "tree",
+                      only={"net", "sw", "tr", "t.csv", "t.json", "t.parquet", "f.json", "p.png", "page.html"})
+
+
+def refused(tree, args, needle):
+    before = fingerprint(tree)
+    res = run_in(tree, args)
+    errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
+    assert res.exit_code == 2 and len(errors) == 1 and needle in errors[0], (args, res.stderr)
+    assert not changes(before, fingerprint(tree)), args
+    return errors[0]
+
+
+@pytest.mark.parametrize("args", [
+    ["results", "sw", "--out", "sw/records.jsonl", "--format", "csv"],
+    ["show", "net", "--input", "1,2,3", "--out", "sw/records.jsonl"],
+    ["results", "sw", "--runs", "--format", "parquet", "--out", "sw/records.jsonl"],
+    ["results", "sw", "--out", "sw/sweep.json", "--format", "json"],
+    ["results", "sw", "--out", "sw/run.json", "--format", "json"],
+    ["fit", "sw", "--x", "train.lr", "--y", "test_metric", "--format", "json", "--out", "net/report.json"],
+    ["show", "net", "--out", "net/report.json"],
+    ["plot", "sw", "--x", "train.lr", "--out", "tr/loss_curve.png"],
+    # a new file inside another command's folder is refused as well: that folder is not ours
+    ["results", "sw", "--format", "csv", "--out", "sw/table.csv"],
+    ["show", "net", "--out", "tr/seed_0/page.html"],
+])
+def test_another_commands_file_or_folder_is_never_written(tree, args):
+    refused(tree, args, "the output of")
+
+
+@pytest.mark.parametrize("args, kind", [
+    (["results", "sw", "--format", "json", "--out", "f.json"], "JSON result written by 'results'"),  # fit's
+    (["fit", "sw", "--x", "train.lr", "--y", "test_metric", "--format", "json", "--out", "t.json"], "written by 'fit'"),
+    (["results", "sw", "--format", "csv", "--out", "t.json"], "CSV table"),
+    (["fit", "sw", "--x", "train.lr", "--y", "test_metric", "--format", "parquet", "--out", "t.parquet"], "Parquet"),
+    (["results", "sw", "--format", "csv", "--out", "page.html"], "CSV table"),
+    (["show", "net", "--out", "p.png"], "HTML page"),
+    (["plot", "sw", "--x", "train.lr", "--out", "mine.png"], "PNG figure"),
+    (["results", "sw", "--format", "json", "--out", "mine.txt"], "JSON result"),
+    (["results", "sw", "--format", "csv", "--out", "notes/mine.csv"], "CSV table"),
+])
+def test_a_file_of_other_origin_is_not_replaced(tree, args, kind):
+    (tree / "mine.png").write_bytes((tree / "tr" / "loss_curve.png").read_bytes())  # a PNG, not plot's
+    refused(tree, args, kind)
+
+
+@pytest.mark.parametrize("args, name", [
+    (["results", "sw", "--format", "csv", "--out", "t.csv"], "t.csv"),
+    (["results", "sw", "--format", "json", "--out", "t.json"], "t.json"),
+    (["results", "sw", "--runs", "--format", "parquet", "--out", "t.parquet"], "t.parquet"),
+    (["fit", "sw", "--x", "train.lr", "--y", "test_metric", "--format", "json", "--out", "f.json"], "f.json"),
+    (["plot", "sw", "--x", "train.lr", "--out", "p.png"], "p.png"),
+    (["show", "net", "--out", "page.html"], "page.html"),
+])
+def test_a_file_the_same_command_wrote_is_replaced_atomically(tree, args, name):
+    before = fingerprint(tree)
+    res = run_in(tree, args)
+    assert res.exit_code == 0, res.stderr
+    changed = changes(before, fingerprint(tree))
+    assert changed <= {name}  # nothing else, no temporary file left beside it
+    assert not [p.name for p in tree.iterdir() if ".partial" in p.name]
+
+
+def test_a_dangling_link_leaves_no_partial_folder_or_file(tree):
+    # before: a complete 'dangling.json.partial-<pid>/' folder stayed behind
+    refused(tree, ["circuit", "reverse", "--out", "dangling.json"], "symbolic link")
+    refused(tree, ["results", "sw", "--format", "json", "--out", "dangling.json"], "symbolic link")
+    refused(tree, ["show", "net", "--out", "dangling.json"], "symbolic link")
+
+
+@pytest.mark.parametrize("args", [
+    ["circuit", "reverse", "--out", "afile/sub"],
+    ["results", "sw", "--format", "csv", "--out", "afile/x.csv"],
+    ["plot", "sw", "--x", "train.lr", "--out", "afile/deeper/x.png"],
+])
+def test_a_file_where_a_folder_is_expected_is_refused(tree, args):
+    refused(tree, args, "is a file, not a folder")
+
+
+def test_a_failure_after_the_check_leaves_no_new_folders(tree):
+    # the check passes (a new path), then the query fails: the folders made for the output go too
+    refused(tree, ["results", "sw", "--metric", "no_such_column", "--format", "csv", "--out", "new/deep/x.csv"],
+            "no_such_column")
+    assert not (tree / "new").exists()
