@@ -1,0 +1,106 @@
+"""``expressivity.records``: output folders and files are written whole or not at all, and only
+where nothing of anyone else's is replaced."""
+
+import json
+
+import pytest
+
+from expressivity.errors import ExpressivityError
+from expressivity.records import (OutputFile, check_output_dir, check_output_file, png_text, run_record, staged_file,
+                                  staged_output, write_json)
+
+
+def test_a_file_is_written_whole_through_a_temporary_name(tmp_path):
+    out = tmp_path / "a" / "b" / "t.json"
+    with staged_file(out, OutputFile.json("results")) as temp:
+        assert temp.parent == out.parent and temp.suffix == ".json" and temp != out
+        temp.write_text(json.dumps({"run": run_record("results", {})}))
+        assert not out.exists()  # nothing at the final name until the write is complete
+    assert json.loads(out.read_text())["run"]["command"] == "results"
+    assert sorted(p.name for p in out.parent.iterdir()) == ["t.json"]
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("boom"), KeyboardInterrupt()])
+def test_a_failed_or_interrupted_write_leaves_nothing_not_even_folders(tmp_path, failure):
+    out = tmp_path / "new" / "deep" / "t.csv"
+    with pytest.raises(type(failure)):
+        with staged_file(out, OutputFile.csv("results", "a,b")) as temp:
+            temp.write_text("a,b\n1,")
+            raise failure
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_replacement_keeps_the_old_file(tmp_path):
+    out = tmp_path / "t.csv"
+    out.write_text("a,b\n1,2\n")
+    with pytest.raises(RuntimeError):
+        with staged_file(out, OutputFile.csv("results", "a,b")) as temp:
+            temp.write_text("a,b\n")
+            raise RuntimeError
+    assert out.read_text() == "a,b\n1,2\n" and [p.name for p in tmp_path.iterdir()] == ["t.csv"]
+
+
+def test_recognisers_accept_only_what_the_same_command_wrote(tmp_path):
+    path = tmp_path / "x"
+    path.write_text(json.dumps({"run": {"command": "fit"}}))
+    assert OutputFile.json("fit").recognise(path) and not OutputFile.json("results").recognise(path)
+    path.write_text(json.dumps({"command": "fit"}))  # a run.json: not a result
+    assert not OutputFile.json("fit").recognise(path)
+    path.write_text("a,b\r\n1,2\r\n")
+    assert OutputFile.csv("results", "a,b\n").recognise(path) and not OutputFile.csv("results", "a,c").recognise(path)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 20)  # a corrupt PNG: no text, not recognised, no error
+    assert png_text(path) == {} and not OutputFile.png("plot").recognise(path)
+    path.write_text("<html><head>" + "x" * 5000 + '<meta name="generator" content="expressivity show">')
+    assert not OutputFile.tagged("show", "an HTML page", b'content="expressivity show"').recognise(path)
+
+
+def test_a_figure_carries_its_command(tmp_path):
+    pytest.importorskip("matplotlib")
+    from expressivity.figures import pyplot, save
+
+    fig, _ = pyplot().subplots()
+    save(fig, tmp_path / "p.png", software=OutputFile.software("plot"))
+    assert png_text(tmp_path / "p.png")["Software"] == "expressivity plot"
+    assert OutputFile.png("plot").recognise(tmp_path / "p.png") and not OutputFile.png("show").recognise(tmp_path / "p.png")
+
+
+@pytest.mark.parametrize("make, needle", [
+    (lambda p: p.mkdir(), "is a folder"),
+    (lambda p: p.symlink_to(p.parent / "nowhere"), "symbolic link"),
+    (lambda p: p.write_text("mine"), "not a JSON result written by 'results'"),
+])
+def test_check_output_file_refuses(tmp_path, make, needle):
+    path = tmp_path / "x.json"
+    make(path)
+    with pytest.raises(ExpressivityError, match=needle):
+        check_output_file(path, OutputFile.json("results"))
+
+
+def test_nothing_is_written_inside_another_commands_folder(tmp_path):
+    write_json(tmp_path / "run" / "run.json", run_record("train", {}))
+    for check in (lambda p: check_output_file(p, OutputFile.json("results")), lambda p: check_output_dir(p, "circuit")):
+        with pytest.raises(ExpressivityError, match="the output of 'train'"):
+            check(tmp_path / "run" / "sub" / "x.json")
+    check_output_dir(tmp_path / "run", "train")  # the folder itself may be replaced by its own command
+
+
+def test_a_staged_folder_leaves_no_parents_and_refuses_a_dangling_link(tmp_path):
+    with pytest.raises(KeyboardInterrupt):
+        with staged_output(tmp_path / "a" / "b" / "out", "circuit") as stage:
+            (stage / "f").write_text("x")
+            raise KeyboardInterrupt
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "link").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(ExpressivityError, match="symbolic link to nothing"):
+        staged_output(tmp_path / "link", "circuit")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link"]
+
+
+def test_the_rename_into_place_failing_removes_the_stage(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    staging = staged_output(out, "circuit")
+    with pytest.raises(OSError):
+        with staging as stage:
+            (stage / "f").write_text("x")
+            out.symlink_to(tmp_path / "nowhere")  # appears meanwhile: a folder cannot be renamed onto it
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"] and out.is_symlink()
