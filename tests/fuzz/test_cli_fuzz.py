@@ -36,7 +36,7 @@ from expressivity.cli.main import cli
 from tests.output_tree import DANGLING, FILES, FOLDERS, USER_FILES, build_tree, changes, fingerprint, run_in
 
 PROFILES = {  # examples per command, seconds before a run is interrupted
-    "ci": (6, 2.0),
+    "ci": (10, 2.0),
     "long": (150, 10.0),
 }
 PROFILE = os.environ.get("EXPRESSIVITY_FUZZ", "ci")
@@ -160,8 +160,30 @@ def run_interruptible(root: Path, argv: list[str]):
     return result, state["fired"]
 
 
+def import_everything() -> None:
+    """Import every module a command may load, once, before any run can be interrupted: an
+    interruption in the middle of an import (torch takes seconds) leaves a half-imported module in
+    this process and breaks every later run; a real Ctrl-C ends the process instead."""
+    import importlib
+    import pkgutil
+
+    import expressivity
+
+    for module in pkgutil.walk_packages(expressivity.__path__, "expressivity."):
+        try:
+            importlib.import_module(module.name)
+        except ImportError:  # an optional extra that is not installed
+            pass
+    for name in ("torch", "duckdb", "matplotlib.pyplot", "transformer_lens", "safetensors.numpy"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory, request):
+    import_everything()
     root = build_tree(tmp_path_factory.mktemp("fuzz") / "tree")
     counts: dict[str, int] = {}
     yield root, counts

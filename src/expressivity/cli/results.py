@@ -54,10 +54,14 @@ def _output_kind(fmt: str, command: str, head) -> "OutputFile":
 
 
 def _check_out(out: Path | None, fmt: str, command: str) -> None:
-    """Refuse an --out file that must not be replaced, before any work (columns come later)."""
+    """Refuse an --out file that must not be replaced, or a format that needs none, before any work."""
     from expressivity.records import check_output_file
 
-    if out is not None and fmt in ("csv", "json", "parquet"):
+    if fmt == "parquet" and out is None:
+        raise click.UsageError("--format parquet needs --out FILE.parquet")
+    if fmt == "table" and out is not None:
+        raise click.UsageError("--out writes csv, json or parquet; add --format")
+    if out is not None:
         check_output_file(out, _output_kind(fmt, command, None))
 
 

@@ -19,7 +19,7 @@ from click.core import ParameterSource
 
 from expressivity.cli.common import console, emit_json, err_console, run_record, write_json
 from expressivity.errors import ExpressivityError
-from expressivity.records import check_output_dir
+from expressivity.records import check_output_dir, make_parents, remove_empty
 
 # Options that choose how a command runs, not what it computes: allowed with --resume.
 EXECUTION_OPTIONS = ("resume", "json", "threads", "as_json", "device")
@@ -204,6 +204,7 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
                 raise ExpressivityError(f"--out {out} already holds a run; continue it with --resume {out} "
                                         "or choose a new folder")
     created = out is not None and not out.exists()
+    made = make_parents(out) if created else []
     record = run_record("train", configs[0].to_dict(), configs[0].seed) | {
         "seeds": [c.seed for c in configs], "ids": [c.id() for c in configs], "ensemble": ensemble, "device": device}
     try:
@@ -217,6 +218,7 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
         kept = out is not None and any(out.rglob("config.json"))
         if created and not kept:
             shutil.rmtree(out, ignore_errors=True)
+            remove_empty(made)
         from expressivity.training.interrupt import TrainingInterrupted
 
         if isinstance(exc, TrainingInterrupted):

@@ -27,7 +27,7 @@ from expressivity.experiments.packing import DEFAULT_MAX_PACK, Pack, plan_packs
 from expressivity.experiments.store import LOCK, RECORDS, WORKERS_LOCK, FolderLock, RecordWriter, read_records
 from expressivity.experiments.sweep import Sweep
 from expressivity.experiments.worker import failed_record, pack_dir, run_dir
-from expressivity.records import check_output_dir, run_record, write_json
+from expressivity.records import check_output_dir, make_parents, remove_empty, run_record, write_json
 
 BACKENDS = ("local", "ray")
 
@@ -114,6 +114,7 @@ def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None 
     only_locks = out.is_dir() and {p.name for p in out.iterdir()} <= {LOCK, WORKERS_LOCK}  # killed at once
     out = (out if only_locks else check_output_dir(out)).resolve()
     created = not out.exists()
+    made = make_parents(out) if created else []
     try:
         return _run_in(out, sweep, backend, workers, threads, device, ray_address, max_pack, retry_failed,
                        on_progress, command, verbose)
@@ -122,6 +123,7 @@ def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None 
             import shutil
 
             shutil.rmtree(out, ignore_errors=True)
+            remove_empty(made)
         raise
 
 
