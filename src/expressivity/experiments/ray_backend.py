@@ -48,7 +48,8 @@ def check_address(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> st
     cluster started on this machine, found as Ray finds it); ``None`` means a private local Ray
     and needs no check. Returns the address to use; raises a one-line :class:`ExpressivityError`.
     """
-    address = address or os.environ.get("RAY_ADDRESS") or None
+    if address is None:
+        address = os.environ.get("RAY_ADDRESS") or None
     if address is None or address == "local":
         return address
     if not isinstance(address, str) or not address.strip():
