@@ -104,3 +104,9 @@ def test_the_rename_into_place_failing_removes_the_stage(tmp_path, monkeypatch):
             (stage / "f").write_text("x")
             out.symlink_to(tmp_path / "nowhere")  # appears meanwhile: a folder cannot be renamed onto it
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"] and out.is_symlink()
+
+
+def test_library_callers_may_nest_outputs_in_their_own_folder(tmp_path):
+    # a claim's sweeps live inside the claim's folder (reproduce NAME/sweep/): no command given
+    write_json(tmp_path / "claim" / "run.json", run_record("reproduce wang-e-3", {}))
+    assert check_output_dir(tmp_path / "claim" / "sweep") == tmp_path / "claim" / "sweep"

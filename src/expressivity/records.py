@@ -97,7 +97,8 @@ def check_output_dir(path: Path, command: str | None = None) -> Path:
     Allowed: a path that does not exist, an empty folder, or a folder this package wrote before
     (it holds ``run.json``), which is replaced as a whole when the new output is complete. With
     ``command``, only a folder written by that same command (``run.json``'s ``command``) may be
-    replaced: a training run, a sweep or another construction's folder is never overwritten.
+    replaced: a training run, a sweep or another construction's folder is never overwritten, and
+    the path may not lie inside another command's output folder.
     """
     from expressivity.errors import ExpressivityError
 
@@ -108,7 +109,8 @@ def check_output_dir(path: Path, command: str | None = None) -> Path:
         raise ExpressivityError(f"--out {path} is the current folder, which would be replaced; name a new folder")
     # The output is staged beside the folder and renamed into place: the parent must be writable.
     check_writable_parent(path)
-    _refuse_inside_other_output(path)
+    if command is not None:  # a command's --out; library callers nest outputs in their own folders
+        refuse_inside_other_output(path)
     if path.is_symlink() and not path.is_dir():
         # A dangling link: renaming the finished folder onto it would fail after all the work.
         raise ExpressivityError(f"--out {path} is a symbolic link to nothing; choose a new folder name")
@@ -218,7 +220,7 @@ def written_by(folder: Path) -> str | None:
     return command if isinstance(command, str) else None
 
 
-def _refuse_inside_other_output(path: Path) -> None:
+def refuse_inside_other_output(path: Path) -> None:
     """Refuse a path inside an existing output folder (a sweep, a training run, a construction):
     that folder belongs to the command that wrote it, and a file added or replaced there would be
     read, resumed or replaced with it."""
@@ -330,7 +332,7 @@ def check_output_file(path, output: OutputFile) -> Path:
     if path.is_dir():
         raise ExpressivityError(f"--out {path} is a folder; give a file name")
     check_writable_parent(path)
-    _refuse_inside_other_output(path)
+    refuse_inside_other_output(path)
     if path.is_symlink():
         raise ExpressivityError(f"--out {path} is a symbolic link; give the name of a new file, not a link")
     if path.exists():

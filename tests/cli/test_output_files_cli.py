@@ -35,6 +35,8 @@ def refused(tree, args, needle):
     # a new file inside another command's folder is refused as well: that folder is not ours
     ["results", "sw", "--format", "csv", "--out", "sw/table.csv"],
     ["show", "net", "--out", "tr/seed_0/page.html"],
+    ["sweep", "run", "sw.json", "--out", "net/sweep"],  # and no output folder either
+    ["circuit", "reverse", "--out", "tr/circuit"],
 ])
 def test_another_commands_file_or_folder_is_never_written(tree, args):
     refused(tree, args, "the output of")

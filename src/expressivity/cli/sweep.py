@@ -71,6 +71,9 @@ def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, m
         raise click.UsageError("--ray-address applies with --backend ray")
     if backend != "ray" and verbose:
         raise click.UsageError("--verbose shows Ray's log lines; it applies with --backend ray")
+    from expressivity.records import refuse_inside_other_output
+
+    refuse_inside_other_output(out)
     with warnings_as_lines(), human_output_to_stderr(as_json):
         sw = load_sweep(sweep_file)
         label = f"sweep {sw.name}"
