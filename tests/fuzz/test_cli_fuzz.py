@@ -37,7 +37,7 @@ from tests.output_tree import DANGLING, FILES, FOLDERS, USER_FILES, build_tree, 
 
 PROFILES = {  # examples per command, seconds before a run is interrupted
     "ci": (10, 2.0),
-    "long": (150, 10.0),
+    "long": (100, 5.0),
 }
 PROFILE = os.environ.get("EXPRESSIVITY_FUZZ", "ci")
 if PROFILE not in PROFILES:
