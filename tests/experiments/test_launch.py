@@ -11,7 +11,7 @@ from expressivity.experiments import read_records, run_sweep, sweep_from_spec
 from expressivity.experiments.local import run_local
 from expressivity.training import run, run_ensemble
 
-from tests.experiments.helpers import grid_spec
+from tests.experiments.helpers import BASE, grid_spec
 
 
 def lines(out):
@@ -98,3 +98,16 @@ def test_bad_settings_are_refused_before_anything_runs(tmp_path, kwargs, needle)
     with pytest.raises(ExpressivityError, match=needle):
         run_sweep(sweep_from_spec(grid_spec({"seed": [0]})), tmp_path / "s", **kwargs)
     assert not (tmp_path / "s").exists()
+
+
+def test_a_claims_sweep_lives_inside_the_claims_folder_and_a_failed_start_leaves_nothing(tmp_path):
+    from expressivity.records import run_record, write_json
+
+    write_json(tmp_path / "claim" / "run.json", run_record("reproduce wang-e-3", {}))
+    base = {**BASE, "train": {**BASE["train"], "steps": 2, "eval_every": 1, "checkpoint_every": 1}}
+    sw = sweep_from_spec(grid_spec({"seed": [0]}, base=base))
+    assert run_sweep(sw, tmp_path / "claim" / "sweep", workers=1).done == 1
+    # a Ray address where nothing listens: refused before the folder (or its parents) is made
+    with pytest.raises(ExpressivityError, match="cannot reach Ray"):
+        run_sweep(sw, tmp_path / "new" / "deep" / "sweep", backend="ray", ray_address="127.0.0.1:1")
+    assert not (tmp_path / "new").exists()
