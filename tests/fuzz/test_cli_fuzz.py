@@ -21,7 +21,6 @@ of inputs tried per command is stored in pytest's cache: ``pytest --cache-show '
 
 from __future__ import annotations
 
-import math
 import os
 import signal
 from pathlib import Path
@@ -131,10 +130,6 @@ def own_outputs(path: tuple, argv: list[str]) -> list[str]:
 def is_within(changed: str, own: list[str]) -> bool:
     changed = os.path.normpath(changed)
     return any(o == "." or changed == o or changed.startswith(o.rstrip("/") + "/") for o in own)
-
-
-class Interrupted(Exception):
-    pass
 
 
 def run_interruptible(root: Path, argv: list[str]):

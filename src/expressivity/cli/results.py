@@ -69,9 +69,7 @@ def _write(head, rows, fmt: str, out: Path | None, meta: dict) -> None:
     from expressivity.experiments.query import to_csv, to_records, write_parquet
     from expressivity.records import OutputFile, run_record, staged_file
 
-    if fmt == "parquet":
-        if out is None:
-            raise click.UsageError("--format parquet needs --out FILE.parquet")
+    if fmt == "parquet":  # with --out: _check_out ran first
         with staged_file(out, _output_kind(fmt, meta["command"], head)) as temp:
             write_parquet(head, rows, temp, OutputFile.software(meta["command"]))
         console.print(f"wrote {len(rows)} rows to {out}", markup=False, soft_wrap=True)
@@ -86,8 +84,6 @@ def _write(head, rows, fmt: str, out: Path | None, meta: dict) -> None:
         text = json.dumps(jsonable({**meta, "columns": head, "rows": to_records(head, rows),
                                     "run": run_record(meta.get("command", ""), meta)})) + "\n"
     else:
-        if out is not None:
-            raise click.UsageError("--out writes csv, json or parquet; add --format")
         _print_table(head, rows, meta.get("title", ""))
         return
     if out is None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from expressivity.cli.common import console, emit_json, human_output_to_stderr, run_record
