@@ -98,7 +98,7 @@ def _target_check(saved: Saved, export, folder: Path, n: int, seed: int) -> dict
     if found is None or export.hardmax_lambda is not None:   # a softmax copy of a hardmax network: no proven bound here
         return None
     target_fn, bound, input_range = found
-    X = verification_input(saved.network, n, seed=seed + 1) * min(1.0, input_range)
+    X = verification_input(saved.network, n, seed=seed + 1) * min(1.0, input_range / 2)   # [-1, 1): spread 2
     bridge = tl.load_bridge(folder, "float64")
     with torch.no_grad():
         logits, _ = bridge.run_with_cache(tl.bridge_input(bridge, X, export.input_bias))

@@ -96,7 +96,7 @@ def _check_scale(scale) -> None:
 
 def _check_accuracy(input_range, tolerance) -> None:
     """The options every scaled circuit takes: a positive finite input range and tolerance."""
-    require_number(input_range, "input_range (the largest |value| the bound covers)", positive=True)
+    require_number(input_range, "input_range (max - min of the values the bound covers)", positive=True)
     require_number(tolerance, "tolerance", positive=True)
 
 
