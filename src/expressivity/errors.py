@@ -60,3 +60,15 @@ def require_type(value, kinds, name: str, hint: str = "") -> None:
         kinds = kinds if isinstance(kinds, tuple) else (kinds,)
         want = " or ".join(k.__name__ for k in kinds)
         raise ExpressivityError(f"{name} must be a {want}, got {type(value).__name__}" + (f"; {hint}" if hint else ""))
+
+
+def require_path(value, name: str, optional: bool = False):
+    """``value`` (a ``str`` or ``os.PathLike``, not empty) as a :class:`pathlib.Path`; ``None`` passes when ``optional``."""
+    import os
+    from pathlib import Path
+
+    if value is None and optional:
+        return None
+    if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        raise ExpressivityError(f"{name} must be a path (str or Path){' or None' if optional else ''}, got {value!r}")
+    return Path(value)

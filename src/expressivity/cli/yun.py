@@ -15,7 +15,7 @@ from click.core import ParameterSource
 from expressivity.cli.common import console, emit_json, err_console, jsonable, run_record, write_json
 from expressivity.records import check_output_dir, staged_output
 from expressivity.errors import ExpressivityError
-MAX_SAMPLES = 10 ** 7
+MAX_SAMPLES = 10 ** 7          # = constructions.yun.build.MAX_SAMPLES (not imported here: startup time)
 CONTEXTUAL_BUDGET = 2_000_000  # = constructions.yun.size.DEFAULT_CONTEXTUAL_BUDGET (about 20 s of exact arithmetic)
 
 # ---- parsing -----------------------------------------------------------------------------------
