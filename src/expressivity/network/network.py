@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from expressivity.errors import NetworkError
+from expressivity.network.labels import summarise_labels
 from expressivity.network.layers import LAYERS, Layer, LayerNorm, layer_from_dict
 from expressivity.network.lengths import ValidLengths, common_lengths, refusal
 from expressivity.network.numbers import as_weight
@@ -251,11 +252,11 @@ class Network:
             f"Network {self.name!r}: d={self.d}, length={length}, "
             f"layers={counts['total']} ({counts['attention']} attention, {counts['feedforward']} feed-forward{mixing}), "
             f"parameters={self.parameter_count()}",
-            "  residual: " + ", ".join(f"{k}:{lab}" for k, lab in enumerate(self.labels)),
+            "  residual: " + summarise_labels(self.labels, numbered=True),
         ]
         if self.embedding is not None:
             bias = " + bias" if self.embedding_bias is not None else ""
-            lines.append(f"  input: {', '.join(self.input_labels)} -> embedding {self.embedding.shape}{bias}")
+            lines.append(f"  input: {summarise_labels(self.input_labels)} -> embedding {self.embedding.shape}{bias}")
         elif self.embedding_bias is not None:
             lines.append("  input: + bias")
         if self.positional_encoding is not None:
@@ -272,7 +273,7 @@ class Network:
         if self.readout is not None or self.readout_bias is not None:
             outs = self.output_labels or tuple(f"y[{k}]" for k in range(self.d_out))
             bias = " + bias" if self.readout_bias is not None else ""
-            lines.append(f"  readout{bias} -> {', '.join(outs)}")
+            lines.append(f"  readout{bias} -> {summarise_labels(outs)}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -310,4 +311,3 @@ class Network:
                    get("embedding"), get("embedding_bias"), d.get("input_labels"), get("readout_bias"),
                    None if norm is None else LayerNorm.from_dict(norm, arrays.scope("final_norm.")), d.get("max_length"),
                    None if valid is None else ValidLengths.from_dict(valid))
-
