@@ -28,16 +28,14 @@ def test_tables_fit_80_columns_uncut(args):
     assert max(map(len, out.splitlines())) <= 80 and "…" not in out, out
 
 
-def test_the_yun_demo_table_fits_80_columns_and_explains_its_columns(tmp_path):
+def test_the_yun_demo_table_fits_80_columns_and_explains_its_columns(tmp_path, monkeypatch):
+    from rich.console import Console
+
     from expressivity.cli import yun as yun_cli
 
     buffer = io.StringIO()
-    saved_file, saved_width = yun_cli.console.file, yun_cli.console.width
-    yun_cli.console.file, yun_cli.console.width = buffer, 80
-    try:
-        yun_cli.demo_section(tmp_path)
-    finally:
-        yun_cli.console.file, yun_cli.console.width = saved_file, saved_width
+    monkeypatch.setattr(yun_cli, "console", Console(file=buffer, width=80, highlight=False))
+    yun_cli.demo_section(tmp_path)
     text = buffer.getvalue()
     assert "…" not in text and max(map(len, text.splitlines())) <= 80, text
     assert "params/bound: parameters of the softened network over the paper's counting lower bound" in " ".join(
@@ -83,3 +81,29 @@ def test_a_trained_networks_summary_names_its_thousands_of_dimensions_in_one_ran
     summary = net.summary()
     assert "1-64:" not in summary and "0-63:h[0..63]" in summary and "token 0..299" in summary
     assert "y[0..299]" in summary and len(summary) < 2000
+
+
+def test_the_clis_copies_of_library_constants_agree_with_the_library():
+    """The CLI repeats a few constants so that --help need not import the library; they must not drift."""
+    from expressivity.cli import circuits as circuits_cli
+    from expressivity.cli import run as run_cli
+    from expressivity.cli import yun as yun_cli
+    from expressivity.constructions.circuits import DEFAULT_TOLERANCE, MAX_LENGTH
+    from expressivity.constructions.circuits.check import DTYPES
+    from expressivity.constructions.yun.build import MAX_SAMPLES
+    from expressivity.network.evaluate import DTYPES as EVALUATOR_DTYPES
+
+    assert (circuits_cli.MAX_LENGTH, circuits_cli.DEFAULT_TOLERANCE, circuits_cli.DTYPES) == (MAX_LENGTH,
+                                                                                              DEFAULT_TOLERANCE, DTYPES)
+    assert run_cli.DTYPES == EVALUATOR_DTYPES and yun_cli.MAX_SAMPLES == MAX_SAMPLES
+
+
+@pytest.mark.parametrize("command, unwanted", [("--help", ("expressivity.network", "expressivity.constructions", "torch")),
+                                                 ("circuits", ("torch", "expressivity.training"))])
+def test_help_and_circuits_import_only_what_they_need(command, unwanted):
+    """Start-up time: ``--help`` loads no library module, ``circuits`` no torch (benchmarks/bench_startup.py times it)."""
+    code = (f"import sys\nfrom expressivity.cli.main import cli\nsys.argv = ['expressivity', {command!r}]\n"
+            "try:\n    cli()\nexcept SystemExit:\n    pass\n"
+            f"print([m for m in {unwanted!r} if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120).stdout
+    assert out.strip().splitlines()[-1] == "[]", out

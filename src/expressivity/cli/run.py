@@ -4,12 +4,10 @@ from __future__ import annotations
 
 
 import click
-import numpy as np
-from rich.markup import escape
-from rich.table import Table
 
 from expressivity.cli.common import console, emit_json, human_output_to_stderr, run_record, warn
-from expressivity.network.evaluate import DTYPES
+
+DTYPES = ("exact", "float64", "float32", "torch-float64")   # = network.evaluate.DTYPES (not imported: start-up time)
 
 MAX_COLUMNS = 16   # tables printed for people show at most this many dimensions (--json has all), fewer on narrow terminals
 
@@ -47,7 +45,11 @@ def run(path, input_text, dtype, residuals, allow_length, as_json):
     _print(result)
 
 
-def _table(title: str, values, columns, rows) -> Table:
+def _table(title: str, values, columns, rows):
+    import numpy as np
+    from rich.markup import escape
+    from rich.table import Table
+
     from expressivity.export.run import fmt
 
     values = np.asarray(values, dtype=object)

@@ -9,7 +9,6 @@ from fractions import Fraction
 from pathlib import Path
 
 import click
-import numpy as np
 from click.core import ParameterSource
 
 from expressivity.cli.common import console, emit_json, err_console, jsonable, run_record, write_json
@@ -45,8 +44,10 @@ def parse_deltas(text: str) -> list[int]:
     return Ns
 
 
-def parse_input(text: str, n: int, d: int) -> np.ndarray:
+def parse_input(text: str, n: int, d: int):
     """Tokens separated by ``;``, coordinates by ``,``; ints, decimals and ``p/q`` allowed."""
+    import numpy as np
+
     tokens = [tok for tok in text.split(";")]
     if any(not tok.strip() for tok in tokens):
         raise click.BadParameter(f"{text!r} has an empty token; separate tokens by single ';' (e.g. \"0,1/2;1/4,0\")")
