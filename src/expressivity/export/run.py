@@ -52,8 +52,13 @@ def input_dims(net: Network) -> list[int] | None:
 
 def input_help(net: Network) -> str:
     """How to write an input for this network, in one sentence."""
-    n = net.length
-    count = f"exactly {n} tokens" if n else (f"1 to {net.max_length} tokens" if net.max_length else "any number of tokens")
+    valid = net.lengths
+    if valid.is_any:
+        count = "any number of tokens"
+    elif valid.values is not None:
+        count = f"exactly {valid.values[0]} tokens" if len(valid.values) == 1 else f"{valid.describe()} tokens"
+    else:
+        count = f"{valid.lo} to {valid.hi} tokens" if valid.hi is not None else f"at least {valid.lo} tokens"
     if takes_tokens(net):
         return f"token ids in 0..{net.d_in - 1}, e.g. '0,1,2' ({count})"
     dims = input_dims(net)
