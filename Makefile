@@ -25,6 +25,7 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(VENV)/bin/expressivity demo --out $(DEMO_OUT)
+	@echo "expressivity is installed in $(CURDIR)/$(VENV)/bin: run 'source $(VENV)/bin/activate' to put it on your PATH"
 
 test: $(STAMP) chromium
 	EXPRESSIVITY_REQUIRE_BROWSER=1 EXPRESSIVITY_REQUIRE_INTERP=1 $(PY) -m pytest -q -n 2 --dist loadfile

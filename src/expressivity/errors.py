@@ -19,3 +19,56 @@ class EvaluationError(ExpressivityError):
 
 class BudgetError(ExpressivityError):
     """A requested object would exceed a size budget; the message carries the estimate."""
+
+
+# ---- argument checks shared by the public API (one-line messages, like the CLI's) -----------
+
+def require_int(value, name: str, lo: int | None = None, hi: int | None = None) -> int:
+    """``value`` as an int within ``[lo, hi]``, or an :class:`ExpressivityError` naming ``name``."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise ExpressivityError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        where = f">= {lo}" if hi is None else (f"<= {hi}" if lo is None else f"between {lo} and {hi}")
+        raise ExpressivityError(f"{name} must be {where}, got {value}")
+    return value
+
+
+def require_number(value, name: str, *, lo: float | None = None, positive: bool = False,
+                   allow_inf: bool = False) -> float:
+    """``value`` as a float (finite unless ``allow_inf``; ``> 0`` if ``positive``; ``>= lo``), else one line."""
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+        raise ExpressivityError(f"{name} must be a number, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ExpressivityError(f"{name} must be a number, got {value!r}") from None
+    if math.isnan(number) or (math.isinf(number) and not allow_inf):
+        raise ExpressivityError(f"{name} must be a finite number, got {value!r}")
+    if positive and number <= 0:
+        raise ExpressivityError(f"{name} must be positive, got {value!r}")
+    if lo is not None and number < lo:
+        raise ExpressivityError(f"{name} must be >= {lo:g}, got {value!r}")
+    return number
+
+
+def require_type(value, kinds, name: str, hint: str = "") -> None:
+    """One-line :class:`ExpressivityError` unless ``value`` is an instance of ``kinds``."""
+    if not isinstance(value, kinds):
+        kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+        want = " or ".join(k.__name__ for k in kinds)
+        raise ExpressivityError(f"{name} must be a {want}, got {type(value).__name__}" + (f"; {hint}" if hint else ""))
+
+
+def require_path(value, name: str, optional: bool = False):
+    """``value`` (a ``str`` or ``os.PathLike``, not empty) as a :class:`pathlib.Path`; ``None`` passes when ``optional``."""
+    import os
+    from pathlib import Path
+
+    if value is None and optional:
+        return None
+    if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        raise ExpressivityError(f"{name} must be a path (str or Path){' or None' if optional else ''}, got {value!r}")
+    return Path(value)

@@ -7,17 +7,17 @@ from fractions import Fraction
 from pathlib import Path
 
 import click
-import numpy as np
-from rich.table import Table
 
 from expressivity.cli.common import PositiveNumber, console, emit_json, err_console, run_record
-from expressivity.constructions.circuits import CIRCUITS, DEFAULT_TOLERANCE, MAX_LENGTH
-from expressivity.constructions.circuits.check import (ARITHMETIC, DTYPES, circuit_equivariance, default_values,
-                                                       run_circuit)
 from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir, staged_output, write_json
 
 MAX_PRINTED_ROWS = 16
+# The library's limits, repeated here so that `expressivity --help` and `circuits` need not import the
+# constructions (start-up time); tests/cli/test_help_and_tables.py checks that they agree.
+MAX_LENGTH = 4096                            # = constructions.circuits.MAX_LENGTH
+DEFAULT_TOLERANCE = 1e-10                    # = constructions.circuits.DEFAULT_TOLERANCE
+DTYPES = ("exact", "float64", "float32")     # = constructions.circuits.check.DTYPES
 
 
 class ScaleType(click.ParamType):
@@ -68,6 +68,8 @@ def circuit_result(name: str, length: int | None = None, scale="auto", dtype: st
                    tolerance: float = DEFAULT_TOLERANCE, with_network: bool = False):
     """The JSON object ``expressivity circuit`` prints (also used by the demo); with ``with_network``,
     the pair ``(object, network)``."""
+    from expressivity.constructions.circuits.check import ARITHMETIC, default_values, run_circuit
+
     if input_text is not None:
         values = parse_values(input_text)
         if length is not None and length != len(values):
@@ -133,6 +135,8 @@ def _refuse_inapplicable(ctx: click.Context, name: str, scale, input_text) -> No
     """Options the user typed that this circuit or combination does not read are errors, not ignored."""
     from click.core import ParameterSource
 
+    from expressivity.constructions.circuits import CIRCUITS
+
     given = {p for p in ("shift", "tolerance", "seed", "scale")
              if ctx.get_parameter_source(p) not in (ParameterSource.DEFAULT, None)}
     circuit = CIRCUITS.get(name)
@@ -165,6 +169,9 @@ def _save_circuit(out_dir: Path, name: str, network, result: dict) -> None:
 
 
 def _print_circuit(name: str, dtype: str, result: dict) -> None:
+    import numpy as np
+    from rich.table import Table
+
     table = Table(title=f"circuit {name}: L={result['length']}, scale={result['scale']}, dtype={dtype}")
     for col in ("pos", "input", "output", "target"):
         table.add_column(col, justify="right")
@@ -196,6 +203,10 @@ def _print_circuit(name: str, dtype: str, result: dict) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def circuits_list(as_json):
     """List the tutorial circuits."""
+    from rich.table import Table
+
+    from expressivity.constructions.circuits import CIRCUITS
+
     rows = [{"name": c.name, "description": c.description, "scaled": c.scaled, "positional": c.positional}
             for c in CIRCUITS.values()]
     if as_json:
@@ -213,6 +224,8 @@ def circuits_list(as_json):
 def equivariance_result(name: str, length: int = 6, samples: int = 16, permutations: int = 8, seed: int = 0,
                         dtype: str = "float64", scale="auto") -> dict:
     """The JSON object ``expressivity equivariance`` prints (also used by the demo)."""
+    from expressivity.constructions.circuits.check import circuit_equivariance
+
     result, report = circuit_equivariance(name, length, samples, permutations, seed, dtype, scale)
     return {"circuit": name, "scale": report.constants["scale"], **result.as_dict(),
             "run": run_record("equivariance", {"name": name, "length": length, "samples": samples,

@@ -60,3 +60,9 @@ class PositiveNumber(click.ParamType):
         if not (math.isfinite(number) and number > 0):
             self.fail(f"{value!r} must be a finite number > 0, such as {self.example}", param, ctx)
         return number
+
+
+def warn(saved) -> None:
+    """Print what loading a saved network had to assume (``Saved.warnings``), one ``warning:`` line each, on stderr."""
+    for message in getattr(saved, "warnings", ()):
+        err_console.print(f"warning: {message}", soft_wrap=True, markup=False)

@@ -7,11 +7,12 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from expressivity.cli.common import PositiveNumber, console, emit_json, err_console, human_output_to_stderr, run_record
+from expressivity.cli.common import (PositiveNumber, console, emit_json, err_console, human_output_to_stderr, run_record,
+                                     warn)
 from expressivity.errors import ExpressivityError
 
 TARGETS = ("network", "transformer-lens")
-TL_ONLY = ("n_ctx", "hardmax_lambda", "no_verify")
+TL_ONLY = ("n_ctx", "hardmax_lambda", "no_verify", "allow_length")
 
 
 @click.command("export")
@@ -28,9 +29,12 @@ TL_ONLY = ("n_ctx", "hardmax_lambda", "no_verify")
               help="transformer-lens: export hardmax layers as softmax of this multiple of their scores.")
 @click.option("--no-verify", "no_verify", is_flag=True,
               help="transformer-lens: skip running the folder in TransformerLens against the network.")
+@click.option("--allow-length", "allow_length", is_flag=True,
+              help="transformer-lens: accept an --n-ctx outside the lengths the network is built and verified for "
+                   "(the export is then marked as outside the construction's claim).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.pass_context
-def export(ctx, path, to, out, n_ctx, hardmax_lambda, no_verify, as_json):
+def export(ctx, path, to, out, n_ctx, hardmax_lambda, no_verify, allow_length, as_json):
     """Export the saved network at PATH (a saved network, a construction's --out folder, a trained run folder or a
     TransformerLens folder) to a Network folder or a TransformerLens folder.
 
@@ -49,16 +53,17 @@ def export(ctx, path, to, out, n_ctx, hardmax_lambda, no_verify, as_json):
     if target == source or source in target.parents or target in source.parents:
         raise ExpressivityError(f"--out {out} overlaps the network being exported ({path}); choose a separate folder")
     config = {"path": str(path), "to": to, "out": str(out), "n_ctx": n_ctx, "hardmax_lambda": hardmax_lambda,
-              "verify": not no_verify}
+              "verify": not no_verify, "allow_length": allow_length}
     run = run_record("export", config)
     with human_output_to_stderr(as_json):
         saved = load_saved(path)
+        warn(saved)
         try:
             if to == "network":
                 result = export_network(saved, out, run)
             else:
                 result = export_transformer_lens(saved, out, run, n_ctx=n_ctx, hardmax_lambda=hardmax_lambda,
-                                                 verify=not no_verify)
+                                                 verify=not no_verify, allow_length=allow_length)
         except VerificationFailed as exc:
             err_console.print(f"error: {exc}", soft_wrap=True, markup=False, highlight=False)
             raise SystemExit(1)
@@ -95,5 +100,12 @@ def _print(result: dict) -> None:
         _say(f"TransformerLens {dtype}: output {d['output_relative']:.3g} relative, attention patterns "
              f"{d['pattern_abs']:.3g}, residual stream {d['residual_relative']:.3g} (tolerance {d['tolerance']:g}): "
              f"{d['status']}{ours}")
+    if "target" in v:
+        t = v["target"]
+        _say(f"against the construction's target at n_ctx={c['n_ctx']}: max error {t['max_abs_error']:.3g} (bound "
+             f"{t['bound']:.3g}): {t['status']}")
+    if not result["within_claim"]:
+        _say(f"WARNING: n_ctx={c['n_ctx']} is outside the lengths the network is built and verified for "
+             f"({result['valid_lengths']}); the export is outside the construction's claim")
     if "hardmax_vs_softmax" in v:
         _say(f"softmax copy vs the hardmax network on these inputs: {v['hardmax_vs_softmax']:.3g} relative")

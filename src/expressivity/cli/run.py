@@ -4,12 +4,10 @@ from __future__ import annotations
 
 
 import click
-import numpy as np
-from rich.markup import escape
-from rich.table import Table
 
-from expressivity.cli.common import console, emit_json, human_output_to_stderr, run_record
-from expressivity.network.evaluate import DTYPES
+from expressivity.cli.common import console, emit_json, human_output_to_stderr, run_record, warn
+
+DTYPES = ("exact", "float64", "float32", "torch-float64")   # = network.evaluate.DTYPES (not imported: start-up time)
 
 MAX_COLUMNS = 16   # tables printed for people show at most this many dimensions (--json has all), fewer on narrow terminals
 
@@ -23,18 +21,23 @@ MAX_COLUMNS = 16   # tables printed for people show at most this many dimensions
               help="Arithmetic: exact rationals (hardmax/ReLU/piecewise networks), NumPy float64 (the reference), "
                    "PyTorch float32 or float64.")
 @click.option("--residuals", is_flag=True, help="Also print the residual stream after every layer, under its labels.")
+@click.option("--allow-length", "allow_length", is_flag=True,
+              help="Run on a length outside the lengths the network is built and verified for; the output is then "
+                   "marked as outside the construction's claim.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-def run(path, input_text, dtype, residuals, as_json):
+def run(path, input_text, dtype, residuals, allow_length, as_json):
     """Run the saved network at PATH (a saved network, a construction's --out folder, a trained run folder or a
     TransformerLens folder) on --input and print its output."""
     from expressivity.export.folders import load_saved
     from expressivity.export.run import parse_input, run_network
 
-    record = run_record("run", {"path": str(path), "input": input_text, "dtype": dtype, "residuals": residuals})
+    record = run_record("run", {"path": str(path), "input": input_text, "dtype": dtype, "residuals": residuals,
+                                "allow_length": allow_length})
     with human_output_to_stderr(as_json):
         saved = load_saved(path)
-        X = parse_input(saved.network, input_text)
-        result = run_network(saved.network, X, dtype, residuals)
+        warn(saved)
+        X = parse_input(saved.network, input_text, allow_length)
+        result = run_network(saved.network, X, dtype, residuals, allow_length)
     result |= {"source": saved.describe(), "run": record}
     if as_json:
         emit_json(result)
@@ -42,7 +45,11 @@ def run(path, input_text, dtype, residuals, as_json):
     _print(result)
 
 
-def _table(title: str, values, columns, rows) -> Table:
+def _table(title: str, values, columns, rows):
+    import numpy as np
+    from rich.markup import escape
+    from rich.table import Table
+
     from expressivity.export.run import fmt
 
     values = np.asarray(values, dtype=object)
@@ -70,6 +77,8 @@ def _print(result: dict) -> None:
     n = result["length"]
     rows = list(range(n))
     console.print(f"{result['network']} on {n} tokens [{result['arithmetic']}]", soft_wrap=True, markup=False)
+    if "outside_claim" in result:
+        console.print(f"WARNING: {result['outside_claim']}", soft_wrap=True, markup=False, style="bold red")
     out = result["output"]
     if "tokens" in result:
         console.print("tokens: " + " ".join(map(str, result["tokens"])) + "   predicted (arg-max): "

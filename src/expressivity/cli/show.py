@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from expressivity.cli.common import console, emit_json, human_output_to_stderr, run_record
+from expressivity.cli.common import console, emit_json, human_output_to_stderr, run_record, warn
 from expressivity.records import OutputFile, staged_file
 from expressivity.errors import ExpressivityError
 
@@ -15,8 +15,11 @@ from expressivity.errors import ExpressivityError
               help="The input whose attention patterns and residual stream the page shows (as for `expressivity run`); "
                    "default: an example input.")
 @click.option("--out", type=str, required=True, help="The HTML file to write.")
+@click.option("--allow-length", "allow_length", is_flag=True,
+              help="Draw an input whose length is outside the lengths the network is built and verified for; the "
+                   "page then says it is outside the construction's claim.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-def show(path, input_text, out, as_json):
+def show(path, input_text, out, allow_length, as_json):
     """Write one HTML page (no network access needed to open it) for the saved network at PATH: the layers and what
     each head and MLP reads and writes, the size next to the paper's bound, every head's attention pattern on the
     input, the residual stream per layer, and the construction's checks and margins."""
@@ -28,18 +31,21 @@ def show(path, input_text, out, as_json):
         raise ExpressivityError("--out must name an HTML file, such as page.html")
     staging = staged_file(out, OutputFile.tagged("show", "an HTML page", GENERATOR_TAG.encode()))
     out = staging.path
-    record = run_record("show", {"path": str(path), "input": input_text, "out": str(out)})
+    record = run_record("show", {"path": str(path), "input": input_text, "out": str(out), "allow_length": allow_length})
     with human_output_to_stderr(as_json):
         saved = load_saved(path)
+        warn(saved)
         if input_text is None:
             X = default_input(saved.network, saved.typical_length())
         else:
-            X = as_dtype(parse_input(saved.network, input_text), "float64")
-        page = network_page(saved, X, input_text)
+            X = as_dtype(parse_input(saved.network, input_text, allow_length), "float64")
+        page = network_page(saved, X, input_text, allow_length)
         with staging as temp:
             temp.write_text(page, encoding="utf-8")
     heads = sum(len(layer.heads) for layer in saved.network.layers if layer.kind == "attention")
-    result = {"page": str(out), "bytes": len(page.encode()), "attention_heads": heads, "tokens": int(X.shape[0]),
+    n = int(X.shape[0])
+    result = {"page": str(out), "bytes": len(page.encode()), "attention_heads": heads, "tokens": n,
+              "valid_lengths": saved.network.lengths.describe(), "within_claim": saved.network.within_claim(n),
               "source": saved.describe(), "run": record}
     if as_json:
         emit_json(result)

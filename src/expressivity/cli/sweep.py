@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from expressivity.cli.common import console, emit_json, err_console, human_output_to_stderr
+from expressivity.cli.common import console, emit_json, err_console, human_output_to_stderr, run_record
 
 
 @contextmanager
@@ -128,7 +128,8 @@ def sweep_show(sweep_file, max_pack, as_json):
            "pack_sizes": sorted({p.size for p in packs}), "select": sw.select_text(), "varying": varying,
            "steps": sum(c.train.steps for c in sw.configs), "seconds": time.perf_counter() - t0}
     if as_json:
-        emit_json(out | {"configs": [c.to_dict() for c in sw.configs]})
+        record = run_record("sweep show", {"sweep_file": str(sweep_file), "pack": max_pack})
+        emit_json(out | {"configs": [c.to_dict() for c in sw.configs], "run": record})
         return
     console.print(f"sweep {sw.name} ({sw.id()}): {len(sw.configs)} runs in {len(packs)} packs "
                   f"(sizes {', '.join(map(str, out['pack_sizes']))}), {out['steps']:,} training steps in all", markup=False, soft_wrap=True)

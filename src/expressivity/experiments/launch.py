@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from expressivity.errors import ExpressivityError
+from expressivity.errors import ExpressivityError, require_path
 from expressivity.experiments.local import cpu_count, run_local
 from expressivity.experiments.packing import DEFAULT_MAX_PACK, Pack, plan_packs
 from expressivity.experiments.store import LOCK, RECORDS, WORKERS_LOCK, FolderLock, RecordWriter, read_records
@@ -95,6 +95,9 @@ def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None 
     left behind, and nothing that could be resumed is removed. ``verbose``
     lets Ray's own log lines through to the terminal.
     """
+    if not isinstance(sweep, Sweep):
+        raise ExpressivityError(f"run_sweep takes a Sweep (load_sweep(path) or Sweep(configs)), got {type(sweep).__name__}")
+    require_path(out, "run_sweep's out folder")
     if backend not in BACKENDS:
         raise ExpressivityError(f"unknown backend {backend!r}; use {' or '.join(BACKENDS)}")
     if isinstance(max_pack, bool) or not isinstance(max_pack, int) or max_pack < 1:

@@ -33,7 +33,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from expressivity.errors import ExpressivityError
+from expressivity.errors import ExpressivityError, require_path
 from expressivity.records import canonical_json, content_hash
 from expressivity.training import RunConfig
 
@@ -51,6 +51,13 @@ class Sweep:
     name: str = "sweep"
 
     def __post_init__(self) -> None:
+        if isinstance(self.configs, (str, bytes, dict)) or not hasattr(self.configs, "__iter__"):
+            raise ExpressivityError(f"a sweep's configs must be a list of RunConfig, got {type(self.configs).__name__}")
+        object.__setattr__(self, "configs", tuple(self.configs))
+        bad = next((c for c in self.configs if not isinstance(c, RunConfig)), None)
+        if bad is not None:
+            raise ExpressivityError(f"a sweep's configs must be RunConfig (RunConfig.for_task(...)), got "
+                                    f"{type(bad).__name__}")
         if not self.configs:
             raise ExpressivityError(f"sweep {self.name!r} has no runs; give at least one configuration")
         if len(self.configs) > MAX_RUNS:
@@ -255,7 +262,7 @@ def _same(a, b) -> bool:
 def load_sweep(path) -> Sweep:
     """A sweep from a ``.py`` file (``configs()``, optional ``SELECT`` and ``NAME``), or a ``.json``
     / ``.toml`` grid; every problem is a one-line error naming the file."""
-    path = Path(path)
+    path = require_path(path, "load_sweep's sweep file (.py, .json or .toml)")
     if not path.is_file():
         raise ExpressivityError(f"sweep file {path} not found; give a .py, .json or .toml sweep")
     suffix = path.suffix.lower()

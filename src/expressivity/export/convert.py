@@ -55,6 +55,61 @@ def verification_input(net: Network, n: int, batch: int = VERIFY_BATCH, seed: in
     return X
 
 
+def construction_target(saved: Saved):
+    """``(target, bound, input_range)`` of the construction ``saved`` holds, where we can compute its exact target.
+
+    ``target`` maps network inputs ``(batch, n, d_in)`` to the outputs ``(batch, n, d_out)`` the
+    construction claims; ``bound`` is its proven error bound (``report.bounds['max_abs_error']``)
+    for inputs within ``input_range``. ``None`` for networks without such a target (trained runs,
+    Yun's networks, whose claim is a d_p bound, and Wang & E's, checked on their own sequences).
+    """
+    from expressivity.constructions.circuits import CIRCUITS
+
+    net, report = saved.network, saved.report or {}
+    name = net.metadata.get("circuit")
+    circuit = CIRCUITS.get(name) if isinstance(name, str) else None
+    bounds, constants = report.get("bounds") or {}, report.get("constants") or {}
+    bound = bounds.get("max_abs_error")
+    if circuit is None or "x" not in net.input_labels or not isinstance(bound, (int, float)):
+        return None
+    column = net.input_labels.index("x")
+    options = {"seed": constants.get("seed", 0), "shift": constants.get("shift", 1)}
+
+    def target(X: np.ndarray) -> np.ndarray:
+        return np.asarray(circuit.target(np.asarray(X, dtype=np.float64)[..., column], **options), dtype=np.float64)
+
+    input_range = bounds.get("input_range")
+    return target, float(bound), float(input_range) if isinstance(input_range, (int, float)) else 1.0
+
+
+def _target_check(saved: Saved, export, folder: Path, n: int, seed: int) -> dict | None:
+    """Run the written TransformerLens folder (float64) against the construction's exact target at ``n`` tokens.
+
+    TransformerLens agreeing with our own evaluation proves nothing where our evaluation is itself
+    outside the construction's claim (a shift circuit built for 8 tokens, exported at 16): this
+    check compares with what the construction promises. ``None`` where no exact target is known.
+    """
+    import torch
+
+    from expressivity.constructions.circuits.check import rounding_allowance
+    from expressivity.export import transformer_lens as tl
+
+    found = construction_target(saved)
+    if found is None or export.hardmax_lambda is not None:   # a softmax copy of a hardmax network: no proven bound here
+        return None
+    target_fn, bound, input_range = found
+    X = verification_input(saved.network, n, seed=seed + 1) * min(1.0, input_range / 2)   # [-1, 1): spread 2
+    bridge = tl.load_bridge(folder, "float64")
+    with torch.no_grad():
+        logits, _ = bridge.run_with_cache(tl.bridge_input(bridge, X, export.input_bias))
+    output, target = logits.double().numpy(), target_fn(X)
+    allowance = max(rounding_allowance("float64", x[..., 0], t) for x, t in zip(X, target))
+    error = float(np.max(np.abs(output - target), initial=0.0))
+    return {"input": f"{len(X)} random inputs of {n} tokens (seed {seed + 1})", "max_abs_error": error,
+            "bound": bound + allowance, "status": "ok" if error <= bound + allowance else "failed",
+            "compared": "TransformerLens float64 output against the construction's exact target"}
+
+
 def _check(net: Network, export, folder: Path, n: int, verify: bool, seed: int) -> dict:
     """Load the written folder through TransformerLens's API and compare it with the network."""
     from expressivity.export import transformer_lens as tl
@@ -89,33 +144,72 @@ def _margin(report: dict | None) -> tuple[str, float] | None:
 
 
 def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | None = None,
-                            hardmax_lambda: float | None = None, verify: bool = True, seed: int = 0) -> dict:
+                            hardmax_lambda: float | None = None, verify: bool = True, seed: int = 0,
+                            allow_length: bool = False) -> dict:
     """Write ``saved.network`` as a TransformerLens folder and, when TransformerLens is installed,
     check it: the written folder, loaded through TransformerLens's API in float32 and float64, run
     against the network on :func:`verification_input`. A failed check raises
     :class:`VerificationFailed` and writes nothing. ``n_ctx`` defaults to the network's length,
     else the length its construction was built and checked for (its report), else
     :data:`~expressivity.export.transformer_lens.DEFAULT_N_CTX`.
+
+    A network that records its valid lengths is exported at its longest one by default; an
+    ``n_ctx`` outside them is refused unless ``allow_length`` (then ``within_claim`` is false).
+    Where the construction has an exact target (the circuits), the written folder is also run
+    against that target at ``n_ctx`` tokens: a failure there within the claim raises
+    :class:`VerificationFailed`; outside it, it is reported.
     """
+    from dataclasses import replace
+
+    from expressivity.network.lengths import ValidLengths, common_lengths
     from expressivity.export import transformer_lens as tl
 
     check_output_dir(out, "export")
     net = saved.network
     source = {"kind": saved.kind, "folder": str(saved.folder), "name": net.name}
+    valid = net.valid_lengths
     if n_ctx is None and net.max_length is None and net.length is None:
-        n_ctx = saved.typical_length()   # the length the construction was built and checked for
+        # the longest length the construction was built and checked for
+        n_ctx = valid.longest if valid is not None and valid.longest is not None else saved.typical_length()
+    if (n_ctx is not None and valid is not None and not valid.contains(n_ctx) and not allow_length
+            and net.structural_lengths().contains(n_ctx)):   # else the exporter names the structural limit
+        raise ExpressivityError(f"--n-ctx {n_ctx} is outside the lengths {net.name!r} is built and verified for "
+                                f"({valid.describe()}); give one of them, or --allow-length to export it outside its "
+                                "construction's claim")
+    within_claim = n_ctx is None or valid is None or valid.contains(n_ctx)
+    # The comparison with TransformerLens checks two evaluations of the same weights, at any length.
+    net = replace(net, valid_lengths=None)
     export = tl.to_transformer_lens(net, n_ctx=n_ctx, hardmax_lambda=hardmax_lambda, margin=_margin(saved.report),
                                     source=source)
     n = net.length or min(saved.typical_length() or 16, export.config["n_ctx"])
+    if valid is not None:
+        n = export.config["n_ctx"]       # check at the exported length itself
+    exported_valid = common_lengths(valid, ValidLengths.range(1, export.config["n_ctx"])) if valid is not None else None
+    example_length = net.length or min(n, 4)
+    if exported_valid is not None and not exported_valid.contains(example_length):
+        example_length = exported_valid.lo
     from expressivity.export.run import default_input
 
     with staged_output(out, "export") as stage:
         paths = tl.save_transformer_lens(export, stage, name=net.name or "network", folder=Path(out).name,
-                                         example=default_input(net, net.length or min(n, 4)))
+                                         example=default_input(net, example_length))
         checked = _check(net, export, stage, n, verify, seed)
-        write_json(stage / "expressivity.json", export.description() | {"verified": jsonable(checked)})
+        if checked.get("status") == "run":
+            target = _target_check(saved, export, stage, n, seed)
+            if target is not None:
+                checked["target"] = target
+                if target["status"] == "failed" and within_claim:
+                    raise VerificationFailed(f"TransformerLens output is {target['max_abs_error']:.3g} from the "
+                                             f"construction's target at {n} tokens (bound {target['bound']:.3g}); "
+                                             "nothing was written. Please report this with the network folder")
+                if target["status"] == "failed":
+                    target["status"] = "differs from the target (outside the construction's claim)"
+        claim = {"valid_lengths": None if exported_valid is None else exported_valid.to_dict(),
+                 "within_claim": within_claim}
+        write_json(stage / "expressivity.json", export.description() | {"verified": jsonable(checked)} | claim)
         files = [str(Path(out) / p.name) for p in paths]
         write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
     return {"to": "transformer-lens", "out": str(out), "files": files + [str(Path(out) / "run.json")],
             "network": net.name, "config": export.config, "cost": export.cost, "changes": list(export.changes),
-            "tolerance": export.tolerance, "verified": checked}
+            "tolerance": export.tolerance, "verified": checked, "within_claim": within_claim,
+            "valid_lengths": None if valid is None else valid.describe()}

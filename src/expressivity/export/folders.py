@@ -44,6 +44,7 @@ class Saved:
     report: dict | None = None
     report_path: Path | None = None
     info: dict = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
     def typical_length(self) -> int | None:
         """The sequence length the construction was built and checked for (report constants ``n`` or
@@ -104,7 +105,33 @@ def _networks_inside(path: Path, depth: int = 2) -> list[Path]:
 
 
 def load_saved(path) -> Saved:
-    """Read any saved network (see the module notes); a one-line :class:`ExpressivityError` otherwise."""
+    """Read any saved network (see the module notes); a one-line :class:`ExpressivityError` otherwise.
+
+    A construction saved before networks recorded their valid lengths gets the length its report
+    names (the one it was built and checked for), with a line in ``Saved.warnings`` saying so.
+    """
+    return _with_lengths(_load_saved(path))
+
+
+def _with_lengths(saved: Saved) -> Saved:
+    """Fill in ``valid_lengths`` of an old construction from its report (see :func:`load_saved`)."""
+    from dataclasses import replace
+
+    from expressivity.network.lengths import ValidLengths
+
+    net = saved.network
+    if net.valid_lengths is not None or saved.kind != "construction":
+        return saved
+    length = saved.typical_length()
+    if length is None or not net.structural_lengths().contains(length):
+        return saved
+    message = (f"{saved.folder} was saved before networks recorded their valid lengths; assuming length {length}, "
+               "the one its report says it was built and checked for (rebuild it to record its own)")
+    return replace(saved, network=replace(net, valid_lengths=ValidLengths.of([length])),
+                   warnings=saved.warnings + (message,))
+
+
+def _load_saved(path) -> Saved:
     from expressivity.export.safetensors_io import load_network
 
     if not isinstance(path, (str, Path)) or not str(path).strip():
@@ -134,6 +161,13 @@ def load_saved(path) -> Saved:
         net = load_transformer_lens(path)
         config = _read_json(path / "config.json") or {}
         desc = _read_json(path / "expressivity.json") or {}
+        valid = desc.get("valid_lengths")
+        if isinstance(valid, dict):
+            from dataclasses import replace
+
+            from expressivity.network.lengths import ValidLengths
+
+            net = replace(net, valid_lengths=ValidLengths.from_dict(valid))
         return Saved(net, "transformer-lens", path, None, None,
                      {"transformer_lens_config": config, "exported_from": desc.get("source")})
     inside = _networks_inside(path)

@@ -25,6 +25,7 @@ import numpy as np
 
 from expressivity.errors import ExpressivityError
 from expressivity.export.folders import Saved
+from expressivity.export.run import outside_claim
 from expressivity.network.network import Network
 
 MAX_CELLS = 2_000_000     # heatmap and table cells on one page (keeps it openable)
@@ -264,13 +265,16 @@ def _num(v) -> str:
     return "" if v is None else str(v)
 
 
-def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None) -> str:
-    """The HTML page of ``saved.network`` on input ``X`` ``(n, d_in)`` (float64), as text."""
+def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None, allow_length: bool = False) -> str:
+    """The HTML page of ``saved.network`` on input ``X`` ``(n, d_in)`` (float64), as text.
+
+    A length outside the network's valid lengths is refused unless ``allow_length``; the page
+    then says, at the top, that what it shows is outside the construction's claim."""
     from expressivity.network.reference import attention_weights, forward
 
     net = saved.network
     X = np.asarray(X, dtype=np.float64)
-    net.check_input(X)
+    net.check_input(X, allow_length=allow_length)
     n = X.shape[0]
     heads = sum(len(layer.heads) for layer in net.layers if layer.kind in ("attention", "mixing"))
     cells = heads * n * n + (len(net.layers) + 1) * n * net.d
@@ -278,7 +282,7 @@ def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None) -> 
         raise ExpressivityError(f"the page would draw {cells:,} cells ({heads} heads x {n}^2 plus the residual stream); "
                                 f"the limit is {MAX_CELLS:,}: give a shorter --input")
     with np.errstate(all="ignore"):
-        out, residuals = forward(net, X[None], return_residuals=True)
+        out, residuals = forward(net, X[None], return_residuals=True, allow_length=allow_length)
     if not (np.all(np.isfinite(out)) and all(np.all(np.isfinite(r)) for r in residuals)):
         raise ExpressivityError(f"network {net.name!r} produced non-finite values in float64 on this input; use smaller "
                                 "input values")
@@ -317,6 +321,7 @@ def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None) -> 
     body = f"""
 <h1>{_e(net.name or 'network')}</h1>
 <p class="muted">{source}{ok}</p>
+{'' if net.within_claim(n) else f'<p class="bad" id="outside-claim">{_e(outside_claim(net, n))}</p>'}
 <div id="status"></div>
 <h2>Size</h2>{_size_section(net, report)}
 <h2>Residual dimensions</h2><p>{_e(', '.join(f'{k}:{lab}' for k, lab in enumerate(net.labels)))}</p>

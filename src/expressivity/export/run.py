@@ -52,8 +52,13 @@ def input_dims(net: Network) -> list[int] | None:
 
 def input_help(net: Network) -> str:
     """How to write an input for this network, in one sentence."""
-    n = net.length
-    count = f"exactly {n} tokens" if n else (f"1 to {net.max_length} tokens" if net.max_length else "any number of tokens")
+    valid = net.lengths
+    if valid.is_any:
+        count = "any number of tokens"
+    elif valid.values is not None:
+        count = f"exactly {valid.values[0]} tokens" if len(valid.values) == 1 else f"{valid.describe()} tokens"
+    else:
+        count = f"{valid.lo} to {valid.hi} tokens" if valid.hi is not None else f"at least {valid.lo} tokens"
     if takes_tokens(net):
         return f"token ids in 0..{net.d_in - 1}, e.g. '0,1,2' ({count})"
     dims = input_dims(net)
@@ -121,8 +126,10 @@ def _split(text: str, one_per_token: bool) -> list[list[Fraction]]:
     return [[v] for v in values] if one_per_token else [values]
 
 
-def parse_input(net: Network, text) -> np.ndarray:
-    """The network input ``(n, d_in)`` (an object array of exact numbers) that ``text`` describes."""
+def parse_input(net: Network, text, allow_length: bool = False) -> np.ndarray:
+    """The network input ``(n, d_in)`` (an object array of exact numbers) that ``text`` describes.
+
+    A length outside ``net.valid_lengths`` is refused unless ``allow_length``."""
     if not isinstance(text, str) or not text.strip():
         raise ExpressivityError(f"--input is empty; give {input_help(net)}")
     if len(text) > 50 * MAX_VALUES:
@@ -153,9 +160,10 @@ def parse_input(net: Network, text) -> np.ndarray:
             for c, v in zip(cols, row):
                 X[i, c] = v.numerator if v.denominator == 1 else v
     try:
-        net.check_input(X)
+        net.check_input(X, allow_length=allow_length)
     except ExpressivityError as exc:
-        raise ExpressivityError(f"--input: {exc}") from None
+        message = str(exc).replace("pass allow_length=True", "pass --allow-length")
+        raise ExpressivityError(f"--input: {message}") from None
     return X
 
 
@@ -163,7 +171,7 @@ def default_input(net: Network, length: int | None = None, seed: int = 0) -> np.
     """A readable example input ``(n, d_in)`` (float64): ``1..n`` in the named input dimension,
     random token ids, or values in [-1, 1) rounded to two decimals ([0, 1) for Yun's networks)."""
     rng = np.random.default_rng(seed)
-    n = length or net.length or min(net.max_length or 6, 6)
+    n = length or net.lengths.closest(6)
     X = np.zeros((n, net.d_in))
     if takes_tokens(net):
         X[np.arange(n), rng.integers(0, net.d_in, size=n)] = 1.0
@@ -192,20 +200,21 @@ def as_dtype(X: np.ndarray, dtype: str) -> np.ndarray:
     return out
 
 
-def residual_stream(net: Network, X: np.ndarray, dtype: str) -> list[np.ndarray]:
+def residual_stream(net: Network, X: np.ndarray, dtype: str, allow_length: bool = False) -> list[np.ndarray]:
     """The residual stream ``(n, d)`` after the input and after every layer, in ``dtype``."""
     if dtype == "exact":
         from expressivity.network.exact import forward_exact
 
-        return list(forward_exact(net, X, return_residuals=True)[1])
+        return list(forward_exact(net, X, return_residuals=True, allow_length=allow_length)[1])
     if dtype == "float64":
         from expressivity.network.reference import forward
 
-        return list(forward(net, X, return_residuals=True)[1])
+        return list(forward(net, X, return_residuals=True, allow_length=allow_length)[1])
     import torch
 
     from expressivity.network.torch_eval import to_torch
 
+    net.check_input(np.asarray(X, dtype=np.float64), allow_length=allow_length)
     tdt = torch.float32 if dtype == "float32" else torch.float64
     module = to_torch(net, "float32" if dtype == "float32" else "float64")
     with torch.no_grad():
@@ -222,8 +231,18 @@ def residual_stream(net: Network, X: np.ndarray, dtype: str) -> list[np.ndarray]
     return [h[0].double().numpy() for h in out]
 
 
-def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: bool = False) -> dict:
+def outside_claim(net: Network, n: int) -> str:
+    """The note every output computed at a length outside the network's claim carries."""
+    return (f"outside the construction's claim: {net.name!r} is built and verified for {net.valid_lengths.describe()}, "
+            f"this input has {n} tokens (run with --allow-length); the output is not covered by any check")
+
+
+def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: bool = False,
+                allow_length: bool = False) -> dict:
     """Evaluate ``net`` on ``X`` ``(n, d_in)`` in ``dtype``: outputs under their labels, optionally the residuals.
+
+    ``within_claim`` says whether ``n`` is one of the network's valid lengths; outside them the
+    call is refused unless ``allow_length``, and the result then carries ``outside_claim``.
 
     Raises a one-line :class:`ExpressivityError` when the evaluator cannot run the network
     (exact on softmax) or the result is not finite (overflow).
@@ -232,12 +251,15 @@ def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: 
         raise ExpressivityError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
     Xd = as_dtype(X, dtype)
     with np.errstate(all="ignore"):
-        out = evaluate(net, Xd, dtype)
-        res = residual_stream(net, Xd, dtype) if residuals else None
+        out = evaluate(net, Xd, dtype, allow_length=allow_length)
+        res = residual_stream(net, Xd, dtype, allow_length) if residuals else None
     _check_finite(out, net, dtype)
     outs = net.output_labels or tuple(f"y[{k}]" for k in range(net.d_out))
     result = {"network": net.name, "dtype": dtype, "arithmetic": ARITHMETIC[dtype], "length": int(X.shape[0]),
-              "input_labels": list(net.input_labels), "input": X, "output_labels": list(outs), "output": out}
+              "input_labels": list(net.input_labels), "input": X, "output_labels": list(outs), "output": out,
+              "valid_lengths": net.lengths.describe(), "within_claim": net.within_claim(int(X.shape[0]))}
+    if not result["within_claim"]:
+        result["outside_claim"] = outside_claim(net, int(X.shape[0]))
     if takes_tokens(net):
         result["tokens"] = [int(np.argmax(np.asarray(row, dtype=np.float64))) for row in X]
         result["predicted"] = [int(np.argmax(np.asarray(row, dtype=np.float64))) for row in out]

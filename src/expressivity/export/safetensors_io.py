@@ -21,7 +21,7 @@ import numpy as np
 from safetensors import SafetensorError
 from safetensors.numpy import load_file, save_file
 
-from expressivity.errors import ExpressivityError, NetworkError
+from expressivity.errors import ExpressivityError, NetworkError, require_path, require_type
 from expressivity.network.network import Network
 from expressivity.network.serial import number_from_json, number_to_json
 from expressivity.records import jsonable
@@ -71,7 +71,11 @@ class SafetensorsArrays:
 
 def save_network(network: Network, directory: Path) -> tuple[Path, Path]:
     """Write ``network.json`` and ``weights.safetensors`` under ``directory``; returns both paths."""
-    directory = Path(directory)
+    require_type(network, Network, "save_network's network", "build or load one first")
+    directory = require_path(directory, "save_network's directory")
+    if directory.exists() and not directory.is_dir():
+        raise ExpressivityError(f"{directory} is a file; give save_network a folder to write network.json and "
+                                "weights.safetensors into")
     directory.mkdir(parents=True, exist_ok=True)
     tensors: dict[str, np.ndarray] = {}
     desc = {"format": FORMAT, **network.to_dict(SafetensorsArrays(tensors)),
@@ -108,7 +112,7 @@ def _has_nan(value) -> bool:
 
 def load_network(directory: Path) -> Network:
     """Read a network written by :func:`save_network` (exact arrays come back exact)."""
-    directory = Path(directory)
+    directory = require_path(directory, "load_network's directory")
     jpath, wpath = directory / "network.json", directory / "weights.safetensors"
     fix = "re-export the network with save_network"
     for path in (jpath, wpath):

@@ -509,7 +509,11 @@ def _as_exported(net: Network, plan: dict, n: int) -> Network:
                 bias = MatrixBias(np.where(np.isinf(B), B, B * bias_mult))
             heads.append(replace(head, position_bias=bias))
         layers[k] = replace(layer, heads=tuple(heads), normalization="softmax", inverse_temperature=dot)
-    return replace(net, layers=tuple(layers), max_length=net.max_length if net.max_length or net.length else length,
+    from expressivity.network.lengths import ValidLengths, common_lengths
+
+    max_length = net.max_length if net.max_length or net.length else length
+    valid = net.valid_lengths if max_length is None else common_lengths(net.valid_lengths, ValidLengths.range(1, max_length))
+    return replace(net, layers=tuple(layers), max_length=max_length, valid_lengths=valid,
                    name=f"{net.name} (hardmax layers as softmax)")
 
 

@@ -21,30 +21,50 @@ from expressivity.network.network import Network
 DTYPES = ("exact", "float64", "float32", "torch-float64")
 
 
-def evaluate(network: Network, X, dtype: str = "float64") -> np.ndarray:
+def evaluate(network: Network, X, dtype: str = "float64", *, allow_length: bool = False) -> np.ndarray:
     """Run ``network`` on ``X`` (``(n, d)`` or ``(batch, n, d)``, tokens as rows).
 
     Returns an object array of exact numbers for ``"exact"``, else float64 values (float32
-    results are widened after the fact, so they carry float32 rounding).
+    results are widened after the fact, so they carry float32 rounding). Lengths outside
+    ``network.valid_lengths`` are refused unless ``allow_length`` (then the result is outside the
+    construction's claim). Wrong types raise a one-line :class:`EvaluationError`.
     """
+    check_evaluation(network, X, dtype)
     if dtype == "exact":
         from expressivity.network.exact import forward_exact
 
-        return forward_exact(network, X)
-    if dtype not in DTYPES:
-        raise EvaluationError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
+        return forward_exact(network, X, allow_length=allow_length)
     try:
         if dtype == "float64":
             from expressivity.network.reference import forward
 
-            return forward(network, X)
+            return forward(network, X, allow_length=allow_length)
         from expressivity.network.torch_eval import forward_torch
 
-        return forward_torch(network, X, dtype="float32" if dtype == "float32" else "float64")
+        return forward_torch(network, X, dtype="float32" if dtype == "float32" else "float64", allow_length=allow_length)
     except OverflowError:
         raise EvaluationError(
             f"a weight or input of network {network.name!r} is beyond the float range; evaluate it with dtype 'exact'"
         ) from None
+
+
+def check_evaluation(network, X, dtype) -> None:
+    """One-line :class:`EvaluationError` unless ``network`` is a Network, ``X`` a numeric array and ``dtype`` known."""
+    if not isinstance(network, Network):
+        raise EvaluationError(f"evaluate takes a Network first, got {type(network).__name__}; build or load one "
+                              "(expressivity.load_network)")
+    if not isinstance(dtype, str) or dtype not in DTYPES:
+        raise EvaluationError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
+    if isinstance(X, (str, bytes, dict)) or X is None:
+        raise EvaluationError(f"X must be an array (n, d_in) or (batch, n, d_in) of numbers, got {type(X).__name__}")
+    try:
+        arr = np.asarray(X) if dtype == "exact" else np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise EvaluationError("X must be a rectangular array (n, d_in) or (batch, n, d_in) of numbers") from None
+    if arr.dtype.kind not in "biufO":
+        raise EvaluationError(f"X must hold numbers, got {arr.dtype} entries")
+    if dtype != "exact" and not np.all(np.isfinite(arr)):
+        raise EvaluationError("X holds NaN or infinite values; give finite numbers")
 
 
 def compare_evaluators(network: Network, X, dtypes=("torch-float64", "float32", "exact")) -> dict[str, float | str]:

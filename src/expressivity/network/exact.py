@@ -67,11 +67,13 @@ def check_exact_evaluable(network: Network) -> None:
         raise EvaluationError(f"the final layer norm (a square root) has no exact value; {_FIX}")
 
 
-def forward_exact(network: Network, X, *, return_residuals: bool = False):
-    """Exact forward pass. ``X``: ``(n, d_in)`` or ``(batch, n, d_in)``; returns an object array."""
+def forward_exact(network: Network, X, *, return_residuals: bool = False, allow_length: bool = False):
+    """Exact forward pass. ``X``: ``(n, d_in)`` or ``(batch, n, d_in)``; returns an object array.
+
+    ``allow_length``: run on a length outside ``network.valid_lengths`` (outside its claim)."""
     check_exact_evaluable(network)
     X = to_exact(X)
-    network.check_input(X)
+    network.check_input(X, allow_length=allow_length)
     single = X.ndim == 2
     H = X[None] if single else X
     if network.embedding is not None:

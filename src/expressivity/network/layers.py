@@ -25,6 +25,7 @@ import numpy as np
 from expressivity.errors import NetworkError
 from expressivity.network.activations import GELU, Activation, PiecewiseLinear, ReLU, activation_from_dict
 from expressivity.network.biases import MatrixBias, PositionBias, RelativeBias, SlopeBias, bias_from_dict
+from expressivity.network.labels import summarise_labels
 from expressivity.network.numbers import Number, as_weight, fmt
 from expressivity.network.serial import ArrayStore, number_from_json, number_to_json
 
@@ -37,7 +38,7 @@ __all__ = [
 
 def support(mask: np.ndarray, labels: Sequence[str]) -> str:
     """``{a,b}``: the labels of the dimensions where ``mask`` is true."""
-    return "{" + ",".join(labels[k] for k in range(len(labels)) if mask[k]) + "}"
+    return "{" + summarise_labels([labels[k] for k in range(len(labels)) if mask[k]]).replace(", ", ",") + "}"
 
 
 def _nonzero_rows(*mats: np.ndarray) -> np.ndarray:

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from expressivity.errors import NetworkError
+from expressivity.network.labels import summarise_labels
 from expressivity.network.layers import LAYERS, Layer, LayerNorm, layer_from_dict
+from expressivity.network.lengths import ValidLengths, common_lengths, refusal
 from expressivity.network.numbers import as_weight
 from expressivity.network.serial import ArrayStore
 
@@ -38,6 +40,10 @@ class Network:
             input length to its row count. An int: every position-indexed array has
             ``max_length`` rows and an input of ``n <= max_length`` tokens uses the leading rows
             (``[:n]`` / ``[:n, :n]``).
+        valid_lengths: the input lengths the network is built and verified for (its contract, see
+            :mod:`expressivity.network.lengths`); evaluators refuse other lengths unless called with
+            ``allow_length=True``. ``None``: no claim recorded (hand-built networks, networks saved
+            before lengths were recorded); only the structural limits above apply.
     """
 
     layers: tuple[Layer, ...]
@@ -53,6 +59,7 @@ class Network:
     readout_bias: np.ndarray | None = None
     final_norm: LayerNorm | None = None
     max_length: int | None = None
+    valid_lengths: ValidLengths | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "layers", tuple(self.layers))
@@ -84,6 +91,7 @@ class Network:
             if len(self.output_labels) != self.d_out:
                 raise NetworkError(f"{len(self.output_labels)} output labels for {self.d_out} outputs")
         self._check_lengths()
+        self._check_valid_lengths()
 
     def _set_array(self, attr: str, what: str, ok, expected: str) -> None:
         value = getattr(self, attr)
@@ -107,6 +115,19 @@ class Network:
         for part, rows in lengths.items():
             if rows != self.max_length:
                 raise NetworkError(f"{part} has {rows} positions but max_length is {self.max_length}; give it {self.max_length} rows")
+
+    def _check_valid_lengths(self) -> None:
+        valid = self.valid_lengths
+        if valid is None:
+            return
+        if not isinstance(valid, ValidLengths):
+            raise NetworkError(f"valid_lengths must be a ValidLengths (expressivity.network.lengths) or None, got "
+                               f"{type(valid).__name__}")
+        if self.length is not None and not (valid.lo == valid.hi == self.length):
+            raise NetworkError(f"valid_lengths ({valid.describe()}) disagree with the network's parts, which take "
+                               f"exactly {self.length} tokens")
+        if self.max_length is not None and not valid.within(self.max_length):
+            raise NetworkError(f"valid_lengths ({valid.describe()}) go beyond max_length {self.max_length}")
 
     def _position_rows(self) -> dict[str, int]:
         """Row count of every position-indexed part, by name."""
@@ -140,8 +161,27 @@ class Network:
             return None
         return next(iter(self._position_rows().values()), None)
 
-    def check_input(self, X: np.ndarray) -> None:
-        """Raise :class:`NetworkError` unless ``X`` is ``(n, d_in)`` or ``(batch, n, d_in)`` of the right sizes."""
+    @property
+    def lengths(self) -> ValidLengths:
+        """The lengths this network takes: its recorded :attr:`valid_lengths`, else what its parts allow."""
+        if self.valid_lengths is not None:
+            return self.valid_lengths
+        return self.structural_lengths()
+
+    def structural_lengths(self) -> ValidLengths:
+        """The lengths the weights can be applied to at all (a fixed length, ``1..max_length`` or any)."""
+        if self.length is not None:
+            return ValidLengths.of([self.length])
+        if self.max_length is not None:
+            return ValidLengths.range(1, self.max_length)
+        return ValidLengths.any()
+
+    def check_input(self, X: np.ndarray, *, allow_length: bool = False) -> None:
+        """Raise :class:`NetworkError` unless ``X`` is ``(n, d_in)`` or ``(batch, n, d_in)`` of the right sizes.
+
+        ``n`` must also be one of :attr:`valid_lengths` unless ``allow_length`` is true (then the
+        result is outside the construction's claim; the caller says so).
+        """
         if X.ndim not in (2, 3) or X.shape[-1] != self.d_in:
             raise NetworkError(f"input must be (n, {self.d_in}) or (batch, n, {self.d_in}); got shape {X.shape}")
         n = X.shape[-2]
@@ -151,6 +191,12 @@ class Network:
             raise NetworkError(f"network {self.name!r} is built for length {self.length}, got {n}; rebuild it for length {n}")
         if self.max_length is not None and n > self.max_length:
             raise NetworkError(f"network {self.name!r} takes at most {self.max_length} tokens, got {n}; shorten the input")
+        if not allow_length and self.valid_lengths is not None and not self.valid_lengths.contains(n):
+            raise NetworkError(refusal(self.name, self.valid_lengths, n))
+
+    def within_claim(self, n: int) -> bool:
+        """False when ``n`` tokens are outside the recorded :attr:`valid_lengths`."""
+        return self.valid_lengths is None or self.valid_lengths.contains(n)
 
     @property
     def uses_position(self) -> bool:
@@ -191,6 +237,7 @@ class Network:
         return replace(self, layers=self.layers + other.layers, readout=other.readout, readout_bias=other.readout_bias,
                        final_norm=other.final_norm, output_labels=other.output_labels,
                        max_length=self.max_length or other.max_length,
+                       valid_lengths=common_lengths(self.valid_lengths, other.valid_lengths),
                        name=f"{other.name} o {self.name}".strip(" o"), metadata={**self.metadata, **other.metadata})
 
     # ---- printing ----------------------------------------------------------------------
@@ -198,16 +245,18 @@ class Network:
         """A readable multi-line description: dimensions, then one line per layer."""
         counts = self.layer_counts()
         length = f"<={self.max_length}" if self.max_length is not None else (self.length or "any")
+        if self.valid_lengths is not None:
+            length = f"{length}, valid: {self.valid_lengths.describe()}"
         mixing = f", {counts['mixing']} mixing" if counts["mixing"] else ""
         lines = [
             f"Network {self.name!r}: d={self.d}, length={length}, "
             f"layers={counts['total']} ({counts['attention']} attention, {counts['feedforward']} feed-forward{mixing}), "
             f"parameters={self.parameter_count()}",
-            "  residual: " + ", ".join(f"{k}:{lab}" for k, lab in enumerate(self.labels)),
+            "  residual: " + summarise_labels(self.labels, numbered=True),
         ]
         if self.embedding is not None:
             bias = " + bias" if self.embedding_bias is not None else ""
-            lines.append(f"  input: {', '.join(self.input_labels)} -> embedding {self.embedding.shape}{bias}")
+            lines.append(f"  input: {summarise_labels(self.input_labels)} -> embedding {self.embedding.shape}{bias}")
         elif self.embedding_bias is not None:
             lines.append("  input: + bias")
         if self.positional_encoding is not None:
@@ -224,7 +273,7 @@ class Network:
         if self.readout is not None or self.readout_bias is not None:
             outs = self.output_labels or tuple(f"y[{k}]" for k in range(self.d_out))
             bias = " + bias" if self.readout_bias is not None else ""
-            lines.append(f"  readout{bias} -> {', '.join(outs)}")
+            lines.append(f"  readout{bias} -> {summarise_labels(outs)}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -241,6 +290,7 @@ class Network:
             "name": self.name, "labels": list(self.labels), "input_labels": list(self.input_labels),
             "output_labels": None if self.output_labels is None else list(self.output_labels),
             "max_length": self.max_length,
+            "valid_lengths": None if self.valid_lengths is None else self.valid_lengths.to_dict(),
             **{attr: put(attr) for attr in ("embedding", "embedding_bias", "positional_encoding", "readout", "readout_bias")},
             "final_norm": None if self.final_norm is None else self.final_norm.to_dict(arrays.scope("final_norm.")),
             "layers": [layer.to_dict(arrays.scope(f"layers.{k}.")) for k, layer in enumerate(self.layers)],
@@ -254,8 +304,10 @@ class Network:
             return None if ref is None else arrays.get(ref)
 
         norm = d.get("final_norm")
+        valid = d.get("valid_lengths")
         layers = tuple(layer_from_dict(layer, arrays.scope(f"layers.{k}.")) for k, layer in enumerate(d["layers"]))
         return cls(layers, tuple(d["labels"]), get("positional_encoding"), get("readout"),
                    None if d.get("output_labels") is None else tuple(d["output_labels"]), d["name"], metadata or {},
                    get("embedding"), get("embedding_bias"), d.get("input_labels"), get("readout_bias"),
-                   None if norm is None else LayerNorm.from_dict(norm, arrays.scope("final_norm.")), d.get("max_length"))
+                   None if norm is None else LayerNorm.from_dict(norm, arrays.scope("final_norm.")), d.get("max_length"),
+                   None if valid is None else ValidLengths.from_dict(valid))

@@ -221,10 +221,13 @@ def to_torch(network: Network, dtype: str | torch.dtype = "float64") -> TorchNet
     return TorchNetwork(network, dtype)
 
 
-def forward_torch(network: Network, X, dtype: str = "float64", device: str = "cpu") -> np.ndarray:
-    """Evaluate ``network`` on ``X`` (``(n, d_in)`` or ``(batch, n, d_in)``) with PyTorch; returns float64 NumPy."""
+def forward_torch(network: Network, X, dtype: str = "float64", device: str = "cpu", *,
+                  allow_length: bool = False) -> np.ndarray:
+    """Evaluate ``network`` on ``X`` (``(n, d_in)`` or ``(batch, n, d_in)``) with PyTorch; returns float64 NumPy.
+
+    ``allow_length``: run on a length outside ``network.valid_lengths`` (outside its claim)."""
     X = np.asarray(X, dtype=np.float64)
-    network.check_input(X)
+    network.check_input(X, allow_length=allow_length)
     single = X.ndim == 2
     module = to_torch(network, dtype).to(device)
     with torch.no_grad():

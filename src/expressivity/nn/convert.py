@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from expressivity.errors import NetworkError
+from expressivity.errors import ExpressivityError, NetworkError, require_int, require_type
 from expressivity.network.layers import AttentionLayer, FeedForwardLayer, LayerNorm, MixingLayer
 from expressivity.network.network import Network
 from expressivity.nn.config import activation_spec
@@ -45,6 +45,7 @@ def to_network(model: Model) -> Network:
 
     ``X`` is ``x`` for float models and ``one_hot(x, vocab_size)`` for token models.
     """
+    require_type(model, Model, "to_network's model", "give a trained model (RunResult.model or load_trained)")
     cfg = model.cfg
     layers = []
     for k, (block, mixer) in enumerate(zip(model.blocks, cfg.layer_mixers())):
@@ -237,8 +238,18 @@ def from_network(net: Network, max_len: int | None = None, dtype: torch.dtype = 
         tokens: read inputs as token ids: the embedding's rows are the token vectors, and
             ``model(ids)`` equals ``reference.forward(net, one_hot(ids, d_in))``.
 
-    Raises :class:`NetworkError` naming the first layer outside the family and the fix.
+    Raises :class:`NetworkError` naming the first layer outside the family and the fix. A
+    network that records finite valid lengths gets ``max_len`` = the longest of them by default,
+    so the model refuses what the construction does not claim.
     """
+    require_type(net, Network, "from_network's net", "build or load one first")
+    if max_len is not None:
+        max_len = require_int(max_len, "max_len", lo=1, hi=1 << 16)
+    require_type(tokens, bool, "tokens")
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise ExpressivityError(f"dtype must be a floating torch dtype such as torch.float64, got {dtype!r}")
+    if max_len is None and net.max_length is None and net.length is None and net.valid_lengths is not None:
+        max_len = net.valid_lengths.longest
     cfg, blocks = _plan(net, max_len, tokens)
     model = Model(cfg).to(dtype)
     with torch.no_grad():

@@ -22,7 +22,7 @@ class YunTarget(Task):
     name = "yun-target"
     kind = "regression"
     metric_name = "r2"
-    target: str = ""
+    target: str = "mean-shift"   # the first of expressivity.targets.list_targets()
     length: int = 4
     dim: int = 1
 

@@ -11,9 +11,9 @@ configurations share an id on every machine. The CLI and the Python API build th
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
-from expressivity.errors import ExpressivityError
+from expressivity.errors import ExpressivityError, require_path
 from expressivity.nn.model import ModelConfig
 from expressivity.nn.mixers import MIXERS
 from expressivity.records import content_hash, jsonable
@@ -142,13 +142,33 @@ class RunConfig:
     # ---- building ----------------------------------------------------------------------------
     @classmethod
     def for_task(cls, name: str, task_args: dict | None = None, model: dict | None = None,
-                 train: dict | None = None, seed: int = 0, eval_lengths: tuple[int, ...] = ()) -> "RunConfig":
-        """Fill in the task's default model and training settings, then apply the given ones."""
+                 train: dict | None = None, seed: int = 0, eval_lengths: tuple[int, ...] = (),
+                 **settings) -> "RunConfig":
+        """Fill in the task's default model and training settings, then apply the given ones.
+
+        Any :class:`TrainConfig` or :class:`ModelConfig` field may also be given by name:
+        ``RunConfig.for_task("reverse", {"length": 8}, steps=60, lr=3e-3, d_model=32)``; an unknown
+        name is refused with the list of known ones.
+        """
+        for what, value in (("task_args", task_args), ("model", model), ("train", train)):
+            if value is not None and not isinstance(value, dict):
+                raise ExpressivityError(f"{what} must be a dict of settings, e.g. {{'length': 8}}, got {value!r}")
+        if isinstance(eval_lengths, (str, bytes)) or not hasattr(eval_lengths, "__iter__"):
+            raise ExpressivityError(f"eval_lengths must be a list of lengths, e.g. (4, 16), got {eval_lengths!r}")
+        model, train = dict(model or {}), dict(train or {})
+        train_fields, model_fields = {f.name for f in fields(TrainConfig)}, {f.name for f in fields(ModelConfig)}
+        for key, value in settings.items():
+            if key in train_fields:
+                train[key] = value
+            elif key in model_fields:
+                model[key] = value
+            else:
+                raise ExpressivityError(f"RunConfig.for_task has no setting {key!r}; training settings: "
+                                        f"{', '.join(sorted(train_fields))}; model settings: {', '.join(sorted(model_fields))}")
         spec = TaskSpec.of(name, **(task_args or {}))
         task = spec.build()
-        model_cfg = model_config_for(task, tuple(eval_lengths), **(model or {}))
-        train_cfg = TrainConfig.from_dict({**task.train_defaults(), **{k: v for k, v in (train or {}).items()
-                                                                      if v is not None}})
+        model_cfg = model_config_for(task, tuple(eval_lengths), **model)
+        train_cfg = TrainConfig.from_dict({**task.train_defaults(), **{k: v for k, v in train.items() if v is not None}})
         return cls(spec, model_cfg, train_cfg, seed, tuple(eval_lengths))
 
     def with_changes(self, **changes) -> "RunConfig":
@@ -213,3 +233,11 @@ def _number(value):
         except ValueError:
             raise ExpressivityError(f"run configuration: {value!r} is not a number") from None
     return value
+
+
+def check_run_arguments(config, out_dir) -> None:
+    """One-line :class:`ExpressivityError` unless ``config`` is a :class:`RunConfig` and ``out_dir`` a path or ``None``."""
+    if not isinstance(config, RunConfig):
+        raise ExpressivityError(f"run takes a RunConfig, got {type(config).__name__}; make one with "
+                                "RunConfig.for_task('reverse', {'length': 8}, steps=60)")
+    require_path(out_dir, "out_dir", optional=True)

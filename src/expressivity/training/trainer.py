@@ -29,13 +29,13 @@ from typing import Callable
 
 import torch
 
-from expressivity.errors import ExpressivityError
+from expressivity.errors import ExpressivityError, require_path
 from expressivity.nn.model import Model
 from expressivity.progress import progress_bar
 from expressivity.tasks import Batch, Task
 from expressivity.training.budget import check_run_budget
 from expressivity.training.checkpoint import FINISHED, RUNNING, checkpoint_exists, load_checkpoint, save_checkpoint
-from expressivity.training.config import RunConfig
+from expressivity.training.config import RunConfig, check_run_arguments
 from expressivity.training.interrupt import TrainingInterrupted, deferred_interrupt
 from expressivity.training.schedule import SPLIT_SEEDS
 
@@ -133,6 +133,7 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
     ``device``: ``"cpu"``, ``"cuda"`` or ``"auto"``; data is drawn on the CPU (same batches
     everywhere) and moved there. Bit-exact resume is promised on the CPU.
     """
+    check_run_arguments(config, out_dir)
     device = resolve_device(device)
     task, cfg = config.build_task(), config.train
     check_run_budget(config, task)
@@ -274,7 +275,8 @@ def _mark_nan(ckpt: Path | None, step: int) -> None:
 
 def load_trained(run_dir: Path) -> tuple[Model, Task, RunConfig]:
     """The model (weights of the last checkpoint), task and configuration of a run folder."""
-    saved, tensors, _ = load_checkpoint(Path(run_dir) / "checkpoint", with_state=False)
+    run_dir = require_path(run_dir, "load_trained's run folder")
+    saved, tensors, _ = load_checkpoint(run_dir / "checkpoint", with_state=False)
     if "run" not in saved:
         raise ExpressivityError(f"{run_dir}/checkpoint was not written by this version's trainer; retrain it")
     config = RunConfig.from_dict(saved["run"])

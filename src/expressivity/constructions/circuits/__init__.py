@@ -68,7 +68,7 @@ CIRCUITS: dict[str, Circuit] = {
         Circuit("mean", "y_i = mean_j v_j by uniform attention", build_mean,
                 _scalar_target(lambda v, **_: np.broadcast_to(_mean(v), v.shape)),
                 scaled=False, positional=False),
-        Circuit("shift", "y_i = v_{max(i-k,0)} by a relative position bias (use shift=k)", build_shift,
+        Circuit("shift", "y_i = v_{max(i-k,0)} by a relative position bias (--shift k)", build_shift,
                 _scalar_target(lambda v, shift=1, **_: v[..., np.maximum(np.arange(v.shape[-1]) - shift, 0)])),
         Circuit("previous", "y_i = v_{max(i-1,0)}: copy the previous token by relative bias",
                 lambda length, scale="auto", **kw: build_shift(length, scale, **{**kw, "shift": 1}),

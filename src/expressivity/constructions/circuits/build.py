@@ -37,8 +37,9 @@ import math
 import numpy as np
 
 from expressivity.constructions.report import ConstructionReport, Size
-from expressivity.errors import ExpressivityError
+from expressivity.errors import ExpressivityError, require_int, require_number, require_type
 from expressivity.network import AttentionLayer, FeedForwardLayer, Head, MatrixBias, Network, RelativeBias, ReLU
+from expressivity.network.lengths import ValidLengths
 from expressivity.network.positional import sinusoidal_encoding, sinusoidal_frequencies
 
 MAX_LENGTH = 4096           # lengths above this are refused: attention is O(L^2) per head
@@ -53,7 +54,18 @@ PE_DIM = 16                 # sinusoidal encoding width of the reverse-dot circu
 
 def embed(network: Network, values: np.ndarray) -> np.ndarray:
     """Network input ``(batch, L, d)`` with ``values`` (``(batch, L)`` or ``(L,)``) in dimension ``x``."""
-    values = np.asarray(values)
+    require_type(network, Network, "embed's network", "pass the network a circuit builder returned")
+    if "x" not in network.labels:
+        raise ExpressivityError(f"network {network.name!r} has no residual dimension 'x' to put values in; embed takes "
+                                "a circuit")
+    if isinstance(values, (str, bytes, dict)) or values is None:
+        raise ExpressivityError(f"values must be an array (L,) or (batch, L) of numbers, got {type(values).__name__}")
+    try:
+        values = np.asarray(values)
+    except ValueError:
+        raise ExpressivityError("values must be a rectangular array (L,) or (batch, L) of numbers") from None
+    if values.ndim not in (1, 2) or values.shape[-1] < 1 or values.dtype.kind not in "biufO":
+        raise ExpressivityError(f"values must be (L,) or (batch, L) numbers, got shape {values.shape} of {values.dtype}")
     single = values.ndim == 1
     values = values[None] if single else values
     X = np.zeros(values.shape + (network.d,), dtype=values.dtype if values.dtype == object else np.float64)
@@ -74,12 +86,18 @@ def check_length(length: int) -> None:
 
 
 def _check_scale(scale) -> None:
-    if scale == "auto":
+    if isinstance(scale, str) and scale == "auto":
         return
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or math.isnan(scale):
         raise ExpressivityError(f"scale must be a positive number, 'inf' or 'auto', got {scale!r}")
     if scale <= 0:
         raise ExpressivityError(f"scale must be positive, got {scale}; larger scales give sharper attention")
+
+
+def _check_accuracy(input_range, tolerance) -> None:
+    """The options every scaled circuit takes: a positive finite input range and tolerance."""
+    require_number(input_range, "input_range (max - min of the values the bound covers)", positive=True)
+    require_number(tolerance, "tolerance", positive=True)
 
 
 def auto_scale(margin: float, length: int, input_range: float, tolerance: float) -> float:
@@ -131,6 +149,7 @@ def _routing_circuit(name: str, claim: str, length: int, scale, bias_fn, margin:
     """A one-head network ``[x, out]`` whose routing is all in a position bias ``scale * bias_fn(i, j)``."""
     check_length(length)
     _check_scale(scale)
+    _check_accuracy(input_range, tolerance)
     if scale == "auto":
         scale = auto_scale(margin, length, input_range, tolerance)
     hard = math.isinf(scale)
@@ -138,7 +157,8 @@ def _routing_circuit(name: str, claim: str, length: int, scale, bias_fn, margin:
     bias = MatrixBias(np.array([[unit * bias_fn(i, j) for j in range(length)] for i in range(length)], dtype=float))
     head = Head(W_Q=np.zeros((2, 1)), W_K=np.zeros((2, 1)), position_bias=bias, name="route", **_copy_head(2, 0, 1))
     layer = AttentionLayer((head,), normalization="hardmax" if hard else "softmax", name=name)
-    net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("y",), name=name)
+    net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("y",), name=name,
+                  valid_lengths=ValidLengths.of([length]))
     report = circuit_report(name, net, claim, length, scale=scale, margin=margin,
                             error_bound=gap_error_bound(scale, margin, length, input_range), input_range=input_range,
                             tolerance=tolerance, notes=notes)
@@ -160,10 +180,10 @@ def build_reverse(length: int, scale="auto", *, input_range: float = 1.0, tolera
 def build_shift(length: int, scale="auto", *, shift: int = 1, input_range: float = 1.0,
                 tolerance: float = DEFAULT_TOLERANCE, **_) -> tuple[Network, ConstructionReport]:
     """``y_i = v_{max(i-k,0)}`` by relative bias ``-scale |i-j-k|``; margin 1 per unit scale."""
-    if shift < 0:
-        raise ExpressivityError(f"shift must be >= 0, got {shift}")
+    shift = require_int(shift, "shift", lo=0)
     check_length(length)
     _check_scale(scale)
+    _check_accuracy(input_range, tolerance)
     if scale == "auto":
         scale = auto_scale(1.0, length, input_range, tolerance)
     hard = math.isinf(scale)
@@ -172,7 +192,8 @@ def build_shift(length: int, scale="auto", *, shift: int = 1, input_range: float
     head = Head(W_Q=np.zeros((2, 1)), W_K=np.zeros((2, 1)), position_bias=bias, name=f"shift{shift}",
                 **_copy_head(2, 0, 1))
     layer = AttentionLayer((head,), normalization="hardmax" if hard else "softmax", name=f"shift by {shift}")
-    net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("y",), name=f"shift-{shift}")
+    net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("y",), name=f"shift-{shift}",
+                  valid_lengths=ValidLengths.range(1, length))
     report = circuit_report("shift", net, f"y_i = v_max(i-{shift},0)", length, scale=scale, margin=1.0,
                             error_bound=gap_error_bound(scale, 1.0, length, input_range), input_range=input_range,
                             tolerance=tolerance, notes="relative bias -scale*|i-j-k|; the bias table covers offsets "
@@ -204,7 +225,9 @@ def build_reverse_dot(length: int, scale="auto", *, input_range: float = 1.0, to
     """
     check_length(length)
     _check_scale(scale)
-    if pe_dim < 2 or pe_dim % 2:
+    _check_accuracy(input_range, tolerance)
+    pe_dim = require_int(pe_dim, "pe_dim", lo=2)
+    if pe_dim % 2:
         raise ExpressivityError(f"pe_dim must be an even number >= 2, got {pe_dim}")
     margin = reverse_dot_margin(length, pe_dim)
     if scale == "auto":
@@ -228,7 +251,7 @@ def build_reverse_dot(length: int, scale="auto", *, input_range: float = 1.0, to
                            inverse_temperature=1 if hard else scale, name="reverse by PE dot product")
     labels = ("x", *(f"pe[{k}]" for k in range(pe_dim)), "out")
     net = Network((layer,), labels=labels, positional_encoding=E, readout=_readout(d, d - 1), output_labels=("y",),
-                  name="reverse-dot")
+                  name="reverse-dot", valid_lengths=ValidLengths.of([length]))
     report = circuit_report("reverse-dot", net, "y_i = v_(L-1-i)", length, scale=scale, margin=margin,
                             error_bound=gap_error_bound(scale, margin, length, input_range), input_range=input_range,
                             tolerance=tolerance, notes=f"query = PE(L-1-i) by a rotation of PE(i); {pe_dim}-dim "
@@ -244,7 +267,8 @@ def build_mean(length: int, scale=None, **_) -> tuple[Network, ConstructionRepor
     """Mean by uniform attention: all scores 0, so every key gets weight ``1/L`` (exact under hardmax)."""
     check_length(length)
     layer = AttentionLayer((_uniform_head(2),), normalization="hardmax", name="uniform attention")
-    net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("mean",), name="mean")
+    net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("mean",), name="mean",
+                  valid_lengths=ValidLengths.any())
     return net, circuit_report("mean", net, "y_i = mean_j v_j", length, scale=None, margin=None, error_bound=0.0,
                                input_range=math.inf, tolerance=None,
                                notes="constant query; all scores tie, so hardmax and softmax both average")
@@ -257,7 +281,8 @@ def build_sum(length: int, scale=None, **_) -> tuple[Network, ConstructionReport
     rescale = FeedForwardLayer(W_1=np.array([[0.0, 0.0], [1.0, -1.0]]), b_1=np.zeros(2),
                                W_2=np.array([[0.0, length - 1.0], [0.0, -(length - 1.0)]]), activation=ReLU(),
                                name=f"multiply out by {length}")
-    net = Network((attn, rescale), labels=("x", "out"), readout=_readout(2, 1), output_labels=("sum",), name="sum")
+    net = Network((attn, rescale), labels=("x", "out"), readout=_readout(2, 1), output_labels=("sum",), name="sum",
+                  valid_lengths=ValidLengths.of([length]))
     return net, circuit_report("sum", net, "y_i = sum_j v_j", length, scale=None, margin=None, error_bound=0.0,
                                input_range=math.inf, tolerance=None,
                                notes="uniform attention then a ReLU pair rescaling by L")
@@ -268,6 +293,7 @@ def build_max(length: int, scale="auto", *, tolerance: float = DEFAULT_TOLERANCE
     """Max by sharp attention: constant query ``b_Q = 1``, key ``v_j``, score ``scale * v_j``."""
     check_length(length)
     _check_scale(scale)
+    _check_accuracy(input_range, tolerance)
     if scale == "auto":
         scale = max(1.0, (length - 1) / (math.e * tolerance))
     hard = math.isinf(scale)
@@ -276,7 +302,8 @@ def build_max(length: int, scale="auto", *, tolerance: float = DEFAULT_TOLERANCE
     head = Head(W_Q=np.zeros((2, 1)), W_K=W_K, b_Q=np.ones(1), name="argmax", **_copy_head(2, 0, 1))
     layer = AttentionLayer((head,), normalization="hardmax" if hard else "softmax",
                            inverse_temperature=1 if hard else scale, name="sharp max")
-    net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("max",), name="max")
+    net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("max",), name="max",
+                  valid_lengths=ValidLengths.any() if hard else ValidLengths.range(1, length))
     bound = 0.0 if hard else (length - 1) / (math.e * scale)
     return net, circuit_report("max", net, "y_i = max_j v_j", length, scale=scale, margin=None, error_bound=bound,
                                input_range=math.inf, tolerance=tolerance,
@@ -301,6 +328,7 @@ def build_attention(length: int, scale=None, *, seed: int = 0, **_) -> tuple[Net
     Residual: ``x`` (= model dim 0), ``h[1..5]``, ``out[0..3]``; the ``1/sqrt(d_k)`` is folded into ``W_Q``.
     """
     check_length(length)
+    seed = require_int(seed, "seed", lo=0, hi=2**32 - 1)
     Wq, Wk, Wv = _attention_weights(seed)
     dm, dv = _ATTN_D_MODEL, _ATTN_D_V
     d = dm + dv
@@ -313,7 +341,8 @@ def build_attention(length: int, scale=None, *, seed: int = 0, **_) -> tuple[Net
     readout = np.vstack([np.zeros((dm, dv)), np.eye(dv)])
     layer = AttentionLayer((head,), normalization="softmax", name="single head self-attention")
     net = Network((layer,), labels=labels, positional_encoding=E, readout=readout,
-                  output_labels=tuple(f"z[{k}]" for k in range(dv)), name="attention")
+                  output_labels=tuple(f"z[{k}]" for k in range(dv)), name="attention",
+                  valid_lengths=ValidLengths.of([length]))
     return net, circuit_report("attention", net, "the textbook single-head attention formula", length, scale=None,
                                margin=None, error_bound=0.0, input_range=math.inf, tolerance=None,
                                notes=f"random weights N(0, 0.2^2) from seed {seed}; target = the textbook formula "

@@ -38,6 +38,7 @@ from expressivity.errors import ExpressivityError
 from expressivity.network import AttentionLayer, FeedForwardLayer, Head, Network
 from expressivity.network.exact import forward_exact
 from expressivity.network.reference import forward
+from expressivity.network.lengths import ValidLengths
 
 MAX_LENGTH = 512  # the position layer has 2 units per position: keep it small and exact
 
@@ -104,6 +105,8 @@ def build_adaptive_memory(max_lag: int = 8, depth: int = 1, length: int = 32,
     readout[ix[f"val{depth}"], 0] = 1
     net = Network(tuple(layers), labels, embedding=embedding, input_labels=("v", "start", *labels[2:2 + T]),
                   readout=readout, output_labels=("y",), max_length=None,
+                  # positions are decoded by a table over 0..length-1, and checked for every pointer there
+                  valid_lengths=ValidLengths.range(1, length),
                   name=f"Wang & E Task II: pointer chains of depth {depth}, lags 1..{T}")
     per_hop, bound = hop_error_bound(beta), chain_error_bound(beta, depth, max_lag)
     if not math.isfinite(bound):

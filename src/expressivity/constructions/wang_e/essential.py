@@ -21,6 +21,7 @@ from expressivity.constructions.wang_e.kernels import KernelFit, head_weights, k
 from expressivity.errors import ExpressivityError
 from expressivity.network import AttentionLayer, Head, Network, SlopeBias
 from expressivity.network.reference import forward
+from expressivity.network.lengths import ValidLengths
 
 
 def build_kernel_memory(kernel: str = "power", alpha: float = 0.5, rpe: str | None = None, heads: int = 1,
@@ -47,6 +48,8 @@ def build_kernel_memory(kernel: str = "power", alpha: float = 0.5, rpe: str | No
                            causal=True, normaliser="infinite", name=f"{rpe} heads for the {kernel} kernel")
     net = Network((layer,), labels, embedding=np.array([[1.0, 0.0]]), input_labels=("x",),
                   readout=np.array([[0.0], [1.0]]), output_labels=("y",),
+                  # causal heads over an infinite zero-padded past: position t's output is the same at every length
+                  valid_lengths=ValidLengths.any(),
                   name=f"Wang & E Task III: {kernel} kernel, alpha={alpha:g}, {heads} {rpe} head(s)")
     report = ConstructionReport(
         construction="wang-e essentially sparse memory (Task III)",

@@ -33,6 +33,7 @@ from expressivity.constructions.wang_e.readouts import (FUNCTIONS, READOUTS, Rea
 from expressivity.errors import ExpressivityError
 from expressivity.network import AttentionLayer, Head, Network, SlopeBias
 from expressivity.network.reference import forward
+from expressivity.network.lengths import ValidLengths
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,8 @@ def build_fixed_memory(lags, *, readout: str = "product", rpe: str = "lin", b: f
     readout_map[labels.index("y"), 0] = 1.0
     net = Network((attention_layer(mh, labels), *ff_layers), labels, embedding=embedding, input_labels=("x",),
                   readout=readout_map, output_labels=("y",),
+                  # causal heads over an infinite zero-padded past: position t's output is the same at every length
+                  valid_lengths=ValidLengths.any(),
                   name=f"Wang & E Theorem 1: {readout} of x[t-{', t-'.join(map(str, lags))}]")
     bound = ro.lipschitz * l1 + ro.ffn_error + ro.lipschitz * mh.rounding
     report = ConstructionReport(

@@ -20,8 +20,12 @@ from expressivity.constructions.yun.constants import YunParams
 from expressivity.constructions.yun.contextual import resolve_params
 from expressivity.constructions.yun.size import DEFAULT_BUDGET, estimate
 from expressivity.constructions.yun.soften import SoftenConfig, float64_limit, soften, value_map_rounding
+from expressivity.errors import ExpressivityError, require_int, require_number, require_type
 from expressivity.network.network import Network
 from expressivity.targets import Target
+
+
+MAX_SAMPLES = 10 ** 7   # Monte-Carlo samples of one d_p estimate
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,17 @@ class BuildConfig:
     budget: int = DEFAULT_BUDGET
     soften: SoftenConfig = field(default_factory=SoftenConfig)
 
+    def __post_init__(self) -> None:
+        # the same limits as `yun build --p/--samples/--seed/--budget`
+        require_number(self.p, "p (the exponent of d_p)", lo=1)
+        if isinstance(self.samples, int) and not isinstance(self.samples, bool) and not 2 <= self.samples <= MAX_SAMPLES:
+            raise ExpressivityError(f"samples must be between 2 and {MAX_SAMPLES:,}, got {self.samples:,}; the "
+                                    "confidence interval narrows like 1/sqrt(samples)")
+        require_int(self.samples, "samples", 2, MAX_SAMPLES)
+        require_int(self.seed, "seed", 0)
+        require_int(self.budget, "budget", 1)
+        require_type(self.soften, SoftenConfig, "soften")
+
 
 @dataclass(frozen=True)
 class YunResult:
@@ -45,8 +60,42 @@ class YunResult:
     report: ConstructionReport
 
 
+def build_yun(target: str | Target, n: int, d: int, delta, *, positional: bool = False, p: float = 2.0,
+              samples: int = 2000, seed: int = 0, budget: int = DEFAULT_BUDGET) -> YunResult:
+    """The Python form of ``expressivity yun build``: one δ, every check, the softened network.
+
+    ``target`` is a name from :func:`expressivity.targets.list_targets` (``"smooth-rank"``), a
+    ``"module:function"`` or a :class:`Target`; ``n`` tokens of dimension ``d``; ``delta`` is
+    ``"1/K"``, ``Fraction(1, K)`` or the integer ``K``. Returns the :class:`YunResult`:
+    ``result.softened`` (the softmax/ReLU network), ``result.build.network`` (the verified
+    hardmax/piecewise one) and ``result.report``.
+    """
+    from fractions import Fraction
+
+    from expressivity.targets import get_target
+
+    if isinstance(target, str):
+        target = get_target(target)
+    require_type(target, Target, "target", "give a name such as 'smooth-rank' (expressivity.targets.list_targets)")
+    if isinstance(delta, str):
+        try:
+            delta = Fraction(delta.strip())
+        except (ValueError, ZeroDivisionError):
+            raise ExpressivityError(f"delta must be 1/K, e.g. '1/4', got {delta!r}") from None
+    if isinstance(delta, Fraction):
+        if delta.numerator != 1:
+            raise ExpressivityError(f"delta must be 1/K with an integer K >= 2, got {delta}")
+        delta = delta.denominator
+    N = require_int(delta, "delta's K (delta = 1/K)", lo=2)
+    config = BuildConfig(p=p, samples=samples, seed=seed, budget=budget)
+    return build_and_check(target, YunParams(n, d, N, positional=positional), config)
+
+
 def build_and_check(target: Target, params: YunParams, config: BuildConfig = BuildConfig(), progress=None) -> YunResult:
     """Compile ``target`` at ``params``, verify, soften and measure; see the module notes."""
+    require_type(target, Target, "target", "expressivity.targets.get_target('smooth-rank') makes one")
+    require_type(params, YunParams, "params", "e.g. YunParams(n=2, d=1, N=4)")
+    require_type(config, BuildConfig, "config")
     t0 = time.perf_counter()
     params = resolve_params(params)
     float64_limit(params)  # refuse before the (possibly long) exact build

@@ -19,6 +19,7 @@ from expressivity.constructions.yun.quantize import quantizer
 from expressivity.constructions.yun.value import choose_sigma, value_map
 from expressivity.errors import ExpressivityError
 from expressivity.network.network import Network
+from expressivity.network.lengths import ValidLengths
 from expressivity.targets import Target, evaluate_target, require_equivariant
 from expressivity.constructions.yun.size import DEFAULT_BUDGET, SizeEstimate, check_budget
 from expressivity.constructions.yun.checks.lemmas import LemmaReport, verify_contextual
@@ -69,7 +70,9 @@ def compile_modified(target: Target, p: YunParams, budget: int = DEFAULT_BUDGET,
     M = Fraction(-((-lemmas.max_abs_entry.numerator) // lemmas.max_abs_entry.denominator))  # integer, keeps g_v integral
     g_v = value_map(p, columns, M, p.t_l, p.t_r, sigma)
     net = g_q.then(g_c).then(g_v)
+    # Lemmas 4.1-4.3 are checked for sequences of exactly n tokens (the grid is over n columns).
     net = Network(net.layers, net.labels, net.positional_encoding, name=f"yun[{target.name}] {p.describe()}",
+                  valid_lengths=ValidLengths.of([p.n]),
                   metadata={"params": p, "t_l": p.t_l, "t_r": p.t_r, "c": p.c, "s": p.s, "M": M,
                             "sigma": sigma, "stages": {"quantize": len(g_q.layers), "contextual": len(g_c.layers),
                                                        "value": len(g_v.layers)}})

@@ -49,6 +49,13 @@ class YunParams:
     paper_ub: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
+        for name in ("n", "d", "N"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not hasattr(value, "__index__"):
+                raise ExpressivityError(f"YunParams.{name} must be an integer, got {value!r}")
+            object.__setattr__(self, name, int(value))
+        if not isinstance(self.positional, bool):
+            raise ExpressivityError(f"YunParams.positional must be True or False, got {self.positional!r}")
         if self.n < 2:
             raise ExpressivityError(f"the construction needs n >= 2 tokens, got n={self.n}")
         if self.d < 1:

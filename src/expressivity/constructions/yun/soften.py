@@ -41,6 +41,7 @@ from expressivity.constructions.yun.constants import YunParams
 from expressivity.errors import ExpressivityError
 from expressivity.network.layers import AttentionLayer, FeedForwardLayer, Head, PiecewiseLinear, ReLU
 from expressivity.network.network import Network
+from expressivity.network.lengths import ValidLengths
 
 FLOAT64_EXACT = 2 ** 53
 
@@ -263,6 +264,7 @@ def soften(p: YunParams, network: Network, n_quantizer: int, precondition_margin
             layers.append(_soft_ff(layer, eps_q if k < n_quantizer else eps_post))
     pe = None if network.positional_encoding is None else np.asarray(network.positional_encoding, dtype=float)
     soft = Network(tuple(layers), network.labels, pe, name=network.name + " (softmax/ReLU)",
+                   valid_lengths=network.valid_lengths,
                    metadata={"lambda": lam, "epsilon": eps_q, "epsilon_post": eps_post,
                              "n": p.n, "d": p.d, "delta": str(p.delta)})
     margins = {**attn_margins, "lattice_margin": lattice, "precondition_margin": float(precondition_margin),
