@@ -27,6 +27,7 @@ from expressivity.errors import NetworkError
 from expressivity.network.layers import AttentionLayer, FeedForwardLayer, LayerNorm, MixingLayer
 from expressivity.network.network import Network
 from expressivity.nn.config import activation_spec
+from expressivity.nn.layers import LayerNorm as NormModule
 from expressivity.nn.model import Model, ModelConfig
 
 
@@ -35,7 +36,7 @@ def _np(t: torch.Tensor) -> np.ndarray:
 
 
 def _norm(module: nn.Module) -> LayerNorm | None:
-    if not isinstance(module, nn.LayerNorm):
+    if not isinstance(module, NormModule):
         return None
     return LayerNorm(_np(module.weight), _np(module.bias), module.eps)
 
@@ -45,6 +46,8 @@ def to_network(model: Model) -> Network:
 
     ``X`` is ``x`` for float models and ``one_hot(x, vocab_size)`` for token models.
     """
+    if model.members is not None:
+        raise NetworkError("to_network converts one model; take a member of the ensemble first (model.member(k))")
     cfg = model.cfg
     layers = []
     for k, (block, mixer) in enumerate(zip(model.blocks, cfg.layer_mixers())):
