@@ -45,7 +45,7 @@ from expressivity.training.budget import check_run_budget
 from expressivity.training.checkpoint import FINISHED, RUNNING, checkpoint_exists, load_checkpoint, save_checkpoint
 from expressivity.training.config import RunConfig
 from expressivity.training.loop import Members, train_members
-from expressivity.training.trainer import RunResult, eval_batch, member_result, resolve_device
+from expressivity.training.trainer import RunResult, eval_batch, member_result, resolve_device, score_lengths
 
 
 def pack_key(config: RunConfig) -> str:
@@ -138,8 +138,9 @@ class EnsembleStepper:
     def losses(self, step: int) -> torch.Tensor:
         batches = [self.task.sample(self.train.batch_size, None, g) for g in self.gens]
         x, y, mask = (torch.stack(t).to(self.device) for t in zip(*batches))
-        out = self.model(x)
-        return torch.stack([self.task.loss(out[k], Batch(x[k], y[k], mask[k])) for k in range(self.size)])
+        # the task's loss is written for one model's batch; vmap maps it over the members (only the
+        # loss: the model itself runs natively on the ensemble axis)
+        return torch.func.vmap(lambda o, xk, yk, mk: self.task.loss(o, Batch(xk, yk, mk)))(self.model(x), x, y, mask)
 
     def update(self, step: int, losses: torch.Tensor, alive: list[bool]) -> None:
         tc = self.train
@@ -212,7 +213,9 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     start, members = stepper.load(group_dir, group_id(configs)) if resume else (0, Members(len(configs), tc.steps))
     step, seconds = train_members(stepper, task, tc, held_out, members, start,
                                   label=f"{task.name} ensemble of {len(configs)}", progress=progress, on_step=on_step)
-    results = [member_result(c, task, members, k, stepper.model.member(k), step, seconds, device)
+    # every member's held-out lengths in one batched pass per length and split
+    lengths = score_lengths(stepper.evaluate, len(configs), base_cfg, task, device)
+    results = [member_result(c, task, members, k, stepper.model.member(k), step, seconds, device, lengths[k])
                for k, c in enumerate(configs)]
     if member_dirs is not None:
         _write_members(results, member_dirs)

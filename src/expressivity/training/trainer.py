@@ -106,13 +106,20 @@ def evaluate(model: torch.nn.Module, task: Task, batch: Batch) -> tuple[float, f
 
 def evaluate_lengths(model: torch.nn.Module, config: RunConfig, task: Task, device="cpu") -> dict[int, dict]:
     """Validation and test loss and metric at the training length and at every ``config.eval_lengths``."""
-    out = {}
+    return score_lengths(lambda batch: [evaluate(model, task, batch)], 1, config, task, device)[0]
+
+
+def score_lengths(score: Callable[[Batch], list[tuple[float, float]]], size: int, config: RunConfig, task: Task,
+                  device="cpu") -> list[dict[int, dict]]:
+    """:func:`evaluate_lengths` for ``size`` members at once: ``score(batch)`` gives each member's
+    ``(loss, metric)`` on a held-out batch."""
+    out: list[dict[int, dict]] = [{} for _ in range(size)]
     for length in dict.fromkeys((task.length, *config.eval_lengths)):
-        row = {}
         for split in ("val", "test"):
-            loss, metric = evaluate(model, task, eval_batch(task, config.train.eval_size, length, split, device))
-            row[f"{split}_loss"], row[f"{split}_metric"] = loss, metric
-        out[length] = row
+            scores = score(eval_batch(task, config.train.eval_size, length, split, device))
+            for k, (loss, metric) in enumerate(scores):
+                row = out[k].setdefault(length, {})
+                row[f"{split}_loss"], row[f"{split}_metric"] = loss, metric
     return out
 
 
@@ -260,10 +267,14 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
 
 
 def member_result(config: RunConfig, task: Task, members: Members, k: int, model: Model, step: int, seconds: float,
-                  device: str) -> RunResult:
-    """Member ``k``'s :class:`RunResult` after the loop ended at ``step`` (held-out lengths evaluated unless NaN)."""
+                  device: str, lengths: dict | None = None) -> RunResult:
+    """Member ``k``'s :class:`RunResult` after the loop ended at ``step``, with ``lengths`` (its
+    :func:`evaluate_lengths`, computed here when not given; none for a NaN run)."""
     status = members.status[k]
-    lengths = {} if status == "nan" else evaluate_lengths(model.to(device), config, task, device)
+    if status == "nan":
+        lengths = {}
+    elif lengths is None:
+        lengths = evaluate_lengths(model.to(device), config, task, device)
     last_loss = float("nan") if status == "nan" else members.last_loss[k]
     return RunResult(config.id(), config, status, min(members.stop_step[k], step), seconds, model.parameter_count(),
                      last_loss, members.last_metric[k], members.best[k][0], members.best[k][1], lengths, device,
