@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from expressivity.errors import NetworkError
-from expressivity.network.layers import AttentionLayer, FeedForwardLayer, LayerNorm, MixingLayer
+from expressivity.network.layers import AttentionLayer, FeedForwardLayer, LayerNorm, MixingLayer, rule_for
 from expressivity.network.network import Network
 from expressivity.nn.config import activation_spec
 from expressivity.nn.layers import LayerNorm as NormModule
@@ -75,30 +75,41 @@ class _Block:
     index: int = 0   # network layer index of the block's first layer, for messages
 
 
+# layer kind -> its place in a (mixer, FFN) block (the loader's table: a new kind is refused by name)
+_PLACES = {"attention": "mixer", "mixing": "mixer", "feedforward": "ffn"}
+
+
 def _blocks(net: Network) -> list[_Block]:
     """Regroup the layers into ``(mixer, FFN)`` blocks."""
     blocks: list[_Block] = []
     for k, layer in enumerate(net.layers):
-        if layer.kind == "feedforward":
-            if blocks and blocks[-1].ffn is None:
-                blocks[-1].ffn = layer
-            else:
-                blocks.append(_Block(ffn=layer, index=k))
-        else:
+        if rule_for(_PLACES, layer, "trained-model loader") == "mixer":
             blocks.append(_Block(mixer=layer, index=k))
+        elif blocks and blocks[-1].ffn is None:
+            blocks[-1].ffn = layer
+        else:
+            blocks.append(_Block(ffn=layer, index=k))
     return blocks
+
+
+def _attention_mixer(layer: AttentionLayer, where: str) -> str:
+    return "dpfree" if all(h.is_dp_free for h in layer.heads) and layer.normalization == "softmax" else "attention"
+
+
+def _mixing_mixer(layer: MixingLayer, where: str) -> str:
+    if len(layer.heads) != 1:
+        raise NetworkError(f"{where}: a mixing layer of {len(layer.heads)} heads does not load; the family holds one "
+                           "matrix head (bilinear) or one convolution head (sepconv) per layer")
+    return "sepconv" if layer.heads[0].matrix is None else "bilinear"
+
+
+# layer kind -> the family's mixer for a layer of that kind
+_MIXER_OF = {"attention": _attention_mixer, "mixing": _mixing_mixer}
 
 
 def _mixer_name(layer: AttentionLayer | MixingLayer, where: str) -> str:
     """The family's mixer for an attention or mixing layer."""
-    if layer.kind == "mixing":
-        if len(layer.heads) != 1:
-            raise NetworkError(f"{where}: a mixing layer of {len(layer.heads)} heads does not load; the family holds one "
-                               "matrix head (bilinear) or one convolution head (sepconv) per layer")
-        return "sepconv" if layer.heads[0].matrix is None else "bilinear"
-    if all(h.is_dp_free for h in layer.heads) and layer.normalization == "softmax":
-        return "dpfree"
-    return "attention"
+    return rule_for(_MIXER_OF, layer, "trained-model loader")(layer, where)
 
 
 def _common(pairs: list[tuple[int, object]], says) -> object:
