@@ -1,4 +1,5 @@
-"""The single-model trainer: :func:`run` executes one :class:`RunConfig`.
+"""The single-model trainer: :func:`run` executes one :class:`RunConfig` through the one training
+loop (:mod:`expressivity.training.loop`) with a :class:`SingleStepper`.
 
 AdamW with warm-up + cosine decay, gradient clipping, held-out evaluation, early stopping at a
 metric threshold, JSONL metrics, checkpoints and resume. Determinism: the model is initialised

@@ -12,15 +12,15 @@ from torch import nn
 from expressivity.network.layers import AttentionLayer, Head, LayerNorm
 from expressivity.network.torch_functions import hardmax
 from expressivity.nn.layers import Linear, linear
-from expressivity.nn.mixers.base import Mixer, keys_seen, set_param, softmax, to_numpy
-from expressivity.nn.positional import Rotary, bias_length_limited, bias_parameter_count, make_relative_bias
+from expressivity.nn.mixers.base import HeadMixer, keys_seen, set_param, softmax, to_numpy
+from expressivity.nn.positional import Rotary, bias_parameter_count, make_relative_bias
 
 
-class Attention(Mixer):
+class Attention(HeadMixer):
     """Multi-head dot-product attention, no bias on K/V/O (optional query bias ``b_Q``)."""
 
     layer_kind = "attention"
-    uses_rpe, uses_rotary = True, True
+    uses_rotary = True
 
     def __init__(self, d: int, heads: int, d_head: int, causal: bool, bias: nn.Module | None,
                  rotary: bool, q_bias: bool = False, scale: float | None = None, hardmax: bool = False,
@@ -50,14 +50,6 @@ class Attention(Mixer):
         # q, k, v projections; W_O; scores and the weighted sum of values
         d, hm = cfg.d_model, cfg.heads * cfg.head_dim
         return 2 * d * 3 * hm + 2 * hm * d + 4 * hm * keys_seen(cfg, n)
-
-    @staticmethod
-    def head_count(cfg) -> int:
-        return cfg.heads
-
-    @staticmethod
-    def length_limited(cfg) -> bool:
-        return bias_length_limited(cfg)
 
     def weights(self, x: torch.Tensor) -> torch.Tensor:
         """Attention weights ``(batch, heads, n, n)`` (``(K, batch, heads, n, n)`` for an ensemble)."""

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from expressivity.nn.layers import EnsembleModule
+from expressivity.nn.positional import bias_length_limited
 
 
 class Mixer(EnsembleModule):
@@ -60,6 +61,21 @@ class Mixer(EnsembleModule):
         """Conversions read one model's weights: refuse an ensemble (take a member first)."""
         if self.members is not None:
             raise ValueError("convert one member of an ensemble (Model.member(k)), not the whole ensemble")
+
+
+class HeadMixer(Mixer):
+    """A mixer of ``cfg.heads`` heads, each with the position bias ``cfg.rpe`` (length-limited
+    exactly when that bias is)."""
+
+    uses_rpe: ClassVar[bool] = True
+
+    @staticmethod
+    def head_count(cfg) -> int:
+        return cfg.heads
+
+    @staticmethod
+    def length_limited(cfg) -> bool:
+        return bias_length_limited(cfg)
 
 
 def keys_seen(cfg, n: int) -> float:

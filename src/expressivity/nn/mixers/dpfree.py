@@ -13,15 +13,14 @@ from torch import nn
 
 from expressivity.network.layers import AttentionLayer, Head, LayerNorm
 from expressivity.nn.layers import Linear
-from expressivity.nn.mixers.base import Mixer, keys_seen, set_param, softmax, to_numpy
-from expressivity.nn.positional import bias_length_limited, bias_parameter_count, make_relative_bias
+from expressivity.nn.mixers.base import HeadMixer, keys_seen, set_param, softmax, to_numpy
+from expressivity.nn.positional import bias_parameter_count, make_relative_bias
 
 
-class DPFree(Mixer):
+class DPFree(HeadMixer):
     """RPE-only attention: an input-independent per-head kernel applied as an ``(n, n)`` product."""
 
     layer_kind = "attention"
-    uses_rpe, uses_rotary = True, False
 
     def __init__(self, d: int, heads: int, d_head: int, causal: bool, bias: nn.Module | None, normaliser: str = "visible",
                  members: int | None = None):
@@ -47,14 +46,6 @@ class DPFree(Mixer):
         # W_V and W_O; the kernel applied to the values
         hm = cfg.heads * cfg.head_dim
         return 4 * cfg.d_model * hm + 2 * hm * keys_seen(cfg, n)
-
-    @staticmethod
-    def head_count(cfg) -> int:
-        return cfg.heads
-
-    @staticmethod
-    def length_limited(cfg) -> bool:
-        return bias_length_limited(cfg)
 
     def kernel(self, n: int) -> torch.Tensor:
         """``(heads, n, n)`` weights ``A[h, i, j]`` of key ``j`` for query ``i`` (``(K, heads, n, n)`` for an ensemble)."""
