@@ -18,29 +18,7 @@ import numpy as np
 from expressivity.errors import EvaluationError
 from expressivity.network.network import Network
 
-def _exact(network: Network, X):
-    from expressivity.network.exact import forward_exact
-
-    return forward_exact(network, X)
-
-
-def _reference(network: Network, X):
-    from expressivity.network.reference import forward
-
-    return forward(network, X)
-
-
-def _torch(dtype: str):
-    def run(network: Network, X):
-        from expressivity.network.torch_eval import forward_torch
-
-        return forward_torch(network, X, dtype=dtype)
-    return run
-
-
-# dtype -> the evaluator that computes in it (imported on use: torch is loaded only when asked for)
-EVALUATORS = {"exact": _exact, "float64": _reference, "float32": _torch("float32"), "torch-float64": _torch("float64")}
-DTYPES = tuple(EVALUATORS)
+DTYPES = ("exact", "float64", "float32", "torch-float64")
 
 
 def evaluate(network: Network, X, dtype: str = "float64") -> np.ndarray:
@@ -49,12 +27,20 @@ def evaluate(network: Network, X, dtype: str = "float64") -> np.ndarray:
     Returns an object array of exact numbers for ``"exact"``, else float64 values (float32
     results are widened after the fact, so they carry float32 rounding).
     """
-    if dtype not in EVALUATORS:
-        raise EvaluationError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
     if dtype == "exact":
-        return _exact(network, X)
+        from expressivity.network.exact import forward_exact
+
+        return forward_exact(network, X)
+    if dtype not in DTYPES:
+        raise EvaluationError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
     try:
-        return EVALUATORS[dtype](network, X)
+        if dtype == "float64":
+            from expressivity.network.reference import forward
+
+            return forward(network, X)
+        from expressivity.network.torch_eval import forward_torch
+
+        return forward_torch(network, X, dtype="float32" if dtype == "float32" else "float64")
     except OverflowError:
         raise EvaluationError(
             f"a weight or input of network {network.name!r} is beyond the float range; evaluate it with dtype 'exact'"
