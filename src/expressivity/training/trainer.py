@@ -184,7 +184,7 @@ class SingleStepper:
                 self.opt.load_state_dict(_grouped_optimizer_state(state["optimizer"], self.model, self.opt))
                 self.gen.set_state(state["generator"])
                 torch.set_rng_state(state["torch_rng"])
-        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
             raise ExpressivityError(f"checkpoint {ckpt} has an incomplete training state ({type(exc).__name__}: "
                                     f"{exc}); delete the folder to start over") from None
         return state["step"], members
