@@ -85,7 +85,7 @@ class EnsembleStepper:
         self.grad = torch.zeros_like(self.flat)
         self.m1, self.m2 = torch.zeros_like(self.flat), torch.zeros_like(self.flat)
         decayed = self.model.weight_matrix_names()
-        self.decay = torch.cat([torch.full((p[0].numel(),), float(n in decayed), device=device) for n, p in named])
+        self.decay = torch.cat([torch.full((p[0].numel(),), n in decayed, device=device) for n, p in named])
         self._views = []
         start = 0
         for _, p in named:
@@ -144,7 +144,7 @@ class EnsembleStepper:
         return torch.func.vmap(lambda o, xk, yk, mk: self.task.loss(o, Batch(xk, yk, mk)))(self.model(x), x, y, mask)
 
     def update(self, step: int, losses: torch.Tensor, alive: list[bool]) -> None:
-        tc = self.train
+        tc, K = self.train, self.size
         live = torch.tensor(alive, device=self.device)
         self.grad.zero_()
         with warnings.catch_warnings():
@@ -153,18 +153,23 @@ class EnsembleStepper:
             # which is the point (bench_ensemble.py measures the whole step).
             warnings.filterwarnings("ignore", message="grad and param do not obey the gradient layout contract")
             torch.where(live, losses, torch.zeros_like(losses)).sum().backward()
-        g = self.grad
-        clip = torch.clamp(tc.grad_clip / (g.norm(dim=1, keepdim=True) + 1e-6), max=1.0)
-        lr = (torch.tensor([self.lr(k, step) for k in range(self.size)], device=self.device) * live)[:, None]
-        t = step + 1
-        b1, b2 = tc.beta1, tc.beta2
+        # AdamW as torch.optim.AdamW computes it, row by row, in place (few passes over (K, P))
+        # per-member factors in float64, rounded once to float32 (as torch rounds its Python scalars)
+        lr = torch.tensor([self.lr(k, step) if alive[k] else 0.0 for k in range(K)], dtype=torch.float64)[:, None]
+        t, b1, b2 = step + 1, tc.beta1, tc.beta2
+        shrink = (1 - lr * tc.weight_decay).to(self.flat)
+        step_size = (lr / -(1 - b1 ** t)).to(self.flat)
         with torch.no_grad():
-            g = torch.where(live[:, None], g * clip, torch.zeros_like(g))
-            self.flat.mul_(1 - lr * tc.weight_decay * self.decay)
+            g = self.grad
+            if not all(alive):   # a stopped member's gradient may hold 0 * inf = nan: it must not move
+                g[~live] = 0.0
+            g.mul_(torch.clamp(tc.grad_clip / (g.norm(dim=1, keepdim=True) + 1e-6), max=1.0))
+            if tc.weight_decay:
+                self.flat.mul_(torch.where(self.decay, shrink, 1.0))
             self.m1.lerp_(g, 1 - b1)
             self.m2.mul_(b2).addcmul_(g, g, value=1 - b2)
-            denom = (self.m2.sqrt() / math.sqrt(1 - b2 ** t)).add_(tc.eps)
-            self.flat.sub_((lr / (1 - b1 ** t)) * self.m1 / denom)
+            denom = self.m2.sqrt().div_(math.sqrt(1 - b2 ** t)).add_(tc.eps)
+            self.flat.add_(self.m1.div(denom).mul_(step_size))
 
     @torch.no_grad()
     def evaluate(self, batch: Batch) -> list[tuple[float, float]]:
