@@ -197,3 +197,46 @@ def test_layers_round_trip_through_json(layer):
 def test_unknown_layer_type_is_refused():
     with pytest.raises(NetworkError, match="unknown layer type 'conv'"):
         layer_from_dict({"type": "conv"}, InlineArrays())
+
+
+# ---- layer kinds dispatch through one table per evaluator --------------------------------------
+
+def test_every_evaluator_has_a_rule_for_every_layer_kind():
+    from expressivity.network import exact, reference, torch_eval
+    from expressivity.network.layers import LAYERS
+    from expressivity.nn import convert
+
+    for table in (reference.UPDATES, exact._RULES, torch_eval._MODULES, convert._PLACES):
+        assert set(table) == set(LAYERS)
+    assert set(convert._MIXER_OF) == set(LAYERS) - {"feedforward"}
+
+
+def test_a_layer_kind_an_evaluator_does_not_know_fails_loudly_naming_it():
+    """A new layer type that only joined LAYERS: every evaluator refuses it by name instead of
+    skipping it."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from expressivity.network import Network, evaluate
+    from expressivity.nn import from_network
+
+    @dataclass(frozen=True)
+    class Novel(FeedForwardLayer):
+        kind: ClassVar[str] = "novel"
+
+    net = Network((Novel(np.eye(1), np.zeros(1), np.eye(1), np.zeros(1), ReLU()),), labels=("x",))
+    X = np.ones((2, 1))
+    for dtype, who in (("float64", "reference"), ("exact", "exact evaluator"), ("float32", "torch evaluator")):
+        with pytest.raises(NetworkError, match=f"{who}.*'novel'"):
+            evaluate(net, X, dtype)
+    with pytest.raises(NetworkError, match="trained-model loader.*'novel'"):
+        from_network(net)
+
+
+def test_one_head_count_for_attention_and_mixing_layers():
+    from expressivity.network.layers import head_count
+
+    attention = AttentionLayer((_dp_free(), _dp_free()), causal=True)
+    mixing = MixingLayer((MixingHead(np.eye(1), np.eye(1), kernel=np.ones((2, 1)), left=1),))
+    assert head_count([attention, _ffn(ReLU()), mixing]) == 3
+    assert head_count([_ffn(ReLU())]) == 0

@@ -88,3 +88,104 @@ def test_bilinear_and_sepconv_match_their_formulas(causal):
             if 0 <= t - left + u < n:
                 conv[:, t] += W[:, u] * x[:, t - left + u]
     assert torch.allclose(sc(x), sc.o(conv), atol=1e-5)
+
+
+# ---- what each mixer declares ------------------------------------------------------------------
+
+FACT_CONFIGS = [dict(mixer=m, rpe=r, learnable_slopes=r in ("lin", "log") and m == "attention", q_bias=m == "attention",
+                     causal=c, d_head=d_head)
+                for m in ("attention", "dpfree") for r in ("none", "t5", "lin", "log", "free", "matrix")
+                for c in (True, False) for d_head in (None, 3)] + \
+               [dict(mixer=m, causal=c) for m in ("bilinear", "sepconv") for c in (True, False)]
+
+
+@pytest.mark.parametrize("arch", FACT_CONFIGS, ids=lambda a: "-".join(str(v) for v in a.values()))
+def test_each_mixer_declares_its_parameters_heads_and_length_limit_truly(arch):
+    from expressivity.network.layers import head_count
+    from expressivity.nn import MIXERS, to_network
+
+    cfg = ModelConfig(vocab_size=0, d_in=2, max_len=9, heads=2, d_model=6, conv_kernel=4, layers=1, **arch)
+    kind = MIXERS[arch["mixer"]]
+    mixer = Model(cfg).blocks[0].mixer
+    assert kind.parameter_count(cfg) == sum(p.numel() for p in mixer.parameters())
+    assert kind.head_count(cfg) == head_count([mixer.to_layer(None)])
+    assert mixer.to_layer(None).kind == kind.layer_kind
+    model = Model(cfg)
+    x = torch.randn(1, 10, 2)
+    if kind.length_limited(cfg):
+        with pytest.raises(Exception, match="max_len"):
+            model(x)
+    else:
+        assert model(x).shape == (1, 10, 1)
+    assert to_network(model).layers[0].kind == kind.layer_kind
+
+
+@pytest.mark.parametrize("arch", FACT_CONFIGS[::5], ids=lambda a: "-".join(str(v) for v in a.values()))
+@pytest.mark.parametrize("n", [1, 16, 33])
+def test_the_models_flops_are_its_parts_and_match_the_language_claims_formula(arch, n):
+    # experiments/claims/lm.py kept its own table by mixer name; the parts' facts give the same numbers
+    from expressivity.experiments.claims.lm import flops_per_token as claims_flops
+    from expressivity.experiments.claims.lm import non_embedding_params
+    from expressivity.nn.model import flops_per_token, parameter_count
+
+    for layers, ffn in ((1, 0), (3, 24)):
+        mixers = (arch["mixer"], "none", arch["mixer"])[:layers] if layers == 3 else arch["mixer"]
+        cfg = ModelConfig(vocab_size=7, d_out=7, max_len=40, heads=2, d_model=6, conv_kernel=4, ffn_width=ffn,
+                          layers=layers, norm="pre" if ffn else "none", ape="learned",
+                          **{**arch, "mixer": mixers})
+        assert flops_per_token(cfg, n) == claims_flops(cfg, n)
+        assert parameter_count(cfg, embeddings=False) == non_embedding_params(cfg)
+        assert parameter_count(cfg) == Model(cfg).parameter_count()
+
+
+def test_a_new_mixer_is_one_class_and_one_table_entry(monkeypatch):
+    """A mixer that adds the previous token's vector through W_O: one class here, one entry in
+    MIXERS; the model, its facts, the conversion to a Network and training then take it."""
+    import numpy as np
+
+    from expressivity.network import reference
+    from expressivity.network.layers import MixingHead, MixingLayer
+    from expressivity.nn import MIXERS, to_network
+    from expressivity.nn.layers import Linear
+    from expressivity.nn.mixers.base import Mixer, to_numpy
+    from expressivity.nn.model import flops_per_token, head_count, length_limit
+    from expressivity.training import RunConfig, run
+
+    class Previous(Mixer):
+        layer_kind = "mixing"
+
+        def __init__(self, d, members=None):
+            super().__init__(members)
+            self.o = Linear(d, d, bias=False, members=members)
+
+        @classmethod
+        def from_config(cls, cfg, members=None):
+            return cls(cfg.d_model, members)
+
+        @staticmethod
+        def parameter_count(cfg):
+            return cfg.d_model**2
+
+        @staticmethod
+        def flops_per_token(cfg, n):
+            return 2 * cfg.d_model**2
+
+        def run(self, x):
+            return self.o.run(torch.nn.functional.pad(x, (0, 0, 1, 0))[:, :, :-1])
+
+        def to_layer(self, norm, name=""):
+            d = self.o.weight.shape[0]
+            kernel = np.stack([np.ones(d), np.zeros(d)])   # tap 0 reads position i - 1
+            return MixingLayer((MixingHead(np.eye(d), to_numpy(self.o.weight).T, kernel=kernel, left=1),), name, norm)
+
+    monkeypatch.setitem(MIXERS, "previous", Previous)
+    cfg = ModelConfig(d_in=2, d_out=2, d_model=4, mixer=("previous", "attention"), layers=2, heads=2, ffn_width=4)
+    assert head_count(cfg) == 3 and length_limit(cfg) is None and flops_per_token(cfg, 8) > 0
+    model = Model(cfg)
+    x = torch.randn(3, 5, 2)
+    net = to_network(model)
+    assert np.allclose(reference.forward(net, x.double().numpy()), model(x).detach().double().numpy(), atol=1e-5)
+    result = run(RunConfig.for_task("reverse", {"length": 4, "vocab": 4},
+                                    dict(mixer=("previous", "attention"), layers=2, heads=2, d_model=8, ffn_width=8),
+                                    dict(steps=3, batch_size=4, eval_every=3, eval_size=8)))
+    assert result.status == "done"

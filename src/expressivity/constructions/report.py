@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from expressivity.network.layers import AttentionLayer
+from expressivity.network.layers import AttentionLayer, head_count
 from expressivity.network.network import Network
 from expressivity.records import jsonable
 
@@ -54,7 +54,7 @@ class Size:
         """The size of ``network``; ``bound`` names the paper's bound (e.g. a formula)."""
         attn = [layer for layer in network.layers if isinstance(layer, AttentionLayer)]
         return cls(layers=len(network.layers), attention_layers=len(attn),
-                   heads=sum(len(layer.heads) for layer in attn), width=network.d,
+                   heads=head_count(network.layers), width=network.d,
                    parameters=network.parameter_count(), paper_bound=paper_bound, bound=bound, extra=dict(extra))
 
     def as_dict(self) -> dict:

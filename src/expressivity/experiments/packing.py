@@ -1,5 +1,5 @@
-"""Packing: runs that differ only in seed or learning rate train together as one model-batched
-ensemble (:func:`expressivity.training.run_ensemble`).
+"""Packing: runs that may share an ensemble (the rule is :func:`expressivity.training.ensemble.pack_key`:
+they differ only in seed and learning rate) train together as one (:func:`expressivity.training.run_ensemble`).
 
 The packs depend on the sweep alone (not on the backend or the number of workers), so a sweep
 gives the same per-run results on a laptop, a process pool or a Ray cluster. A group larger than
@@ -13,9 +13,9 @@ import math
 from dataclasses import dataclass
 
 from expressivity.errors import BudgetError
-from expressivity.records import canonical_json, content_hash
 from expressivity.training import RunConfig
 from expressivity.training.budget import check_training_budget
+from expressivity.training.ensemble import group_id, pack_key
 
 DEFAULT_MAX_PACK = 16
 
@@ -29,7 +29,7 @@ class Pack:
     @property
     def id(self) -> str:
         """Content hash of the member ids, in order (the ensemble checkpoint's identity)."""
-        return content_hash([c.id() for c in self.configs])
+        return group_id(list(self.configs))
 
     @property
     def size(self) -> int:
@@ -38,12 +38,6 @@ class Pack:
     def work(self) -> int:
         """Training steps times members: the unit the progress display counts."""
         return sum(c.train.steps for c in self.configs)
-
-
-def pack_key(config: RunConfig) -> str:
-    """Equal for configurations that may share an ensemble (everything but seed and lr equal)."""
-    d = config.to_dict()
-    return canonical_json({**d, "seed": 0, "train": {**d["train"], "lr": 0}})
 
 
 def plan_packs(configs, max_pack: int = DEFAULT_MAX_PACK) -> list[Pack]:

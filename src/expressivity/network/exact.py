@@ -14,11 +14,12 @@ rounding happens anywhere. Shapes follow :mod:`expressivity.network.reference`.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Callable, NamedTuple
 
 import numpy as np
 
 from expressivity.errors import EvaluationError
-from expressivity.network.layers import AttentionLayer, FeedForwardLayer, MixingHead, MixingLayer
+from expressivity.network.layers import AttentionLayer, FeedForwardLayer, MixingHead, MixingLayer, rule_for
 from expressivity.network.network import Network
 
 _FIX = "evaluate with dtype float64/float32"
@@ -51,20 +52,29 @@ def check_exact_evaluable(network: Network) -> None:
     for k, layer in enumerate(network.layers):
         if layer.norm is not None:
             raise EvaluationError(f"layer {k} uses a layer norm (a square root), which has no exact value; {_FIX}")
-        if isinstance(layer, FeedForwardLayer) and layer.activation.kind == "gelu":
-            raise EvaluationError(f"layer {k} uses GELU (erf), which has no exact value; {_FIX}")
-        if not isinstance(layer, AttentionLayer):
-            continue
-        if layer.normaliser == "infinite":
-            raise EvaluationError(f"layer {k} normalises over an infinite past (exp), which has no exact value; {_FIX}")
-        if layer.normalization == "softmax":
-            raise EvaluationError(f"layer {k} uses softmax, which has no exact value; {_FIX}, "
-                                  "or build the circuit with hardmax (e.g. --scale inf)")
-        for h, head in enumerate(layer.heads):
-            if head.rotary:
-                raise EvaluationError(f"layer {k}, head {h} is rotary (cos/sin), which has no exact value; {_FIX}")
+        refusal = rule_for(_RULES, layer, "exact evaluator").refusal(layer, k)
+        if refusal is not None:
+            raise EvaluationError(refusal)
     if network.final_norm is not None:
         raise EvaluationError(f"the final layer norm (a square root) has no exact value; {_FIX}")
+
+
+def _attention_refusal(layer: AttentionLayer, k: int) -> str | None:
+    if layer.normaliser == "infinite":
+        return f"layer {k} normalises over an infinite past (exp), which has no exact value; {_FIX}"
+    if layer.normalization == "softmax":
+        return (f"layer {k} uses softmax, which has no exact value; {_FIX}, "
+                "or build the circuit with hardmax (e.g. --scale inf)")
+    for h, head in enumerate(layer.heads):
+        if head.rotary:
+            return f"layer {k}, head {h} is rotary (cos/sin), which has no exact value; {_FIX}"
+    return None
+
+
+def _feedforward_refusal(layer: FeedForwardLayer, k: int) -> str | None:
+    if layer.activation.kind == "gelu":
+        return f"layer {k} uses GELU (erf), which has no exact value; {_FIX}"
+    return None
 
 
 def forward_exact(network: Network, X, *, return_residuals: bool = False, allow_length: bool = False):
@@ -84,7 +94,7 @@ def forward_exact(network: Network, X, *, return_residuals: bool = False, allow_
         H = H + to_exact(network.positional_encoding)[: H.shape[1]]
     residuals = [H]
     for layer in network.layers:
-        H = H + _UPDATES[layer.kind](layer, H)
+        H = H + rule_for(_RULES, layer, "exact evaluator").update(layer, H)
         residuals.append(H)
     out = H if network.readout is None else H @ to_exact(network.readout)
     if network.readout_bias is not None:
@@ -152,7 +162,18 @@ def _feedforward_update(layer: FeedForwardLayer, H: np.ndarray) -> np.ndarray:
     return exact_activate(layer.activation, pre) @ to_exact(layer.W_2) + to_exact(layer.b_2)
 
 
-_UPDATES = {"attention": _attention_update, "mixing": _mixing_update, "feedforward": _feedforward_update}
+class _Rule(NamedTuple):
+    """How the exact evaluator treats one layer kind: why it cannot (``refusal(layer, k)``: a
+    message, or ``None``) and what the layer adds to the residual stream (``update(layer, H)``)."""
+
+    refusal: Callable
+    update: Callable
+
+
+# layer kind -> its exact rule (the exact evaluator's one table)
+_RULES = {"attention": _Rule(_attention_refusal, _attention_update),
+          "mixing": _Rule(lambda layer, k: None, _mixing_update),
+          "feedforward": _Rule(_feedforward_refusal, _feedforward_update)}
 
 
 def exact_activate(activation, t: np.ndarray) -> np.ndarray:

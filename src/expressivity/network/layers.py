@@ -11,8 +11,12 @@ arrays of exact numbers. What each layer computes is written once, in
 Every layer type answers the same questions, so :class:`~expressivity.network.network.Network`,
 the summary and the exporter never ask which type they hold: ``kind`` (its JSON name), ``d``,
 ``norm`` (its optional pre-norm), ``length`` (the positions it is built for, or ``None``),
-``uses_position``, ``parameter_count()``, ``arrays()``, ``describe(labels)``,
+``uses_position``, ``head_count``, ``parameter_count()``, ``arrays()``, ``describe(labels)``,
 ``to_dict(arrays)`` / ``from_dict(d, arrays)``.
+
+What a layer *computes* is each evaluator's business: every evaluator keeps one table from
+``kind`` to its rule and looks layers up with :func:`rule_for`, so a kind it has no rule for is
+an error naming the evaluator and the kind, never a layer silently skipped.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from expressivity.network.serial import ArrayStore, number_from_json, number_to_
 __all__ = [
     "GELU", "LAYERS", "Activation", "AttentionLayer", "FeedForwardLayer", "Head", "Layer", "LayerNorm", "MatrixBias",
     "MixingHead", "MixingLayer", "PiecewiseLinear", "PositionBias", "ReLU", "RelativeBias", "SlopeBias",
-    "layer_from_dict",
+    "head_count", "layer_from_dict", "rule_for",
 ]
 
 
@@ -275,6 +279,10 @@ class AttentionLayer:
     def uses_position(self) -> bool:
         return self.causal or any(h.position_bias is not None or h.rotary for h in self.heads)
 
+    @property
+    def head_count(self) -> int:
+        return len(self.heads)
+
     def parameter_count(self) -> int:
         return sum(h.parameter_count() for h in self.heads) + (0 if self.norm is None else self.norm.parameter_count())
 
@@ -345,6 +353,10 @@ class FeedForwardLayer:
     @property
     def width(self) -> int:
         return int(self.W_1.shape[1])
+
+    @property
+    def head_count(self) -> int:
+        return 0
 
     def parameter_count(self) -> int:
         n = sum(w.size for w in (self.W_1, self.b_1, self.W_2, self.b_2))
@@ -480,6 +492,10 @@ class MixingLayer:
     def length(self) -> int | None:
         return _common_length(self.heads, f"mixing layer {self.name!r}")
 
+    @property
+    def head_count(self) -> int:
+        return len(self.heads)
+
     def parameter_count(self) -> int:
         return sum(h.parameter_count() for h in self.heads) + (0 if self.norm is None else self.norm.parameter_count())
 
@@ -502,6 +518,23 @@ class MixingLayer:
 
 Layer = AttentionLayer | FeedForwardLayer | MixingLayer
 LAYERS = {cls.kind: cls for cls in (AttentionLayer, FeedForwardLayer, MixingLayer)}   # JSON type -> class
+
+
+def head_count(layers: Sequence[Layer]) -> int:
+    """The heads of ``layers``: every attention head and every mixing head (a feed-forward layer
+    has none). The one count that sizes, summaries and pages print."""
+    return sum(layer.head_count for layer in layers)
+
+
+def rule_for(table: dict, layer, evaluator: str):
+    """``table[layer.kind]``: an evaluator's rule for ``layer``; :class:`NetworkError` naming the
+    evaluator and the kind when it has none (a new layer kind fails loudly, never silently)."""
+    try:
+        return table[layer.kind]
+    except (KeyError, AttributeError):
+        kind = getattr(layer, "kind", type(layer).__name__)
+        raise NetworkError(f"the {evaluator} has no rule for layer kind {kind!r} (it knows {', '.join(table)}); "
+                           "add one to its table") from None
 
 
 def layer_from_dict(d: dict, arrays: ArrayStore) -> Layer:

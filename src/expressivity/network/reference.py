@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from expressivity.network.layers import AttentionLayer, FeedForwardLayer, LayerNorm, MixingHead, MixingLayer
+from expressivity.network.layers import AttentionLayer, FeedForwardLayer, LayerNorm, MixingHead, MixingLayer, rule_for
 from expressivity.network.network import Network
 
 ROTARY_BASE = 10000.0
@@ -56,7 +56,7 @@ def forward(network: Network, X: np.ndarray, *, return_residuals: bool = False, 
     H = embed(network, X[None] if single else X)
     residuals = [H]
     for layer in network.layers:
-        H = H + UPDATES[layer.kind](layer, H)
+        H = H + rule_for(UPDATES, layer, "float64 reference pass")(layer, H)
         residuals.append(H)
     out = layer_norm(network.final_norm, H)
     if network.readout is not None:
@@ -158,6 +158,7 @@ def feedforward_update(layer: FeedForwardLayer, H: np.ndarray) -> np.ndarray:
     return activate(layer.activation, pre) @ _f(layer.W_2) + _f(layer.b_2)
 
 
+# layer kind -> what a layer of that kind adds to the residual stream (the reference's one table)
 UPDATES = {"attention": attention_update, "mixing": mixing_update, "feedforward": feedforward_update}
 
 

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from expressivity.network.layers import AttentionLayer, FeedForwardLayer, LayerNorm, MixingLayer
+from expressivity.network.layers import AttentionLayer, FeedForwardLayer, LayerNorm, MixingLayer, rule_for
 from expressivity.network.network import Network
 from expressivity.network.reference import ROTARY_BASE
 from expressivity.network.torch_functions import activation_function, hardmax
@@ -185,6 +185,7 @@ class TorchFeedForward(nn.Module):
         return H + self.act(self.norm(H) @ self.W_1 + self.b_1) @ self.W_2 + self.b_2
 
 
+# layer kind -> its torch module (the torch evaluator's one table)
 _MODULES = {"attention": TorchAttention, "mixing": TorchMixing, "feedforward": TorchFeedForward}
 
 
@@ -194,7 +195,7 @@ class TorchNetwork(nn.Module):
     def __init__(self, network: Network, dtype: torch.dtype = torch.float64):
         super().__init__()
         self.network = network
-        self.layers = nn.ModuleList(_MODULES[layer.kind](layer, dtype) for layer in network.layers)
+        self.layers = nn.ModuleList(rule_for(_MODULES, layer, "torch evaluator")(layer, dtype) for layer in network.layers)
         for name in ("embedding", "embedding_bias", "positional_encoding", "readout", "readout_bias"):
             value = getattr(network, name)
             self.register_buffer(name, None if value is None else _t(value, dtype))

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, fields
 
 from expressivity.errors import ExpressivityError
 from expressivity.network.activations import GELU, Activation, PiecewiseLinear, ReLU, activation_from_dict
-from expressivity.nn.mixers import MIXER_NAMES, MIXERS
+from expressivity.nn.mixers import MIXERS
 from expressivity.nn.positional import APE_NAMES, RPE_NAMES, RPES
 
 ACTIVATION_NAMES = {"relu": ReLU(), "gelu": GELU()}
@@ -42,7 +42,7 @@ SIZE_LIMITS = {"layers": 4096, "heads": 10**6, "conv_kernel": 10**6}
 class ModelConfig:
     """Architecture switches of :class:`~expressivity.nn.model.Model`.
 
-    ``mixer`` is one name from :data:`MIXER_NAMES` or one per layer (a hybrid stack; ``"none"``
+    ``mixer`` is one name from :data:`~expressivity.nn.mixers.MIXERS` or one per layer (a hybrid stack; ``"none"``
     is a block with a feed-forward layer only). ``activation`` is ``"relu"``, ``"gelu"``, a
     piecewise-linear description (``PiecewiseLinear.to_dict()``), or one per layer.
     ``d_head`` defaults to ``d_model // heads``; ``qk_scale`` to ``1/sqrt(d_head)``.
@@ -102,8 +102,8 @@ class ModelConfig:
 
         mixers = (self.mixer,) if isinstance(self.mixer, str) else self.mixer
         for m in mixers:
-            if m not in MIXER_NAMES:
-                bad(f"unknown mixer {m!r}; use one of {', '.join(MIXER_NAMES)} (or a comma-separated list, one per layer)")
+            if m not in MIXERS:
+                bad(f"unknown mixer {m!r}; use one of {', '.join(MIXERS)} (or a comma-separated list, one per layer)")
         for name, given in (("mixers", self.mixer), ("activations", self.activation)):
             if isinstance(given, tuple) and len(given) != self.layers:
                 bad(f"{len(given)} {name} given for {self.layers} layers; give one or exactly one per layer")

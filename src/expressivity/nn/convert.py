@@ -24,9 +24,10 @@ import torch
 from torch import nn
 
 from expressivity.errors import ExpressivityError, NetworkError, require_int, require_type
-from expressivity.network.layers import AttentionLayer, FeedForwardLayer, LayerNorm, MixingLayer
+from expressivity.network.layers import AttentionLayer, FeedForwardLayer, LayerNorm, MixingLayer, rule_for
 from expressivity.network.network import Network
 from expressivity.nn.config import activation_spec
+from expressivity.nn.layers import LayerNorm as NormModule
 from expressivity.nn.model import Model, ModelConfig
 
 
@@ -35,7 +36,7 @@ def _np(t: torch.Tensor) -> np.ndarray:
 
 
 def _norm(module: nn.Module) -> LayerNorm | None:
-    if not isinstance(module, nn.LayerNorm):
+    if not isinstance(module, NormModule):
         return None
     return LayerNorm(_np(module.weight), _np(module.bias), module.eps)
 
@@ -46,6 +47,8 @@ def to_network(model: Model) -> Network:
     ``X`` is ``x`` for float models and ``one_hot(x, vocab_size)`` for token models.
     """
     require_type(model, Model, "to_network's model", "give a trained model (RunResult.model or load_trained)")
+    if model.members is not None:
+        raise NetworkError("to_network converts one model; take a member of the ensemble first (model.member(k))")
     cfg = model.cfg
     layers = []
     for k, (block, mixer) in enumerate(zip(model.blocks, cfg.layer_mixers())):
@@ -73,30 +76,41 @@ class _Block:
     index: int = 0   # network layer index of the block's first layer, for messages
 
 
+# layer kind -> its place in a (mixer, FFN) block (the loader's table: a new kind is refused by name)
+_PLACES = {"attention": "mixer", "mixing": "mixer", "feedforward": "ffn"}
+
+
 def _blocks(net: Network) -> list[_Block]:
     """Regroup the layers into ``(mixer, FFN)`` blocks."""
     blocks: list[_Block] = []
     for k, layer in enumerate(net.layers):
-        if layer.kind == "feedforward":
-            if blocks and blocks[-1].ffn is None:
-                blocks[-1].ffn = layer
-            else:
-                blocks.append(_Block(ffn=layer, index=k))
-        else:
+        if rule_for(_PLACES, layer, "trained-model loader") == "mixer":
             blocks.append(_Block(mixer=layer, index=k))
+        elif blocks and blocks[-1].ffn is None:
+            blocks[-1].ffn = layer
+        else:
+            blocks.append(_Block(ffn=layer, index=k))
     return blocks
+
+
+def _attention_mixer(layer: AttentionLayer, where: str) -> str:
+    return "dpfree" if all(h.is_dp_free for h in layer.heads) and layer.normalization == "softmax" else "attention"
+
+
+def _mixing_mixer(layer: MixingLayer, where: str) -> str:
+    if len(layer.heads) != 1:
+        raise NetworkError(f"{where}: a mixing layer of {len(layer.heads)} heads does not load; the family holds one "
+                           "matrix head (bilinear) or one convolution head (sepconv) per layer")
+    return "sepconv" if layer.heads[0].matrix is None else "bilinear"
+
+
+# layer kind -> the family's mixer for a layer of that kind
+_MIXER_OF = {"attention": _attention_mixer, "mixing": _mixing_mixer}
 
 
 def _mixer_name(layer: AttentionLayer | MixingLayer, where: str) -> str:
     """The family's mixer for an attention or mixing layer."""
-    if layer.kind == "mixing":
-        if len(layer.heads) != 1:
-            raise NetworkError(f"{where}: a mixing layer of {len(layer.heads)} heads does not load; the family holds one "
-                               "matrix head (bilinear) or one convolution head (sepconv) per layer")
-        return "sepconv" if layer.heads[0].matrix is None else "bilinear"
-    if all(h.is_dp_free for h in layer.heads) and layer.normalization == "softmax":
-        return "dpfree"
-    return "attention"
+    return rule_for(_MIXER_OF, layer, "trained-model loader")(layer, where)
 
 
 def _common(pairs: list[tuple[int, object]], says) -> object:

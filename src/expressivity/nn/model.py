@@ -7,6 +7,16 @@ floats; output ``(batch, n, d_out)``. Per layer ``l``:
 the identity (``"none"``, the Network semantics) or LayerNorm (``"pre"``, with a final
 LayerNorm). :func:`expressivity.nn.convert.to_network` gives the same function as a
 :class:`~expressivity.network.Network`.
+
+Ensembles: ``Model(cfg, members=K)`` is K independent models of one configuration whose every
+parameter has a leading axis ``K`` (:mod:`expressivity.nn.layers`); it maps ``(K, batch, n)``
+(or ``(K, batch, n, d_in)``) to ``(K, batch, n, d_out)``. One model is the same code with an
+ensemble axis of 1. :meth:`Model.stack` builds an ensemble from models, :meth:`Model.member`
+takes one out.
+
+The model's facts, from its configuration alone: :func:`parameter_count`,
+:func:`flops_per_token`, :func:`head_count`, :func:`length_limit` (each mixer declares its
+share, :mod:`expressivity.nn.mixers.base`).
 """
 
 from __future__ import annotations
@@ -19,25 +29,29 @@ from expressivity.network.activations import Activation
 from expressivity.network.layers import FeedForwardLayer, LayerNorm
 from expressivity.network.torch_functions import activation_function
 from expressivity.nn.config import ModelConfig
+from expressivity.nn.layers import EnsembleModule, Embedding, LayerNorm as NormModule, Linear
 from expressivity.nn.mixers import MIXERS
 from expressivity.nn.positional import APES
 
-__all__ = ["Block", "FeedForward", "Model", "ModelConfig"]
+__all__ = ["Block", "FeedForward", "Model", "ModelConfig", "flops_per_token", "head_count", "length_limit",
+           "parameter_count"]
 
 
-class FeedForward(nn.Module):
+class FeedForward(EnsembleModule):
     """``W_2 act(W_1 x + b_1) + b_2`` with a network activation (ReLU, GELU, piecewise-linear)."""
 
-    def __init__(self, d: int, width: int, activation: Activation):
-        super().__init__()
-        self.w1, self.w2 = nn.Linear(d, width), nn.Linear(width, d)
+    def __init__(self, d: int, width: int, activation: Activation, members: int | None = None):
+        super().__init__(members)
+        self.w1, self.w2 = Linear(d, width, members=members), Linear(width, d, members=members)
         self.activation = activation
         self.act = activation_function(activation)
 
-    def forward(self, x):
-        return self.w2(self.act(self.w1(x)))
+    def run(self, x):
+        return self.w2.run(self.act(self.w1.run(x)))
 
     def to_layer(self, norm: LayerNorm | None, name: str = "") -> FeedForwardLayer:
+        if self.members is not None:
+            raise ValueError("convert one member of an ensemble (Model.member(k)), not the whole ensemble")
         w = lambda t: t.detach().double().cpu().numpy()  # noqa: E731
         return FeedForwardLayer(w(self.w1.weight).T, w(self.w1.bias), w(self.w2.weight).T, w(self.w2.bias),
                                 self.activation, name, norm)
@@ -50,50 +64,127 @@ class FeedForward(nn.Module):
             param.copy_(torch.as_tensor(value.astype(float), dtype=param.dtype))
 
 
-class Block(nn.Module):
-    def __init__(self, cfg: ModelConfig, mixer: str, activation: Activation):
-        super().__init__()
+class Block(EnsembleModule):
+    def __init__(self, cfg: ModelConfig, mixer: str, activation: Activation, members: int | None = None):
+        super().__init__(members)
         d = cfg.d_model
         kind = MIXERS[mixer]
-        self.mixer = None if kind is None else kind.from_config(cfg)
+        self.mixer = None if kind is None else kind.from_config(cfg, members)
         pre = cfg.norm == "pre"
-        self.norm1 = nn.LayerNorm(d) if pre and self.mixer is not None else nn.Identity()
-        self.ffn = FeedForward(d, cfg.ffn_width, activation) if cfg.ffn_width > 0 else None
-        self.norm2 = nn.LayerNorm(d) if pre and self.ffn is not None else nn.Identity()
+        self.norm1 = NormModule(d, members) if pre and self.mixer is not None else nn.Identity()
+        self.ffn = FeedForward(d, cfg.ffn_width, activation, members) if cfg.ffn_width > 0 else None
+        self.norm2 = NormModule(d, members) if pre and self.ffn is not None else nn.Identity()
 
-    def forward(self, h):
+    def run(self, h):
         if self.mixer is not None:
-            h = h + self.mixer(self.norm1(h))
+            h = h + self.mixer.run(_run(self.norm1, h))
         if self.ffn is not None:
-            h = h + self.ffn(self.norm2(h))
+            h = h + self.ffn.run(_run(self.norm2, h))
         return h
 
 
-class Model(nn.Module):
-    """The model family of :class:`ModelConfig`. Input ``(batch, n)`` ids or ``(batch, n, d_in)``."""
+def _run(module: nn.Module, h: torch.Tensor) -> torch.Tensor:
+    """A norm (or the identity) on a stacked stream."""
+    return module.run(h) if isinstance(module, EnsembleModule) else h
 
-    def __init__(self, cfg: ModelConfig):
-        super().__init__()
+
+class Model(EnsembleModule):
+    """The model family of :class:`ModelConfig`. Input ``(batch, n)`` ids or ``(batch, n, d_in)``
+    (with a leading ``K`` for an ensemble of ``members=K``)."""
+
+    def __init__(self, cfg: ModelConfig, members: int | None = None):
+        super().__init__(members)
         self.cfg = cfg
         d = cfg.d_model
-        self.embed = nn.Embedding(cfg.vocab_size, d) if cfg.vocab_size > 0 else nn.Linear(cfg.d_in, d)
+        self.embed = Embedding(cfg.vocab_size, d, members) if cfg.vocab_size > 0 else Linear(cfg.d_in, d, members=members)
         ape = APES[cfg.ape]
-        self.ape = None if ape is None else ape(cfg.max_len, d)
-        self.blocks = nn.ModuleList(Block(cfg, m, a) for m, a in zip(cfg.layer_mixers(), cfg.layer_activations()))
-        self.norm = nn.LayerNorm(d) if cfg.norm == "pre" else nn.Identity()
-        self.readout = nn.Linear(d, cfg.d_out)
-        self._bounded = self.ape is not None or "bilinear" in cfg.layer_mixers() or cfg.rpe == "matrix"
+        self.ape = None if ape is None else ape(cfg.max_len, d, members)
+        self.blocks = nn.ModuleList(Block(cfg, m, a, members) for m, a in zip(cfg.layer_mixers(), cfg.layer_activations()))
+        self.norm = NormModule(d, members) if cfg.norm == "pre" else nn.Identity()
+        self.readout = Linear(d, cfg.d_out, members=members)
+        self._limit = length_limit(cfg)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        n = x.shape[1]
-        if n > self.cfg.max_len and self._bounded:
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        n = x.shape[2]
+        if self._limit is not None and n > self._limit:
             raise ExpressivityError(f"input length {n} exceeds max_len {self.cfg.max_len} of this model")
-        h = self.embed(x)
+        h = self.embed.run(x)
         if self.ape is not None:
-            h = h + self.ape(n)
+            pe = self.ape(n)
+            h = h + (pe.unsqueeze(1) if pe.dim() == 3 else pe)   # a learned table per member, or one shared table
         for block in self.blocks:
-            h = block(h)
-        return self.readout(self.norm(h))
+            h = block.run(h)
+        return self.readout.run(_run(self.norm, h))
 
     def parameter_count(self) -> int:
-        return sum(p.numel() for p in self.parameters())
+        """Trained parameters of one model (of each member of an ensemble)."""
+        return sum(p.numel() for p in self.parameters()) // self.size
+
+    def weight_matrix_names(self) -> set[str]:
+        """The parameters weight decay applies to (each module names its own; see :mod:`expressivity.nn.layers`)."""
+        from expressivity.nn.layers import weight_matrix_names
+
+        return weight_matrix_names(self)
+
+    @classmethod
+    def stack(cls, models: list["Model"]) -> "Model":
+        """An ensemble whose member ``k`` is a copy of ``models[k]`` (one configuration, one device and dtype)."""
+        first = models[0]
+        ensemble = cls(first.cfg, members=len(models))
+        states = [m.state_dict() for m in models]
+        ensemble.load_state_dict({name: torch.stack([s[name] for s in states]) for name in states[0]})
+        return ensemble.to(next(first.parameters()).device, next(first.parameters()).dtype)
+
+    def member(self, k: int) -> "Model":
+        """Member ``k`` of an ensemble as one model (a copy, on the CPU)."""
+        if self.members is None:
+            raise ValueError("member() takes a model out of an ensemble; this is one model")
+        model = Model(self.cfg)
+        model.load_state_dict({name: t[k].detach().cpu() for name, t in self.state_dict().items()})
+        return model
+
+
+def _mixer_classes(cfg: ModelConfig) -> list:
+    return [MIXERS[m] for m in cfg.layer_mixers() if MIXERS[m] is not None]
+
+
+def parameter_count(cfg: ModelConfig, *, embeddings: bool = True) -> int:
+    """Trained parameters of ``Model(cfg)`` from the configuration alone (the mixers', FFNs', norms',
+    embedding's, position table's and readout's own counts); ``embeddings=False`` leaves out the
+    token embedding, the absolute position table and the readout (the usual "non-embedding" count)."""
+    d, w = cfg.d_model, cfg.ffn_width
+    pre = cfg.norm == "pre"
+    blocks = sum(c.parameter_count(cfg) + (2 * d if pre else 0) for c in _mixer_classes(cfg))
+    if w > 0:
+        blocks += cfg.layers * (2 * d * w + w + d + (2 * d if pre else 0))
+    blocks += 2 * d if pre else 0
+    if not embeddings:
+        return blocks
+    embed = cfg.vocab_size * d if cfg.vocab_size > 0 else cfg.d_in * d + d
+    ape = cfg.max_len * d if cfg.ape == "learned" else 0
+    return blocks + embed + ape + d * cfg.d_out + cfg.d_out
+
+
+def flops_per_token(cfg: ModelConfig, n: int) -> int:
+    """Forward multiply-adds x 2 per token for sequences of ``n`` tokens (training: about 3x):
+    each mixer's :meth:`~expressivity.nn.mixers.base.Mixer.flops_per_token`, ``4 d w`` per
+    feed-forward layer and ``2 d d_out`` for the readout. Position biases, norms, activations and
+    the softmax are left out (lower order)."""
+    total = sum(c.flops_per_token(cfg, n) for c in _mixer_classes(cfg))
+    total += cfg.layers * 4 * cfg.d_model * cfg.ffn_width + 2 * cfg.d_model * cfg.d_out
+    return int(round(total))
+
+
+def head_count(cfg: ModelConfig) -> int:
+    """Heads of the network ``Model(cfg)`` converts to: each mixer's ``head_count`` summed (an
+    attention or DP-free layer has ``heads``, a bilinear or convolution layer one mixing head);
+    the same number :func:`expressivity.network.layers.head_count` gives for the network."""
+    return sum(c.head_count(cfg) for c in _mixer_classes(cfg))
+
+
+def length_limit(cfg: ModelConfig) -> int | None:
+    """The longest input ``Model(cfg)`` accepts, or ``None`` when any length works: ``max_len``
+    when an absolute encoding or a length-limited mixer (bilinear, a matrix position bias) has one
+    row per position up to it."""
+    limited = cfg.ape != "none" or any(c.length_limited(cfg) for c in _mixer_classes(cfg))
+    return cfg.max_len if limited else None

@@ -21,6 +21,12 @@ Each bias converts to and from the network's position biases
 
 Absolute encodings (:class:`SinusoidalEncoding`, :class:`LearnedEncoding`) return ``(n, d)``
 and are added to the input; rotary (:class:`Rotary`) rotates queries and keys.
+
+Ensembles (:mod:`expressivity.nn.layers`): built with ``members=K`` a bias holds a table per
+member and returns ``(K, heads, n, n)`` (a learned encoding ``(K, n, d)``); the formulas index
+the last axes only, so one code serves both. ``length_limited`` says whether a scheme has a row
+per position up to ``max_len`` (so longer inputs have no value); ``parameter_count(cfg)`` counts
+its trained parameters.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from expressivity.network import biases as net_biases
 from expressivity.network.positional import sinusoidal_encoding
 from expressivity.network.torch_functions import rotate
 from expressivity.network.zeta import zeta
+from expressivity.nn.layers import EnsembleModule
 
 
 def alibi_slopes(heads: int) -> torch.Tensor:
@@ -72,15 +79,18 @@ def _floats(t: torch.Tensor) -> list[float]:
     return [float(v) for v in t.detach().double().cpu()]
 
 
-class RelativeBias(nn.Module):
-    """Base class: ``forward(n)`` gives the ``(heads, n, n)`` additive bias from :meth:`by_offset`.
+class RelativeBias(EnsembleModule):
+    """Base class: ``forward(n)`` gives the ``(heads, n, n)`` additive bias from :meth:`by_offset`
+    (``(K, heads, n, n)`` for an ensemble).
 
     ``reach`` is the offset beyond which the bias is constant on each side: the network bias
     tabulates ``|r| <= reach`` and gives the rest as its defaults.
     """
 
-    def __init__(self, heads: int, causal: bool):
-        super().__init__()
+    length_limited = False
+
+    def __init__(self, heads: int, causal: bool, members: int | None = None):
+        super().__init__(members)
         self.heads = heads
         self.causal = causal
 
@@ -93,7 +103,7 @@ class RelativeBias(nn.Module):
     def forward(self, n: int) -> torch.Tensor:
         # evaluate the 2n-1 offsets once, then spread them over the (n, n) grid
         pos = torch.arange(n, device=self._device())
-        return self.by_offset(torch.arange(-(n - 1), n, device=pos.device))[:, pos[:, None] - pos[None, :] + n - 1]
+        return self.by_offset(torch.arange(-(n - 1), n, device=pos.device))[..., pos[:, None] - pos[None, :] + n - 1]
 
     def _device(self):
         p = next(iter(self.parameters()), None)
@@ -109,21 +119,26 @@ class RelativeBias(nn.Module):
 
 
 class T5Bias(RelativeBias):
-    def __init__(self, heads: int, causal: bool, num_buckets: int = 32, max_distance: int = 128):
-        super().__init__(heads, causal)
+    def __init__(self, heads: int, causal: bool, num_buckets: int = 32, max_distance: int = 128,
+                 members: int | None = None):
+        super().__init__(heads, causal, members)
         self.num_buckets, self.max_distance = num_buckets, max_distance
-        self.table = nn.Parameter(torch.zeros(heads, num_buckets))
+        self.table = nn.Parameter(torch.zeros(self.shape(heads, num_buckets)))
 
     @classmethod
-    def from_config(cls, cfg, beta_min: float = 0.0) -> "T5Bias":
-        return cls(cfg.heads, cfg.causal)
+    def from_config(cls, cfg, beta_min: float = 0.0, members: int | None = None) -> "T5Bias":
+        return cls(cfg.heads, cfg.causal, members=members)
+
+    @staticmethod
+    def parameter_count(cfg) -> int:
+        return cfg.heads * 32
 
     @property
     def reach(self) -> int:
         return self.max_distance   # every distance >= max_distance falls in the last bucket
 
     def by_offset(self, offset):
-        return self.table[:, t5_bucket(offset, self.causal, self.num_buckets, self.max_distance)]
+        return self.table[..., t5_bucket(offset, self.causal, self.num_buckets, self.max_distance)]
 
 
 class SlopeBias(RelativeBias):
@@ -136,18 +151,23 @@ class SlopeBias(RelativeBias):
 
     has_infinite_mass = True
 
-    def __init__(self, heads: int, causal: bool, kind: str, learnable: bool, beta_min: float = 0.0):
-        super().__init__(heads, causal)
+    def __init__(self, heads: int, causal: bool, kind: str, learnable: bool, beta_min: float = 0.0,
+                 members: int | None = None):
+        super().__init__(heads, causal, members)
         self.kind, self.beta_min = kind, beta_min
-        log_beta = torch.log(alibi_slopes(heads))
+        log_beta = torch.log(alibi_slopes(heads)).expand(self.shape(heads)).clone()
         if learnable:
             self.log_beta = nn.Parameter(log_beta)
         else:
             self.register_buffer("log_beta", log_beta)
 
     @classmethod
-    def from_config(cls, cfg, beta_min: float = 0.0) -> "SlopeBias":
-        return cls(cfg.heads, cfg.causal, cfg.rpe, cfg.learnable_slopes, beta_min)
+    def from_config(cls, cfg, beta_min: float = 0.0, members: int | None = None) -> "SlopeBias":
+        return cls(cfg.heads, cfg.causal, cfg.rpe, cfg.learnable_slopes, beta_min, members)
+
+    @staticmethod
+    def parameter_count(cfg) -> int:
+        return cfg.heads if cfg.learnable_slopes else 0
 
     @property
     def beta(self) -> torch.Tensor:
@@ -156,10 +176,11 @@ class SlopeBias(RelativeBias):
     def by_offset(self, offset):
         s = self.distance(offset).to(self.log_beta.dtype)
         phi = s if self.kind == "lin" else torch.log1p(s)
-        return -self.beta.view(-1, *([1] * offset.ndim)) * phi
+        beta = self.beta
+        return -beta.view(*beta.shape, *([1] * offset.ndim)) * phi
 
     def infinite_mass(self) -> torch.Tensor:
-        """``(heads,)`` mass ``sum_{s >= 0} exp(-beta phi(s))``: ``1/(1 - e^-beta)`` or ``zeta(beta)``."""
+        """``(heads,)`` (``(K, heads)``) mass ``sum_{s >= 0} exp(-beta phi(s))``: ``1/(1 - e^-beta)`` or ``zeta(beta)``."""
         return 1 / -torch.expm1(-self.beta) if self.kind == "lin" else zeta(self.beta)
 
     def to_network(self, h: int) -> net_biases.SlopeBias:
@@ -177,14 +198,18 @@ class SlopeBias(RelativeBias):
 class FreeBias(RelativeBias):
     """A learned scalar per (head, offset), offsets ``-(max_len-1) .. max_len-1``."""
 
-    def __init__(self, heads: int, causal: bool, max_len: int):
-        super().__init__(heads, causal)
+    def __init__(self, heads: int, causal: bool, max_len: int, members: int | None = None):
+        super().__init__(heads, causal, members)
         self.max_len = max_len
-        self.table = nn.Parameter(torch.zeros(heads, 2 * max_len - 1))
+        self.table = nn.Parameter(torch.zeros(self.shape(heads, 2 * max_len - 1)))
 
     @classmethod
-    def from_config(cls, cfg, beta_min: float = 0.0) -> "FreeBias":
-        return cls(cfg.heads, cfg.causal, cfg.max_len)
+    def from_config(cls, cfg, beta_min: float = 0.0, members: int | None = None) -> "FreeBias":
+        return cls(cfg.heads, cfg.causal, cfg.max_len, members)
+
+    @staticmethod
+    def parameter_count(cfg) -> int:
+        return cfg.heads * (2 * cfg.max_len - 1)
 
     @property
     def reach(self) -> int:
@@ -192,7 +217,7 @@ class FreeBias(RelativeBias):
 
     def by_offset(self, offset):
         idx = offset.clamp(-(self.max_len - 1), self.max_len - 1) + self.max_len - 1
-        return self.table[:, idx]
+        return self.table[..., idx]
 
     def load(self, h: int, bias) -> None:
         """Tabulate a relative network bias (a function of ``i - j``) at offsets ``|r| < max_len`` (``None``: zeros)."""
@@ -201,20 +226,26 @@ class FreeBias(RelativeBias):
         self.table[h] = torch.as_tensor(by_offset, dtype=self.table.dtype)
 
 
-class MatrixBias(nn.Module):
+class MatrixBias(EnsembleModule):
     """A learned ``(max_len, max_len)`` bias per head; ``n`` tokens use the ``[:n, :n]`` block."""
 
-    def __init__(self, heads: int, max_len: int):
-        super().__init__()
+    length_limited = True
+
+    def __init__(self, heads: int, max_len: int, members: int | None = None):
+        super().__init__(members)
         self.heads, self.max_len = heads, max_len
-        self.table = nn.Parameter(torch.zeros(heads, max_len, max_len))
+        self.table = nn.Parameter(torch.zeros(self.shape(heads, max_len, max_len)))
 
     @classmethod
-    def from_config(cls, cfg, beta_min: float = 0.0) -> "MatrixBias":
-        return cls(cfg.heads, cfg.max_len)
+    def from_config(cls, cfg, beta_min: float = 0.0, members: int | None = None) -> "MatrixBias":
+        return cls(cfg.heads, cfg.max_len, members)
+
+    @staticmethod
+    def parameter_count(cfg) -> int:
+        return cfg.heads * cfg.max_len**2
 
     def forward(self, n: int) -> torch.Tensor:
-        return self.table[:, :n, :n]
+        return self.table[..., :n, :n]
 
     def to_network(self, h: int) -> net_biases.MatrixBias:
         return net_biases.MatrixBias(self.table[h].detach().double().cpu().numpy())
@@ -230,10 +261,22 @@ RPES = {"none": None, "t5": T5Bias, "lin": SlopeBias, "log": SlopeBias, "free": 
 RPE_NAMES = tuple(RPES)
 
 
-def make_relative_bias(cfg, beta_min: float = 0.0) -> nn.Module | None:
+def make_relative_bias(cfg, beta_min: float = 0.0, members: int | None = None) -> nn.Module | None:
     """The position bias ``cfg.rpe`` names (``None`` for ``"none"``), for ``cfg.heads`` heads."""
     kind = RPES[cfg.rpe]
-    return None if kind is None else kind.from_config(cfg, beta_min)
+    return None if kind is None else kind.from_config(cfg, beta_min, members)
+
+
+def bias_parameter_count(cfg) -> int:
+    """Trained parameters of the position bias ``cfg.rpe`` names, per layer that uses it."""
+    kind = RPES[cfg.rpe]
+    return 0 if kind is None else kind.parameter_count(cfg)
+
+
+def bias_length_limited(cfg) -> bool:
+    """Whether the position bias ``cfg.rpe`` names has no value beyond ``max_len`` positions."""
+    kind = RPES[cfg.rpe]
+    return kind is not None and kind.length_limited
 
 
 def sinusoidal_table(n: int, d: int) -> torch.Tensor:
@@ -242,7 +285,9 @@ def sinusoidal_table(n: int, d: int) -> torch.Tensor:
 
 
 class SinusoidalEncoding(nn.Module):
-    def __init__(self, max_len: int, d: int):
+    """A fixed table shared by every member (it has no parameters)."""
+
+    def __init__(self, max_len: int, d: int, members: int | None = None):
         super().__init__()
         self.register_buffer("table", sinusoidal_table(max_len, d), persistent=False)
 
@@ -250,13 +295,18 @@ class SinusoidalEncoding(nn.Module):
         return self.table[:n]
 
 
-class LearnedEncoding(nn.Module):
-    def __init__(self, max_len: int, d: int):
-        super().__init__()
-        self.table = nn.Parameter(torch.randn(max_len, d) * 0.02)
+class LearnedEncoding(EnsembleModule):
+    """A learned row per position (``(n, d)``, ``(K, n, d)`` for an ensemble), N(0, 0.02^2) initialised."""
+
+    weight_matrices = ("table",)
+
+    def __init__(self, max_len: int, d: int, members: int | None = None):
+        super().__init__(members)
+        self.table = nn.Parameter(torch.empty(self.shape(max_len, d)))
+        self.init_members(self.table, lambda t: t.copy_(torch.randn(max_len, d) * 0.02))
 
     def forward(self, n: int) -> torch.Tensor:
-        return self.table[:n]
+        return self.table[..., :n, :]
 
 
 APES = {"none": None, "sinusoidal": SinusoidalEncoding, "learned": LearnedEncoding}   # name -> (max_len, d) -> module

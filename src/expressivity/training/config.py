@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field, fields, replace
 
 from expressivity.errors import ExpressivityError, require_path
-from expressivity.nn.model import ModelConfig
+from expressivity.nn.model import ModelConfig, length_limit
 from expressivity.nn.mixers import MIXERS
 from expressivity.records import content_hash, jsonable
 from expressivity.tasks import Task, make_task
@@ -52,12 +52,9 @@ class TaskSpec:
 
 
 def model_length_limit(model: ModelConfig) -> int | None:
-    """The longest input ``model`` accepts, or ``None`` when any length works.
-
-    Absolute encodings and the bilinear mixer have one row per position up to ``max_len``.
-    """
-    limited = model.ape != "none" or "bilinear" in model.layer_mixers() or getattr(model, "rpe", "none") == "matrix"
-    return model.max_len if limited else None
+    """The longest input ``model`` accepts, or ``None`` when any length works (the model's own
+    fact: :func:`expressivity.nn.model.length_limit`)."""
+    return length_limit(model)
 
 
 def model_config_for(task: Task, lengths: tuple[int, ...] = (), **overrides) -> ModelConfig:

@@ -1,96 +1,211 @@
-"""Train K runs of one architecture at once with a model-batched forward.
+"""Train K runs of one architecture at once on native ensemble layers.
 
-Parameters of the K models are stacked along a leading axis
-(:func:`torch.func.stack_module_state`) and the forward pass and loss are ``vmap``-ed over it;
-each member draws its own batches from its own generator. AdamW is applied to the stacked
-tensors with a per-member learning rate (the formula of ``torch.optim.AdamW``) and gradient
-clipping uses each member's own norm. A member whose loss turns non-finite, or that reaches its
-target metric, is frozen while the others continue.
+The K models are one :class:`~expressivity.nn.model.Model` built with ``members=K``: every
+parameter has a leading ensemble axis and the forward pass is batched matmuls over it
+(:mod:`expressivity.nn.layers`), no ``vmap``. Member ``k`` starts as ``Model(cfg)`` built after
+``torch.manual_seed(seeds[k])`` and draws its batches from its own generator. All parameters live
+in one ``(K, P)`` tensor (the model's parameters are views of its rows), so AdamW with a
+per-member learning rate (the formula of ``torch.optim.AdamW``, weight decay on the weight
+matrices only) and clipping by each member's own gradient norm are a handful of whole-tensor
+operations per step. A member whose loss turns non-finite, or that reaches its target metric, is
+frozen while the others continue. The loop is :func:`expressivity.training.loop.train_members`,
+shared with the single-model trainer.
+
+Which runs may share an ensemble is stated here once (:func:`pack_key`): runs whose
+configurations differ only in ``seed`` and ``train.lr``.
 
 How close a member stays to its single run: the arithmetic is the same, but the batched
 kernels sum in another order, so members agree with :func:`~expressivity.training.run` to
 float32 round-off at first and drift apart slowly as training amplifies it (measured in
 ``tests/training/test_ensemble.py`` on ``reverse``: parameters within 2e-5 after 15 steps; after
-300 steps parameters within 1e-2, held-out metrics within 0.01 and losses within 0.1%).
+300 steps held-out metrics within 0.01 and losses within 0.1%).
 Ensembles are exact replicas of themselves: the same configs give bit-identical results, and
 resuming is bit-exact.
 
-Checkpoints: the whole ensemble's state (stacked parameters, both Adam moments, every member's
-generator, status and history) is one atomic checkpoint in ``group_dir/ensemble`` (written every
-``checkpoint_every`` steps, status ``"running"``), so members always resume from the same step.
-At the end every member's folder ``group_dir/<member>`` gets ``metrics.jsonl`` and a normal
-final checkpoint, so each member is an ordinary finished run.
+Checkpoints: the whole ensemble's state (the ``(K, P)`` parameters, both Adam moments, every
+member's generator, status and history) is one atomic checkpoint in ``group_dir/ensemble``
+(written every ``checkpoint_every`` steps, status ``"running"``), so members always resume from
+the same step. At the end every member's folder ``group_dir/<member>`` gets ``metrics.jsonl`` and
+a normal final checkpoint, so each member is an ordinary finished run.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import math
-import time
+import warnings
 from pathlib import Path
 
 import torch
-from torch.func import functional_call, stack_module_state, vmap
 
 from expressivity.errors import ExpressivityError
 from expressivity.nn.model import Model
-from expressivity.progress import progress_bar
-from expressivity.tasks import Batch
+from expressivity.records import canonical_json, content_hash
+from expressivity.tasks import Batch, Task
 from expressivity.training.budget import check_run_budget
 from expressivity.training.checkpoint import FINISHED, RUNNING, checkpoint_exists, load_checkpoint, save_checkpoint
 from expressivity.training.config import RunConfig
-from expressivity.training.interrupt import TrainingInterrupted, deferred_interrupt
-from expressivity.training.trainer import RunResult, eval_batch, evaluate_lengths, resolve_device
+from expressivity.training.loop import Members, train_members
+from expressivity.training.trainer import RunResult, eval_batch, member_result, resolve_device, score_lengths
 
 
-class Ensemble:
-    """K models of one configuration; member ``k`` initialised from ``torch.manual_seed(seeds[k])``."""
-
-    def __init__(self, model_cfg, seeds: list[int], device: str = "cpu"):
-        models = []
-        for s in seeds:
-            torch.manual_seed(s)
-            models.append(Model(model_cfg).to(device))
-        self.params, self.buffers = stack_module_state(models)
-        self.base = copy.deepcopy(models[0]).to("meta")
-        self.K = len(seeds)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """``x`` ``(K, batch, ...)`` -> ``(K, batch, n, d_out)``; use ``x.expand`` to share inputs."""
-        def f(p, b, xk):
-            return functional_call(self.base, (p, b), (xk,))
-        return vmap(f)(self.params, self.buffers, x)
-
-    def member(self, k: int) -> Model:
-        m = Model(self.base.cfg)
-        m.load_state_dict({**{n: p[k].detach() for n, p in self.params.items()},
-                           **{n: b[k] for n, b in self.buffers.items()}}, strict=False)
-        return m
+def pack_key(config: RunConfig) -> str:
+    """Equal for configurations that may share an ensemble: everything but ``seed`` and ``train.lr`` equal."""
+    d = config.to_dict()
+    return canonical_json({**d, "seed": 0, "train": {**d["train"], "lr": 0}})
 
 
 def check_packable(configs: list[RunConfig]) -> None:
-    """Refuse configurations that differ in anything but ``seed`` and ``train.lr``."""
+    """Refuse configurations that may not share an ensemble (:func:`pack_key`), or one run twice."""
     if not configs:
         raise ExpressivityError("an ensemble needs at least one run")
-
-    def shape(c: RunConfig) -> dict:
-        d = c.to_dict()
-        return {**d, "seed": 0, "train": {**d["train"], "lr": 0}}
-
-    first = shape(configs[0])
-    if any(shape(c) != first for c in configs[1:]):
+    first = pack_key(configs[0])
+    if any(pack_key(c) != first for c in configs[1:]):
         raise ExpressivityError("ensemble members may differ only in seed and lr; run the others separately")
     ids = [c.id() for c in configs]
     if len(set(ids)) != len(ids):
         raise ExpressivityError("an ensemble got the same run twice; give distinct seeds or learning rates")
 
 
+class EnsembleStepper:
+    """K models on native ensemble layers, their parameters the rows of one ``(K, P)`` tensor."""
+
+    def __init__(self, configs: list[RunConfig], task: Task, ckpt: Path | None, device: str):
+        self.configs, self.task, self.ckpt, self.device = configs, task, ckpt, device
+        self.train = configs[0].train
+        models = []
+        for c in configs:
+            torch.manual_seed(c.seed)
+            models.append(Model(c.model).to(device))
+        self.model = Model.stack(models)
+        self.size = K = len(configs)
+        named = list(self.model.named_parameters())
+        # (K, P): parameter after parameter in named_parameters order, each member's copy in its row
+        self.flat = torch.cat([p.detach().reshape(K, -1) for _, p in named], 1)
+        self.grad = torch.zeros_like(self.flat)
+        self.m1, self.m2 = torch.zeros_like(self.flat), torch.zeros_like(self.flat)
+        decayed = self.model.weight_matrix_names()
+        self.decay = torch.cat([torch.full((p[0].numel(),), n in decayed, device=device) for n, p in named])
+        self._views = []
+        start = 0
+        for _, p in named:
+            size = p[0].numel()
+            self._views.append((p, slice(start, start + size)))
+            start += size
+        self._bind()
+        self.gens = [torch.Generator().manual_seed(c.seed) for c in configs]
+        self.finished = False
+
+    def _bind(self) -> None:
+        """Make every parameter a view of its columns of ``flat`` and its gradient a view of ``grad``:
+        backward accumulates straight into ``grad``, AdamW updates ``flat`` in place."""
+        K = self.size
+        for p, cols in self._views:
+            p.data = self.flat[:, cols].view(K, *p.shape[1:])
+            p.grad = self.grad[:, cols].view(K, *p.shape[1:])
+
+    # ---- resume ------------------------------------------------------------------------------
+    def load(self, group_dir, group_id: str) -> tuple[int, Members]:
+        ckpt = self.ckpt
+        if ckpt is None or not checkpoint_exists(ckpt):
+            raise ExpressivityError(f"no ensemble checkpoint to resume in {group_dir}; start a fresh run instead")
+        saved, tensors, st = load_checkpoint(ckpt)
+        if saved.get("id") != group_id:
+            raise ExpressivityError(f"the ensemble checkpoint in {group_dir} belongs to other runs; use a new folder")
+        try:
+            for name in ("flat", "m1", "m2"):
+                value = tensors[name].to(self.device)
+                if value.shape != self.flat.shape:
+                    raise ValueError(f"{name} has shape {tuple(value.shape)}, this ensemble {tuple(self.flat.shape)}")
+                getattr(self, name).copy_(value)
+            for g, s in zip(self.gens, st["generators"]):
+                g.set_state(s)
+            members = Members(self.size, self.train.steps, status=list(st["status"]), stop_step=list(st["stop_step"]),
+                              last_loss=list(st["last_loss"]), last_metric=list(st["last_metric"]),
+                              best=[tuple(b) for b in st["best"]], histories=st["histories"],
+                              alive=[bool(a) for a in st["alive"].tolist()])
+            start = st["step"]
+        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
+            raise ExpressivityError(f"checkpoint {ckpt} has an incomplete training state ({type(exc).__name__}: "
+                                    f"{exc}); delete the folder to start over") from None
+        if saved["status"] in FINISHED:
+            start, self.finished = self.train.steps, True
+        return start, members
+
+    # ---- the stepper protocol ------------------------------------------------------------------
+    def lr(self, k: int, step: int) -> float:
+        return self.configs[k].train.lr_at(step)
+
+    def losses(self, step: int) -> torch.Tensor:
+        batches = [self.task.sample(self.train.batch_size, None, g) for g in self.gens]
+        x, y, mask = (torch.stack(t).to(self.device) for t in zip(*batches))
+        # the task's loss is written for one model's batch; vmap maps it over the members (only the
+        # loss: the model itself runs natively on the ensemble axis)
+        return torch.func.vmap(lambda o, xk, yk, mk: self.task.loss(o, Batch(xk, yk, mk)))(self.model(x), x, y, mask)
+
+    def update(self, step: int, losses: torch.Tensor, alive: list[bool]) -> None:
+        tc, K = self.train, self.size
+        live = torch.tensor(alive, device=self.device)
+        self.grad.zero_()
+        with warnings.catch_warnings():
+            # The gradients are views of the rows of one (K, P) tensor, so not dense in memory:
+            # torch warns that this "may impair performance"; it accumulates into them in place,
+            # which is the point (bench_ensemble.py measures the whole step).
+            warnings.filterwarnings("ignore", message="grad and param do not obey the gradient layout contract")
+            torch.where(live, losses, torch.zeros_like(losses)).sum().backward()
+        # AdamW as torch.optim.AdamW computes it, row by row, in place (few passes over (K, P))
+        # per-member factors in float64, rounded once to float32 (as torch rounds its Python scalars)
+        lr = torch.tensor([self.lr(k, step) if alive[k] else 0.0 for k in range(K)], dtype=torch.float64)[:, None]
+        t, b1, b2 = step + 1, tc.beta1, tc.beta2
+        shrink = (1 - lr * tc.weight_decay).to(self.flat)
+        step_size = (lr / -(1 - b1 ** t)).to(self.flat)
+        with torch.no_grad():
+            g = self.grad
+            if not all(alive):   # a stopped member's gradient may hold 0 * inf = nan: it must not move
+                g[~live] = 0.0
+            g.mul_(torch.clamp(tc.grad_clip / (g.norm(dim=1, keepdim=True) + 1e-6), max=1.0))
+            if tc.weight_decay:
+                self.flat.mul_(torch.where(self.decay, shrink, 1.0))
+            self.m1.lerp_(g, 1 - b1)
+            self.m2.mul_(b2).addcmul_(g, g, value=1 - b2)
+            denom = self.m2.sqrt().div_(math.sqrt(1 - b2 ** t)).add_(tc.eps)
+            self.flat.add_(self.m1.div(denom).mul_(step_size))
+
+    @torch.no_grad()
+    def evaluate(self, batch: Batch) -> list[tuple[float, float]]:
+        self.model.eval()
+        out = self.model(batch.x.expand(self.size, *batch.x.shape))
+        self.model.train()
+        return [(self.task.loss(out[k], batch).item(), self.task.metric(out[k], batch)) for k in range(self.size)]
+
+    def record(self, k: int, entry: dict) -> None:
+        pass   # members' metrics are written with their folders at the end
+
+    def stopped(self, k: int, members: Members, step: int) -> None:
+        pass   # a stopped member's learning rate and gradient are zero from now on
+
+    def checkpoint(self, step: int, members: Members, status: str = RUNNING) -> bool:
+        if self.ckpt is None:
+            return False
+        st = {"generators": [g.get_state() for g in self.gens], "alive": torch.tensor(members.alive),
+              "status": list(members.status), "stop_step": list(members.stop_step), "last_loss": list(members.last_loss),
+              "last_metric": list(members.last_metric), "best": [list(b) for b in members.best],
+              "histories": [list(h) for h in members.histories], "step": step}
+        save_checkpoint(self.ckpt, {"flat": self.flat, "m1": self.m1, "m2": self.m2},
+                        {"id": group_id(self.configs), "members": [c.id() for c in self.configs], "step": step,
+                         "status": status}, st)
+        return True
+
+    def finish(self, step: int, members: Members) -> None:
+        self.checkpoint(step, members, "done")
+
+
 def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member_dirs: list[Path] | None = None, *,
                  resume: bool = False, progress: bool = False, on_step=None,
-                 device: str = "cpu") -> tuple[list[RunResult], Ensemble]:
+                 device: str = "cpu") -> tuple[list[RunResult], Model]:
     """Train every config as one ensemble; returns one :class:`RunResult` per member (``seconds``
-    is the wall time of the whole ensemble) and the :class:`Ensemble`.
+    is the wall time of the whole ensemble) and the ensemble model (``Model(cfg, members=K)``;
+    ``.member(k)`` is member ``k``).
 
     ``group_dir`` holds the ensemble checkpoint; ``member_dirs`` (default ``group_dir/seed_<s>``)
     get each member's metrics and final checkpoint. ``on_step(step)`` is called before every
@@ -103,139 +218,23 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     check_run_budget(base_cfg, task, models=len(configs))
     if group_dir is not None and member_dirs is None:
         member_dirs = [Path(group_dir) / f"seed_{c.seed}" for c in configs]
-    ens = Ensemble(base_cfg.model, [c.seed for c in configs], device)
-    K, names = ens.K, list(ens.params)
-    # All parameters live in one (K, P) tensor; the model sees views of it. AdamW and clipping
-    # are then a handful of whole-tensor ops per step instead of a few per parameter.
-    shapes = [ens.params[n].shape[1:] for n in names]
-    sizes = [math.prod(sh) for sh in shapes]
-    flat = torch.cat([ens.params[n].detach().reshape(K, -1) for n in names], 1)
-    m1, m2 = torch.zeros_like(flat), torch.zeros_like(flat)
-    gens = [torch.Generator().manual_seed(c.seed) for c in configs]
-    alive = torch.ones(K, dtype=torch.bool, device=device)
-    status, stop_step = ["done"] * K, [tc.steps] * K
-    last_loss, last_metric = [float("nan")] * K, [None] * K
-    best: list[tuple] = [(None, None)] * K
-    histories: list[list[dict]] = [[] for _ in range(K)]
-    start = 0
     ckpt = Path(group_dir) / "ensemble" if group_dir is not None else None
-    group_id = _group_id(configs)
-    if resume:
-        if ckpt is None or not checkpoint_exists(ckpt):
-            raise ExpressivityError(f"no ensemble checkpoint to resume in {group_dir}; start a fresh run instead")
-        saved, tensors, st = load_checkpoint(ckpt)
-        if saved.get("id") != group_id:
-            raise ExpressivityError(f"the ensemble checkpoint in {group_dir} belongs to other runs; use a new folder")
-        flat, m1, m2 = (tensors[k].to(device).clone() for k in ("flat", "m1", "m2"))
-        for g, s in zip(gens, st["generators"]):
-            g.set_state(s)
-        alive = st["alive"].to(device).clone()
-        status, stop_step, last_loss = st["status"], st["stop_step"], st["last_loss"]
-        last_metric, best, histories, start = st["last_metric"], [tuple(b) for b in st["best"]], st["histories"], st["step"]
-        if saved["status"] in FINISHED:
-            start = tc.steps
-    flat.requires_grad_(True)
-
-    def views(f):
-        return {n: c.view(K, *sh) for n, c, sh in zip(names, f.split(sizes, 1), shapes)}
-
+    stepper = EnsembleStepper(configs, task, ckpt, device)
     held_out = eval_batch(task, tc.eval_size, device=device)
-
-    def per_model_loss(p, b, x, y, mask):
-        out = functional_call(ens.base, (p, b), (x,))
-        return task.loss(out, Batch(x, y, mask))
-
-    def save(step: int, state_name: str) -> None:
-        if ckpt is None:
-            return
-        st = {"generators": [g.get_state() for g in gens], "alive": alive.clone(), "status": list(status),
-              "stop_step": list(stop_step), "last_loss": list(last_loss), "last_metric": list(last_metric),
-              "best": [list(b) for b in best], "histories": [list(h) for h in histories], "step": step}
-        save_checkpoint(ckpt, {"flat": flat.detach(), "m1": m1, "m2": m2},
-                        {"id": group_id, "members": [c.id() for c in configs], "step": step, "status": state_name}, st)
-
-    loss_fn = vmap(per_model_loss)
-    t0 = time.perf_counter()
-    b1, b2, eps, wd = tc.beta1, tc.beta2, tc.eps, tc.weight_decay
-    with progress_bar(f"{task.name} ensemble of {K}", tc.steps, start, enabled=progress) as bar, \
-            deferred_interrupt() as interrupt:
-        step = start
-        for step in range(start, tc.steps):
-            if not alive.any():
-                break
-            if on_step is not None:
-                on_step(step)
-            batches = [task.sample(tc.batch_size, None, g) for g in gens]
-            x, y, mask = (torch.stack(t).to(device) for t in zip(*batches))
-            losses = loss_fn(views(flat), ens.buffers, x, y, mask)
-            bad = ~torch.isfinite(losses.detach()) & alive
-            for k in torch.nonzero(bad).flatten().tolist():
-                status[k], stop_step[k], last_loss[k] = "nan", step, float("nan")
-                histories[k].append({"step": step, "event": "nan", "loss": "nan"})
-            alive &= ~bad
-            if not alive.any():
-                break
-            (g,) = torch.autograd.grad(torch.where(alive, losses, torch.zeros_like(losses)).sum(), [flat])
-            g = torch.where(alive[:, None], g, torch.zeros_like(g))
-            clip = torch.clamp(tc.grad_clip / (g.norm(dim=1, keepdim=True) + 1e-6), max=1.0)
-            lr = (torch.tensor([c.train.lr_at(step) for c in configs], device=device) * alive)[:, None]
-            t = step + 1
-            with torch.no_grad():
-                g = g * clip
-                flat.mul_(1 - lr * wd)
-                m1.lerp_(g, 1 - b1)
-                m2.mul_(b2).addcmul_(g, g, value=1 - b2)
-                denom = (m2.sqrt() / math.sqrt(1 - b2 ** t)).add_(eps)
-                flat.sub_((lr / (1 - b1 ** t)) * m1 / denom)
-            done = step + 1
-            is_log = done % tc.log_every == 0 or done == tc.steps
-            if is_log or done % tc.eval_every == 0:  # .tolist() only when a value is needed
-                values, lrs = losses.detach().tolist(), lr[:, 0].tolist()
-                for k in torch.nonzero(alive).flatten().tolist():
-                    last_loss[k] = values[k]
-                    if is_log:
-                        histories[k].append({"step": done, "loss": values[k], "lr": lrs[k]})
-            if done % tc.eval_every == 0 or done == tc.steps:
-                with torch.no_grad():
-                    out = vmap(lambda p, b, xk: functional_call(ens.base, (p, b), (xk,)), in_dims=(0, 0, None))(
-                        views(flat), ens.buffers, held_out.x)
-                for k in torch.nonzero(alive).flatten().tolist():
-                    last_metric[k] = task.metric(out[k], held_out)
-                    if best[k][0] is None or last_metric[k] > best[k][0]:
-                        best[k] = (last_metric[k], done)
-                    histories[k].append({"step": done, "eval_loss": task.loss(out[k], held_out).item(),
-                                         "eval_metric": last_metric[k]})
-                    target = configs[k].train.target_metric
-                    if target is not None and last_metric[k] >= target:
-                        status[k], stop_step[k] = "target-reached", done
-                        alive[k] = False
-            if bar is not None:
-                bar(advance=1)
-            step = done
-            if done % tc.checkpoint_every == 0 and done < tc.steps and alive.any():
-                save(done, RUNNING)
-            if interrupt.requested() and done < tc.steps:
-                if ckpt is not None and done % tc.checkpoint_every != 0:
-                    save(done, RUNNING)
-                raise TrainingInterrupted(done, ckpt is not None)
-    seconds = time.perf_counter() - t0
-    save(step, "done")
-    for n, v in views(flat.detach()).items():
-        ens.params[n] = v
-    results = []
-    for k, c in enumerate(configs):
-        member = ens.member(k)
-        lengths = {} if status[k] == "nan" else evaluate_lengths(member.to(device), c, task, device)
-        results.append(RunResult(c.id(), c, status[k], min(stop_step[k], step), seconds, flat.shape[1], last_loss[k],
-                                 last_metric[k], best[k][0], best[k][1], lengths, device, histories[k], member.cpu()))
+    start, members = stepper.load(group_dir, group_id(configs)) if resume else (0, Members(len(configs), tc.steps))
+    step, seconds = train_members(stepper, task, tc, held_out, members, start,
+                                  label=f"{task.name} ensemble of {len(configs)}", progress=progress, on_step=on_step)
+    # every member's held-out lengths in one batched pass per length and split
+    lengths = score_lengths(stepper.evaluate, len(configs), base_cfg, task, device)
+    results = [member_result(c, task, members, k, stepper.model.member(k), step, seconds, device, lengths[k])
+               for k, c in enumerate(configs)]
     if member_dirs is not None:
         _write_members(results, member_dirs)
-    return results, ens
+    return results, stepper.model
 
 
-def _group_id(configs: list[RunConfig]) -> str:
-    from expressivity.records import content_hash
-
+def group_id(configs: list[RunConfig]) -> str:
+    """Content hash of the member ids, in order (the ensemble checkpoint's identity)."""
     return content_hash([c.id() for c in configs])
 
 

@@ -1,4 +1,5 @@
-"""The single-model trainer: :func:`run` executes one :class:`RunConfig`.
+"""The single-model trainer: :func:`run` executes one :class:`RunConfig` through the one training
+loop (:mod:`expressivity.training.loop`) with a :class:`SingleStepper`.
 
 AdamW with warm-up + cosine decay, gradient clipping, held-out evaluation, early stopping at a
 metric threshold, JSONL metrics, checkpoints and resume. Determinism: the model is initialised
@@ -20,8 +21,6 @@ Run folder: ``metrics.jsonl`` (one line per log or evaluation) and ``checkpoint/
 from __future__ import annotations
 
 import json
-import math
-import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,12 +30,11 @@ import torch
 
 from expressivity.errors import ExpressivityError, require_path
 from expressivity.nn.model import Model
-from expressivity.progress import progress_bar
 from expressivity.tasks import Batch, Task
 from expressivity.training.budget import check_run_budget
 from expressivity.training.checkpoint import FINISHED, RUNNING, checkpoint_exists, load_checkpoint, save_checkpoint
 from expressivity.training.config import RunConfig, check_run_arguments
-from expressivity.training.interrupt import TrainingInterrupted, deferred_interrupt
+from expressivity.training.loop import Members, train_members
 from expressivity.training.schedule import SPLIT_SEEDS
 
 
@@ -109,18 +107,138 @@ def evaluate(model: torch.nn.Module, task: Task, batch: Batch) -> tuple[float, f
 
 def evaluate_lengths(model: torch.nn.Module, config: RunConfig, task: Task, device="cpu") -> dict[int, dict]:
     """Validation and test loss and metric at the training length and at every ``config.eval_lengths``."""
-    out = {}
+    return score_lengths(lambda batch: [evaluate(model, task, batch)], 1, config, task, device)[0]
+
+
+def score_lengths(score: Callable[[Batch], list[tuple[float, float]]], size: int, config: RunConfig, task: Task,
+                  device="cpu") -> list[dict[int, dict]]:
+    """:func:`evaluate_lengths` for ``size`` members at once: ``score(batch)`` gives each member's
+    ``(loss, metric)`` on a held-out batch."""
+    out: list[dict[int, dict]] = [{} for _ in range(size)]
     for length in dict.fromkeys((task.length, *config.eval_lengths)):
-        row = {}
         for split in ("val", "test"):
-            loss, metric = evaluate(model, task, eval_batch(task, config.train.eval_size, length, split, device))
-            row[f"{split}_loss"], row[f"{split}_metric"] = loss, metric
-        out[length] = row
+            scores = score(eval_batch(task, config.train.eval_size, length, split, device))
+            for k, (loss, metric) in enumerate(scores):
+                row = out[k].setdefault(length, {})
+                row[f"{split}_loss"], row[f"{split}_metric"] = loss, metric
     return out
 
 
 def _finite_params(model) -> bool:
     return all(torch.isfinite(p).all() for p in model.parameters())
+
+
+def optimizer_groups(model: Model, weight_decay: float) -> list[dict]:
+    """AdamW parameter groups as nanoGPT's ``configure_optimizers`` makes them: weight decay on the
+    weight matrices only (:meth:`Model.weight_matrix_names`), none on biases, norms, slopes and
+    relative position tables. The groups keep the order of ``model.parameters()`` within each."""
+    decayed = model.weight_matrix_names()
+    named = list(model.named_parameters())
+    return [{"params": [p for n, p in named if n in decayed], "weight_decay": weight_decay},
+            {"params": [p for n, p in named if n not in decayed], "weight_decay": 0.0}]
+
+
+class SingleStepper:
+    """One model trained by ``torch.optim.AdamW``; checkpoints in ``out_dir/checkpoint``, metrics
+    in ``out_dir/metrics.jsonl`` as they are recorded (see :mod:`expressivity.training.loop`)."""
+
+    size = 1
+
+    def __init__(self, config: RunConfig, task: Task, out_dir: Path | None, device: str):
+        self.config, self.task, self.device = config, task, device
+        cfg = config.train
+        torch.manual_seed(config.seed)
+        self.model = Model(config.model).to(device)
+        self.opt = torch.optim.AdamW(optimizer_groups(self.model, cfg.weight_decay), lr=cfg.lr,
+                                     betas=(cfg.beta1, cfg.beta2), eps=cfg.eps)
+        self.gen = torch.Generator().manual_seed(config.seed)
+        self.ckpt = Path(out_dir) / "checkpoint" if out_dir is not None else None
+        self.metrics_path = Path(out_dir) / "metrics.jsonl" if out_dir is not None else None
+        self.log = None
+        self.finished = False   # resumed a run that had ended: nothing is trained or written
+
+    # ---- resume ------------------------------------------------------------------------------
+    def load(self, out_dir) -> tuple[int, Members]:
+        """The step and members' state of ``out_dir/checkpoint`` (the weights, optimizer and RNGs loaded)."""
+        config, cfg, ckpt = self.config, self.config.train, self.ckpt
+        if ckpt is None or not checkpoint_exists(ckpt):
+            raise ExpressivityError(f"no checkpoint to resume in {out_dir}; start a fresh run instead")
+        saved, tensors, state = load_checkpoint(ckpt)
+        if saved.get("id") != config.id():
+            raise ExpressivityError(f"the checkpoint in {out_dir} belongs to another configuration "
+                                    f"(id {saved.get('id')}, this run {config.id()}); use a new folder")
+        if saved["step"] > cfg.steps or (saved["status"] == "done" and saved["step"] != cfg.steps) \
+                or saved.get("run") != config.to_dict():
+            raise ExpressivityError(f"the checkpoint in {out_dir} does not match its run (step {saved['step']} of "
+                                    f"{cfg.steps}, status {saved['status']}); delete the folder to start over")
+        _load_weights(self.model, {k: v.to(self.device) for k, v in tensors.items()}, ckpt)
+        try:
+            if state["step"] != saved["step"]:
+                raise ValueError(f"state at step {state['step']}, config at step {saved['step']}")
+            members = Members(1, cfg.steps, last_metric=[state["last_metric"]], last_loss=[state["last_loss"]],
+                              best=[tuple(state["best"])], histories=[state["history"]])
+            if saved["status"] in FINISHED:
+                members.stop(0, saved["status"], cfg.steps)
+                self.finished = True
+            else:
+                self.opt.load_state_dict(_grouped_optimizer_state(state["optimizer"], self.model, self.opt))
+                self.gen.set_state(state["generator"])
+                torch.set_rng_state(state["torch_rng"])
+        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
+            raise ExpressivityError(f"checkpoint {ckpt} has an incomplete training state ({type(exc).__name__}: "
+                                    f"{exc}); delete the folder to start over") from None
+        return state["step"], members
+
+    def open_log(self, stack: ExitStack, members: Members) -> None:
+        if self.metrics_path is None:
+            return
+        self.metrics_path.parent.mkdir(parents=True, exist_ok=True)
+        # Drop lines written after the checkpoint we resume from: they will be recomputed.
+        self.metrics_path.write_text("".join(json.dumps(h) + "\n" for h in members.histories[0]))
+        self.log = stack.enter_context(self.metrics_path.open("a"))
+
+    # ---- the stepper protocol ------------------------------------------------------------------
+    def lr(self, k: int, step: int) -> float:
+        return self.config.train.lr_at(step)
+
+    def losses(self, step: int) -> torch.Tensor:
+        batch = to_device(self.task.sample(self.config.train.batch_size, None, self.gen), self.device)
+        return self.task.loss(self.model(batch.x), batch).reshape(1)
+
+    def update(self, step: int, losses: torch.Tensor, alive: list[bool]) -> None:
+        lr = self.lr(0, step)
+        for group in self.opt.param_groups:
+            group["lr"] = lr
+        self.opt.zero_grad(set_to_none=True)
+        losses.sum().backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.train.grad_clip)
+        self.opt.step()
+
+    def evaluate(self, batch: Batch) -> list[tuple[float, float]]:
+        return [evaluate(self.model, self.task, batch)]
+
+    def record(self, k: int, entry: dict) -> None:
+        if self.log is not None:
+            self.log.write(json.dumps(entry) + "\n")
+            self.log.flush()
+
+    def stopped(self, k: int, members: Members, step: int) -> None:
+        if members.status[k] == "nan":
+            _mark_nan(self.ckpt, step)
+
+    def checkpoint(self, step: int, members: Members, status: str = RUNNING) -> bool:
+        if self.ckpt is None or not _finite_params(self.model):
+            return False
+        state = {"optimizer": self.opt.state_dict(), "generator": self.gen.get_state(),
+                 "torch_rng": torch.get_rng_state(), "step": step, "history": list(members.histories[0]),
+                 "last_metric": members.last_metric[0], "last_loss": members.last_loss[0], "best": list(members.best[0])}
+        config = {"run": self.config.to_dict(), "id": self.config.id(), "step": step, "status": status}
+        save_checkpoint(self.ckpt, self.model.state_dict(), config, state)
+        return True
+
+    def finish(self, step: int, members: Members) -> None:
+        if not self.finished and members.status[0] != "nan":   # a NaN run keeps its last good checkpoint
+            self.checkpoint(step, members, members.status[0])
 
 
 def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False, progress: bool = False,
@@ -137,124 +255,50 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
     device = resolve_device(device)
     task, cfg = config.build_task(), config.train
     check_run_budget(config, task)
-    torch.manual_seed(config.seed)
-    model = Model(config.model).to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), eps=cfg.eps,
-                            weight_decay=cfg.weight_decay)
-    gen = torch.Generator().manual_seed(config.seed)
+    stepper = SingleStepper(config, task, out_dir, device)
     held_out = eval_batch(task, cfg.eval_size, device=device)
-    start, history = 0, []
-    last_metric, last_loss, best = None, float("nan"), (None, None)
-    status, finished = "done", False  # "done" while training; finished: resumed a run that had ended
-    ckpt = Path(out_dir) / "checkpoint" if out_dir is not None else None
-    metrics_path = Path(out_dir) / "metrics.jsonl" if out_dir is not None else None
-    record_config = {"run": config.to_dict(), "id": config.id()}
-    if resume:
-        if ckpt is None or not checkpoint_exists(ckpt):
-            raise ExpressivityError(f"no checkpoint to resume in {out_dir}; start a fresh run instead")
-        saved, tensors, state = load_checkpoint(ckpt)
-        if saved.get("id") != config.id():
-            raise ExpressivityError(f"the checkpoint in {out_dir} belongs to another configuration "
-                                    f"(id {saved.get('id')}, this run {config.id()}); use a new folder")
-        if saved["step"] > cfg.steps or (saved["status"] == "done" and saved["step"] != cfg.steps) \
-                or saved.get("run") != config.to_dict():
-            raise ExpressivityError(f"the checkpoint in {out_dir} does not match its run (step {saved['step']} of "
-                                    f"{cfg.steps}, status {saved['status']}); delete the folder to start over")
-        _load_weights(model, {k: v.to(device) for k, v in tensors.items()}, ckpt)
-        try:
-            if state["step"] != saved["step"]:
-                raise ValueError(f"state at step {state['step']}, config at step {saved['step']}")
-            start, history = state["step"], state["history"]
-            last_metric, last_loss, best = state["last_metric"], state["last_loss"], tuple(state["best"])
-            if saved["status"] in FINISHED:
-                status, finished = saved["status"], True
-            else:
-                opt.load_state_dict(state["optimizer"])
-                gen.set_state(state["generator"])
-                torch.set_rng_state(state["torch_rng"])
-        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-            raise ExpressivityError(f"checkpoint {ckpt} has an incomplete training state ({type(exc).__name__}: "
-                                    f"{exc}); delete the folder to start over") from None
-    log = None
-    if metrics_path is not None:
-        metrics_path.parent.mkdir(parents=True, exist_ok=True)
-        # Drop lines written after the checkpoint we resume from: they will be recomputed.
-        metrics_path.write_text("".join(json.dumps(h) + "\n" for h in history))
-        log = metrics_path.open("a")
-    params = sum(p.numel() for p in model.parameters())
-
-    def record(entry: dict) -> None:
-        history.append(entry)
-        if log is not None:
-            log.write(json.dumps(entry) + "\n")
-            log.flush()
-
-    def checkpoint(step: int, status: str) -> None:
-        if ckpt is None:
-            return
-        state = {"optimizer": opt.state_dict(), "generator": gen.get_state(), "torch_rng": torch.get_rng_state(),
-                 "step": step, "history": list(history), "last_metric": last_metric, "last_loss": last_loss,
-                 "best": list(best)}
-        save_checkpoint(ckpt, model.state_dict(), {**record_config, "step": step, "status": status}, state)
-
-    step = start
-    end = start if finished else cfg.steps  # finished runs stay finished
-    t0 = time.perf_counter()
+    start, members = stepper.load(out_dir) if resume else (0, Members(1, cfg.steps))
     with ExitStack() as stack:
-        if log is not None:
-            stack.callback(log.close)
-        bar = stack.enter_context(progress_bar(f"{task.name} seed {config.seed}", cfg.steps, start, enabled=progress))
-        interrupt = stack.enter_context(deferred_interrupt())
-        for step in range(start, end):
-            if on_step is not None:
-                on_step(step, model)
-            lr = cfg.lr_at(step)
-            for group in opt.param_groups:
-                group["lr"] = lr
-            batch = to_device(task.sample(cfg.batch_size, None, gen), device)
-            loss = task.loss(model(batch.x), batch)
-            if not torch.isfinite(loss):
-                status = "nan"
-                record({"step": step, "event": "nan", "loss": "nan"})
-                _mark_nan(ckpt, step)
-                break
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-            opt.step()
-            last_loss = loss.item()
-            done = step + 1
-            if done % cfg.log_every == 0 or done == cfg.steps:
-                record({"step": done, "loss": last_loss, "lr": lr})
-            if done % cfg.eval_every == 0 or done == cfg.steps:
-                eval_loss, last_metric = evaluate(model, task, held_out)
-                if best[0] is None or last_metric > best[0]:
-                    best = (last_metric, done)
-                record({"step": done, "eval_loss": eval_loss, "eval_metric": last_metric})
-                if bar is not None:
-                    bar(description=f"{task.name} seed {config.seed} loss {last_loss:.4f} "
-                                    f"{task.metric_name} {last_metric:.4f}")
-                if cfg.target_metric is not None and last_metric >= cfg.target_metric:
-                    status = "target-reached"
-            if bar is not None:
-                bar(advance=1)
-            step = done
-            final = status != "done" or done == cfg.steps
-            if math.isfinite(last_loss) and _finite_params(model) and (final or done % cfg.checkpoint_every == 0):
-                checkpoint(done, status if final else RUNNING)
-            if status != "done":
-                break
-            if interrupt.requested():
-                saved = ckpt is not None and math.isfinite(last_loss) and _finite_params(model)
-                if saved and done % cfg.checkpoint_every != 0:
-                    checkpoint(done, RUNNING)
-                raise TrainingInterrupted(done, saved)
-    seconds = time.perf_counter() - t0
+        stepper.open_log(stack, members)
+        step, seconds = train_members(
+            stepper, task, cfg, held_out, members, start, label=f"{task.name} seed {config.seed}", progress=progress,
+            on_step=None if on_step is None else (lambda s: on_step(s, stepper.model)),
+            describe=lambda m: (f"{task.name} seed {config.seed} loss {m.last_loss[0]:.4f} "
+                                f"{task.metric_name} {m.last_metric[0]:.4f}"))
+    return member_result(config, task, members, 0, stepper.model, step, seconds, device)
+
+
+def member_result(config: RunConfig, task: Task, members: Members, k: int, model: Model, step: int, seconds: float,
+                  device: str, lengths: dict | None = None) -> RunResult:
+    """Member ``k``'s :class:`RunResult` after the loop ended at ``step``, with ``lengths`` (its
+    :func:`evaluate_lengths`, computed here when not given; none for a NaN run)."""
+    status = members.status[k]
     if status == "nan":
-        last_loss = float("nan")
-    lengths = {} if status == "nan" else evaluate_lengths(model, config, task, device)
-    return RunResult(config.id(), config, status, step, seconds, params, last_loss, last_metric, best[0], best[1],
-                     lengths, device, history, model.cpu())
+        lengths = {}
+    elif lengths is None:
+        lengths = evaluate_lengths(model.to(device), config, task, device)
+    last_loss = float("nan") if status == "nan" else members.last_loss[k]
+    return RunResult(config.id(), config, status, min(members.stop_step[k], step), seconds, model.parameter_count(),
+                     last_loss, members.last_metric[k], members.best[k][0], members.best[k][1], lengths, device,
+                     members.histories[k], model.cpu())
+
+
+def _grouped_optimizer_state(state: dict, model: Model, opt: torch.optim.Optimizer) -> dict:
+    """An optimizer state as ``opt`` holds it. Checkpoints written before weight decay was limited
+    to weight matrices have one group over ``model.parameters()``; their per-parameter state is
+    renumbered into the two groups (whose hyper-parameters come from ``opt``)."""
+    groups = state.get("param_groups", [])
+    if len(groups) != 1 or len(opt.param_groups) != 2:
+        return state
+    index = {id(p): i for i, p in enumerate(model.parameters())}
+    order = [index[id(p)] for group in opt.param_groups for p in group["params"]]
+    new_groups, start = [], 0
+    for group in opt.param_groups:
+        ids = list(range(start, start + len(group["params"])))
+        new_groups.append({**groups[0], "weight_decay": group["weight_decay"], "params": ids})
+        start += len(ids)
+    return {"state": {new: state["state"][old] for new, old in enumerate(order) if old in state["state"]},
+            "param_groups": new_groups}
 
 
 def _load_weights(model: torch.nn.Module, tensors: dict, where) -> None:

@@ -32,6 +32,7 @@ from expressivity.constructions.wang_e.readouts import (FUNCTIONS, READOUTS, Rea
                                                         linear_readout, product_readout)
 from expressivity.errors import ExpressivityError
 from expressivity.network import AttentionLayer, Head, Network, SlopeBias
+from expressivity.network.layers import head_count
 from expressivity.network.reference import forward
 from expressivity.network.lengths import ValidLengths
 
@@ -199,7 +200,7 @@ def check_fixed_memory(net: Network, report: ConstructionReport, length: int | N
     rng = np.random.default_rng(seed)
     x = np.concatenate([rng.uniform(-1, 1, (samples, length)), adversarial_sequences(net, report, length)])
     # A few sequences at a time: every head holds (length x length) scores per sequence.
-    heads = max(sum(len(layer.heads) for layer in net.layers if hasattr(layer, "heads")), 1)
+    heads = max(head_count(net.layers), 1)
     chunk = max(1, 2 ** 25 // (heads * length * length))
     out = np.concatenate([forward(net, x[i:i + chunk, :, None])[..., 0] for i in range(0, len(x), chunk)])
     errors = np.abs(out - target(readout, x, lags))

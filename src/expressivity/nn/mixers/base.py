@@ -1,0 +1,104 @@
+"""What every token mixer is and declares (the facts other rooms read instead of keeping their own).
+
+A mixer maps the residual stream ``(K, batch, n, d)`` (tokens as rows, ``K`` the ensemble axis of
+:mod:`expressivity.nn.layers`) to the update it adds; the residual connection lives in
+:class:`expressivity.nn.model.Block`. A mixer class declares, from a
+:class:`~expressivity.nn.config.ModelConfig` alone (no model is built):
+
+* ``layer_kind``: the :class:`~expressivity.network.Network` layer kind it becomes
+  (``to_layer`` builds it, ``load_layer`` reads one back);
+* ``parameter_count(cfg)``: its trained parameters (exact; tests hold it to the built module);
+* ``flops_per_token(cfg, n)``: forward multiply-adds x 2 per token on ``n``-token sequences
+  (matrix products only; position biases, norms and the softmax are lower order). ``c``, the
+  keys a query sees on average, is ``(n + 1) / 2`` causal and ``n`` bidirectional;
+* ``head_count(cfg)``: the heads of the network layer it becomes (:func:`expressivity.network.layers.head_count`);
+* ``length_limited(cfg)``: whether it has no value beyond ``max_len`` positions;
+* ``uses_rpe`` / ``uses_rotary``: whether the position-bias and rotary switches apply to it.
+
+Adding a mixer is one module here defining such a class, plus its entry in
+:data:`expressivity.nn.mixers.MIXERS`.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+import torch
+
+from expressivity.nn.layers import EnsembleModule
+from expressivity.nn.positional import bias_length_limited
+
+
+class Mixer(EnsembleModule):
+    """Base class of the token mixers (see the module docstring for what a subclass declares)."""
+
+    layer_kind: ClassVar[str]
+    uses_rpe: ClassVar[bool] = False
+    uses_rotary: ClassVar[bool] = False
+
+    @classmethod
+    def from_config(cls, cfg, members: int | None = None) -> "Mixer":  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @staticmethod
+    def parameter_count(cfg) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @staticmethod
+    def flops_per_token(cfg, n: int) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @staticmethod
+    def head_count(cfg) -> int:
+        return 1
+
+    @staticmethod
+    def length_limited(cfg) -> bool:
+        return False
+
+    def check_single(self) -> None:
+        """Conversions read one model's weights: refuse an ensemble (take a member first)."""
+        if self.members is not None:
+            raise ValueError("convert one member of an ensemble (Model.member(k)), not the whole ensemble")
+
+
+class HeadMixer(Mixer):
+    """A mixer of ``cfg.heads`` heads, each with the position bias ``cfg.rpe`` (length-limited
+    exactly when that bias is)."""
+
+    uses_rpe: ClassVar[bool] = True
+
+    @staticmethod
+    def head_count(cfg) -> int:
+        return cfg.heads
+
+    @staticmethod
+    def length_limited(cfg) -> bool:
+        return bias_length_limited(cfg)
+
+
+def keys_seen(cfg, n: int) -> float:
+    """Keys a query sees on average on ``n`` tokens: ``(n + 1) / 2`` causal, ``n`` bidirectional."""
+    return (n + 1) / 2 if cfg.causal else n
+
+
+def softmax(scores: torch.Tensor) -> torch.Tensor:
+    """Max-subtracted softmax over the last axis.
+
+    Spelled out because torch's CPU kernel is several times slower on the short rows (n <= 64)
+    of our sequences; for long rows the fused kernel wins.
+    """
+    if scores.shape[-1] > 64:
+        return torch.softmax(scores, dim=-1)
+    e = (scores - scores.amax(-1, keepdim=True).detach()).exp()
+    return e / e.sum(-1, keepdim=True)
+
+
+def to_numpy(t: torch.Tensor) -> np.ndarray:
+    return t.detach().double().cpu().numpy()
+
+
+def set_param(param: torch.Tensor, value, *index) -> None:
+    """Copy ``value`` (NumPy, any exact or float dtype) into ``param[index]``."""
+    param[index] = torch.as_tensor(np.asarray(value, dtype=np.float64), dtype=param.dtype)

@@ -1,0 +1,94 @@
+"""DP-free attention: the ``q . k`` term removed, so each head is an input-independent kernel
+``A_h[i, j]`` built from the position bias alone and applied as one ``(n, n)`` product per head.
+
+``visible``: the softmax of ``B_h`` over the keys the query sees (the network's DP-free head);
+``infinite`` (causal, lin/log bias): ``exp(B_h[i, j]) / Z_inf`` with the closed-form infinite
+mass, the zero-padded infinite past of Wang & E §7 (early positions see less than unit mass).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from expressivity.network.layers import AttentionLayer, Head, LayerNorm
+from expressivity.nn.layers import Linear
+from expressivity.nn.mixers.base import HeadMixer, keys_seen, set_param, softmax, to_numpy
+from expressivity.nn.positional import bias_parameter_count, make_relative_bias
+
+
+class DPFree(HeadMixer):
+    """RPE-only attention: an input-independent per-head kernel applied as an ``(n, n)`` product."""
+
+    layer_kind = "attention"
+
+    def __init__(self, d: int, heads: int, d_head: int, causal: bool, bias: nn.Module | None, normaliser: str = "visible",
+                 members: int | None = None):
+        super().__init__(members)
+        self.heads, self.d_head, self.causal, self.normaliser = heads, d_head, causal, normaliser
+        self.v = Linear(d, heads * d_head, bias=False, members=members)
+        self.o = Linear(heads * d_head, d, bias=False, members=members)
+        self.bias = bias
+
+    @classmethod
+    def from_config(cls, cfg, members: int | None = None) -> "DPFree":
+        # a log bias normalised over an infinite past needs beta > 1 (zeta(beta) finite)
+        beta_min = 1.0 if cfg.dpfree_normaliser == "infinite" and cfg.rpe == "log" else 0.0
+        return cls(cfg.d_model, cfg.heads, cfg.head_dim, cfg.causal, make_relative_bias(cfg, beta_min, members),
+                   cfg.dpfree_normaliser, members)
+
+    @staticmethod
+    def parameter_count(cfg) -> int:
+        return 2 * cfg.d_model * cfg.heads * cfg.head_dim + bias_parameter_count(cfg)
+
+    @staticmethod
+    def flops_per_token(cfg, n: int) -> float:
+        # W_V and W_O; the kernel applied to the values
+        hm = cfg.heads * cfg.head_dim
+        return 4 * cfg.d_model * hm + 2 * hm * keys_seen(cfg, n)
+
+    def kernel(self, n: int) -> torch.Tensor:
+        """``(heads, n, n)`` weights ``A[h, i, j]`` of key ``j`` for query ``i`` (``(K, heads, n, n)`` for an ensemble)."""
+        return self.unstacked(self._kernel(n))
+
+    def _kernel(self, n: int) -> torch.Tensor:
+        dtype, device = self.v.weight.dtype, self.v.weight.device
+        if self.bias is None:
+            B = torch.zeros(self.size, self.heads, n, n, dtype=dtype, device=device)
+        else:
+            B = self.stacked(self.bias(n))
+        visible = torch.ones(n, n, dtype=torch.bool, device=device)
+        if self.causal:
+            visible = visible.tril()
+        if self.normaliser == "infinite":
+            return torch.where(visible, B.exp(), 0.0) / self.stacked(self.bias.infinite_mass())[..., None, None]
+        return softmax(B.masked_fill(~visible, float("-inf")))
+
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        K, b, n, _ = x.shape
+        H, m = self.heads, self.d_head
+        # batch folded into columns: one (n, n) @ (n, b*m) product per member and head (on CPU
+        # several times faster than conv1d, whose weight gradient is slow for long filters)
+        v = self.v.run(x).view(K, b, n, H, m).permute(0, 3, 2, 1, 4).reshape(K, H, n, b * m)
+        out = (self._kernel(n) @ v).view(K, H, n, b, m).permute(0, 3, 2, 1, 4)
+        return self.o.run(out.reshape(K, b, n, H * m))
+
+    def to_layer(self, norm: LayerNorm | None, name: str = "") -> AttentionLayer:
+        """This mixer as an :class:`AttentionLayer` of DP-free heads with its normaliser."""
+        self.check_single()
+        m = self.d_head
+        heads = tuple(Head.dp_free(to_numpy(self.v.weight[h * m:(h + 1) * m]).T, to_numpy(self.o.weight[:, h * m:(h + 1) * m]).T,
+                                   None if self.bias is None else self.bias.to_network(h), name=f"head {h}")
+                      for h in range(self.heads))
+        return AttentionLayer(heads, causal=self.causal, name=name, normaliser=self.normaliser, norm=norm)
+
+    def load_layer(self, layer: AttentionLayer) -> None:
+        """Copy ``layer``'s DP-free heads in (zero-padded to this width and count)."""
+        self.check_single()
+        m = self.d_head
+        for k, h in enumerate(layer.heads):
+            rows = slice(k * m, k * m + h.W_V.shape[1])
+            set_param(self.v.weight, h.W_V.T, rows)
+            set_param(self.o.weight, h.W_O.T, slice(None), rows)
+            if self.bias is not None:
+                self.bias.load(k, h.position_bias)
