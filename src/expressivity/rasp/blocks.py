@@ -39,6 +39,9 @@ from expressivity.rasp.language import RASPError
 
 MAX_HIDDEN = 20_000      # hidden units of one block
 MAX_TABLE = 250_000      # predicate-table entries of one head
+# Added to every hardmax score: ulp(2^20) is 2^-32 in float64 (1/8 in float32), far below the score gap 1 and far
+# above the rounding of a dot product of near-one-hot vectors, so rounding snaps tied scores to one number.
+SNAP = 2 ** 20
 
 
 @dataclass
@@ -99,7 +102,10 @@ def _call(node: Node, f, *args):
 # ---------------------------------------------------------------------------------------------
 
 
-def attention_block(node: Node, graph: Graph, layout: Layout, values: dict[int, list]) -> AttentionBlock:
+def attention_block(node: Node, graph: Graph, layout: Layout, values: dict[int, list], snap: bool) -> AttentionBlock:
+    """The head of ``node`` (see the module notes). ``snap`` (hardmax): every score gets ``+ SNAP`` (``one`` or
+    ``tokens:BOS`` on both sides), which leaves exact arithmetic unchanged and makes float rounding land every
+    score on the grid of spacing ``ulp(SNAP)``, so scores that tie exactly also tie in float64 and float32."""
     keys_id, queries_id = node.inputs[:2]
     keys = [v for v in values[keys_id] if v is not None]
     queries = [v for v in values[queries_id] if v is not None]
@@ -119,7 +125,7 @@ def attention_block(node: Node, graph: Graph, layout: Layout, values: dict[int, 
     rows = {tuple(r): i for i, r in enumerate(dict.fromkeys(map(tuple, table)))}
     cols = {tuple(c): i for i, c in enumerate(dict.fromkeys(map(tuple, table.T)))}
     by_rows = len(rows) <= len(cols)
-    m = (len(rows) if by_rows else len(cols)) + 1
+    m = (len(rows) if by_rows else len(cols)) + 1 + int(snap)
     W_Q, W_K = np.zeros((d, m), dtype=np.int64), np.zeros((d, m), dtype=np.int64)
     if by_rows:
         for a in range(len(queries)):
@@ -132,7 +138,10 @@ def attention_block(node: Node, graph: Graph, layout: Layout, values: dict[int, 
         for col, c in cols.items():
             W_Q[qdims, c] = 2 * np.array(col)
     width = node.kind == "selector_width"
-    bos_col = m - 1
+    bos_col = m - 1 - int(snap)
+    if snap:
+        for dim in (layout.index(ONE), layout.index(BOS)):
+            W_Q[dim, m - 1], W_K[dim, m - 1] = SNAP, 1
     W_K[layout.index(BOS), bos_col] = 1
     W_Q[layout.index(ONE), bos_col] = 2 if width else 1   # BOS ties with the selected keys, or loses to them
     W_Q[layout.index(BOS), bos_col] = 1                   # a query at BOS sees only BOS
@@ -153,7 +162,8 @@ def attention_block(node: Node, graph: Graph, layout: Layout, values: dict[int, 
             target = layout.dims[out][0] if node.numerical else layout.dims[out][out_vals.index(src_vals[j])]
             W_O[j, target] = 1
         how = ("numerical mean" if node.numerical else "categorical copy") + "; BOS attended when nothing is selected"
-    shape = f"predicate table {len(queries)}x{len(keys)} factored to {m - 1} distinct {'rows' if by_rows else 'columns'}"
+    shape = (f"predicate table {len(queries)}x{len(keys)} factored to {len(rows) if by_rows else len(cols)} distinct "
+             f"{'rows' if by_rows else 'columns'}" + (f", scores + {SNAP}" if snap else ""))
     return AttentionBlock(node.id, Head(W_Q, W_K, W_V, W_O, name=node.name), f"{how}; {shape}")
 
 

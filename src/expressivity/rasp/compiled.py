@@ -94,8 +94,17 @@ class CompiledProgram:
             v = Fraction(v) if not isinstance(v, (int, Fraction)) else v
             return int(v) if isinstance(v, Fraction) and v.denominator == 1 else v
         f = float(v)
-        best = min(self.output_values, key=lambda x: abs(float(x) - f), default=None)
-        return best if best is not None and abs(float(best) - f) <= NUMERIC_TOLERANCE else f
+        grid = self._float_grid()
+        k = int(np.clip(np.searchsorted(grid, f), 1, len(grid) - 1)) if len(grid) > 1 else 0
+        best = min((k - 1, k) if len(grid) > 1 else (0,), key=lambda j: abs(grid[j] - f))
+        return self._sorted_values[best] if abs(grid[best] - f) <= NUMERIC_TOLERANCE else f
+
+    def _float_grid(self) -> np.ndarray:
+        """The numerical output's values as sorted floats (cached), for nearest-value decoding."""
+        if "grid" not in self.facts:
+            self._sorted_values = sorted(self.output_values, key=float)
+            self.facts["grid"] = np.array([float(x) for x in self._sorted_values])
+        return self.facts["grid"]
 
     def decode(self, output, exact: bool) -> list:
         """Decoded outputs ``(batch, n)`` from readouts ``(batch, n, d_out)``, BOS positions as ``bos``."""

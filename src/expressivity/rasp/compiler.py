@@ -27,7 +27,7 @@ from fractions import Fraction
 from expressivity.constructions.report import ConstructionReport, Size
 from expressivity.rasp.assemble import assemble
 from expressivity.rasp.blocks import AttentionBlock, attention_block, mlp_block
-from expressivity.rasp.compiled import CompiledProgram
+from expressivity.rasp.compiled import NUMERIC_TOLERANCE, CompiledProgram
 from expressivity.rasp.graph import build_graph
 from expressivity.rasp.language import RASPError, SOp
 from expressivity.rasp.layout import allocate
@@ -81,10 +81,12 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
     sublayers = []
     for kind, node_ids in layout.sublayers:
         nodes = [graph.nodes[i] for i in node_ids]
-        sublayers.append([attention_block(n, graph, layout, values) if kind == "attention"
+        sublayers.append([attention_block(n, graph, layout, values, snap=not robust) if kind == "attention"
                           else mlp_block(n, graph, layout, values, robust, max_seq_len) for n in nodes])
     mlp_margins = [b.margin for blocks in sublayers for b in blocks if getattr(b, "margin", None) is not None]
-    scale, delta = _scale(robust, max_seq_len, mlp_margins)
+    output = graph.nodes[graph.output]
+    largest = max((abs(float(v)) for v in values[output.id] if isinstance(v, (int, float, Fraction))), default=1)
+    scale, delta = _scale(robust, max_seq_len, mlp_margins, output.numerical, largest)
     parameters = _estimate_parameters(layout, sublayers, vocab, max_seq_len)
     if parameters > MAX_PARAMETERS:
         raise RASPError(f"the network would have about {parameters:,} weights, above the budget of {MAX_PARAMETERS:,}; "
@@ -93,7 +95,6 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
     network = assemble(graph, values, layout, sublayers, vocab, max_seq_len, scale=scale, bos=bos, name=name,
                        causal=causal)
     compile_seconds = time.perf_counter() - started
-    output = graph.nodes[graph.output]
     compiled = CompiledProgram(program, network, None, vocab, max_seq_len, bos,
                                [v for v in values[output.id] if v is not None], output.numerical, causal)
     started = time.perf_counter()
@@ -112,13 +113,17 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
     return compiled
 
 
-def _scale(robust: bool, max_seq_len: int, margins: list) -> tuple[float, float | None]:
+def _scale(robust: bool, max_seq_len: int, margins: list, numerical_output: bool,
+           largest: float) -> tuple[float, float | None]:
     """Hardmax: ``inf``. Softmax: ``lam`` with ``(n - 1) exp(-lam) <= delta``, ``n = L + 1``, ``delta`` an eighth of
-    the smallest feed-forward input margin (at most 1e-3)."""
+    the smallest feed-forward input margin (at most 1e-3); for a numerical output, which no feed-forward block
+    cleans, also at most ``NUMERIC_TOLERANCE / (4 (1 + max |value|))``."""
     if not robust:
         return math.inf, None
     smallest = min((float(m) for m in margins), default=0.25)
     delta = min(1e-3, smallest / 8)
+    if numerical_output:
+        delta = min(delta, NUMERIC_TOLERANCE / (4 * (1 + largest)))
     return math.log(max(max_seq_len, 1) / delta), delta
 
 

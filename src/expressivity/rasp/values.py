@@ -17,7 +17,8 @@ from expressivity.rasp.graph import Graph, Node
 from expressivity.rasp.interpreter import mean
 from expressivity.rasp.language import RASPError
 
-MAX_VALUES = 4096   # values of one SOp (one residual dimension each when categorical)
+MAX_VALUES = 4096            # values of a categorical SOp (one residual dimension each)
+MAX_NUMERICAL_VALUES = 200_000   # values of a numerical SOp (one dimension; feed-forward knots where f changes)
 
 
 def sort_values(values) -> list:
@@ -43,9 +44,10 @@ def infer_values(graph: Graph, vocab: list, max_seq_len: int, max_values: int = 
         found = _values_of(node, values, vocab, max_seq_len, max_values)
         has_none = None in found
         found = {v for v in found if v is not None}
-        if len(found) > max_values:
+        limit = max(max_values, MAX_NUMERICAL_VALUES) if node.numerical else max_values
+        if len(found) > limit:
             raise RASPError(f"SOp {node.name!r} takes {len(found)} values at max_seq_len {max_seq_len}, above the budget "
-                            f"of {max_values}; shorten max_seq_len or simplify the SOp")
+                            f"of {limit} for a {node.encoding.value} SOp; shorten max_seq_len or simplify the SOp")
         for v in found:
             if node.numerical and not isinstance(v, (int, float, Fraction)):
                 raise RASPError(f"SOp {node.name!r} is numerical but takes the value {v!r}; numerical SOps hold numbers "
