@@ -44,6 +44,8 @@ ATTENTION = ("hardmax", "softmax")
 def _check_arguments(program, vocab, max_seq_len, bos, attention) -> list:
     if not isinstance(program, SOp):
         raise RASPError(f"compile needs a RASP SOp, got {type(program).__name__}")
+    if not isinstance(bos, str) or not bos.strip():
+        raise RASPError(f"bos must be a non-empty string, got {bos!r}")
     if isinstance(max_seq_len, bool) or not isinstance(max_seq_len, int) or not 1 <= max_seq_len <= MAX_SEQ_LEN:
         raise RASPError(f"max_seq_len must be an integer in 1..{MAX_SEQ_LEN}, got {max_seq_len!r}")
     if isinstance(vocab, (str, bytes)) or not hasattr(vocab, "__iter__"):
@@ -64,12 +66,17 @@ def _check_arguments(program, vocab, max_seq_len, bos, attention) -> list:
 
 
 def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: bool = False, *,
-            attention: str = "hardmax", exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int = SAMPLES,
-            seed: int = 0) -> CompiledProgram:
+            attention: str = "hardmax", arithmetic: str | None = None, exhaustive_limit: int = EXHAUSTIVE_LIMIT,
+            samples: int = SAMPLES, seed: int = 0) -> CompiledProgram:
     """Compile ``program`` for inputs of 1..``max_seq_len`` tokens over ``vocab`` (after a BOS token) and verify
-    it against :func:`expressivity.rasp.evaluate` (see the module notes). Raises :class:`RASPError` (one line)
+    it against :func:`expressivity.rasp.evaluate` (see the module notes) in ``arithmetic``: ``"exact"`` (hardmax
+    only; its default) or ``"float64"`` (softmax's default). Raises :class:`RASPError` (one line)
     for programs that cannot be compiled exactly, sizes beyond the budgets, and failed verification."""
     vocab = _check_arguments(program, vocab, max_seq_len, bos, attention)
+    arithmetic = arithmetic or ("exact" if attention == "hardmax" else "float64")
+    if arithmetic not in ("exact", "float64") or (arithmetic == "exact" and attention == "softmax"):
+        raise RASPError(f"arithmetic {arithmetic!r} does not apply to {attention} attention; use 'exact' (hardmax) or "
+                        "'float64'")
     started = time.perf_counter()
     graph = build_graph(program)
     values = infer_values(graph, vocab, max_seq_len)
@@ -98,7 +105,8 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
     compiled = CompiledProgram(program, network, None, vocab, max_seq_len, bos,
                                [v for v in values[output.id] if v is not None], output.numerical, causal)
     started = time.perf_counter()
-    checks, facts = verify(compiled, exhaustive_limit=exhaustive_limit, samples=samples, seed=seed)
+    checks, facts = verify(compiled, exhaustive_limit=exhaustive_limit, samples=samples, seed=seed,
+                           exact=arithmetic == "exact")
     verify_seconds = time.perf_counter() - started
     compiled.report = _report(compiled, graph, layout, sublayers, values, checks, facts, scale, delta,
                               compile_seconds, verify_seconds, robust)
