@@ -32,7 +32,7 @@ from expressivity.rasp.graph import build_graph
 from expressivity.rasp.language import RASPError, SOp
 from expressivity.rasp.layout import allocate
 from expressivity.rasp.values import infer_values, sort_values
-from expressivity.rasp.verify import EXHAUSTIVE_LIMIT, SAMPLES, verify
+from expressivity.rasp.verify import EXACT_OPS, EXHAUSTIVE_LIMIT, SAMPLES, verify
 
 MAX_SEQ_LEN = 128
 MAX_VOCAB = 512
@@ -67,10 +67,12 @@ def _check_arguments(program, vocab, max_seq_len, bos, attention) -> list:
 
 def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: bool = False, *,
             attention: str = "hardmax", arithmetic: str | None = None, exhaustive_limit: int = EXHAUSTIVE_LIMIT,
-            samples: int = SAMPLES, seed: int = 0) -> CompiledProgram:
+            samples: int = SAMPLES, seed: int = 0, exact_ops: float = EXACT_OPS) -> CompiledProgram:
     """Compile ``program`` for inputs of 1..``max_seq_len`` tokens over ``vocab`` (after a BOS token) and verify
     it against :func:`expressivity.rasp.evaluate` (see the module notes) in ``arithmetic``: ``"exact"`` (hardmax
-    only; its default) or ``"float64"`` (softmax's default). Raises :class:`RASPError` (one line)
+    only; its default) or ``"float64"`` (softmax's default), on every input when there are at most
+    ``exhaustive_limit``, else on ``samples`` random ones (``seed``); exact runs stop after ``exact_ops``
+    multiply-adds (float64 disagreements first, then the longest inputs). Raises :class:`RASPError` (one line)
     for programs that cannot be compiled exactly, sizes beyond the budgets, and failed verification."""
     vocab = _check_arguments(program, vocab, max_seq_len, bos, attention)
     arithmetic = arithmetic or ("exact" if attention == "hardmax" else "float64")
@@ -106,7 +108,7 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
                                [v for v in values[output.id] if v is not None], output.numerical, causal)
     started = time.perf_counter()
     checks, facts = verify(compiled, exhaustive_limit=exhaustive_limit, samples=samples, seed=seed,
-                           exact=arithmetic == "exact")
+                           exact=arithmetic == "exact", exact_ops=exact_ops)
     verify_seconds = time.perf_counter() - started
     compiled.report = _report(compiled, graph, layout, sublayers, values, checks, facts, scale, delta,
                               compile_seconds, verify_seconds, robust)

@@ -102,20 +102,23 @@ def _hardmax_numerators(scores: np.ndarray, causal: bool) -> tuple[np.ndarray, i
     return A, M
 
 
-def forward_scaled(net: Network, X) -> np.ndarray:
-    """The readout of ``net`` on ``X`` ``(batch, n, d_in)``, exactly (see the module notes)."""
+def forward_scaled(net: Network, X, *, return_residuals: bool = False):
+    """The readout of ``net`` on ``X`` ``(batch, n, d_in)``, exactly (see the module notes); with
+    ``return_residuals`` also the residual stream after the input and after every layer."""
     check_supported(net)
     X = Scaled.of(X)
     n = X.n.shape[1]
     H = X.matmul(Scaled.of(net.embedding)) if net.embedding is not None else X
     if net.positional_encoding is not None:
         H = H.add(Scaled.of(net.positional_encoding[:n]))
+    residuals = [H]
     for layer in net.layers:
         if layer.kind == "feedforward":
             pre = H.matmul(Scaled.of(layer.W_1))
             pre = pre.add(Scaled.of(layer.b_1))
             out = Scaled(_relu(pre.n), pre.d).matmul(Scaled.of(layer.W_2)).add(Scaled.of(layer.b_2))
             H = H.add(out)
+            residuals.append(H)
             continue
         update = None
         for head in layer.heads:
@@ -126,5 +129,8 @@ def forward_scaled(net: Network, X) -> np.ndarray:
             part = Scaled(A @ v.n, v.d * M)
             update = part if update is None else update.add(part)
         H = H.add(update)
+        residuals.append(H)
     out = H.matmul(Scaled.of(net.readout)) if net.readout is not None else H
+    if return_residuals:
+        return out.reduced().values(), [R.reduced().values() for R in residuals]
     return out.reduced().values()
