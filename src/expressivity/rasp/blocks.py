@@ -93,7 +93,7 @@ def encode(node: Node, layout: Layout, values: list, value) -> dict[int, object]
 def _call(node: Node, f, *args):
     try:
         return f(*args)
-    except ArithmeticError as exc:
+    except Exception as exc:
         raise RASPError(f"{node.name}: its function fails on {args!r} ({type(exc).__name__})") from None
 
 
@@ -200,9 +200,10 @@ def _table_units(node: Node, graph: Graph, layout: Layout, values: dict[int, lis
 
 
 def _try(f, *args):
+    """``(True, f(*args))``, or ``(False, None)`` when ``f`` raises (a pair the value sets skipped)."""
     try:
         return True, f(*args)
-    except ArithmeticError:
+    except Exception:   # noqa: BLE001 - the value-set stage reported every other failure already
         return False, None
 
 

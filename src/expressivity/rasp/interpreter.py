@@ -3,8 +3,8 @@
 ``evaluate(program, xs)`` returns one value per position for an SOp and the boolean matrix
 ``selected[query][key]`` for a selector. Differences from tracr's evaluator, all in the direction
 of exactness: means of integers are ``Fraction`` (an ``int`` when they divide) rather than
-floats; a function that raises ``ArithmeticError`` (e.g. a division by zero) is an error of the
-program, reported with the SOp's name.
+floats; a function or predicate that raises (e.g. a division by zero, comparing a string with a
+number) is an error of the program, reported in one line with the SOp's name.
 """
 
 from __future__ import annotations
@@ -57,11 +57,14 @@ def _kind(expr: RASPExpr) -> type:
     raise RASPError(f"the interpreter has no rule for {type(expr).__name__}")
 
 
-def _call(expr: SOp, f, *args):
+def _call(expr, f, *args):
     try:
         return f(*args)
-    except ArithmeticError as exc:
-        raise RASPError(f"{expr.name}: its function fails on {args!r} ({type(exc).__name__}: {exc})") from None
+    except RASPError:
+        raise
+    except Exception as exc:   # a user's function may raise anything; report it in one line with the SOp's name
+        raise RASPError(f"{expr.name}: its function fails on {args!r} ({type(exc).__name__}: "
+                        f"{' '.join(str(exc).split())[:160]})") from None
 
 
 def _map(expr: Map, xs, memo):
@@ -75,7 +78,7 @@ def _sequence_map(expr: SequenceMap, xs, memo):
 
 def _select(expr: Select, xs, memo):
     keys, queries = _eval(expr.keys, xs, memo), _eval(expr.queries, xs, memo)
-    return [[bool(expr.predicate(k, q)) for k in keys] for q in queries]
+    return [[bool(_call(expr, expr.predicate, k, q)) for k in keys] for q in queries]
 
 
 def _aggregate(expr: Aggregate, xs, memo):

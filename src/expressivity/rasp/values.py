@@ -30,11 +30,16 @@ def sort_values(values) -> list:
     return sorted(values, key=key)
 
 
-def _apply(f, *args):
+def _apply(f, *args, name: str = "a function"):
     try:
         return True, f(*args)
     except ArithmeticError:
         return False, None
+    except RASPError:
+        raise
+    except Exception as exc:   # e.g. comparing a string token with a number: the program does not fit the vocab
+        raise RASPError(f"{name}: its function fails on {args!r} ({type(exc).__name__}: "
+                        f"{' '.join(str(exc).split())[:160]}); check the vocabulary") from None
 
 
 def infer_values(graph: Graph, vocab: list, max_seq_len: int, max_values: int = MAX_VALUES) -> dict[int, list]:
@@ -67,15 +72,16 @@ def _values_of(node: Node, values: dict, vocab: list, L: int, budget: int) -> se
     if node.kind == "full":
         return {node.fill}
     if node.kind == "map":
-        return {r for ok, r in (_apply(node.f, x) for x in ins[0] if x is not None) if ok} | \
+        return {r for ok, r in (_apply(node.f, x, name=node.name) for x in ins[0] if x is not None) if ok} | \
             ({None} if None in ins[0] else set())
     if node.kind == "sequence_map":
-        out = {r for ok, r in (_apply(node.f, x, y) for x in ins[0] for y in ins[1] if x is not None and y is not None)
+        out = {r for ok, r in (_apply(node.f, x, y, name=node.name) for x in ins[0] for y in ins[1]
+                                     if x is not None and y is not None)
                if ok}
         return out | ({None} if None in ins[0] or None in ins[1] else set())
     if node.kind == "selector_width":
         widths = range(L + 1)
-        return set(widths) if node.f is None else {r for ok, r in (_apply(node.f, w) for w in widths) if ok}
+        return set(widths) if node.f is None else {r for ok, r in (_apply(node.f, w, name=node.name) for w in widths) if ok}
     if node.kind == "aggregate":
         copied = ins[2]
         if not node.numerical:
