@@ -31,6 +31,10 @@ class Scaled:
 
     @classmethod
     def of(cls, values) -> "Scaled":
+        arr = np.asarray(values)
+        if arr.dtype != object and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)) \
+                and (arr.size == 0 or np.max(np.abs(arr)) < 2**53):
+            return cls(arr.astype(np.int64).astype(object), 1)     # integral floats: exact as they are
         exact = to_exact(values)
         den = 1
         for v in exact.flat:
