@@ -66,7 +66,6 @@ class AttentionBlock:
     node: int
     head: Head
     how: str
-    score_gap: int = 1
 
 
 def _exact(v):

@@ -13,7 +13,8 @@ lies within ``NUMERIC_TOLERANCE`` (else the float itself).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from fractions import Fraction
 
 import numpy as np
@@ -51,7 +52,6 @@ class CompiledProgram:
     output_values: list
     output_numerical: bool
     causal: bool = False
-    facts: dict = field(default_factory=dict)
 
     @property
     def residual_labels(self) -> tuple[str, ...]:
@@ -94,17 +94,16 @@ class CompiledProgram:
             v = Fraction(v) if not isinstance(v, (int, Fraction)) else v
             return int(v) if isinstance(v, Fraction) and v.denominator == 1 else v
         f = float(v)
-        grid = self._float_grid()
+        ordered, grid = self._float_grid
         k = int(np.clip(np.searchsorted(grid, f), 1, len(grid) - 1)) if len(grid) > 1 else 0
         best = min((k - 1, k) if len(grid) > 1 else (0,), key=lambda j: abs(grid[j] - f))
-        return self._sorted_values[best] if abs(grid[best] - f) <= NUMERIC_TOLERANCE else f
+        return ordered[best] if abs(grid[best] - f) <= NUMERIC_TOLERANCE else f
 
-    def _float_grid(self) -> np.ndarray:
-        """The numerical output's values as sorted floats (cached), for nearest-value decoding."""
-        if "grid" not in self.facts:
-            self._sorted_values = sorted(self.output_values, key=float)
-            self.facts["grid"] = np.array([float(x) for x in self._sorted_values])
-        return self.facts["grid"]
+    @cached_property
+    def _float_grid(self) -> tuple[list, np.ndarray]:
+        """The numerical output's values, sorted, and as floats: for nearest-value decoding."""
+        ordered = sorted(self.output_values, key=float)
+        return ordered, np.array([float(x) for x in ordered])
 
     def decode(self, output, exact: bool) -> list:
         """Decoded outputs ``(batch, n)`` from readouts ``(batch, n, d_out)``, BOS positions as ``bos``."""

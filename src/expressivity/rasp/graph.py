@@ -15,11 +15,12 @@ Aggregate of a categorical SOp or with a default other than 0.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
 from expressivity.rasp.language import (Aggregate, Encoding, Full, IndicesType, LinearSequenceMap, Map, RASPError,
-                                        RASPExpr, Select, Selector, SelectorWidth, SequenceMap, SOp, TokensType)
+                                        Select, Selector, SelectorWidth, SequenceMap, SOp, TokensType)
 
 KINDS = ("tokens", "indices", "full", "map", "sequence_map", "aggregate", "selector_width")
 
@@ -70,7 +71,6 @@ def build_graph(program: SOp) -> Graph:
                            if isinstance(program, Selector) else ""))
     nodes: list[Node] = []
     by_expr: dict[int, int] = {}
-    exprs: list[RASPExpr] = []
 
     def visit(expr: SOp) -> int:
         if id(expr) in by_expr:
@@ -78,13 +78,10 @@ def build_graph(program: SOp) -> Graph:
         node = _node_of(expr, visit)
         node.id = len(nodes)
         nodes.append(node)
-        exprs.append(expr)
         by_expr[id(expr)] = node.id
         return node.id
 
-    import sys
-
-    limit = sys.getrecursionlimit()
+    limit = sys.getrecursionlimit()     # deep programs (long Map chains) recurse once per SOp
     sys.setrecursionlimit(max(limit, 10_000))
     try:
         output = visit(program)
