@@ -103,6 +103,9 @@ def test_a_hardmax_folder_runs_exactly(tmp_path):
     (("rasp", "eval", "hist", "--input", ""), "empty"),
     (("rasp", "eval", "hist", "--input", "1,2,3", "--max-len", "2"), "more than --max-len"),
     (("rasp", "compile", "reverse", "--max-len", "3", "--causal"), "refused"),
+    (("rasp", "compile", "hist", "--max-len", "3", "--seed", "4"), "exhaustive"),
+    (("rasp", "compile", "sort_freq", "--max-len", "128"), "above the budget"),
+    (("rasp", "eval", "sort", "--input", "1,a"), "fails on"),
 ])
 def test_bad_input_is_one_line_with_exit_2(args, words):
     code, out, err = run(*args)

@@ -156,6 +156,7 @@ def rasp_compile(ctx, program, vocab, max_len, causal, attention, dtype, bos, sa
         tokens = parse_tokens(vocab, "--vocab") if vocab is not None else default_vocab
         if tokens is None:
             raise ExpressivityError(f"--vocab is required for {program} (give e.g. --vocab 1,2,3)")
+        _refuse_sampling_options(ctx, len(set(tokens)), max_len)
         compiled = rasp.compile(sop, vocab=tokens, max_seq_len=max_len, bos=bos, causal=causal, attention=attention,
                                 samples=samples, seed=seed, arithmetic=dtype)
     result = {"program": name, "ok": compiled.report.ok, "report": compiled.report.as_dict(),
@@ -167,6 +168,18 @@ def rasp_compile(ctx, program, vocab, max_len, causal, attention, dtype, bos, sa
         emit_json(result)
         return
     _print_report(name, compiled, out_dir)
+
+
+def _refuse_sampling_options(ctx: click.Context, vocab_size: int, max_len: int) -> None:
+    """--samples / --seed choose random verification inputs: an error when every input is checked anyway."""
+    from expressivity.rasp.verify import EXHAUSTIVE_LIMIT
+
+    given = [f"--{p}" for p in ("samples", "seed") if ctx.get_parameter_source(p) not in (ParameterSource.DEFAULT, None)]
+    total = sum(vocab_size ** n for n in range(1, max_len + 1))
+    if given and total <= EXHAUSTIVE_LIMIT:
+        verb = "choose" if len(given) > 1 else "chooses"
+        raise click.UsageError(f"{' and '.join(given)} {verb} random verification inputs, but all {total} inputs are "
+                               "checked here (exhaustive); drop them")
 
 
 def _save(out_dir: Path, compiled, result: dict) -> None:
