@@ -131,3 +131,23 @@ def test_float64_agrees_with_exact_on_ties_thanks_to_the_snap_constant():
     check = model.report.checks[0]
     assert check.details["float64_disagreements"] == 0 and check.details["float64_points"] > 0
     assert model.apply(["BOS", 1, 3, 3, 2], dtype="float64").decoded == ["BOS", 3, 3, 1, 2]
+
+
+def test_full_numerical_tokens_and_a_program_with_no_layers():
+    shifted = rasp.numerical(rasp.SequenceMap(lambda t, c: t + c, rasp.numerical(rasp.tokens),
+                                              rasp.numerical(rasp.Full(2)))).named("plus_two")
+    model = rasp.compile(shifted, vocab={1, 3}, max_seq_len=3)
+    assert model.apply(["BOS", 3, 1]).decoded == ["BOS", 5, 3]
+    identity = rasp.compile(rasp.indices, vocab={"a"}, max_seq_len=3)
+    assert identity.network.layers == () and identity.apply(["BOS", "a", "a"]).decoded == ["BOS", 0, 1]
+
+
+def test_a_numerical_selector_width_and_a_fused_map_on_it():
+    width = rasp.numerical(rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.LEQ)))
+    doubled = rasp.numerical(rasp.Map(lambda w: 2 * w + 1, rasp.SelectorWidth(
+        rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.LT)))).named("doubled")
+    assert rasp.compile(width.named("w"), vocab={1, 2, 3}, max_seq_len=4).apply(["BOS", 2, 1, 3]).decoded == \
+        ["BOS", 2, 1, 3]
+    model = rasp.compile(doubled, vocab={1, 2, 3}, max_seq_len=4)
+    assert [b["sop"] for b in model.report.constants["blocks"]] == ["doubled", "doubled"]   # width + map: one MLP
+    assert model.apply(["BOS", 2, 1, 3]).decoded == ["BOS", 3, 1, 5]
