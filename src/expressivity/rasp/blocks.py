@@ -38,7 +38,7 @@ from expressivity.rasp.layout import BOS, ONE, Layout, width_label
 from expressivity.rasp.language import RASPError
 
 MAX_HIDDEN = 20_000      # hidden units of one block
-MAX_TABLE = 250_000      # predicate-table entries of one head
+MAX_TABLE = 4_000_000    # predicate-table entries of one head (sort_freq at L = 40: 1640 x 1640)
 # Added to every hardmax score: ulp(2^20) is 2^-32 in float64 (1/8 in float32), far below the score gap 1 and far
 # above the rounding of a dot product of near-one-hot vectors, so rounding snaps tied scores to one number.
 SNAP = 2 ** 20
