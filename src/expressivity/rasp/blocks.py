@@ -226,9 +226,14 @@ def _scalar_form(node: Node, graph: Graph, layout: Layout, values: dict[int, lis
     a, b = ins
     if not all(_number(v) for vs in vals for v in vs):
         return None
-    # f(x, y) = g(x) + h(y), checked on every pair in exact arithmetic (a float is the rational it stores)
+    # f(x, y) = g(x) + h(y), checked on every pair in exact arithmetic (a float is the rational it stores); a
+    # LinearSequenceMap is additive by construction
     table = {}
-    for x in vals[0]:
+    if node.linear is not None and all(isinstance(c, (int, Fraction)) for c in node.linear):
+        fa, fb = node.linear
+        qa, qb = [(x, fa * _q(x)) for x in vals[0]], [(y, fb * _q(y)) for y in vals[1]]
+        table = {(x, y): u + v for x, u in qa for y, v in qb}
+    for x in vals[0] if not table else ():
         for y in vals[1]:
             ok, r = _try(node.f, x, y)
             if not ok or not _number(r):
@@ -310,8 +315,8 @@ def piecewise_units(form: dict, points: list[tuple[object, dict]], one: int, rob
             margin = q if margin is None else min(margin, q)
         return units, margin
     slope_before: dict = {}
-    for j, ((sa, ya), (sb, yb)) in enumerate(zip(points, points[1:])):
-        slope = _vec_scale(_vec_sub(yb, ya), _div(1, sb - sa))
+    for (sa, ya), (sb, yb) in zip(points, points[1:]):
+        slope = {} if ya == yb else _vec_scale(_vec_sub(yb, ya), _div(1, sb - sa))   # flat stretches are common
         change = _vec_sub(slope, slope_before)
         if change:
             units.append(Unit(_affine(form, one, 1, sa), change))
