@@ -14,6 +14,7 @@ program at L = 20 and at most one fifth of tracr's on the geometric mean; d_mode
 in L. Times are wall-clock seconds on this machine (2 shared CPU cores), for orientation only.
 
     python benchmarks/bench_tracr.py [--json] [--lengths 5,10,20,40] [--programs reverse,hist] [--samples 64]
+                                     [--check exact|float64]
 """
 
 from __future__ import annotations
@@ -52,17 +53,17 @@ def live_tracr(name: str, L: int):
     return "tracr importable: live comparison not implemented in this run"
 
 
-def correct_on_random(compiled, L: int, seed: int = 0) -> tuple[int, int]:
+def correct_on_random(compiled, L: int, dtype: str, seed: int = 0) -> tuple[int, int]:
     rng = np.random.default_rng(seed)
     good = 0
     for _ in range(CHECK_INPUTS):
         tokens = [compiled.vocab[k] for k in rng.integers(0, len(compiled.vocab), size=L)]
-        got = compiled.apply([compiled.bos] + tokens).decoded[1:]
+        got = compiled.apply([compiled.bos] + tokens, dtype=dtype).decoded[1:]
         good += got == list(rasp.evaluate(compiled.program, tokens))
     return good, CHECK_INPUTS
 
 
-def measure(name: str, L: int, samples: int) -> dict:
+def measure(name: str, L: int, samples: int, check: str) -> dict:
     entry = PROGRAMS[name]
     started = time.perf_counter()
     try:
@@ -72,12 +73,12 @@ def measure(name: str, L: int, samples: int) -> dict:
     seconds = time.perf_counter() - started
     report = compiled.report
     size, check = report.size, report.checks[0]
-    good, total = correct_on_random(compiled, L)
+    good, total = correct_on_random(compiled, L, check)
     row = {"program": name, "L": L, "layers": size.layers, "heads": size.heads, "d_model": size.width,
            "mlp_hidden": size.extra["mlp_hidden_max"], "params": size.parameters,
            "compile_verify_s": round(seconds, 2), "verified_inputs": check.points, "verified_how": check.details["inputs"],
            "verified_failures": check.failures, "float64_disagreements": check.details.get("float64_disagreements"),
-           "correct_of_20": good}
+           "correct_of_20": good, "correct_arithmetic": check}
     tracr = TRACR.get(name, {}).get(L)
     if tracr is not None:
         keys = ("tracr_layers", "tracr_heads", "tracr_d_model", "tracr_mlp_hidden", "tracr_params", "tracr_correct_of_20")
@@ -113,13 +114,15 @@ def main() -> None:
     parser.add_argument("--lengths", default="5,10,20,40")
     parser.add_argument("--programs", default=",".join(PROGRAMS))
     parser.add_argument("--samples", type=int, default=64, help="random verification inputs where exhaustive is too many")
+    parser.add_argument("--check", choices=("exact", "float64"), default="exact",
+                        help="arithmetic of the 20 random full-length inputs (float64 for the largest networks)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     lengths = [int(x) for x in args.lengths.split(",")]
     rows = []
     for name in args.programs.split(","):
         for L in lengths:
-            row = measure(name, L, args.samples)
+            row = measure(name, L, args.samples, args.check)
             rows.append(row)
             if not args.json:
                 print(json.dumps(row, default=str), flush=True)
