@@ -17,6 +17,7 @@ from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir, staged_output, write_json
 
 MAX_TOKENS_TEXT = 100_000
+MAX_EVAL_TOKENS = 1024
 
 
 @click.group("rasp")
@@ -233,6 +234,9 @@ def rasp_eval(program, input_text, max_len, as_json):
     from expressivity import rasp
 
     tokens = parse_tokens(input_text, "--input")
+    if len(tokens) > MAX_EVAL_TOKENS:
+        raise ExpressivityError(f"--input has {len(tokens)} tokens; the interpreter takes at most {MAX_EVAL_TOKENS} "
+                                "(selectors are n x n)")
     if max_len is not None and len(tokens) > max_len:
         raise ExpressivityError(f"--input has {len(tokens)} tokens, more than --max-len {max_len}")
     sop, _, name = load_program(program, max_len or len(tokens))
