@@ -331,6 +331,11 @@ def _affine(form: dict, one: int, scale, shift) -> dict:
     return {k: v for k, v in w.items() if v != 0}
 
 
+def _smallest_gap(points: list) -> object:
+    """The smallest distance between consecutive known inputs of a scalar block (``None`` for one value)."""
+    return min((b[0] - a[0] for a, b in zip(points, points[1:])), default=None)
+
+
 def mlp_block(node: Node, graph: Graph, layout: Layout, values: dict[int, list], robust: bool,
               max_seq_len: int) -> MLPBlock:
     """The feed-forward block of ``node`` (see the module notes); ``robust``: steps (softmax) or interpolation."""
@@ -349,7 +354,7 @@ def mlp_block(node: Node, graph: Graph, layout: Layout, values: dict[int, list],
             if at_bos > 0:
                 u.w_in[bos] = -at_bos
         return MLPBlock(node.id, units, ("steps" if robust else "interpolation") + " on 1/(w+1), gated at BOS",
-                        margin, {"knots": len(points)})
+                        margin, {"knots": len(points), "value_gap": _smallest_gap(points)})
     scalar = _scalar_form(node, graph, layout, values)
     table_units = None
     if scalar is None or not robust:
@@ -365,7 +370,7 @@ def mlp_block(node: Node, graph: Graph, layout: Layout, values: dict[int, list],
         units, margin = piecewise_units(form, points, one, robust)
         if table_units is None or len(units) <= len(table_units):
             how = ("steps" if robust else "interpolation") + f" through {len(points)} values of a scalar"
-            return MLPBlock(node.id, units, how, margin, {"knots": len(points)})
+            return MLPBlock(node.id, units, how, margin, {"knots": len(points), "value_gap": _smallest_gap(points)})
     if table_units is None:
         names = ", ".join(graph.nodes[i].name for i in node.inputs)
         raise RASPError(f"{node.name}: a SequenceMap of numerical SOps ({names}) is compiled only when it is "

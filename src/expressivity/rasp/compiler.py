@@ -170,9 +170,12 @@ def _report(compiled, graph, layout, sublayers, values, checks, facts, scale, de
                 entry["fused"] = node.fused
             blocks.append(entry)
     margins = {"attention_score_gap_per_unit_scale": 1}
-    mlp_margins = [b.margin for bs in sublayers for b in bs if getattr(b, "margin", None) is not None]
-    if mlp_margins:
+    mlp_margins = [b.margin for bs in sublayers for b in bs if getattr(b, "margin", None)]
+    if mlp_margins:   # softmax steps: how far an input may move from a known value and still give the exact output
         margins["mlp_input_margin_min"] = min(mlp_margins)
+    gaps = [b.facts["value_gap"] for bs in sublayers for b in bs if getattr(b, "facts", {}).get("value_gap") is not None]
+    if gaps:          # the closest two known inputs of any scalar feed-forward block (its breakpoints lie between)
+        margins["mlp_value_gap_min"] = min(gaps)
     bounds = {}
     if robust:
         n = compiled.max_seq_len + 1
