@@ -63,7 +63,7 @@ def correct_on_random(compiled, L: int, dtype: str, seed: int = 0) -> tuple[int,
     return good, CHECK_INPUTS
 
 
-def measure(name: str, L: int, samples: int, check: str) -> dict:
+def measure(name: str, L: int, samples: int, check_dtype: str) -> dict:
     entry = PROGRAMS[name]
     started = time.perf_counter()
     try:
@@ -73,12 +73,12 @@ def measure(name: str, L: int, samples: int, check: str) -> dict:
     seconds = time.perf_counter() - started
     report = compiled.report
     size, check = report.size, report.checks[0]
-    good, total = correct_on_random(compiled, L, check)
+    good, total = correct_on_random(compiled, L, check_dtype)
     row = {"program": name, "L": L, "layers": size.layers, "heads": size.heads, "d_model": size.width,
            "mlp_hidden": size.extra["mlp_hidden_max"], "params": size.parameters,
            "compile_verify_s": round(seconds, 2), "verified_inputs": check.points, "verified_how": check.details["inputs"],
            "verified_failures": check.failures, "float64_disagreements": check.details.get("float64_disagreements"),
-           "correct_of_20": good, "correct_arithmetic": check}
+           "correct_of_20": good, "correct_arithmetic": check_dtype}
     tracr = TRACR.get(name, {}).get(L)
     if tracr is not None:
         keys = ("tracr_layers", "tracr_heads", "tracr_d_model", "tracr_mlp_hidden", "tracr_params", "tracr_correct_of_20")
