@@ -298,7 +298,7 @@ def piecewise_units(form: dict, points: list[tuple[object, dict]], one: int, rob
     """ReLU units computing the vector function through ``points`` ``[(s_j, y_j)]`` (``s_j`` ascending) of
     ``s = form . x``. Returns ``(units, margin)``: ``margin`` is the smallest distance from a known ``s_j`` to a
     breakpoint (robust steps: a quarter of the gap; interpolation: 0)."""
-    s0, y0 = points[0]
+    _, y0 = points[0]
     units = [Unit({one: 1}, dict(y0))] if y0 else []
     margin = None
     if robust:
