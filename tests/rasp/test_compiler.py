@@ -151,3 +151,12 @@ def test_a_numerical_selector_width_and_a_fused_map_on_it():
     model = rasp.compile(doubled, vocab={1, 2, 3}, max_seq_len=4)
     assert [b["sop"] for b in model.report.constants["blocks"]] == ["doubled", "doubled"]   # width + map: one MLP
     assert model.apply(["BOS", 2, 1, 3]).decoded == ["BOS", 3, 1, 5]
+
+
+@pytest.mark.parametrize("numerical", [False, True])
+def test_a_sequence_map_of_one_sop_with_itself(numerical):
+    x = rasp.numerical(rasp.tokens) if numerical else rasp.tokens
+    doubled = rasp.SequenceMap(lambda a, b: a + b, x, x).named("doubled")
+    doubled = rasp.numerical(doubled) if numerical else doubled
+    model = rasp.compile(doubled, vocab={1, 2, 5}, max_seq_len=3)
+    assert model.apply(["BOS", 5, 1, 2]).decoded == ["BOS", 10, 2, 4]

@@ -253,13 +253,14 @@ def _scalar_form(node: Node, graph: Graph, layout: Layout, values: dict[int, lis
             c0 = part[xs[0]] - c * _q(xs[0])
             if any(part[x] != c * _q(x) + c0 for x in xs):
                 return None
-            form[layout.dims[src.id][0]] = _simplify(c)
+            dim = layout.dims[src.id][0]     # the same SOp may be both inputs: contributions add
+            form[dim] = _simplify(form.get(dim, 0) + c)
             form[one] = _simplify(form.get(one, 0) + c0)
         else:
             src_vals = [v for v in values[src.id] if v is not None]
             for dim, x in zip(layout.dims[src.id], src_vals):
                 if part[x] != 0:
-                    form[dim] = _simplify(part[x])
+                    form[dim] = _simplify(form.get(dim, 0) + part[x])
     s_values: dict = {}
     for (x, y), r in table.items():
         s_values.setdefault(r, (x, y))
