@@ -160,3 +160,45 @@ def test_a_sequence_map_of_one_sop_with_itself(numerical):
     doubled = rasp.numerical(doubled) if numerical else doubled
     model = rasp.compile(doubled, vocab={1, 2, 5}, max_seq_len=3)
     assert model.apply(["BOS", 5, 1, 2]).decoded == ["BOS", 10, 2, 4]
+
+
+def _random_program(rng, depth):
+    """A random RASP program over tokens in {0, 1, 2}: maps, sequence maps, selects, widths, aggregates."""
+    if depth == 0 or rng.random() < 0.25:
+        return rng.choice([rasp.tokens, rasp.indices, rasp.numerical(rasp.tokens), rasp.Full(rng.randint(0, 2))])
+    kind = rng.randrange(5)
+    a = _random_program(rng, depth - 1)
+    if kind == 0:
+        out = rasp.Map(rng.choice([lambda x: x + 1, lambda x: x > 1, lambda x: -x, lambda x: x % 2]), a)
+        return rasp.numerical(out) if rng.random() < 0.3 else out
+    b = _random_program(rng, depth - 1)
+    if kind == 1:
+        out = rasp.SequenceMap(rng.choice([lambda x, y: x + y, lambda x, y: x * y, lambda x, y: max(x, y)]), a, b)
+        return rasp.numerical(out) if rng.random() < 0.3 else out
+    select = rasp.Select(rasp.categorical(a), rasp.categorical(b), rng.choice(list(rasp.Comparison)))
+    if kind == 2:
+        return rasp.SelectorWidth(select)
+    values = _random_program(rng, depth - 1)
+    if kind == 3:
+        return rasp.numerical(rasp.Aggregate(select, rasp.numerical(rasp.Map(lambda x: x == 1, values)), default=0))
+    return rasp.Aggregate(select, rasp.categorical(values))
+
+
+def test_random_programs_compile_exactly_or_are_refused_in_one_line():
+    import itertools
+    import random
+
+    rng = random.Random(7)
+    compiled = 0
+    for _ in range(40):
+        program = _random_program(rng, 3)
+        try:
+            model = rasp.compile(program, vocab={0, 1, 2}, max_seq_len=3)
+        except RASPError as exc:
+            assert "\n" not in str(exc)
+            continue
+        compiled += 1
+        for n in (1, 2, 3):
+            for seq in itertools.product((0, 1, 2), repeat=n):
+                assert model.apply(["BOS", *seq]).decoded[1:] == list(rasp.evaluate(program, list(seq)))
+    assert compiled >= 10
