@@ -19,7 +19,7 @@ LAYERS = (
     ("network",),
     ("verify", "targets", "nn"),
     ("tasks", "constructions"),
-    ("training", "figures"),
+    ("training", "figures", "rasp"),
     ("export", "experiments"),
     ("cli",),
 )

@@ -67,6 +67,7 @@ COMMANDS = (
     ("expressivity.cli.sweep", ("sweep",)),
     ("expressivity.cli.results", ("results", "fit", "plot")),
     ("expressivity.cli.reproduce", ("reproduce",)),
+    ("expressivity.cli.rasp", ("rasp",)),
     # Interoperability: export to TransformerLens / Network folders, run any saved network, a page per network.
     ("expressivity.cli.export", ("export",)),
     ("expressivity.cli.run", ("run",)),

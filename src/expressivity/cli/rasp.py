@@ -1,0 +1,251 @@
+"""``expressivity rasp list|compile|eval``: RASP programs, compiled to verified networks."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+from pathlib import Path
+
+import click
+from click.core import ParameterSource
+from rich.markup import escape
+from rich.table import Table
+
+from expressivity.cli.common import console, emit_json, human_output_to_stderr, run_record
+from expressivity.errors import ExpressivityError
+from expressivity.records import check_output_dir, staged_output, write_json
+
+MAX_TOKENS_TEXT = 100_000
+MAX_EVAL_TOKENS = 1024
+
+
+@click.group("rasp")
+def rasp_group():
+    """RASP programs (tracr's language) compiled to verified networks."""
+
+
+def _token(text: str):
+    """A vocabulary or input token: an integer when it reads as one, else the text itself."""
+    t = text.strip()
+    try:
+        return int(t)
+    except ValueError:
+        return t
+
+
+def parse_tokens(text: str, what: str) -> list:
+    if not isinstance(text, str) or not text.strip():
+        raise ExpressivityError(f"{what} is empty; give comma-separated tokens such as '1,2,3' or 'a,b'")
+    if len(text) > MAX_TOKENS_TEXT:
+        raise ExpressivityError(f"{what} is too long (over {MAX_TOKENS_TEXT} characters)")
+    fields = text.split(",")
+    if any(not f.strip() for f in fields):
+        raise ExpressivityError(f"{what} {text!r} has an empty field; give comma-separated tokens such as '1,2,3'")
+    return [_token(f) for f in fields]
+
+
+def load_program(spec: str, max_seq_len: int | None):
+    """``(program, default vocab or None, name)`` for a library name or ``module:function`` /
+    ``path/file.py:function`` (the function is called with ``max_seq_len`` when it takes an argument)."""
+    from expressivity.rasp import SOp
+    from expressivity.rasp.library import PROGRAMS, get_program
+
+    if not isinstance(spec, str) or not spec.strip():
+        raise ExpressivityError("PROGRAM is empty; give a library name (see 'expressivity rasp list') or module:function")
+    if ":" not in spec:
+        entry = get_program(spec)
+        return entry.build(max_seq_len or 5), list(entry.vocab), entry.name
+    module_name, _, attr = spec.rpartition(":")
+    if not module_name or not attr.isidentifier():
+        raise ExpressivityError(f"PROGRAM {spec!r} must be a library name ({', '.join(list(PROGRAMS)[:4])}, ...) or "
+                                "module:function")
+    try:
+        if module_name.endswith(".py"):
+            path = Path(module_name)
+            if not path.is_file():
+                raise ExpressivityError(f"{path} is not a file; give path/to/file.py:function")
+            spec_obj = importlib.util.spec_from_file_location(path.stem, path)
+            module = importlib.util.module_from_spec(spec_obj)
+            spec_obj.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_name)
+    except ExpressivityError:
+        raise
+    except Exception as exc:  # a user module can raise anything while importing
+        raise ExpressivityError(f"cannot import {module_name!r}: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")\
+            from None
+    target = getattr(module, attr, None)
+    if target is None:
+        raise ExpressivityError(f"{module_name} has no attribute {attr!r}")
+    program = target
+    if callable(target) and not isinstance(target, SOp):
+        try:
+            takes = len(inspect.signature(target).parameters) > 0
+        except (TypeError, ValueError):
+            takes = False
+        try:
+            program = target(max_seq_len or 5) if takes else target()
+        except ExpressivityError:
+            raise
+        except Exception as exc:
+            raise ExpressivityError(f"{spec} failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}") from None
+    if not isinstance(program, SOp):
+        raise ExpressivityError(f"{spec} gave {type(program).__name__}, not a RASP SOp")
+    return program, None, attr
+
+
+@rasp_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+def rasp_list(as_json):
+    """The library's RASP programs."""
+    from expressivity.rasp.library import PROGRAMS
+
+    rows = [{"name": p.name, "origin": p.origin, "vocab": list(p.vocab), "description": p.description}
+            for p in PROGRAMS.values()]
+    if as_json:
+        emit_json({"programs": rows, "run": run_record("rasp list", {})})
+        return
+    table = Table(title="RASP library (compile with: expressivity rasp compile NAME --max-len L)")
+    for col in ("name", "from", "default vocab", "what it computes"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["name"], r["origin"], escape(",".join(map(str, r["vocab"]))), escape(r["description"]))
+    console.print(table)
+
+
+@rasp_group.command("compile")
+@click.argument("program")
+@click.option("--vocab", default=None, help="Comma-separated tokens (integers stay integers), e.g. '1,2,3' or 'a,b,x'. "
+                                            "Default: the library program's vocabulary.")
+@click.option("--max-len", "max_len", type=click.IntRange(1, 128), required=True,
+              help="Longest input (tokens after BOS) the network is built and verified for.")
+@click.option("--causal", is_flag=True, help="Causal attention (a query sees only earlier keys).")
+@click.option("--attention", type=click.Choice(("hardmax", "softmax")), default="hardmax", show_default=True,
+              help="hardmax: exact in rational arithmetic; softmax: inverse temperature from the score margin "
+                   "(exports to TransformerLens as is).")
+@click.option("--dtype", type=click.Choice(("exact", "float64")), default=None,
+              help="Arithmetic of the verification: exact (hardmax only; the default there) or float64 (the default "
+                   "for softmax).")
+@click.option("--bos", default="BOS", show_default=True, help="The beginning-of-sequence token.")
+@click.option("--samples", type=click.IntRange(1, 100_000), default=256, show_default=True,
+              help="Random inputs to verify on when there are too many to check all.")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
+              help="Seed of the random verification inputs.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Save the network (DIR/network), report.json and run.json here, for `expressivity run`, `show` and "
+                   "`export`; written whole or not at all.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+@click.pass_context
+def rasp_compile(ctx, program, vocab, max_len, causal, attention, dtype, bos, samples, seed, out_dir, as_json):
+    """Compile PROGRAM (a library name or module:function) to a network, verified against rasp.evaluate.
+
+    Exit 2 (one line) when the program cannot be compiled exactly or verification fails."""
+    from expressivity import rasp
+
+    if dtype == "exact" and attention == "softmax":
+        raise click.UsageError("--dtype exact needs --attention hardmax (softmax has no exact value)")
+    if not bos.strip():
+        raise ExpressivityError("--bos is empty; give a token name such as BOS")
+    if out_dir is not None:
+        check_output_dir(out_dir, "rasp compile")
+    config = {"program": program, "vocab": vocab, "max_len": max_len, "causal": causal, "attention": attention,
+              "dtype": dtype, "bos": bos, "samples": samples, "seed": seed, "out": None if out_dir is None else str(out_dir)}
+    record = run_record("rasp compile", config, seed)
+    with human_output_to_stderr(as_json):
+        sop, default_vocab, name = load_program(program, max_len)
+        tokens = parse_tokens(vocab, "--vocab") if vocab is not None else default_vocab
+        if tokens is None:
+            raise ExpressivityError(f"--vocab is required for {program} (give e.g. --vocab 1,2,3)")
+        _refuse_sampling_options(ctx, len(set(tokens)), max_len)
+        compiled = rasp.compile(sop, vocab=tokens, max_seq_len=max_len, bos=bos, causal=causal, attention=attention,
+                                samples=samples, seed=seed, arithmetic=dtype)
+    result = {"program": name, "ok": compiled.report.ok, "report": compiled.report.as_dict(),
+              "residual_labels": list(compiled.residual_labels), "run": record}
+    if out_dir is not None:
+        _save(out_dir, compiled, result)
+        result["out"] = str(out_dir)
+    if as_json:
+        emit_json(result)
+        return
+    _print_report(name, compiled, out_dir)
+
+
+def _refuse_sampling_options(ctx: click.Context, vocab_size: int, max_len: int) -> None:
+    """--samples / --seed choose random verification inputs: an error when every input is checked anyway."""
+    from expressivity.rasp.verify import EXHAUSTIVE_LIMIT
+
+    given = [f"--{p}" for p in ("samples", "seed") if ctx.get_parameter_source(p) not in (ParameterSource.DEFAULT, None)]
+    total = sum(vocab_size ** n for n in range(1, max_len + 1))
+    if given and total <= EXHAUSTIVE_LIMIT:
+        verb = "choose" if len(given) > 1 else "chooses"
+        raise click.UsageError(f"{' and '.join(given)} {verb} random verification inputs, but all {total} inputs are "
+                               "checked here (exhaustive); drop them")
+
+
+def _save(out_dir: Path, compiled, result: dict) -> None:
+    from expressivity.export import save_network
+
+    with staged_output(out_dir, "rasp compile") as stage:
+        save_network(compiled.network, stage / "network")
+        write_json(stage / "report.json", result["report"])
+        write_json(stage / "run.json", result["run"] | {"files": [str(out_dir / "network"), str(out_dir / "report.json")]})
+
+
+def _say(text: str) -> None:
+    console.print(text, soft_wrap=True, markup=False, highlight=False)
+
+
+def _print_report(name: str, compiled, out_dir) -> None:
+    report = compiled.report
+    size, c = report.size, report.constants
+    _say(f"rasp {name}: vocab {{{', '.join(c['vocab'])}}}, max_seq_len {c['max_seq_len']}, {c['attention']} attention"
+         + (f" (lam = {c['scale']:.4g})" if c["scale"] else "") + (", causal" if c["causal"] else ""))
+    _say(f"size: {size.layers} layers ({size.attention_layers} attention), {size.heads} heads, d_model {size.width}, "
+         f"MLP hidden {size.extra['mlp_hidden_max']} (max per layer), {size.parameters:,} parameters")
+    for b in c["blocks"]:
+        extra = f", hidden {b['hidden']}" if "hidden" in b else ""
+        _say(f"  {b['sublayer']:9s} {b['sop']} ({b['encoding']}, {b['values']} values{extra}): {b['how']}")
+    margins = ", ".join(f"{k} = {v}" for k, v in report.margins.items())
+    _say(f"margins: {margins}" + (f"; bounds: {report.bounds}" if report.bounds else ""))
+    for check in report.checks:
+        d = check.details
+        extra = (f"; float64 agreed on {d['float64_points'] - d['float64_disagreements']} of {d['float64_points']}"
+                 if "float64_points" in d else "")
+        _say(f"verified: {check.property} on {check.points} inputs ({d.get('inputs')}), {check.failures} failures, "
+             f"{check.arithmetic}{extra}")
+    _say(f"compile {c['compile_seconds']} s, verify {c['verify_seconds']} s")
+    if out_dir is not None:
+        dtype = " --dtype exact" if compiled.exact else ""
+        _say(f"saved to {out_dir} (expressivity run {out_dir} --input '0,1,2'{dtype}; token ids: "
+             f"0={compiled.bos}, " + ", ".join(f"{k + 1}={t}" for k, t in enumerate(compiled.vocab[:8]))
+             + (" ..." if len(compiled.vocab) > 8 else "") + ")")
+
+
+@rasp_group.command("eval")
+@click.argument("program")
+@click.option("--input", "input_text", required=True, help="Comma-separated tokens, e.g. '3,1,2' or 'a,b' (no BOS).")
+@click.option("--max-len", "max_len", type=click.IntRange(1, 128), default=None,
+              help="The max_seq_len a library program is built for (sort and sort_freq use it; default: the input's "
+                   "length).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+def rasp_eval(program, input_text, max_len, as_json):
+    """Run PROGRAM in the reference interpreter (rasp.evaluate) on --input."""
+    from expressivity import rasp
+
+    tokens = parse_tokens(input_text, "--input")
+    if len(tokens) > MAX_EVAL_TOKENS:
+        raise ExpressivityError(f"--input has {len(tokens)} tokens; the interpreter takes at most {MAX_EVAL_TOKENS} "
+                                "(selectors are n x n)")
+    if max_len is not None and len(tokens) > max_len:
+        raise ExpressivityError(f"--input has {len(tokens)} tokens, more than --max-len {max_len}")
+    sop, _, name = load_program(program, max_len or len(tokens))
+    output = rasp.evaluate(sop, tokens)
+    record = run_record("rasp eval", {"program": program, "input": input_text, "max_len": max_len})
+    if as_json:
+        emit_json({"program": name, "input": tokens, "output": output, "run": record})
+        return
+    _say(f"{name}({', '.join(map(str, tokens))}) = [{', '.join(map(str, output))}]")
+
+
+rasp = rasp_group   # the name cli/main.py's COMMANDS registers

@@ -1,0 +1,199 @@
+"""``rasp.compile``: a RASP program to a verified :class:`~expressivity.network.Network`.
+
+The stages, each its own module with its own tests::
+
+    graph    = build_graph(program)                      # rasp/graph.py
+    values   = infer_values(graph, vocab, max_seq_len)   # rasp/values.py
+    layout   = allocate(graph, values)                   # rasp/layout.py
+    blocks   = [attention_block / mlp_block per node]    # rasp/blocks.py
+    network  = assemble(graph, values, layout, blocks)   # rasp/assemble.py
+    checks   = verify(compiled)                          # rasp/verify.py (always)
+
+A network whose checks fail is never returned: :class:`RASPError` says which inputs fail.
+Hardmax attention (the default) gives a network that is exact in rational arithmetic. Softmax
+attention gets its inverse temperature ``lam`` from the score margin: every query's selected
+keys outscore the others by ``g = 1`` per unit of ``lam``, so the weight off them is at most
+``(n - 1) exp(-lam g)`` with ``n <= max_seq_len + 1`` keys; ``lam`` makes that at most
+``delta``, a fraction of the feed-forward blocks' input margin (a quarter of the gap between
+consecutive values), so each block's rounding of its inputs removes the attention error.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from fractions import Fraction
+
+from expressivity.constructions.report import ConstructionReport, Size
+from expressivity.rasp.assemble import assemble
+from expressivity.rasp.blocks import AttentionBlock, attention_block, mlp_block
+from expressivity.rasp.compiled import NUMERIC_TOLERANCE, CompiledProgram
+from expressivity.rasp.graph import build_graph
+from expressivity.rasp.language import RASPError, SOp
+from expressivity.rasp.layout import allocate
+from expressivity.rasp.values import infer_values, sort_values
+from expressivity.rasp.verify import EXACT_OPS, EXHAUSTIVE_LIMIT, SAMPLES, verify
+
+MAX_SEQ_LEN = 128
+MAX_VOCAB = 512
+MAX_WIDTH = 50_000             # residual dimensions
+MAX_PARAMETERS = 50_000_000    # stored weights
+ATTENTION = ("hardmax", "softmax")
+
+
+def _check_arguments(program, vocab, max_seq_len, bos, attention) -> list:
+    if not isinstance(program, SOp):
+        raise RASPError(f"compile needs a RASP SOp, got {type(program).__name__}")
+    if not isinstance(bos, str) or not bos.strip():
+        raise RASPError(f"bos must be a non-empty string, got {bos!r}")
+    if isinstance(max_seq_len, bool) or not isinstance(max_seq_len, int) or not 1 <= max_seq_len <= MAX_SEQ_LEN:
+        raise RASPError(f"max_seq_len must be an integer in 1..{MAX_SEQ_LEN}, got {max_seq_len!r}")
+    if isinstance(vocab, (str, bytes)) or not hasattr(vocab, "__iter__"):
+        raise RASPError(f"vocab must be a set or list of tokens, got {vocab!r}")
+    vocab = list(dict.fromkeys(vocab))
+    if not vocab:
+        raise RASPError("vocab is empty; give the tokens the program reads, e.g. {1, 2, 3}")
+    if len(vocab) > MAX_VOCAB:
+        raise RASPError(f"vocab has {len(vocab)} tokens, above the budget of {MAX_VOCAB}")
+    for t in vocab:
+        if t is None or isinstance(t, float) and not math.isfinite(t) or not isinstance(t, (str, int, float, Fraction)):
+            raise RASPError(f"vocab token {t!r} is not a string or a finite number")
+    if bos in vocab:
+        raise RASPError(f"the BOS token {bos!r} is also in vocab; choose another bos")
+    if attention not in ATTENTION:
+        raise RASPError(f"attention must be 'hardmax' or 'softmax', got {attention!r}")
+    return sort_values(vocab)
+
+
+def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: bool = False, *,
+            attention: str = "hardmax", arithmetic: str | None = None, exhaustive_limit: int = EXHAUSTIVE_LIMIT,
+            samples: int = SAMPLES, seed: int = 0, exact_ops: float = EXACT_OPS) -> CompiledProgram:
+    """Compile ``program`` for inputs of 1..``max_seq_len`` tokens over ``vocab`` (after a BOS token) and verify
+    it against :func:`expressivity.rasp.evaluate` (see the module notes) in ``arithmetic``: ``"exact"`` (hardmax
+    only; its default) or ``"float64"`` (softmax's default), on every input when there are at most
+    ``exhaustive_limit``, else on ``samples`` random ones (``seed``); exact runs stop after ``exact_ops``
+    multiply-adds (float64 disagreements first, then the longest inputs). Raises :class:`RASPError` (one line)
+    for programs that cannot be compiled exactly, sizes beyond the budgets, and failed verification."""
+    vocab = _check_arguments(program, vocab, max_seq_len, bos, attention)
+    arithmetic = arithmetic or ("exact" if attention == "hardmax" else "float64")
+    if arithmetic not in ("exact", "float64") or (arithmetic == "exact" and attention == "softmax"):
+        raise RASPError(f"arithmetic {arithmetic!r} does not apply to {attention} attention; use 'exact' (hardmax) or "
+                        "'float64'")
+    started = time.perf_counter()
+    graph = build_graph(program)
+    values = infer_values(graph, vocab, max_seq_len)
+    layout = allocate(graph, values)
+    if len(layout.labels) > MAX_WIDTH:
+        raise RASPError(f"the residual stream would have {len(layout.labels)} dimensions, above the budget of "
+                        f"{MAX_WIDTH}; shorten max_seq_len or use numerical SOps")
+    robust = attention == "softmax"
+    sublayers = []
+    for kind, node_ids in layout.sublayers:
+        nodes = [graph.nodes[i] for i in node_ids]
+        sublayers.append([attention_block(n, graph, layout, values, snap=not robust) if kind == "attention"
+                          else mlp_block(n, graph, layout, values, robust, max_seq_len) for n in nodes])
+    mlp_margins = [b.margin for blocks in sublayers for b in blocks if getattr(b, "margin", None) is not None]
+    output = graph.nodes[graph.output]
+    largest = max((abs(float(v)) for v in values[output.id] if isinstance(v, (int, float, Fraction))), default=1)
+    scale, delta = _scale(robust, max_seq_len, mlp_margins, output.numerical, largest)
+    parameters = _estimate_parameters(layout, sublayers, vocab, max_seq_len)
+    if parameters > MAX_PARAMETERS:
+        raise RASPError(f"the network would have about {parameters:,} weights, above the budget of {MAX_PARAMETERS:,}; "
+                        "shorten max_seq_len")
+    name = program.name
+    network = assemble(graph, values, layout, sublayers, vocab, max_seq_len, scale=scale, bos=bos, name=name,
+                       causal=causal)
+    compile_seconds = time.perf_counter() - started
+    compiled = CompiledProgram(program, network, None, vocab, max_seq_len, bos,
+                               [v for v in values[output.id] if v is not None], output.numerical, causal)
+    started = time.perf_counter()
+    checks, facts = verify(compiled, exhaustive_limit=exhaustive_limit, samples=samples, seed=seed,
+                           exact=arithmetic == "exact", exact_ops=exact_ops)
+    verify_seconds = time.perf_counter() - started
+    compiled.report = _report(compiled, graph, layout, sublayers, values, checks, facts, scale, delta,
+                              compile_seconds, verify_seconds, robust)
+    if not compiled.report.ok:
+        check = checks[0]
+        example = check.examples[0] if check.examples else {}
+        raise RASPError(f"refused: the compiled network disagrees with rasp.evaluate on {check.failures} of "
+                        f"{check.points} inputs ({check.arithmetic}), e.g. {example.get('input')} -> expected "
+                        f"{example.get('expected')}; the program's meaning depends on what the compiler cannot "
+                        "express (e.g. a categorical Aggregate averaging different values, causal=True on a program "
+                        "that looks ahead, or None reaching a numerical SOp)")
+    return compiled
+
+
+def _scale(robust: bool, max_seq_len: int, margins: list, numerical_output: bool,
+           largest: float) -> tuple[float, float | None]:
+    """Hardmax: ``inf``. Softmax: ``lam`` with ``(n - 1) exp(-lam) <= delta``, ``n = L + 1``, ``delta`` an eighth of
+    the smallest feed-forward input margin (at most 1e-3); for a numerical output, which no feed-forward block
+    cleans, also at most ``NUMERIC_TOLERANCE / (4 (1 + max |value|))``."""
+    if not robust:
+        return math.inf, None
+    smallest = min((float(m) for m in margins), default=0.25)
+    delta = min(1e-3, smallest / 8)
+    if numerical_output:
+        delta = min(delta, NUMERIC_TOLERANCE / (4 * (1 + largest)))
+    return math.log(max(max_seq_len, 1) / delta), delta
+
+
+def _estimate_parameters(layout, sublayers, vocab, max_seq_len) -> int:
+    d = len(layout.labels)
+    total = (len(vocab) + 1) * d + (max_seq_len + 1) * d
+    for blocks in sublayers:
+        for b in blocks:
+            if isinstance(b, AttentionBlock):
+                total += b.head.parameter_count()
+            else:
+                total += 2 * d * len(b.units) + len(b.units) + d
+    return total
+
+
+def _report(compiled, graph, layout, sublayers, values, checks, facts, scale, delta, compile_s, verify_s,
+            robust) -> ConstructionReport:
+    net = compiled.network
+    widths = [layer.width for layer in net.layers if layer.kind == "feedforward"]
+    size = Size.of(net, mlp_hidden_max=max(widths, default=0), mlp_hidden_total=sum(widths),
+                   d_model=net.d, heads_max=max((len(layer.heads) for layer in net.layers if layer.kind == "attention"),
+                                                default=0))
+    blocks = []
+    for (kind, _), bs in zip(layout.sublayers, sublayers):
+        for b in bs:
+            node = graph.nodes[b.node]
+            entry = {"sublayer": kind, "sop": node.name, "encoding": node.encoding.value, "how": b.how,
+                     "values": len([v for v in values[node.id] if v is not None])}
+            if kind == "mlp":
+                entry["hidden"] = len(b.units)
+                if b.margin is not None:
+                    entry["input_margin"] = b.margin
+            if node.fused:
+                entry["fused"] = node.fused
+            blocks.append(entry)
+    margins = {"attention_score_gap_per_unit_scale": 1}
+    mlp_margins = [b.margin for bs in sublayers for b in bs if getattr(b, "margin", None)]
+    if mlp_margins:   # softmax steps: how far an input may move from a known value and still give the exact output
+        margins["mlp_input_margin_min"] = min(mlp_margins)
+    gaps = [b.facts["value_gap"] for bs in sublayers for b in bs if getattr(b, "facts", {}).get("value_gap") is not None]
+    if gaps:          # the closest two known inputs of any scalar feed-forward block (its breakpoints lie between)
+        margins["mlp_value_gap_min"] = min(gaps)
+    bounds = {}
+    if robust:
+        n = compiled.max_seq_len + 1
+        bounds["softmax_weight_off_selected_max"] = (n - 1) * math.exp(-scale)
+        bounds["delta"] = delta
+    claim = ("the network's decoded output equals rasp.evaluate on every input of length 1.."
+             f"{compiled.max_seq_len} over the vocabulary" + (" (exact arithmetic)" if not robust else
+                                                              " (softmax, float64)"))
+    notes = ("hardmax attention: exact in rational arithmetic; float64 can split exact score ties by rounding, so run "
+             "it with --dtype exact" if not robust else
+             "softmax attention with the inverse temperature from the score margin; checked in float64")
+    return ConstructionReport(
+        construction=f"rasp {compiled.program.name}", claim=claim, size=size, checks=tuple(checks), bounds=bounds,
+        margins=margins,
+        constants={"max_seq_len": compiled.max_seq_len, "length": compiled.max_seq_len + 1,
+                   "vocab": [str(v) for v in compiled.vocab], "bos": compiled.bos, "causal": compiled.causal,
+                   "attention": "softmax" if robust else "hardmax", "scale": None if not robust else scale,
+                   "mlp": "steps between consecutive values (robust)" if robust else "interpolation through the values",
+                   "compile_seconds": round(compile_s, 3), "verify_seconds": round(verify_s, 3),
+                   "verification": facts, "blocks": blocks},
+        notes=notes)

@@ -1,0 +1,187 @@
+"""Compiler stage 1: a RASP program as a graph of SOp nodes in dependency order.
+
+Each node is one SOp the network computes; selectors are not nodes of their own but the
+``select`` of the Aggregate or SelectorWidth that uses them. Two rewrites make the network
+smaller and keep the meaning:
+
+* a ``Map`` whose input is a Map, SequenceMap or SelectorWidth used by nothing else (and not
+  the output) is fused into it: one feed-forward block computes ``f(g(...))`` directly;
+* nothing else: every other SOp keeps its residual dimensions, labelled ``name:value``.
+
+Refused here, with the reason: compound selectors over different keys/queries (``&``, ``|``,
+``~`` of unrelated Selects), a Select or categorical Aggregate over a numerical SOp, a numerical
+Aggregate of a categorical SOp or with a default other than 0.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Callable
+
+from expressivity.rasp.language import (Aggregate, Encoding, Full, IndicesType, LinearSequenceMap, Map, RASPError,
+                                        Select, Selector, SelectorWidth, SequenceMap, SOp, TokensType)
+
+KINDS = ("tokens", "indices", "full", "map", "sequence_map", "aggregate", "selector_width")
+
+
+@dataclass
+class Node:
+    """One SOp of the compiled program.
+
+    ``inputs``: the node ids this SOp reads (``map``: 1, ``sequence_map``: 2, ``aggregate``:
+    keys, queries, values; ``selector_width``: keys, queries). ``f``: the per-position function
+    (maps; for a fused selector width, applied to the width). ``predicate``: of the select.
+    ``linear``: ``(a, b)`` for a LinearSequenceMap ``a*x + b*y``.
+    """
+
+    id: int
+    kind: str
+    name: str
+    encoding: Encoding
+    inputs: tuple[int, ...] = ()
+    f: Callable | None = None
+    predicate: Callable | None = None
+    default: object = None
+    fill: object = None
+    linear: tuple | None = None
+    fused: list[str] = field(default_factory=list)
+
+    @property
+    def numerical(self) -> bool:
+        return self.encoding is Encoding.NUMERICAL
+
+
+@dataclass
+class Graph:
+    """The nodes in dependency order (inputs before users); ``output`` is the program's node id."""
+
+    nodes: list[Node]
+    output: int
+
+    def users(self, node_id: int) -> list[Node]:
+        return [n for n in self.nodes if node_id in n.inputs]
+
+
+def build_graph(program: SOp) -> Graph:
+    """Stage 1: trace ``program`` into a :class:`Graph` (see the module notes for what is refused)."""
+    if not isinstance(program, SOp):
+        raise RASPError(f"a program is an SOp (e.g. rasp.Aggregate(...)), got {type(program).__name__}"
+                        + ("; a Selector has no output sequence: wrap it in SelectorWidth or Aggregate"
+                           if isinstance(program, Selector) else ""))
+    nodes: list[Node] = []
+    by_expr: dict[int, int] = {}
+
+    def visit(expr: SOp) -> int:
+        if id(expr) in by_expr:
+            return by_expr[id(expr)]
+        node = _node_of(expr, visit)
+        node.id = len(nodes)
+        nodes.append(node)
+        by_expr[id(expr)] = node.id
+        return node.id
+
+    limit = sys.getrecursionlimit()     # deep programs (long Map chains) recurse once per SOp
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        output = visit(program)
+    finally:
+        sys.setrecursionlimit(limit)
+    graph = Graph(nodes, output)
+    _unique_names(graph)
+    return _fuse_maps(graph)
+
+
+def _select_inputs(selector: Selector, visit, where: str) -> tuple[tuple[int, int], Callable]:
+    if not isinstance(selector, Select):
+        raise RASPError(f"{where}: its selector is {type(selector).__name__} of Selects over different keys or "
+                        "queries, which is not compiled; combine the keys (or queries) into one SOp with a "
+                        "SequenceMap and Select on it")
+    for role, sop in (("keys", selector.keys), ("queries", selector.queries)):
+        if sop.encoding is Encoding.NUMERICAL:
+            raise RASPError(f"{where}: Select's {role} {sop.name!r} is numerical; attention compares categorical "
+                            f"values: use rasp.categorical({sop.name})")
+    return (visit(selector.keys), visit(selector.queries)), selector.predicate
+
+
+def _node_of(expr: SOp, visit) -> Node:
+    name, enc = expr.name, expr.encoding
+    if isinstance(expr, TokensType):
+        return Node(0, "tokens", name, enc)
+    if isinstance(expr, IndicesType):
+        return Node(0, "indices", name, enc)
+    if isinstance(expr, Full):
+        return Node(0, "full", name, enc, fill=expr.fill)
+    if isinstance(expr, Map):
+        return Node(0, "map", name, enc, (visit(expr.inner),), f=expr.f)
+    if isinstance(expr, SequenceMap):
+        linear = (expr.fst_fac, expr.snd_fac) if isinstance(expr, LinearSequenceMap) else None
+        return Node(0, "sequence_map", name, enc, (visit(expr.fst), visit(expr.snd)), f=expr.f, linear=linear)
+    if isinstance(expr, SelectorWidth):
+        keys_queries, predicate = _select_inputs(expr.selector, visit, f"SelectorWidth {name!r}")
+        return Node(0, "selector_width", name, enc, keys_queries, predicate=predicate)
+    if isinstance(expr, Aggregate):
+        where = f"Aggregate {name!r}"
+        keys_queries, predicate = _select_inputs(expr.selector, visit, where)
+        values = expr.sop
+        if enc is Encoding.NUMERICAL:
+            if values.encoding is not Encoding.NUMERICAL:
+                raise RASPError(f"{where} is numerical but averages the categorical SOp {values.name!r}; a numerical "
+                                f"mean needs numbers: use rasp.numerical({values.name})")
+            if expr.default not in (0, None):
+                raise RASPError(f"{where}: a numerical Aggregate gives 0 where nothing is selected; its default "
+                                f"{expr.default!r} cannot be compiled: use default=0")
+        elif values.encoding is Encoding.NUMERICAL:
+            raise RASPError(f"{where} is categorical but aggregates the numerical SOp {values.name!r}; make both "
+                            "numerical (a mean) or both categorical (a copy)")
+        elif expr.default is not None:
+            raise RASPError(f"{where}: a categorical Aggregate leaves its output empty (None) where nothing is "
+                            f"selected; the default {expr.default!r} cannot be compiled: use default=None")
+        return Node(0, "aggregate", name, enc, keys_queries + (visit(values),), predicate=predicate,
+                    default=0 if enc is Encoding.NUMERICAL else None)
+    raise RASPError(f"{name}: {type(expr).__name__} is not compiled (tokens, indices, Full, Map, SequenceMap, "
+                    "Select, Aggregate and SelectorWidth are)")
+
+
+def _unique_names(graph: Graph) -> None:
+    """Residual labels are ``name:value``: two different SOps with one name get ``#k`` suffixes."""
+    seen: dict[str, int] = {}
+    for node in graph.nodes:
+        if node.name in seen:
+            seen[node.name] += 1
+            node.name = f"{node.name}#{seen[node.name]}"
+        else:
+            seen[node.name] = 0
+
+
+def _fuse_maps(graph: Graph) -> Graph:
+    """Fuse every ``Map`` into its producer when the producer has no other user and is not the output."""
+    fused_into: dict[int, int] = {}
+    for node in graph.nodes:
+        if node.kind != "map":
+            continue
+        (src,) = node.inputs
+        producer = graph.nodes[src]
+        if producer.kind not in ("map", "sequence_map", "selector_width") or src == graph.output:
+            continue
+        if len(graph.users(src)) != 1:
+            continue
+        inner, outer = producer.f, node.f
+        if producer.kind == "selector_width":
+            f = outer if inner is None else (lambda w, g=inner, h=outer: h(g(w)))
+        elif producer.kind == "map":
+            f = lambda x, g=inner, h=outer: h(g(x))  # noqa: E731
+        else:
+            f = lambda x, y, g=inner, h=outer: h(g(x, y))  # noqa: E731
+        node.kind, node.inputs, node.f = producer.kind, producer.inputs, f
+        node.predicate, node.linear = producer.predicate, None
+        node.fused = producer.fused + [producer.name]
+        fused_into[src] = node.id
+    if not fused_into:
+        return graph
+    keep = [n for n in graph.nodes if n.id not in fused_into]
+    renumber = {n.id: k for k, n in enumerate(keep)}
+    for n in keep:
+        n.inputs = tuple(renumber[i] for i in n.inputs)
+        n.id = renumber[n.id]
+    return Graph(keep, renumber[graph.output])

@@ -1,0 +1,126 @@
+"""Verification, always on: the compiled network against ``rasp.evaluate``.
+
+Inputs: every sequence over the vocabulary of length 1..L when there are at most
+``exhaustive_limit`` of them, else ``samples`` random ones (each length 1..L in turn, the rest
+of full length L, from ``seed``). Every input is run through the float64 reference pass (batched
+by length). A **hardmax** network's claim is exact: as many inputs as ``exact_ops`` allows (all of
+them when it fits, else the float64 disagreements and then the full-length ones first) are
+re-run in exact rational arithmetic; its check counts exact runs only, and the float64
+disagreements are reported beside it. A **softmax** network is checked in
+float64. Decoded outputs must equal the interpreter's exactly (numerical ones within
+:data:`~expressivity.rasp.compiled.NUMERIC_TOLERANCE` in float64).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import numpy as np
+
+from expressivity.constructions.report import Check
+from expressivity.network.reference import forward
+from expressivity.rasp.compiled import CompiledProgram
+from expressivity.rasp.exact import forward_scaled
+from expressivity.rasp.interpreter import evaluate
+from expressivity.rasp.language import RASPError
+
+EXHAUSTIVE_LIMIT = 4096     # inputs: check all of them when there are at most this many
+SAMPLES = 256               # random inputs otherwise
+EXACT_OPS = 2e7              # exact-arithmetic budget, in multiply-adds (a few seconds)
+MAX_EXAMPLES = 3
+
+
+def all_inputs(vocab: list, max_seq_len: int, limit: int) -> list[tuple] | None:
+    """Every sequence of length 1..L over ``vocab``, or ``None`` when there are more than ``limit``."""
+    total = sum(len(vocab) ** n for n in range(1, max_seq_len + 1))
+    if total > limit:
+        return None
+    return [seq for n in range(1, max_seq_len + 1) for seq in itertools.product(range(len(vocab)), repeat=n)]
+
+
+def sampled_inputs(vocab: list, max_seq_len: int, samples: int, seed: int) -> list[tuple]:
+    rng = np.random.default_rng(seed)
+    lengths = [1 + k % max_seq_len for k in range(min(samples, max_seq_len))]
+    lengths += [max_seq_len] * (samples - len(lengths))
+    return [tuple(int(t) for t in rng.integers(0, len(vocab), size=n)) for n in lengths]
+
+
+def _ops_per_input(compiled: CompiledProgram, n: int) -> float:
+    """Multiply-adds of one exact forward pass on ``n`` positions (dense matmuls plus the n x n scores)."""
+    net = compiled.network
+    per_token = net.d_in * net.d + sum(layer.parameter_count() for layer in net.layers)
+    scores = sum(n * len(layer.heads) * (n + net.d) for layer in net.layers if layer.kind == "attention")
+    return n * per_token + n * scores
+
+
+def _expected(compiled: CompiledProgram, seq: tuple) -> list:
+    tokens = [compiled.vocab[t] for t in seq]
+    try:
+        return [compiled.bos] + list(evaluate(compiled.program, tokens))
+    except RASPError as exc:
+        raise RASPError(f"rasp.evaluate fails on the input {tokens}: {exc}") from None
+
+
+def _same(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a == b
+
+
+def _batch_by_length(inputs: list[tuple]) -> dict[int, list[tuple]]:
+    groups: dict[int, list[tuple]] = {}
+    for seq in inputs:
+        groups.setdefault(len(seq), []).append(seq)
+    return groups
+
+
+def _ids(seq: tuple) -> list[int]:
+    return [0] + [t + 1 for t in seq]
+
+
+def verify(compiled: CompiledProgram, *, exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int = SAMPLES,
+           seed: int = 0, exact_ops: float = EXACT_OPS, exact: bool = True) -> tuple[list[Check], dict]:
+    """Check ``compiled`` against the interpreter; returns the checks and facts for the report. ``exact=False``
+    checks a hardmax network in float64 only."""
+    inputs = all_inputs(compiled.vocab, compiled.max_seq_len, exhaustive_limit)
+    how = "exhaustive" if inputs is not None else f"{samples} random inputs (seed {seed})"
+    if inputs is None:
+        inputs = sampled_inputs(compiled.vocab, compiled.max_seq_len, samples, seed)
+    expected = {seq: _expected(compiled, seq) for seq in inputs}
+    start = time.perf_counter()
+    float_bad: list[tuple] = []
+    for n, group in _batch_by_length(inputs).items():
+        X = compiled.one_hot([_ids(s) for s in group])
+        with np.errstate(all="ignore"):
+            decoded = compiled.decode(forward(compiled.network, X), exact=False)
+        float_bad += [s for s, got in zip(group, decoded) if not all(map(_same, got, expected[s]))]
+    float_seconds = time.perf_counter() - start
+    facts = {"inputs": how, "lengths": f"1..{compiled.max_seq_len}", "float64_points": len(inputs),
+             "float64_disagreements": len(float_bad)}
+    examples = lambda bad: tuple({"input": [compiled.vocab[t] for t in s], "expected": expected[s][1:]}  # noqa: E731
+                                 for s in bad[:MAX_EXAMPLES])
+    if not compiled.exact or not exact:
+        return [Check("outputs equal rasp.evaluate", len(inputs), len(float_bad), "float64 (NumPy reference pass)",
+                      float_seconds, {"inputs": how}, examples(float_bad))], facts
+    # exact arithmetic: the float64 disagreements, then the longest inputs first, within the budget
+    chosen, budget = [], exact_ops
+    bad = set(float_bad)
+    for seq in list(dict.fromkeys(float_bad)) + sorted((s for s in inputs if s not in bad), key=len, reverse=True):
+        cost = _ops_per_input(compiled, len(seq) + 1)
+        if budget < cost and chosen:
+            break
+        chosen.append(seq)
+        budget -= cost
+    start = time.perf_counter()
+    exact_bad = []
+    for n, group in _batch_by_length(chosen).items():
+        X = compiled.one_hot([_ids(s) for s in group]).astype(int)
+        decoded = compiled.decode(forward_scaled(compiled.network, X), exact=True)
+        exact_bad += [s for s, got in zip(group, decoded) if not all(map(_same, got, expected[s]))]
+    facts |= {"exact_points": len(chosen), "exhaustive_in_exact": len(chosen) == len(inputs)}
+    detail = {"inputs": how if len(chosen) == len(inputs) else f"{len(chosen)} of the {how}, float64 "
+              "disagreements first, then the longest", "float64_points": len(inputs),
+              "float64_disagreements": len(float_bad)}
+    return [Check("outputs equal rasp.evaluate", len(chosen), len(exact_bad), "exact rationals (Python int/Fraction)",
+                  time.perf_counter() - start, detail, examples(exact_bad))], facts

@@ -1,0 +1,117 @@
+"""expressivity rasp list|compile|eval, and compiled folders through run, show and export."""
+
+import json
+import pytest
+from click.testing import CliRunner
+
+from expressivity import rasp
+from expressivity.cli.main import cli
+from expressivity.rasp import library as lib
+
+
+def run(*args):
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_list_json_names_every_library_program():
+    code, out, _ = run("rasp", "list", "--json")
+    assert code == 0
+    names = [p["name"] for p in json.loads(out)["programs"]]
+    assert {"reverse", "sort", "sort_freq", "shuffle_dyck", "shuffle_dyck2", "most_freq", "sum", "max"} <= set(names)
+
+
+def test_eval_runs_the_interpreter():
+    code, out, _ = run("rasp", "eval", "sort", "--input", "3,1,2,1", "--json")
+    assert code == 0 and json.loads(out)["output"] == [1, 1, 2, 3]
+    code, out, _ = run("rasp", "eval", "frac_prevs", "--input", "x,a,x")
+    assert code == 0 and "[True, 1/2, 2/3]" in out   # a mean of one value is that value, as in tracr
+
+
+def test_compile_json_reports_size_margins_and_verification():
+    code, out, _ = run("rasp", "compile", "hist", "--vocab", "1,2", "--max-len", "4", "--json")
+    assert code == 0
+    obj = json.loads(out)
+    report = obj["report"]
+    assert obj["ok"] and report["size"]["width"] == len(obj["residual_labels"])
+    check = report["checks"][0]
+    assert check["points"] == 30 and check["failures"] == 0 and check["arithmetic"].startswith("exact")
+    assert report["margins"]["attention_score_gap_per_unit_scale"] == 1
+    assert "hist:2" in obj["residual_labels"]
+
+
+def test_compile_human_output(tmp_path):
+    code, out, _ = run("rasp", "compile", "reverse", "--max-len", "3", "--vocab", "1,2")
+    assert code == 0 and "d_model" in out and "verified" in out and "0 failures" in out
+
+
+def test_a_module_function_program_compiles(tmp_path, monkeypatch):
+    (tmp_path / "myprog.py").write_text(
+        "from expressivity import rasp\n"
+        "def program():\n"
+        "    return rasp.numerical(rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ),\n"
+        "                          rasp.numerical(rasp.tokens == 1), default=0)).named('ones_so_far')\n")
+    code, out, err = run("rasp", "compile", f"{tmp_path / 'myprog.py'}:program", "--vocab", "0,1", "--max-len", "3",
+                         "--json")
+    assert code == 0, err
+    assert json.loads(out)["program"] == "program"
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, _ = run("rasp", "eval", "myprog:program", "--input", "1,0,1")
+    assert code == 0 and "[True, 1/2, 2/3]" in out   # a mean of one value is that value, as in tracr
+
+
+@pytest.mark.slow
+def test_compiled_folder_runs_shows_and_exports_with_the_interpreters_outputs(tmp_path):
+    folder = tmp_path / "sort"
+    code, _, err = run("rasp", "compile", "sort", "--vocab", "1,2,3", "--max-len", "4", "--attention", "softmax",
+                       "--out", folder)
+    assert code == 0, err
+    tokens = [3, 1, 2, 1]
+    expected = rasp.evaluate(lib.make_sort(rasp.tokens, rasp.tokens, max_seq_len=4, min_key=1), tokens)
+    labels_of = lambda obj: [obj["output_labels"][k] for k in obj["predicted"][1:]]  # noqa: E731
+    code, out, err = run("run", folder, "--input", "0," + ",".join(str(t) for t in tokens), "--json")
+    assert code == 0, err
+    assert labels_of(json.loads(out)) == [f"sort:{v}" for v in expected]
+    code, _, err = run("show", folder, "--out", tmp_path / "page.html")
+    assert code == 0, err
+    assert "sort:1" in (tmp_path / "page.html").read_text()
+    code, out, err = run("export", folder, "--to", "transformer-lens", "--out", tmp_path / "tl", "--json")
+    assert code == 0, err
+    assert json.loads(out)["verified"]["float64"]["status"] == "ok"
+
+
+def test_a_hardmax_folder_runs_exactly(tmp_path):
+    folder = tmp_path / "rev"
+    assert run("rasp", "compile", "reverse", "--vocab", "1,2,3", "--max-len", "4", "--out", folder)[0] == 0
+    code, out, _ = run("run", folder, "--input", "0,1,2,3", "--dtype", "exact", "--json")
+    obj = json.loads(out)
+    assert code == 0 and [obj["output_labels"][k] for k in obj["predicted"][1:]] == ["reverse:3", "reverse:2", "reverse:1"]
+    assert json.loads((folder / "report.json").read_text())["ok"]
+
+
+@pytest.mark.parametrize("args, words", [
+    (("rasp", "compile", "nope", "--max-len", "3"), "unknown program"),
+    (("rasp", "compile", "hist", "--max-len", "0"), "--max-len"),
+    (("rasp", "compile", "hist", "--max-len", "3", "--vocab", "1,,2"), "empty field"),
+    (("rasp", "compile", "hist", "--max-len", "3", "--vocab", ""), "empty"),
+    (("rasp", "compile", "hist", "--max-len", "3", "--attention", "softmax", "--dtype", "exact"), "softmax"),
+    (("rasp", "compile", "hist", "--max-len", "3", "--vocab", "1,BOS"), "BOS"),
+    (("rasp", "compile", "no_such_module_xyz:f", "--max-len", "3", "--vocab", "1"), "cannot import"),
+    (("rasp", "compile", "expressivity.rasp.library:nothing", "--max-len", "3", "--vocab", "1"), "no attribute"),
+    (("rasp", "compile", "expressivity.rasp.library:PROGRAMS", "--max-len", "3", "--vocab", "1"), "not a RASP SOp"),
+    (("rasp", "compile", "missing.py:f", "--max-len", "3", "--vocab", "1"), "not a file"),
+    (("rasp", "eval", "hist", "--input", ""), "empty"),
+    (("rasp", "eval", "hist", "--input", "1,2,3", "--max-len", "2"), "more than --max-len"),
+    (("rasp", "compile", "reverse", "--max-len", "3", "--causal"), "refused"),
+    (("rasp", "compile", "hist", "--max-len", "3", "--seed", "4"), "exhaustive"),
+    (("rasp", "compile", "sort_freq", "--max-len", "128"), "above the budget"),
+    (("rasp", "eval", "sort", "--input", "1,a"), "fails on"),
+])
+def test_bad_input_is_one_line_with_exit_2(args, words):
+    code, out, err = run(*args)
+    assert code == 2 and words in err and err.count("\n") == 1 and err.startswith("error:")
+
+
+def test_refused_out_folder_is_not_written(tmp_path):
+    code, _, _ = run("rasp", "compile", "reverse", "--max-len", "3", "--causal", "--out", tmp_path / "x")
+    assert code == 2 and not (tmp_path / "x").exists()

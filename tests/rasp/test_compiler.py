@@ -1,0 +1,204 @@
+"""rasp.compile end to end: tracr's interface, refusals, verification that catches miscompiles."""
+
+import math
+from dataclasses import replace
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+
+from expressivity import rasp
+from expressivity.network import FeedForwardLayer
+from expressivity.network.exact import forward_exact
+from expressivity.rasp import library as lib
+from expressivity.rasp.exact import forward_scaled
+from expressivity.rasp.language import RASPError
+from expressivity.rasp.layout import BOS
+from expressivity.rasp.verify import verify
+
+
+def test_a_tracr_script_ports_by_its_import():
+    # as in tracr's README, with `from tracr.rasp import rasp` replaced
+    all_true = rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE)
+    length = rasp.SelectorWidth(all_true).named("length")
+    program = rasp.Aggregate(rasp.Select(rasp.indices, (length - rasp.indices - 1).named("opp"), rasp.Comparison.EQ),
+                             rasp.tokens).named("reverse")
+    model = rasp.compile(program, vocab={1, 2, 3}, max_seq_len=5, bos="BOS")
+    out = model.apply(["BOS", 1, 2, 3])
+    assert out.decoded == ["BOS", 3, 2, 1]
+    assert len(out.residuals) == len(model.network.layers) + 1 and out.residuals[0].shape == (4, model.network.d)
+    assert "length:3" in model.residual_labels and "reverse:1" in model.residual_labels
+    assert model.report.ok and model.report.check("outputs equal rasp.evaluate").arithmetic.startswith("exact")
+
+
+def test_numerical_outputs_decode_exactly():
+    model = rasp.compile(lib.make_frac_prevs(rasp.tokens == "x"), vocab={"a", "x"}, max_seq_len=4)
+    assert model.apply(["BOS", "x", "a", "x"]).decoded == ["BOS", 1, F(1, 2), F(2, 3)]
+
+
+def test_the_bos_position_stays_zero_in_every_sop_dimension():
+    model = rasp.compile(lib.make_sort_freq(4), vocab={1, 2, 3}, max_seq_len=4)
+    residuals = model.apply(["BOS", 3, 1, 3]).residuals
+    net = model.network
+    sop_dims = [k for k, lab in enumerate(net.labels) if lab not in ("one", BOS) and not lab.endswith("1/(w+1)")]
+    for H in residuals:
+        assert all(H[0, k] == 0 for k in sop_dims)
+
+
+def test_verification_is_exhaustive_when_it_fits_and_counts_the_inputs():
+    model = rasp.compile(lib.make_hist(), vocab={1, 2}, max_seq_len=4)
+    check = model.report.checks[0]
+    assert check.details["inputs"] == "exhaustive" and check.points == 2 + 4 + 8 + 16
+    sampled = rasp.compile(lib.make_hist(), vocab={1, 2, 3}, max_seq_len=6, exhaustive_limit=10, samples=20, seed=3)
+    assert sampled.report.checks[0].details["float64_points"] == 20
+
+
+def test_verification_catches_a_broken_weight():
+    model = rasp.compile(lib.make_reverse(), vocab={1, 2, 3}, max_seq_len=3)
+    layers = list(model.network.layers)
+    k = next(i for i, layer in enumerate(layers) if isinstance(layer, FeedForwardLayer))
+    W_2 = np.array(layers[k].W_2, dtype=float)
+    W_2[np.nonzero(W_2)[0][0]] *= -1
+    layers[k] = replace(layers[k], W_2=W_2)
+    broken = replace(model, network=replace(model.network, layers=tuple(layers)))
+    checks, _ = verify(broken)
+    assert checks[0].failures > 0 and not checks[0].passed and checks[0].examples
+
+
+def test_a_categorical_mean_of_different_values_is_refused_not_miscompiled():
+    # tracr compiles this (silently wrong); the interpreter averages 1 and 3 to 2
+    mean_token = rasp.Aggregate(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE), rasp.tokens)
+    with pytest.raises(RASPError, match="refused: the compiled network disagrees"):
+        rasp.compile(mean_token, vocab={1, 2, 3}, max_seq_len=3)
+
+
+def test_causal_compilation_is_checked_against_the_bidirectional_meaning():
+    with pytest.raises(RASPError, match="refused"):
+        rasp.compile(lib.make_reverse(), vocab={1, 2}, max_seq_len=3, causal=True)      # tracr#19
+    causal = rasp.compile(lib.make_frac_prevs(rasp.tokens == "x"), vocab={"a", "x"}, max_seq_len=4, causal=True)
+    assert all(layer.causal for layer in causal.network.layers if layer.kind == "attention") and causal.report.ok
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"vocab": {1}, "max_seq_len": 0}, "max_seq_len"),
+    ({"vocab": {1}, "max_seq_len": 10**6}, "max_seq_len"),
+    ({"vocab": set(), "max_seq_len": 3}, "empty"),
+    ({"vocab": {1, "BOS"}, "max_seq_len": 3}, "BOS"),
+    ({"vocab": {1, math.nan}, "max_seq_len": 3}, "finite"),
+    ({"vocab": "abc", "max_seq_len": 3}, "set or list"),
+    ({"vocab": {1}, "max_seq_len": 3, "attention": "linear"}, "hardmax"),
+    ({"vocab": {1}, "max_seq_len": 3, "attention": "softmax", "arithmetic": "exact"}, "does not apply"),
+])
+def test_bad_arguments_are_refused_in_one_line(kwargs, words):
+    with pytest.raises(RASPError, match=words) as info:
+        rasp.compile(lib.make_hist(), **kwargs)
+    assert "\n" not in str(info.value)
+
+
+def test_apply_refuses_inputs_it_was_not_built_for():
+    model = rasp.compile(lib.make_hist(), vocab={1, 2}, max_seq_len=2)
+    for bad in ([1, 2], ["BOS", 7], ["BOS", 1, 1, 1]):
+        with pytest.raises(RASPError):
+            model.apply(bad)
+
+
+def test_softmax_scale_comes_from_the_margin_and_meets_its_bound():
+    model = rasp.compile(lib.make_sort(rasp.tokens, rasp.tokens, max_seq_len=4, min_key=1), vocab={1, 2, 3},
+                         max_seq_len=4, attention="softmax")
+    report = model.report
+    lam = report.constants["scale"]
+    assert math.isfinite(lam) and all(layer.inverse_temperature == lam for layer in model.network.layers
+                                      if layer.kind == "attention")
+    assert report.bounds["softmax_weight_off_selected_max"] == pytest.approx(4 * math.exp(-lam))
+    assert report.bounds["softmax_weight_off_selected_max"] <= report.bounds["delta"] * (1 + 1e-12)
+    assert report.checks[0].arithmetic.startswith("float64") and report.ok
+    assert model.apply(["BOS", 3, 1, 2, 1]).decoded == ["BOS", 1, 1, 2, 3]
+
+
+def test_the_scaled_integer_evaluator_equals_the_exact_reference():
+    model = rasp.compile(lib.make_pair_balance(rasp.tokens, "(", ")"), vocab={"(", ")"}, max_seq_len=4)
+    rng = np.random.default_rng(0)
+    ids = np.concatenate([np.zeros((6, 1), int), rng.integers(1, 3, size=(6, 4))], axis=1)
+    X = model.one_hot(ids).astype(int)
+    assert (forward_scaled(model.network, X) == forward_exact(model.network, X)).all()
+    soft = rasp.compile(lib.make_hist(), vocab={1, 2}, max_seq_len=2, attention="softmax")
+    with pytest.raises(Exception, match="hardmax"):
+        forward_scaled(soft.network, X[:, :3, :3])
+
+
+def test_float64_agrees_with_exact_on_ties_thanks_to_the_snap_constant():
+    model = rasp.compile(lib.make_sort_freq(4), vocab={1, 2, 3}, max_seq_len=4)
+    check = model.report.checks[0]
+    assert check.details["float64_disagreements"] == 0 and check.details["float64_points"] > 0
+    assert model.apply(["BOS", 1, 3, 3, 2], dtype="float64").decoded == ["BOS", 3, 3, 1, 2]
+
+
+def test_full_numerical_tokens_and_a_program_with_no_layers():
+    shifted = rasp.numerical(rasp.SequenceMap(lambda t, c: t + c, rasp.numerical(rasp.tokens),
+                                              rasp.numerical(rasp.Full(2)))).named("plus_two")
+    model = rasp.compile(shifted, vocab={1, 3}, max_seq_len=3)
+    assert model.apply(["BOS", 3, 1]).decoded == ["BOS", 5, 3]
+    identity = rasp.compile(rasp.indices, vocab={"a"}, max_seq_len=3)
+    assert identity.network.layers == () and identity.apply(["BOS", "a", "a"]).decoded == ["BOS", 0, 1]
+
+
+def test_a_numerical_selector_width_and_a_fused_map_on_it():
+    width = rasp.numerical(rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.LEQ)))
+    doubled = rasp.numerical(rasp.Map(lambda w: 2 * w + 1, rasp.SelectorWidth(
+        rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.LT)))).named("doubled")
+    assert rasp.compile(width.named("w"), vocab={1, 2, 3}, max_seq_len=4).apply(["BOS", 2, 1, 3]).decoded == \
+        ["BOS", 2, 1, 3]
+    model = rasp.compile(doubled, vocab={1, 2, 3}, max_seq_len=4)
+    assert [b["sop"] for b in model.report.constants["blocks"]] == ["doubled", "doubled"]   # width + map: one MLP
+    assert model.apply(["BOS", 2, 1, 3]).decoded == ["BOS", 3, 1, 5]
+
+
+@pytest.mark.parametrize("numerical", [False, True])
+def test_a_sequence_map_of_one_sop_with_itself(numerical):
+    x = rasp.numerical(rasp.tokens) if numerical else rasp.tokens
+    doubled = rasp.SequenceMap(lambda a, b: a + b, x, x).named("doubled")
+    doubled = rasp.numerical(doubled) if numerical else doubled
+    model = rasp.compile(doubled, vocab={1, 2, 5}, max_seq_len=3)
+    assert model.apply(["BOS", 5, 1, 2]).decoded == ["BOS", 10, 2, 4]
+
+
+def _random_program(rng, depth):
+    """A random RASP program over tokens in {0, 1, 2}: maps, sequence maps, selects, widths, aggregates."""
+    if depth == 0 or rng.random() < 0.25:
+        return rng.choice([rasp.tokens, rasp.indices, rasp.numerical(rasp.tokens), rasp.Full(rng.randint(0, 2))])
+    kind = rng.randrange(5)
+    a = _random_program(rng, depth - 1)
+    if kind == 0:
+        out = rasp.Map(rng.choice([lambda x: x + 1, lambda x: x > 1, lambda x: -x, lambda x: x % 2]), a)
+        return rasp.numerical(out) if rng.random() < 0.3 else out
+    b = _random_program(rng, depth - 1)
+    if kind == 1:
+        out = rasp.SequenceMap(rng.choice([lambda x, y: x + y, lambda x, y: x * y, lambda x, y: max(x, y)]), a, b)
+        return rasp.numerical(out) if rng.random() < 0.3 else out
+    select = rasp.Select(rasp.categorical(a), rasp.categorical(b), rng.choice(list(rasp.Comparison)))
+    if kind == 2:
+        return rasp.SelectorWidth(select)
+    values = _random_program(rng, depth - 1)
+    if kind == 3:
+        return rasp.numerical(rasp.Aggregate(select, rasp.numerical(rasp.Map(lambda x: x == 1, values)), default=0))
+    return rasp.Aggregate(select, rasp.categorical(values))
+
+
+def test_random_programs_compile_exactly_or_are_refused_in_one_line():
+    import itertools
+    import random
+
+    rng = random.Random(7)
+    compiled = 0
+    for _ in range(40):
+        program = _random_program(rng, 3)
+        try:
+            model = rasp.compile(program, vocab={0, 1, 2}, max_seq_len=3)
+        except RASPError as exc:
+            assert "\n" not in str(exc)
+            continue
+        compiled += 1
+        for n in (1, 2, 3):
+            for seq in itertools.product((0, 1, 2), repeat=n):
+                assert model.apply(["BOS", *seq]).decoded[1:] == list(rasp.evaluate(program, list(seq)))
+    assert compiled >= 10
