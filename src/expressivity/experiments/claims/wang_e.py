@@ -274,13 +274,14 @@ CLAIM3_TOKENS_PER_STEP = 1024
 CLAIM3_MIRROR_UP_TO = 256  # the [D] mirror cells are trained up to this horizon (cost)
 
 
-def heavy_tail_configs(horizons, steps: int, lrs, seeds, eval_size: int = 256):
+def heavy_tail_configs(horizons, steps: int, lrs, seeds, eval_tokens: int = 16384):
     """1-layer, FFN-free, DP-free models with learnable slopes on ``kernel-memory`` (alpha = 0.5):
     on the power tail log-type with 1 head and lin-type with 1 and 4 heads; on the exponential tail
     (the spec's derived mirror, [D]) lin-type with 1 head and log-type with 4, up to N = 256.
     ``batch_size`` keeps 1,024 tokens a step (16 windows at N = 64, 4 at 256, 1 at 1024): the
     DP-free layer costs ``batch x heads x N^2``, which at N = 1024 with 8 heads and 8 windows took
-    2 s a step on this CPU."""
+    2 s a step on this CPU. Held-out sets have ``eval_tokens`` tokens (256 windows at N = 64, 16 at
+    N = 1024: the trainer's activation budget refuses 256 windows of 1024)."""
     from expressivity.training import RunConfig
 
     cells = [("power", "log", 1), ("power", "lin", 1), ("power", "lin", CLAIM3_LIN_HEADS), ("exp", "lin", 1),
@@ -295,7 +296,8 @@ def heavy_tail_configs(horizons, steps: int, lrs, seeds, eval_size: int = 256):
                 "kernel-memory", {"length": N, "kernel": kernel, "alpha": 0.5},
                 model={"mixer": "dpfree", "rpe": rpe, "learnable_slopes": True, "heads": h, "d_model": 8,
                        "ffn_width": 0, "layers": 1},
-                train={"steps": steps, "batch_size": batch, "eval_every": max(1, steps // 10), "eval_size": eval_size})
+                train={"steps": steps, "batch_size": batch, "eval_every": max(1, steps // 10),
+                       "eval_size": max(16, eval_tokens // N)})
             out += [base.with_changes(seed=s, train={"lr": lr}) for lr in lrs for s in seeds]
     return out
 
