@@ -35,7 +35,7 @@ from expressivity.network import AttentionLayer, Head, Network
 from expressivity.network.biases import RelativeBias
 from expressivity.network.exact import forward_exact
 
-MAX_LAG = 64
+MAX_LAG = 32  # the exact check costs ~T^2 n^2 rational operations: 16 takes 8 CPU-seconds, 32 about a minute
 
 
 def _zeros(shape):
