@@ -91,19 +91,10 @@ class Regime:
 
     def line(self) -> str:
         """A short description for tables: the numbers, then pass or the failed checks."""
-        parts = []
-        if self.parameters is not None:
-            parts.append(f"{self.parameters / 1e3:.3g}k params")
-        if self.steps is not None:
-            parts.append(f"{self.steps} steps")
-        if self.tokens_seen is not None:
-            parts.append(f"{self.tokens_seen / 1e6:.3g}M tokens")
-        if self.epoch_fraction is not None:
-            parts.append(f"{self.epoch_fraction:.2g} epochs")
-        if self.still_falling is not None:
-            parts.append(f"still falling: {self.still_falling}")
-        if self.seeds is not None:
-            parts.append(f"{self.seeds} seeds")
+        shown = ((self.parameters, lambda v: f"{v / 1e3:.3g}k params"), (self.steps, lambda v: f"{v} steps"),
+                 (self.tokens_seen, lambda v: f"{v / 1e6:.3g}M tokens"), (self.epoch_fraction, lambda v: f"{v:.2g} epochs"),
+                 (self.still_falling, lambda v: f"still falling: {v}"), (self.seeds, lambda v: f"{v} seeds"))
+        parts = [fmt(value) for value, fmt in shown if value is not None]
         status = "in regime" if self.ok else "OUT of regime (" + "; ".join(self.failed()) + ")"
         return ", ".join(parts + [status])
 

@@ -411,7 +411,7 @@ register(Claim(
     "either holds the other way round. The regime check asks validation loss to be flat over the last 20% of "
     "training. The light-tail mirror (rho ~ e^{-0.5 s}: lin 1 head vs log 4 heads, N <= 256) is the spec's "
     "derivation [D] and is reported separately, outside the verdict.",
-    claim3, "about 10 CPU-minutes", "20000 steps, 6 learning rates: sized for a GPU",
+    claim3, "about 10 CPU-minutes (estimated, not measured)", "20000 steps, 6 learning rates: sized for a GPU",
     tag="[R]", medium="horizons 64, 256, 1024; 1500 steps; 5 seeds; 3 learning rates: about 1.5 CPU-hours",
     paper_claim="with log-type RPE a single head captures a heavy-tailed (power-law) memory, while lin-type RPE "
                 "needs many heads and still misses the tail (Table 8)"))
@@ -634,7 +634,7 @@ register(Claim(
     "largest |ln| change between the smallest and largest m (at any H) is at most half the smallest ln drop of (a); "
     "refuted if the mirror image holds. The claim is reproduced if it is for both RPE types, refuted if it is "
     "refuted for either.",
-    claim5, "about 8 CPU-minutes", "5 x 3 grid, 4000 steps, 6 learning rates: estimated (not run) 2-3 hours on 2 "
+    claim5, "about 8 CPU-minutes (estimated, not measured)", "5 x 3 grid, 4000 steps, 6 learning rates: estimated (not run) 2-3 hours on 2 "
     "CPU cores", tag="[D]", medium="5 x 3 grid, 2500 steps, 5 learning rates",
     paper_claim="under a simple (linear) readout, more memories need more heads, not a wider FFN (insight 2b; the "
                 "spec's presumed mirror of Table 4, so this verdict rests on a [D] part)"))
@@ -732,7 +732,7 @@ register(Claim(
     "(Clopper-Pearson) 95% intervals and Fisher's exact test between the arms. (ii) is reproduced if DP-free's "
     "interval lies above 1/2 and DP is not significantly more successful (p >= 0.05), refuted if DP is (p < 0.05), "
     "otherwise undecided. The claim is reproduced if (i) and (ii) are, refuted if either is.",
-    claim6, "about 8 CPU-minutes", "64 seeds, 8 heads, FFN 256, 5000 steps",
+    claim6, "about 8 CPU-minutes (estimated, not measured)", "64 seeds, 8 heads, FFN 256, 5000 steps",
     tag="[V]", medium="48 seeds, 3000 steps, 3 learning rates",
     paper_claim="for fixed (content-independent) memories, attention without the dot product performs as well as "
                 "with it (Table 6, insight 3a)"))
@@ -902,7 +902,7 @@ register(Claim(
     "and every L <= k fails, refuted if some L <= k solves. Learning rate selected per configuration and seed on "
     "validation; quick: 1500 steps, lr {0.003, 0.01}, 3 seeds; medium: 3000 steps, 3 learning rates, 5 seeds. The "
     "claim is reproduced if (i)-(iii) are, refuted if any is refuted.",
-    claim7, "about 12 CPU-minutes", "10000 steps, 4 learning rates, 4 depths: sized for a GPU",
+    claim7, "about 12 CPU-minutes (estimated, not measured)", "10000 steps, 4 learning rates, 4 depths: sized for a GPU",
     tag="[R]", medium="ranges up to 64, 3000 steps, 3 learning rates, 5 seeds: about one CPU-hour",
     paper_claim="the dot product is what lets attention retrieve an adaptive (input-dependent) memory, and nested "
                 "memories need depth (insights 3b and 1a); DP-free models need resources growing with the range"))
