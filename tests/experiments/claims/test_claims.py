@@ -228,3 +228,23 @@ def test_trained_claims_run_end_to_end_at_toy_size(name, sizes, tmp_path):
     assert json.loads((out / "run.json").read_text())["config"]["overrides"]["steps"] == 20
     assert verdict["regime"]["checks"] and verdict["scale"] == "quick"
     assert all(row["seeds"] == 2 for row in result.rows if "seeds" in row)
+
+
+def test_seed_values_select_the_learning_rate_on_validation_never_on_test(tmp_path):
+    """For every seed, lr 0.1 has the lower test loss but lr 0.01 the lower validation loss: the
+    value reported must be lr 0.01's test number."""
+    from expressivity.experiments.claims.kit import seed_values, selected_lrs
+
+    folder = tmp_path / "sweep"
+    folder.mkdir()
+    records = []
+    for seed in (0, 1):
+        for lr, val, test in ((0.01, 1.0, 3.0), (0.1, 2.0, 0.5)):
+            config = {"task": {"name": "copy", "args": {"length": 8}}, "model": {"heads": 2}, "train": {"lr": lr},
+                      "seed": seed}
+            records.append({"id": f"{seed}-{lr}", "config": config, "status": "done",
+                            "lengths": {"8": {"val_loss": val, "test_loss": test, "test_metric": 0.0}}})
+    (folder / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    values, failed = seed_values(folder, lambda c: "cell", lambda row: row["test_loss"])
+    assert values == {"cell": {0: 3.0, 1: 3.0}} and failed == {"cell": 0}
+    assert selected_lrs(folder, lambda c: "cell") == {"cell": {0: 0.01, 1: 0.01}}
