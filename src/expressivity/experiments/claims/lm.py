@@ -67,10 +67,11 @@ class Scale:
         return self.steps * self.batch_size * self.length
 
     def train(self, steps: int | None = None) -> dict:
-        """Ten validation evaluations per run (the regime check and the learning curves read them)."""
+        """Ten validation evaluations per run (the regime check and the learning curves read them) and
+        five checkpoints (a run killed mid-way resumes from the last one when the command is re-run)."""
         steps = self.steps if steps is None else steps
         return {"steps": steps, "batch_size": self.batch_size, "eval_every": max(1, steps // 10),
-                "eval_size": self.eval_size, "log_every": max(1, steps // 20), "checkpoint_every": steps}
+                "eval_size": self.eval_size, "log_every": max(1, steps // 20), "checkpoint_every": max(1, steps // 5)}
 
     def steps_for(self, config, reference) -> int:
         """Steps giving ``config`` the training FLOPs of ``reference`` trained :attr:`steps` steps."""
