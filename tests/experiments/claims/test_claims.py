@@ -59,6 +59,8 @@ def test_a_run_out_of_regime_can_only_be_undecided(tmp_path):
     # a result that records no regime at all is out of regime too
     bare = apply_regime(ClaimResult("reproduced", "x", [], None), "quick")
     assert bare.verdict == "undecided" and not bare.regime.ok
+    both = apply_regime(ClaimResult("undecided", "underpowered: 1 seed", [], None, regime=Regime("quick", {"flat": False})), "quick")
+    assert both.reason.startswith("out of regime: flat; and underpowered")
 
 
 def test_the_verdict_vocabulary_is_fixed():

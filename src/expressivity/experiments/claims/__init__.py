@@ -223,6 +223,8 @@ def apply_regime(result: ClaimResult, scale: str) -> ClaimResult:
         result.reason = (f"out of regime: {'; '.join(result.regime.failed())}. The comparison alone said "
                          f"'{result.verdict}': {result.reason}")
         result.verdict = "undecided"
+    elif not result.regime.ok and not result.reason.startswith("out of regime"):
+        result.reason = f"out of regime: {'; '.join(result.regime.failed())}; and {result.reason}"
     return result
 
 

@@ -675,7 +675,7 @@ def claim6(ctx: ClaimContext) -> ClaimResult:
     cells = [{"mixer": mixer, "rpe": "free", "heads": heads, "d_model": 16, "ffn_width": width, "layers": 1}
              for mixer in ("attention", "dpfree")]
     configs = _sweep_configs("fixed-memory", CLAIM6_TASK, cells, ctx.size("steps", 2000, 3000, 5000),
-                             ctx.size("lrs", (3e-3, 1e-2), (1e-3, 3e-3, 1e-2), (3e-4, 1e-3, 3e-3, 1e-2, 3e-2)), seeds)
+                             ctx.size("lrs", (1e-3, 3e-3, 1e-2), (1e-3, 3e-3, 1e-2), (3e-4, 1e-3, 3e-3, 1e-2, 3e-2)), seeds)
     folder, _ = ctx.run_sweep(Sweep(tuple(configs), {"train.lr": "min val_loss"}, "wang-e-6"))
     values, failed = seed_values(folder, lambda c: c["model"]["mixer"], _r2)
     arms = {}
@@ -728,8 +728,8 @@ register(Claim(
     "hardmax heads with one-hot relative biases, a ReLU layer of 3 units) is checked exactly at every sign pattern "
     "and scored position. (ii) Trainability: 1-layer models with a learned per-offset ('free') position bias, "
     "d_model 16, 4 heads, FFN 64 (full: 8 heads, FFN 256), with DP (softmax attention) and without (DP-free); "
-    "learning rate selected per seed on validation (quick: 2000 steps, lr {0.003, 0.01}, 24 seeds; medium: 3000 "
-    "steps, 3 learning rates, 48 seeds); a seed succeeds if its test R^2 >= 0.9; success rates with exact "
+    "learning rate selected per seed on validation (quick: 2000 steps, lr {0.001, 0.003, 0.01}, 24 seeds; medium: "
+    "3000 steps, the same learning rates, 48 seeds); a seed succeeds if its test R^2 >= 0.9; success rates with exact "
     "(Clopper-Pearson) 95% intervals and Fisher's exact test between the arms. (ii) is reproduced if DP-free's "
     "interval lies above 1/2 and DP is not significantly more successful (p >= 0.05), refuted if DP is (p < 0.05), "
     "otherwise undecided. The claim is reproduced if (i) and (ii) are, refuted if either is.",
@@ -814,7 +814,7 @@ def claim7(ctx: ClaimContext) -> ClaimResult:
     ranges = ctx.size("ranges", (4, 8, 16, 32), (4, 8, 16, 32, 64), (4, 8, 16, 32, 64))
     depths = ctx.size("layers", (1, 2, 3), (1, 2, 3), (1, 2, 3, 4))
     steps = ctx.size("steps", 1500, 3000, 10000)
-    lrs = ctx.size("lrs", (3e-3, 1e-2), (1e-3, 3e-3, 1e-2), (3e-4, 1e-3, 3e-3, 1e-2))
+    lrs = ctx.size("lrs", (1e-3, 3e-3, 1e-2), (1e-3, 3e-3, 1e-2), (3e-4, 1e-3, 3e-3, 1e-2))
     seeds = ctx.size("seeds", (0, 1, 2), SEEDS, SEEDS)
     model = {**SCAN_MODEL, **ctx.overrides.get("scan_model", {})}
     configs = []
@@ -901,7 +901,8 @@ register(Claim(
     "at some T above the bound; undecided where DP itself does not solve. (iii) Depth against nesting (DP, T = 8, "
     "length 16, 2 heads, d 32, FFN 64, L in {1, 2, 3}, nesting k in {1, 2}): reproduced if every L >= k + 1 solves "
     "and every L <= k fails, refuted if some L <= k solves. Learning rate selected per configuration and seed on "
-    "validation; quick: 1500 steps, lr {0.003, 0.01}, 3 seeds; medium: 3000 steps, 3 learning rates, 5 seeds. The "
+    "validation; quick: 1500 steps, lr {0.001, 0.003, 0.01}, 3 seeds; medium: 3000 steps, the same learning rates, "
+    "5 seeds. The "
     "claim is reproduced if (i)-(iii) are, refuted if any is refuted.",
     claim7, "about 12 CPU-minutes (estimated, not measured)", "10000 steps, 4 learning rates, 4 depths: sized for a GPU",
     tag="[R]", medium="ranges up to 64, 3000 steps, 3 learning rates, 5 seeds: about one CPU-hour",
