@@ -14,7 +14,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "expressivity"
 # Lower layers first. A package may import anything in an earlier layer, nothing in its own
 # layer except itself, nothing later. ``cli`` is on top and nothing imports it.
 LAYERS = (
-    ("__init__", "errors"),
+    ("__init__", "errors", "statistics"),
     ("records", "progress"),
     ("network",),
     ("verify", "targets", "nn"),

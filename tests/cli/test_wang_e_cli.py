@@ -14,7 +14,8 @@ def run(*args):
 
 
 @pytest.mark.parametrize("args", [["--memory", "fixed"], ["--memory", "kernel"], ["--memory", "adaptive", "--length", "12"],
-                                  ["--memory", "nested", "--depth", "2", "--max-lag", "3", "--length", "12"]])
+                                  ["--memory", "nested", "--depth", "2", "--max-lag", "3", "--length", "12"],
+                                  ["--memory", "dpfree-pointer", "--max-lag", "4"], ["--memory", "dpfree-boolean"]])
 def test_build_prints_the_documented_keys(args):
     code, out, err = run("build", *args, "--json")
     assert code == 0, err
@@ -44,6 +45,12 @@ def test_kernel_command_reproduces_a_spec_value():
 
 @pytest.mark.parametrize("args, needle", [
     (["build", "--memory", "adaptive", "--lags", "1,3"], "does not take --lags"),
+    (["build", "--memory", "dpfree-pointer", "--beta", "inf"], "does not take --beta"),
+    (["build", "--memory", "dpfree-pointer", "--max-lag", "33"], "max-lag must be an integer in [1, 32]"),
+    (["build", "--memory", "dpfree-pointer", "--max-lag", "8", "--length", "8"], "length must be an integer in [9,"),
+    (["build", "--memory", "dpfree-boolean", "--lags", "2,2"], "distinct"),
+    (["build", "--memory", "dpfree-boolean", "--lags", "1,2,3,4,5,6,7,8,9"], "at most 8 lags"),
+    (["build", "--memory", "dpfree-boolean", "--max-lag", "3"], "does not take --max-lag"),
     (["build", "--memory", "kernel", "--readout", "product"], "does not take --readout"),
     (["build", "--memory", "fixed", "--b", "nan"], "--b"),
     (["build", "--memory", "fixed", "--b", "4"], "float64 cannot carry"),

@@ -1,4 +1,6 @@
-"""``expressivity reproduce NAME``: state a claim's criterion, run it, print the table and verdict."""
+"""``expressivity reproduce NAME [--scale quick|medium|full]``: state a claim's criterion, run it, print
+the table, the regime and the verdict; ``expressivity reproduce --summary DIR...``: one table of the
+verdicts of several runs (across scales)."""
 
 from __future__ import annotations
 
@@ -11,10 +13,13 @@ from expressivity.cli.common import console, emit_json, err_console, human_outpu
 
 
 @click.command("reproduce")
-@click.argument("name", required=False)
-@click.option("--quick", is_flag=True, help="the small version (about 10 CPU-minutes on 2 cores or less)")
+@click.argument("names", nargs=-1)
+@click.option("--scale", type=click.Choice(["quick", "medium", "full"]), default=None,
+              help="quick: CI and a first look (<= 15 CPU-minutes); medium: about one CPU-hour on 2 cores; "
+                   "full: the paper's regime, sized for one GPU  [default: full]")
+@click.option("--quick", is_flag=True, help="the same as --scale quick")
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="output folder (default repro_out/NAME[-quick]); run the same command again to resume")
+              help="output folder (default repro_out/NAME-SCALE); run the same command again to resume")
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="where claims that train run their sweeps")
 @click.option("--workers", type=click.IntRange(min=1), help="parallel packs (default: one per core)")
@@ -22,54 +27,83 @@ from expressivity.cli.common import console, emit_json, err_console, human_outpu
 @click.option("--ray-address", "ray_address", help="Ray cluster address (with --backend ray)")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="cpu", show_default=True)
 @click.option("--list", "list_claims", is_flag=True, help="list the claims and their criteria")
+@click.option("--summary", "summarise", is_flag=True,
+              help="NAMES are reproduce output folders (or folders of them): print one table of their verdicts, "
+                   "across scales; runs nothing")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
-def reproduce(name, quick, out, backend, workers, threads, ray_address, device, list_claims, as_json):
-    """Reproduce claim NAME of the papers (see --list): criterion first, then the run, table, figure and verdict."""
+def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, device, list_claims, summarise,
+              as_json):
+    """Reproduce claim NAME of the papers (see --list): criterion first, then the run, table, regime and verdict.
+
+    \b
+    Verdicts: reproduced, not reproduced, refuted (only from a run that passes its regime check and
+    a decided comparison), or undecided with its reason (out of regime, underpowered, lr on grid edge).
+    """
+    from click.core import ParameterSource
+
     from expressivity.experiments.claims import all_claims, get_claim
     from expressivity.experiments.claims import reproduce as run_claim
     from expressivity.progress import progress_bar
 
-    if list_claims:
-        from click.core import ParameterSource
+    ctx = click.get_current_context()
 
-        ctx = click.get_current_context()
-        extra = [p.opts[0] for p in ctx.command.params if p.name not in ("list_claims", "as_json", "name")
-                 and ctx.get_parameter_source(p.name) not in (ParameterSource.DEFAULT, None)]
+    def given(*names):
+        return [p.opts[0] for p in ctx.command.params if p.name in names
+                and ctx.get_parameter_source(p.name) not in (ParameterSource.DEFAULT, None)]
+
+    if summarise:
+        extra = given(*(p.name for p in ctx.command.params if p.name not in ("summarise", "as_json", "names")))
+        if extra:
+            raise click.UsageError(f"--summary reads finished runs and takes no other option (got {', '.join(extra)})")
+        if not names:
+            raise click.UsageError("--summary needs folders written by 'expressivity reproduce', e.g. --summary repro_out/*")
+        for folder in names:
+            if not Path(folder).is_dir():
+                raise click.UsageError(f"--summary takes folders; {folder!r} is not one")
+        _print_summary([Path(f) for f in names], as_json)
+        return
+    if len(names) > 1:
+        raise click.UsageError(f"give one claim name, got {len(names)} ({' '.join(names)}); --summary reads several folders")
+    name = names[0] if names else None
+    if list_claims:
+        extra = given(*(p.name for p in ctx.command.params if p.name not in ("list_claims", "as_json", "names")))
         if name is not None or extra:
             raise click.UsageError(f"--list takes no claim name and no other option (got {name or ', '.join(extra)})")
-        rows = [{"name": c.name, "title": c.title, "source": c.source, "criterion": c.criterion}
+        rows = [{"name": c.name, "title": c.title, "source": c.source, "tag": c.tag, "paper_claim": c.paper_claim,
+                 "criterion": c.criterion, "quick": c.quick_budget, "medium": c.medium, "full": c.full}
                 for c in all_claims().values()]
         if as_json:
             emit_json({"claims": rows, "run": run_record("reproduce --list", {})})
         else:
             for r in rows:
-                console.print(f"[bold]{r['name']}[/]: {r['title']} ({r['source']})")
+                console.print(f"[bold]{r['name']}[/] {r['tag']}: {r['title']} ({r['source']})")
         return
     if name is None:
-        raise click.UsageError("give a claim name (see 'expressivity reproduce --list')")
+        raise click.UsageError("give a claim name (see 'expressivity reproduce --list'), or --summary DIR...")
+    if quick and scale not in (None, "quick"):
+        raise click.UsageError(f"--quick is --scale quick; it contradicts --scale {scale}")
+    scale = "quick" if quick else scale or "full"
     claim = get_claim(name)
     if not claim.trains:
-        from click.core import ParameterSource
-
-        ctx = click.get_current_context()
-        sweep_options = [p.opts[0] for p in ctx.command.params if p.name in ("backend", "workers", "threads",
-                                                                               "ray_address", "device")
-                         and ctx.get_parameter_source(p.name) not in (ParameterSource.DEFAULT, None)]
+        sweep_options = given("backend", "workers", "threads", "ray_address", "device")
         if sweep_options:
             raise click.UsageError(f"claim {name} is numerics, not training: the sweep options "
                                    f"{', '.join(sweep_options)} do not apply")
     if backend != "ray" and ray_address is not None:
         raise click.UsageError("--ray-address applies with --backend ray")
-    out = out or Path("repro_out") / (name + ("-quick" if quick else ""))
+    out = out or Path("repro_out") / f"{name}-{scale}"
+    from expressivity.experiments.claims import check_same_run
     from expressivity.records import check_output_dir
 
     check_output_dir(out, f"reproduce {name}")  # a folder of this claim resumes; any other is refused
+    check_same_run(out, name, scale)
     if backend == "ray":
         from expressivity.experiments.ray_backend import check_address
 
         check_address(ray_address)  # an unreachable cluster fails in seconds, before the claim's folder is made
     with human_output_to_stderr(as_json):
-        console.print(f"[bold]{claim.title}[/] ({claim.source})\ncriterion, stated before the run: {claim.criterion}",
+        console.print(f"[bold]{claim.title}[/] ({claim.source}), scale {scale}\nthe paper's claim {claim.tag}: "
+                      f"{claim.paper_claim or claim.title}\ncriterion, stated before the run: {claim.criterion}",
                       soft_wrap=True)
         try:
             with progress_bar(name, None, enabled=not as_json) as bar:
@@ -77,21 +111,40 @@ def reproduce(name, quick, out, backend, workers, threads, ray_address, device, 
                     if bar is not None:
                         bar(total=p.total, completed=p.done + p.failed,
                             description=f"{name}: done {p.done}, failed {p.failed}, running {p.running}")
-                result = run_claim(name, out, quick, workers=workers, threads=threads, backend=backend, device=device,
+                result = run_claim(name, out, scale, workers=workers, threads=threads, backend=backend, device=device,
                                    ray_address=ray_address, on_progress=show)
         except KeyboardInterrupt:
             err_console.print(f"interrupted; run the same command again to continue from {out}")
             sys.exit(130)
         _print_table(result.rows)
-        console.print(f"verdict: [bold]{result.verdict}[/] — {result.reason}", soft_wrap=True)
+        console.print(f"regime: {result.regime.line()}", soft_wrap=True)
+        console.print(f"verdict ({scale}): [bold]{result.verdict}[/] — {result.reason}", soft_wrap=True)
         for line in result.notes.splitlines():
             if line.startswith("warning:"):
                 console.print(line, soft_wrap=True)
         console.print(f"table, figure and verdict in {out}/ (results.csv, {Path(str(result.figure)).name if result.figure else 'no figure'}, verdict.json)")
     if as_json:
-        emit_json({"claim": name, "verdict": result.verdict, "reason": result.reason, "numbers": result.numbers,
-                   "rows": result.rows, "figure": None if result.figure is None else str(result.figure),
-                   "out": str(out), "run": run_record(f"reproduce {name}", {"quick": quick, "out": str(out)})})
+        emit_json({"claim": name, "scale": scale, "tag": claim.tag, "verdict": result.verdict, "reason": result.reason,
+                   "regime": result.regime.as_dict(), "numbers": result.numbers, "rows": result.rows,
+                   "figure": None if result.figure is None else str(result.figure), "out": str(out),
+                   "run": run_record(f"reproduce {name}", {"scale": scale, "out": str(out)})})
+
+
+def _print_summary(folders, as_json: bool) -> None:
+    """One row per verdict found: claim, scale, verdict, regime; sorted along the scale ladder."""
+    from rich.table import Table
+
+    from expressivity.experiments.claims import summary
+
+    rows = summary(folders)
+    if as_json:
+        emit_json({"verdicts": rows, "run": run_record("reproduce --summary", {"folders": [str(f) for f in folders]})})
+        return
+    table = Table("claim", "scale", "verdict", "regime", "folder")
+    for r in rows:
+        table.add_row(r["claim"] + (f" {r['tag']}" if r["tag"] else ""), r["scale"], r["verdict"], r["regime"],
+                      r["folder"])
+    console.print(table)
 
 
 def _print_table(rows: list[dict]) -> None:

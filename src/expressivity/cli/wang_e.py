@@ -13,13 +13,15 @@ from expressivity.cli.common import console, emit_json, err_console, run_record
 from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir, staged_output, write_json
 
-MEMORIES = ("fixed", "kernel", "adaptive", "nested")
+MEMORIES = ("fixed", "kernel", "adaptive", "nested", "dpfree-pointer", "dpfree-boolean")
 # Which options each construction takes; anything else given is refused by name.
 APPLIES = {
     "fixed": {"lags", "readout", "rpe", "heads", "b", "width", "grid", "length"},
     "kernel": {"kernel", "alpha", "rpe", "heads", "eps", "length"},
     "adaptive": {"max_lag", "beta", "length"},
     "nested": {"max_lag", "depth", "beta", "length"},
+    "dpfree-pointer": {"max_lag", "length"},
+    "dpfree-boolean": {"lags", "length"},
 }
 COMMON = {"memory", "out", "as_json", "seed"}
 
@@ -61,7 +63,7 @@ def wang_e() -> None:
 
 @wang_e.command("build")
 @click.option("--memory", type=click.Choice(MEMORIES), required=True, help="which construction")
-@click.option("--lags", default=None, help="fixed: comma-separated lags (default 1,3)")
+@click.option("--lags", default=None, help="fixed: comma-separated lags (default 1,3); dpfree-boolean: (default 2,5,9)")
 @click.option("--readout", default=None, help="fixed: linear, product, or a function name (default product)")
 @click.option("--kernel", type=click.Choice(["power", "exp"]), default=None, help="kernel: the memory kernel (default power)")
 @click.option("--alpha", type=float, default=None, help="kernel: tail exponent / rate (default 0.5)")
@@ -71,7 +73,8 @@ def wang_e() -> None:
 @click.option("--eps", type=float, default=None, help="kernel: head spacing beta_k = eps k (default 0.1)")
 @click.option("--width", type=click.IntRange(2, 4096), default=None, help="fixed: intervals per polarised square (32)")
 @click.option("--grid", type=click.IntRange(1, 64), default=None, help="fixed, function readouts: grid cells per side (16)")
-@click.option("--max-lag", "max_lag", type=click.IntRange(1, 64), default=None, help="adaptive/nested: pointers 1..T (8)")
+@click.option("--max-lag", "max_lag", type=click.IntRange(1, 64), default=None,
+              help="adaptive/nested/dpfree-pointer: pointers 1..T (8)")
 @click.option("--depth", type=click.IntRange(1, 8), default=None, help="nested: chain depth (2)")
 @click.option("--beta", type=BetaType(), default=None, help="adaptive/nested: score sharpness, inf = hardmax (inf)")
 @click.option("--length", type=click.IntRange(2, 4096), default=None, help="sequence length of the check")
@@ -126,8 +129,17 @@ def build(ctx, memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, 
 
 
 def _build(memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, grid, max_lag, depth, beta, length, seed):
-    from expressivity.constructions.wang_e import adaptive, essential, fixed, kernels
+    from expressivity.constructions.wang_e import adaptive, dpfree, essential, fixed, kernels
 
+    if memory == "dpfree-pointer":
+        net, rep = dpfree.build_dpfree_pointer(max_lag or 8, length or 2 * (max_lag or 8))
+        return net, dpfree.check_dpfree_pointer(net, rep, seed=seed)
+    if memory == "dpfree-boolean":
+        from expressivity.tasks.memory import _lags
+
+        lag_list = tuple(_lags("2,5,9" if lags is None else lags))
+        net, rep = dpfree.build_dpfree_boolean(lag_list, length or max(lag_list) + 7)
+        return net, dpfree.check_dpfree_boolean(net, rep, seed=seed)
     if memory == "fixed":
         net, rep = fixed.build_fixed_memory("1,3" if lags is None else lags, readout=readout or "product",
                                             rpe=rpe or "lin",

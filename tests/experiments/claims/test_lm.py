@@ -8,6 +8,7 @@ import pytest
 
 from expressivity.experiments.claims import VERDICTS, ClaimContext, get_claim
 from expressivity.experiments.claims import lm
+from expressivity.statistics import interval
 from expressivity.training.budget import parameter_count
 
 TINY = lm.Scale(steps=4, batch_size=4, length=12, d_model=16, lrs=(1e-2, 3e-2), seeds=(0, 1), eval_size=8,
@@ -17,8 +18,9 @@ TINY = lm.Scale(steps=4, batch_size=4, length=12, d_model=16, lrs=(1e-2, 3e-2), 
 def test_the_three_claims_are_registered_with_criteria():
     for name in ("yun-hybrids", "wang-e-depth", "wang-e-dp"):
         claim = get_claim(name)
-        assert "disjoint" in claim.criterion and "validation" in claim.criterion and claim.full
-        assert "Quick:" in claim.criterion and "Full:" in claim.criterion and "training FLOPs" in claim.criterion
+        assert "paired" in claim.criterion and "validation" in claim.criterion and claim.full and claim.medium
+        assert "Quick:" in claim.criterion and "Medium:" in claim.criterion and "Full:" in claim.criterion
+        assert "training FLOPs" in claim.criterion and "regime check" in claim.criterion
 
 
 def test_yun_sweep_replaces_the_first_layers_and_adds_bilinear():
@@ -38,9 +40,9 @@ def test_yun_sweep_replaces_the_first_layers_and_adds_bilinear():
 
 def test_equal_compute_at_the_quick_scale():
     """Each claim's configurations train with their reference model's FLOPs (within one step)."""
-    yun_scale, L = lm.YUN_SCALES[True]
-    dp_scale, depths = lm.DP_SCALES[True]
-    depth_scale, budgets = lm.DEPTH_SCALES[True]
+    yun_scale, L = lm.YUN_SCALES["quick"]
+    dp_scale, depths = lm.DP_SCALES["quick"]
+    depth_scale, budgets = lm.DEPTH_SCALES["quick"]
     for configs, scale, reference in (
             (lm.yun_configs(yun_scale, L), yun_scale, lambda c: "k=0"),
             (lm.dp_configs(dp_scale, depths), dp_scale, lambda c: f"attention,L={c.model.layers}")):
@@ -50,7 +52,7 @@ def test_equal_compute_at_the_quick_scale():
             steps, fpt = flops[label(c.to_dict())]
             ref_steps, ref_fpt = flops[reference(c)]
             assert ref_steps == scale.steps and abs(steps * fpt - ref_steps * ref_fpt) <= fpt, (label(c.to_dict()), steps)
-            assert c.train.eval_every == c.train.steps  # evaluated at the end of its own budget
+            assert c.train.eval_every == max(1, c.train.steps // 10)  # ten evaluations: curves and the regime
     pairs = lm.depth_pairs(depth_scale, budgets)
     by_shape = {(c.model.layers, c.model.heads): c for c in lm.depth_configs(depth_scale, budgets)}
     for members in pairs.values():
@@ -63,7 +65,7 @@ def test_equal_compute_at_the_quick_scale():
 
 
 def test_depth_pairs_match_parameters_within_ten_percent():
-    scale = lm.DEPTH_SCALES[True][0]
+    scale = lm.DEPTH_SCALES["quick"][0]
     pairs = lm.depth_pairs(scale, (2, 4))
     assert pairs[2][0] == (2, 2) and pairs[4][0] == (4, 2) and [L for L, _ in pairs[4]] == [4, 2, 1]
     for members in pairs.values():
@@ -89,8 +91,9 @@ def test_flops_and_parameters_by_hand():
 @pytest.mark.parametrize("name,extra", [("yun", {"layers": 2}), ("depth", {"budgets": (2,)}), ("dp", {"depths": (1,)})])
 def test_each_claim_runs_tiny_and_writes_its_table_and_figure(name, extra, tmp_path):
     run = {"yun": lm.yun_hybrids, "depth": lm.wang_e_depth, "dp": lm.wang_e_dp}[name]
-    result = run(ClaimContext(tmp_path, True, workers=1), TINY, **extra)
+    result = run(ClaimContext(tmp_path, "quick", workers=1), TINY, **extra)
     assert result.verdict in VERDICTS and result.reason
+    assert not result.regime.ok and any("epoch" in c for c in result.regime.failed())  # tiny: far out of regime
     assert result.figure.stat().st_size > 1000
     for row in result.rows:
         assert row["seeds"] == 2 and row["failed"] == 0 and math.isfinite(row["test_bits_per_byte"])
@@ -106,34 +109,55 @@ def test_each_claim_runs_tiny_and_writes_its_table_and_figure(name, extra, tmp_p
     corpus = result.numbers["corpus"]
     assert corpus["include"] == "wsgiref/*" and corpus["python"] and corpus["bytes"] > 0
     assert set(result.numbers["parts"].values()) <= set(VERDICTS)
+    if name == "dp":
+        copy = result.numbers["copy_bytes"]["L=1"]
+        assert 0 <= copy["copy_share"] <= 1 and "test_bits_on_copy_bytes" in result.rows[0]
+
+
+def _summary(tests: dict, val: float, lrs=None):
+    from expressivity.training import RunConfig
+
+    config = RunConfig.for_task("lm-causal", {"length": 12, "include": "wsgiref/*"}, model={
+        "layers": 1, "heads": 2, "d_model": 8, "ffn_width": 16}, train={"steps": 3})
+    lrs = lrs or [1e-2] * len(tests)
+    return lm.Summary(interval(tests.values()), val, 0.3, len(tests), 0, sorted(lrs), config, dict(tests), {})
+
+
+def _arm(mean, val=None, spread=0.01, seeds=5):
+    """Per-seed test losses ``mean + seed-effect``: the seed effect is shared between arms (same data
+    order), so paired differences are tight even where unpaired intervals overlap."""
+    return _summary({s: mean + 0.3 * (s - 2) + spread * ((-1) ** s) for s in range(seeds)}, mean if val is None else val)
 
 
 def test_one_seed_is_never_decisive():
-    low = lm._interval([1.0])
-    assert low[1] == -math.inf and low[2] == math.inf
-    assert lm._combine({"a": "reproduced", "b": "reproduced"}) == "reproduced"
-    assert lm._combine({"a": "reproduced", "b": "refuted"}) == "refuted"
-    assert lm._combine({"a": "reproduced", "b": "not reproduced"}) == "not reproduced"
+    diff, verdict = lm.paired_loss(_arm(1.0, seeds=1), _arm(2.0, seeds=1), "x")
+    assert diff.n == 1 and verdict.word == "undecided"
+    diff, verdict = lm.paired_loss(_arm(1.0), _arm(2.0, seeds=0), "x")  # a zero-seed arm does not crash
+    assert diff.n == 0 and verdict.word == "undecided"
 
 
-def _ci(mean, half=0.01):
-    return (mean, mean - half, mean + half)
+def test_paired_differences_decide_where_unpaired_intervals_overlap():
+    a, b = _arm(2.00), _arm(2.05)
+    assert not a.test.below(b.test)  # unpaired: the seed effect (0.3 per seed) swamps 0.05
+    assert lm.paired_loss(a, b, "x")[1].word == "reproduced"
 
 
-def test_yun_verdict_follows_the_criterion():
-    # the paper's shape: k = 1 or 2 best, more convolutions worse, conv only and bilinear only worse than attention
-    paper = {0: _ci(2.0), 1: _ci(1.9), 2: _ci(1.95), 3: _ci(2.1)}
-    verdict, parts, best = lm.yun_verdict(paper, _ci(2.3))
-    assert verdict == "reproduced" and best == 1 and set(parts.values()) == {"reproduced"}
-    # hybrids help but convolution only is best: not reproduced (more does not hurt)
-    verdict, parts, best = lm.yun_verdict({0: _ci(2.0), 1: _ci(1.9), 2: _ci(1.8), 3: _ci(1.7)}, _ci(2.3))
-    assert verdict == "not reproduced" and best == 2 and parts["more_hurts"] == "refuted"
-    # all attention below both hybrids with disjoint intervals: refuted
-    verdict, parts, _ = lm.yun_verdict({0: _ci(1.8), 1: _ci(1.9), 2: _ci(1.95), 3: _ci(2.1)}, _ci(2.3))
-    assert verdict == "refuted" and parts["hybrid_improves"] == "refuted"
-    # overlapping intervals decide nothing
-    verdict, parts, _ = lm.yun_verdict({j: _ci(2.0 + 0.001 * j, 0.1) for j in range(4)}, _ci(2.0, 0.1))
-    assert verdict == "not reproduced" and set(parts.values()) == {"not reproduced"}
+def test_yun_verdict_follows_the_criterion_and_chooses_k_on_validation():
+    paper = {0: _arm(2.0), 1: _arm(1.9), 2: _arm(1.95), 3: _arm(2.1)}
+    verdict, parts, best = lm.yun_verdict(paper, _arm(2.3))
+    assert verdict.word == "reproduced" and best == 1 and {v.word for v in parts.values()} == {"reproduced"}
+    verdict, parts, best = lm.yun_verdict({0: _arm(2.0), 1: _arm(1.9), 2: _arm(1.8), 3: _arm(1.7)}, _arm(2.3))
+    assert verdict.word == "refuted" and best == 2 and parts["more_hurts"].word == "refuted"
+    verdict, parts, _ = lm.yun_verdict({0: _arm(1.8), 1: _arm(1.9), 2: _arm(1.95), 3: _arm(2.1)}, _arm(2.3))
+    assert verdict.word == "refuted" and parts["hybrid_improves"].word == "refuted"
+    noisy = {j: _summary({s: 2.0 + 0.001 * j + 0.1 * ((-1) ** (s + j)) for s in range(5)}, 2.0) for j in range(4)}
+    verdict, parts, _ = lm.yun_verdict(noisy, _arm(2.0, spread=0.1))
+    assert verdict.word == "undecided"
+    # the old defect: k chosen on the test mean. Here k = 1 is better on test, k = 2 on validation:
+    # the choice must follow validation (and its test number is what gets compared).
+    tricky = {0: _arm(2.0), 1: _arm(1.5, val=1.95), 2: _arm(1.9, val=1.6), 3: _arm(2.1)}
+    verdict, parts, best = lm.yun_verdict(tricky, _arm(2.3))
+    assert best == 2 and "k=2 minus all attention" in parts["hybrid_improves"].reason
 
 
 def test_the_cli_lists_the_three_and_takes_threads():
@@ -151,19 +175,15 @@ def test_the_cli_lists_the_three_and_takes_threads():
     assert res.exit_code == 2 and "--threads" in res.stderr
 
 
-def _summary(lrs):
-    from expressivity.training import RunConfig
-
-    config = RunConfig.for_task("lm-causal", {"length": 12, "include": "wsgiref/*"}, model={
-        "layers": 1, "heads": 2, "d_model": 8, "ffn_width": 16}, train={"steps": 3})
-    return lm.Summary(lm._interval([2.0, 2.1, 2.2][:len(lrs)]), 2.0, 0.3, len(lrs), 0, sorted(lrs), config)
+def _edge_summary(lrs):
+    return _summary({s: 2.0 + 0.1 * s for s in range(len(lrs))}, 2.0, lrs)
 
 
 def test_a_selection_at_the_edge_of_the_grid_is_counted_and_warned_about():
     scale = lm.tiny(TINY, lrs=(3e-3, 1e-2, 3e-2, 1e-1), seeds=(0, 1, 2))
-    interior = lm._row("interior", _summary([1e-2, 3e-2, 1e-2]), scale)
-    low = lm._row("low edge", _summary([3e-3, 1e-2, 3e-2]), scale)
-    both = lm._row("both edges", _summary([0.1, 0.003, 0.1]), scale)
+    interior = lm._row("interior", _edge_summary([1e-2, 3e-2, 1e-2]), scale)
+    low = lm._row("low edge", _edge_summary([3e-3, 1e-2, 3e-2]), scale)
+    both = lm._row("both edges", _edge_summary([0.1, 0.003, 0.1]), scale)
     assert (interior["lr_at_grid_edge"], low["lr_at_grid_edge"], both["lr_at_grid_edge"]) == (0, 1, 3)
     assert interior["lr_grid"] == "0.003 0.01 0.03 0.1"
     assert lm.edge_warnings([interior]) == [] and lm._notes("base", [interior]) == "base"
@@ -175,7 +195,27 @@ def test_a_selection_at_the_edge_of_the_grid_is_counted_and_warned_about():
                      "bracket the optimum"]
 
 
-def test_the_quick_runs_share_one_grid_of_at_least_three_learning_rates_and_three_seeds():
-    scales = [lm.YUN_SCALES[True][0], lm.DEPTH_SCALES[True][0], lm.DP_SCALES[True][0]]
-    assert len({s.lrs for s in scales}) == 1 and len(scales[0].lrs) >= 3
-    assert all(len(s.seeds) >= 3 for s in scales)
+def test_the_quick_runs_share_one_grid_of_at_least_three_learning_rates_and_five_seeds():
+    for scale_name in ("quick", "medium", "full"):
+        scales = [lm.YUN_SCALES[scale_name][0], lm.DEPTH_SCALES[scale_name][0], lm.DP_SCALES[scale_name][0]]
+        assert len({s.lrs for s in scales}) == 1 and len(scales[0].lrs) >= 3
+        assert all(len(s.seeds) >= 5 for s in scales)
+
+
+def test_only_the_full_scale_is_sized_for_the_regime():
+    """Context and epochs are the checks a scale fixes in advance (parameters and flatness are measured)."""
+    from expressivity.tasks.corpus import load_corpus
+
+    epoch = load_corpus("", "").facts()["split_bytes"]["train"]
+    for scales in (lm.YUN_SCALES, lm.DEPTH_SCALES, lm.DP_SCALES):
+        quick, full = scales["quick"][0], scales["full"][0]
+        assert quick.length < lm.REGIME_CONTEXT <= full.length
+        assert quick.tokens < epoch <= full.tokens
+
+
+def test_copy_positions_mark_repeated_four_grams():
+    import torch
+
+    w = torch.tensor([[1, 2, 3, 4, 9, 2, 3, 4, 5, 1, 2, 3, 4]])
+    got = lm.copy_positions(w)
+    assert got.shape == (1, 12) and got[0].nonzero().flatten().tolist() == [11]

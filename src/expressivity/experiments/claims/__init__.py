@@ -1,39 +1,113 @@
 """Claims from the papers, each reproduced by one command: ``expressivity reproduce NAME``.
 
-A :class:`Claim` states its **criterion before anything runs** (written to ``criterion.md`` in the
-output folder first, with the time), then runs what it needs (numerics, or a sweep on the
-experiment engine with learning rates selected on validation and test metrics reported), and
-returns a :class:`ClaimResult`: a table, a figure, the key numbers and a verdict --
-``reproduced`` (the criterion holds), ``not reproduced`` (it does not, and the data do not
-contradict the claim with confidence) or ``refuted`` (the data contradict it: the opposite
-holds with disjoint 95% intervals).
+**The verdict contract**, the same for every claim. A :class:`Claim` carries the claim in the
+paper's words with the spec's confidence tag (``[V]`` verified in the paper's text, ``[R]``
+recollected, ``[D]`` derived here -- a verdict resting on a ``[D]`` part says so), and its
+**criterion**, written to ``criterion.md`` with the time before anything runs. Its run returns a
+:class:`ClaimResult` with a :class:`Regime` record (parameters, steps, tokens or bytes seen,
+fraction of an epoch, whether validation loss was still falling over the last 20% of training,
+seeds, and the named checks that say whether the run was in the regime the paper's claim is
+about) and a :class:`Verdict`: one word of :data:`VERDICTS`. *reproduced*, *not reproduced* and
+*refuted* need a decided comparison **and** a passed regime check; everything else is
+*undecided* with its reason (:data:`UNDECIDED_REASONS`: out of regime, underpowered, lr on grid
+edge). :func:`reproduce` enforces the regime rule for every claim: a run that fails its regime
+check gets *undecided: out of regime*, and what the comparison alone said is kept beside it.
+
+**The scale ladder**: ``quick`` (CI and a first look, <= 15 CPU-minutes), ``medium`` (about one
+CPU-hour on 2 cores, as close to the honest regime as that allows) and ``full`` (the honest
+regime, sized for one GPU). The regime check, not the scale's name, says whether a run got there.
 
 Output folder: ``criterion.md``, ``results.csv`` and ``results.json`` (the table), ``figure.png``,
-``verdict.json``, ``run.json``, and ``sweep/`` for claims that train (the engine's folder, so a
-killed reproduction resumes where it stopped when run again).
+``verdict.json``, ``run.json``, and ``sweep/`` (or another folder) for claims that train (the
+engine's folder, so a killed reproduction resumes where it stopped when run again).
+``reproduce --summary DIR...`` reads the ``verdict.json`` files of several runs into one table.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir, jsonable, run_record, write_json
 
-VERDICTS = ("reproduced", "not reproduced", "refuted")
+VERDICTS = ("reproduced", "not reproduced", "refuted", "undecided")
+UNDECIDED_REASONS = ("out of regime", "underpowered", "lr on grid edge")
+SCALES = ("quick", "medium", "full")
+TAGS = ("[V]", "[R]", "[D]")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One verdict word and why. ``undecided`` must name its reason first (one of
+    :data:`UNDECIDED_REASONS`, then ``: detail``)."""
+
+    word: str
+    reason: str
+
+    def __post_init__(self) -> None:
+        if self.word not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.word!r}")
+        if self.word == "undecided" and not self.reason.startswith(UNDECIDED_REASONS):
+            raise ValueError(f"an undecided verdict must start with one of {UNDECIDED_REASONS}: {self.reason!r}")
+
+    @property
+    def decided(self) -> bool:
+        return self.word != "undecided"
+
+
+@dataclass
+class Regime:
+    """The regime a run was in, and the named checks that decide whether it is the claim's.
+
+    ``checks`` maps a condition (e.g. ``"validation loss flat over the last 20%"``) to whether it
+    held; the regime passes when every check does (no checks: it passes -- exact numerics).
+    Counts are over the runs the verdict rests on: ``parameters`` the largest model, ``steps`` and
+    ``tokens_seen`` the reference model's, ``epoch_fraction`` tokens seen over the training set
+    (``None`` for tasks that draw fresh samples: no epoch), ``still_falling`` how many of the
+    selected runs still improved on validation by more than the tolerance over their last 20%."""
+
+    scale: str
+    checks: dict = field(default_factory=dict)
+    parameters: int | None = None
+    steps: int | None = None
+    tokens_seen: int | None = None
+    epoch_fraction: float | None = None
+    still_falling: str | None = None
+    seeds: int | None = None
+    notes: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return all(self.checks.values())
+
+    def failed(self) -> list[str]:
+        return [name for name, ok in self.checks.items() if not ok]
+
+    def line(self) -> str:
+        """A short description for tables: the numbers, then pass or the failed checks."""
+        shown = ((self.parameters, lambda v: f"{v / 1e3:.3g}k params"), (self.steps, lambda v: f"{v} steps"),
+                 (self.tokens_seen, lambda v: f"{v / 1e6:.3g}M tokens"), (self.epoch_fraction, lambda v: f"{v:.2g} epochs"),
+                 (self.still_falling, lambda v: f"still falling: {v}"), (self.seeds, lambda v: f"{v} seeds"))
+        parts = [fmt(value) for value, fmt in shown if value is not None]
+        status = "in regime" if self.ok else "OUT of regime (" + "; ".join(self.failed()) + ")"
+        return ", ".join(parts + [status])
+
+    def as_dict(self) -> dict:
+        return asdict(self) | {"ok": self.ok, "failed": self.failed()}
 
 
 @dataclass
 class ClaimContext:
-    """What a claim's run gets: where to write, how big to be, how to run sweeps."""
+    """What a claim's run gets: where to write, which scale, how to run sweeps."""
 
     out: Path
-    quick: bool
+    scale: str = "quick"
     workers: int | None = None
     threads: int | None = None
     backend: str = "local"
@@ -42,10 +116,18 @@ class ClaimContext:
     on_progress: Callable | None = None
     overrides: dict = field(default_factory=dict)
 
-    def size(self, name: str, quick, full):
-        """A size setting of the claim: ``quick`` or ``full`` by mode, unless ``overrides`` names it
-        (tests run claims end to end at toy sizes this way; the overrides are recorded in run.json)."""
-        return self.overrides.get(name, quick if self.quick else full)
+    def __post_init__(self) -> None:
+        if self.scale not in SCALES:
+            raise ValueError(f"scale must be one of {SCALES}, got {self.scale!r}")
+
+    @property
+    def quick(self) -> bool:
+        return self.scale == "quick"
+
+    def size(self, name: str, quick, medium, full):
+        """A size setting of the claim at the context's scale, unless ``overrides`` names it (tests
+        run claims end to end at toy sizes this way; the overrides are recorded in run.json)."""
+        return self.overrides.get(name, {"quick": quick, "medium": medium, "full": full}[self.scale])
 
     def run_sweep(self, sweep, name: str = "sweep"):
         """Run ``sweep`` into ``out/name`` (resuming what a previous, interrupted call left)."""
@@ -59,23 +141,25 @@ class ClaimContext:
 @dataclass
 class ClaimResult:
     """A claim's outcome: ``rows`` (the table), ``figure`` (a PNG), ``numbers`` (what the verdict
-    rests on) and the ``verdict`` with the ``reason`` in one or two sentences."""
+    rests on), the :class:`Verdict` (or its word and ``reason``) and the :class:`Regime`."""
 
-    verdict: str
+    verdict: str | Verdict
     reason: str
     rows: list[dict]
     figure: Path | None
     numbers: dict = field(default_factory=dict)
     notes: str = ""
+    regime: Regime | None = None
 
     def __post_init__(self) -> None:
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        if isinstance(self.verdict, Verdict):
+            self.verdict, self.reason = self.verdict.word, self.verdict.reason or self.reason
+        Verdict(self.verdict, self.reason)  # validates the word (and an undecided reason)
 
 
 @dataclass(frozen=True)
 class Claim:
-    """One checkable claim: where it comes from, the criterion, and how to test it."""
+    """One checkable claim: the paper's words and the spec's tag, the criterion, and how to test it."""
 
     name: str
     title: str
@@ -85,6 +169,13 @@ class Claim:
     quick_budget: str = "10 CPU-minutes on 2 cores"
     full: str = ""
     trains: bool = True  # False: pure numerics, so the sweep options (backend, workers, device) do not apply
+    paper_claim: str = ""
+    tag: str = "[R]"
+    medium: str = ""
+
+    def __post_init__(self) -> None:
+        if self.tag not in TAGS:
+            raise ValueError(f"tag must be one of {TAGS}, got {self.tag!r}")
 
 
 CLAIMS: dict[str, Claim] = {}
@@ -120,31 +211,101 @@ def _load_all() -> None:
 CLAIM_MODULES = ("expressivity.experiments.claims.wang_e", "expressivity.experiments.claims.lm")
 
 
-def reproduce(name: str, out: Path, quick: bool = False, **context) -> ClaimResult:
-    """State the criterion, run the claim, write the table, figure and verdict under ``out``."""
+def apply_regime(result: ClaimResult, scale: str) -> ClaimResult:
+    """No verdict word but *undecided* from a run that fails its regime check: such a verdict
+    becomes ``undecided: out of regime`` and the word the comparison alone gave is kept in
+    ``numbers["verdict_if_in_regime"]``. A result without a regime record gets one that says so
+    (a claim that states none is out of regime by construction)."""
+    if result.regime is None:
+        result.regime = Regime(scale, {"the claim recorded its regime": False})
+    if not result.regime.ok and result.verdict != "undecided":
+        result.numbers["verdict_if_in_regime"] = {"verdict": result.verdict, "reason": result.reason}
+        result.reason = (f"out of regime: {'; '.join(result.regime.failed())}. The comparison alone said "
+                         f"'{result.verdict}': {result.reason}")
+        result.verdict = "undecided"
+    elif not result.regime.ok and not result.reason.startswith("out of regime"):
+        result.reason = f"out of regime: {'; '.join(result.regime.failed())}; and {result.reason}"
+    return result
+
+
+def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = None, **context) -> ClaimResult:
+    """State the criterion, run the claim, write the table, figure and verdict under ``out``.
+
+    ``quick=True`` is the old spelling of ``scale="quick"`` (``quick=False``: ``"full"``)."""
+    if quick is not None:
+        scale = "quick" if quick else "full"
+    if scale not in SCALES:
+        raise ExpressivityError(f"unknown scale {scale!r}; use one of {', '.join(SCALES)}")
     claim = get_claim(name)
     out = check_output_dir(Path(out), f"reproduce {name}")
+    check_same_run(out, name, scale)
     out.mkdir(parents=True, exist_ok=True)
     started = time.time()
     (out / "criterion.md").write_text(
-        f"# {claim.title}\n\nSource: {claim.source}\n\nCriterion (stated before the run, "
+        f"# {claim.title}\n\nSource: {claim.source}\n\nThe paper's claim {claim.tag}: {claim.paper_claim or claim.title}"
+        f"\n\nCriterion (stated before the run, "
         f"{time.strftime('%Y-%m-%d %H:%M:%S %Z', time.localtime(started))}):\n\n{claim.criterion}\n\n"
-        f"Mode: {'quick' if quick else 'full'}\n")
-    config = {"claim": name, "quick": quick, **{k: v for k, v in context.items() if k != "on_progress"}}
+        f"Scale: {scale}\n")
+    config = {"claim": name, "scale": scale, **{k: v for k, v in context.items() if k != "on_progress"}}
     write_json(out / "run.json", run_record(f"reproduce {name}", config))
-    result = claim.run(ClaimContext(out, quick, **context))
+    result = apply_regime(claim.run(ClaimContext(out, scale, **context)), scale)
     edges = [w for w in grid_edge_warnings(out) if "grid edge" not in result.notes]
     if edges:  # claims that report their own grid edges (the LM claims) are not warned twice
         result.notes = "\n".join([result.notes, *(f"warning: {w}" for w in edges)]).strip()
     write_table(result.rows, out / "results.csv")
     write_json(out / "results.json", {"rows": result.rows})
-    verdict = {"claim": name, "title": claim.title, "source": claim.source, "criterion": claim.criterion,
-               "verdict": result.verdict, "reason": result.reason, "numbers": result.numbers, "notes": result.notes,
-               "quick": quick, "figure": None if result.figure is None else str(result.figure),
+    verdict = {"claim": name, "title": claim.title, "source": claim.source, "paper_claim": claim.paper_claim,
+               "tag": claim.tag, "criterion": claim.criterion, "scale": scale, "verdict": result.verdict,
+               "reason": result.reason, "regime": result.regime.as_dict(), "numbers": result.numbers,
+               "notes": result.notes, "figure": None if result.figure is None else str(result.figure),
                "seconds": round(time.time() - started, 1)}
     write_json(out / "verdict.json", verdict)
     write_json(out / "run.json", run_record(f"reproduce {name}", config) | {"verdict": result.verdict})
     return result
+
+
+def check_same_run(out: Path, name: str, scale: str) -> None:
+    """A folder holding a run of ``name`` at another scale is refused (resuming it would mix scales)."""
+    try:
+        previous = json.loads((Path(out) / "run.json").read_text()).get("config") or {}
+    except (OSError, ValueError, AttributeError):
+        return
+    was = previous.get("scale") or ("quick" if previous.get("quick") else "full" if "quick" in previous else None)
+    if previous.get("claim") == name and was is not None and was != scale:
+        raise ExpressivityError(f"{out} holds a {was} run of {name}; resume it with --scale {was}, or give another "
+                                f"--out for --scale {scale}")
+
+
+def summary(folders) -> list[dict]:
+    """One row per ``verdict.json`` found in ``folders`` (each a reproduce output folder, or a
+    folder of them): claim, scale, verdict, regime line, reason. Rows sorted by claim, then scale
+    along the ladder. A folder with no ``verdict.json`` (in it or one level down) is an error."""
+    rows = []
+    for folder in folders:
+        folder = Path(folder)
+        found = [folder / "verdict.json"] if (folder / "verdict.json").is_file() else sorted(folder.glob("*/verdict.json"))
+        if not found:
+            raise ExpressivityError(f"{folder}: no verdict.json in it or one level down; give folders written by "
+                                    "'expressivity reproduce'")
+        for path in found:
+            try:
+                v = json.loads(path.read_text())
+                regime = v.get("regime") or {}
+                rows.append({"claim": v["claim"], "scale": v.get("scale") or ("quick" if v.get("quick") else "full"),
+                             "verdict": v["verdict"], "tag": v.get("tag", ""),
+                             "regime": _regime_line(regime) if regime else "not recorded (older run)",
+                             "reason": v.get("reason", ""), "folder": str(path.parent)})
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise ExpressivityError(f"{path}: not a readable verdict ({type(exc).__name__}: {exc}); rerun "
+                                        "'expressivity reproduce' into that folder") from None
+    order = {s: k for k, s in enumerate(SCALES)}
+    return sorted(rows, key=lambda r: (r["claim"], order.get(r["scale"], 9), r["folder"]))
+
+
+def _regime_line(regime: dict) -> str:
+    known = {k: regime.get(k) for k in ("scale", "checks", "parameters", "steps", "tokens_seen", "epoch_fraction",
+                                        "still_falling", "seeds", "notes")}
+    return Regime(**{k: v for k, v in known.items() if v is not None or k in ("scale",)}).line()
 
 
 def grid_edge_warnings(out: Path) -> list[str]:
@@ -222,19 +383,3 @@ def write_table(rows: list[dict], path: Path) -> None:
     path.write_text(buf.getvalue())
 
 
-# ---- verdict helpers ---------------------------------------------------------------------------------
-
-
-def below(a: tuple[float, float, float], b: tuple[float, float, float]) -> bool:
-    """``a`` is below ``b`` with disjoint 95% intervals (each ``(value, low, high)``)."""
-    return a[2] < b[1]
-
-
-def compare(better: tuple[float, float, float], worse: tuple[float, float, float]) -> str:
-    """``reproduced`` if ``better`` is below ``worse`` with disjoint intervals, ``refuted`` if the
-    opposite holds with disjoint intervals, else ``not reproduced``."""
-    if below(better, worse):
-        return "reproduced"
-    if below(worse, better):
-        return "refuted"
-    return "not reproduced"

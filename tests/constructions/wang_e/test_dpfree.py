@@ -1,0 +1,54 @@
+"""The explicit DP-free networks of claims 6 and 7: exact, DP-free, and caught when wrong."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from expressivity.constructions.wang_e.dpfree import (build_dpfree_boolean, build_dpfree_pointer, check_dpfree_boolean,
+                                                      check_dpfree_pointer)
+from expressivity.errors import ExpressivityError
+from expressivity.network import AttentionLayer
+
+
+def _dp_free(net) -> bool:
+    return all(h.size == 0 for layer in net.layers if isinstance(layer, AttentionLayer) for h in layer.heads)
+
+
+@pytest.mark.parametrize("T", [1, 4, 8])
+def test_pointer_network_is_exact_and_dp_free(T):
+    net, rep = build_dpfree_pointer(T, 2 * T + 2)
+    rep = check_dpfree_pointer(net, rep)
+    assert rep.ok and rep.error("sup_error").value == 0 and _dp_free(net)
+    assert rep.constants["heads"] == T and rep.constants["ffn_width"] == 2 * T  # width grows with the range
+
+
+def test_pointer_check_catches_a_wrong_gate():
+    net, rep = build_dpfree_pointer(4, 10)
+    gate = net.layers[1]
+    b1 = gate.b_1.copy()
+    b1[0] = -1  # the first unit leaks v_(t-1) when its pointer bit is 0
+    broken = replace(net, layers=(net.layers[0], replace(gate, b_1=b1)))
+    assert not check_dpfree_pointer(broken, rep).ok
+
+
+@pytest.mark.parametrize("lags", [(2, 5, 9), (1,), (1, 2, 3, 4)])
+def test_boolean_network_is_exact(lags):
+    net, rep = build_dpfree_boolean(lags, max(lags) + 4)
+    rep = check_dpfree_boolean(net, rep, random=8)
+    assert rep.ok and rep.error("sup_error").value == 0 and _dp_free(net)
+
+
+def test_boolean_check_catches_a_wrong_lag():
+    net, rep = build_dpfree_boolean((2, 5, 9), 14)
+    wrong, _ = build_dpfree_boolean((2, 5, 8), 14)  # reads lag 8 instead of 9
+    assert not check_dpfree_boolean(wrong, rep, random=8).ok
+
+
+def test_bad_arguments_are_refused():
+    for call in (lambda: build_dpfree_pointer(0), lambda: build_dpfree_pointer(8, 8), lambda: build_dpfree_pointer(True),
+                 lambda: build_dpfree_boolean(()), lambda: build_dpfree_boolean((3, 3)), lambda: build_dpfree_boolean((2,), 2),
+                 lambda: build_dpfree_boolean(tuple(range(1, 10)))):
+        with pytest.raises(ExpressivityError):
+            call()
+    assert np.isfinite(build_dpfree_boolean((1, 2))[1].size.parameters)

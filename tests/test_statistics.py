@@ -1,0 +1,102 @@
+import math
+import statistics
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from expressivity.statistics import (R2_RESOLUTION, clopper_pearson, fisher_exact, floored_geometric_interval,
+                                     interval, log10_t_interval, paired_difference, t_interval, t_quantile_975)
+from expressivity.verify import stats as old_home
+
+
+def test_t_interval_matches_hand_computation():
+    mean, low, high = t_interval([1.0, 2.0, 3.0])
+    half = 4.303 * statistics.stdev([1, 2, 3]) / math.sqrt(3)
+    assert (mean, low, high) == pytest.approx((2.0, 2.0 - half, 2.0 + half))
+
+
+def test_quantiles_decrease_to_normal():
+    qs = [t_quantile_975(df) for df in range(1, 40)]
+    assert all(b <= a for a, b in zip(qs, qs[1:])) and qs[-1] == 1.96
+    with pytest.raises(ValueError):
+        t_interval([1.0])
+
+
+def test_log_interval_is_geometric():
+    g, low, high = log10_t_interval([1e-6, 1e-4])
+    assert g == pytest.approx(1e-5) and low < 1e-6 < 1e-4 < high
+
+
+def test_verify_stats_re_exports_the_same_functions():
+    assert old_home.t_interval is t_interval and old_home.log10_t_interval is log10_t_interval
+
+
+def test_one_seed_gives_no_interval_and_is_never_disjoint():
+    """The defect: one seed made a zero-width interval that counted as 'disjoint'."""
+    one, three = interval([0.5]), interval([0.9, 0.91, 0.92])
+    assert not one.decided and one.low == -math.inf and one.high == math.inf
+    assert not one.below(three) and not three.below(one) and not one.excludes(0.0)
+
+
+def test_zero_seed_group_does_not_crash():
+    empty = interval([])
+    assert empty.n == 0 and math.isnan(empty.value) and not empty.decided and empty.fmt() == "no values"
+
+
+def test_non_finite_values_are_refused():
+    with pytest.raises(ValueError):
+        interval([1.0, float("nan")])
+
+
+def test_exact_zeros_are_floored_not_dropped():
+    """The defect: exact zeros of 1 - R^2 were dropped as missing, biasing the geometric mean up."""
+    values = [0.0, 0.0, 1e-10, 1e-6]
+    got, floored = floored_geometric_interval(values, R2_RESOLUTION)
+    assert floored == 2 and got.n == 4
+    dropped = 10 ** statistics.fmean(math.log10(v) for v in values if v > 0)
+    assert got.value < dropped  # dropping the zeros overstates the error
+    assert got.value == pytest.approx(10 ** statistics.fmean([-53 * math.log10(2)] * 2 + [-10, -6]))
+
+
+def test_floor_is_float64_spacing_below_one():
+    assert 1.0 - (1.0 - R2_RESOLUTION) == R2_RESOLUTION and (1.0 - R2_RESOLUTION / 2) in (1.0, 1.0 - R2_RESOLUTION / 2)
+
+
+def test_paired_difference_uses_common_seeds_and_is_tighter_than_unpaired():
+    a = {0: 1.00, 1: 2.00, 2: 3.00, 3: 4.00}
+    b = {0: 0.90, 1: 1.91, 2: 2.89, 3: 3.90, 9: 100.0}  # seed 9 has no partner
+    d = paired_difference(a, b)
+    assert d.n == 4 and d.value == pytest.approx(0.1, abs=1e-9) and d.low > 0
+    unpaired_a, unpaired_b = interval(a.values()), interval([b[s] for s in a])
+    assert not unpaired_b.below(unpaired_a)  # the same data, unpaired, cannot tell them apart
+
+
+def test_clopper_pearson_known_values():
+    got = clopper_pearson(4, 5)
+    assert (got.low, got.high) == pytest.approx((0.28358, 0.99495), abs=1e-4)
+    assert clopper_pearson(0, 24).low == 0 and clopper_pearson(0, 24).high == pytest.approx(0.14247, abs=1e-4)
+    assert clopper_pearson(24, 24).high == 1
+    with pytest.raises(ValueError):
+        clopper_pearson(3, 2)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 40).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_clopper_pearson_bounds_solve_their_tail_equations(kn):
+    k, n = kn
+    ci = clopper_pearson(k, n)
+    assert ci.low <= k / n <= ci.high
+    if k > 0:  # P(X >= k | low) = 0.025
+        tail = sum(math.comb(n, i) * ci.low**i * (1 - ci.low) ** (n - i) for i in range(k, n + 1))
+        assert tail == pytest.approx(0.025, abs=1e-6)
+    if k < n:  # P(X <= k | high) = 0.025
+        tail = sum(math.comb(n, i) * ci.high**i * (1 - ci.high) ** (n - i) for i in range(0, k + 1))
+        assert tail == pytest.approx(0.025, abs=1e-6)
+
+
+def test_fisher_exact_known_values():
+    assert fisher_exact(1, 10, 9, 10) == pytest.approx(0.0010934, rel=1e-4)  # R: fisher.test(matrix(c(1,9,9,1),2))
+    assert fisher_exact(3, 5, 4, 5) == 1.0
+    assert fisher_exact(24, 24, 0, 24) < 1e-12
+    assert fisher_exact(2, 3, 1, 3) == fisher_exact(1, 3, 2, 3)  # symmetric in the arms
