@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from expressivity.network import AttentionLayer, FeedForwardLayer, Network
+from expressivity.network.lengths import ValidLengths
 from expressivity.network.numbers import as_weight
 from expressivity.rasp.blocks import AttentionBlock, MLPBlock, encode
 from expressivity.rasp.graph import Graph
@@ -71,11 +72,11 @@ def assemble(graph: Graph, values: dict[int, list], layout: Layout, sublayers: l
     metadata = {
         "input": "tokens", "construction": "rasp", "program": name, "vocab": [str(t) for t in vocab], "bos": bos,
         "max_seq_len": max_seq_len, "causal": causal,
-        # becomes Network.valid_lengths after merge (issue 16b): positions 1..max_seq_len+1, BOS included
-        "valid_lengths": {"min": 1, "max": max_seq_len + 1},
         "variables": {n.name: [layout.labels[i] for i in layout.dims[n.id]] for n in graph.nodes},
     }
     return Network(tuple(layers), layout.labels, positional_encoding=_matrix((max_seq_len + 1, d), pos_entries),
                    readout=readout, output_labels=tuple(layout.labels[i] for i in out_dims), name=f"rasp {name}",
                    metadata=metadata, embedding=_matrix((len(vocab) + 1, d), embed_entries),
-                   input_labels=input_labels, max_length=max_seq_len + 1)
+                   input_labels=input_labels, max_length=max_seq_len + 1,
+                   # verified on programs of 1..max_seq_len tokens, each behind BOS
+                   valid_lengths=ValidLengths.range(2, max_seq_len + 1))
