@@ -89,6 +89,15 @@ def test_a_hardmax_folder_runs_exactly(tmp_path):
     assert json.loads((folder / "report.json").read_text())["ok"]
 
 
+def test_a_compiled_folder_refuses_lengths_it_was_not_verified_for(tmp_path):
+    folder = tmp_path / "rev"
+    assert run("rasp", "compile", "reverse", "--vocab", "1,2,3", "--max-len", "4", "--out", folder)[0] == 0
+    code, _, err = run("run", folder, "--input", "0")   # BOS alone: the empty program input is not verified
+    assert code == 2 and "2..5" in err and "--allow-length" in err
+    code, out, _ = run("run", folder, "--input", "0", "--allow-length", "--json")
+    assert code == 0 and json.loads(out)["within_claim"] is False
+
+
 @pytest.mark.parametrize("args, words", [
     (("rasp", "compile", "nope", "--max-len", "3"), "unknown program"),
     (("rasp", "compile", "hist", "--max-len", "0"), "--max-len"),
