@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from expressivity.verify.stats import t_quantile_975
+from expressivity.statistics import t_quantile_975
 
 CI_METHODS = ("t", "bootstrap")
 

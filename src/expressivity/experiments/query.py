@@ -23,7 +23,7 @@ from pathlib import Path
 from expressivity.errors import ExpressivityError
 from expressivity.experiments.store import RECORDS, read_records
 from expressivity.experiments.table import rows_of, varying_settings
-from expressivity.verify.stats import t_quantile_975
+from expressivity.statistics import t_quantile_975
 
 FORMATS = ("table", "csv", "json", "parquet")
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 
 from expressivity.experiments.claims import Claim, ClaimContext, ClaimResult, Regime, Verdict, register
 from expressivity.experiments.claims.kit import combine, history, paired, selected_records, sweep_regime
+from expressivity.nn.model import flops_per_token, parameter_count
 from expressivity.statistics import Interval, interval
 
 SELECT = {"train.lr": "min val_loss"}
@@ -117,32 +118,13 @@ def _grid(base, scale: Scale, reference=None) -> list:
 # ---- sizes: parameters and FLOPs --------------------------------------------------------------------
 
 
+# Each mixer declares its own parameter count and FLOPs per token (expressivity.nn.mixers); the
+# claims only ask the model for them.
+
+
 def non_embedding_params(cfg) -> int:
     """Parameters outside the token embedding, the absolute position table and the readout."""
-    import torch
-
-    from expressivity.nn.model import Model
-
-    with torch.device("meta"):
-        model = Model(cfg)
-    return sum(p.numel() for name, p in model.named_parameters() if not name.startswith(("embed.", "ape.", "readout.")))
-
-
-def flops_per_token(cfg, n: int) -> int:
-    """Forward multiply-adds x 2 per token for sequences of ``n`` tokens (training: about 3x).
-
-    Per layer: attention ``2 d (3 H m) + 2 H m d`` for the projections and ``4 H m c`` for scores and
-    values; DP-free ``2 d H m + 2 H m d + 2 H m c``; bilinear ``2 c d + 2 d^2``; separable convolution
-    ``2 k d + 2 d^2``; feed-forward ``4 d w``; then the readout ``2 d d_out``. ``c`` is the keys a
-    query sees on average: ``(n + 1) / 2`` causal, ``n`` bidirectional. Position biases, norms,
-    activations and the softmax are left out (lower order).
-    """
-    d, hm, w = cfg.d_model, cfg.heads * cfg.head_dim, cfg.ffn_width
-    c = (n + 1) / 2 if cfg.causal else n
-    per = {"attention": 2 * d * 3 * hm + 2 * hm * d + 4 * hm * c, "dpfree": 4 * d * hm + 2 * hm * c,
-           "bilinear": 2 * c * d + 2 * d * d, "sepconv": 2 * cfg.conv_kernel * d + 2 * d * d, "none": 0}
-    total = sum(per[m] for m in cfg.layer_mixers()) + cfg.layers * 4 * d * w + 2 * d * cfg.d_out
-    return int(round(total))
+    return parameter_count(cfg, embeddings=False)
 
 
 # ---- results ---------------------------------------------------------------------------------------
@@ -225,7 +207,7 @@ def _row(label: str, s: Summary, scale: Scale, **extra) -> dict:
     cfg, steps = s.config.model, s.config.train.steps
     fpt = flops_per_token(cfg, scale.length)
     tokens = steps * scale.batch_size * scale.length
-    return {"config": label, **extra, "params": _params(cfg), "non_embedding_params": non_embedding_params(cfg),
+    return {"config": label, **extra, "params": parameter_count(cfg), "non_embedding_params": non_embedding_params(cfg),
             "fwd_flops_per_token": fpt, "steps": steps, "train_bytes": tokens, "train_flops": 3 * fpt * tokens,
             "test_bits_per_byte": s.test.value,
             "ci_low": s.test.low, "ci_high": s.test.high, "val_bits_per_byte": s.val, "test_accuracy": s.accuracy,
@@ -248,12 +230,6 @@ def edge_warnings(rows: list[dict]) -> list[str]:
 def _notes(notes: str, rows: list[dict]) -> str:
     """``notes`` with the grid-edge warnings of ``rows`` appended, one a line."""
     return "\n".join([notes, *(f"warning: {w}" for w in edge_warnings(rows))])
-
-
-def _params(cfg) -> int:
-    from expressivity.training.budget import parameter_count
-
-    return parameter_count(cfg)
 
 
 def _corpus_facts(scale: Scale) -> dict:
