@@ -10,7 +10,7 @@ import click
 
 from expressivity.cli.common import PositiveNumber, console, emit_json, err_console, run_record
 from expressivity.errors import ExpressivityError
-from expressivity.records import check_output_dir, staged_output, write_json
+from expressivity.records import check_output_dir
 
 MAX_PRINTED_ROWS = 16
 # The library's limits, repeated here so that `expressivity --help` and `circuits` need not import the
@@ -159,13 +159,10 @@ def _save_circuit(out_dir: Path, name: str, network, result: dict) -> None:
     """``out_dir/network`` (the values go in dimension ``x``: saved as ``input_dims``), ``report.json``, ``run.json``."""
     from dataclasses import replace
 
-    from expressivity.export import save_network
+    from expressivity.export.folders import save_construction
 
     meta = {**network.metadata, "circuit": name, "input_dims": ["x"], "scale": result["scale"]}
-    with staged_output(out_dir, "circuit") as stage:
-        save_network(replace(network, metadata=meta), stage / "network")
-        write_json(stage / "report.json", result["report"])
-        write_json(stage / "run.json", result["run"] | {"files": [str(out_dir / "network"), str(out_dir / "report.json")]})
+    save_construction(out_dir, "circuit", replace(network, metadata=meta), result["report"], result["run"])
 
 
 def _print_circuit(name: str, dtype: str, result: dict) -> None:

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from expressivity.cli.common import console, emit_json, human_output_to_stderr, run_record
 from expressivity.errors import ExpressivityError
-from expressivity.records import check_output_dir, staged_output, write_json
+from expressivity.records import check_output_dir
 
 MAX_TOKENS_TEXT = 100_000
 MAX_EVAL_TOKENS = 1024
@@ -163,7 +163,9 @@ def rasp_compile(ctx, program, vocab, max_len, causal, attention, dtype, bos, sa
     result = {"program": name, "ok": compiled.report.ok, "report": compiled.report.as_dict(),
               "residual_labels": list(compiled.residual_labels), "run": record}
     if out_dir is not None:
-        _save(out_dir, compiled, result)
+        from expressivity.export.folders import save_construction
+
+        save_construction(out_dir, "rasp compile", compiled.network, result["report"], result["run"])
         result["out"] = str(out_dir)
     if as_json:
         emit_json(result)
@@ -181,15 +183,6 @@ def _refuse_sampling_options(ctx: click.Context, vocab_size: int, max_len: int) 
         verb = "choose" if len(given) > 1 else "chooses"
         raise click.UsageError(f"{' and '.join(given)} {verb} random verification inputs, but all {total} inputs are "
                                "checked here (exhaustive); drop them")
-
-
-def _save(out_dir: Path, compiled, result: dict) -> None:
-    from expressivity.export import save_network
-
-    with staged_output(out_dir, "rasp compile") as stage:
-        save_network(compiled.network, stage / "network")
-        write_json(stage / "report.json", result["report"])
-        write_json(stage / "run.json", result["run"] | {"files": [str(out_dir / "network"), str(out_dir / "report.json")]})
 
 
 def _say(text: str) -> None:

@@ -11,7 +11,7 @@ from click.core import ParameterSource
 
 from expressivity.cli.common import console, emit_json, err_console, run_record
 from expressivity.errors import ExpressivityError
-from expressivity.records import check_output_dir, staged_output, write_json
+from expressivity.records import check_output_dir
 
 MEMORIES = ("fixed", "kernel", "adaptive", "nested", "dpfree-pointer", "dpfree-boolean")
 # Which options each construction takes; anything else given is refused by name.
@@ -109,12 +109,9 @@ def build(ctx, memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, 
     config = {k: v for k, v in ctx.params.items() if k not in ("as_json",)} | {"out": None if out is None else str(out)}
     result = summary(report) | {"report": report.as_dict(), "run": run_record("wang-e build", config, seed)}
     if out is not None:
-        from expressivity.export import save_network
+        from expressivity.export.folders import save_construction
 
-        with staged_output(out, "wang-e build") as stage:
-            save_network(net, stage / "network")
-            write_json(stage / "report.json", report.as_dict())
-            write_json(stage / "run.json", result["run"])
+        save_construction(out, "wang-e build", net, result["report"], result["run"])
     if as_json:
         emit_json(result)
     else:

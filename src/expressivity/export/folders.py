@@ -64,6 +64,20 @@ class Saved:
                 "report": None if self.report_path is None else str(self.report_path), **self.info}
 
 
+def save_construction(out_dir: Path, command: str, network: Network, report: dict, run: dict) -> None:
+    """The folder every construction command writes: ``out_dir/network`` (safetensors + JSON),
+    ``report.json`` (the :class:`~expressivity.constructions.report.ConstructionReport`) and
+    ``run.json`` (``run`` plus the files written), staged so a failure leaves nothing behind.
+    :func:`load_saved` reads it back."""
+    from expressivity.export.safetensors_io import save_network
+    from expressivity.records import staged_output, write_json
+
+    with staged_output(out_dir, command) as stage:
+        save_network(network, stage / "network")
+        write_json(stage / "report.json", report)
+        write_json(stage / "run.json", run | {"files": [str(out_dir / "network"), str(out_dir / "report.json")]})
+
+
 def _read_json(path: Path) -> dict | None:
     try:
         value = json.loads(path.read_text())
