@@ -7,7 +7,6 @@ from hypothesis import strategies as st
 
 from expressivity.statistics import (R2_RESOLUTION, clopper_pearson, fisher_exact, floored_geometric_interval,
                                      interval, log10_t_interval, paired_difference, t_interval, t_quantile_975)
-from expressivity.verify import stats as old_home
 
 
 def test_t_interval_matches_hand_computation():
@@ -26,10 +25,6 @@ def test_quantiles_decrease_to_normal():
 def test_log_interval_is_geometric():
     g, low, high = log10_t_interval([1e-6, 1e-4])
     assert g == pytest.approx(1e-5) and low < 1e-6 < 1e-4 < high
-
-
-def test_verify_stats_re_exports_the_same_functions():
-    assert old_home.t_interval is t_interval and old_home.log10_t_interval is log10_t_interval
 
 
 def test_one_seed_gives_no_interval_and_is_never_disjoint():

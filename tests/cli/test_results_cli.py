@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from expressivity.cli.main import cli
 from expressivity.experiments import run_sweep, sweep_from_spec
-from expressivity.verify.stats import t_interval
+from expressivity.statistics import t_interval
 
 from tests.experiments.helpers import BASE, grid_spec
 

@@ -9,7 +9,7 @@ import pytest
 from expressivity.errors import ExpressivityError
 from expressivity.experiments.query import aggregate, open_source, split_list
 from expressivity.experiments.store import RecordWriter
-from expressivity.verify.stats import log10_t_interval, t_interval
+from expressivity.statistics import log10_t_interval, t_interval
 
 
 def write_records(folder, rows, select=None):
