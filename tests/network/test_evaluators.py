@@ -62,3 +62,19 @@ def test_reference_returns_residual_stream_per_layer():
     X = rng.normal(size=(4, 2))
     out, residuals = forward(net, X, return_residuals=True)
     assert len(residuals) == 3 and np.array_equal(residuals[0], X) and np.array_equal(residuals[-1], out)
+
+
+@settings(max_examples=50)
+@given(softmax_networks(position=True), st.integers(1, ROWS), st.integers(0, 10**6), st.booleans())
+def test_torch_residual_stream_matches_the_reference_per_layer(net, n, seed, single):
+    from expressivity.network.reference import forward
+    from expressivity.network.torch_eval import forward_torch
+
+    shape = (input_length(net, n), net.d_in) if single else (2, input_length(net, n), net.d_in)
+    X = np.random.default_rng(seed).normal(size=shape)
+    out, residuals = forward_torch(net, X, "float64", return_residuals=True)
+    ref_out, ref_residuals = forward(net, X, return_residuals=True)
+    assert _close(out, ref_out) and np.array_equal(out, forward_torch(net, X, "float64"))
+    assert len(residuals) == len(net.layers) + 1
+    for H, ref in zip(residuals, ref_residuals):
+        assert H.shape == ref.shape and _close(H, ref)

@@ -201,18 +201,33 @@ class TorchNetwork(nn.Module):
             self.register_buffer(name, None if value is None else _t(value, dtype))
         self.final_norm = TorchLayerNorm(network.final_norm, dtype)
 
-    def forward(self, X: torch.Tensor) -> torch.Tensor:
+    def embed(self, X: torch.Tensor) -> torch.Tensor:
+        """The residual stream ``(batch, n, d)`` before the first layer: embedding, its bias, positions."""
         H = X if self.embedding is None else X @ self.embedding
         if self.embedding_bias is not None:
             H = H + self.embedding_bias
         if self.positional_encoding is not None:
             H = H + self.positional_encoding[: X.shape[1]]
+        return H
+
+    def forward(self, X: torch.Tensor, return_residuals: bool = False):
+        """Outputs ``(batch, n, d_out)`` of inputs ``X`` ``(batch, n, d_in)`` (tokens as rows).
+
+        With ``return_residuals``: the pair ``(outputs, residuals)``, ``residuals`` a list of
+        ``len(layers) + 1`` tensors ``(batch, n, d)``: the stream after the input (embedded, with
+        positions) and after every layer, before the final norm and readout.
+        """
+        H = self.embed(X)
+        residuals = [H]
         for layer in self.layers:
             H = layer(H)
+            residuals.append(H)
         out = self.final_norm(H)
         if self.readout is not None:
             out = out @ self.readout
-        return out if self.readout_bias is None else out + self.readout_bias
+        if self.readout_bias is not None:
+            out = out + self.readout_bias
+        return (out, residuals) if return_residuals else out
 
 
 def to_torch(network: Network, dtype: str | torch.dtype = "float64") -> TorchNetwork:
@@ -223,15 +238,24 @@ def to_torch(network: Network, dtype: str | torch.dtype = "float64") -> TorchNet
 
 
 def forward_torch(network: Network, X, dtype: str = "float64", device: str = "cpu", *,
-                  allow_length: bool = False) -> np.ndarray:
+                  return_residuals: bool = False, allow_length: bool = False):
     """Evaluate ``network`` on ``X`` (``(n, d_in)`` or ``(batch, n, d_in)``) with PyTorch; returns float64 NumPy.
 
+    Returns the outputs (``(n, d_out)`` or ``(batch, n, d_out)``, like ``X``), or with
+    ``return_residuals`` the pair ``(outputs, [H_0, H_1, ...])`` as the reference pass gives it:
+    ``H_0`` the stream after the input, ``H_k`` after layer ``k - 1``, each ``(n, d)`` or
+    ``(batch, n, d)`` like ``X`` (computed in ``dtype``, widened to float64).
     ``allow_length``: run on a length outside ``network.valid_lengths`` (outside its claim)."""
     X = np.asarray(X, dtype=np.float64)
     network.check_input(X, allow_length=allow_length)
     single = X.ndim == 2
     module = to_torch(network, dtype).to(device)
     with torch.no_grad():
-        out = module(torch.as_tensor(X[None] if single else X, dtype=_DTYPES[dtype], device=device))
-    out = out.double().cpu().numpy()
-    return out[0] if single else out
+        out, residuals = module(torch.as_tensor(X[None] if single else X, dtype=_DTYPES[dtype], device=device),
+                                return_residuals=True)
+
+    def numpy(t: torch.Tensor) -> np.ndarray:
+        a = t.double().cpu().numpy()
+        return a[0] if single else a
+
+    return (numpy(out), [numpy(H) for H in residuals]) if return_residuals else numpy(out)
