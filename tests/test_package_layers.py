@@ -21,6 +21,7 @@ LAYERS = (
     ("tasks", "constructions"),
     ("training", "figures", "rasp"),
     ("export", "experiments"),
+    ("inspect",),
     ("cli",),
 )
 RANK = {name: k for k, names in enumerate(LAYERS) for name in names}

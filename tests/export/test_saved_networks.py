@@ -13,9 +13,10 @@ from expressivity.cli.main import cli
 from expressivity.errors import ExpressivityError
 from expressivity.export import save_network
 from expressivity.export.folders import find_report, load_saved
-from expressivity.export.page import MAX_CELLS, layer_rows, network_page
-from expressivity.export.run import default_input, input_help, parse_input, run_network
+from expressivity.inspect.page import MAX_CELLS, layer_rows, network_page
+from expressivity.inspect.run import parse_input, run_network
 from expressivity.network import AttentionLayer, FeedForwardLayer, Head, Network, ReLU, evaluate
+from expressivity.network.inputs import default_input, input_help
 
 
 def cli_run(*args):

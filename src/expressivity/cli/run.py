@@ -29,7 +29,7 @@ def run(path, input_text, dtype, residuals, allow_length, as_json):
     """Run the saved network at PATH (a saved network, a construction's --out folder, a trained run folder or a
     TransformerLens folder) on --input and print its output."""
     from expressivity.export.folders import load_saved
-    from expressivity.export.run import parse_input, run_network
+    from expressivity.inspect.run import parse_input, run_network
 
     record = run_record("run", {"path": str(path), "input": input_text, "dtype": dtype, "residuals": residuals,
                                 "allow_length": allow_length})
@@ -50,7 +50,7 @@ def _table(title: str, values, columns, rows):
     from rich.markup import escape
     from rich.table import Table
 
-    from expressivity.export.run import fmt
+    from expressivity.inspect.run import fmt
 
     values = np.asarray(values, dtype=object)
     shown = list(range(len(columns)))

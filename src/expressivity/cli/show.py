@@ -24,8 +24,9 @@ def show(path, input_text, out, allow_length, as_json):
     each head and MLP reads and writes, the size next to the paper's bound, every head's attention pattern on the
     input, the residual stream per layer, and the construction's checks and margins."""
     from expressivity.export.folders import load_saved
-    from expressivity.export.page import GENERATOR_TAG, network_page
-    from expressivity.export.run import as_dtype, default_input, parse_input
+    from expressivity.inspect.page import GENERATOR_TAG, network_page
+    from expressivity.inspect.run import as_dtype, parse_input
+    from expressivity.network.inputs import default_input
 
     if not out.strip():
         raise ExpressivityError("--out must name an HTML file, such as page.html")

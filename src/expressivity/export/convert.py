@@ -13,6 +13,7 @@ import numpy as np
 
 from expressivity.errors import ExpressivityError
 from expressivity.export.folders import Saved
+from expressivity.network.inputs import default_input, input_dims, takes_tokens
 from expressivity.network.network import Network
 from expressivity.records import check_output_dir, jsonable, staged_output, write_json
 
@@ -41,8 +42,6 @@ def export_network(saved: Saved, out: Path, run: dict) -> dict:
 def verification_input(net: Network, n: int, batch: int = VERIFY_BATCH, seed: int = 0) -> np.ndarray:
     """Inputs ``(batch, n, d_in)`` to check an export on: token ids for token networks, values in
     [-1, 1) in the named input dimensions (all dimensions when none are named; [0, 1) for Yun's)."""
-    from expressivity.export.run import input_dims, takes_tokens
-
     rng = np.random.default_rng(seed)
     X = np.zeros((batch, n, net.d_in))
     if takes_tokens(net):
@@ -188,8 +187,6 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
     example_length = net.length or min(n, 4)
     if exported_valid is not None and not exported_valid.contains(example_length):
         example_length = exported_valid.lo
-    from expressivity.export.run import default_input
-
     with staged_output(out, "export") as stage:
         paths = tl.save_transformer_lens(export, stage, name=net.name or "network", folder=Path(out).name,
                                          example=default_input(net, example_length))

@@ -25,52 +25,13 @@ import numpy as np
 
 from expressivity.errors import ExpressivityError
 from expressivity.network.evaluate import DTYPES, evaluate
+from expressivity.network.inputs import default_input, input_dims, input_help, takes_tokens
 from expressivity.network.network import Network
 
 MAX_TOKENS = 4096
 MAX_VALUES = 1_000_000
 ARITHMETIC = {"exact": "exact rationals (Python int/Fraction)", "float64": "NumPy float64 reference pass",
               "float32": "PyTorch float32", "torch-float64": "PyTorch float64"}
-
-
-def takes_tokens(net: Network) -> bool:
-    """True when the network's inputs are one-hot tokens."""
-    from expressivity.export.transformer_lens import takes_tokens as tokens
-
-    return tokens(net)
-
-
-def input_dims(net: Network) -> list[int] | None:
-    """Indices of the input dimensions the network's metadata names (``input_dims``), if any."""
-    names = net.metadata.get("input_dims")
-    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-        return None
-    if not all(n in net.input_labels for n in names):
-        return None
-    return [net.input_labels.index(n) for n in names]
-
-
-def input_help(net: Network) -> str:
-    """How to write an input for this network, in one sentence."""
-    valid = net.lengths
-    if valid.is_any:
-        count = "any number of tokens"
-    elif valid.values is not None:
-        count = f"exactly {valid.values[0]} tokens" if len(valid.values) == 1 else f"{valid.describe()} tokens"
-    else:
-        count = f"{valid.lo} to {valid.hi} tokens" if valid.hi is not None else f"at least {valid.lo} tokens"
-    if takes_tokens(net):
-        return f"token ids in 0..{net.d_in - 1}, e.g. '0,1,2' ({count})"
-    dims = input_dims(net)
-    if dims is not None:
-        names = ", ".join(net.input_labels[k] for k in dims)
-        if len(dims) == 1:
-            return f"one value of {names} per token, e.g. '1,2,3' ({count})"
-        return f"{len(dims)} values ({names}) per token, tokens separated by ';' ({count})"
-    if net.d_in == 1:
-        return f"one value per token, e.g. '0.5,1,2' ({count})"
-    return f"{net.d_in} values per token ({', '.join(net.input_labels[:6])}{'...' if net.d_in > 6 else ''}), tokens " \
-           f"separated by ';' ({count})"
 
 
 def _number(text: str, where: str) -> Fraction:
@@ -167,25 +128,6 @@ def parse_input(net: Network, text, allow_length: bool = False) -> np.ndarray:
     return X
 
 
-def default_input(net: Network, length: int | None = None, seed: int = 0) -> np.ndarray:
-    """A readable example input ``(n, d_in)`` (float64): ``1..n`` in the named input dimension,
-    random token ids, or values in [-1, 1) rounded to two decimals ([0, 1) for Yun's networks)."""
-    rng = np.random.default_rng(seed)
-    n = length or net.lengths.closest(6)
-    X = np.zeros((n, net.d_in))
-    if takes_tokens(net):
-        X[np.arange(n), rng.integers(0, net.d_in, size=n)] = 1.0
-        return X
-    dims = input_dims(net)
-    if dims is not None and len(dims) == 1:
-        X[:, dims[0]] = np.arange(1, n + 1)
-        return X
-    low = 0.0 if net.name.startswith("yun[") else -1.0
-    cols = dims if dims is not None else list(range(net.d_in))
-    X[:, cols] = np.round(rng.uniform(low, 1.0, size=(n, len(cols))), 2)
-    return X
-
-
 def as_dtype(X: np.ndarray, dtype: str) -> np.ndarray:
     """``X`` for the evaluator ``dtype``: exact numbers for ``exact``, float64 otherwise (one-line error on overflow)."""
     if dtype == "exact":
@@ -201,7 +143,7 @@ def as_dtype(X: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def residual_stream(net: Network, X: np.ndarray, dtype: str, allow_length: bool = False) -> list[np.ndarray]:
-    """The residual stream ``(n, d)`` after the input and after every layer, in ``dtype``."""
+    """The residual stream ``(n, d)`` after the input and after every layer, in ``dtype``, from that evaluator."""
     if dtype == "exact":
         from expressivity.network.exact import forward_exact
 
@@ -210,25 +152,10 @@ def residual_stream(net: Network, X: np.ndarray, dtype: str, allow_length: bool 
         from expressivity.network.reference import forward
 
         return list(forward(net, X, return_residuals=True, allow_length=allow_length)[1])
-    import torch
+    from expressivity.network.torch_eval import forward_torch
 
-    from expressivity.network.torch_eval import to_torch
-
-    net.check_input(np.asarray(X, dtype=np.float64), allow_length=allow_length)
-    tdt = torch.float32 if dtype == "float32" else torch.float64
-    module = to_torch(net, "float32" if dtype == "float32" else "float64")
-    with torch.no_grad():
-        T = torch.as_tensor(np.asarray(X, dtype=np.float64)[None], dtype=tdt)
-        H = T if module.embedding is None else T @ module.embedding
-        if module.embedding_bias is not None:
-            H = H + module.embedding_bias
-        if module.positional_encoding is not None:
-            H = H + module.positional_encoding[: T.shape[1]]
-        out = [H]
-        for layer in module.layers:
-            H = layer(H)
-            out.append(H)
-    return [h[0].double().numpy() for h in out]
+    torch_dtype = "float32" if dtype == "float32" else "float64"
+    return forward_torch(net, X, torch_dtype, return_residuals=True, allow_length=allow_length)[1]
 
 
 def outside_claim(net: Network, n: int) -> str:

@@ -25,7 +25,8 @@ import numpy as np
 
 from expressivity.errors import ExpressivityError
 from expressivity.export.folders import Saved
-from expressivity.export.run import outside_claim
+from expressivity.inspect.run import outside_claim
+from expressivity.network.layers import head_count, rule_for
 from expressivity.network.network import Network
 
 MAX_CELLS = 2_000_000     # heatmap and table cells on one page (keeps it openable)
@@ -94,44 +95,57 @@ def _cols(*mats) -> np.ndarray:
     return np.any(np.concatenate([np.asarray(m, dtype=np.float64) != 0 for m in mats], axis=0), axis=0)
 
 
+def _attention_rows(layer, labels) -> tuple[str, list[dict]]:
+    """How an attention layer normalises, and per head: what its scores, values and output touch."""
+    how = ("hardmax" if layer.normalization == "hardmax"
+           else f"softmax, inverse temperature {_fmt(float(layer.inverse_temperature))}")
+    if layer.normaliser == "infinite":
+        how += ", over an infinite past"
+    parts = []
+    for h, head in enumerate(layer.heads):
+        content = not head.is_dp_free and bool(np.any(_rows(head.W_Q, head.W_K)))
+        sources = [("query . key of " + _support(_rows(head.W_Q, head.W_K), labels)
+                    + (" (rotary)" if head.rotary else ""))] if content else []
+        if head.position_bias is not None:
+            sources.append(f"position bias {head.position_bias.describe()}")
+        parts.append({"part": f"head {h}" + (f" ({head.name})" if head.name else ""),
+                      "scores from": " + ".join(sources) or "nothing (uniform over the keys)",
+                      "reads values": _support(_rows(head.W_V), labels),
+                      "writes": _support(_cols(head.W_O), labels),
+                      "width": f"m={head.size}, m_v={head.W_V.shape[1]}"})
+    return how + (", causal" if layer.causal else ""), parts
+
+
+def _feedforward_rows(layer, labels) -> tuple[str, list[dict]]:
+    """A feed-forward layer's activation and width, and what it reads and writes."""
+    writes = _support(_cols(layer.W_2, np.asarray(layer.b_2, dtype=np.float64)[None]), labels)
+    return (f"{layer.activation.describe()}, width {layer.width}",
+            [{"part": "feed-forward", "scores from": "", "reads values": _support(_rows(layer.W_1), labels),
+              "writes": writes, "width": f"r={layer.width}"}])
+
+
+def _mixing_rows(layer, labels) -> tuple[str, list[dict]]:
+    """Per head of a mixing layer: its fixed matrix or convolution, what its values and output touch."""
+    parts = []
+    for h, head in enumerate(layer.heads):
+        how = (f"matrix {head.length}x{head.length}" if head.matrix is not None
+               else f"convolution K={head.kernel.shape[0]}, left={head.left}")
+        parts.append({"part": f"head {h}", "scores from": how, "reads values": _support(_rows(head.W_V), labels),
+                      "writes": _support(_cols(head.W_O), labels), "width": f"m_v={head.W_V.shape[1]}"})
+    return "fixed mixing along the sequence", parts
+
+
+# layer kind -> (how it works, its parts) for the page's layer list
+_LAYER_ROWS = {"attention": _attention_rows, "feedforward": _feedforward_rows, "mixing": _mixing_rows}
+
+
 def layer_rows(net: Network) -> list[dict]:
     """What each layer's parts read and write, by label (the page's layer list)."""
     out = []
-    labels = net.labels
     for k, layer in enumerate(net.layers):
-        entry = {"index": k, "kind": layer.kind, "name": layer.name, "norm": layer.norm is not None, "parts": []}
-        if layer.kind == "attention":
-            how = ("hardmax" if layer.normalization == "hardmax"
-                   else f"softmax, inverse temperature {_fmt(float(layer.inverse_temperature))}")
-            if layer.normaliser == "infinite":
-                how += ", over an infinite past"
-            entry["how"] = how + (", causal" if layer.causal else "")
-            for h, head in enumerate(layer.heads):
-                content = not head.is_dp_free and bool(np.any(_rows(head.W_Q, head.W_K)))
-                sources = [("query . key of " + _support(_rows(head.W_Q, head.W_K), labels)
-                            + (" (rotary)" if head.rotary else ""))] if content else []
-                if head.position_bias is not None:
-                    sources.append(f"position bias {head.position_bias.describe()}")
-                entry["parts"].append({"part": f"head {h}" + (f" ({head.name})" if head.name else ""),
-                                       "scores from": " + ".join(sources) or "nothing (uniform over the keys)",
-                                       "reads values": _support(_rows(head.W_V), labels),
-                                       "writes": _support(_cols(head.W_O), labels),
-                                       "width": f"m={head.size}, m_v={head.W_V.shape[1]}"})
-        elif layer.kind == "feedforward":
-            entry["how"] = f"{layer.activation.describe()}, width {layer.width}"
-            entry["parts"].append({"part": "feed-forward", "scores from": "",
-                                   "reads values": _support(_rows(layer.W_1), labels),
-                                   "writes": _support(_cols(layer.W_2, np.asarray(layer.b_2, dtype=np.float64)[None]),
-                                                      labels), "width": f"r={layer.width}"})
-        else:
-            entry["how"] = "fixed mixing along the sequence"
-            for h, head in enumerate(layer.heads):
-                how = (f"matrix {head.length}x{head.length}" if head.matrix is not None
-                       else f"convolution K={head.kernel.shape[0]}, left={head.left}")
-                entry["parts"].append({"part": f"head {h}", "scores from": how,
-                                       "reads values": _support(_rows(head.W_V), labels),
-                                       "writes": _support(_cols(head.W_O), labels), "width": f"m_v={head.W_V.shape[1]}"})
-        out.append(entry)
+        how, parts = rule_for(_LAYER_ROWS, layer, "HTML page")(layer, net.labels)
+        out.append({"index": k, "kind": layer.kind, "name": layer.name, "norm": layer.norm is not None, "parts": parts,
+                    "how": how})
     return out
 
 
@@ -265,18 +279,44 @@ def _num(v) -> str:
     return "" if v is None else str(v)
 
 
-def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None, allow_length: bool = False) -> str:
-    """The HTML page of ``saved.network`` on input ``X`` ``(n, d_in)`` (float64), as text.
+def _attention_pictures(k: int, layer, H: np.ndarray, n: int) -> str:
+    """Heatmaps of an attention layer's weights on its input residual ``H`` ``(1, n, d)``, one per head."""
+    from expressivity.network.reference import attention_weights
 
-    A length outside the network's valid lengths is refused unless ``allow_length``; the page
-    then says, at the top, that what it shows is outside the construction's claim."""
-    from expressivity.network.reference import attention_weights, forward
+    A = attention_weights(layer, H)[0]
+    cards = [f'<div class="head"><p><b>layer {k}, head {h}</b> {_e(head.name)}</p>'
+             + heatmap_svg(A[h], f"attn-{k}-{h}", f"attention of layer {k} head {h}",
+                           attrs=f'data-layer="{k}" data-head="{h}" data-kind="attention"') + "</div>"
+             for h, head in enumerate(layer.heads)]
+    return f'<h3>layer {k}: {_e(layer.name or "attention")}</h3><div class="heads">{"".join(cards)}</div>'
 
-    net = saved.network
-    X = np.asarray(X, dtype=np.float64)
+
+def _mixing_pictures(k: int, layer, H: np.ndarray, n: int) -> str:
+    """Heatmaps of a mixing layer's fixed matrices (they do not depend on the input ``H``)."""
+    cards = [f'<div class="head"><p><b>layer {k}, mixing head {h}</b></p>'
+             + heatmap_svg(_mixing_matrix(head, n), f"mix-{k}-{h}", f"mixing matrix of layer {k} head {h}", signed=True,
+                           attrs=f'data-layer="{k}" data-head="{h}" data-kind="mixing"') + "</div>"
+             for h, head in enumerate(layer.heads)]
+    return (f'<h3>layer {k}: {_e(layer.name or "mixing")} (fixed, input-independent)</h3>'
+            f'<div class="heads">{"".join(cards)}</div>')
+
+
+def _no_pictures(k: int, layer, H: np.ndarray, n: int) -> str:
+    return ""   # a feed-forward layer mixes no tokens: its effect shows in the residual stream
+
+
+# layer kind -> its heatmaps on the page (attention: patterns on the input; mixing: the fixed matrices)
+_PICTURES = {"attention": _attention_pictures, "mixing": _mixing_pictures, "feedforward": _no_pictures}
+
+
+def _evaluate_for_page(net: Network, X: np.ndarray, allow_length: bool):
+    """Outputs ``(1, n, d_out)`` and residuals (``len(layers) + 1`` arrays ``(1, n, d)``) of the float64
+    reference pass on ``X`` ``(n, d_in)``, refused when the page would be too big or a value is not finite."""
+    from expressivity.network.reference import forward
+
     net.check_input(X, allow_length=allow_length)
     n = X.shape[0]
-    heads = sum(len(layer.heads) for layer in net.layers if layer.kind in ("attention", "mixing"))
+    heads = head_count(net.layers)
     cells = heads * n * n + (len(net.layers) + 1) * n * net.d
     if cells > MAX_CELLS:
         raise ExpressivityError(f"the page would draw {cells:,} cells ({heads} heads x {n}^2 plus the residual stream); "
@@ -286,30 +326,18 @@ def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None, all
     if not (np.all(np.isfinite(out)) and all(np.all(np.isfinite(r)) for r in residuals)):
         raise ExpressivityError(f"network {net.name!r} produced non-finite values in float64 on this input; use smaller "
                                 "input values")
-    tokens = [str(i) for i in range(n)]
-    outs = net.output_labels or tuple(f"y[{k}]" for k in range(net.d_out))
-    attn_html = []
-    for k, layer in enumerate(net.layers):
-        if layer.kind == "attention":
-            A = attention_weights(layer, residuals[k])[0]
-            cards = []
-            for h, head in enumerate(layer.heads):
-                cards.append(f'<div class="head"><p><b>layer {k}, head {h}</b> {_e(head.name)}</p>'
-                             + heatmap_svg(A[h], f"attn-{k}-{h}", f"attention of layer {k} head {h}",
-                                           attrs=f'data-layer="{k}" data-head="{h}" data-kind="attention"') + "</div>")
-            attn_html.append(f'<h3>layer {k}: {_e(layer.name or "attention")}</h3><div class="heads">{"".join(cards)}</div>')
-        elif layer.kind == "mixing":
-            cards = []
-            for h, head in enumerate(layer.heads):
-                M = _mixing_matrix(head, n)
-                cards.append(f'<div class="head"><p><b>layer {k}, mixing head {h}</b></p>'
-                             + heatmap_svg(M, f"mix-{k}-{h}", f"mixing matrix of layer {k} head {h}", signed=True,
-                                           attrs=f'data-layer="{k}" data-head="{h}" data-kind="mixing"') + "</div>")
-            attn_html.append(f'<h3>layer {k}: {_e(layer.name or "mixing")} (fixed, input-independent)</h3>'
-                             f'<div class="heads">{"".join(cards)}</div>')
+    return out, residuals
+
+
+def _residual_section(net: Network, residuals, tokens) -> str:
+    """Tables of the residual stream (each ``(1, n, d)``) after the input and after every layer."""
     where = ["input (embedded, with positions)"] + [f"after layer {k}" + (f": {layer.name}" if layer.name else "")
                                                      for k, layer in enumerate(net.layers)]
-    resid_html = "".join(f"<h3>{_e(w)}</h3>" + _value_table(R[0], net.labels, tokens) for w, R in zip(where, residuals))
+    return "".join(f"<h3>{_e(w)}</h3>" + _value_table(R[0], net.labels, tokens) for w, R in zip(where, residuals))
+
+
+def _source_line(saved: Saved) -> str:
+    """Where the network came from (kind, folder, training task) and whether its checks passed."""
     report = saved.report
     ok = "" if not report else (' &middot; <span class="ok">all checks passed</span>' if report.get("ok")
                                 else ' &middot; <span class="bad">a check FAILED</span>')
@@ -317,10 +345,29 @@ def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None, all
     if saved.info.get("task"):
         source += (f" &middot; task {_e(saved.info['task'])} {_e(saved.info.get('task_args') or '')} &middot; "
                    f"status {_e(saved.info.get('status'))} after {_e(saved.info.get('step'))} steps")
+    return source + ok
+
+
+def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None, allow_length: bool = False) -> str:
+    """The HTML page of ``saved.network`` on input ``X`` ``(n, d_in)`` (float64), as text.
+
+    A length outside the network's valid lengths is refused unless ``allow_length``; the page
+    then says, at the top, that what it shows is outside the construction's claim."""
+    net = saved.network
+    X = np.asarray(X, dtype=np.float64)
+    out, residuals = _evaluate_for_page(net, X, allow_length)
+    n = X.shape[0]
+    tokens = [str(i) for i in range(n)]
+    outs = net.output_labels or tuple(f"y[{k}]" for k in range(net.d_out))
+    attn_html = [rule_for(_PICTURES, layer, "HTML page")(k, layer, residuals[k], n) for k, layer in enumerate(net.layers)]
+    attn_html = [part for part in attn_html if part]
+    resid_html = _residual_section(net, residuals, tokens)
+    report = saved.report
+    source = _source_line(saved)
     given = f"<code>{_e(input_text)}</code>" if input_text else "an example input (give your own with --input)"
     body = f"""
 <h1>{_e(net.name or 'network')}</h1>
-<p class="muted">{source}{ok}</p>
+<p class="muted">{source}</p>
 {'' if net.within_claim(n) else f'<p class="bad" id="outside-claim">{_e(outside_claim(net, n))}</p>'}
 <div id="status"></div>
 <h2>Size</h2>{_size_section(net, report)}
