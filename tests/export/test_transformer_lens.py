@@ -475,3 +475,21 @@ def test_compare_reports_every_difference_kind():
     bridge = boot(export.config, export.state_dict, "float64")
     diff = compare(net, export, bridge, embed(net, np.arange(4.0)))
     assert set(diff) == {"output_relative", "pattern_abs", "residual_relative"} and max(diff.values()) < 1e-12
+
+
+def test_a_layer_kind_the_exporter_does_not_know_fails_loudly_naming_it():
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from expressivity.errors import NetworkError
+    from expressivity.export.transformer_lens import check, export
+    from expressivity.network.layers import LAYERS
+
+    @dataclass(frozen=True)
+    class Novel(FeedForwardLayer):
+        kind: ClassVar[str] = "novel"
+
+    assert set(export._PLACE_IN_BLOCKS) == set(LAYERS) and set(check._TORCH_PATTERN) == set(LAYERS)
+    net = Network((Novel(np.eye(1), np.zeros(1), np.eye(1), np.zeros(1), ReLU()),), labels=("x",))
+    with pytest.raises(NetworkError, match="TransformerLens exporter.*'novel'"):
+        to_transformer_lens(net)

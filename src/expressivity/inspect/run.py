@@ -25,7 +25,7 @@ import numpy as np
 
 from expressivity.errors import ExpressivityError
 from expressivity.network.evaluate import DTYPES, evaluate
-from expressivity.network.inputs import default_input, input_dims, input_help, takes_tokens
+from expressivity.network.inputs import input_dims, input_help, takes_tokens
 from expressivity.network.network import Network
 
 MAX_TOKENS = 4096

@@ -1,0 +1,99 @@
+"""A TransformerLens export folder: ``config.json``, ``model.safetensors``, ``expressivity.json``, ``README.md``.
+
+:func:`save_transformer_lens` writes one from a :class:`TLExport`; :func:`read_folder_config`
+reads the JSON parts back (the weights are read by whoever boots or imports the model).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from expressivity.errors import ExpressivityError
+from expressivity.export.transformer_lens.export import FORMAT, TL_VERSION, TLExport
+
+
+README = """# {name}
+
+Exported by expressivity {version} for TransformerLens {tl} (`pip install "transformer-lens=={tl}"`).
+
+```python
+import json, torch, safetensors.torch
+from transformer_lens.model_bridge import TransformerBridge
+from transformer_lens.config import TransformerBridgeConfig
+
+cfg = TransformerBridgeConfig(**json.load(open("{folder}/config.json")))
+bridge = TransformerBridge.boot_native(cfg, dtype=torch.float64)  # or torch.float32
+bridge.load_state_dict(safetensors.torch.load_file("{folder}/model.safetensors"), strict=True)
+X = torch.tensor({example}, dtype=torch.float64)  # an input of the network: (batch, n, d_in), tokens as rows
+logits, cache = bridge.run_with_cache(X @ bridge.state_dict()["embed.weight"]{bias})
+print(logits)                                  # the network's output: (batch, n, d_out)
+print(cache["blocks.0.attn.hook_pattern"])     # attention weights: (batch, head, query, key)
+```
+{tokens}
+The first {d} residual dimensions are the network's own (their labels are in `expressivity.json`);
+{extra}. `expressivity.json` also says which network layer became which block and which hooks
+show it, what the export changed, and what it cost. Outputs agree with expressivity's reference
+evaluator within {tol32:g} (relative, float32) and {tol64:g} (float64); the measured differences
+are in `expressivity.json` under `verified`.
+"""
+
+
+def save_transformer_lens(export: TLExport, directory: Path, name: str = "network", folder: str | None = None,
+                          example: np.ndarray | None = None) -> list[Path]:
+    """Write ``config.json``, ``model.safetensors``, ``expressivity.json`` and ``README.md`` under ``directory``.
+
+    ``folder`` is the name the README's loading snippet uses (default: ``directory``'s name);
+    ``example`` an input ``(n, d_in)`` of the network it shows.
+    """
+    from safetensors.numpy import save_file
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = [directory / n for n in ("config.json", "model.safetensors", "expressivity.json", "README.md")]
+    paths[0].write_text(json.dumps(export.config, indent=1) + "\n")
+    save_file({k: np.ascontiguousarray(v, dtype=np.float64) for k, v in export.state_dict.items()}, str(paths[1]))
+    paths[2].write_text(json.dumps(export.description(), indent=1, allow_nan=False) + "\n")
+    from expressivity import __version__
+
+    P = export.cost["position_dims"]
+    extra = (f"dimensions {export.d}..{export.d + P - 1} are one-hot positions that carry the position biases"
+             if P else "the export adds no dimensions")
+    if example is None:
+        example = np.zeros((min(export.config["n_ctx"], 4), export.d_in))
+    rows = [[float(v) if float(v) != int(v) else int(v) for v in row] for row in np.asarray(example, dtype=np.float64)]
+    tokens = ""
+    if export.tokens:
+        ids = [int(np.argmax(row)) for row in np.asarray(example)]
+        tokens = f"\nA token network: `bridge.run_with_cache(torch.tensor([{ids}]))` gives the same logits.\n"
+    bias = " + torch.tensor(json.load(open(\"{}/expressivity.json\"))[\"input_bias\"], dtype=torch.float64)".format(
+        folder or directory.name) if export.input_bias else ""
+    paths[3].write_text(README.format(name=name, version=__version__, tl=TL_VERSION, folder=folder or directory.name,
+                                      example=json.dumps([rows]), bias=bias, tokens=tokens, d=export.d, extra=extra,
+                                      tol32=export.tolerance["float32"], tol64=export.tolerance["float64"]))
+    return paths
+
+
+def read_folder_config(directory: Path) -> tuple[dict, dict | None]:
+    """``config.json`` (and ``expressivity.json`` when present) of a TransformerLens folder."""
+    directory = Path(directory)
+    path = directory / "config.json"
+    if not path.is_file() or not (directory / "model.safetensors").is_file():
+        raise ExpressivityError(f"{directory} is not a TransformerLens folder (config.json and model.safetensors)")
+    try:
+        config = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ExpressivityError(f"{path} is not valid JSON ({' '.join(str(exc).split())})") from None
+    if not isinstance(config, dict):
+        raise ExpressivityError(f"{path} is not a TransformerBridgeConfig argument object")
+    desc = None
+    if (directory / "expressivity.json").is_file():
+        try:
+            desc = json.loads((directory / "expressivity.json").read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
+            raise ExpressivityError(f"{directory}/expressivity.json is not valid JSON ({' '.join(str(exc).split())})") from None
+        if not isinstance(desc, dict) or desc.get("format") != FORMAT:
+            raise ExpressivityError(f"{directory}/expressivity.json is not in format {FORMAT}; re-export the network")
+    return config, desc
