@@ -142,6 +142,35 @@ def _margin(report: dict | None) -> tuple[str, float] | None:
     return None
 
 
+def _claimed_n_ctx(saved: Saved, n_ctx: int | None, allow_length: bool) -> tuple[int | None, bool]:
+    """``(n_ctx, within_claim)``: the length to export at (``None``: the exporter's default) and
+    whether it is one the construction is built and verified for; refused outside them unless ``allow_length``."""
+    net = saved.network
+    valid = net.valid_lengths
+    if n_ctx is None and net.max_length is None and net.length is None:
+        # the longest length the construction was built and checked for
+        n_ctx = valid.longest if valid is not None and valid.longest is not None else saved.typical_length()
+    if (n_ctx is not None and valid is not None and not valid.contains(n_ctx) and not allow_length
+            and net.structural_lengths().contains(n_ctx)):   # else the exporter names the structural limit
+        raise ExpressivityError(f"--n-ctx {n_ctx} is outside the lengths {net.name!r} is built and verified for "
+                                f"({valid.describe()}); give one of them, or --allow-length to export it outside its "
+                                "construction's claim")
+    return n_ctx, n_ctx is None or valid is None or valid.contains(n_ctx)
+
+
+def _target_verdict(saved: Saved, export, folder: Path, n: int, seed: int, within_claim: bool) -> dict | None:
+    """:func:`_target_check`, raising :class:`VerificationFailed` on a failure within the claim (outside it, reported)."""
+    target = _target_check(saved, export, folder, n, seed)
+    if target is None or target["status"] != "failed":
+        return target
+    if within_claim:
+        raise VerificationFailed(f"TransformerLens output is {target['max_abs_error']:.3g} from the "
+                                 f"construction's target at {n} tokens (bound {target['bound']:.3g}); "
+                                 "nothing was written. Please report this with the network folder")
+    target["status"] = "differs from the target (outside the construction's claim)"
+    return target
+
+
 def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | None = None,
                             hardmax_lambda: float | None = None, verify: bool = True, seed: int = 0,
                             allow_length: bool = False) -> dict:
@@ -167,15 +196,7 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
     net = saved.network
     source = {"kind": saved.kind, "folder": str(saved.folder), "name": net.name}
     valid = net.valid_lengths
-    if n_ctx is None and net.max_length is None and net.length is None:
-        # the longest length the construction was built and checked for
-        n_ctx = valid.longest if valid is not None and valid.longest is not None else saved.typical_length()
-    if (n_ctx is not None and valid is not None and not valid.contains(n_ctx) and not allow_length
-            and net.structural_lengths().contains(n_ctx)):   # else the exporter names the structural limit
-        raise ExpressivityError(f"--n-ctx {n_ctx} is outside the lengths {net.name!r} is built and verified for "
-                                f"({valid.describe()}); give one of them, or --allow-length to export it outside its "
-                                "construction's claim")
-    within_claim = n_ctx is None or valid is None or valid.contains(n_ctx)
+    n_ctx, within_claim = _claimed_n_ctx(saved, n_ctx, allow_length)
     # The comparison with TransformerLens checks two evaluations of the same weights, at any length.
     net = replace(net, valid_lengths=None)
     export = tl.to_transformer_lens(net, n_ctx=n_ctx, hardmax_lambda=hardmax_lambda, margin=_margin(saved.report),
@@ -192,15 +213,9 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
                                          example=default_input(net, example_length))
         checked = _check(net, export, stage, n, verify, seed)
         if checked.get("status") == "run":
-            target = _target_check(saved, export, stage, n, seed)
+            target = _target_verdict(saved, export, stage, n, seed, within_claim)
             if target is not None:
                 checked["target"] = target
-                if target["status"] == "failed" and within_claim:
-                    raise VerificationFailed(f"TransformerLens output is {target['max_abs_error']:.3g} from the "
-                                             f"construction's target at {n} tokens (bound {target['bound']:.3g}); "
-                                             "nothing was written. Please report this with the network folder")
-                if target["status"] == "failed":
-                    target["status"] = "differs from the target (outside the construction's claim)"
         claim = {"valid_lengths": None if exported_valid is None else exported_valid.to_dict(),
                  "within_claim": within_claim}
         write_json(stage / "expressivity.json", export.description() | {"verified": jsonable(checked)} | claim)
