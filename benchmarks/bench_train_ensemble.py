@@ -8,7 +8,13 @@ of machine load cannot favour one side. The run ids printed by both sides are ch
 
 Printed ratio = sequential time / ensemble time (goal, issue 17: >= 4).
 
-    python benchmarks/bench_train_ensemble.py [--json] [--k 8] [--task reverse] [--steps 200] [--rounds 3] [--threads N]
+The ratio cannot pass the arithmetic: where one model's step is already compute-bound (the
+``reverse`` default, d 64, batch 64: about 0.1 GFLOP a step), eight members do eight times the
+multiply-adds and the ensemble can win only what the single runs lose to per-step overhead and
+small matrices. ``--model "--d-model 16 --heads 2 --ffn-width 32"`` passes model options to both
+sides (the small models of the claims' sweeps, where per-step overhead dominates).
+
+    python benchmarks/bench_train_ensemble.py [--json] [--k 8] [--task reverse] [--steps 200] [--rounds 3] [--threads N] [--model "OPTIONS"]
 """
 
 from __future__ import annotations
@@ -50,9 +56,10 @@ def main(argv=None):
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--threads", type=int, help="train --threads (default: train's own default)")
+    p.add_argument("--model", default="", help='train options for the model, e.g. "--d-model 16 --heads 2"')
     p.add_argument("--json", action="store_true")
     a = p.parse_args(argv)
-    common = ["--task", a.task, "--steps", str(a.steps), "--seeds", ",".join(map(str, range(a.k)))]
+    common = ["--task", a.task, "--steps", str(a.steps), "--seeds", ",".join(map(str, range(a.k))), *a.model.split()]
     if a.threads:
         common += ["--threads", str(a.threads)]
     seq, ens = [], []
@@ -64,13 +71,13 @@ def main(argv=None):
         seq.append(s)
         ens.append(e)
     s, e = statistics.median(seq), statistics.median(ens)
-    res = {"benchmark": "train_ensemble_vs_sequential", "k": a.k, "task": a.task, "steps": a.steps,
+    res = {"benchmark": "train_ensemble_vs_sequential", "k": a.k, "task": a.task, "steps": a.steps, "model": a.model,
            "threads": a.threads or "train's default", "sequential_s": s, "ensemble_s": e, "rounds_sequential_s": seq,
            "rounds_ensemble_s": ens, "ratio": s / e, "goal": f">= {GOAL}", "met": s / e >= GOAL}
     if a.json:
         print(json.dumps(res))
         return res
-    print(f"train --task {a.task} --steps {a.steps} --seeds 0..{a.k - 1} (threads: {res['threads']}), median of "
+    print(f"train --task {a.task} --steps {a.steps} --seeds 0..{a.k - 1} {a.model} (threads: {res['threads']}), median of "
           f"{a.rounds} interleaved rounds: one after another {s:.1f} s, --ensemble {e:.1f} s")
     print(f"ratio = {s / e:.2f}   goal >= {GOAL}   {'MET' if s / e >= GOAL else 'NOT MET'}")
     return res

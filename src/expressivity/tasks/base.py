@@ -102,16 +102,32 @@ class Task:
         raise NotImplementedError
 
     # ---- loss and metric (higher metric is better) --------------------------------------
+    # The loss is reported in units of ``loss_unit`` nats (1: nats or squared error; ln 2 for bits).
+    loss_unit: ClassVar[float] = 1.0
+
     def loss(self, out: torch.Tensor, batch: Batch) -> torch.Tensor:
         """Mean cross-entropy (classification) or mean squared error (regression) over scored
-        positions; ``out`` is the model output ``(batch, n, d_out)``. Mask-weighted rather than
-        mask-indexed, so it runs under ``torch.func.vmap``."""
+        positions, divided by :attr:`loss_unit`; ``out`` is the model output ``(batch, n, d_out)``."""
         w = batch.mask.to(out.dtype)
+        per = self._per_position(out, batch.y)
+        loss = (per * w).sum() / w.sum()
+        return loss if self.loss_unit == 1.0 else loss / self.loss_unit
+
+    def member_losses(self, out: torch.Tensor, batch: Batch) -> torch.Tensor:
+        """:meth:`loss` of each of K models at once: ``out`` ``(K, batch, n, d_out)``, ``batch``
+        tensors with the same leading ``K`` axis; returns ``(K,)`` (member ``k``'s loss on its own
+        batch). Mask-weighted rather than mask-indexed, so every member reduces the same shape."""
+        w = batch.mask.to(out.dtype)
+        per = self._per_position(out, batch.y)
+        dims = tuple(range(1, per.dim()))
+        loss = (per * w).sum(dims) / w.sum(dims)
+        return loss if self.loss_unit == 1.0 else loss / self.loss_unit
+
+    def _per_position(self, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """The loss at every position, shaped like ``y`` (classification) or ``y`` without its last axis."""
         if self.kind == "classification":
-            per = F.cross_entropy(out.reshape(-1, out.shape[-1]), batch.y.reshape(-1), reduction="none").view(batch.y.shape)
-        else:
-            per = ((out - batch.y) ** 2).mean(-1)
-        return (per * w).sum() / w.sum()
+            return F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1), reduction="none").view(y.shape)
+        return ((out - y) ** 2).mean(-1)
 
     @torch.no_grad()
     def metric(self, out: torch.Tensor, batch: Batch) -> float:

@@ -139,9 +139,7 @@ class EnsembleStepper:
     def losses(self, step: int) -> torch.Tensor:
         batches = [self.task.sample(self.train.batch_size, None, g) for g in self.gens]
         x, y, mask = (torch.stack(t).to(self.device) for t in zip(*batches))
-        # the task's loss is written for one model's batch; vmap maps it over the members (only the
-        # loss: the model itself runs natively on the ensemble axis)
-        return torch.func.vmap(lambda o, xk, yk, mk: self.task.loss(o, Batch(xk, yk, mk)))(self.model(x), x, y, mask)
+        return self.task.member_losses(self.model(x), Batch(x, y, mask))
 
     def update(self, step: int, losses: torch.Tensor, alive: list[bool]) -> None:
         tc, K = self.train, self.size
@@ -176,7 +174,9 @@ class EnsembleStepper:
         self.model.eval()
         out = self.model(batch.x.expand(self.size, *batch.x.shape))
         self.model.train()
-        return [(self.task.loss(out[k], batch).item(), self.task.metric(out[k], batch)) for k in range(self.size)]
+        shared = Batch(*(t.expand(self.size, *t.shape) for t in (batch.x, batch.y, batch.mask)))
+        losses = self.task.member_losses(out, shared).tolist()
+        return [(losses[k], self.task.metric(out[k], batch)) for k in range(self.size)]
 
     def record(self, k: int, entry: dict) -> None:
         pass   # members' metrics are written with their folders at the end
