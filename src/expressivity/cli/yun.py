@@ -279,20 +279,30 @@ def _print_build(N: int, p_norm: float, report) -> None:
 
 
 def _save_build(out_dir: Path, params, results, run: dict, objs: list[dict]) -> None:
-    """Networks, figures and run.json under ``out_dir``, staged so a failure leaves nothing behind."""
+    """Networks, figures, run.json and manifest.json under ``out_dir``, staged so a failure leaves nothing behind."""
     from expressivity.figures.yun import contextual_values, dp_vs_delta
     from expressivity.export import save_network
+    from expressivity.export.manifest import RUN_RECORD, NetworkEntry, network_files, write_manifest
 
     with staged_output(out_dir, "yun build") as stage:
-        files = []
-        for prm, res in zip(params, results):
+        files, listing, networks = [], {}, []
+        for k, (prm, res) in enumerate(zip(params, results)):
             sub = stage / f"delta_1_{prm.N}"
             files += save_network(res.build.network, sub / "modified")
             files += save_network(res.softened, sub / "softened")
             files.append(contextual_values(res.build, sub / "contextual_values.png"))
+            listing |= {**network_files(f"{sub.name}/modified/"), **network_files(f"{sub.name}/softened/"),
+                        f"{sub.name}/contextual_values.png": f"figure: contextual values, delta=1/{prm.N}"}
+            networks += [NetworkEntry(f"{sub.name}/{form}", f"delta=1/{prm.N}, {what}", "network",
+                                      f"run.json#/results/{k}")
+                         for form, what in (("modified", "modified Transformer (hardmax, piecewise-linear)"),
+                                            ("softened", "softened (softmax, ReLU)"))]
         files.append(dp_vs_delta([res.report for res in results], stage / "dp_vs_delta.png"))
         names = [str(out_dir / Path(f).relative_to(stage)) for f in files]
         write_json(stage / "run.json", run | {"results": objs, "files": names})
+        listing |= {"dp_vs_delta.png": "figure: d_p error against delta",
+                    "run.json": RUN_RECORD + "; construction reports, one per delta, in 'results'"}
+        write_manifest(stage, "yun build", "yun build", listing, networks)
 
 
 def demo_section(out_dir: Path) -> dict:

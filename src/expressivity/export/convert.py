@@ -13,10 +13,16 @@ import numpy as np
 
 from expressivity.errors import ExpressivityError
 from expressivity.export.folders import Saved
+from expressivity.export.manifest import RUN_RECORD, NetworkEntry, network_files, write_manifest
 from expressivity.network.network import Network
 from expressivity.records import check_output_dir, jsonable, staged_output, write_json
 
 VERIFY_BATCH = 4
+# What the files of a TransformerLens folder are (transformer_lens.save_transformer_lens writes them).
+TL_FILES = {"config.json": "TransformerLens HookedTransformerConfig (JSON)",
+            "model.safetensors": "TransformerLens state dict (safetensors, float64)",
+            "expressivity.json": "what the export changed, its cost, verification and valid lengths",
+            "README.md": "how to load the folder in TransformerLens"}
 
 
 class VerificationFailed(ExpressivityError):
@@ -34,6 +40,8 @@ def export_network(saved: Saved, out: Path, run: dict) -> dict:
     with staged_output(out, "export") as stage:
         files = [str(Path(out) / p.name) for p in save_network(saved.network, stage)]
         write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
+        write_manifest(stage, "network", "export", {**network_files(), "run.json": RUN_RECORD},
+                       [NetworkEntry(".", saved.network.name or "network", "network")])
     return {"to": "network", "out": str(out), "files": files + [str(Path(out) / "run.json")],
             "network": saved.network.name, "summary": saved.network.summary(max_layers=12)}
 
@@ -209,6 +217,8 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
         write_json(stage / "expressivity.json", export.description() | {"verified": jsonable(checked)} | claim)
         files = [str(Path(out) / p.name) for p in paths]
         write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
+        write_manifest(stage, "transformer-lens", "export", {**TL_FILES, "run.json": RUN_RECORD},
+                       [NetworkEntry(".", net.name or "network", "transformer-lens")])
     return {"to": "transformer-lens", "out": str(out), "files": files + [str(Path(out) / "run.json")],
             "network": net.name, "config": export.config, "cost": export.cost, "changes": list(export.changes),
             "tolerance": export.tolerance, "verified": checked, "within_claim": within_claim,
