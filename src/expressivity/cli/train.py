@@ -16,9 +16,8 @@ import sys
 from pathlib import Path
 
 import click
-from click.core import ParameterSource
 
-from expressivity.cli.common import console, emit_json, err_console, run_record, write_json
+from expressivity.cli.common import console, emit_json, err_console, run_record, typed_options, write_json
 from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir, make_parents, remove_empty
 
@@ -68,12 +67,6 @@ def _parse_int_list(text: str, option: str, example: str, least: int = 0) -> lis
     return values
 
 
-def _given(ctx: click.Context) -> list[str]:
-    """Options the user typed (not left at their defaults)."""
-    return [name for name in ctx.params
-            if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)]
-
-
 def _option_name(ctx: click.Context, name: str) -> str:
     """How the user spells parameter ``name`` (``task_name`` -> ``--task``; flags show both forms)."""
     param = next(p for p in ctx.command.params if p.name == name)
@@ -85,7 +78,7 @@ def _refuse_unused_options(ctx: click.Context, model) -> None:
     ``False`` or a head count from a default, so the command checks what was typed)."""
     from expressivity.nn.mixers import MIXERS
 
-    given = set(_given(ctx))
+    given = set(typed_options(ctx))
     classes = [MIXERS[m] for m in model.layer_mixers() if MIXERS.get(m) is not None]
     unused = []
     if "learn_slopes" in given and model.rpe not in ("lin", "log"):
@@ -172,7 +165,7 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
 
     device = resolve_device(device)
     if resume is not None:
-        extra = [n for n in _given(ctx) if n not in EXECUTION_OPTIONS]
+        extra = [n for n in typed_options(ctx) if n not in EXECUTION_OPTIONS]
         if extra:
             raise click.UsageError("--resume continues a run exactly as it was configured; drop "
                                    + ", ".join(_option_name(ctx, n) for n in extra))

@@ -7,9 +7,8 @@ import math
 from pathlib import Path
 
 import click
-from click.core import ParameterSource
 
-from expressivity.cli.common import console, emit_json, err_console, run_record
+from expressivity.cli.common import console, emit_json, err_console, refuse_untaken, run_record, typed_options
 from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir
 
@@ -86,10 +85,7 @@ def wang_e() -> None:
 def build(ctx, memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, grid, max_lag, depth, beta, length, seed,
           out, as_json):
     """Build a Wang & E construction and check it against its target and its stated bound (exit 1 if a check fails)."""
-    given = {n for n in ctx.params if ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)}
-    extra = sorted(given - APPLIES[memory] - COMMON)
-    if extra:
-        raise click.UsageError(f"--memory {memory} does not take " + ", ".join("--" + n.replace("_", "-") for n in extra))
+    refuse_untaken(f"--memory {memory}", sorted(set(typed_options(ctx)) - APPLIES[memory] - COMMON))
     if readout is not None and not readout.strip():
         raise click.BadParameter("is empty; give linear, product or a function name", param_hint="--readout")
     if grid is not None and (readout or "product") in ("linear", "product"):
@@ -178,7 +174,7 @@ def kernel(ctx, rpe, lag, heads, construction, b, eps, as_json):
     """How well H DP-free heads combine into a delta at lag T (l1 error over all lags, coefficient sizes)."""
     from expressivity.constructions.wang_e.kernels import chebyshev_kernel, interpolation_heads
 
-    given = {n for n in ctx.params if ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)}
+    given = typed_options(ctx)
     if construction == "interpolation" and "eps" in given:
         raise click.UsageError("--eps applies to --construction chebyshev; the interpolation heads take --b")
     if construction == "chebyshev" and "b" in given:

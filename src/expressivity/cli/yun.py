@@ -9,9 +9,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import click
-from click.core import ParameterSource
 
-from expressivity.cli.common import console, emit_json, err_console, jsonable, run_record, write_json
+from expressivity.cli.common import console, emit_json, err_console, jsonable, run_record, typed_options, write_json
 from expressivity.records import check_output_dir, staged_output
 from expressivity.errors import ExpressivityError
 MAX_SAMPLES = 10 ** 7          # = constructions.yun.build.MAX_SAMPLES (not imported here: startup time)
@@ -77,8 +76,7 @@ def _params(n: int, d: int, N: int, positional: bool, shift: str, constants: str
 
 def _given(name: str) -> bool:
     """Whether option ``name`` was set by the user (not left at its default)."""
-    src = click.get_current_context().get_parameter_source(name)
-    return src is not None and src not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
+    return bool(typed_options(click.get_current_context(), [name]))
 
 
 def _check_mode_options(positional: bool, constants_option: bool = False) -> None:
