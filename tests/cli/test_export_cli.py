@@ -95,7 +95,7 @@ def test_export_to_transformer_lens_verifies_and_records(saved, tmp_path, tl):
     obj = json.loads(out)
     assert obj["verified"]["float64"]["status"] == "ok" and obj["verified"]["float32"]["status"] == "ok"
     assert obj["cost"]["position_dims"] == 5 and {p.name for p in (tmp_path / "tl").iterdir()} == {
-        "config.json", "model.safetensors", "expressivity.json", "README.md", "run.json"}
+        "config.json", "model.safetensors", "expressivity.json", "README.md", "run.json", "manifest.json"}
     desc = json.loads((tmp_path / "tl" / "expressivity.json").read_text())
     assert desc["verified"]["float64"]["output_relative"] <= 1e-10 and desc["labels"][:2] == ["x", "out"]
     code, out, _ = run("run", tmp_path / "tl", "--input", "1,0; 2,0; 3,0; 4,0; 5,0", "--json")   # imported back

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from expressivity.cli.common import PositiveNumber, console, emit_json, err_console, run_record
+from expressivity.cli.common import PositiveNumber, console, emit_json, err_console, run_record, typed_options
 from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir
 
@@ -133,12 +133,9 @@ def circuit(ctx, name, length, scale, dtype, seed, input_text, shift, tolerance,
 
 def _refuse_inapplicable(ctx: click.Context, name: str, scale, input_text) -> None:
     """Options the user typed that this circuit or combination does not read are errors, not ignored."""
-    from click.core import ParameterSource
-
     from expressivity.constructions.circuits import CIRCUITS
 
-    given = {p for p in ("shift", "tolerance", "seed", "scale")
-             if ctx.get_parameter_source(p) not in (ParameterSource.DEFAULT, None)}
+    given = set(typed_options(ctx, ("shift", "tolerance", "seed", "scale")))
     circuit = CIRCUITS.get(name)
     if circuit is None:
         return  # run_circuit names the unknown circuit

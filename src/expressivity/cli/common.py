@@ -62,6 +62,23 @@ class PositiveNumber(click.ParamType):
         return number
 
 
+def typed_options(ctx: click.Context, names=None) -> list[str]:
+    """The parameters of ``names`` (default: all of ``ctx.params``, in their order) that the user typed:
+    given on the command line or in the environment, not left at a default (``DEFAULT``,
+    ``DEFAULT_MAP``). A flag typed with its default value counts as typed."""
+    from click.core import ParameterSource
+
+    not_typed = (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
+    return [name for name in (ctx.params if names is None else names) if ctx.get_parameter_source(name) not in not_typed]
+
+
+def refuse_untaken(taker: str, names, why: str = "") -> None:
+    """Refuse parameters ``names`` that ``taker`` (``"--memory fixed"``) does not read, by their option
+    spelling: ``"--memory fixed does not take --b, --eps" + why``; nothing when ``names`` is empty."""
+    if names:
+        raise click.UsageError(f"{taker} does not take " + ", ".join("--" + n.replace("_", "-") for n in names) + why)
+
+
 def warn(saved) -> None:
     """Print what loading a saved network had to assume (``Saved.warnings``), one ``warning:`` line each, on stderr."""
     for message in getattr(saved, "warnings", ()):

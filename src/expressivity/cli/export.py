@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from click.core import ParameterSource
 
-from expressivity.cli.common import (PositiveNumber, console, emit_json, err_console, human_output_to_stderr, run_record,
-                                     warn)
+from expressivity.cli.common import (PositiveNumber, console, emit_json, err_console, human_output_to_stderr,
+                                     refuse_untaken, run_record, typed_options, warn)
 from expressivity.errors import ExpressivityError
 
 TARGETS = ("network", "transformer-lens")
@@ -42,10 +41,8 @@ def export(ctx, path, to, out, n_ctx, hardmax_lambda, no_verify, allow_length, a
     from expressivity.export.convert import VerificationFailed, export_network, export_transformer_lens
     from expressivity.export.folders import load_saved
 
-    given = {n for n in TL_ONLY if ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)}
-    if to == "network" and given:
-        names = ", ".join("--" + n.replace("_", "-") for n in sorted(given))
-        raise click.UsageError(f"--to network does not take {names} (they apply to --to transformer-lens)")
+    if to == "network":
+        refuse_untaken("--to network", sorted(typed_options(ctx, TL_ONLY)), " (they apply to --to transformer-lens)")
     if out.strip() in ("", "."):
         raise ExpressivityError("--out must name a new folder")
     out = Path(out)

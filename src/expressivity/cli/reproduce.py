@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from expressivity.cli.common import console, emit_json, err_console, human_output_to_stderr, run_record
+from expressivity.cli.common import console, emit_json, err_console, human_output_to_stderr, run_record, typed_options
 
 
 @click.command("reproduce")
@@ -39,8 +39,6 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
     Verdicts: reproduced, not reproduced, refuted (only from a run that passes its regime check and
     a decided comparison), or undecided with its reason (out of regime, underpowered, lr on grid edge).
     """
-    from click.core import ParameterSource
-
     from expressivity.experiments.claims import all_claims, get_claim
     from expressivity.experiments.claims import reproduce as run_claim
     from expressivity.progress import progress_bar
@@ -48,8 +46,8 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
     ctx = click.get_current_context()
 
     def given(*names):
-        return [p.opts[0] for p in ctx.command.params if p.name in names
-                and ctx.get_parameter_source(p.name) not in (ParameterSource.DEFAULT, None)]
+        typed = typed_options(ctx, names)
+        return [p.opts[0] for p in ctx.command.params if p.name in typed]
 
     if summarise:
         extra = given(*(p.name for p in ctx.command.params if p.name not in ("summarise", "as_json", "names")))

@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import click.core
 
-from expressivity.cli.common import console, emit_json, human_output_to_stderr
+from expressivity.cli.common import console, emit_json, human_output_to_stderr, typed_options
 from expressivity.cli.sweep import warnings_as_lines
 from expressivity.errors import ExpressivityError
 
@@ -101,8 +100,7 @@ def _format_option(f):
 
 
 def _refuse_length_on_table(src) -> None:
-    if not src.from_records and click.get_current_context().get_parameter_source("length") not in (
-            click.core.ParameterSource.DEFAULT, None):
+    if not src.from_records and typed_options(click.get_current_context(), ["length"]):
         raise click.UsageError("--length selects evaluation lengths of a sweep's runs; a plain table has none")
 
 

@@ -2,8 +2,9 @@
 call :func:`expressivity.training.run` (or :func:`run_ensemble`); nothing else.
 
 Run folder under ``--out DIR``: ``run.json`` (the record: command, base configuration, seeds,
-run ids, package versions), ``loss_curve.png``, and per seed ``seed_<s>/metrics.jsonl`` and
-``seed_<s>/checkpoint/``; an ensemble also keeps its group checkpoint in ``ensemble/``.
+run ids, package versions), ``manifest.json`` (what the folder holds), ``loss_curve.png``, and
+per seed ``seed_<s>/metrics.jsonl`` and ``seed_<s>/checkpoint/``; an ensemble also keeps its group
+checkpoint in ``ensemble/``.
 """
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ import sys
 from pathlib import Path
 
 import click
-from click.core import ParameterSource
 
-from expressivity.cli.common import console, emit_json, err_console, run_record, write_json
+from expressivity.cli.common import console, emit_json, err_console, run_record, typed_options, write_json
 from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir, make_parents, remove_empty
 
@@ -67,12 +67,6 @@ def _parse_int_list(text: str, option: str, example: str, least: int = 0) -> lis
     return values
 
 
-def _given(ctx: click.Context) -> list[str]:
-    """Options the user typed (not left at their defaults)."""
-    return [name for name in ctx.params
-            if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)]
-
-
 def _option_name(ctx: click.Context, name: str) -> str:
     """How the user spells parameter ``name`` (``task_name`` -> ``--task``; flags show both forms)."""
     param = next(p for p in ctx.command.params if p.name == name)
@@ -84,7 +78,7 @@ def _refuse_unused_options(ctx: click.Context, model) -> None:
     ``False`` or a head count from a default, so the command checks what was typed)."""
     from expressivity.nn.mixers import MIXERS
 
-    given = set(_given(ctx))
+    given = set(typed_options(ctx))
     classes = [MIXERS[m] for m in model.layer_mixers() if MIXERS.get(m) is not None]
     unused = []
     if "learn_slopes" in given and model.rpe not in ("lin", "log"):
@@ -171,7 +165,7 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
 
     device = resolve_device(device)
     if resume is not None:
-        extra = [n for n in _given(ctx) if n not in EXECUTION_OPTIONS]
+        extra = [n for n in typed_options(ctx) if n not in EXECUTION_OPTIONS]
         if extra:
             raise click.UsageError("--resume continues a run exactly as it was configured; drop "
                                    + ", ".join(_option_name(ctx, n) for n in extra))
@@ -210,6 +204,7 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
     try:
         if out is not None and resume is None:
             write_json(out / "run.json", record)
+            _write_manifest(out, configs, ensemble, finished=False)
         results = execute(configs, out, resume=resume is not None, ensemble=ensemble,
                           progress=not as_json and err_console.is_terminal, device=device)
     except BaseException as exc:
@@ -234,6 +229,7 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
 
         plot_loss_curves({r.seed: r.history for r in results}, out / "loss_curve.png",
                          f"{configs[0].task.name}: {_describe(configs[0].model)}")
+        _write_manifest(out, configs, ensemble, finished=True)
     if as_json:
         emit_json(summary)
     else:
@@ -244,6 +240,23 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
                           + (" (the last finite weights are kept in the checkpoint)" if out is not None else ""), markup=False,
                           soft_wrap=True)
         sys.exit(1)
+
+
+def _write_manifest(out: Path, configs: list, ensemble: bool, finished: bool) -> None:
+    """``out/manifest.json``: one trained run per seed. Written when the run starts, so an interrupted
+    run (kept to be resumed) has one too, and again at the end, when the loss curve is drawn."""
+    from expressivity.export.manifest import RUN_RECORD, NetworkEntry, write_manifest
+
+    files = {"run.json": RUN_RECORD + "; --resume reads it"}
+    for c in configs:
+        files |= {f"seed_{c.seed}/metrics.jsonl": "training and held-out metrics, one JSON object per line",
+                  f"seed_{c.seed}/checkpoint/": "checkpoint: model weights, configuration and training state"}
+    if ensemble:
+        files["ensemble/"] = "checkpoint of the whole ensemble (all seeds, for --resume)"
+    if finished:
+        files["loss_curve.png"] = "figure: loss curves, one per seed"
+    networks = [NetworkEntry(f"seed_{c.seed}", f"seed {c.seed}", "trained run") for c in configs]
+    write_manifest(out, "trained runs", "train", files, networks)
 
 
 def _read_run_folder(folder: Path) -> tuple[list, bool]:

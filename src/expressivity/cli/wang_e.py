@@ -7,9 +7,8 @@ import math
 from pathlib import Path
 
 import click
-from click.core import ParameterSource
 
-from expressivity.cli.common import console, emit_json, err_console, run_record
+from expressivity.cli.common import console, emit_json, err_console, refuse_untaken, run_record, typed_options
 from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir
 
@@ -86,10 +85,7 @@ def wang_e() -> None:
 def build(ctx, memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, grid, max_lag, depth, beta, length, seed,
           out, as_json):
     """Build a Wang & E construction and check it against its target and its stated bound (exit 1 if a check fails)."""
-    given = {n for n in ctx.params if ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)}
-    extra = sorted(given - APPLIES[memory] - COMMON)
-    if extra:
-        raise click.UsageError(f"--memory {memory} does not take " + ", ".join("--" + n.replace("_", "-") for n in extra))
+    refuse_untaken(f"--memory {memory}", sorted(set(typed_options(ctx)) - APPLIES[memory] - COMMON))
     if readout is not None and not readout.strip():
         raise click.BadParameter("is empty; give linear, product or a function name", param_hint="--readout")
     if grid is not None and (readout or "product") in ("linear", "product"):
@@ -126,33 +122,50 @@ def build(ctx, memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, 
 
 
 def _build(memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, grid, max_lag, depth, beta, length, seed):
+    """Build and check; an option left out takes the builder's (or checker's) own default, so each
+    default is stated once, in the library. The CLI's own choices: ``fixed``'s lags 1,3, ``nested``'s
+    depth 2, and check lengths that follow the lags (``2 T`` pointers, ``max lag + 7``)."""
     from expressivity.constructions.wang_e import adaptive, dpfree, essential, fixed, kernels
 
     if memory == "dpfree-pointer":
-        net, rep = dpfree.build_dpfree_pointer(max_lag or 8, length or 2 * (max_lag or 8))
+        lag = max_lag or _default(dpfree.build_dpfree_pointer, "max_lag")
+        net, rep = dpfree.build_dpfree_pointer(lag, length or 2 * lag)
         return net, dpfree.check_dpfree_pointer(net, rep, seed=seed)
     if memory == "dpfree-boolean":
         from expressivity.tasks.memory import _lags
 
-        lag_list = tuple(_lags("2,5,9" if lags is None else lags))
+        lag_list = tuple(_lags(lags)) if lags is not None else _default(dpfree.build_dpfree_boolean, "lags")
         net, rep = dpfree.build_dpfree_boolean(lag_list, length or max(lag_list) + 7)
         return net, dpfree.check_dpfree_boolean(net, rep, seed=seed)
     if memory == "fixed":
-        net, rep = fixed.build_fixed_memory("1,3" if lags is None else lags, readout=readout or "product",
-                                            rpe=rpe or "lin",
-                                            b=2.0 if b is None else b, heads=heads, width=width or 32, grid=grid or 16)
+        net, rep = fixed.build_fixed_memory("1,3" if lags is None else lags, **_given_only(
+            readout=readout, rpe=rpe, b=b, heads=heads, width=width, grid=grid))
         return net, fixed.check_fixed_memory(net, rep, length=length, seed=seed)
     if memory == "kernel":
-        matched = kernels.matched_head(kernel or "power", 0.5 if alpha is None else alpha)[0]
-        if eps is not None and (heads or 1) == 1 and (rpe or matched) == matched:
+        kernel = kernel or _default(essential.build_kernel_memory, "kernel")
+        alpha = _default(essential.build_kernel_memory, "alpha") if alpha is None else alpha
+        heads = heads or _default(essential.build_kernel_memory, "heads")
+        matched = kernels.matched_head(kernel, alpha)[0]
+        if eps is not None and heads == 1 and (rpe or matched) == matched:
             raise click.UsageError("--eps spaces the heads of a fitted family; the single matched head does not use "
                                    "it (give --heads > 1 or the other --rpe)")
-        net, rep = essential.build_kernel_memory(kernel or "power", 0.5 if alpha is None else alpha, rpe, heads or 1,
-                                                 0.1 if eps is None else eps)
-        return net, essential.check_kernel_memory(net, rep, length=length or 256, seed=seed)
-    net, rep = adaptive.build_adaptive_memory(max_lag=max_lag or 8, depth=1 if memory == "adaptive" else (depth or 2),
-                                              length=length or 32, beta=math.inf if beta is None else beta)
+        net, rep = essential.build_kernel_memory(kernel, alpha, rpe, heads, **_given_only(eps=eps))
+        return net, essential.check_kernel_memory(net, rep, **_given_only(length=length), seed=seed)
+    net, rep = adaptive.build_adaptive_memory(depth=1 if memory == "adaptive" else (depth or 2),
+                                              **_given_only(max_lag=max_lag, length=length, beta=beta))
     return net, adaptive.check_adaptive_memory(net, rep, seed=seed)
+
+
+def _given_only(**options) -> dict:
+    """The keyword arguments the user gave (not ``None``); the called function's defaults fill the rest."""
+    return {name: value for name, value in options.items() if value is not None}
+
+
+def _default(function, name: str):
+    """The default of ``function``'s parameter ``name`` (where the CLI needs the value itself)."""
+    import inspect
+
+    return inspect.signature(function).parameters[name].default
 
 
 def summary(report) -> dict:
@@ -178,7 +191,7 @@ def kernel(ctx, rpe, lag, heads, construction, b, eps, as_json):
     """How well H DP-free heads combine into a delta at lag T (l1 error over all lags, coefficient sizes)."""
     from expressivity.constructions.wang_e.kernels import chebyshev_kernel, interpolation_heads
 
-    given = {n for n in ctx.params if ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)}
+    given = typed_options(ctx)
     if construction == "interpolation" and "eps" in given:
         raise click.UsageError("--eps applies to --construction chebyshev; the interpolation heads take --b")
     if construction == "chebyshev" and "b" in given:

@@ -9,9 +9,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import click
-from click.core import ParameterSource
 
-from expressivity.cli.common import console, emit_json, err_console, jsonable, run_record, write_json
+from expressivity.cli.common import console, emit_json, err_console, jsonable, run_record, typed_options, write_json
 from expressivity.records import check_output_dir, staged_output
 from expressivity.errors import ExpressivityError
 MAX_SAMPLES = 10 ** 7          # = constructions.yun.build.MAX_SAMPLES (not imported here: startup time)
@@ -77,8 +76,7 @@ def _params(n: int, d: int, N: int, positional: bool, shift: str, constants: str
 
 def _given(name: str) -> bool:
     """Whether option ``name`` was set by the user (not left at its default)."""
-    src = click.get_current_context().get_parameter_source(name)
-    return src is not None and src not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
+    return bool(typed_options(click.get_current_context(), [name]))
 
 
 def _check_mode_options(positional: bool, constants_option: bool = False) -> None:
@@ -279,20 +277,30 @@ def _print_build(N: int, p_norm: float, report) -> None:
 
 
 def _save_build(out_dir: Path, params, results, run: dict, objs: list[dict]) -> None:
-    """Networks, figures and run.json under ``out_dir``, staged so a failure leaves nothing behind."""
+    """Networks, figures, run.json and manifest.json under ``out_dir``, staged so a failure leaves nothing behind."""
     from expressivity.figures.yun import contextual_values, dp_vs_delta
     from expressivity.export import save_network
+    from expressivity.export.manifest import RUN_RECORD, NetworkEntry, network_files, write_manifest
 
     with staged_output(out_dir, "yun build") as stage:
-        files = []
-        for prm, res in zip(params, results):
+        files, listing, networks = [], {}, []
+        for k, (prm, res) in enumerate(zip(params, results)):
             sub = stage / f"delta_1_{prm.N}"
             files += save_network(res.build.network, sub / "modified")
             files += save_network(res.softened, sub / "softened")
             files.append(contextual_values(res.build, sub / "contextual_values.png"))
+            listing |= {**network_files(f"{sub.name}/modified/"), **network_files(f"{sub.name}/softened/"),
+                        f"{sub.name}/contextual_values.png": f"figure: contextual values, delta=1/{prm.N}"}
+            networks += [NetworkEntry(f"{sub.name}/{form}", f"delta=1/{prm.N}, {what}", "network",
+                                      f"run.json#/results/{k}")
+                         for form, what in (("modified", "modified Transformer (hardmax, piecewise-linear)"),
+                                            ("softened", "softened (softmax, ReLU)"))]
         files.append(dp_vs_delta([res.report for res in results], stage / "dp_vs_delta.png"))
         names = [str(out_dir / Path(f).relative_to(stage)) for f in files]
         write_json(stage / "run.json", run | {"results": objs, "files": names})
+        listing |= {"dp_vs_delta.png": "figure: d_p error against delta",
+                    "run.json": RUN_RECORD + "; construction reports, one per delta, in 'results'"}
+        write_manifest(stage, "yun build", "yun build", listing, networks)
 
 
 def demo_section(out_dir: Path) -> dict:

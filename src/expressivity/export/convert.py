@@ -13,12 +13,12 @@ import numpy as np
 
 from expressivity.errors import ExpressivityError
 from expressivity.export.folders import Saved
+from expressivity.export.manifest import RUN_RECORD, NetworkEntry, network_files, write_manifest
 from expressivity.network.inputs import default_input, input_dims, takes_tokens
 from expressivity.network.network import Network
 from expressivity.records import check_output_dir, jsonable, staged_output, write_json
 
 VERIFY_BATCH = 4
-
 
 class VerificationFailed(ExpressivityError):
     """TransformerLens computed something other than the network; nothing was written."""
@@ -35,6 +35,8 @@ def export_network(saved: Saved, out: Path, run: dict) -> dict:
     with staged_output(out, "export") as stage:
         files = [str(Path(out) / p.name) for p in save_network(saved.network, stage)]
         write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
+        write_manifest(stage, "network", "export", {**network_files(), "run.json": RUN_RECORD},
+                       [NetworkEntry(".", saved.network.name or "network", "network")])
     return {"to": "network", "out": str(out), "files": files + [str(Path(out) / "run.json")],
             "network": saved.network.name, "summary": saved.network.summary(max_layers=12)}
 
@@ -221,6 +223,8 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
         write_json(stage / "expressivity.json", export.description() | {"verified": jsonable(checked)} | claim)
         files = [str(Path(out) / p.name) for p in paths]
         write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
+        write_manifest(stage, "transformer-lens", "export", {**tl.FOLDER_FILES, "run.json": RUN_RECORD},
+                       [NetworkEntry(".", net.name or "network", "transformer-lens")])
     return {"to": "transformer-lens", "out": str(out), "files": files + [str(Path(out) / "run.json")],
             "network": net.name, "config": export.config, "cost": export.cost, "changes": list(export.changes),
             "tolerance": export.tolerance, "verified": checked, "within_claim": within_claim,

@@ -1,6 +1,14 @@
 """Every kind of saved network, read the same way: :func:`load_saved`.
 
-Kinds of folder, tried in this order (``PATH`` is what the user names):
+A folder a command saved (``circuit``, ``wang-e build``, ``rasp compile``, ``yun build``,
+``export``, ``train``) says what it holds in ``manifest.json`` (:mod:`expressivity.export.manifest`):
+which networks, in which form, with which report. ``PATH`` may name such a folder or a network in
+it, up to two levels down (``yun build``'s ``DIR/delta_1_<N>/softened``, ``train``'s
+``DIR/seed_<s>``). A folder holding several networks (``yun build --out``, ``train --out`` with
+several seeds) is refused with the list of paths to name instead.
+
+Folders without a manifest are read by their layout, tried in this order; one written by one of
+those commands before manifests existed gets a line in ``Saved.warnings`` saying so:
 
 * a **saved network**: ``PATH/network.json`` + ``weights.safetensors`` (:func:`save_network`);
 * a **construction folder**: ``PATH/network/`` (``circuit --out``, ``wang-e build --out``),
@@ -10,23 +18,23 @@ Kinds of folder, tried in this order (``PATH`` is what the user names):
 * a **TransformerLens folder**: ``PATH/config.json`` + ``model.safetensors`` (``export --to
   transformer-lens``, or any native model saved the same way).
 
-A construction's report (checks, margins, size next to the paper's bound) is found beside the
-network: ``report.json`` in the folder or its parent, or, for ``yun build --out DIR``, the
-``results`` entry of ``DIR/run.json`` whose ``delta`` matches ``DIR/delta_1_<N>/``. A folder that
-holds several networks (``yun build --out``, ``train --out`` with several seeds) is refused with
-the list of paths to name instead.
+There, a construction's report (checks, margins, size next to the paper's bound) is found beside
+the network: ``report.json`` in the folder or its parent, or, for ``yun build --out DIR``, the
+``results`` entry of ``DIR/run.json`` whose ``delta`` matches ``DIR/delta_1_<N>/``.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from expressivity.errors import ExpressivityError
 from expressivity.network.network import Network
 
 KINDS = ("network", "construction", "trained run", "transformer-lens")
+# The commands that write manifest.json (export.manifest); an output of theirs without one is old.
+MANIFEST_COMMANDS = ("circuit", "wang-e build", "rasp compile", "yun build", "export", "train")
 
 
 @dataclass(frozen=True)
@@ -67,8 +75,9 @@ class Saved:
 def save_construction(out_dir: Path, command: str, network: Network, report: dict, run: dict) -> None:
     """The folder every construction command writes: ``out_dir/network`` (safetensors + JSON),
     ``report.json`` (the :class:`~expressivity.constructions.report.ConstructionReport`) and
-    ``run.json`` (``run`` plus the files written), staged so a failure leaves nothing behind.
+    ``run.json`` (``run`` plus the files written) and ``manifest.json``, staged so a failure leaves nothing behind.
     :func:`load_saved` reads it back."""
+    from expressivity.export.manifest import RUN_RECORD, NetworkEntry, network_files, write_manifest
     from expressivity.export.safetensors_io import save_network
     from expressivity.records import staged_output, write_json
 
@@ -76,6 +85,10 @@ def save_construction(out_dir: Path, command: str, network: Network, report: dic
         save_network(network, stage / "network")
         write_json(stage / "report.json", report)
         write_json(stage / "run.json", run | {"files": [str(out_dir / "network"), str(out_dir / "report.json")]})
+        files = {**network_files("network/"), "run.json": RUN_RECORD,
+                 "report.json": "construction report: checks, margins, size next to the paper's bound"}
+        write_manifest(stage, "construction", command, files,
+                       [NetworkEntry("network", network.name or command, "network", "report.json")])
 
 
 def _read_json(path: Path) -> dict | None:
@@ -129,8 +142,6 @@ def load_saved(path) -> Saved:
 
 def _with_lengths(saved: Saved) -> Saved:
     """Fill in ``valid_lengths`` of an old construction from its report (see :func:`load_saved`)."""
-    from dataclasses import replace
-
     from expressivity.network.lengths import ValidLengths
 
     net = saved.network
@@ -146,8 +157,6 @@ def _with_lengths(saved: Saved) -> Saved:
 
 
 def _load_saved(path) -> Saved:
-    from expressivity.export.safetensors_io import load_network
-
     if not isinstance(path, (str, Path)) or not str(path).strip():
         raise ExpressivityError("give the folder of a saved network (an empty path names nothing)")
     path = Path(path)
@@ -156,6 +165,82 @@ def _load_saved(path) -> Saved:
                                 "folder, a trained run folder or a TransformerLens export")
     if not path.is_dir():
         raise ExpressivityError(f"{path} is a file; give the folder that holds it ({path.parent})")
+    found = _manifest_naming(path)
+    if found is not None:
+        return _from_manifest(path, *found)
+    return _before_manifests(_by_layout(path), path)
+
+
+def _manifest_naming(path: Path):
+    """``(root, manifest, entries)``: the manifest of ``path`` or of a folder up to two levels above
+    it, and its networks at or under ``path``; ``None`` where no manifest names anything there."""
+    from expressivity.export.manifest import read_manifest
+
+    for root in _and_above(path):
+        manifest = read_manifest(root)
+        if manifest is None:
+            continue
+        rel = path.relative_to(root).as_posix()
+        entries = [e for e in manifest.networks
+                   if rel == "." or Path(e.path).as_posix() == rel or Path(e.path).as_posix().startswith(rel + "/")]
+        if entries:
+            return root, manifest, rel, entries
+        if root == path:
+            raise ExpressivityError(f"no saved network in {path}: its manifest.json lists none")
+    return None
+
+
+def _and_above(path: Path) -> list[Path]:
+    """``path`` and the two folders above it (a yun build's network lies two levels down)."""
+    return list(dict.fromkeys((path, path.parent, path.parent.parent)))
+
+
+def _from_manifest(path: Path, root: Path, manifest, rel: str, entries: list) -> Saved:
+    """The network the manifest names at ``path``; a folder holding several is refused with their list."""
+    exact = [e for e in entries if Path(e.path).as_posix() == rel]
+    if exact or len(entries) == 1:
+        return _entry(root, manifest, (exact or entries)[0])
+    what = "trained runs" if all(e.form == "trained run" for e in entries) else "saved networks"
+    raise ExpressivityError(f"{path} holds {len(entries)} {what}; name one: "
+                            + ", ".join(str(root / e.path) for e in entries[:8]) + (" ..." if len(entries) > 8 else ""))
+
+
+def _entry(root: Path, manifest, entry) -> Saved:
+    """One network of a manifest, read as its ``form`` says, with the report its entry points to."""
+    from expressivity.export.manifest import read_pointer
+    from expressivity.export.safetensors_io import load_network
+
+    where = root / entry.path
+    if entry.form == "trained run":
+        return _trained(where)
+    if entry.form == "transformer-lens":
+        return _transformer_lens(where)
+    report = read_pointer(root, entry.report) if entry.report else None
+    if not _is_report(report):
+        report = None
+    # a report stored beside its run record (yun build's run.json results) carries that record too
+    report = None if report is None else {k: v for k, v in report.items() if k != "run"}
+    where_report = None if report is None else root / entry.report.partition("#")[0]
+    kind = "construction" if report is not None or manifest.kind in ("construction", "yun build") else "network"
+    return Saved(load_network(where), kind, where, report, where_report)
+
+
+def _before_manifests(saved: Saved, path: Path) -> Saved:
+    """A warning on a folder written, before manifests, by a command that writes one now."""
+    from expressivity.records import written_by
+
+    for folder in _and_above(path):
+        if written_by(folder) in MANIFEST_COMMANDS and not (folder / "manifest.json").exists():
+            message = (f"{folder} was saved before manifests (no manifest.json), so it was read by its layout; "
+                       f"save it again with '{written_by(folder)}' to record one")
+            return replace(saved, warnings=saved.warnings + (message,))
+    return saved
+
+
+def _by_layout(path: Path) -> Saved:
+    """A folder without a manifest, read by its layout (see the module notes)."""
+    from expressivity.export.safetensors_io import load_network
+
     if (path / "network.json").exists() or (path / "weights.safetensors").exists():
         report, where = find_report(path)
         return Saved(load_network(path), "network" if report is None else "construction", path, report, where)
@@ -170,20 +255,7 @@ def _load_saved(path) -> Saved:
     if len(seeds) > 1:
         raise ExpressivityError(f"{path} holds {len(seeds)} trained runs; name one: " + ", ".join(str(s) for s in seeds))
     if (path / "config.json").exists() and (path / "model.safetensors").exists():
-        from expressivity.export.transformer_lens import load_transformer_lens
-
-        net = load_transformer_lens(path)
-        config = _read_json(path / "config.json") or {}
-        desc = _read_json(path / "expressivity.json") or {}
-        valid = desc.get("valid_lengths")
-        if isinstance(valid, dict):
-            from dataclasses import replace
-
-            from expressivity.network.lengths import ValidLengths
-
-            net = replace(net, valid_lengths=ValidLengths.from_dict(valid))
-        return Saved(net, "transformer-lens", path, None, None,
-                     {"transformer_lens_config": config, "exported_from": desc.get("source")})
+        return _transformer_lens(path)
     inside = _networks_inside(path)
     if inside:
         raise ExpressivityError(f"{path} holds {len(inside)} saved networks; name one: "
@@ -191,6 +263,22 @@ def _load_saved(path) -> Saved:
     raise ExpressivityError(f"no saved network in {path}: expected network.json (a saved network), network/ (a "
                             "construction's --out folder), checkpoint/ (a trained run) or config.json + "
                             "model.safetensors (a TransformerLens export)")
+
+
+def _transformer_lens(path: Path) -> Saved:
+    """A TransformerLens folder as a network, with the valid lengths its ``expressivity.json`` records."""
+    from expressivity.export.transformer_lens import load_transformer_lens
+
+    net = load_transformer_lens(path)
+    config = _read_json(path / "config.json") or {}
+    desc = _read_json(path / "expressivity.json") or {}
+    valid = desc.get("valid_lengths")
+    if isinstance(valid, dict):
+        from expressivity.network.lengths import ValidLengths
+
+        net = replace(net, valid_lengths=ValidLengths.from_dict(valid))
+    return Saved(net, "transformer-lens", path, None, None,
+                 {"transformer_lens_config": config, "exported_from": desc.get("source")})
 
 
 def _trained(run_dir: Path) -> Saved:
@@ -214,6 +302,4 @@ def _trained(run_dir: Path) -> Saved:
 
 
 def _named(net: Network, name: str) -> Network:
-    from dataclasses import replace
-
     return replace(net, name=name)

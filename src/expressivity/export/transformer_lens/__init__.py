@@ -63,12 +63,12 @@ from expressivity.export.transformer_lens.check import METRICS, compare, our_flo
 from expressivity.export.transformer_lens.export import (DEFAULT_N_CTX, FORMAT, MASKED_SCORE, MAX_N_CTX,
                                                          ROTARY_FLOAT64_TOLERANCE, TL_VERSION, TOLERANCE, ExportError,
                                                          TLExport, to_transformer_lens)
-from expressivity.export.transformer_lens.folder import read_folder_config, save_transformer_lens
+from expressivity.export.transformer_lens.folder import FOLDER_FILES, read_folder_config, save_transformer_lens
 from expressivity.export.transformer_lens.load import (CONFIG_DEFAULTS, from_transformer_lens, load_transformer_lens,
                                                        network_from_config)
 
 __all__ = [
-    "CONFIG_DEFAULTS", "DEFAULT_N_CTX", "FORMAT", "INSTALL", "MASKED_SCORE", "MAX_N_CTX", "METRICS",
+    "CONFIG_DEFAULTS", "DEFAULT_N_CTX", "FOLDER_FILES", "FORMAT", "INSTALL", "MASKED_SCORE", "MAX_N_CTX", "METRICS",
     "ROTARY_FLOAT64_TOLERANCE", "TL_VERSION", "TOLERANCE", "ExportError", "TLExport", "boot", "bridge_input", "compare",
     "from_transformer_lens", "load_bridge", "load_transformer_lens", "network_from_config", "our_float32",
     "read_folder_config", "require_transformer_lens", "save_transformer_lens", "to_transformer_lens", "verify",

@@ -41,6 +41,13 @@ are in `expressivity.json` under `verified`.
 """
 
 
+# The files of a TransformerLens folder and what each is (also the folder's manifest entries).
+FOLDER_FILES = {"config.json": "TransformerLens TransformerBridgeConfig arguments (JSON)",
+                "model.safetensors": "TransformerLens state dict (safetensors, float64)",
+                "expressivity.json": "what the export changed, its cost, verification and valid lengths",
+                "README.md": "how to load the folder in TransformerLens"}
+
+
 def save_transformer_lens(export: TLExport, directory: Path, name: str = "network", folder: str | None = None,
                           example: np.ndarray | None = None) -> list[Path]:
     """Write ``config.json``, ``model.safetensors``, ``expressivity.json`` and ``README.md`` under ``directory``.
@@ -52,7 +59,7 @@ def save_transformer_lens(export: TLExport, directory: Path, name: str = "networ
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    paths = [directory / n for n in ("config.json", "model.safetensors", "expressivity.json", "README.md")]
+    paths = [directory / n for n in FOLDER_FILES]
     paths[0].write_text(json.dumps(export.config, indent=1) + "\n")
     save_file({k: np.ascontiguousarray(v, dtype=np.float64) for k, v in export.state_dict.items()}, str(paths[1]))
     paths[2].write_text(json.dumps(export.description(), indent=1, allow_nan=False) + "\n")

@@ -1,0 +1,153 @@
+"""The contract of a saved folder: ``manifest.json`` at the top of every folder a command saves
+networks into (``circuit``, ``wang-e build``, ``rasp compile``, ``yun build``, ``export``, ``train``).
+
+It says what the folder is (``kind``), which command wrote it, what each file is, which networks it
+holds (relative paths, a label each, and how to read them) and the package versions that wrote it,
+so :func:`~expressivity.export.folders.load_saved` reads a folder instead of guessing its layout.
+
+``files`` maps a path relative to the folder to what it is; a path ending in ``/`` stands for a
+whole folder whose files the command does not list one by one (a training checkpoint, rewritten
+as training goes). ``manifest.json`` lists itself.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from expressivity.errors import ExpressivityError
+
+MANIFEST = "manifest.json"
+FORMAT = 1
+# What a folder is, as a whole (``Manifest.kind``).
+FOLDER_KINDS = ("construction", "yun build", "network", "transformer-lens", "trained runs")
+# How one network in it is read (``NetworkEntry.form``).
+NETWORK_FORMS = ("network", "trained run", "transformer-lens")
+
+# What the files of a Network folder are (see expressivity.export.safetensors_io.save_network).
+NETWORK_FILES = {"network.json": "network structure, residual labels and metadata (JSON)",
+                 "weights.safetensors": "network weights (safetensors)"}
+RUN_RECORD = "run record: command, configuration and versions"
+THIS_FILE = "this manifest: what the folder holds"
+
+
+@dataclass(frozen=True)
+class NetworkEntry:
+    """One loadable network of a folder: ``path`` relative to the folder (``"."`` for the folder
+    itself), a human ``label``, its ``form`` (one of :data:`NETWORK_FORMS`) and where its construction
+    report is: a relative JSON file, optionally with a JSON pointer (``"run.json#/results/0"``)."""
+
+    path: str
+    label: str
+    form: str = "network"
+    report: str | None = None
+
+    def as_dict(self) -> dict:
+        return {"path": self.path, "label": self.label, "form": self.form, "report": self.report}
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What ``manifest.json`` holds (see the module notes); ``created_unix`` in seconds since 1970."""
+
+    kind: str
+    command: str
+    files: dict[str, str]
+    networks: tuple[NetworkEntry, ...]
+    versions: dict[str, str] = field(default_factory=dict)
+    created_unix: float = 0.0
+    format: int = FORMAT
+
+    def as_dict(self) -> dict:
+        return {"format": self.format, "kind": self.kind, "command": self.command, "files": dict(self.files),
+                "networks": [n.as_dict() for n in self.networks], "versions": dict(self.versions),
+                "created_unix": self.created_unix}
+
+
+def versions() -> dict[str, str]:
+    """The versions a manifest records: expressivity, Python, NumPy and PyTorch."""
+    import numpy as np
+    import torch
+
+    import expressivity
+
+    return {"expressivity": expressivity.__version__, "python": platform.python_version(), "numpy": np.__version__,
+            "torch": torch.__version__}
+
+
+def network_files(prefix: str = "") -> dict[str, str]:
+    """The ``files`` entries of a Network folder saved at ``prefix`` (``"network/"``, or ``""`` for the folder itself)."""
+    return {prefix + name: what for name, what in NETWORK_FILES.items()}
+
+
+def write_manifest(folder: Path, kind: str, command: str, files: dict[str, str],
+                   networks: list[NetworkEntry]) -> Manifest:
+    """Write ``folder/manifest.json`` (adding itself to ``files``); returns what was written."""
+    from expressivity.records import write_json
+
+    if kind not in FOLDER_KINDS or any(n.form not in NETWORK_FORMS for n in networks):
+        raise ValueError(f"unknown folder kind {kind!r} or network form")   # a programming error, not a user's
+    manifest = Manifest(kind, command, dict(sorted({**files, MANIFEST: THIS_FILE}.items())), tuple(networks),
+                        versions(), time.time())
+    write_json(Path(folder) / MANIFEST, manifest.as_dict())
+    return manifest
+
+
+def read_manifest(folder: Path) -> Manifest | None:
+    """``folder/manifest.json``, or ``None`` where there is none (a folder saved before manifests).
+    A corrupt manifest, or one of an unknown format, is a one-line :class:`ExpressivityError`."""
+    path = Path(folder) / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        obj = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ExpressivityError(f"{path} is not valid JSON ({type(exc).__name__}); save the folder again") from None
+    if not isinstance(obj, dict):
+        raise ExpressivityError(f"{path} is not a manifest (a JSON object); save the folder again")
+    if obj.get("format") != FORMAT:
+        raise ExpressivityError(f"{path} has format {obj.get('format')!r}; this version of expressivity reads format "
+                                f"{FORMAT} (install the version that wrote it, or save the folder again)")
+    try:
+        return _parse(obj)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ExpressivityError(f"{path} is not a manifest this version can read ({type(exc).__name__}: "
+                                f"{' '.join(str(exc).split())[:120]}); save the folder again") from None
+
+
+def _parse(obj: dict) -> Manifest:
+    kind, command, files = obj["kind"], obj["command"], obj["files"]
+    if kind not in FOLDER_KINDS:
+        raise ValueError(f"unknown kind {kind!r}")
+    if not isinstance(command, str) or not isinstance(files, dict):
+        raise TypeError("command must be text and files an object")
+    networks = []
+    for entry in obj["networks"]:
+        net = NetworkEntry(str(entry["path"]), str(entry["label"]), entry.get("form", "network"), entry.get("report"))
+        if net.form not in NETWORK_FORMS or Path(net.path).is_absolute() or ".." in Path(net.path).parts:
+            raise ValueError(f"network entry {net.path!r} ({net.form!r}) is not a relative path of a known form")
+        networks.append(net)
+    return Manifest(kind, command, {str(k): str(v) for k, v in files.items()}, tuple(networks),
+                    dict(obj.get("versions") or {}), float(obj.get("created_unix") or 0.0))
+
+
+def read_pointer(folder: Path, where: str):
+    """The JSON value at ``where`` (``"file.json"`` or ``"file.json#/a/0"``, relative to ``folder``),
+    or ``None`` when the file or the pointed-to value is missing or unreadable."""
+    name, _, pointer = where.partition("#")
+    try:
+        value = json.loads((Path(folder) / name).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    for part in [p for p in pointer.split("/") if p]:
+        part = part.replace("~1", "/").replace("~0", "~")   # RFC 6901 escapes
+        if isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        elif isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            return None
+    return value

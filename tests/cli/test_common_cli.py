@@ -1,0 +1,56 @@
+"""The shared CLI helpers: which options the user typed, and refusing those a command does not take."""
+
+import click
+from click.testing import CliRunner
+
+from expressivity.cli.common import refuse_untaken, typed_options
+
+
+@click.command(context_settings={"default_map": {"mapped": 3}})
+@click.option("--plain", type=int, default=1)
+@click.option("--mapped", type=int, default=2)
+@click.option("--flag-name", "flag_name", is_flag=True)
+@click.option("--env", type=int, default=4, envvar="TYPED_OPTIONS_ENV")
+@click.pass_context
+def probe(ctx, plain, mapped, flag_name, env):
+    click.echo(",".join(typed_options(ctx)) + "|" + ",".join(typed_options(ctx, ["env", "plain"])))
+    refuse_untaken("this probe", [n for n in typed_options(ctx) if n == "flag_name"], " (a test)")
+
+
+def test_defaults_and_default_maps_are_not_typed_and_the_environment_is():
+    runner = CliRunner()
+    assert runner.invoke(probe, []).output == "|\n"
+    result = runner.invoke(probe, ["--plain", "1", "--mapped", "3"], env={"TYPED_OPTIONS_ENV": "5"})
+    assert result.output.splitlines()[0].split("|") == ["plain,mapped,env", "env,plain"]
+
+
+def test_options_a_command_does_not_take_are_refused_by_their_spelling():
+    result = CliRunner().invoke(probe, ["--flag-name"])
+    assert result.exit_code == 2 and "this probe does not take --flag-name (a test)" in result.output
+
+
+def _defaults(command) -> dict:
+    return {p.name: p.default for p in command.params}
+
+
+def test_the_construction_commands_defaults_are_their_builders():
+    """Where --help must show a default without importing the library (start-up time), the CLI's copy
+    must equal the builder's; elsewhere the CLI passes nothing and the builder's default applies."""
+    import inspect
+
+    from expressivity.cli.circuits import circuit
+    from expressivity.cli.rasp import rasp_compile
+    from expressivity.constructions.circuits.check import run_circuit
+    from expressivity.cli.yun import build as yun_build
+    from expressivity.constructions.yun.build import BuildConfig
+    from expressivity.rasp.compiler import compile as rasp_compile_fn
+
+    config = BuildConfig()
+    assert {k: _defaults(yun_build)[k] for k in ("p_norm", "samples", "seed", "budget")} == {
+        "p_norm": config.p, "samples": config.samples, "seed": config.seed, "budget": config.budget}
+    signature = inspect.signature(rasp_compile_fn).parameters
+    assert {k: _defaults(rasp_compile)[k] for k in ("attention", "bos", "samples", "seed")} == {
+        k: signature[k].default for k in ("attention", "bos", "samples", "seed")}
+    signature = inspect.signature(run_circuit).parameters
+    assert {k: _defaults(circuit)[k] for k in ("scale", "dtype", "shift", "tolerance")} == {
+        k: signature[k].default for k in ("scale", "dtype", "shift", "tolerance")}

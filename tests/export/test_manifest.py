@@ -1,0 +1,133 @@
+"""Every command that saves a network writes manifest.json listing exactly what it wrote, and
+load_saved reads the folder through it (old folders still load, with a warning)."""
+
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from expressivity.cli.main import cli
+from expressivity.errors import ExpressivityError
+from expressivity.export.folders import load_saved
+from expressivity.export.manifest import MANIFEST, read_manifest
+
+TRAIN = ["train", "--task", "reverse", "--length", "4", "--d-model", "8", "--heads", "2", "--ffn-width", "8",
+         "--batch-size", "8", "--steps", "2"]
+# name -> (command line without --out, the manifest's kind, the networks it names)
+COMMANDS = {
+    "circuit": (["circuit", "shift", "--length", "5"], "construction", ["network"]),
+    "wang-e": (["wang-e", "build", "--memory", "fixed", "--readout", "linear"], "construction", ["network"]),
+    "rasp": (["rasp", "compile", "reverse", "--max-len", "3"], "construction", ["network"]),
+    "yun": (["yun", "build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2,1/4", "--samples", "50"],
+            "yun build", ["delta_1_2/modified", "delta_1_2/softened", "delta_1_4/modified", "delta_1_4/softened"]),
+    "train": (TRAIN, "trained runs", ["seed_0"]),
+    "ensemble": (TRAIN + ["--seeds", "0,1", "--ensemble"], "trained runs", ["seed_0", "seed_1"]),
+}
+
+
+def cli_run(*args):
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """One folder per command that saves a network, plus both exports of the circuit's."""
+    root = tmp_path_factory.mktemp("manifests")
+    for name, (args, _, _) in COMMANDS.items():
+        code, _, err = cli_run(*args, "--out", root / name)
+        assert code == 0, (name, err)
+    for to in ("network", "transformer-lens"):
+        code, _, err = cli_run("export", root / ("circuit" if to == "transformer-lens" else "train"), "--to", to,
+                               "--out", root / f"export-{to}", "--no-verify" if to == "transformer-lens" else "--json")
+        assert code == 0, (to, err)
+    return root
+
+
+def listed_and_present(folder):
+    """``(listed, present)``: the manifest's files and the folder's, where a listed ``x/`` covers the folder ``x``."""
+    files = read_manifest(folder).files
+    folders = [f for f in files if f.endswith("/")]
+    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    present = {p for p in present if not any(p.startswith(f) for f in folders)}
+    present |= {f for f in folders if (folder / f).is_dir()}
+    return set(files), present
+
+
+@pytest.mark.parametrize("name", [*COMMANDS, "export-network", "export-transformer-lens"])
+def test_the_manifest_lists_exactly_what_the_command_wrote(saved, name):
+    listed, present = listed_and_present(saved / name)
+    assert listed == present and MANIFEST in listed and "run.json" in listed
+    manifest = read_manifest(saved / name)
+    assert manifest.versions["expressivity"] and manifest.versions["torch"] and manifest.created_unix > 0
+    assert all(what.strip() for what in manifest.files.values())
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_the_manifest_names_the_kind_command_and_networks(saved, name):
+    args, kind, networks = COMMANDS[name]
+    manifest = read_manifest(saved / name)
+    command = "train" if args[0] == "train" else " ".join(args[:2]) if args[0] in ("wang-e", "rasp", "yun") else args[0]
+    assert (manifest.kind, manifest.command) == (kind, command)
+    assert [n.path for n in manifest.networks] == networks and all(n.label for n in manifest.networks)
+
+
+def test_exports_record_what_they_hold(saved):
+    assert read_manifest(saved / "export-network").kind == "network"
+    tl = load_saved(saved / "export-transformer-lens")
+    assert read_manifest(saved / "export-transformer-lens").kind == "transformer-lens"
+    assert tl.kind == "transformer-lens" and tl.warnings == ()
+
+
+def test_folders_with_a_manifest_load_without_warnings(saved):
+    for name in ("circuit", "wang-e", "rasp", "train", "export-network"):
+        assert load_saved(saved / name).warnings == (), name
+    yun = load_saved(saved / "yun" / "delta_1_4" / "softened")
+    assert yun.warnings == () and yun.report["constants"]["delta"] == "1/4" and "run" not in yun.report
+    with pytest.raises(ExpressivityError, match="holds 4 saved networks; name one: .*delta_1_2/modified"):
+        load_saved(saved / "yun")
+    with pytest.raises(ExpressivityError, match="holds 2 trained runs; name one"):
+        load_saved(saved / "ensemble")
+    assert load_saved(saved / "ensemble" / "seed_1").info["seed"] == 1
+
+
+def test_the_manifest_decides_where_the_network_is(saved, tmp_path):
+    """Moved network, manifest updated: read where the manifest says (the layout rules would refuse it)."""
+    folder = tmp_path / "moved"
+    shutil.copytree(saved / "circuit", folder)
+    (folder / "network").rename(folder / "weights_here")
+    manifest = json.loads((folder / MANIFEST).read_text())
+    manifest["networks"][0]["path"] = "weights_here"
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+    loaded = load_saved(folder)
+    assert loaded.kind == "construction" and loaded.folder == folder / "weights_here" and loaded.report["ok"]
+
+
+def test_a_folder_saved_before_manifests_loads_with_a_warning(saved, tmp_path):
+    for name in ("circuit", "yun", "train"):
+        shutil.copytree(saved / name, tmp_path / name)
+        (tmp_path / name / MANIFEST).unlink()
+    old = load_saved(tmp_path / "circuit")
+    assert old.kind == "construction" and old.report["ok"]
+    assert any("saved before manifests" in w for w in old.warnings)
+    soft = load_saved(tmp_path / "yun" / "delta_1_2" / "softened")
+    assert soft.report["constants"]["delta"] == "1/2" and any("saved before manifests" in w for w in soft.warnings)
+    assert any("saved before manifests" in w for w in load_saved(tmp_path / "train").warnings)
+    code, _, err = cli_run("show", tmp_path / "circuit", "--out", tmp_path / "page.html")
+    assert code == 0 and "warning:" in err and "saved before manifests" in err
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("{not json", "not valid JSON"), ("[]", "not a manifest"), ('{"format": 99}', "format 99"),
+    ('{"format": 1, "kind": "mystery", "command": "x", "files": {}, "networks": []}', "unknown kind"),
+    ('{"format": 1, "kind": "network", "command": "x", "files": {}, "networks": [{"path": "../up", "label": "x"}]}',
+     "not a relative path"),
+])
+def test_a_corrupt_or_unknown_manifest_is_one_clear_error(saved, tmp_path, text, needle):
+    folder = tmp_path / "bad"
+    shutil.copytree(saved / "circuit", folder)
+    (folder / MANIFEST).write_text(text)
+    with pytest.raises(ExpressivityError, match=needle) as info:
+        load_saved(folder)
+    assert "\n" not in str(info.value)
