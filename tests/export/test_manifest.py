@@ -5,12 +5,11 @@ import json
 import shutil
 
 import pytest
-from click.testing import CliRunner
 
-from expressivity.cli.main import cli
 from expressivity.errors import ExpressivityError
 from expressivity.export.folders import load_saved
 from expressivity.export.manifest import MANIFEST, read_manifest
+from tests.cli_runner import cli_run
 
 TRAIN = ["train", "--task", "reverse", "--length", "4", "--d-model", "8", "--heads", "2", "--ffn-width", "8",
          "--batch-size", "8", "--steps", "2"]
@@ -24,11 +23,6 @@ COMMANDS = {
     "train": (TRAIN, "trained runs", ["seed_0"]),
     "ensemble": (TRAIN + ["--seeds", "0,1", "--ensemble"], "trained runs", ["seed_0", "seed_1"]),
 }
-
-
-def cli_run(*args):
-    result = CliRunner().invoke(cli, [str(a) for a in args])
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture(scope="module")

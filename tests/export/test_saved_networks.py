@@ -7,9 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from expressivity.cli.main import cli
 from expressivity.errors import ExpressivityError
 from expressivity.export import save_network
 from expressivity.export.folders import find_report, load_saved
@@ -17,11 +15,7 @@ from expressivity.inspect.page import MAX_CELLS, layer_rows, network_page
 from expressivity.inspect.run import parse_input, run_network
 from expressivity.network import AttentionLayer, FeedForwardLayer, Head, Network, ReLU, evaluate
 from expressivity.network.inputs import default_input, input_help
-
-
-def cli_run(*args):
-    result = CliRunner().invoke(cli, [str(a) for a in args])
-    return result.exit_code, result.stdout, result.stderr
+from tests.cli_runner import cli_run
 
 
 @pytest.fixture(scope="module")
