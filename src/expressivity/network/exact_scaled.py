@@ -199,10 +199,11 @@ def _attention_update(layer: AttentionLayer, H: Scaled) -> Scaled:
 def _attention_refusal(layer: AttentionLayer) -> str | None:
     if layer.norm is not None:
         return "a layer norm (a square root) has no exact value"
-    if layer.normalization != "hardmax":
-        return "softmax has no exact value; the scaled-integer pass takes hardmax attention"
+    # the infinite normaliser comes with softmax today; asked first, it stays refused if that changes
     if layer.normaliser != "visible":
         return "the infinite-past normaliser (exp) has no exact value"
+    if layer.normalization != "hardmax":
+        return "softmax has no exact value; the scaled-integer pass takes hardmax attention"
     if any(head.rotary for head in layer.heads):
         return "rotary heads (cos/sin) have no exact value"
     return None
