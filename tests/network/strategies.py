@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -175,3 +177,67 @@ def exact_friendly_networks(draw):
 def input_length(net: Network, n: int) -> int:
     """A length ``net`` accepts, from a drawn ``n`` in ``1 .. ROWS``."""
     return net.length or n
+
+
+# Small exact weights of both Python types: whole Fractions stay Fractions and whole floats
+# become ints in the exact evaluator, so the type rules of both paths get exercised; few distinct
+# values, so hardmax scores tie often.
+EXACT_VALUES = (-2, -1, 0, 0, 1, 1, 2, Fraction(1, 2), Fraction(-1, 3), Fraction(2), 0.5, -1.5)
+INVERSE_TEMPERATURES = (-2, -1, 0, 1, 3, Fraction(1, 2), Fraction(-3, 2), 0.25)
+
+
+def exact_matrix(rng: np.random.Generator, shape) -> np.ndarray:
+    """An object array of entries drawn from :data:`EXACT_VALUES`."""
+    out = np.empty(shape, dtype=object)
+    out.flat[:] = [EXACT_VALUES[k] for k in rng.integers(0, len(EXACT_VALUES), size=int(np.prod(shape)))]
+    return out
+
+
+def _exact_piecewise(rng) -> PiecewiseLinear:
+    """At most three pieces, exact breakpoints, Fraction or int slopes and intercepts, one piece constant."""
+    breakpoints = sorted(set(EXACT_VALUES[k] for k in rng.integers(0, len(EXACT_VALUES), size=int(rng.integers(0, 3)))),
+                         key=Fraction)
+    breakpoints = [c for k, c in enumerate(breakpoints) if k == 0 or Fraction(c) != Fraction(breakpoints[k - 1])]
+    pieces = len(breakpoints) + 1
+    slopes = list(exact_matrix(rng, (pieces,)))
+    slopes[int(rng.integers(0, pieces))] = 0
+    return PiecewiseLinear(tuple(breakpoints), tuple(slopes), tuple(exact_matrix(rng, (pieces,))))
+
+
+def _exact_head(rng, d) -> Head:
+    bias = random_bias(rng, integer=rng.random() < 0.7) if rng.random() < 0.5 else None
+    mv = int(rng.integers(1, 3))
+    if rng.random() < 0.2:
+        return Head.dp_free(exact_matrix(rng, (d, mv)), exact_matrix(rng, (mv, d)), position_bias=bias)
+    m = int(rng.integers(1, 3))
+    return Head(exact_matrix(rng, (d, m)), exact_matrix(rng, (d, m)), exact_matrix(rng, (d, mv)),
+                exact_matrix(rng, (mv, d)), b_Q=exact_matrix(rng, (m,)), position_bias=bias)
+
+
+@st.composite
+def scaled_networks(draw):
+    """Networks the scaled-integer exact pass takes: hardmax attention (inverse temperature of
+    either sign or zero, query and position biases, causal masks, DP-free heads), ReLU and
+    piecewise feed-forward layers (width 0 too), optional embedding and its bias, positional
+    encoding, readout and its bias. Inputs: ``(batch, n, net.d_in)``."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    d = draw(st.integers(1, 3))
+    layers = []
+    for _ in range(draw(st.integers(1, 3))):
+        if rng.random() < 0.55:
+            heads = tuple(_exact_head(rng, d) for _ in range(int(rng.integers(1, 3))))
+            lam = INVERSE_TEMPERATURES[int(rng.integers(0, len(INVERSE_TEMPERATURES)))]
+            layers.append(AttentionLayer(heads, normalization="hardmax", inverse_temperature=lam,
+                                         causal=bool(rng.random() < 0.4)))
+        else:
+            r = int(rng.integers(0, 3))
+            act = _exact_piecewise(rng) if rng.random() < 0.5 else ReLU()
+            layers.append(FeedForwardLayer(exact_matrix(rng, (d, r)), exact_matrix(rng, (r,)), exact_matrix(rng, (r, d)),
+                                           exact_matrix(rng, (d,)), activation=act))
+    d_in, d_out = int(rng.integers(1, 4)), int(rng.integers(1, 3))
+    maybe = lambda shape: exact_matrix(rng, shape) if rng.random() < 0.4 else None  # noqa: E731
+    readout = maybe((d, d_out))
+    embedding = exact_matrix(rng, (d_in, d)) if rng.random() < 0.6 else None
+    return Network(tuple(layers), labels=tuple(f"h{k}" for k in range(d)), embedding=embedding,
+                   embedding_bias=maybe((d,)), positional_encoding=maybe((ROWS, d)), readout=readout,
+                   readout_bias=maybe((d if readout is None else d_out,)))

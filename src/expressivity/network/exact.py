@@ -7,8 +7,11 @@ layers, mixing layers, embeddings, encodings and readouts. Refused with
 :class:`EvaluationError`: softmax and the infinite normaliser (``exp``), GELU (``erf``), layer
 norm (a square root) and rotary heads (``cos``/``sin``).
 
-Arrays are NumPy ``object`` arrays; NumPy's matmul on them uses Python arithmetic, so no
-rounding happens anywhere. Shapes follow :mod:`expressivity.network.reference`.
+Two paths, one answer. The Fraction path here is the reference: arrays are NumPy ``object``
+arrays and NumPy's matmul on them uses Python arithmetic, so no rounding happens anywhere. Where
+a network qualifies, :func:`forward_exact` runs the scaled-integer pass of
+:mod:`expressivity.network.exact_scaled` instead: the same numbers of the same types, ~30x
+faster (tests hold the two equal). Shapes follow :mod:`expressivity.network.reference`.
 """
 
 from __future__ import annotations
@@ -19,32 +22,14 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from expressivity.errors import EvaluationError
+from expressivity.network.exact_scaled import run_scaled, scaled_refusal
 from expressivity.network.layers import AttentionLayer, FeedForwardLayer, MixingHead, MixingLayer, rule_for
 from expressivity.network.network import Network
+from expressivity.network.numbers import exact_number, to_exact
+
+__all__ = ["check_exact_evaluable", "exact_activate", "exact_hardmax", "forward_exact", "to_exact"]
 
 _FIX = "evaluate with dtype float64/float32"
-
-
-def to_exact(values) -> np.ndarray:
-    """Object array of ints/Fractions equal to ``values`` (floats converted without rounding)."""
-    arr = np.asarray(values, dtype=object)
-    flat = [_exact_scalar(v) for v in arr.flat]
-    out = np.empty(arr.shape, dtype=object)
-    out.flat[:] = flat if flat else []
-    return out
-
-
-def _exact_scalar(v):
-    if isinstance(v, (int, Fraction)) and not isinstance(v, bool):
-        return v
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, bool | np.bool_):
-        return int(v)
-    f = float(v)
-    if not np.isfinite(f):
-        raise EvaluationError(f"exact evaluation needs finite numbers, got {f}")
-    return Fraction(f) if not f.is_integer() else int(f)
 
 
 def check_exact_evaluable(network: Network) -> None:
@@ -77,15 +62,31 @@ def _feedforward_refusal(layer: FeedForwardLayer, k: int) -> str | None:
     return None
 
 
-def forward_exact(network: Network, X, *, return_residuals: bool = False, allow_length: bool = False):
-    """Exact forward pass. ``X``: ``(n, d_in)`` or ``(batch, n, d_in)``; returns an object array.
+def forward_exact(network: Network, X, *, return_residuals: bool = False, allow_length: bool = False,
+                  fast: bool = True):
+    """Exact forward pass. ``X``: ``(n, d_in)`` or ``(batch, n, d_in)``; returns an object array
+    (``(n, d_out)`` or ``(batch, n, d_out)``), with ``return_residuals`` also the residual stream
+    after the input and after every layer.
 
-    ``allow_length``: run on a length outside ``network.valid_lengths`` (outside its claim)."""
+    ``allow_length``: run on a length outside ``network.valid_lengths`` (outside its claim).
+    ``fast``: run the scaled-integer pass (:mod:`expressivity.network.exact_scaled`: the same
+    numbers of the same types, ~30x faster) when the network qualifies; ``False`` forces the
+    Fraction path, the reference that tests hold the fast one to."""
     check_exact_evaluable(network)
     X = to_exact(X)
     network.check_input(X, allow_length=allow_length)
     single = X.ndim == 2
-    H = X[None] if single else X
+    run = run_scaled if fast and scaled_refusal(network) is None else _forward_fractions
+    out, residuals = run(network, X[None] if single else X, return_residuals)
+    if single:
+        out, residuals = out[0], [r[0] for r in residuals]
+    return (out, residuals) if return_residuals else out
+
+
+def _forward_fractions(network: Network, H: np.ndarray, return_residuals: bool) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The Fraction path: the readout ``(batch, n, d_out)`` on the exact input ``H``
+    ``(batch, n, d_in)``, every multiply-add on Python ``int`` / ``Fraction``; with
+    ``return_residuals`` the residual streams ``(batch, n, d)`` (else an empty list)."""
     if network.embedding is not None:
         H = H @ to_exact(network.embedding)
     if network.embedding_bias is not None:
@@ -99,16 +100,13 @@ def forward_exact(network: Network, X, *, return_residuals: bool = False, allow_
     out = H if network.readout is None else H @ to_exact(network.readout)
     if network.readout_bias is not None:
         out = out + to_exact(network.readout_bias)
-    out = out[0] if single else out
-    if return_residuals:
-        return out, [r[0] if single else r for r in residuals]
-    return out
+    return out, residuals if return_residuals else []
 
 
 def _attention_update(layer: AttentionLayer, H: np.ndarray) -> np.ndarray:
     batch, n, d = H.shape
     update = np.zeros((batch, n, d), dtype=object)
-    lam = _exact_scalar(layer.inverse_temperature)
+    lam = exact_number(layer.inverse_temperature)
     for head in layer.heads:
         scores = np.zeros((batch, n, n), dtype=object)
         if not head.is_dp_free:
@@ -182,8 +180,8 @@ def exact_activate(activation, t: np.ndarray) -> np.ndarray:
     if activation.kind == "relu":
         out.flat[:] = [v if v > 0 else 0 for v in t.flat]
         return out
-    slopes = [_exact_scalar(a) for a in activation.slopes]
-    intercepts = [_exact_scalar(b) for b in activation.intercepts]
+    slopes = [exact_number(a) for a in activation.slopes]
+    intercepts = [exact_number(b) for b in activation.intercepts]
     vals = []
     for v in t.flat:
         k = activation.piece_index(v)  # Python compares Fraction with float exactly

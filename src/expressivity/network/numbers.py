@@ -12,7 +12,7 @@ from numbers import Rational
 
 import numpy as np
 
-from expressivity.errors import NetworkError
+from expressivity.errors import EvaluationError, NetworkError
 
 Number = int | float | Fraction
 
@@ -44,6 +44,30 @@ def _exact_scalar(v) -> bool:
     if isinstance(v, int) and not isinstance(v, bool):
         return abs(v) > 2**53
     return isinstance(v, Rational) and not isinstance(v, (int, np.integer))
+
+
+def to_exact(values) -> np.ndarray:
+    """Object array of ints/Fractions equal to ``values`` (floats converted without rounding)."""
+    arr = np.asarray(values, dtype=object)
+    flat = [exact_number(v) for v in arr.flat]
+    out = np.empty(arr.shape, dtype=object)
+    out.flat[:] = flat if flat else []
+    return out
+
+
+def exact_number(v) -> int | Fraction:
+    """``v`` as the exact rational it denotes: ``int`` and ``Fraction`` kept, integral floats as ``int``,
+    other floats as ``Fraction``; :class:`EvaluationError` for infinities and NaN."""
+    if isinstance(v, (int, Fraction)) and not isinstance(v, bool):
+        return v
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, bool | np.bool_):
+        return int(v)
+    f = float(v)
+    if not np.isfinite(f):
+        raise EvaluationError(f"exact evaluation needs finite numbers, got {f}")
+    return Fraction(f) if not f.is_integer() else int(f)
 
 
 def fmt(x) -> str:

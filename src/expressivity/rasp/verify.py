@@ -19,9 +19,9 @@ import time
 import numpy as np
 
 from expressivity.constructions.report import Check
+from expressivity.network.exact import forward_exact
 from expressivity.network.reference import forward
 from expressivity.rasp.compiled import CompiledProgram
-from expressivity.rasp.exact import forward_scaled
 from expressivity.rasp.interpreter import evaluate
 from expressivity.rasp.language import RASPError
 
@@ -116,7 +116,7 @@ def verify(compiled: CompiledProgram, *, exhaustive_limit: int = EXHAUSTIVE_LIMI
     exact_bad = []
     for n, group in _batch_by_length(chosen).items():
         X = compiled.one_hot([_ids(s) for s in group]).astype(int)
-        decoded = compiled.decode(forward_scaled(compiled.network, X), exact=True)
+        decoded = compiled.decode(forward_exact(compiled.network, X), exact=True)
         exact_bad += [s for s, got in zip(group, decoded) if not all(map(_same, got, expected[s]))]
     facts |= {"exact_points": len(chosen), "exhaustive_in_exact": len(chosen) == len(inputs)}
     detail = {"inputs": how if len(chosen) == len(inputs) else f"{len(chosen)} of the {how}, float64 "
