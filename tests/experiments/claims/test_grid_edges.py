@@ -34,3 +34,32 @@ def test_edge_selections_are_counted_per_configuration(tmp_path):
     assert any("heads=1" in line and "3 of 3 seeds" in line and "grid 0.001 0.01 0.1" in line for line in lines)
     assert any("heads=4" in line and "3 of 3 seeds" in line for line in lines)
     assert not any("heads=2" in line for line in lines)
+
+
+def _decided():
+    from expressivity.experiments.claims import ClaimResult
+
+    return ClaimResult("reproduced", "the gap is decided", [], None)
+
+
+def test_most_seeds_on_an_edge_make_a_decided_verdict_undecided(tmp_path):
+    from expressivity.experiments.claims import apply_grid_edges, grid_edges
+
+    _sweep(tmp_path / "sweep", {1: 0.1, 2: 0.01})
+    result = apply_grid_edges(_decided(), grid_edges(tmp_path))
+    assert result.verdict == "undecided" and result.reason.startswith("lr on grid edge")
+    assert "heads=1 (3 of 3 seeds, grid 0.001 0.01 0.1)" in result.reason and "heads=2" not in result.reason
+    assert result.numbers["verdict_if_bracketed"] == {"verdict": "reproduced", "reason": "the gap is decided"}
+
+
+def test_an_edge_for_a_minority_of_seeds_or_an_undecided_verdict_is_left_alone(tmp_path):
+    from expressivity.experiments.claims import ClaimResult, GridEdge, apply_grid_edges
+
+    minority = [GridEdge("sweep", "heads=1", "train.lr", 1, 3, (0.001, 0.01, 0.1))]
+    assert apply_grid_edges(_decided(), minority).verdict == "reproduced"
+    half = [GridEdge("sweep", "heads=1", "train.lr", 2, 4, (0.001, 0.01, 0.1))]
+    assert apply_grid_edges(_decided(), half).verdict == "reproduced"   # half is not most
+    undecided = ClaimResult("undecided", "out of regime: too short", [], None)
+    majority = [GridEdge("sweep", "heads=1", "train.lr", 3, 3, (0.001, 0.01, 0.1))]
+    kept = apply_grid_edges(undecided, majority)
+    assert kept.reason == "out of regime: too short" and "verdict_if_bracketed" not in kept.numbers

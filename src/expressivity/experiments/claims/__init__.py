@@ -10,8 +10,11 @@ seeds, and the named checks that say whether the run was in the regime the paper
 about) and a :class:`Verdict`: one word of :data:`VERDICTS`. *reproduced*, *not reproduced* and
 *refuted* need a decided comparison **and** a passed regime check; everything else is
 *undecided* with its reason (:data:`UNDECIDED_REASONS`: out of regime, underpowered, lr on grid
-edge). :func:`reproduce` enforces the regime rule for every claim: a run that fails its regime
-check gets *undecided: out of regime*, and what the comparison alone said is kept beside it.
+edge). :func:`reproduce` enforces two rules for every claim, keeping what the comparison alone
+said beside the verdict: a run that fails its regime check gets *undecided: out of regime*; a
+decided verdict where some configuration's learning rate (or any selected value) was chosen at
+the edge of its grid for most seeds gets *undecided: lr on grid edge* (an edge for fewer seeds
+is a warning in the notes).
 
 **The scale ladder**: ``quick`` (CI and a first look, <= 15 CPU-minutes), ``medium`` (about one
 CPU-hour on 2 cores, as close to the honest regime as that allows) and ``full`` (the honest
@@ -249,9 +252,11 @@ def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = N
     config = {"claim": name, "scale": scale, **{k: v for k, v in context.items() if k != "on_progress"}}
     write_json(out / "run.json", run_record(f"reproduce {name}", config))
     result = apply_regime(claim.run(ClaimContext(out, scale, **context)), scale)
-    edges = [w for w in grid_edge_warnings(out) if "grid edge" not in result.notes]
-    if edges:  # claims that report their own grid edges (the LM claims) are not warned twice
-        result.notes = "\n".join([result.notes, *(f"warning: {w}" for w in edges)]).strip()
+    edges = grid_edges(out)
+    result = apply_grid_edges(result, edges)
+    warnings = [e.line() for e in edges if "grid edge" not in result.notes]
+    if warnings:  # claims that report their own grid edges (the LM claims) are not warned twice
+        result.notes = "\n".join([result.notes, *(f"warning: {w}" for w in warnings)]).strip()
     write_table(result.rows, out / "results.csv")
     write_json(out / "results.json", {"rows": result.rows})
     verdict = {"claim": name, "title": claim.title, "source": claim.source, "paper_claim": claim.paper_claim,
@@ -308,18 +313,38 @@ def _regime_line(regime: dict) -> str:
     return Regime(**{k: v for k, v in known.items() if v is not None or k in ("scale",)}).line()
 
 
-def grid_edge_warnings(out: Path) -> list[str]:
-    """One line per swept configuration whose validation selection picked the smallest or largest
-    value of its grid (``train.lr``, or any selected axis) for some seed: then the grid may not
-    bracket the optimum, and the verdict rests on an unbracketed choice. Reads every
-    ``out/*/sweep.json`` with selection rules and the records beside it."""
-    import json
+@dataclass(frozen=True)
+class GridEdge:
+    """A swept configuration whose validation selection of ``axis`` picked the smallest or largest
+    value of its ``grid`` for ``edge`` of its ``total`` seeds (``sweep``: the sweep's folder name)."""
 
+    sweep: str
+    label: str
+    axis: str
+    edge: int
+    total: int
+    grid: tuple
+
+    @property
+    def most_seeds(self) -> bool:
+        """On the edge for more than half of the seeds: the selection is not bracketed."""
+        return 2 * self.edge > self.total
+
+    def line(self) -> str:
+        return (f"{self.sweep}: {self.label}: selected {self.axis} at the grid edge for {self.edge} of {self.total} "
+                f"seeds (grid {' '.join(f'{v:g}' for v in self.grid)}): the grid may not bracket the optimum")
+
+
+def grid_edges(out: Path) -> list[GridEdge]:
+    """Every swept configuration whose validation selection picked the smallest or largest value of
+    its grid (``train.lr``, or any selected axis) for some seed: then the grid may not bracket the
+    optimum, and the verdict rests on an unbracketed choice. Reads every ``out/*/sweep.json`` with
+    selection rules and the records beside it."""
     from expressivity.experiments.store import read_records
     from expressivity.experiments.sweep import parse_select
     from expressivity.experiments.table import select_runs
 
-    lines = []
+    found = []
     for spec in sorted(Path(out).glob("*/sweep.json")):
         try:
             select = json.loads(spec.read_text()).get("select") or {}
@@ -342,13 +367,31 @@ def grid_edge_warnings(out: Path) -> list[str]:
                 counts.setdefault(key, [0, 0])
                 counts[key][0] += int(bool(edge))
                 counts[key][1] += int(bool(ok))
-            for key, (edge, total) in counts.items():
-                if edge:
-                    label = _describe_group(json.loads(key))
-                    lines.append(f"{spec.parent.name}: {label}: selected {axis} at the grid edge for {edge} of {total} "
-                                 f"seeds (grid {' '.join(f'{v:g}' for v in sorted(grids[key]))}): the grid may not "
-                                 "bracket the optimum")
-    return lines
+            found += [GridEdge(spec.parent.name, _describe_group(json.loads(key)), axis, edge, total,
+                               tuple(sorted(grids[key]))) for key, (edge, total) in counts.items() if edge]
+    return found
+
+
+def grid_edge_warnings(out: Path) -> list[str]:
+    """:func:`grid_edges` as one line each."""
+    return [e.line() for e in grid_edges(out)]
+
+
+def apply_grid_edges(result: ClaimResult, edges: list[GridEdge]) -> ClaimResult:
+    """A decided verdict resting on a selection that fell on its grid's edge for most seeds of some
+    configuration becomes ``undecided: lr on grid edge`` (the grid does not bracket the optimum, so
+    a better value outside it could move that arm); the word the comparison alone gave is kept in
+    ``numbers["verdict_if_bracketed"]``. An edge for a minority of seeds stays a warning."""
+    unbracketed = [e for e in edges if e.most_seeds]
+    if not unbracketed or result.verdict == "undecided":
+        return result
+    result.numbers["verdict_if_bracketed"] = {"verdict": result.verdict, "reason": result.reason}
+    names = "; ".join(f"{e.label} ({e.edge} of {e.total} seeds, grid {' '.join(f'{v:g}' for v in e.grid)})"
+                      for e in unbracketed[:4]) + (f"; and {len(unbracketed) - 4} more" if len(unbracketed) > 4 else "")
+    result.reason = (f"lr on grid edge: the selected value is at the edge of its grid for most seeds of {names}; "
+                     f"widen the grid. The comparison alone said '{result.verdict}': {result.reason}")
+    result.verdict = "undecided"
+    return result
 
 
 def _lookup(config: dict, path: str):

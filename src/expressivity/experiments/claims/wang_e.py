@@ -590,7 +590,9 @@ def claim5(ctx: ClaimContext) -> ClaimResult:
     cells = [{"mixer": "dpfree", "rpe": r, "learnable_slopes": True, "dpfree_normaliser": "infinite", "heads": h,
               "d_model": 16, "d_head": 2, "ffn_width": m, "layers": 1} for r in rpes for m in widths for h in heads]
     configs = _sweep_configs("fixed-memory", CLAIM5_TASK, cells, ctx.size("steps", 1200, 2500, 4000),
-                             ctx.size("lrs", (1e-2, 3e-2, 1e-1, 3e-1), (3e-3, 1e-2, 3e-2, 1e-1, 3e-1),
+                             # quick has medium's grid: with {0.01, ..., 0.3} every 1-head model chose
+                             # 0.01, the grid's edge (an unbracketed selection, so an undecided verdict)
+                             ctx.size("lrs", (3e-3, 1e-2, 3e-2, 1e-1, 3e-1), (3e-3, 1e-2, 3e-2, 1e-1, 3e-1),
                                       (1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1)),
                              ctx.size("seeds", (0, 1, 2), SEEDS, SEEDS))
     folder, _ = ctx.run_sweep(Sweep(tuple(configs), {"train.lr": "min val_loss"}, "wang-e-5"))
@@ -628,7 +630,7 @@ register(Claim(
     "1-layer DP-free models with lin-type and log-type position biases (learnable slopes, infinite-past "
     "normaliser), d_model 16, head width 2, on fixed memory y_t = mean(x_(t-1), ..., x_(t-8)) (M = 8 lags), "
     "x ~ U[-1,1], length 32; heads H in {1, 2, 4, 8, 16} and FFN width m in {8, 32, 128} (quick: H in {1, 4, 16}, "
-    "m in {8, 128}, 1200 steps, 4 learning rates, 3 seeds; medium: 2500 steps, 5 learning rates, 5 seeds; full: "
+    "m in {8, 128}, 1200 steps, 5 learning rates, 3 seeds; medium: 2500 steps, the same 5 learning rates, 5 seeds; full: "
     "4000 steps, 6); learning rate selected per configuration and seed on validation; test 1 - R^2, geometric mean "
     "over seeds with 95% CIs (exact zeros floored at 2^-53). For each RPE type: reproduced if (a) at every m the "
     "loss at the largest H is below the loss at the smallest H with disjoint intervals, and (b) it is flat in m: the "
