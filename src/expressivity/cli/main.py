@@ -6,6 +6,7 @@ Every user error (bad option value, unknown name, size over budget) is reported 
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 
@@ -40,6 +41,12 @@ class _Group(click.Group):
             sys.exit(2)
         except ExpressivityError as exc:
             click.echo(f"error: {exc}", err=True)
+            if getattr(exc, "threads_left_behind", False):
+                # A thread still inside native code (Ray's abandoned join) can abort interpreter
+                # shutdown (SIGABRT, exit -6, seen under load): leave without finalising.
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(2)
             sys.exit(2)
         except OSError as exc:
             # Almost always an --out/--resume path that cannot be written or read.

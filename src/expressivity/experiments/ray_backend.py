@@ -149,7 +149,10 @@ _ABANDONED_SCRATCH: list = []
 
 
 class _JoinAbandoned(ExpressivityError):
-    """Joining a cluster took too long; Ray's joining thread is still alive (and still writing)."""
+    """Joining a cluster took too long; Ray's joining thread is still alive (and still writing), so
+    the CLI exits without finalising the interpreter (``threads_left_behind``)."""
+
+    threads_left_behind = True
 
 
 class _ray_lines_hidden:
