@@ -912,6 +912,6 @@ register(Claim(
     "5 seeds. The "
     "claim is reproduced if (i)-(iii) are, refuted if any is refuted.",
     claim7, "about 12 CPU-minutes (estimated, not measured)", "10000 steps, 4 learning rates, 4 depths: sized for a GPU",
-    tag="[R]", medium="ranges up to 64, 3000 steps, 3 learning rates, 5 seeds: about 1.5 CPU-hours (measured: 2026-11-23)",
+    tag="[R]", medium="ranges up to 64, 3000 steps, 3 learning rates, 5 seeds: about 1.5 CPU-hours (estimated)",
     paper_claim="the dot product is what lets attention retrieve an adaptive (input-dependent) memory, and nested "
                 "memories need depth (insights 3b and 1a); DP-free models need resources growing with the range"))
