@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "expressivity"
 LAYERS = (
     ("__init__", "errors", "statistics"),
     ("records", "progress"),
-    ("network",),
+    ("network", "manifest"),
     ("verify", "targets", "nn"),
     ("tasks", "constructions"),
     ("training", "figures", "rasp"),

@@ -8,7 +8,7 @@ import pytest
 
 from expressivity.errors import ExpressivityError
 from expressivity.export.folders import load_saved
-from expressivity.export.manifest import MANIFEST, read_manifest
+from expressivity.manifest import MANIFEST, read_manifest
 from tests.cli_runner import cli_run
 
 TRAIN = ["train", "--task", "reverse", "--length", "4", "--d-model", "8", "--heads", "2", "--ffn-width", "8",

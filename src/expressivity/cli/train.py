@@ -245,7 +245,7 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
 def _write_manifest(out: Path, configs: list, ensemble: bool, finished: bool) -> None:
     """``out/manifest.json``: one trained run per seed. Written when the run starts, so an interrupted
     run (kept to be resumed) has one too, and again at the end, when the loss curve is drawn."""
-    from expressivity.export.manifest import RUN_RECORD, NetworkEntry, write_manifest
+    from expressivity.manifest import RUN_RECORD, NetworkEntry, write_manifest
 
     files = {"run.json": RUN_RECORD + "; --resume reads it"}
     for c in configs:

@@ -280,7 +280,7 @@ def _save_build(out_dir: Path, params, results, run: dict, objs: list[dict]) -> 
     """Networks, figures, run.json and manifest.json under ``out_dir``, staged so a failure leaves nothing behind."""
     from expressivity.figures.yun import contextual_values, dp_vs_delta
     from expressivity.export import save_network
-    from expressivity.export.manifest import RUN_RECORD, NetworkEntry, network_files, write_manifest
+    from expressivity.manifest import RUN_RECORD, NetworkEntry, network_files, write_manifest
 
     with staged_output(out_dir, "yun build") as stage:
         files, listing, networks = [], {}, []

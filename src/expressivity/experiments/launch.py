@@ -130,6 +130,23 @@ def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None 
         raise
 
 
+def _write_manifest(out: Path, sweep: Sweep) -> None:
+    """``out/manifest.json``: every run of the sweep is a trained run under ``runs/<id>`` (listed
+    before it is trained, so a folder being filled has one too; a run not yet trained fails to load
+    with its own message). Its command is the engine's, ``sweep run``, whoever started it (``sweep
+    run`` or a claim of ``reproduce``); ``run.json`` has the full command line."""
+    from expressivity.manifest import RUN_RECORD, NetworkEntry, write_manifest
+
+    files = {"sweep.json": "the sweep: every configuration and the selection rules",
+             "run.json": RUN_RECORD, RECORDS: "one result record per finished run (JSON lines)",
+             "runs/": "one folder per run: metrics and checkpoint", "packs/": "ensembles while they train",
+             LOCK: "lock held while a command writes the folder",
+             WORKERS_LOCK: "lock shared by the workers of a run"}
+    networks = [NetworkEntry(f"runs/{c.id()}", f"run {c.id()} (seed {c.seed}, lr {c.train.lr:g})", "trained run")
+                for c in sweep.configs]
+    write_manifest(out, "trained runs", "sweep run", files, networks)
+
+
 def _holds_work(out: Path) -> bool:
     """Whether ``out`` holds a recorded run or any file of a run or pack (a checkpoint to resume)."""
     records = out / RECORDS
@@ -147,6 +164,7 @@ def _run_in(out: Path, sweep: Sweep, backend, workers, threads, device, ray_addr
         write_json(out / "run.json", run_record(command, {"sweep": sweep.id(), "name": sweep.name, "runs": len(sweep.configs),
                                                           "select": sweep.select_text()})
                    | {"backend": backend, "workers": workers, "threads": threads, "device": device, "max_pack": max_pack})
+        _write_manifest(out, sweep)
         with RecordWriter(out / RECORDS) as writer:
             recorded = {r["id"]: r for r in read_records(out)}
             todo = {c.id() for c in sweep.configs if c.id() not in recorded or (

@@ -13,7 +13,7 @@ import numpy as np
 
 from expressivity.errors import ExpressivityError
 from expressivity.export.folders import Saved
-from expressivity.export.manifest import RUN_RECORD, NetworkEntry, network_files, write_manifest
+from expressivity.manifest import RUN_RECORD, NetworkEntry, network_files, write_manifest
 from expressivity.network.inputs import default_input, input_dims, takes_tokens
 from expressivity.network.network import Network
 from expressivity.records import check_output_dir, jsonable, staged_output, write_json

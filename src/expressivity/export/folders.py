@@ -1,7 +1,7 @@
 """Every kind of saved network, read the same way: :func:`load_saved`.
 
 A folder a command saved (``circuit``, ``wang-e build``, ``rasp compile``, ``yun build``,
-``export``, ``train``) says what it holds in ``manifest.json`` (:mod:`expressivity.export.manifest`):
+``export``, ``train``) says what it holds in ``manifest.json`` (:mod:`expressivity.manifest`):
 which networks, in which form, with which report. ``PATH`` may name such a folder or a network in
 it, up to two levels down (``yun build``'s ``DIR/delta_1_<N>/softened``, ``train``'s
 ``DIR/seed_<s>``). A folder holding several networks (``yun build --out``, ``train --out`` with
@@ -33,8 +33,8 @@ from expressivity.errors import ExpressivityError
 from expressivity.network.network import Network
 
 KINDS = ("network", "construction", "trained run", "transformer-lens")
-# The commands that write manifest.json (export.manifest); an output of theirs without one is old.
-MANIFEST_COMMANDS = ("circuit", "wang-e build", "rasp compile", "yun build", "export", "train")
+# The commands that write manifest.json (expressivity.manifest); an output of theirs without one is old.
+MANIFEST_COMMANDS = ("circuit", "wang-e build", "rasp compile", "yun build", "export", "train", "sweep run")
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def save_construction(out_dir: Path, command: str, network: Network, report: dic
     ``report.json`` (the :class:`~expressivity.constructions.report.ConstructionReport`) and
     ``run.json`` (``run`` plus the files written) and ``manifest.json``, staged so a failure leaves nothing behind.
     :func:`load_saved` reads it back."""
-    from expressivity.export.manifest import RUN_RECORD, NetworkEntry, network_files, write_manifest
+    from expressivity.manifest import RUN_RECORD, NetworkEntry, network_files, write_manifest
     from expressivity.export.safetensors_io import save_network
     from expressivity.records import staged_output, write_json
 
@@ -174,7 +174,7 @@ def _load_saved(path) -> Saved:
 def _manifest_naming(path: Path):
     """``(root, manifest, entries)``: the manifest of ``path`` or of a folder up to two levels above
     it, and its networks at or under ``path``; ``None`` where no manifest names anything there."""
-    from expressivity.export.manifest import read_manifest
+    from expressivity.manifest import read_manifest
 
     for root in _and_above(path):
         manifest = read_manifest(root)
@@ -207,7 +207,7 @@ def _from_manifest(path: Path, root: Path, manifest, rel: str, entries: list) ->
 
 def _entry(root: Path, manifest, entry) -> Saved:
     """One network of a manifest, read as its ``form`` says, with the report its entry points to."""
-    from expressivity.export.manifest import read_pointer
+    from expressivity.manifest import read_pointer
     from expressivity.export.safetensors_io import load_network
 
     where = root / entry.path
@@ -230,9 +230,12 @@ def _before_manifests(saved: Saved, path: Path) -> Saved:
     from expressivity.records import written_by
 
     for folder in _and_above(path):
-        if written_by(folder) in MANIFEST_COMMANDS and not (folder / "manifest.json").exists():
+        command = written_by(folder) or ""
+        # a sweep's run record holds its whole command line ("sweep run SPEC --out ...")
+        if (any(command == c or command.startswith(f"{c} ") for c in MANIFEST_COMMANDS)
+                and not (folder / "manifest.json").exists()):
             message = (f"{folder} was saved before manifests (no manifest.json), so it was read by its layout; "
-                       f"save it again with '{written_by(folder)}' to record one")
+                       f"save it again with '{command}' to record one")
             return replace(saved, warnings=saved.warnings + (message,))
     return saved
 
