@@ -1,5 +1,6 @@
 """The contract of a saved folder: ``manifest.json`` at the top of every folder a command saves
-networks into (``circuit``, ``wang-e build``, ``rasp compile``, ``yun build``, ``export``, ``train``, ``sweep run``).
+networks into (``circuit``, ``wang-e build``, ``rasp compile``, ``yun build``, ``export``, ``train``,
+``sweep run``).
 
 It says what the folder is (``kind``), which command wrote it, what each file is, which networks it
 holds (relative paths, a label each, and how to read them) and the package versions that wrote it,
