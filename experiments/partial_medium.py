@@ -1,0 +1,84 @@
+"""Tables of a ``reproduce`` run stopped before its sweep finished, read from its sweep store.
+
+``expressivity reproduce NAME --scale medium --out DIR`` writes its table and verdict only once
+every run of the sweep is done; a stopped run resumes where it stopped when run again. This script
+reads what ``DIR/sweep`` already holds and prints the cells that are complete, with the same
+selection (learning rate per configuration and seed on validation), the same statistics
+(``expressivity.statistics``) and the same grid-edge check as ``reproduce`` (no verdict: a verdict
+needs every cell). Claims 3 and 7 and wang-e-dp.
+
+    PYTHONPATH=src python experiments/partial_medium.py DIR [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from expressivity.experiments.claims import grid_edges
+from expressivity.experiments.claims.kit import seed_values
+from expressivity.experiments.claims.wang_e import _log_errors, error_cell, kernel_errors
+from expressivity.statistics import interval, paired_difference
+
+
+def _cell(iv) -> dict:
+    return {"value": iv.value, "ci": [iv.low, iv.high], "n": iv.n}
+
+
+def claim7(folder: Path) -> dict:
+    """Mean test R^2 per pointer range and arm (the scan at d 16) and per depth cell (d 32), paired DP - DP-free."""
+    def label(c):
+        args, model = c["task"]["args"], c["model"]
+        if model["d_model"] == 16:
+            return ("scan", args["max_lag"], model["mixer"])
+        return ("depth", args["depth"], model["layers"])
+
+    values, _ = seed_values(folder, label, lambda row: row["test_metric"])
+    scan = {}
+    for T in sorted({k[1] for k in values if k[0] == "scan"}):
+        dp, free = values.get(("scan", T, "attention"), {}), values.get(("scan", T, "dpfree"), {})
+        scan[T] = {"dp": _cell(interval(dp.values())), "dpfree": _cell(interval(free.values())),
+                   "paired_dp_minus_dpfree": _cell(paired_difference(dp, free))}
+    depth = {f"k={k[1]} L={k[2]}": _cell(interval(v.values())) for k, v in sorted(values.items()) if k[0] == "depth"}
+    return {"scan": scan, "depth": depth}
+
+
+def claim3(folder: Path) -> dict:
+    """l1 of the learned kernel per cell (geometric mean over seeds) and paired log10 l1 of log 1 head - lin 4 heads."""
+    l1 = kernel_errors(folder, lambda c: (c["task"]["args"]["length"], c["task"]["args"]["kernel"], c["model"]["rpe"],
+                                          c["model"]["heads"]))
+    cells = {" ".join(map(str, k)): _cell(error_cell(v)) for k, v in sorted(l1.items())}
+    logs = {k: _log_errors(v) for k, v in l1.items()}
+    paired = {}
+    for N in sorted({k[0] for k in l1}):
+        a, b = logs.get((N, "power", "log", 1), {}), logs.get((N, "power", "lin", 4), {})
+        if a and b:
+            paired[N] = _cell(paired_difference(a, b))
+    return {"l1": cells, "paired_log10_l1_log1_minus_lin4": paired}
+
+
+def lm_dp(folder: Path) -> dict:
+    """Mean test bits per byte per (mixer, layers) over the seeds done so far."""
+    values, _ = seed_values(folder, lambda c: f"{c['model']['mixer']} L={c['model']['layers']}", lambda r: r["test_loss"])
+    return {k: _cell(interval(v.values())) for k, v in sorted(values.items())}
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("out", type=Path, help="the reproduce --out folder (holding sweep/ and run.json)")
+    p.add_argument("--json", action="store_true")
+    a = p.parse_args(argv)
+    claim = json.loads((a.out / "run.json").read_text())["config"]["claim"]
+    folder = a.out / "sweep"
+    done = sum(1 for _ in (folder / "records.jsonl").open())
+    total = len(json.loads((folder / "sweep.json").read_text())["configs"])
+    table = {"wang-e-7": claim7, "wang-e-3": claim3, "wang-e-dp": lm_dp}[claim](folder)
+    edges = [e.line() for e in grid_edges(a.out) if e.most_seeds]
+    result = {"claim": claim, "runs_done": done, "runs": total, "table": table, "unbracketed_selections": edges}
+    print(json.dumps(result, indent=1, default=str) if a.json else json.dumps(result, default=str))
+    return result
+
+
+if __name__ == "__main__":
+    main()
