@@ -20,6 +20,17 @@ from expressivity.experiments.claims import grid_edges
 from expressivity.experiments.claims.kit import seed_values
 from expressivity.experiments.claims.wang_e import _log_errors, error_cell, kernel_errors
 from expressivity.statistics import interval, paired_difference
+from expressivity.training import RunConfig
+
+
+def complete_cells(folder: Path, label) -> set:
+    """Labels whose every configuration (all seeds, every learning rate of the grid) has a record:
+    only there is the validation selection the one the finished run would make."""
+    done = {json.loads(line)["id"] for line in (folder / "records.jsonl").open()}
+    cells: dict = {}
+    for c in json.loads((folder / "sweep.json").read_text())["configs"]:
+        cells.setdefault(label(c), []).append(RunConfig.from_dict(c).id() in done)
+    return {key for key, flags in cells.items() if all(flags)}
 
 
 def _cell(iv) -> dict:
@@ -35,9 +46,12 @@ def claim7(folder: Path) -> dict:
         return ("depth", args["depth"], model["layers"])
 
     values, _ = seed_values(folder, label, lambda row: row["test_metric"])
+    values = {k: v for k, v in values.items() if k in complete_cells(folder, label)}
     scan = {}
     for T in sorted({k[1] for k in values if k[0] == "scan"}):
-        dp, free = values.get(("scan", T, "attention"), {}), values.get(("scan", T, "dpfree"), {})
+        if ("scan", T, "attention") not in values or ("scan", T, "dpfree") not in values:
+            continue
+        dp, free = values[("scan", T, "attention")], values[("scan", T, "dpfree")]
         scan[T] = {"dp": _cell(interval(dp.values())), "dpfree": _cell(interval(free.values())),
                    "paired_dp_minus_dpfree": _cell(paired_difference(dp, free))}
     depth = {f"k={k[1]} L={k[2]}": _cell(interval(v.values())) for k, v in sorted(values.items()) if k[0] == "depth"}
@@ -46,8 +60,11 @@ def claim7(folder: Path) -> dict:
 
 def claim3(folder: Path) -> dict:
     """l1 of the learned kernel per cell (geometric mean over seeds) and paired log10 l1 of log 1 head - lin 4 heads."""
-    l1 = kernel_errors(folder, lambda c: (c["task"]["args"]["length"], c["task"]["args"]["kernel"], c["model"]["rpe"],
-                                          c["model"]["heads"]))
+    def label(c):
+        return (c["task"]["args"]["length"], c["task"]["args"]["kernel"], c["model"]["rpe"], c["model"]["heads"])
+
+    complete = complete_cells(folder, label)
+    l1 = {k: v for k, v in kernel_errors(folder, label).items() if k in complete}
     cells = {" ".join(map(str, k)): _cell(error_cell(v)) for k, v in sorted(l1.items())}
     logs = {k: _log_errors(v) for k, v in l1.items()}
     paired = {}
@@ -60,8 +77,12 @@ def claim3(folder: Path) -> dict:
 
 def lm_dp(folder: Path) -> dict:
     """Mean test bits per byte per (mixer, layers) over the seeds done so far."""
-    values, _ = seed_values(folder, lambda c: f"{c['model']['mixer']} L={c['model']['layers']}", lambda r: r["test_loss"])
-    return {k: _cell(interval(v.values())) for k, v in sorted(values.items())}
+    def label(c):
+        return f"{c['model']['mixer']} L={c['model']['layers']}"
+
+    values, _ = seed_values(folder, label, lambda r: r["test_loss"])
+    complete = complete_cells(folder, label)
+    return {k: _cell(interval(v.values())) for k, v in sorted(values.items()) if k in complete}
 
 
 def main(argv=None) -> dict:
