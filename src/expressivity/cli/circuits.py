@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from expressivity.cli.common import PositiveNumber, console, emit_json, err_console, run_record, typed_options
+from expressivity.cli.common import (PositiveNumber, console, construction_out_option, emit_json, err_console, run_record,
+                                     typed_options)
 from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir
 
@@ -107,9 +108,7 @@ def circuit_result(name: str, length: int | None = None, scale="auto", dtype: st
               help="k for the shift circuit.")
 @click.option("--tolerance", type=PositiveNumber("1e-10"), default=DEFAULT_TOLERANCE, show_default=True,
               help="Target error bound for --scale auto.")
-@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Save the network (DIR/network: safetensors + JSON), report.json and run.json here, for "
-                   "`expressivity run`, `show` and `export`; written whole or not at all.")
+@construction_out_option()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.pass_context
 def circuit(ctx, name, length, scale, dtype, seed, input_text, shift, tolerance, out_dir, as_json):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from pathlib import Path
 
 import click
 
@@ -60,6 +61,15 @@ class PositiveNumber(click.ParamType):
         if not (math.isfinite(number) and number > 0):
             self.fail(f"{value!r} must be a finite number > 0, such as {self.example}", param, ctx)
         return number
+
+
+def construction_out_option(param: str = "out_dir"):
+    """``--out DIR`` of the commands that save a construction through
+    :func:`expressivity.export.folders.save_construction` (one option, one help text)."""
+    return click.option("--out", param, type=click.Path(path_type=Path, file_okay=False), default=None,
+                        help="Save the network (DIR/network: safetensors + JSON), report.json, run.json and "
+                             "manifest.json here, for `expressivity run`, `show` and `export`; written whole or not "
+                             "at all.")
 
 
 def typed_options(ctx: click.Context, names=None) -> list[str]:

@@ -11,7 +11,8 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from expressivity.cli.common import console, emit_json, human_output_to_stderr, run_record, typed_options
+from expressivity.cli.common import (console, construction_out_option, emit_json, human_output_to_stderr, run_record,
+                                     typed_options)
 from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir
 
@@ -131,9 +132,7 @@ def rasp_list(as_json):
               help="Random inputs to verify on when there are too many to check all.")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
               help="Seed of the random verification inputs.")
-@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Save the network (DIR/network), report.json and run.json here, for `expressivity run`, `show` and "
-                   "`export`; written whole or not at all.")
+@construction_out_option()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.pass_context
 def rasp_compile(ctx, program, vocab, max_len, causal, attention, dtype, bos, samples, seed, out_dir, as_json):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from expressivity.cli.common import console, emit_json, err_console, refuse_untaken, run_record, typed_options
+from expressivity.cli.common import console, construction_out_option, emit_json, err_console, refuse_untaken, run_record, typed_options
 from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir
 
@@ -78,8 +78,7 @@ def wang_e() -> None:
 @click.option("--beta", type=BetaType(), default=None, help="adaptive/nested: score sharpness, inf = hardmax (inf)")
 @click.option("--length", type=click.IntRange(2, 4096), default=None, help="sequence length of the check")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, help="random check sequences")
-@click.option("--out", "out", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="save the network (safetensors + JSON), report.json and run.json here")
+@construction_out_option("out")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @click.pass_context
 def build(ctx, memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, grid, max_lag, depth, beta, length, seed,
