@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from expressivity.experiments.claims import grid_edges
@@ -90,11 +91,19 @@ def main(argv=None) -> dict:
     p.add_argument("out", type=Path, help="the reproduce --out folder (holding sweep/ and run.json)")
     p.add_argument("--json", action="store_true")
     a = p.parse_args(argv)
-    claim = json.loads((a.out / "run.json").read_text())["config"]["claim"]
     folder = a.out / "sweep"
+    try:
+        claim = json.loads((a.out / "run.json").read_text())["config"]["claim"]
+        readers = {"wang-e-7": claim7, "wang-e-3": claim3, "wang-e-dp": lm_dp}
+        if claim not in readers or not (folder / "records.jsonl").is_file():
+            raise ValueError(f"holds no sweep of {', '.join(readers)}")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"error: {a.out} is not a reproduce --out folder of claim 3, 7 or wang-e-dp ({exc}); give one",
+              file=sys.stderr)
+        raise SystemExit(2) from None
     done = sum(1 for _ in (folder / "records.jsonl").open())
     total = len(json.loads((folder / "sweep.json").read_text())["configs"])
-    table = {"wang-e-7": claim7, "wang-e-3": claim3, "wang-e-dp": lm_dp}[claim](folder)
+    table = readers[claim](folder)
     edges = [e.line() for e in grid_edges(a.out) if e.most_seeds]
     result = {"claim": claim, "runs_done": done, "runs": total, "table": table, "unbracketed_selections": edges}
     print(json.dumps(result, indent=1, default=str) if a.json else json.dumps(result, default=str))
