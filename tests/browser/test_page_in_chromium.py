@@ -47,7 +47,7 @@ def pages(tmp_path_factory):
                                 ("wang-e", root / "we", [])):
         page = root / f"{name}.html"
         obj = json.loads(_run("show", folder, "--out", page, *extra, "--json"))
-        made[name] = (page, obj["attention_heads"])
+        made[name] = (page, obj["heads"])
     return made
 
 
@@ -68,7 +68,7 @@ def test_every_page_renders_with_every_heatmap_and_no_console_errors(pages, tmp_
             state = browser.evaluate("""JSON.stringify({
                 ready: document.body.getAttribute('data-ready'),
                 counted: document.body.getAttribute('data-heatmaps'),
-                heatmaps: Array.from(document.querySelectorAll('svg.heatmap[data-kind="attention"]')).map(function (s) {
+                heatmaps: Array.from(document.querySelectorAll('svg.heatmap')).map(function (s) {
                     var r = s.getBoundingClientRect();
                     return {id: s.id, w: r.width, h: r.height, cells: s.querySelectorAll('rect').length}; }),
                 status: document.getElementById('status').textContent,

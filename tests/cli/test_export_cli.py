@@ -75,7 +75,7 @@ def test_show_writes_one_self_contained_page(saved, tmp_path):
         assert code == 0, err
         obj = json.loads(out)
         text = page.read_text()
-        assert obj["bytes"] == len(text.encode()) and text.count('class="heatmap" id="attn-') == obj["attention_heads"]
+        assert obj["bytes"] == len(text.encode()) and text.count('class="heatmap"') == obj["heads"]
     code, _, err = run("show", saved / "rev", "--input", "5,4,3,2,1", "--out", tmp_path / "deep" / "p.html")
     assert code == 0 and (tmp_path / "deep" / "p.html").exists()
 

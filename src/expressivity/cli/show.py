@@ -22,11 +22,12 @@ from expressivity.errors import ExpressivityError
 def show(path, input_text, out, allow_length, as_json):
     """Write one HTML page (no network access needed to open it) for the saved network at PATH: the layers and what
     each head and MLP reads and writes, the size next to the paper's bound, every head's attention pattern on the
-    input, the residual stream per layer, and the construction's checks and margins."""
+    input (and every mixing head's fixed matrix), the residual stream per layer, and the construction's checks and margins."""
     from expressivity.export.folders import load_saved
     from expressivity.inspect.page import GENERATOR_TAG, network_page
     from expressivity.inspect.run import as_dtype, parse_input
     from expressivity.network.inputs import default_input
+    from expressivity.network.layers import head_count
 
     if not out.strip():
         raise ExpressivityError("--out must name an HTML file, such as page.html")
@@ -43,13 +44,13 @@ def show(path, input_text, out, allow_length, as_json):
         page = network_page(saved, X, input_text, allow_length)
         with staging as temp:
             temp.write_text(page, encoding="utf-8")
-    heads = sum(len(layer.heads) for layer in saved.network.layers if layer.kind == "attention")
+    heads = head_count(saved.network.layers)   # one heatmap per head: attention patterns and mixing matrices
     n = int(X.shape[0])
-    result = {"page": str(out), "bytes": len(page.encode()), "attention_heads": heads, "tokens": n,
+    result = {"page": str(out), "bytes": len(page.encode()), "heads": heads, "tokens": n,
               "valid_lengths": saved.network.lengths.describe(), "within_claim": saved.network.within_claim(n),
               "source": saved.describe(), "run": record}
     if as_json:
         emit_json(result)
         return
-    console.print(f"wrote {out} ({result['bytes'] / 1024:.0f} KiB): {heads} attention heatmap(s) on {X.shape[0]} "
+    console.print(f"wrote {out} ({result['bytes'] / 1024:.0f} KiB): {heads} heatmap(s), one per head, on {X.shape[0]} "
                   "tokens; open it in a browser (self-contained, works offline)", markup=False, soft_wrap=True)

@@ -177,11 +177,19 @@ def _norm_type(net: Network, blocks: list[list]) -> tuple[str | None, float]:
     return "LN", eps.pop()
 
 
-def _activation(net: Network) -> str:
+def _attention_layers(net: Network, blocks: list[list]) -> list[tuple[int, object]]:
+    """``(index, layer)`` of every attention layer, in order, as :func:`_blocks` placed them."""
+    return [(b[0], net.layers[b[0]]) for b in blocks if b[0] is not None]
+
+
+def _feedforward_layers(net: Network, blocks: list[list]) -> list[tuple[int, object]]:
+    """``(index, layer)`` of every feed-forward layer, in order, as :func:`_blocks` placed them."""
+    return [(b[1], net.layers[b[1]]) for b in blocks if b[1] is not None]
+
+
+def _activation(net: Network, blocks: list[list]) -> str:
     acts = {}
-    for k, layer in enumerate(net.layers):
-        if layer.kind != "feedforward":
-            continue
+    for k, layer in _feedforward_layers(net, blocks):
         kind = layer.activation.kind
         if kind not in _ACT_NAMES:
             raise ExportError(f"layer {k} ({layer.name or 'feed-forward'}) uses a piecewise-linear activation, which "
@@ -194,12 +202,11 @@ def _activation(net: Network) -> str:
     return _ACT_NAMES[next(iter(acts), "relu")]
 
 
-def _attention_plan(net: Network, n: int, hardmax_lambda: float | None, margin: tuple[str, float] | None):
+def _attention_plan(net: Network, blocks: list[list], n: int, hardmax_lambda: float | None,
+                    margin: tuple[str, float] | None):
     """Per attention layer: its score multiplier for the dot product and for the bias, and the changes made."""
     plan, changes = {}, []
-    for k, layer in enumerate(net.layers):
-        if layer.kind != "attention":
-            continue
+    for k, layer in _attention_layers(net, blocks):
         where = f"layer {k} ({layer.name or 'attention'})"
         if layer.normaliser == "infinite":
             raise ExportError(f"{where} normalises over an infinite past (Wang & E 2024 §7): early queries get less "
@@ -241,12 +248,10 @@ def _attention_plan(net: Network, n: int, hardmax_lambda: float | None, margin: 
     return plan, changes
 
 
-def _rotary_width(net: Network) -> int | None:
+def _rotary_width(net: Network, blocks: list[list]) -> int | None:
     """The one query width of the rotary heads, or ``None`` when no head is rotary."""
     widths, plain = {}, None
-    for k, layer in enumerate(net.layers):
-        if layer.kind != "attention":
-            continue
+    for k, layer in _attention_layers(net, blocks):
         for h, head in enumerate(layer.heads):
             if head.rotary:
                 widths.setdefault(head.size, (k, h))
@@ -343,23 +348,23 @@ def _plan(net: Network, n_ctx: int | None, hardmax_lambda: float | None, margin)
     if not blocks:
         raise ExportError("the network has no layers; TransformerLens needs at least one block")
     norm_type, eps = _norm_type(net, blocks)
-    act = _activation(net)
-    plan, changes = _attention_plan(net, n, hardmax_lambda, margin)
+    act = _activation(net, blocks)
+    plan, changes = _attention_plan(net, blocks, n, hardmax_lambda, margin)
     if hardmax_lambda is not None and not any(net.layers[k].normalization == "hardmax" and plan[k] != (0.0, 0.0)
                                               for k in plan):
         raise ExportError("hardmax_lambda applies only to hardmax layers whose scores do not tie, and this network has "
                           "none; drop it")
     causal = _causal(net, blocks)
-    rotary_m = _rotary_width(net)
+    rotary_m = _rotary_width(net, blocks)
     biased = _biased_heads(net, plan, n)
     _refuse_position_conflicts(net, biased, norm_type, rotary_m)
     P = n if biased else 0
     widths = [max(head.size + (P if (k, h) in biased else 0), head.W_V.shape[1])
               for k in plan for h, head in enumerate(net.layers[k].heads)]
-    ffn = [net.layers[b[1]] for b in blocks if b[1] is not None]
+    ffn = [layer for _, layer in _feedforward_layers(net, blocks)]
     return _Plan(n=n, blocks=blocks, norm_type=norm_type, eps=eps, act=act, attention=plan, changes=changes,
                  causal=causal, rotary_m=rotary_m, biased=biased, d=net.d, P=P,
-                 n_heads=max([len(net.layers[b[0]].heads) for b in blocks if b[0] is not None], default=1),
+                 n_heads=max([layer.head_count for _, layer in _attention_layers(net, blocks)], default=1),
                  d_head=max(widths + [rotary_m or 0, 1]), has_mlp=bool(ffn),
                  d_mlp=max([layer.width for layer in ffn] + [1]))
 
