@@ -69,6 +69,15 @@ def test_run_prints_output_and_residuals_under_labels(saved):
 
 
 def test_show_writes_one_self_contained_page(saved, tmp_path):
+    code, _, err = run("train", "--task", "reverse", "--length", "4", "--mixer", "attention,sepconv", "--layers", "2",
+                       "--d-model", "8", "--heads", "2", "--ffn-width", "8", "--batch-size", "8", "--steps", "2",
+                       "--out", tmp_path / "mixed")
+    assert code == 0, err
+    code, out, err = run("show", tmp_path / "mixed", "--out", tmp_path / "mixed.html", "--json")
+    assert code == 0, err
+    text = (tmp_path / "mixed.html").read_text()   # one heatmap per head, attention and mixing alike
+    assert json.loads(out)["heads"] == text.count('data-kind="attention"') + text.count('data-kind="mixing"') == 3
+    assert text.count('data-kind="mixing"') == 1
     for folder in ("rev", "we", "train", "hard"):
         page = tmp_path / f"{folder}.html"
         code, out, err = run("show", saved / folder, "--out", page, "--json")
