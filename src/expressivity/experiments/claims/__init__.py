@@ -153,6 +153,9 @@ class ClaimResult:
     numbers: dict = field(default_factory=dict)
     notes: str = ""
     regime: Regime | None = None
+    # Which swept configurations the verdict rests on (a config without seed and selected axes ->
+    # bool); None: all of them. A learning rate on its grid's edge outside these is only a warning.
+    decides: Callable[[dict], bool] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.verdict, Verdict):
@@ -255,8 +258,10 @@ def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = N
     edges = grid_edges(out)
     result = apply_grid_edges(result, edges)
     warnings = [e.line() for e in edges if "grid edge" not in result.notes]
+    outside = set(result.numbers.get("grid_edges_outside_the_verdict", ()))
     if warnings:  # claims that report their own grid edges (the LM claims) are not warned twice
-        result.notes = "\n".join([result.notes, *(f"warning: {w}" for w in warnings)]).strip()
+        result.notes = "\n".join([result.notes, *(f"warning: {w}" + (" (outside the verdict)" if w in outside else "")
+                                                   for w in warnings)]).strip()
     write_table(result.rows, out / "results.csv")
     write_json(out / "results.json", {"rows": result.rows})
     verdict = {"claim": name, "title": claim.title, "source": claim.source, "paper_claim": claim.paper_claim,
@@ -324,6 +329,7 @@ class GridEdge:
     edge: int
     total: int
     grid: tuple
+    config: dict | None = field(default=None, compare=False)   # the group's configuration, less seed and axis
 
     @property
     def most_seeds(self) -> bool:
@@ -368,7 +374,8 @@ def grid_edges(out: Path) -> list[GridEdge]:
                 counts[key][0] += int(bool(edge))
                 counts[key][1] += int(bool(ok))
             found += [GridEdge(spec.parent.name, _describe_group(json.loads(key)), axis, edge, total,
-                               tuple(sorted(grids[key]))) for key, (edge, total) in counts.items() if edge]
+                               tuple(sorted(grids[key])), json.loads(key)) for key, (edge, total) in counts.items()
+                      if edge]
     return found
 
 
@@ -381,8 +388,15 @@ def apply_grid_edges(result: ClaimResult, edges: list[GridEdge]) -> ClaimResult:
     """A decided verdict resting on a selection that fell on its grid's edge for most seeds of some
     configuration becomes ``undecided: lr on grid edge`` (the grid does not bracket the optimum, so
     a better value outside it could move that arm); the word the comparison alone gave is kept in
-    ``numbers["verdict_if_bracketed"]``. An edge for a minority of seeds stays a warning."""
-    unbracketed = [e for e in edges if e.most_seeds]
+    ``numbers["verdict_if_bracketed"]``. An edge for a minority of seeds, or in a configuration the
+    verdict does not rest on (``result.decides``), stays a warning."""
+    def decides(edge: GridEdge) -> bool:
+        return result.decides is None or edge.config is None or bool(result.decides(edge.config))
+
+    unbracketed = [e for e in edges if e.most_seeds and decides(e)]
+    outside = [e.line() for e in edges if e.most_seeds and not decides(e)]
+    if outside:
+        result.numbers["grid_edges_outside_the_verdict"] = outside
     if not unbracketed or result.verdict == "undecided":
         return result
     result.numbers["verdict_if_bracketed"] = {"verdict": result.verdict, "reason": result.reason}
