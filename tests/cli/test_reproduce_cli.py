@@ -29,3 +29,8 @@ def test_out_never_replaces_another_commands_folder(tmp_path):
     assert (train_dir / "seed_0" / "checkpoint").exists() and (circuit_dir / "network").exists()
     # the same command may replace its own folder
     assert runner.invoke(cli, ["circuit", "shift", "--length", "5", "--out", str(circuit_dir)]).exit_code == 0
+
+
+def test_retry_failed_is_a_sweep_option_a_numerics_claim_refuses(tmp_path):
+    res = CliRunner().invoke(cli, ["reproduce", "wang-e-2", "--retry-failed", "--out", str(tmp_path / "c")])
+    assert res.exit_code == 2 and "--retry-failed" in res.stderr and not (tmp_path / "c").exists()

@@ -48,7 +48,10 @@ def test_malformed_lines_and_repeated_ids(tmp_path):
         records = read_records(path)
     assert [(r["id"], r["status"]) for r in records] == [("r1", "done"), ("r0", "done")]  # the retry replaced the failure
     text = " ".join(str(w.message) for w in caught)
-    assert "skipped 2 line(s)" in text and "more than one record" in text
+    assert "skipped 2 line(s)" in text and "more than one record" not in text   # a retried failure is expected
+    path.write_text(json.dumps(rec(0)) + "\n" + json.dumps(rec(0)) + "\n")      # two finished records are not
+    with pytest.warns(RecordWarning, match="1 run\\(s\\) have more than one record"):
+        assert [r["id"] for r in read_records(path)] == ["r0"]
 
 
 def test_missing_store_is_a_one_line_error(tmp_path):

@@ -252,3 +252,27 @@ def test_a_tampered_checkpoint_is_refused_on_resume(tmp_path, change):
 
 def _raise(exc):
     raise exc
+
+
+def test_a_process_that_ignores_sigint_keeps_ignoring_it_while_training(tmp_path):
+    """A sweep's worker process ignores SIGINT (its driver decides when it stops), and so does a
+    job started with ``nohup ... &``: training must not install its Ctrl-C handler over that, or a
+    stray SIGINT kills the worker and its pack's runs are recorded as failed."""
+    import os
+    import signal
+
+    c = config(steps=12)
+    full = run(c, tmp_path / "full")
+
+    def stray_sigint(step, model):
+        if step == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        ignored = run(c, tmp_path / "ignored", on_step=stray_sigint)   # no TrainingInterrupted: it runs to the end
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    pa, pb = params(full.model), params(ignored.model)
+    assert all(torch.equal(pa[k], pb[k]) for k in pa)

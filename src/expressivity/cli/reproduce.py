@@ -26,13 +26,16 @@ from expressivity.cli.common import console, emit_json, err_console, human_outpu
 @click.option("--threads", type=click.IntRange(min=1), help="PyTorch threads per pack (default: cores / workers)")
 @click.option("--ray-address", "ray_address", help="Ray cluster address (with --backend ray)")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="cpu", show_default=True)
+@click.option("--retry-failed", "retry_failed", is_flag=True,
+              help="when resuming, run again the runs recorded as failed by an error (a worker that died, out of "
+                   "memory), not those that diverged to NaN")
 @click.option("--list", "list_claims", is_flag=True, help="list the claims and their criteria")
 @click.option("--summary", "summarise", is_flag=True,
               help="NAMES are reproduce output folders (or folders of them): print one table of their verdicts, "
                    "across scales; runs nothing")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
-def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, device, list_claims, summarise,
-              as_json):
+def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, device, retry_failed, list_claims,
+              summarise, as_json):
     """Reproduce claim NAME of the papers (see --list): criterion first, then the run, table, regime and verdict.
 
     \b
@@ -83,7 +86,7 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
     scale = "quick" if quick else scale or "full"
     claim = get_claim(name)
     if not claim.trains:
-        sweep_options = given("backend", "workers", "threads", "ray_address", "device")
+        sweep_options = given("backend", "workers", "threads", "ray_address", "device", "retry_failed")
         if sweep_options:
             raise click.UsageError(f"claim {name} is numerics, not training: the sweep options "
                                    f"{', '.join(sweep_options)} do not apply")
@@ -110,7 +113,7 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
                         bar(total=p.total, completed=p.done + p.failed,
                             description=f"{name}: done {p.done}, failed {p.failed}, running {p.running}")
                 result = run_claim(name, out, scale, workers=workers, threads=threads, backend=backend, device=device,
-                                   ray_address=ray_address, on_progress=show)
+                                   ray_address=ray_address, retry_failed=retry_failed, on_progress=show)
         except KeyboardInterrupt:
             err_console.print(f"interrupted; run the same command again to continue from {out}")
             sys.exit(130)

@@ -71,7 +71,8 @@ def read_records(path) -> list[dict]:
             bad.append(number)
             continue
         if record["id"] in by_id:
-            repeated += 1
+            # a failed run trained again (--retry-failed) is expected to have a second record
+            repeated += by_id[record["id"]].get("status") != "failed"
             del by_id[record["id"]]  # keep file order of the latest
         by_id[record["id"]] = record
     if bad:

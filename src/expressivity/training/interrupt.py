@@ -24,7 +24,8 @@ class TrainingInterrupted(KeyboardInterrupt):
 
 class deferred_interrupt:
     """Context manager deferring the first SIGINT to the next step boundary (main thread only;
-    elsewhere, for example in Ray workers or threads, it does nothing)."""
+    elsewhere, for example in Ray workers or threads, it does nothing, and where SIGINT is ignored it
+    stays ignored)."""
 
     def __init__(self):
         self.count = 0
@@ -39,7 +40,9 @@ class deferred_interrupt:
             raise KeyboardInterrupt
 
     def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
+        # A process that ignores SIGINT keeps ignoring it: a sweep's worker process (its driver decides
+        # when it stops) or a job started in the background with ``nohup ... &``.
+        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
             self._previous = signal.signal(signal.SIGINT, self._handler)
         return self
 

@@ -250,3 +250,27 @@ def test_seed_values_select_the_learning_rate_on_validation_never_on_test(tmp_pa
     values, failed = seed_values(folder, lambda c: "cell", lambda row: row["test_loss"])
     assert values == {"cell": {0: 3.0, 1: 3.0}} and failed == {"cell": 0}
     assert selected_lrs(folder, lambda c: "cell") == {"cell": {0: 0.01, 1: 0.01}}
+
+
+def test_a_run_recorded_as_failed_by_an_error_is_trained_again_only_with_retry_failed(tmp_path):
+    """A worker that died (here: a record rewritten as failed) leaves its runs failed on a plain
+    resume; ``retry_failed=True`` (``reproduce --retry-failed``) trains them again."""
+    from expressivity.experiments.store import read_records
+
+    out = tmp_path / "wang-e-4"
+    sizes = {**TOY, "widths": (4,), "heads": (2,)}
+    reproduce("wang-e-4", out, "quick", overrides=sizes, workers=1)
+    records_path = out / "sweep" / "records.jsonl"
+    lines = records_path.read_text().splitlines()
+    victim = json.loads(lines[0])
+    lines[0] = json.dumps({**victim, "status": "failed", "reason": "worker: the worker process died (exit code 1)"})
+    records_path.write_text("\n".join(lines) + "\n")
+
+    plain = reproduce("wang-e-4", out, "quick", overrides=sizes, workers=1)
+    assert sum(row.get("failed", 0) for row in plain.rows) == 1
+    assert {r["id"]: r["status"] for r in read_records(out / "sweep")}[victim["id"]] == "failed"
+
+    retried = reproduce("wang-e-4", out, "quick", overrides=sizes, workers=1, retry_failed=True)
+    assert sum(row.get("failed", 0) for row in retried.rows) == 0
+    assert {r["id"]: r["status"] for r in read_records(out / "sweep")}[victim["id"]] == "done"
+    assert json.loads((out / "run.json").read_text())["config"]["retry_failed"] is True

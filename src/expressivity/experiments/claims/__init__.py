@@ -118,6 +118,7 @@ class ClaimContext:
     ray_address: str | None = None
     on_progress: Callable | None = None
     overrides: dict = field(default_factory=dict)
+    retry_failed: bool = False   # run again the runs recorded as failed by an error (a worker that died), not NaN
 
     def __post_init__(self) -> None:
         if self.scale not in SCALES:
@@ -137,7 +138,8 @@ class ClaimContext:
         from expressivity.experiments.launch import run_sweep
 
         report = run_sweep(sweep, self.out / name, backend=self.backend, workers=self.workers, threads=self.threads,
-                           device=self.device, ray_address=self.ray_address, on_progress=self.on_progress)
+                           device=self.device, ray_address=self.ray_address, on_progress=self.on_progress,
+                           retry_failed=self.retry_failed)
         return self.out / name, report
 
 
