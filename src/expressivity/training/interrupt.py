@@ -42,7 +42,8 @@ class deferred_interrupt:
     def __enter__(self):
         # A process that ignores SIGINT keeps ignoring it: a sweep's worker process (its driver decides
         # when it stops) or a job started in the background with ``nohup ... &``.
-        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        if threading.current_thread() is threading.main_thread() and not ignored:
             self._previous = signal.signal(signal.SIGINT, self._handler)
         return self
 
