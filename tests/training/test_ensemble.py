@@ -87,7 +87,7 @@ def test_each_member_folder_is_an_ordinary_finished_run(tmp_path):
         assert run(c, tmp_path / f"seed_{c.seed}", resume=True).final_metric == r.final_metric
 
 
-def test_ctrl_c_checkpoints_an_ensemble_at_the_step_boundary(tmp_path):
+def test_ctrl_c_checkpoints_an_ensemble_at_the_step_boundary(tmp_path, terminal_sigint):
     import os
     import signal
 

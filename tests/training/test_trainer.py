@@ -214,7 +214,7 @@ def test_tasks_with_finite_data_get_the_split_of_every_batch(monkeypatch):
         SplitReverse().sample(2, 4, torch.Generator(), "dev")
 
 
-def test_ctrl_c_finishes_the_step_checkpoints_it_and_resumes_bit_exactly(tmp_path):
+def test_ctrl_c_finishes_the_step_checkpoints_it_and_resumes_bit_exactly(tmp_path, terminal_sigint):
     import os
     import signal
 
