@@ -19,7 +19,9 @@ from pathlib import Path
 
 from expressivity.experiments.claims import grid_edges
 from expressivity.experiments.claims.kit import seed_values
-from expressivity.experiments.claims.wang_e import _log_errors, error_cell, kernel_errors
+from expressivity.experiments.claims.wang_e import (CLAIM3_LIN_HEADS, SCAN_MODEL, _cell3, _depth_label, _log_errors,
+                                                    _scan_label, error_cell, kernel_errors)
+from expressivity.experiments.store import read_records
 from expressivity.statistics import interval, paired_difference
 from expressivity.training import RunConfig
 
@@ -27,7 +29,7 @@ from expressivity.training import RunConfig
 def complete_cells(folder: Path, label) -> set:
     """Labels whose every configuration (all seeds, every learning rate of the grid) has a record:
     only there is the validation selection the one the finished run would make."""
-    done = {json.loads(line)["id"] for line in (folder / "records.jsonl").open()}
+    done = {r["id"] for r in read_records(folder)}
     cells: dict = {}
     for c in json.loads((folder / "sweep.json").read_text())["configs"]:
         cells.setdefault(label(c), []).append(RunConfig.from_dict(c).id() in done)
@@ -40,11 +42,10 @@ def _cell(iv) -> dict:
 
 def claim7(folder: Path) -> dict:
     """Mean test R^2 per pointer range and arm (the scan at d 16) and per depth cell (d 32), paired DP - DP-free."""
-    def label(c):
-        args, model = c["task"]["args"], c["model"]
-        if model["d_model"] == 16:
-            return ("scan", args["max_lag"], model["mixer"])
-        return ("depth", args["depth"], model["layers"])
+    def label(c):   # the labels claim 7 itself uses
+        model = c["model"]
+        in_scan = model.get("d_model") == SCAN_MODEL["d_model"] and model.get("layers") == SCAN_MODEL["layers"]
+        return _scan_label(c) if in_scan else _depth_label(c)
 
     values, _ = seed_values(folder, label, lambda row: row["test_metric"])
     values = {k: v for k, v in values.items() if k in complete_cells(folder, label)}
@@ -61,16 +62,13 @@ def claim7(folder: Path) -> dict:
 
 def claim3(folder: Path) -> dict:
     """l1 of the learned kernel per cell (geometric mean over seeds) and paired log10 l1 of log 1 head - lin 4 heads."""
-    def label(c):
-        return (c["task"]["args"]["length"], c["task"]["args"]["kernel"], c["model"]["rpe"], c["model"]["heads"])
-
-    complete = complete_cells(folder, label)
-    l1 = {k: v for k, v in kernel_errors(folder, label).items() if k in complete}
+    complete = complete_cells(folder, _cell3)
+    l1 = {k: v for k, v in kernel_errors(folder, _cell3).items() if k in complete}
     cells = {" ".join(map(str, k)): _cell(error_cell(v)) for k, v in sorted(l1.items())}
     logs = {k: _log_errors(v) for k, v in l1.items()}
     paired = {}
     for N in sorted({k[0] for k in l1}):
-        a, b = logs.get((N, "power", "log", 1), {}), logs.get((N, "power", "lin", 4), {})
+        a, b = logs.get((N, "power", "log", 1), {}), logs.get((N, "power", "lin", CLAIM3_LIN_HEADS), {})
         if a and b:
             paired[N] = _cell(paired_difference(a, b))
     return {"l1": cells, "paired_log10_l1_log1_minus_lin4": paired}
@@ -101,7 +99,7 @@ def main(argv=None) -> dict:
         print(f"error: {a.out} is not a reproduce --out folder of claim 3, 7 or wang-e-dp ({exc}); give one",
               file=sys.stderr)
         raise SystemExit(2) from None
-    done = sum(1 for _ in (folder / "records.jsonl").open())
+    done = len(read_records(folder))   # runs recorded (a retried run once)
     total = len(json.loads((folder / "sweep.json").read_text())["configs"])
     table = readers[claim](folder)
     edges = [e.line() for e in grid_edges(a.out) if e.most_seeds]
