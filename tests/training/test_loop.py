@@ -12,7 +12,7 @@ from expressivity.nn import Model
 from expressivity.training import RunConfig, load_trained, run, run_ensemble
 from expressivity.training.checkpoint import read_checkpoint_config
 from expressivity.training.ensemble import EnsembleStepper
-from expressivity.training.trainer import optimizer_groups
+from expressivity.training.trainer import SingleStepper
 
 OLD = Path(__file__).parent / "data" / "checkpoints_014e179"
 
@@ -28,21 +28,22 @@ def test_weight_decay_applies_to_weight_matrices_only():
     cfg = RunConfig.for_task("reverse", {"length": 6, "vocab": 8},
                              dict(mixer=("attention", "sepconv", "bilinear"), layers=3, heads=2, d_model=8, ffn_width=8,
                                   rpe="log", learnable_slopes=True, norm="pre", ape="learned", q_bias=True))
-    model = Model(cfg.model)
-    decayed, plain = optimizer_groups(model, 0.1)
-    names = {id(p): n for n, p in model.named_parameters()}
-    decayed_names = {names[id(p)] for p in decayed["params"]}
-    plain_names = {names[id(p)] for p in plain["params"]}
-    assert decayed["weight_decay"] == 0.1 and plain["weight_decay"] == 0.0
+    opt = SingleStepper(cfg.with_changes(train={"weight_decay": 0.1}), cfg.build_task(), None, "cpu").optimizer
+    decayed_names = {n for n, cols in zip(opt.names, opt.columns) if opt.decay[cols].all()}
+    plain_names = {n for n, cols in zip(opt.names, opt.columns) if not opt.decay[cols].any()}
+    # checkpoints keep torch.optim.AdamW's two groups: the weight matrices (decayed) first
+    groups = opt.torch_state(1, 0.1)["param_groups"]
+    assert groups[0]["weight_decay"] == 0.1 and groups[1]["weight_decay"] == 0.0
+    assert (len(groups[0]["params"]), len(groups[1]["params"])) == (len(decayed_names), len(plain_names))
     assert decayed_names == {"embed.weight", "ape.table", "blocks.0.mixer.q.weight", "blocks.0.mixer.k.weight",
                              "blocks.0.mixer.v.weight", "blocks.0.mixer.o.weight", "blocks.1.mixer.filters",
                              "blocks.1.mixer.o.weight", "blocks.2.mixer.P", "blocks.2.mixer.o.weight",
                              "readout.weight", *(f"blocks.{k}.ffn.w{i}.weight" for k in range(3) for i in (1, 2))}
     assert all(n.endswith(("bias", "log_beta")) or ".norm" in n or n.startswith("norm.") for n in plain_names)
-    assert decayed_names | plain_names == set(names.values())
+    assert decayed_names | plain_names == set(opt.names)
     # the ensemble decays the same columns
     stepper = EnsembleStepper([cfg, cfg.with_changes(seed=1)], cfg.build_task(), None, "cpu")
-    mask = [stepper.decay[cols].unique().tolist() for _, cols in stepper._views]
+    mask = [stepper.optimizer.decay[cols].unique().tolist() for cols in stepper.optimizer.columns]
     expected = [[n in decayed_names] for n, _ in stepper.model.named_parameters()]
     assert mask == expected
 

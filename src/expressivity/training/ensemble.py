@@ -5,17 +5,17 @@ parameter has a leading ensemble axis and the forward pass is batched matmuls ov
 (:mod:`expressivity.nn.layers`), no ``vmap``. Member ``k`` starts as ``Model(cfg)`` built after
 ``torch.manual_seed(seeds[k])`` and draws its batches from its own generator. All parameters live
 in one ``(K, P)`` tensor (the model's parameters are views of its rows), so AdamW with a
-per-member learning rate (the formula of ``torch.optim.AdamW``, weight decay on the weight
-matrices only) and clipping by each member's own gradient norm are a handful of whole-tensor
-operations per step. A member whose loss turns non-finite, or that reaches its target metric, is
+per-member learning rate and clipping by each member's own gradient norm are a handful of
+whole-tensor operations per step (:class:`~expressivity.training.optimizer.FlatAdamW`, the one
+optimizer of single runs too: member by member, ``torch.optim.AdamW``'s arithmetic). A member whose loss turns non-finite, or that reaches its target metric, is
 frozen while the others continue. The loop is :func:`expressivity.training.loop.train_members`,
 shared with the single-model trainer.
 
 Which runs may share an ensemble is stated here once (:func:`pack_key`): runs whose
 configurations differ only in ``seed`` and ``train.lr``.
 
-How close a member stays to its single run: the arithmetic is the same, but the batched
-kernels sum in another order, so members agree with :func:`~expressivity.training.run` to
+How close a member stays to its single run: the optimizer's arithmetic is the same bit for bit,
+but the model's batched kernels sum in another order, so members agree with :func:`~expressivity.training.run` to
 float32 round-off at first and drift apart slowly as training amplifies it (measured in
 ``tests/training/test_ensemble.py`` on ``reverse``: parameters within 2e-5 after 15 steps; after
 300 steps held-out metrics within 0.01 and losses within 0.1%).
@@ -32,7 +32,6 @@ a normal final checkpoint, so each member is an ordinary finished run.
 from __future__ import annotations
 
 import json
-import math
 import warnings
 from pathlib import Path
 
@@ -46,6 +45,7 @@ from expressivity.training.budget import check_run_budget
 from expressivity.training.checkpoint import FINISHED, RUNNING, checkpoint_exists, load_checkpoint, save_checkpoint
 from expressivity.training.config import RunConfig
 from expressivity.training.loop import Members, train_members
+from expressivity.training.optimizer import FlatAdamW
 from expressivity.training.trainer import RunResult, eval_batch, member_result, resolve_device, score_lengths
 
 
@@ -78,31 +78,11 @@ class EnsembleStepper:
             torch.manual_seed(c.seed)
             models.append(Model(c.model).to(device))
         self.model = Model.stack(models)
-        self.size = K = len(configs)
-        named = list(self.model.named_parameters())
-        # (K, P): parameter after parameter in named_parameters order, each member's copy in its row
-        self.flat = torch.cat([p.detach().reshape(K, -1) for _, p in named], 1)
-        self.grad = torch.zeros_like(self.flat)
-        self.m1, self.m2 = torch.zeros_like(self.flat), torch.zeros_like(self.flat)
-        decayed = self.model.weight_matrix_names()
-        self.decay = torch.cat([torch.full((p[0].numel(),), n in decayed, device=device) for n, p in named])
-        self._views = []
-        start = 0
-        for _, p in named:
-            size = p[0].numel()
-            self._views.append((p, slice(start, start + size)))
-            start += size
-        self._bind()
+        self.size = len(configs)
+        self.optimizer = FlatAdamW(list(self.model.named_parameters()), self.size, self.model.weight_matrix_names(),
+                                   self.train)
         self.gens = [torch.Generator().manual_seed(c.seed) for c in configs]
         self.finished = False
-
-    def _bind(self) -> None:
-        """Make every parameter a view of its columns of ``flat`` and its gradient a view of ``grad``:
-        backward accumulates straight into ``grad``, AdamW updates ``flat`` in place."""
-        K = self.size
-        for p, cols in self._views:
-            p.data = self.flat[:, cols].view(K, *p.shape[1:])
-            p.grad = self.grad[:, cols].view(K, *p.shape[1:])
 
     # ---- resume ------------------------------------------------------------------------------
     def load(self, group_dir, group_id: str) -> tuple[int, Members]:
@@ -114,10 +94,10 @@ class EnsembleStepper:
             raise ExpressivityError(f"the ensemble checkpoint in {group_dir} belongs to other runs; use a new folder")
         try:
             for name in ("flat", "m1", "m2"):
-                value = tensors[name].to(self.device)
-                if value.shape != self.flat.shape:
-                    raise ValueError(f"{name} has shape {tuple(value.shape)}, this ensemble {tuple(self.flat.shape)}")
-                getattr(self, name).copy_(value)
+                value, target = tensors[name].to(self.device), getattr(self.optimizer, name)
+                if value.shape != target.shape:
+                    raise ValueError(f"{name} has shape {tuple(value.shape)}, this ensemble {tuple(target.shape)}")
+                target.copy_(value)
             for g, s in zip(self.gens, st["generators"]):
                 g.set_state(s)
             members = Members(self.size, self.train.steps, status=list(st["status"]), stop_step=list(st["stop_step"]),
@@ -142,32 +122,15 @@ class EnsembleStepper:
         return self.task.member_losses(self.model(x), Batch(x, y, mask))
 
     def update(self, step: int, losses: torch.Tensor, alive: list[bool]) -> None:
-        tc, K = self.train, self.size
-        live = torch.tensor(alive, device=self.device)
-        self.grad.zero_()
+        self.optimizer.zero_grad()
         with warnings.catch_warnings():
             # The gradients are views of the rows of one (K, P) tensor, so not dense in memory:
             # torch warns that this "may impair performance"; it accumulates into them in place,
             # which is the point (bench_ensemble.py measures the whole step).
             warnings.filterwarnings("ignore", message="grad and param do not obey the gradient layout contract")
+            live = torch.tensor(alive, device=self.device)
             torch.where(live, losses, torch.zeros_like(losses)).sum().backward()
-        # AdamW as torch.optim.AdamW computes it, row by row, in place (few passes over (K, P))
-        # per-member factors in float64, rounded once to float32 (as torch rounds its Python scalars)
-        lr = torch.tensor([self.lr(k, step) if alive[k] else 0.0 for k in range(K)], dtype=torch.float64)[:, None]
-        t, b1, b2 = step + 1, tc.beta1, tc.beta2
-        shrink = (1 - lr * tc.weight_decay).to(self.flat)
-        step_size = (lr / -(1 - b1 ** t)).to(self.flat)
-        with torch.no_grad():
-            g = self.grad
-            if not all(alive):   # a stopped member's gradient may hold 0 * inf = nan: it must not move
-                g[~live] = 0.0
-            g.mul_(torch.clamp(tc.grad_clip / (g.norm(dim=1, keepdim=True) + 1e-6), max=1.0))
-            if tc.weight_decay:
-                self.flat.mul_(torch.where(self.decay, shrink, 1.0))
-            self.m1.lerp_(g, 1 - b1)
-            self.m2.mul_(b2).addcmul_(g, g, value=1 - b2)
-            denom = self.m2.sqrt().div_(math.sqrt(1 - b2 ** t)).add_(tc.eps)
-            self.flat.add_(self.m1.div(denom).mul_(step_size))
+        self.optimizer.step(step + 1, [self.lr(k, step) for k in range(self.size)], alive)
 
     @torch.no_grad()
     def evaluate(self, batch: Batch) -> list[tuple[float, float]]:
@@ -191,7 +154,8 @@ class EnsembleStepper:
               "status": list(members.status), "stop_step": list(members.stop_step), "last_loss": list(members.last_loss),
               "last_metric": list(members.last_metric), "best": [list(b) for b in members.best],
               "histories": [list(h) for h in members.histories], "step": step}
-        save_checkpoint(self.ckpt, {"flat": self.flat, "m1": self.m1, "m2": self.m2},
+        opt = self.optimizer
+        save_checkpoint(self.ckpt, {"flat": opt.flat, "m1": opt.m1, "m2": opt.m2},
                         {"id": group_id(self.configs), "members": [c.id() for c in self.configs], "step": step,
                          "status": status}, st)
         return True

@@ -1,8 +1,9 @@
 """The one training loop: steps, evaluation, target reached, non-finite losses, checkpoints,
 Ctrl-C and resume, for K >= 1 members at once. How the members are stored and updated is a
 :class:`Stepper`'s business: :class:`~expressivity.training.trainer.SingleStepper` (one model,
-``torch.optim.AdamW``) or :class:`~expressivity.training.ensemble.EnsembleStepper` (K models on
-native ensemble layers, one AdamW on a ``(K, P)`` tensor).
+checkpoints and metrics in a run folder) or :class:`~expressivity.training.ensemble.EnsembleStepper`
+(K models on native ensemble layers, one group checkpoint); both update through the one AdamW on
+a ``(K, P)`` tensor, :class:`~expressivity.training.optimizer.FlatAdamW`.
 
 Per step: the stepper computes every member's loss on its own batch; a member whose loss is not
 finite stops with status ``"nan"`` (the step is not taken for it); the others are updated. Every

@@ -35,6 +35,7 @@ from expressivity.training.budget import check_run_budget
 from expressivity.training.checkpoint import FINISHED, RUNNING, checkpoint_exists, load_checkpoint, save_checkpoint
 from expressivity.training.config import RunConfig, check_run_arguments
 from expressivity.training.loop import Members, train_members
+from expressivity.training.optimizer import FlatAdamW
 from expressivity.training.schedule import SPLIT_SEEDS
 
 
@@ -128,19 +129,11 @@ def _finite_params(model) -> bool:
     return all(torch.isfinite(p).all() for p in model.parameters())
 
 
-def optimizer_groups(model: Model, weight_decay: float) -> list[dict]:
-    """AdamW parameter groups as nanoGPT's ``configure_optimizers`` makes them: weight decay on the
-    weight matrices only (:meth:`Model.weight_matrix_names`), none on biases, norms, slopes and
-    relative position tables. The groups keep the order of ``model.parameters()`` within each."""
-    decayed = model.weight_matrix_names()
-    named = list(model.named_parameters())
-    return [{"params": [p for n, p in named if n in decayed], "weight_decay": weight_decay},
-            {"params": [p for n, p in named if n not in decayed], "weight_decay": 0.0}]
-
-
 class SingleStepper:
-    """One model trained by ``torch.optim.AdamW``; checkpoints in ``out_dir/checkpoint``, metrics
-    in ``out_dir/metrics.jsonl`` as they are recorded (see :mod:`expressivity.training.loop`)."""
+    """One model trained by the shared AdamW (:class:`~expressivity.training.optimizer.FlatAdamW`
+    with one row: ``torch.optim.AdamW``'s arithmetic, bit for bit); checkpoints in
+    ``out_dir/checkpoint`` (the optimizer state in ``torch.optim.AdamW``'s layout), metrics in
+    ``out_dir/metrics.jsonl`` as they are recorded (see :mod:`expressivity.training.loop`)."""
 
     size = 1
 
@@ -149,8 +142,7 @@ class SingleStepper:
         cfg = config.train
         torch.manual_seed(config.seed)
         self.model = Model(config.model).to(device)
-        self.opt = torch.optim.AdamW(optimizer_groups(self.model, cfg.weight_decay), lr=cfg.lr,
-                                     betas=(cfg.beta1, cfg.beta2), eps=cfg.eps)
+        self.optimizer = FlatAdamW(list(self.model.named_parameters()), None, self.model.weight_matrix_names(), cfg)
         self.gen = torch.Generator().manual_seed(config.seed)
         self.ckpt = Path(out_dir) / "checkpoint" if out_dir is not None else None
         self.metrics_path = Path(out_dir) / "metrics.jsonl" if out_dir is not None else None
@@ -181,7 +173,7 @@ class SingleStepper:
                 members.stop(0, saved["status"], cfg.steps)
                 self.finished = True
             else:
-                self.opt.load_state_dict(_grouped_optimizer_state(state["optimizer"], self.model, self.opt))
+                self.optimizer.load_torch_state(state["optimizer"], state["step"])
                 self.gen.set_state(state["generator"])
                 torch.set_rng_state(state["torch_rng"])
         except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
@@ -206,13 +198,9 @@ class SingleStepper:
         return self.task.loss(self.model(batch.x), batch).reshape(1)
 
     def update(self, step: int, losses: torch.Tensor, alive: list[bool]) -> None:
-        lr = self.lr(0, step)
-        for group in self.opt.param_groups:
-            group["lr"] = lr
-        self.opt.zero_grad(set_to_none=True)
+        self.optimizer.zero_grad()
         losses.sum().backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.train.grad_clip)
-        self.opt.step()
+        self.optimizer.step(step + 1, [self.lr(0, step)], alive)
 
     def evaluate(self, batch: Batch) -> list[tuple[float, float]]:
         return [evaluate(self.model, self.task, batch)]
@@ -229,7 +217,9 @@ class SingleStepper:
     def checkpoint(self, step: int, members: Members, status: str = RUNNING) -> bool:
         if self.ckpt is None or not _finite_params(self.model):
             return False
-        state = {"optimizer": self.opt.state_dict(), "generator": self.gen.get_state(),
+        # the learning rate of the last step taken, as torch.optim.AdamW's state_dict holds it
+        optimizer = self.optimizer.torch_state(step, self.lr(0, max(step - 1, 0)))
+        state = {"optimizer": optimizer, "generator": self.gen.get_state(),
                  "torch_rng": torch.get_rng_state(), "step": step, "history": list(members.histories[0]),
                  "last_metric": members.last_metric[0], "last_loss": members.last_loss[0], "best": list(members.best[0])}
         config = {"run": self.config.to_dict(), "id": self.config.id(), "step": step, "status": status}
@@ -281,24 +271,6 @@ def member_result(config: RunConfig, task: Task, members: Members, k: int, model
     return RunResult(config.id(), config, status, min(members.stop_step[k], step), seconds, model.parameter_count(),
                      last_loss, members.last_metric[k], members.best[k][0], members.best[k][1], lengths, device,
                      members.histories[k], model.cpu())
-
-
-def _grouped_optimizer_state(state: dict, model: Model, opt: torch.optim.Optimizer) -> dict:
-    """An optimizer state as ``opt`` holds it. Checkpoints written before weight decay was limited
-    to weight matrices have one group over ``model.parameters()``; their per-parameter state is
-    renumbered into the two groups (whose hyper-parameters come from ``opt``)."""
-    groups = state.get("param_groups", [])
-    if len(groups) != 1 or len(opt.param_groups) != 2:
-        return state
-    index = {id(p): i for i, p in enumerate(model.parameters())}
-    order = [index[id(p)] for group in opt.param_groups for p in group["params"]]
-    new_groups, start = [], 0
-    for group in opt.param_groups:
-        ids = list(range(start, start + len(group["params"])))
-        new_groups.append({**groups[0], "weight_decay": group["weight_decay"], "params": ids})
-        start += len(ids)
-    return {"state": {new: state["state"][old] for new, old in enumerate(order) if old in state["state"]},
-            "param_groups": new_groups}
 
 
 def _load_weights(model: torch.nn.Module, tensors: dict, where) -> None:

@@ -1,0 +1,161 @@
+"""One AdamW for one model and for K models at once: the parameters are the rows of one ``(K, P)``
+tensor (K = 1 for a single run).
+
+Member by member the arithmetic is ``torch.nn.utils.clip_grad_norm_`` followed by
+``torch.optim.AdamW``'s single-tensor step (the CPU default), bit for bit: the per-parameter
+gradient norms and then the norm of those, the clipping factor ``min(1, max_norm / (norm +
+1e-6))``, decoupled weight decay ``p *= 1 - lr wd`` on the weight matrices only, ``m1.lerp_``,
+``m2 * beta2 + (1 - beta2) g^2``, and ``p.addcdiv_(m1, sqrt(m2) / sqrt(1 - beta2^t) + eps,
+value=-lr / (1 - beta1^t))`` (``tests/training/test_optimizer.py`` trains both side by side).
+Every step is a few operations over the whole ``(K, P)`` tensor, plus one norm per parameter
+(the order torch sums in). Members differ only in their learning rate, a ``(K, 1)`` column.
+
+Why not ``torch.optim.AdamW`` itself: its first use imports ``torch._dynamo`` (1.4 s of every
+single run's start-up on the 2-core CI machine) and it steps parameter by parameter (tens of
+small operations a step, which small models feel). Checkpoints of a single run keep
+``torch.optim.AdamW``'s ``state_dict`` layout (:meth:`FlatAdamW.torch_state` /
+:meth:`FlatAdamW.load_torch_state`), so run folders written before and after this module are
+interchangeable.
+
+Semantics a caller relies on: every parameter gets a gradient each step (a parameter the loss does
+not reach has gradient 0 here, where ``torch.optim`` would skip it; every model of the family
+reaches all its parameters, which the tests check); a member that is not ``alive`` is not moved
+and its gradient is zeroed before the norms (it may hold ``0 * inf = nan``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+
+from expressivity.training.schedule import TrainConfig
+
+
+class FlatAdamW:
+    """AdamW with gradient clipping over the rows of one ``(K, P)`` tensor.
+
+    ``named`` are ``(name, parameter)`` pairs in the model's order: plain shapes when ``members``
+    is ``None`` (one model), shapes with a leading ``K = members`` otherwise. After construction
+    every parameter is a view of its columns of :attr:`flat` and its gradient a view of
+    :attr:`grad`, so backward accumulates straight into :attr:`grad` and :meth:`step` updates the
+    parameters in place. ``decayed`` names the parameters weight decay applies to.
+    """
+
+    def __init__(self, named: Sequence[tuple[str, torch.Tensor]], members: int | None, decayed: set[str],
+                 train: TrainConfig):
+        self.members, self.train = members, train
+        self.size = K = 1 if members is None else members
+        self.names = [n for n, _ in named]
+        self._params = [p for _, p in named]
+        self._shapes = [tuple(p.shape) if members is None else tuple(p.shape[1:]) for p in self._params]
+        self.flat = torch.cat([p.detach().reshape(K, -1) for p in self._params], 1)
+        self.grad = torch.zeros_like(self.flat)
+        self.m1, self.m2 = torch.zeros_like(self.flat), torch.zeros_like(self.flat)
+        self.columns, start = [], 0
+        for shape in self._shapes:
+            size = math.prod(shape)
+            self.columns.append(slice(start, start + size))
+            start += size
+        self.decayed_names = set(decayed)
+        self.decay = torch.cat([torch.full((c.stop - c.start,), n in decayed, device=self.flat.device)
+                                for n, c in zip(self.names, self.columns)])
+        self.bind()
+
+    def bind(self) -> None:
+        """Make every parameter a view of its columns of :attr:`flat`, its gradient one of :attr:`grad`."""
+        for p, cols, shape in zip(self._params, self.columns, self._shapes):
+            if self.members is None:
+                p.data, p.grad = self.flat[0, cols].view(shape), self.grad[0, cols].view(shape)
+            else:
+                K = self.size
+                p.data, p.grad = self.flat[:, cols].view(K, *shape), self.grad[:, cols].view(K, *shape)
+
+    def zero_grad(self) -> None:
+        self.grad.zero_()
+
+    @torch.no_grad()
+    def step(self, t: int, lrs: Sequence[float], alive: Sequence[bool]) -> None:
+        """Step ``t`` (1 for the first) with member ``k``'s learning rate ``lrs[k]``; members not
+        ``alive`` keep their parameters."""
+        tc = self.train
+        g = self.grad
+        if not all(alive):
+            g[~torch.tensor(list(alive), device=g.device)] = 0.0
+        # clip_grad_norm_: each parameter's norm, then the norm of those, per member
+        norms = torch.stack([torch.linalg.vector_norm(g[:, cols], dim=1) for cols in self.columns], 1)
+        total = torch.linalg.vector_norm(norms, dim=1, keepdim=True)
+        g.mul_(torch.clamp(tc.grad_clip / (total + 1e-6), max=1.0))
+        if tc.weight_decay:
+            # 1 - lr wd in double, rounded once to float32 (as torch rounds a Python scalar); x 1.0 elsewhere
+            shrink = torch.tensor([[1 - (lr if a else 0.0) * tc.weight_decay] for lr, a in zip(lrs, alive)],
+                                  dtype=torch.float64).to(self.flat)
+            self.flat.mul_(torch.where(self.decay, shrink, 1.0))
+        b1, b2 = tc.beta1, tc.beta2
+        self.m1.lerp_(g, 1 - b1)
+        self.m2.mul_(b2).addcmul_(g, g, value=1 - b2)
+        denom = (self.m2.sqrt() / (1 - b2 ** t) ** 0.5).add_(tc.eps)
+        # torch: p.addcdiv_(m1, denom, value=-lr / (1 - b1^t)), which computes p + (value * m1) / denom
+        # in float32; value * m1 is formed first here because each member has its own value
+        # (0 for a member that stopped: its parameters stay as they are)
+        bias_correction1 = 1 - b1 ** t
+        value = torch.tensor([[-(lr / bias_correction1) if a else 0.0] for lr, a in zip(lrs, alive)],
+                             dtype=torch.float64).to(self.flat)
+        self.flat.addcdiv_(self.m1 * value, denom)
+
+    # ---- torch.optim.AdamW's state_dict layout (single-run checkpoints) ------------------------
+    def _group_order(self) -> list[int]:
+        """Parameter indices in the order of ``torch.optim.AdamW(optimizer_groups(model))``: the
+        decayed weight matrices first, then the rest, each in the model's order."""
+        decayed = [i for i, c in enumerate(self.columns) if self._decayed(i)]
+        return decayed + [i for i in range(len(self.columns)) if i not in decayed]
+
+    def _decayed(self, i: int) -> bool:
+        return self.names[i] in self.decayed_names
+
+    def torch_state(self, t: int, lr: float) -> dict:
+        """Member 0's state as ``torch.optim.AdamW(optimizer_groups(model)).state_dict()`` holds it
+        after ``t`` steps at learning rate ``lr``."""
+        if self.members is not None:
+            raise ValueError("torch_state is the state of one model; an ensemble checkpoints its (K, P) tensors")
+        tc, order = self.train, self._group_order()
+        state = {} if t == 0 else {
+            index: {"step": torch.tensor(float(t)), "exp_avg": self.m1[0, self.columns[i]].view(self._shapes[i]).clone(),
+                    "exp_avg_sq": self.m2[0, self.columns[i]].view(self._shapes[i]).clone()}
+            for index, i in enumerate(order)}
+        n_decayed = sum(self._decayed(i) for i in order)
+        groups = [{"weight_decay": wd, "lr": lr, "betas": (tc.beta1, tc.beta2), "eps": tc.eps, "amsgrad": False,
+                   "maximize": False, "foreach": None, "capturable": False, "differentiable": False, "fused": None,
+                   "decoupled_weight_decay": True, "params": ids}
+                  for wd, ids in ((tc.weight_decay, list(range(n_decayed))),
+                                  (0.0, list(range(n_decayed, len(order)))))]
+        return {"state": state, "param_groups": groups}
+
+    def load_torch_state(self, saved: dict, t: int) -> None:
+        """Load member 0's moments from a ``torch.optim.AdamW`` ``state_dict`` written after ``t``
+        steps: two groups (weight matrices first, :meth:`torch_state`) or, from checkpoints written
+        before weight decay was limited to weight matrices, one group in the model's order.
+        Raises ``ValueError`` when it does not fit this model."""
+        groups = saved["param_groups"]
+        if len(groups) == 1:
+            order = list(range(len(self.columns)))
+        elif len(groups) == 2:
+            order = self._group_order()
+        else:
+            raise ValueError(f"{len(groups)} parameter groups (1 or 2 expected)")
+        ids = [i for g in groups for i in g["params"]]
+        if ids != list(range(len(order))):
+            raise ValueError(f"the optimizer holds {len(ids)} parameters, this model {len(order)}")
+        states = saved["state"]
+        if t == 0 and not states:
+            return
+        for index, i in enumerate(order):
+            entry, shape = states[index], self._shapes[i]
+            if float(entry["step"]) != t:
+                raise ValueError(f"optimizer at step {float(entry['step']):g}, checkpoint at step {t}")
+            for name, target in (("exp_avg", self.m1), ("exp_avg_sq", self.m2)):
+                value = entry[name]
+                if tuple(value.shape) != shape:
+                    raise ValueError(f"{name} of {self.names[i]} has shape {tuple(value.shape)}, the model {shape}")
+                target[0, self.columns[i]] = value.reshape(-1).to(target)
