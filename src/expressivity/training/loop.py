@@ -12,7 +12,8 @@ held-out loss and metric; a member whose metric reaches ``target_metric`` stops 
 ``"target-reached"``. Every ``checkpoint_every`` steps the stepper writes a ``"running"``
 checkpoint; when every member has stopped or the last step is done it writes the final one.
 Ctrl-C finishes the step in progress, checkpoints it and raises
-:class:`~expressivity.training.interrupt.TrainingInterrupted`.
+:class:`~expressivity.training.interrupt.TrainingInterrupted`. The process keeps the memory its
+steps free for the next step (:mod:`expressivity.training.memory`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import torch
 from expressivity.progress import progress_bar
 from expressivity.tasks import Batch, Task
 from expressivity.training.interrupt import TrainingInterrupted, deferred_interrupt
+from expressivity.training.memory import keep_freed_memory
 from expressivity.training.schedule import TrainConfig
 
 
@@ -104,6 +106,7 @@ def train_members(stepper: Stepper, task: Task, cfg: TrainConfig, held_out: Batc
     Returns ``(step, seconds)``: the step the loop ended at (the step that turned the last
     member's loss non-finite, if that ended it) and the wall time of the loop.
     """
+    keep_freed_memory()
     step = start
     t0 = time.perf_counter()
     with ExitStack() as stack:
