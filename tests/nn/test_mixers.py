@@ -7,6 +7,7 @@ import torch
 
 from expressivity.nn import Model, ModelConfig
 from expressivity.nn.mixers import Attention, Bilinear, DPFree, SepConv
+from expressivity.nn.mixers.base import FUSED_SOFTMAX_FROM, softmax
 from expressivity.tasks.memory import KernelMemory
 
 
@@ -202,3 +203,23 @@ def test_a_new_mixer_is_one_class_and_one_table_entry(monkeypatch):
                                     dict(mixer=("previous", "attention"), layers=2, heads=2, d_model=8, ffn_width=8),
                                     dict(steps=3, batch_size=4, eval_every=3, eval_size=8)))
     assert result.status == "done"
+
+
+@pytest.mark.parametrize("n", [8, FUSED_SOFTMAX_FROM - 1, FUSED_SOFTMAX_FROM, 40])
+def test_softmax_on_either_side_of_the_fused_kernel_threshold(n):
+    # rows shorter than FUSED_SOFTMAX_FROM are spelled out, longer ones use torch's kernel: both
+    # are the softmax (values and gradients) to float32 round-off, masked keys included
+    torch.manual_seed(n)
+    scores = (torch.randn(3, 2, n, n, dtype=torch.float64) * 4).masked_fill(
+        ~torch.ones(n, n, dtype=torch.bool).tril(), -math.inf)
+    weights = torch.randn(3, 2, n, n, dtype=torch.float64)
+    got_in = scores.float().requires_grad_(True)
+    got = softmax(got_in)
+    (got * weights.float()).sum().backward()
+    want_in = scores.clone().requires_grad_(True)
+    want = torch.exp(want_in - want_in.amax(-1, keepdim=True))
+    want = want / want.sum(-1, keepdim=True)
+    (want * weights).sum().backward()
+    assert torch.allclose(got.double(), want, rtol=1e-6, atol=1e-7)
+    assert torch.allclose(got_in.grad.double(), want_in.grad, rtol=1e-5, atol=1e-6)
+    assert (got[..., 0, 1:] == 0).all()   # masked keys get exactly 0
