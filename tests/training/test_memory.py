@@ -32,9 +32,11 @@ def faults(mode: str) -> int:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc settings")
 def test_freed_memory_is_kept_for_the_next_step():
     default, tuned = faults("default"), faults("tuned")
-    # 20 steps x 40 MB in 4 KB pages is ~200k faults if every step faults its memory in again
-    assert default > 50_000
-    assert tuned < default / 20
+    # 20 steps x 40 MB in 4 KB pages is ~200k faults if every step faults its memory in again;
+    # glibc's defaults gave 204k or 10.6k (its thresholds adapt to what was freed before), the
+    # settings 512 in every one of 16 runs here
+    assert default >= 10_000
+    assert tuned * 10 < default
 
 
 def test_the_training_loop_keeps_freed_memory():

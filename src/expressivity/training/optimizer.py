@@ -61,6 +61,16 @@ class FlatAdamW:
         self.decayed_names = set(decayed)
         self.decay = torch.cat([torch.full((c.stop - c.start,), n in decayed, device=self.flat.device)
                                 for n, c in zip(self.names, self.columns)])
+        # the decayed columns as runs of neighbouring parameters (one multiply each)
+        self.decayed_runs: list[slice] = []
+        for n, c in zip(self.names, self.columns):
+            if n not in decayed:
+                continue
+            if self.decayed_runs and self.decayed_runs[-1].stop == c.start:
+                self.decayed_runs[-1] = slice(self.decayed_runs[-1].start, c.stop)
+            else:
+                self.decayed_runs.append(c)
+        self._denom, self._update = torch.empty_like(self.flat), torch.empty_like(self.flat)   # scratch
         self.bind()
 
     def bind(self) -> None:
@@ -88,21 +98,22 @@ class FlatAdamW:
         total = torch.linalg.vector_norm(norms, dim=1, keepdim=True)
         g.mul_(torch.clamp(tc.grad_clip / (total + 1e-6), max=1.0))
         if tc.weight_decay:
-            # 1 - lr wd in double, rounded once to float32 (as torch rounds a Python scalar); x 1.0 elsewhere
+            # 1 - lr wd in double, rounded once to float32 (as torch rounds a Python scalar)
             shrink = torch.tensor([[1 - (lr if a else 0.0) * tc.weight_decay] for lr, a in zip(lrs, alive)],
                                   dtype=torch.float64).to(self.flat)
-            self.flat.mul_(torch.where(self.decay, shrink, 1.0))
+            for cols in self.decayed_runs:
+                self.flat[:, cols].mul_(shrink)
         b1, b2 = tc.beta1, tc.beta2
         self.m1.lerp_(g, 1 - b1)
         self.m2.mul_(b2).addcmul_(g, g, value=1 - b2)
-        denom = (self.m2.sqrt() / (1 - b2 ** t) ** 0.5).add_(tc.eps)
+        denom = torch.sqrt(self.m2, out=self._denom).div_((1 - b2 ** t) ** 0.5).add_(tc.eps)
         # torch: p.addcdiv_(m1, denom, value=-lr / (1 - b1^t)), which computes p + (value * m1) / denom
         # in float32; value * m1 is formed first here because each member has its own value
         # (0 for a member that stopped: its parameters stay as they are)
         bias_correction1 = 1 - b1 ** t
         value = torch.tensor([[-(lr / bias_correction1) if a else 0.0] for lr, a in zip(lrs, alive)],
                              dtype=torch.float64).to(self.flat)
-        self.flat.addcdiv_(self.m1 * value, denom)
+        self.flat.addcdiv_(torch.mul(self.m1, value, out=self._update), denom)
 
     # ---- torch.optim.AdamW's state_dict layout (single-run checkpoints) ------------------------
     def _group_order(self) -> list[int]:
