@@ -6,13 +6,17 @@ task, model, steps and seeds; the sequential side is one process with ``--seeds`
 start-up. Rounds are interleaved (sequential, ensemble, ...) and compared by medians, so a burst
 of machine load cannot favour one side. The run ids printed by both sides are checked to be equal.
 
-Printed ratio = sequential time / ensemble time (goal, issue 17: >= 4).
+Printed ratio = sequential time / ensemble time (goal, issue 17: >= 4), and beside it the
+ceiling (``benchmarks/ensemble_ceiling.py``): the sequential time over the least an ensemble
+process could take here, importing torch plus the ensemble's matrix products at this machine's
+best matrix-product speed. Where the ceiling is below the goal, no ensemble reaches it at this
+size and step count on this machine. Each side's training-loop seconds (what ``train --json``
+reports per run) are printed too, so start-up and bookkeeping can be told from training.
 
-The ratio cannot pass the arithmetic: where one model's step is already compute-bound (the
-``reverse`` default, d 64, batch 64: about 0.1 GFLOP a step), eight members do eight times the
-multiply-adds and the ensemble can win only what the single runs lose to per-step overhead and
-small matrices. ``--model "--d-model 16 --heads 2 --ffn-width 32"`` passes model options to both
-sides (the small models of the claims' sweeps, where per-step overhead dominates).
+``--model "OPTIONS"`` passes model, task and training options to both sides, e.g. the small
+models of the claims' sweeps: ``--task fixed-memory --steps 1500 --model "--task-arg length=16
+--task-arg lags=2,5 --task-arg readout=sin-product-diff --mixer dpfree --rpe free --heads 8
+--d-model 16 --ffn-width 32 --batch-size 32 --eval-every 150"`` (claim 4's widest cell).
 
     python benchmarks/bench_train_ensemble.py [--json] [--k 8] [--task reverse] [--steps 200] [--rounds 3] [--threads N] [--model "OPTIONS"]
 """
@@ -28,6 +32,8 @@ import sys
 import time
 from pathlib import Path
 
+from ensemble_ceiling import import_floor, matmul_peak, training_flops
+
 GOAL = 4.0
 
 
@@ -39,14 +45,21 @@ def _env() -> dict:
     return {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
 
 
-def train(args: list[str]) -> tuple[float, list[str]]:
+def train(args: list[str]) -> tuple[float, dict]:
+    """Wall seconds of one ``train ... --json`` process and what it printed."""
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "expressivity.cli.main", "train", *args, "--json"], env=_env(),
                           capture_output=True, text=True)
     seconds = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"train failed: {proc.stderr[-2000:]}")
-    return seconds, [r["id"] for r in json.loads(proc.stdout)["runs"]]
+    return seconds, json.loads(proc.stdout)
+
+
+def loop_seconds(out: dict) -> float:
+    """Training-loop seconds of a ``train --json`` answer (an ensemble's runs share one loop)."""
+    runs = out["runs"]
+    return runs[0]["seconds"] if out["run"]["ensemble"] else sum(r["seconds"] for r in runs)
 
 
 def main(argv=None):
@@ -62,24 +75,43 @@ def main(argv=None):
     common = ["--task", a.task, "--steps", str(a.steps), "--seeds", ",".join(map(str, range(a.k))), *a.model.split()]
     if a.threads:
         common += ["--threads", str(a.threads)]
-    seq, ens = [], []
+    seq, ens, seq_loop, ens_loop, floor = [], [], [], [], []
     for _ in range(a.rounds):
-        s, seq_ids = train(common)
-        e, ens_ids = train([*common, "--ensemble"])
-        if seq_ids != ens_ids:
+        s, seq_out = train(common)
+        e, ens_out = train([*common, "--ensemble"])
+        if [r["id"] for r in seq_out["runs"]] != [r["id"] for r in ens_out["runs"]]:
             raise SystemExit("the two sides trained different runs")
         seq.append(s)
         ens.append(e)
+        seq_loop.append(loop_seconds(seq_out))
+        ens_loop.append(loop_seconds(ens_out))
+        floor.append(import_floor(rounds=1))
     s, e = statistics.median(seq), statistics.median(ens)
+    from expressivity.training import RunConfig
+
+    import torch
+
+    threads = a.threads or max(1, min(2, os.cpu_count() or 1))
+    flops = training_flops(RunConfig.from_dict(ens_out["run"]["config"]), a.k)
+    peak, f = matmul_peak(threads), statistics.median(floor)
+    ceiling = s / (f + flops / peak)
     res = {"benchmark": "train_ensemble_vs_sequential", "k": a.k, "task": a.task, "steps": a.steps, "model": a.model,
-           "threads": a.threads or "train's default", "sequential_s": s, "ensemble_s": e, "rounds_sequential_s": seq,
-           "rounds_ensemble_s": ens, "ratio": s / e, "goal": f">= {GOAL}", "met": s / e >= GOAL}
+           "threads": threads, "torch": torch.__version__, "sequential_s": s, "ensemble_s": e,
+           "sequential_loop_s": statistics.median(seq_loop), "ensemble_loop_s": statistics.median(ens_loop),
+           "rounds_sequential_s": seq, "rounds_ensemble_s": ens, "ratio": s / e, "goal": f">= {GOAL}",
+           "met": s / e >= GOAL, "import_torch_s": f, "ensemble_gflop": flops / 1e9, "matmul_peak_gflops": peak / 1e9,
+           "ceiling": ceiling, "reachable": ceiling >= GOAL}
     if a.json:
         print(json.dumps(res))
         return res
-    print(f"train --task {a.task} --steps {a.steps} --seeds 0..{a.k - 1} {a.model} (threads: {res['threads']}), median of "
-          f"{a.rounds} interleaved rounds: one after another {s:.1f} s, --ensemble {e:.1f} s")
+    print(f"train --task {a.task} --steps {a.steps} --seeds 0..{a.k - 1} {a.model} ({threads} threads), median of "
+          f"{a.rounds} interleaved rounds: one after another {s:.1f} s (training loops {res['sequential_loop_s']:.1f} s), "
+          f"--ensemble {e:.1f} s (training loop {res['ensemble_loop_s']:.1f} s)")
     print(f"ratio = {s / e:.2f}   goal >= {GOAL}   {'MET' if s / e >= GOAL else 'NOT MET'}")
+    print(f"ceiling = {ceiling:.2f}: {s:.1f} s / ({f:.1f} s to import torch + {flops / 1e9:.1f} GFLOP of matrix products "
+          f"at {peak / 1e9:.0f} GFLOP/s, this machine's best); "
+          + ("the goal is within the arithmetic here" if ceiling >= GOAL else
+             "no ensemble reaches the goal at this size and step count on this machine"))
     return res
 
 

@@ -187,3 +187,30 @@ def test_fixed_memory_sin_product_diff_readout():
         make_task("fixed-memory", lags="1", readout="sin-product-diff")
     with pytest.raises(ExpressivityError, match="readout must be one of"):
         make_task("fixed-memory", readout="cosine")
+
+
+@pytest.mark.parametrize("name", ["reverse", "copy", "fixed-memory", "nested-memory"])
+def test_member_metrics_give_each_member_its_own_metric(name):
+    # an ensemble scores its K members in one pass; each must get exactly what it gets alone,
+    # and that is the accuracy or R^2 computed independently
+    import numpy as np
+
+    task = make_task(name)
+    batch = task.sample(16, None, gen(1))
+    K = 5
+    if task.kind == "classification":
+        out = torch.randn(K, *batch.y.shape, task.d_out, generator=gen(2))
+        out[0] = torch.nn.functional.one_hot(batch.y, task.d_out).float()   # a perfect member
+    else:
+        out = batch.y + 0.3 * torch.randn(K, *batch.y.shape, generator=gen(2)) * torch.arange(K).view(K, 1, 1, 1)
+    together = task.member_metrics(out, batch)
+    assert together == [task.metric(out[k], batch) for k in range(K)]
+    m = batch.mask.numpy()
+    for k in range(K):
+        if task.kind == "classification":
+            want = float(np.mean(out[k].numpy().argmax(-1)[m] == batch.y.numpy()[m]))
+        else:
+            y, pred = batch.y.numpy()[m].astype(float), out[k].numpy()[m].astype(float)
+            want = 1 - ((pred - y) ** 2).sum() / ((y - y.mean(0)) ** 2).sum()
+        assert together[k] == pytest.approx(want, rel=1e-6, abs=1e-12)
+    assert together[0] == 1.0

@@ -133,14 +133,21 @@ class Task:
     def metric(self, out: torch.Tensor, batch: Batch) -> float:
         """Token accuracy over scored positions (classification) or ``R^2 = 1 - SSE/SST``
         (regression, SST about the mean of the scored targets, computed in float64)."""
+        return self.member_metrics(out.unsqueeze(0), batch)[0]
+
+    @torch.no_grad()
+    def member_metrics(self, out: torch.Tensor, batch: Batch) -> list[float]:
+        """:meth:`metric` of each of K models on one held-out ``batch`` (no ``K`` axis): ``out``
+        ``(K, batch, n, d_out)``. Every member gets what :meth:`metric` gives it alone, bit for bit
+        (the sums run over each member's block in the same order)."""
         m = batch.mask
         if self.kind == "classification":
-            return (out[m].argmax(-1) == batch.y[m]).float().mean().item()
+            return (out[:, m].argmax(-1) == batch.y[m]).float().mean(1).tolist()
         # float64: 1 - R^2 of a near-perfect float32 model is ~1e-8, below float32's resolution at 1.
-        y, pred = batch.y[m].double(), out[m].double()
-        sse = ((pred - y) ** 2).sum()
+        y, pred = batch.y[m].double(), out[:, m].double()
+        sse = ((pred - y) ** 2).sum(tuple(range(1, pred.dim())))
         sst = ((y - y.mean(0)) ** 2).sum().clamp(min=1e-300)
-        return (1.0 - sse / sst).item()
+        return (1.0 - sse / sst).tolist()
 
 
 def uniform_ints(shape, high, generator: torch.Generator) -> torch.Tensor:

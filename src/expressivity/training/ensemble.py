@@ -78,6 +78,7 @@ class EnsembleStepper:
             torch.manual_seed(c.seed)
             models.append(Model(c.model).to(device))
         self.model = Model.stack(models)
+        self._singles = models   # reused by member_model() at the end (building K models costs more)
         self.size = len(configs)
         self.optimizer = FlatAdamW(list(self.model.named_parameters()), self.size, self.model.weight_matrix_names(),
                                    self.train)
@@ -138,8 +139,15 @@ class EnsembleStepper:
         out = self.model(batch.x.expand(self.size, *batch.x.shape))
         self.model.train()
         shared = Batch(*(t.expand(self.size, *t.shape) for t in (batch.x, batch.y, batch.mask)))
-        losses = self.task.member_losses(out, shared).tolist()
-        return [(losses[k], self.task.metric(out[k], batch)) for k in range(self.size)]
+        return list(zip(self.task.member_losses(out, shared).tolist(), self.task.member_metrics(out, batch)))
+
+    def member_model(self, k: int) -> Model:
+        """Member ``k``'s current weights as one model on the CPU (a copy)."""
+        model, stacked = self._singles[k], dict(self.model.named_parameters())
+        with torch.no_grad():
+            for name, p in model.named_parameters():   # buffers (a sinusoidal table) are the config's
+                p.copy_(stacked[name][k])
+        return model.cpu()
 
     def record(self, k: int, entry: dict) -> None:
         pass   # members' metrics are written with their folders at the end
@@ -190,7 +198,7 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
                                   label=f"{task.name} ensemble of {len(configs)}", progress=progress, on_step=on_step)
     # every member's held-out lengths in one batched pass per length and split
     lengths = score_lengths(stepper.evaluate, len(configs), base_cfg, task, device)
-    results = [member_result(c, task, members, k, stepper.model.member(k), step, seconds, device, lengths[k])
+    results = [member_result(c, task, members, k, stepper.member_model(k), step, seconds, device, lengths[k])
                for k, c in enumerate(configs)]
     if member_dirs is not None:
         _write_members(results, member_dirs)
