@@ -41,7 +41,8 @@ class TorchStepper(SingleStepper):
         torch.manual_seed(cfg.seed)
         self.model = Model(cfg.model)
         tc = cfg.train
-        self.opt = torch.optim.AdamW(torch_groups(self.model, tc.weight_decay), lr=tc.lr, betas=(tc.beta1, tc.beta2), eps=tc.eps)
+        self.opt = torch.optim.AdamW(torch_groups(self.model, tc.weight_decay), lr=tc.lr, betas=(tc.beta1, tc.beta2),
+                                     eps=tc.eps)
 
     def update(self, step, losses, alive):
         for group in self.opt.param_groups:
@@ -68,7 +69,8 @@ def test_a_single_run_is_bit_identical_to_torch_adamw(arch):
             assert torch.equal(a, b), f"{name} differs after step {step + 1}"
     assert clipped > cfg.train.steps // 2   # the clipping branch was taken
     # the checkpoint layout is torch.optim.AdamW's own
-    ours_state, ref_state = ours.optimizer.torch_state(cfg.train.steps, ours.lr(0, cfg.train.steps - 1)), ref.opt.state_dict()
+    ours_state = ours.optimizer.torch_state(cfg.train.steps, ours.lr(0, cfg.train.steps - 1))
+    ref_state = ref.opt.state_dict()
     assert ours_state["param_groups"] == ref_state["param_groups"]
     assert ours_state["state"].keys() == ref_state["state"].keys()
     for i, entry in ref_state["state"].items():
@@ -96,7 +98,8 @@ def test_each_member_of_a_k_row_optimizer_steps_as_torch_adamw_would():
     names = ["w", "b", "t"]
     opt = FlatAdamW(list(zip(names, params)), K, {"w", "t"}, cfg)
     refs = [torch.optim.AdamW([{"params": [c[0], c[2]], "weight_decay": cfg.weight_decay},
-                               {"params": [c[1]], "weight_decay": 0.0}], lr=1.0, betas=(cfg.beta1, cfg.beta2), eps=cfg.eps)
+                               {"params": [c[1]], "weight_decay": 0.0}],
+                              lr=1.0, betas=(cfg.beta1, cfg.beta2), eps=cfg.eps)
             for c in copies]
     lrs = [0.01, 0.003, 0.03]
     for t in range(1, 21):

@@ -7,18 +7,19 @@ parameter has a leading ensemble axis and the forward pass is batched matmuls ov
 in one ``(K, P)`` tensor (the model's parameters are views of its rows), so AdamW with a
 per-member learning rate and clipping by each member's own gradient norm are a handful of
 whole-tensor operations per step (:class:`~expressivity.training.optimizer.FlatAdamW`, the one
-optimizer of single runs too: member by member, ``torch.optim.AdamW``'s arithmetic). A member whose loss turns non-finite, or that reaches its target metric, is
-frozen while the others continue. The loop is :func:`expressivity.training.loop.train_members`,
+optimizer of single runs too: member by member, ``torch.optim.AdamW``'s arithmetic). A member
+whose loss turns non-finite, or that reaches its target metric, is frozen while the others
+continue. The loop is :func:`expressivity.training.loop.train_members`,
 shared with the single-model trainer.
 
 Which runs may share an ensemble is stated here once (:func:`pack_key`): runs whose
 configurations differ only in ``seed`` and ``train.lr``.
 
 How close a member stays to its single run: the optimizer's arithmetic is the same bit for bit,
-but the model's batched kernels sum in another order, so members agree with :func:`~expressivity.training.run` to
-float32 round-off at first and drift apart slowly as training amplifies it (measured in
-``tests/training/test_ensemble.py`` on ``reverse``: parameters within 2e-5 after 15 steps; after
-300 steps held-out metrics within 0.01 and losses within 0.1%).
+but the model's batched kernels sum in another order, so members agree with
+:func:`~expressivity.training.run` to float32 round-off at first and drift apart slowly as
+training amplifies it (measured in ``tests/training/test_ensemble.py`` on ``reverse``: parameters
+within 2e-5 after 15 steps; after 300 steps held-out metrics within 0.01 and losses within 0.1%).
 Ensembles are exact replicas of themselves: the same configs give bit-identical results, and
 resuming is bit-exact.
 

@@ -117,8 +117,9 @@ class FlatAdamW:
 
     # ---- torch.optim.AdamW's state_dict layout (single-run checkpoints) ------------------------
     def _group_order(self) -> list[int]:
-        """Parameter indices in the order of ``torch.optim.AdamW(optimizer_groups(model))``: the
-        decayed weight matrices first, then the rest, each in the model's order."""
+        """Parameter indices in the order of the two ``torch.optim.AdamW`` groups single-run
+        checkpoints hold (nanoGPT's ``configure_optimizers`` groups): the decayed weight matrices
+        first, then the rest, each in the model's order."""
         decayed = [i for i, c in enumerate(self.columns) if self._decayed(i)]
         return decayed + [i for i in range(len(self.columns)) if i not in decayed]
 
@@ -126,14 +127,16 @@ class FlatAdamW:
         return self.names[i] in self.decayed_names
 
     def torch_state(self, t: int, lr: float) -> dict:
-        """Member 0's state as ``torch.optim.AdamW(optimizer_groups(model)).state_dict()`` holds it
-        after ``t`` steps at learning rate ``lr``."""
+        """Member 0's state as ``torch.optim.AdamW``'s ``state_dict()`` holds it after ``t`` steps at
+        learning rate ``lr``, in the groups of :meth:`_group_order`."""
         if self.members is not None:
             raise ValueError("torch_state is the state of one model; an ensemble checkpoints its (K, P) tensors")
         tc, order = self.train, self._group_order()
+        def moment(m: torch.Tensor, i: int) -> torch.Tensor:
+            return m[0, self.columns[i]].view(self._shapes[i]).clone()
+
         state = {} if t == 0 else {
-            index: {"step": torch.tensor(float(t)), "exp_avg": self.m1[0, self.columns[i]].view(self._shapes[i]).clone(),
-                    "exp_avg_sq": self.m2[0, self.columns[i]].view(self._shapes[i]).clone()}
+            index: {"step": torch.tensor(float(t)), "exp_avg": moment(self.m1, i), "exp_avg_sq": moment(self.m2, i)}
             for index, i in enumerate(order)}
         n_decayed = sum(self._decayed(i) for i in order)
         groups = [{"weight_decay": wd, "lr": lr, "betas": (tc.beta1, tc.beta2), "eps": tc.eps, "amsgrad": False,
