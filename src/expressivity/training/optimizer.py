@@ -59,8 +59,6 @@ class FlatAdamW:
             self.columns.append(slice(start, start + size))
             start += size
         self.decayed_names = set(decayed)
-        self.decay = torch.cat([torch.full((c.stop - c.start,), n in decayed, device=self.flat.device)
-                                for n, c in zip(self.names, self.columns)])
         # the decayed columns as runs of neighbouring parameters (one multiply each)
         self.decayed_runs: list[slice] = []
         for n, c in zip(self.names, self.columns):
@@ -120,8 +118,8 @@ class FlatAdamW:
         """Parameter indices in the order of the two ``torch.optim.AdamW`` groups single-run
         checkpoints hold (nanoGPT's ``configure_optimizers`` groups): the decayed weight matrices
         first, then the rest, each in the model's order."""
-        decayed = [i for i, c in enumerate(self.columns) if self._decayed(i)]
-        return decayed + [i for i in range(len(self.columns)) if i not in decayed]
+        indices = range(len(self.columns))
+        return [i for i in indices if self._decayed(i)] + [i for i in indices if not self._decayed(i)]
 
     def _decayed(self, i: int) -> bool:
         return self.names[i] in self.decayed_names
@@ -132,6 +130,7 @@ class FlatAdamW:
         if self.members is not None:
             raise ValueError("torch_state is the state of one model; an ensemble checkpoints its (K, P) tensors")
         tc, order = self.train, self._group_order()
+
         def moment(m: torch.Tensor, i: int) -> torch.Tensor:
             return m[0, self.columns[i]].view(self._shapes[i]).clone()
 
