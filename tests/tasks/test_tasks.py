@@ -214,3 +214,35 @@ def test_member_metrics_give_each_member_its_own_metric(name):
             want = 1 - ((pred - y) ** 2).sum() / ((y - y.mean(0)) ** 2).sum()
         assert together[k] == pytest.approx(want, rel=1e-6, abs=1e-12)
     assert together[0] == 1.0
+
+
+@pytest.mark.parametrize("name", [n for n in TASKS if n != "yun-target"])
+def test_sample_members_gives_each_member_its_own_batch(name):
+    # an ensemble draws K members' batches at once; member k must get exactly the batch its
+    # single run draws from the same generator, and every generator must end where it would
+    task = make_task(name)
+    for length in (None, task.length + 3):
+        for split in ("train", "val"):
+            together_gens = [gen(s) for s in (5, 6, 7)]
+            alone_gens = [gen(s) for s in (5, 6, 7)]
+            for _ in range(2):   # twice: the generators must have advanced exactly as alone
+                together = task.sample_members(37, length, together_gens, split)
+                alone = [task.sample(37, length, g, split) for g in alone_gens]
+                for part, whole in zip(zip(*alone), together):
+                    assert whole.shape == (3, *part[0].shape) and whole.dtype == part[0].dtype
+                    assert all(torch.equal(whole[k], part[k]) for k in range(3))
+            assert all(torch.equal(a.get_state(), b.get_state()) for a, b in zip(together_gens, alone_gens))
+
+
+def test_tasks_that_draw_members_at_once_call_generate_once(monkeypatch):
+    from expressivity.tasks.base import MemberGenerators
+
+    flagged = sorted(n for n, cls in TASKS.items() if cls.draws_members_at_once)
+    assert {"reverse", "sort", "copy", "sum", "parity"} <= set(flagged)
+    for name, expected in (("reverse", [MemberGenerators]), ("kernel-memory", [torch.Generator] * 2)):
+        calls = []
+        task = make_task(name)
+        original = type(task).generate
+        monkeypatch.setattr(type(task), "generate", lambda self, *a: calls.append(type(a[2])) or original(self, *a))
+        batch = task.sample_members(4, None, [gen(1), gen(2)])
+        assert calls == expected and batch.x.shape[:2] == (2, 4)

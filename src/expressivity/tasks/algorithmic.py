@@ -18,6 +18,7 @@ class Reverse(Task):
     (encoder form: the whole input is visible, so the default model is bidirectional)."""
 
     name = "reverse"
+    draws_members_at_once = True
     length: int = 8
     vocab: int = 16
 
@@ -61,6 +62,7 @@ class Copy(Task):
     """
 
     name = "copy"
+    draws_members_at_once = True
     length: int = 8
     vocab: int = 16
 
@@ -83,11 +85,12 @@ class Copy(Task):
 
     def generate(self, batch_size, L, generator):
         src = uniform_ints((batch_size, L), self.vocab, generator)
-        x = torch.cat([src, torch.full((batch_size, 1), self.vocab), torch.full((batch_size, L), self.vocab + 1)], 1)
+        lead = src.shape[:-1]   # (batch,) or (members, batch)
+        x = torch.cat([src, torch.full((*lead, 1), self.vocab), torch.full((*lead, L), self.vocab + 1)], -1)
         y = torch.zeros_like(x)
-        y[:, L + 1:] = src
+        y[..., L + 1:] = src
         mask = torch.zeros_like(x, dtype=torch.bool)
-        mask[:, L + 1:] = True
+        mask[..., L + 1:] = True
         return Batch(x, y, mask)
 
 
@@ -96,6 +99,7 @@ class Sum(Task):
     """Running sum: ``y_t = (x_1 + ... + x_t) mod modulus`` for digits ``x_t < modulus``; causal."""
 
     name = "sum"
+    draws_members_at_once = True
     length: int = 16
     modulus: int = 10
 
@@ -123,6 +127,7 @@ class Parity(Task):
     """Parity of a bit string, scored at the last position only (sequence-level label)."""
 
     name = "parity"
+    draws_members_at_once = True
     length: int = 16
 
     @property
@@ -142,9 +147,9 @@ class Parity(Task):
     def generate(self, batch_size, length, generator):
         x = uniform_ints((batch_size, length), 2, generator)
         y = torch.zeros_like(x)
-        y[:, -1] = x.sum(-1) % 2
+        y[..., -1] = x.sum(-1) % 2
         mask = torch.zeros_like(x, dtype=torch.bool)
-        mask[:, -1] = True
+        mask[..., -1] = True
         return Batch(x, y, mask)
 
 

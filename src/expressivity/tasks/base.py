@@ -10,6 +10,12 @@ Shapes (tokens as rows): ``x`` is ``(batch, n)`` int64 ids when ``vocab_size > 0
 ``(batch, n, d_in)`` float32; ``y`` is ``(batch, n)`` int64 class ids (``kind ==
 "classification"``) or ``(batch, n, d_out)`` float32; ``mask`` is ``(batch, n)`` bool, the
 positions that are scored.
+
+Ensembles draw K members' batches with :meth:`Task.sample_members`: member ``k``'s from its own
+generator, exactly the batch :meth:`Task.sample` gives it. Tasks whose ``generate`` draws only
+through :func:`uniform` / :func:`uniform_ints` and whose other operations act on the last axes
+alone (``draws_members_at_once``) draw all K batches in one call, with a :class:`MemberGenerators`
+in place of the generator; the others are sampled member by member and stacked.
 """
 
 from __future__ import annotations
@@ -41,6 +47,12 @@ class Task:
     # disjoint data and receives the split in ``generate``; synthetic tasks draw fresh samples for
     # every split and tell the splits apart by the generator alone.
     has_splits: ClassVar[bool] = False
+    # ``generate`` draws only through :func:`uniform` / :func:`uniform_ints` and treats every
+    # leading axis as a batch axis, with operations that give each row the same bits whatever the
+    # batch shape (integer arithmetic, flips, sorts, scans; no float reductions or transcendental
+    # functions, whose vectorised kernels round by position): then :meth:`sample_members` hands it
+    # all K generators at once. Checked against member-by-member sampling in tests/tasks.
+    draws_members_at_once: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         self.check_length(self.length)
@@ -96,6 +108,16 @@ class Task:
             return self.generate(batch_size, length, generator, split)
         return self.generate(batch_size, length, generator)
 
+    def sample_members(self, batch_size: int, length: int | None, generators: list[torch.Generator],
+                       split: str = "train") -> Batch:
+        """K batches in one: member ``k``'s is what :meth:`sample` draws from ``generators[k]``
+        (bit for bit, and each generator advances as it would), stacked on a leading axis of
+        ``K = len(generators)``: ``x`` ``(K, batch_size, n[, d_in])`` and so on."""
+        if self.draws_members_at_once:
+            return self.sample(batch_size, length, MemberGenerators(generators), split)
+        batches = [self.sample(batch_size, length, g, split) for g in generators]
+        return Batch(*(torch.stack(parts) for parts in zip(*batches)))
+
     def generate(self, batch_size: int, length: int, generator: torch.Generator, *split) -> Batch:
         """Draw the batch; ``length`` has passed :meth:`check_length`; tasks with ``has_splits``
         also receive the split. Subclasses implement this."""
@@ -150,7 +172,25 @@ class Task:
         return (1.0 - sse / sst).tolist()
 
 
-def uniform_ints(shape, high, generator: torch.Generator) -> torch.Tensor:
-    """Integers in ``[0, high)`` where ``high`` is an int or a tensor broadcasting to ``shape``."""
-    u = torch.rand(shape, generator=generator)
+class MemberGenerators(tuple):
+    """The generators of K ensemble members, passed to a task's ``generate`` in place of one
+    generator (:meth:`Task.sample_members`): the draws below then return ``(K, *shape)``."""
+
+
+def uniform(shape: tuple[int, ...], generator: torch.Generator | MemberGenerators) -> torch.Tensor:
+    """``torch.rand(shape, generator=generator)``; for :class:`MemberGenerators`, ``(K, *shape)``
+    whose block ``k`` is what generator ``k`` draws alone (the same kernel fills a block of the
+    same size)."""
+    if not isinstance(generator, MemberGenerators):
+        return torch.rand(shape, generator=generator)
+    out = torch.empty((len(generator), *shape))
+    for block, g in zip(out, generator):
+        torch.rand(shape, generator=g, out=block)
+    return out
+
+
+def uniform_ints(shape, high, generator: torch.Generator | MemberGenerators) -> torch.Tensor:
+    """Integers in ``[0, high)`` where ``high`` is an int or a tensor broadcasting to ``shape``
+    (a leading ``K`` axis with :class:`MemberGenerators`, as :func:`uniform`)."""
+    u = uniform(tuple(shape), generator)
     return torch.floor(u * torch.as_tensor(high, dtype=torch.float32)).long()

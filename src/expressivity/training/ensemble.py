@@ -119,8 +119,7 @@ class EnsembleStepper:
         return self.configs[k].train.lr_at(step)
 
     def losses(self, step: int) -> torch.Tensor:
-        batches = [self.task.sample(self.train.batch_size, None, g) for g in self.gens]
-        x, y, mask = (torch.stack(t).to(self.device) for t in zip(*batches))
+        x, y, mask = (t.to(self.device) for t in self.task.sample_members(self.train.batch_size, None, self.gens))
         return self.task.member_losses(self.model(x), Batch(x, y, mask))
 
     def update(self, step: int, losses: torch.Tensor, alive: list[bool]) -> None:
@@ -130,8 +129,10 @@ class EnsembleStepper:
             # torch warns that this "may impair performance"; it accumulates into them in place,
             # which is the point (bench_ensemble.py measures the whole step).
             warnings.filterwarnings("ignore", message="grad and param do not obey the gradient layout contract")
-            live = torch.tensor(alive, device=self.device)
-            torch.where(live, losses, torch.zeros_like(losses)).sum().backward()
+            if all(alive):
+                losses.sum().backward()
+            else:   # a stopped member's loss may be NaN: kept out of the sum, so its gradient is 0
+                torch.where(torch.tensor(alive, device=self.device), losses, torch.zeros_like(losses)).sum().backward()
         self.optimizer.step(step + 1, [self.lr(k, step) for k in range(self.size)], alive)
 
     @torch.no_grad()
