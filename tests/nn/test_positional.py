@@ -97,6 +97,27 @@ def test_bias_interface_is_a_function_of_offset_only():
         for k in range(-8, 9):
             diag = torch.diagonal(B, offset=-k, dim1=1, dim2=2)
             assert torch.allclose(diag, diag[:, :1].expand_as(diag))
+        # entry (i, j) is the bias at offset i - j, exactly; at every length down to one token
+        for n in (1, 2, 9):
+            grid = torch.arange(n)[:, None] - torch.arange(n)[None, :]
+            assert torch.equal(b(n), b.by_offset(grid.reshape(-1)).reshape(3, n, n))
+
+
+def test_an_ensemble_bias_is_each_members_bias_and_its_gradient_sums_each_diagonal():
+    torch.manual_seed(1)
+    b = FreeBias(2, False, 6, members=3)
+    with torch.no_grad():
+        b.table.normal_()
+    B = b(5)
+    assert B.shape == (3, 2, 5, 5)
+    grid = (torch.arange(5)[:, None] - torch.arange(5)[None, :]).reshape(-1)
+    assert torch.equal(B, b.by_offset(grid).reshape(3, 2, 5, 5))
+    weights = torch.randn(3, 2, 5, 5, dtype=torch.float64)
+    (B.double() * weights).sum().backward()
+    # d/d table[offset] = the sum of the weights on the diagonal i - j = offset (float64 reference)
+    for offset in range(-4, 5):
+        want = torch.diagonal(weights, offset=-offset, dim1=2, dim2=3).sum(-1)
+        assert torch.allclose(b.table.grad[..., offset + 5].double(), want, rtol=1e-6, atol=1e-6)
 
 
 def test_rpe_table_builds_each_bias_from_a_config():
