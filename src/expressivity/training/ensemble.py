@@ -52,27 +52,36 @@ from expressivity.training.trainer import RunResult, eval_batch, member_result, 
 
 def pack_key(config: RunConfig) -> str:
     """Equal for configurations that may share an ensemble: everything but ``seed`` and ``train.lr`` equal."""
-    d = config.to_dict()
+    return _pack_key(config.to_dict())
+
+
+def _pack_key(d: dict) -> str:
     return canonical_json({**d, "seed": 0, "train": {**d["train"], "lr": 0}})
 
 
-def check_packable(configs: list[RunConfig]) -> None:
-    """Refuse configurations that may not share an ensemble (:func:`pack_key`), or one run twice."""
+def check_packable(configs: list[RunConfig]) -> list[str]:
+    """Refuse configurations that may not share an ensemble (:func:`pack_key`), or one run twice;
+    returns the members' run ids (:meth:`RunConfig.id`)."""
     if not configs:
         raise ExpressivityError("an ensemble needs at least one run")
-    first = pack_key(configs[0])
-    if any(pack_key(c) != first for c in configs[1:]):
+    dicts = [c.to_dict() for c in configs]   # once each: pack key and id from the same dict
+    if len({_pack_key(d) for d in dicts}) > 1:
         raise ExpressivityError("ensemble members may differ only in seed and lr; run the others separately")
-    ids = [c.id() for c in configs]
+    ids = [content_hash(d) for d in dicts]
     if len(set(ids)) != len(ids):
         raise ExpressivityError("an ensemble got the same run twice; give distinct seeds or learning rates")
+    return ids
 
 
 class EnsembleStepper:
     """K models on native ensemble layers, their parameters the rows of one ``(K, P)`` tensor."""
 
-    def __init__(self, configs: list[RunConfig], task: Task, ckpt: Path | None, device: str):
+    def __init__(self, configs: list[RunConfig], task: Task, ckpt: Path | None, device: str,
+                 ids: list[str] | None = None):
+        """``ids``: what :func:`check_packable` returned for ``configs`` (checked here when not given)."""
         self.configs, self.task, self.ckpt, self.device = configs, task, ckpt, device
+        self.ids = check_packable(configs) if ids is None else ids
+        self.group_id = content_hash(self.ids)   # = group_id(configs)
         self.train = configs[0].train
         models = []
         for c in configs:
@@ -87,12 +96,12 @@ class EnsembleStepper:
         self.finished = False
 
     # ---- resume ------------------------------------------------------------------------------
-    def load(self, group_dir, group_id: str) -> tuple[int, Members]:
+    def load(self, group_dir) -> tuple[int, Members]:
         ckpt = self.ckpt
         if ckpt is None or not checkpoint_exists(ckpt):
             raise ExpressivityError(f"no ensemble checkpoint to resume in {group_dir}; start a fresh run instead")
         saved, tensors, st = load_checkpoint(ckpt)
-        if saved.get("id") != group_id:
+        if saved.get("id") != self.group_id:
             raise ExpressivityError(f"the ensemble checkpoint in {group_dir} belongs to other runs; use a new folder")
         try:
             for name in ("flat", "m1", "m2"):
@@ -166,7 +175,7 @@ class EnsembleStepper:
               "histories": [list(h) for h in members.histories], "step": step}
         opt = self.optimizer
         save_checkpoint(self.ckpt, {"flat": opt.flat, "m1": opt.m1, "m2": opt.m2},
-                        {"id": group_id(self.configs), "members": [c.id() for c in self.configs], "step": step,
+                        {"id": self.group_id, "members": self.ids, "step": step,
                          "status": status}, st)
         return True
 
@@ -186,16 +195,16 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     step (tests use it to simulate a crash). ``device`` as in :func:`~expressivity.training.run`.
     """
     device = resolve_device(device)
-    check_packable(configs)
+    ids = check_packable(configs)   # before the budget check and anything is built
     base_cfg, task = configs[0], configs[0].build_task()
     tc = base_cfg.train
     check_run_budget(base_cfg, task, models=len(configs))
     if group_dir is not None and member_dirs is None:
         member_dirs = [Path(group_dir) / f"seed_{c.seed}" for c in configs]
     ckpt = Path(group_dir) / "ensemble" if group_dir is not None else None
-    stepper = EnsembleStepper(configs, task, ckpt, device)
+    stepper = EnsembleStepper(configs, task, ckpt, device, ids)
     held_out = eval_batch(task, tc.eval_size, device=device)
-    start, members = stepper.load(group_dir, group_id(configs)) if resume else (0, Members(len(configs), tc.steps))
+    start, members = stepper.load(group_dir) if resume else (0, Members(len(configs), tc.steps))
     step, seconds = train_members(stepper, task, tc, held_out, members, start,
                                   label=f"{task.name} ensemble of {len(configs)}", progress=progress, on_step=on_step)
     # every member's held-out lengths in one batched pass per length and split
