@@ -216,11 +216,16 @@ def test_member_metrics_give_each_member_its_own_metric(name):
     assert together[0] == 1.0
 
 
-@pytest.mark.parametrize("name", [n for n in TASKS if n != "yun-target"])
-def test_sample_members_gives_each_member_its_own_batch(name):
+_READOUTS = [("fixed-memory", {"readout": r, "lags": "2,5" if r.startswith("sin-product") else "1,3,7"})
+             for r in ("linear", "boolean", "smooth", "sin-product", "sin-product-diff")]
+
+
+@pytest.mark.parametrize("name,args", [(n, {}) for n in TASKS if n != "yun-target"] + _READOUTS)
+def test_sample_members_gives_each_member_its_own_batch(name, args):
     # an ensemble draws K members' batches at once; member k must get exactly the batch its
     # single run draws from the same generator, and every generator must end where it would
-    task = make_task(name)
+    # (37 sequences of odd lengths: vectorised kernels round whole vectors and tails differently)
+    task = make_task(name, **args)
     for length in (None, task.length + 3):
         for split in ("train", "val"):
             together_gens = [gen(s) for s in (5, 6, 7)]
@@ -238,8 +243,9 @@ def test_tasks_that_draw_members_at_once_call_generate_once(monkeypatch):
     from expressivity.tasks.base import MemberGenerators
 
     flagged = sorted(n for n, cls in TASKS.items() if cls.draws_members_at_once)
-    assert {"reverse", "sort", "copy", "sum", "parity"} <= set(flagged)
-    for name, expected in (("reverse", [MemberGenerators]), ("kernel-memory", [torch.Generator] * 2)):
+    assert {"reverse", "sort", "copy", "sum", "parity", "fixed-memory", "nested-memory", "adaptive-memory",
+            "kernel-memory"} <= set(flagged)
+    for name, expected in (("reverse", [MemberGenerators]), ("associative-recall", [torch.Generator] * 2)):
         calls = []
         task = make_task(name)
         original = type(task).generate

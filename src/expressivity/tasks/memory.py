@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import torch
 
 from expressivity.errors import ExpressivityError
-from expressivity.tasks.base import Batch, Task, uniform_ints
+from expressivity.tasks.base import Batch, Task, each_member, normal, uniform, uniform_ints
 
 READOUTS = ("linear", "boolean", "smooth", "sin-product", "sin-product-diff")
 _REG_TRAIN = {"steps": 2000, "batch_size": 64, "lr": 3e-3, "target_metric": None}
@@ -50,6 +50,7 @@ def _lags(spec: str) -> list[int]:
 @dataclass
 class FixedMemory(Task):
     name = "fixed-memory"
+    draws_members_at_once = True
     kind = "regression"
     metric_name = "r2"
     length: int = 32
@@ -79,28 +80,32 @@ class FixedMemory(Task):
     def train_defaults(self):
         return dict(_REG_TRAIN)
 
-    def readout_fn(self, args: torch.Tensor) -> torch.Tensor:
-        """``args`` ``(..., M)`` -> ``(...)``."""
+    def readout_fn(self, args: torch.Tensor, generator=None) -> torch.Tensor:
+        """``args`` ``(..., M)`` -> ``(...)``. With :class:`~expressivity.tasks.base.MemberGenerators`
+        (a leading members axis) the sines and means run member by member (:func:`each_member`)."""
+        def each(fn, t):
+            return each_member(fn, t, generator)
+
         if self.readout == "linear":
-            return args.mean(-1)
+            return each(lambda a: a.mean(-1), args)
         if self.readout == "boolean":
-            return args.prod(-1)
+            return args.prod(-1)   # a product of +-1: exact in any order
         if self.readout == "sin-product":
-            return torch.sin(4 * math.pi * args[..., 0] * args[..., 1])
+            return each(torch.sin, 4 * math.pi * args[..., 0] * args[..., 1])
         if self.readout == "sin-product-diff":
-            return torch.sin(4 * math.pi * args[..., 0] * args[..., 1]) + (args[..., 0] - args[..., 1]) / 2
-        return torch.sin(math.pi * args.mean(-1))
+            return each(torch.sin, 4 * math.pi * args[..., 0] * args[..., 1]) + (args[..., 0] - args[..., 1]) / 2
+        return each(lambda a: torch.sin(math.pi * a.mean(-1)), args)
 
     def generate(self, batch_size, n, generator):
         T = self.lag_list
         if self.readout == "boolean":
             x = 2.0 * uniform_ints((batch_size, n), 2, generator).float() - 1.0
         else:
-            x = 2.0 * torch.rand(batch_size, n, generator=generator) - 1.0
+            x = 2.0 * uniform((batch_size, n), generator) - 1.0
         t = torch.arange(n)
-        args = torch.stack([x[:, (t - lag).clamp(min=0)] for lag in T], -1)
-        y = self.readout_fn(args)
-        mask = (t >= T[-1]).expand(batch_size, n)
+        args = torch.stack([x[..., (t - lag).clamp(min=0)] for lag in T], -1)
+        y = self.readout_fn(args, generator)
+        mask = (t >= T[-1]).expand(x.shape)
         y = torch.where(mask, y, torch.zeros_like(y))
         return Batch(x.unsqueeze(-1), y.unsqueeze(-1), mask)
 
@@ -108,6 +113,7 @@ class FixedMemory(Task):
 @dataclass
 class NestedMemory(Task):
     name = "nested-memory"
+    draws_members_at_once = True
     kind = "regression"
     metric_name = "r2"
     length: int = 32
@@ -142,21 +148,21 @@ class NestedMemory(Task):
     def generate(self, batch_size, n, generator):
         T = self.max_lag
         t = torch.arange(n)
-        v = 2.0 * torch.rand(batch_size, n, generator=generator) - 1.0
-        v[:, 0] = 0.0
+        v = 2.0 * uniform((batch_size, n), generator) - 1.0   # (batch, n), or (members, batch, n)
+        v[..., 0] = 0.0
         p = 1 + uniform_ints((batch_size, n), t.clamp(min=1, max=T), generator)
-        p[:, 0] = 0
-        pos = t.expand(batch_size, n)
+        p[..., 0] = 0
+        pos = t.expand(p.shape)
         for _ in range(self.depth):
-            pos = pos - p.gather(1, pos)
-        y = v.gather(1, pos)
-        feats = torch.zeros(batch_size, n, 2 + T)
+            pos = pos - p.gather(-1, pos)
+        y = v.gather(-1, pos)
+        feats = torch.zeros(*p.shape, 2 + T)
         feats[..., 0] = v
-        feats[:, 0, 1] = 1.0
+        feats[..., 0, 1] = 1.0
         onehot = torch.nn.functional.one_hot(p.clamp(min=1) - 1, T).float()
-        onehot[:, 0] = 0.0
+        onehot[..., 0, :] = 0.0
         feats[..., 2:] = onehot
-        mask = (t >= 1).expand(batch_size, n)
+        mask = (t >= 1).expand(p.shape)
         return Batch(feats, y.unsqueeze(-1), mask)
 
 
@@ -169,6 +175,7 @@ class AdaptiveMemory(NestedMemory):
 @dataclass
 class KernelMemory(Task):
     name = "kernel-memory"
+    draws_members_at_once = True
     kind = "regression"
     metric_name = "r2"
     length: int = 64
@@ -216,6 +223,7 @@ class KernelMemory(Task):
         return dict(_REG_TRAIN)
 
     def generate(self, batch_size, n, generator):
-        x = torch.randn(batch_size, n, generator=generator, dtype=torch.float64)
-        y = x @ self.kernel_matrix(n).T
-        return Batch(x.float().unsqueeze(-1), y.float().unsqueeze(-1), torch.ones(batch_size, n, dtype=torch.bool))
+        x = normal((batch_size, n), generator, torch.float64)
+        kernel = self.kernel_matrix(n).T
+        y = each_member(lambda rows: rows @ kernel, x, generator)   # a product's sums: member by member
+        return Batch(x.float().unsqueeze(-1), y.float().unsqueeze(-1), torch.ones(x.shape, dtype=torch.bool))
