@@ -109,6 +109,9 @@ class FlatAdamW:
         # in float32; value * m1 is formed first here because each member has its own value
         # (0 for a member that stopped: its parameters stay as they are)
         bias_correction1 = 1 - b1 ** t
+        if all(alive) and len(set(lrs)) == 1:   # one run, or members that share their learning rate
+            self.flat.addcdiv_(self.m1, denom, value=-(lrs[0] / bias_correction1))   # torch's own call
+            return
         value = torch.tensor([[-(lr / bias_correction1) if a else 0.0] for lr, a in zip(lrs, alive)],
                              dtype=torch.float64).to(self.flat)
         self.flat.addcdiv_(torch.mul(self.m1, value, out=self._update), denom)
