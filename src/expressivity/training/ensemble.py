@@ -3,14 +3,15 @@
 The K models are one :class:`~expressivity.nn.model.Model` built with ``members=K``: every
 parameter has a leading ensemble axis and the forward pass is batched matmuls over it
 (:mod:`expressivity.nn.layers`), no ``vmap``. Member ``k`` starts as ``Model(cfg)`` built after
-``torch.manual_seed(seeds[k])`` and draws its batches from its own generator. All parameters live
-in one ``(K, P)`` tensor (the model's parameters are views of its rows), so AdamW with a
-per-member learning rate and clipping by each member's own gradient norm are a handful of
-whole-tensor operations per step (:class:`~expressivity.training.optimizer.FlatAdamW`, the one
-optimizer of single runs too: member by member, ``torch.optim.AdamW``'s arithmetic). A member
-whose loss turns non-finite, or that reaches its target metric, is frozen while the others
-continue. The loop is :func:`expressivity.training.loop.train_members`,
-shared with the single-model trainer.
+``torch.manual_seed(seeds[k])`` and draws its batches from its own generator (the K batches in
+one call where the task's sampler allows, :meth:`~expressivity.tasks.Task.sample_members`, each
+bit-identical to its single run's). All parameters live in one ``(K, P)`` tensor (the model's
+parameters are views of its rows), so AdamW with a per-member learning rate and clipping by each
+member's own gradient norm are a handful of whole-tensor operations per step
+(:class:`~expressivity.training.optimizer.FlatAdamW`, the one optimizer of single runs too:
+member by member, ``torch.optim.AdamW``'s arithmetic). A member whose loss turns non-finite, or
+that reaches its target metric, is frozen while the others continue. The loop is
+:func:`expressivity.training.loop.train_members`, shared with the single-model trainer.
 
 Which runs may share an ensemble is stated here once (:func:`pack_key`): runs whose
 configurations differ only in ``seed`` and ``train.lr``.
@@ -85,7 +86,9 @@ class EnsembleStepper:
         self.train = configs[0].train
         models = []
         for c in configs:
-            torch.manual_seed(c.seed)
+            # the CPU generator is all a model built on the CPU draws from: what torch.manual_seed
+            # gives a single run, without also seeding every accelerator (75 us a member)
+            torch.default_generator.manual_seed(c.seed)
             models.append(Model(c.model).to(device))
         self.model = Model.stack(models)
         self._singles = models   # reused by member_model() at the end (building K models costs more)
@@ -209,7 +212,8 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
                                   label=f"{task.name} ensemble of {len(configs)}", progress=progress, on_step=on_step)
     # every member's held-out lengths in one batched pass per length and split
     lengths = score_lengths(stepper.evaluate, len(configs), base_cfg, task, device)
-    results = [member_result(c, task, members, k, stepper.member_model(k), step, seconds, device, lengths[k])
+    results = [member_result(c, task, members, k, stepper.member_model(k), step, seconds, device, lengths[k],
+                             run_id=stepper.ids[k])
                for k, c in enumerate(configs)]
     if member_dirs is not None:
         _write_members(results, member_dirs)

@@ -259,17 +259,18 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
 
 
 def member_result(config: RunConfig, task: Task, members: Members, k: int, model: Model, step: int, seconds: float,
-                  device: str, lengths: dict | None = None) -> RunResult:
+                  device: str, lengths: dict | None = None, run_id: str | None = None) -> RunResult:
     """Member ``k``'s :class:`RunResult` after the loop ended at ``step``, with ``lengths`` (its
-    :func:`evaluate_lengths`, computed here when not given; none for a NaN run)."""
+    :func:`evaluate_lengths`, computed here when not given; none for a NaN run) and ``run_id``
+    (``config.id()``, hashed here when not given)."""
     status = members.status[k]
     if status == "nan":
         lengths = {}
     elif lengths is None:
         lengths = evaluate_lengths(model.to(device), config, task, device)
     last_loss = float("nan") if status == "nan" else members.last_loss[k]
-    return RunResult(config.id(), config, status, min(members.stop_step[k], step), seconds, model.parameter_count(),
-                     last_loss, members.last_metric[k], members.best[k][0], members.best[k][1], lengths, device,
+    return RunResult(run_id or config.id(), config, status, min(members.stop_step[k], step), seconds,
+                     model.parameter_count(), last_loss, members.last_metric[k], members.best[k][0], members.best[k][1], lengths, device,
                      members.histories[k], model.cpu())
 
 
