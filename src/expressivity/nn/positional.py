@@ -101,10 +101,11 @@ class RelativeBias(EnsembleModule):
         raise NotImplementedError
 
     def forward(self, n: int) -> torch.Tensor:
-        # Evaluate the 2n-1 offsets once, then spread them over the (n, n) grid, B[i, j] = v[i - j + n - 1]:
-        # row i is the window v[i .. i+n-1] read backwards, so windows of the reversed values (a
-        # view), reversed again. Forward plus backward (which sums each diagonal, in another
-        # order than an index tensor's scatter: round-off apart) 1.1-5x faster, n 8 to 256.
+        # Evaluate the 2n-1 offsets once, then spread them over the (n, n) grid,
+        # B[i, j] = v[i - j + n - 1]: row i is the window v[i .. i+n-1] read backwards, so windows
+        # of the reversed values (a view), reversed again. Forward plus backward (which sums each
+        # diagonal, in another order than an index tensor's scatter: round-off apart) 1.1-5x
+        # faster, n 8 to 256.
         values = self.by_offset(torch.arange(-(n - 1), n, device=self._device()))
         return values.flip(-1).unfold(-1, n, 1).flip(-2)
 

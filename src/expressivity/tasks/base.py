@@ -13,9 +13,10 @@ positions that are scored.
 
 Ensembles draw K members' batches with :meth:`Task.sample_members`: member ``k``'s from its own
 generator, exactly the batch :meth:`Task.sample` gives it. Tasks whose ``generate`` draws only
-through :func:`uniform`, :func:`uniform_ints` or :func:`normal` and whose other operations act on the last axes
-alone (``draws_members_at_once``, the rule beside it) draw all K batches in one call, with a :class:`MemberGenerators`
-in place of the generator; the others are sampled member by member and stacked.
+through :func:`uniform`, :func:`uniform_ints` or :func:`normal` and whose other operations act
+on the last axes alone (``draws_members_at_once``, the rule beside it) draw all K batches in one
+call, with a :class:`MemberGenerators` in place of the generator; the others are sampled member
+by member and stacked.
 """
 
 from __future__ import annotations
@@ -47,10 +48,10 @@ class Task:
     # disjoint data and receives the split in ``generate``; synthetic tasks draw fresh samples for
     # every split and tell the splits apart by the generator alone.
     has_splits: ClassVar[bool] = False
-    # ``generate`` draws only through :func:`uniform`, :func:`uniform_ints` or :func:`normal` and treats every
-    # leading axis as a batch axis, with operations that give each element the same bits whatever
-    # the batch shape (integer arithmetic, float + - * /, gathers, flips, sorts, scans), and
-    # transcendental functions or float reductions through :func:`each_member`: then
+    # ``generate`` draws only through :func:`uniform`, :func:`uniform_ints` or :func:`normal` and
+    # treats every leading axis as a batch axis, with operations that give each element the same
+    # bits whatever the batch shape (integer arithmetic, float + - * /, gathers, flips, sorts,
+    # scans), and transcendental functions or float reductions through :func:`each_member`: then
     # :meth:`sample_members` hands it all K generators at once. Checked against member-by-member
     # sampling in tests/tasks.
     draws_members_at_once: ClassVar[bool] = False

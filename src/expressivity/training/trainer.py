@@ -270,8 +270,8 @@ def member_result(config: RunConfig, task: Task, members: Members, k: int, model
         lengths = evaluate_lengths(model.to(device), config, task, device)
     last_loss = float("nan") if status == "nan" else members.last_loss[k]
     return RunResult(run_id or config.id(), config, status, min(members.stop_step[k], step), seconds,
-                     model.parameter_count(), last_loss, members.last_metric[k], members.best[k][0], members.best[k][1], lengths, device,
-                     members.histories[k], model.cpu())
+                     model.parameter_count(), last_loss, members.last_metric[k], members.best[k][0], members.best[k][1],
+                     lengths, device, members.histories[k], model.cpu())
 
 
 def _load_weights(model: torch.nn.Module, tensors: dict, where) -> None:
