@@ -239,6 +239,14 @@ def test_sample_members_gives_each_member_its_own_batch(name, args):
             assert all(torch.equal(a.get_state(), b.get_state()) for a, b in zip(together_gens, alone_gens))
 
 
+def test_a_generator_given_twice_draws_two_batches_one_after_the_other():
+    g, h = gen(3), gen(3)
+    task = make_task("nested-memory")
+    together = task.sample_members(6, None, [g, g])
+    alone = [task.sample(6, None, h) for _ in range(2)]
+    assert all(torch.equal(whole[k], part[k]) for whole, part in zip(together, zip(*alone)) for k in range(2))
+
+
 def test_tasks_that_draw_members_at_once_call_generate_once(monkeypatch):
     from expressivity.tasks.base import MemberGenerators
 

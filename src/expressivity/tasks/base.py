@@ -53,7 +53,8 @@ class Task:
     # bits whatever the batch shape (integer arithmetic, float + - * /, gathers, flips, sorts,
     # scans), and transcendental functions or float reductions through :func:`each_member`: then
     # :meth:`sample_members` hands it all K generators at once. Checked against member-by-member
-    # sampling in tests/tasks.
+    # sampling in tests/tasks for every registered task. Subclasses inherit it: one whose
+    # ``generate`` does not keep these rules sets it back to False.
     draws_members_at_once: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
@@ -114,8 +115,9 @@ class Task:
                        split: str = "train") -> Batch:
         """K batches in one: member ``k``'s is what :meth:`sample` draws from ``generators[k]``
         (bit for bit, and each generator advances as it would), stacked on a leading axis of
-        ``K = len(generators)``: ``x`` ``(K, batch_size, n[, d_in])`` and so on."""
-        if self.draws_members_at_once:
+        ``K = len(generators)``: ``x`` ``(K, batch_size, n[, d_in])`` and so on. A generator
+        given twice draws twice, one batch after the other, as the loop below does."""
+        if self.draws_members_at_once and len({id(g) for g in generators}) == len(generators):
             return self.sample(batch_size, length, MemberGenerators(generators), split)
         batches = [self.sample(batch_size, length, g, split) for g in generators]
         return Batch(*(torch.stack(parts) for parts in zip(*batches)))
@@ -192,7 +194,7 @@ def uniform(shape: tuple[int, ...], generator: torch.Generator | MemberGenerator
 
 
 def normal(shape: tuple[int, ...], generator: torch.Generator | MemberGenerators,
-           dtype: torch.dtype = torch.float32) -> torch.Tensor:
+           dtype: torch.dtype | None = None) -> torch.Tensor:
     """``torch.randn(shape, generator=generator, dtype=dtype)``, with a leading ``K`` axis for
     :class:`MemberGenerators` as :func:`uniform`."""
     if not isinstance(generator, MemberGenerators):
