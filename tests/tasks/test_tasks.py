@@ -224,7 +224,8 @@ _READOUTS = [("fixed-memory", {"readout": r, "lags": "2,5" if r.startswith("sin-
 def test_sample_members_gives_each_member_its_own_batch(name, args):
     # an ensemble draws K members' batches at once; member k must get exactly the batch its
     # single run draws from the same generator, and every generator must end where it would
-    # (37 sequences of odd lengths: vectorised kernels round whole vectors and tails differently)
+    # (37 sequences at odd lengths: blocks that fill no whole number of vectors, where a kernel
+    # that treated a tail differently from full vectors would show)
     task = make_task(name, **args)
     for length in (None, task.length + 3):
         for split in ("train", "val"):
