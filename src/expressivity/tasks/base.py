@@ -185,23 +185,22 @@ def uniform(shape: tuple[int, ...], generator: torch.Generator | MemberGenerator
     """``torch.rand(shape, generator=generator)``; for :class:`MemberGenerators`, ``(K, *shape)``
     whose block ``k`` is what generator ``k`` draws alone (the same kernel fills a block of the
     same size)."""
-    if not isinstance(generator, MemberGenerators):
-        return torch.rand(shape, generator=generator)
-    out = torch.empty((len(generator), *shape))
-    for block, g in zip(out, generator):
-        torch.rand(shape, generator=g, out=block)
-    return out
+    return _draw(torch.rand, shape, generator)
 
 
 def normal(shape: tuple[int, ...], generator: torch.Generator | MemberGenerators,
            dtype: torch.dtype | None = None) -> torch.Tensor:
     """``torch.randn(shape, generator=generator, dtype=dtype)``, with a leading ``K`` axis for
     :class:`MemberGenerators` as :func:`uniform`."""
+    return _draw(torch.randn, shape, generator, dtype)
+
+
+def _draw(draw, shape: tuple[int, ...], generator, dtype: torch.dtype | None = None) -> torch.Tensor:
     if not isinstance(generator, MemberGenerators):
-        return torch.randn(shape, generator=generator, dtype=dtype)
+        return draw(shape, generator=generator, dtype=dtype)
     out = torch.empty((len(generator), *shape), dtype=dtype)
     for block, g in zip(out, generator):
-        torch.randn(shape, generator=g, dtype=dtype, out=block)
+        draw(shape, generator=g, dtype=dtype, out=block)
     return out
 
 

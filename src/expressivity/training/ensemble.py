@@ -85,7 +85,7 @@ class EnsembleStepper:
         """``ids``: what :func:`check_packable` returned for ``configs`` (checked here when not given)."""
         self.configs, self.task, self.ckpt, self.device = configs, task, ckpt, device
         self.ids = check_packable(configs) if ids is None else ids
-        self.group_id = content_hash(self.ids)   # = group_id(configs)
+        self.group_id = group_id(configs)
         self.train = configs[0].train
         models = []
         for c in configs:
