@@ -78,3 +78,30 @@ def test_torch_residual_stream_matches_the_reference_per_layer(net, n, seed, sin
     assert len(residuals) == len(net.layers) + 1
     for H, ref in zip(residuals, ref_residuals):
         assert H.shape == ref.shape and _close(H, ref)
+
+
+@settings(max_examples=30)
+@given(exact_friendly_networks(), st.integers(1, ROWS), st.integers(0, 10**6))
+def test_evaluate_returns_each_evaluators_residuals_from_one_pass(net, n, seed):
+    from unittest import mock
+
+    from expressivity.inspect.run import run_network
+    from expressivity.network import reference
+    from expressivity.network.exact import forward_exact
+    from expressivity.network.torch_eval import forward_torch
+
+    X = np.random.default_rng(seed).integers(-3, 4, size=(input_length(net, n), net.d_in))
+    own = {"exact": lambda Z: forward_exact(net, Z, return_residuals=True),
+           "float64": lambda Z: reference.forward(net, Z, return_residuals=True),
+           "torch-float64": lambda Z: forward_torch(net, Z, "float64", return_residuals=True),
+           "float32": lambda Z: forward_torch(net, Z, "float32", return_residuals=True)}
+    for dtype, evaluator in own.items():
+        inputs = X.astype(object) if dtype == "exact" else X.astype(float)
+        out, residuals = evaluate(net, inputs, dtype, return_residuals=True)
+        want_out, want_residuals = evaluator(inputs)
+        assert np.array_equal(out, evaluate(net, inputs, dtype)) and np.array_equal(out, want_out)
+        assert len(residuals) == len(net.layers) + 1
+        assert all(np.array_equal(H, W) for H, W in zip(residuals, want_residuals))
+    with mock.patch.object(reference, "forward", wraps=reference.forward) as forward:
+        result = run_network(net, X.astype(float), "float64", residuals=True)
+    assert forward.call_count == 1 and len(result["residuals"]) == len(net.layers) + 1

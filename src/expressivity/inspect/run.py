@@ -142,22 +142,6 @@ def as_dtype(X: np.ndarray, dtype: str) -> np.ndarray:
     return out
 
 
-def residual_stream(net: Network, X: np.ndarray, dtype: str, allow_length: bool = False) -> list[np.ndarray]:
-    """The residual stream ``(n, d)`` after the input and after every layer, in ``dtype``, from that evaluator."""
-    if dtype == "exact":
-        from expressivity.network.exact import forward_exact
-
-        return list(forward_exact(net, X, return_residuals=True, allow_length=allow_length)[1])
-    if dtype == "float64":
-        from expressivity.network.reference import forward
-
-        return list(forward(net, X, return_residuals=True, allow_length=allow_length)[1])
-    from expressivity.network.torch_eval import forward_torch
-
-    torch_dtype = "float32" if dtype == "float32" else "float64"
-    return forward_torch(net, X, torch_dtype, return_residuals=True, allow_length=allow_length)[1]
-
-
 def outside_claim(net: Network, n: int) -> str:
     """The note every output computed at a length outside the network's claim carries."""
     return (f"outside the construction's claim: {net.name!r} is built and verified for {net.valid_lengths.describe()}, "
@@ -178,8 +162,11 @@ def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: 
         raise ExpressivityError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
     Xd = as_dtype(X, dtype)
     with np.errstate(all="ignore"):
-        out = evaluate(net, Xd, dtype, allow_length=allow_length)
-        res = residual_stream(net, Xd, dtype, allow_length) if residuals else None
+        if residuals:   # one pass gives both
+            out, res = evaluate(net, Xd, dtype, allow_length=allow_length, return_residuals=True)
+            res = list(res)
+        else:
+            out, res = evaluate(net, Xd, dtype, allow_length=allow_length), None
     _check_finite(out, net, dtype)
     outs = net.output_labels or tuple(f"y[{k}]" for k in range(net.d_out))
     result = {"network": net.name, "dtype": dtype, "arithmetic": ARITHMETIC[dtype], "length": int(X.shape[0]),

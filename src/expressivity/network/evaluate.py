@@ -21,27 +21,31 @@ from expressivity.network.network import Network
 DTYPES = ("exact", "float64", "float32", "torch-float64")
 
 
-def evaluate(network: Network, X, dtype: str = "float64", *, allow_length: bool = False) -> np.ndarray:
+def evaluate(network: Network, X, dtype: str = "float64", *, allow_length: bool = False,
+             return_residuals: bool = False):
     """Run ``network`` on ``X`` (``(n, d)`` or ``(batch, n, d)``, tokens as rows).
 
     Returns an object array of exact numbers for ``"exact"``, else float64 values (float32
-    results are widened after the fact, so they carry float32 rounding). Lengths outside
-    ``network.valid_lengths`` are refused unless ``allow_length`` (then the result is outside the
-    construction's claim). Wrong types raise a one-line :class:`EvaluationError`.
+    results are widened after the fact, so they carry float32 rounding). With
+    ``return_residuals`` returns ``(output, [H_0, H_1, ...])`` from the same pass: the residual
+    stream after the input and after every layer, each shaped like ``X`` with ``d`` columns.
+    Lengths outside ``network.valid_lengths`` are refused unless ``allow_length`` (then the
+    result is outside the construction's claim). Wrong types raise a one-line :class:`EvaluationError`.
     """
     check_evaluation(network, X, dtype)
+    options = {"allow_length": allow_length, "return_residuals": return_residuals}
     if dtype == "exact":
         from expressivity.network.exact import forward_exact
 
-        return forward_exact(network, X, allow_length=allow_length)
+        return forward_exact(network, X, **options)
     try:
         if dtype == "float64":
             from expressivity.network.reference import forward
 
-            return forward(network, X, allow_length=allow_length)
+            return forward(network, X, **options)
         from expressivity.network.torch_eval import forward_torch
 
-        return forward_torch(network, X, dtype="float32" if dtype == "float32" else "float64", allow_length=allow_length)
+        return forward_torch(network, X, dtype="float32" if dtype == "float32" else "float64", **options)
     except OverflowError:
         raise EvaluationError(
             f"a weight or input of network {network.name!r} is beyond the float range; evaluate it with dtype 'exact'"
