@@ -29,6 +29,8 @@ PL = PiecewiseLinear((0.0, 1.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)).to_dict()
     (dict(mixer="bilinear", rotary=True), "rotary applies only to attention layers"),
     (dict(mixer="dpfree", rotary=True), "rotary applies only to attention layers"),
     (dict(mixer="dpfree", normalization="hardmax"), "normalization 'hardmax' applies only to attention layers"),
+    (dict(mixer="dpfree", q_bias=True), "q-bias applies only to attention layers"),
+    (dict(mixer=("sepconv", "dpfree"), layers=2, qk_scale=0.5), "qk-scale 0.5 applies only to attention layers"),
     (dict(rpe="free", learnable_slopes=True), "learnable-slopes applies only to rpe lin or log, not 'free'"),
     (dict(mixer="none", ffn_width=0), "does nothing"),
     (dict(mixer="attention", rpe="lin", dpfree_normaliser="infinite"), "dpfree-normaliser 'infinite' applies only to dpfree"),
@@ -58,3 +60,21 @@ def test_config_round_trips_through_json_with_per_layer_activations():
 def test_from_dict_refuses_unknown_keys_naming_them():
     with pytest.raises(ExpressivityError, match="unknown model config keys 'dropout', 'width'"):
         ModelConfig.from_dict({"width": 3, "dropout": 0.1, "layers": 1})
+
+
+def test_a_mixer_declares_the_switches_it_reads(monkeypatch):
+    """Whether a switch applies is read from the mixers' own declarations: a new mixer that reads
+    rotary makes rotary valid on its own and joins the refusal's list of readers."""
+    from expressivity.nn.mixers import MIXERS, Mixer, readers, switches_read
+
+    class Rotating(Mixer):
+        switches = frozenset({"rotary"})
+
+    monkeypatch.setitem(MIXERS, "rotating", Rotating)
+    assert switches_read(("rotating", "sepconv")) == {"rotary", "conv_kernel"}
+    assert readers("rotary") == "attention and rotating"
+    assert ModelConfig(mixer="rotating", rotary=True).rotary
+    with pytest.raises(ExpressivityError, match="rotary applies only to attention and rotating layers"):
+        ModelConfig(mixer="dpfree", rotary=True)
+    with pytest.raises(ExpressivityError, match="rpe 'lin' applies only to attention and dpfree layers"):
+        ModelConfig(mixer="rotating", rpe="lin")

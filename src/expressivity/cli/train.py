@@ -76,17 +76,17 @@ def _option_name(ctx: click.Context, name: str) -> str:
 def _refuse_unused_options(ctx: click.Context, model) -> None:
     """Options the user gave that no layer of the chosen model reads (ModelConfig cannot tell a given
     ``False`` or a head count from a default, so the command checks what was typed)."""
-    from expressivity.nn.mixers import MIXERS
+    from expressivity.nn.mixers import readers, switches_read
 
     given = set(typed_options(ctx))
-    classes = [MIXERS[m] for m in model.layer_mixers() if MIXERS.get(m) is not None]
+    read = switches_read(model.layer_mixers())
     unused = []
     if "learn_slopes" in given and model.rpe not in ("lin", "log"):
         unused.append(f"{_option_name(ctx, 'learn_slopes')} (only lin and log biases have slopes)")
-    if "heads" in given and not any(c.uses_rpe for c in classes):
+    if "heads" in given and "heads" not in read:
         unused.append(f"--heads (the mixers {', '.join(model.layer_mixers())} have no heads)")
-    if "rotary" in given and not any(c.uses_rotary for c in classes):
-        unused.append(f"{_option_name(ctx, 'rotary')} (no attention layer)")
+    if "rotary" in given and "rotary" not in read:
+        unused.append(f"{_option_name(ctx, 'rotary')} (no {readers('rotary')} layer)")
     if unused:
         raise click.UsageError("options that do not apply: " + "; ".join(unused))
 

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, fields
 
 from expressivity.errors import ExpressivityError
 from expressivity.network.activations import GELU, Activation, PiecewiseLinear, ReLU, activation_from_dict
-from expressivity.nn.mixers import MIXERS
+from expressivity.nn.mixers import MIXERS, SWITCH_NEUTRAL, readers, switches_read
 from expressivity.nn.positional import APE_NAMES, RPE_NAMES, RPES
 
 ACTIVATION_NAMES = {"relu": ReLU(), "gelu": GELU()}
@@ -136,26 +136,23 @@ class ModelConfig:
             raise ExpressivityError(f"{option} applies only to {needs}, but the mixers are {', '.join(sorted(used))}; "
                                     f"drop it or change the mixers")
 
-        classes = [MIXERS[m] for m in used if MIXERS[m] is not None]
-        if self.rpe != "none" and not any(c.uses_rpe for c in classes):
-            bad(f"rpe {self.rpe!r}", "attention and dpfree layers")
-        if self.rotary and not any(c.uses_rotary for c in classes):
-            bad("rotary", "attention layers")
-        if self.normalization != "softmax" and "attention" not in used:
-            bad(f"normalization {self.normalization!r}", "attention layers")
+        read = switches_read(used)
+        for switch, neutral in SWITCH_NEUTRAL.items():
+            value = getattr(self, switch)
+            if value != neutral and switch not in read:
+                name = switch.replace("_", "-")
+                bad(name if isinstance(value, bool) else f"{name} {value!r}", f"{readers(switch)} layers")
         if self.learnable_slopes and self.rpe not in ("lin", "log"):
             raise ExpressivityError(f"learnable-slopes applies only to rpe lin or log, not {self.rpe!r}; drop it or pick lin/log")
         if "none" in used and self.ffn_width == 0:
             raise ExpressivityError("mixer 'none' with ffn-width 0 makes a block that does nothing; give ffn-width > 0 or another mixer")
         if self.dpfree_normaliser == "infinite":
-            if "dpfree" not in used:
-                bad("dpfree-normaliser 'infinite'", "dpfree layers")
             if not self.causal:
                 raise ExpressivityError("dpfree-normaliser 'infinite' needs a causal model (a past to extend); set causal or use visible")
             if not getattr(RPES[self.rpe], "has_infinite_mass", False):
                 raise ExpressivityError(f"dpfree-normaliser 'infinite' needs rpe lin or log (a bias with a finite infinite mass), "
                                         f"not {self.rpe!r}")
-        if any(c.uses_rpe for c in classes) and self.d_head is None and self.d_model % self.heads:   # the head-based mixers
+        if "heads" in read and self.d_head is None and self.d_model % self.heads:   # the head-based mixers
             raise ExpressivityError(f"d-model {self.d_model} is not divisible by heads {self.heads}; pick d-model a multiple of heads")
         if self.rotary and self.head_dim % 2:
             raise ExpressivityError(f"rotary needs an even head width, got {self.head_dim}")

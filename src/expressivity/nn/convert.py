@@ -146,7 +146,7 @@ def _attention_switches(blocks: list[_Block], mixers: list[str | None]) -> dict:
     return dict(causal=_common([(k, layer.causal) for k, layer in attn], lambda c: "is causal" if c else "is bidirectional"),
                 normalization=_common([(k, layer.normalization) for k, layer in plain], lambda v: f"uses {v}") or "softmax",
                 dpfree_normaliser=normaliser, rotary=bool(rotary), heads=max((len(layer.heads) for _, layer in attn), default=1),
-                d_head=d_head, rpe=_rpe(heads, normaliser == "infinite"), q_bias=bool(plain), qk_scale=1.0)
+                d_head=d_head, rpe=_rpe(heads, normaliser == "infinite"), q_bias=bool(plain), qk_scale=1.0 if plain else None)
 
 
 def _rpe(heads: list, infinite: bool) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from expressivity.errors import ExpressivityError, require_path
 from expressivity.nn.model import ModelConfig, length_limit
-from expressivity.nn.mixers import MIXERS
+from expressivity.nn.mixers import SWITCH_NEUTRAL, switches_read
 from expressivity.records import content_hash, jsonable
 from expressivity.tasks import Task, make_task
 from expressivity.training.schedule import TrainConfig
@@ -78,20 +78,11 @@ def model_config_for(task: Task, lengths: tuple[int, ...] = (), **overrides) -> 
 def _inapplicable_defaults(cfg: dict) -> dict:
     """Options set in ``cfg`` that no layer of its mixers uses, with the values that switch them off."""
     mixer = cfg.get("mixer", "attention")
-    mixers = (mixer,) if isinstance(mixer, str) else tuple(mixer)
-    classes = [MIXERS[m] for m in mixers if MIXERS.get(m) is not None]
-    off = {}
-    if not any(c.uses_rpe for c in classes):
-        off["rpe"] = "none"
-    if not any(c.uses_rotary for c in classes):
-        off["rotary"] = False
-    if "attention" not in mixers:
-        off["normalization"] = "softmax"
+    read = switches_read((mixer,) if isinstance(mixer, str) else tuple(mixer))
+    off = {switch: neutral for switch, neutral in SWITCH_NEUTRAL.items() if switch not in read}
     if off.get("rpe", cfg.get("rpe", "none")) not in ("lin", "log"):
         off["learnable_slopes"] = False
         off["dpfree_normaliser"] = "visible"  # only lin and log biases have a finite infinite-past mass
-    if "dpfree" not in mixers:
-        off["dpfree_normaliser"] = "visible"
     return {k: v for k, v in off.items() if k in cfg and cfg[k] != v}
 
 

@@ -15,4 +15,24 @@ MIXERS: dict[str, type[Mixer] | None] = {"attention": Attention, "dpfree": DPFre
                                          "sepconv": SepConv, "none": None}
 MIXER_NAMES = tuple(MIXERS)
 
-__all__ = ["Attention", "Bilinear", "DPFree", "MIXERS", "MIXER_NAMES", "Mixer", "SepConv"]
+# switch -> the value that leaves it off (ModelConfig's default). Only the mixers that list a
+# switch in their ``switches`` read it; heads, d_head, learnable_slopes and conv_kernel have no
+# value that reads as "off", so only a command that sees what was typed can refuse them.
+SWITCH_NEUTRAL = {"rpe": "none", "rotary": False, "normalization": "softmax", "q_bias": False, "qk_scale": None,
+                  "dpfree_normaliser": "visible"}
+
+
+def switches_read(mixers) -> frozenset[str]:
+    """The switches some layer of a stack of ``mixers`` (names; unknown names are skipped, the
+    configuration refuses them) reads."""
+    classes = [MIXERS.get(m) for m in mixers]
+    return frozenset().union(*(c.switches for c in classes if c is not None))
+
+
+def readers(switch: str) -> str:
+    """The mixers that read ``switch``, in words (``"attention and dpfree"``)."""
+    return " and ".join(name for name, c in MIXERS.items() if c is not None and switch in c.switches)
+
+
+__all__ = ["Attention", "Bilinear", "DPFree", "MIXERS", "MIXER_NAMES", "Mixer", "SWITCH_NEUTRAL", "SepConv", "readers",
+           "switches_read"]

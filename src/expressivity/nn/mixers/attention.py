@@ -20,7 +20,7 @@ class Attention(HeadMixer):
     """Multi-head dot-product attention, no bias on K/V/O (optional query bias ``b_Q``)."""
 
     layer_kind = "attention"
-    uses_rotary = True
+    switches = HeadMixer.switches | {"rotary", "normalization", "q_bias", "qk_scale"}
 
     def __init__(self, d: int, heads: int, d_head: int, causal: bool, bias: nn.Module | None,
                  rotary: bool, q_bias: bool = False, scale: float | None = None, hardmax: bool = False,

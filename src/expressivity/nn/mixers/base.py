@@ -13,7 +13,10 @@ A mixer maps the residual stream ``(K, batch, n, d)`` (tokens as rows, ``K`` the
   keys a query sees on average, is ``(n + 1) / 2`` causal and ``n`` bidirectional;
 * ``head_count(cfg)``: the heads of the network layer it becomes (:func:`expressivity.network.layers.head_count`);
 * ``length_limited(cfg)``: whether it has no value beyond ``max_len`` positions;
-* ``uses_rpe`` / ``uses_rotary``: whether the position-bias and rotary switches apply to it.
+* ``switches``: the :class:`~expressivity.nn.config.ModelConfig` fields it reads beyond the sizes
+  every layer shares (``d_model``, ``causal``, ``max_len``): a switch set away from its neutral
+  value (:data:`expressivity.nn.mixers.SWITCH_NEUTRAL`) that no layer of a stack reads is refused,
+  and a task's default for it is dropped (:func:`expressivity.nn.mixers.switches_read`).
 
 Adding a mixer is one module here defining such a class, plus its entry in
 :data:`expressivity.nn.mixers.MIXERS`.
@@ -34,8 +37,7 @@ class Mixer(EnsembleModule):
     """Base class of the token mixers (see the module docstring for what a subclass declares)."""
 
     layer_kind: ClassVar[str]
-    uses_rpe: ClassVar[bool] = False
-    uses_rotary: ClassVar[bool] = False
+    switches: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def from_config(cls, cfg, members: int | None = None) -> "Mixer":  # pragma: no cover - abstract
@@ -67,7 +69,7 @@ class HeadMixer(Mixer):
     """A mixer of ``cfg.heads`` heads, each with the position bias ``cfg.rpe`` (length-limited
     exactly when that bias is)."""
 
-    uses_rpe: ClassVar[bool] = True
+    switches: ClassVar[frozenset[str]] = frozenset({"heads", "d_head", "rpe", "learnable_slopes"})
 
     @staticmethod
     def head_count(cfg) -> int:

@@ -21,6 +21,7 @@ class DPFree(HeadMixer):
     """RPE-only attention: an input-independent per-head kernel applied as an ``(n, n)`` product."""
 
     layer_kind = "attention"
+    switches = HeadMixer.switches | {"dpfree_normaliser"}
 
     def __init__(self, d: int, heads: int, d_head: int, causal: bool, bias: nn.Module | None, normaliser: str = "visible",
                  members: int | None = None):

@@ -19,6 +19,7 @@ class SepConv(Mixer):
     """Depth-wise convolution along the sequence (filter length ``k`` per channel), then ``W_O``."""
 
     layer_kind = "mixing"
+    switches = frozenset({"conv_kernel"})
     weight_matrices = ("filters",)
 
     def __init__(self, d: int, kernel_size: int, causal: bool, members: int | None = None):
