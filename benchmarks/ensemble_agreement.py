@@ -1,23 +1,56 @@
-"""Max |member - single run| over all parameters and the relative final-loss difference after S steps, on
-reverse (length 6, vocab 8), K = 3 members (lr 1e-3, 3e-3, 3e-3). Usage: python benchmarks/ensemble_agreement.py 1,15,300 [arch prefix]"""
+"""How far ensemble members are from their single runs after S steps: the largest |member - single run|
+over all parameters and the largest relative final-loss difference.
+
+Default: reverse (length 6, vocab 8), K = 3 members (lr 1e-3, 3e-3, 3e-3) per architecture. With
+``claim4``: claim 4's widest cell (the model of ``bench_train_ensemble.py``'s docstring), K = 8
+members (seeds 0..7, train's defaults: lr 3e-3), each member's worst parameter printed.
+One thread. Usage: python benchmarks/ensemble_agreement.py 1,15,300 [arch prefix | claim4]"""
 import sys, warnings, torch
 warnings.simplefilter("ignore")
 torch.set_num_threads(1)
 from expressivity.training import RunConfig, run, run_ensemble
-archs0 = {"attention t5 rotary pre-LN": dict(rpe="t5", rotary=True, norm="pre"),
-         "sepconv+dpfree log slopes": dict(mixer=("sepconv", "dpfree"), layers=2, rpe="log", learnable_slopes=True),
-         "bilinear": dict(mixer="bilinear")}
-archs = {k: v for k, v in archs0.items() if len(sys.argv) < 3 or k.startswith(sys.argv[2])}
-for steps in map(int, sys.argv[1].split(",")):
-    for name, arch in archs.items():
-        base = RunConfig.for_task("reverse", {"length": 6, "vocab": 8}, {"layers": 1, "heads": 2, "d_model": 16, "ffn_width": 16, **arch},
-                                  dict(steps=steps, batch_size=16, lr=3e-3, eval_every=steps, eval_size=64))
-        cfgs = [base.with_changes(seed=s, train={"lr": lr}) for s, lr in ((0, 1e-3), (1, 3e-3), (2, 3e-3))]
-        res, _ = run_ensemble(cfgs)
-        worst_p, worst_l = 0.0, 0.0
-        for r, c in zip(res, cfgs):
-            single = run(c)
-            a, b = r.model.state_dict(), single.model.state_dict()
-            worst_p = max(worst_p, max((a[k] - b[k]).abs().max().item() for k in a))
-            worst_l = max(worst_l, abs(r.final_loss - single.final_loss) / abs(single.final_loss))
-        print(f"steps {steps:4d}  {name:28s} max |param diff| {worst_p:.2e}  max rel loss diff {worst_l:.2e}")
+
+CLAIM4_CELL = dict(task=("fixed-memory", {"length": 16, "lags": "2,5", "readout": "sin-product-diff"}),
+                   model=dict(mixer="dpfree", rpe="free", heads=8, d_model=16, ffn_width=32),
+                   train=dict(batch_size=32, eval_every=150))
+
+
+def compare(cfgs, per_member=False):
+    res, _ = run_ensemble(cfgs)
+    worst_p, worst_l = 0.0, 0.0
+    for k, (r, c) in enumerate(zip(res, cfgs)):
+        single = run(c)
+        a, b = r.model.state_dict(), single.model.state_dict()
+        diffs = {name: (a[name] - b[name]).abs().max().item() for name in a}
+        name = max(diffs, key=diffs.get)
+        if per_member:
+            print(f"    member {k} (seed {c.seed}): max |param diff| {diffs[name]:.1e} in {name}")
+        worst_p = max(worst_p, diffs[name])
+        worst_l = max(worst_l, abs(r.final_loss - single.final_loss) / abs(single.final_loss))
+    return worst_p, worst_l
+
+
+def main(argv):
+    which = argv[2] if len(argv) > 2 else ""
+    for steps in map(int, argv[1].split(",")):
+        if which == "claim4":
+            (task, args), cell = CLAIM4_CELL["task"], CLAIM4_CELL
+            base = RunConfig.for_task(task, args, cell["model"], {**cell["train"], "steps": steps})
+            p, l = compare([base.with_changes(seed=s) for s in range(8)], per_member=True)
+            print(f"steps {steps:4d}  claim 4's widest cell, K = 8   max |param diff| {p:.2e}  max rel loss diff {l:.2e}")
+            continue
+        archs = {"attention t5 rotary pre-LN": dict(rpe="t5", rotary=True, norm="pre"),
+                 "sepconv+dpfree log slopes": dict(mixer=("sepconv", "dpfree"), layers=2, rpe="log", learnable_slopes=True),
+                 "bilinear": dict(mixer="bilinear")}
+        for name, arch in archs.items():
+            if not name.startswith(which):
+                continue
+            base = RunConfig.for_task("reverse", {"length": 6, "vocab": 8},
+                                      {"layers": 1, "heads": 2, "d_model": 16, "ffn_width": 16, **arch},
+                                      dict(steps=steps, batch_size=16, lr=3e-3, eval_every=steps, eval_size=64))
+            p, l = compare([base.with_changes(seed=s, train={"lr": lr}) for s, lr in ((0, 1e-3), (1, 3e-3), (2, 3e-3))])
+            print(f"steps {steps:4d}  {name:28s} max |param diff| {p:.2e}  max rel loss diff {l:.2e}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)

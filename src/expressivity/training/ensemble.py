@@ -21,9 +21,12 @@ same bit for bit, but the model's batched kernels may sum in another order, so m
 with :func:`~expressivity.training.run` to float32 round-off at first and may drift apart slowly
 as training amplifies it. ``tests/training/test_ensemble.py`` holds them to parameters within
 2e-5 after 15 steps and, after 300 steps, held-out metrics within 0.01 and losses within 0.1%.
-Measured on this 2-core CPU (2026-11-25): no difference at all on those tests' configurations and
-on the ``reverse`` defaults with K = 8 after 30 steps; at most 1.1e-7 in any parameter on claim
-4's DP-free cell and 3e-8 on ``kernel-memory`` (K = 8, 30 steps).
+Measured on this 2-core CPU: no difference at all on those tests' configurations and on the
+``reverse`` defaults with K = 8 after 30 steps, 3e-8 on ``kernel-memory`` (2026-11-25); on claim
+4's widest DP-free cell (K = 8, 30 steps, ``benchmarks/ensemble_agreement.py 30 claim4``,
+2026-11-26) 7 members within 1.8e-6 and one at 7.5e-4 in one weight, where AdamW's sign-like
+early steps turned a round-off difference in a near-zero gradient into a step of about the
+learning rate (final losses within 2.7e-6, relative).
 Ensembles are exact replicas of themselves: the same configs give bit-identical results, and
 resuming is bit-exact.
 
