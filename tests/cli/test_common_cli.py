@@ -54,3 +54,17 @@ def test_the_construction_commands_defaults_are_their_builders():
     signature = inspect.signature(run_circuit).parameters
     assert {k: _defaults(circuit)[k] for k in ("scale", "dtype", "shift", "tolerance")} == {
         k: signature[k].default for k in ("scale", "dtype", "shift", "tolerance")}
+
+
+@click.command()
+@click.option("--task", "task_name")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--rotary/--no-rotary", default=None)
+@click.pass_context
+def spelled(ctx, task_name, as_json, rotary):
+    refuse_untaken("this probe", typed_options(ctx))
+
+
+def test_refused_options_are_spelled_as_typed_not_as_parameter_names():
+    result = CliRunner().invoke(spelled, ["--task", "x", "--json", "--no-rotary"])
+    assert result.exit_code == 2 and "this probe does not take --task, --json, --rotary/--no-rotary" in result.output

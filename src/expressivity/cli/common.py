@@ -82,11 +82,20 @@ def typed_options(ctx: click.Context, names=None) -> list[str]:
     return [name for name in (ctx.params if names is None else names) if ctx.get_parameter_source(name) not in not_typed]
 
 
+def option_flag(ctx: click.Context, name: str) -> str:
+    """How the user spells parameter ``name`` of ``ctx``'s command: its option strings (``task_name``
+    -> ``--task``; a flag with an off switch shows both, ``--rotary/--no-rotary``)."""
+    param = next(p for p in ctx.command.params if p.name == name)
+    return "/".join([*param.opts, *param.secondary_opts])
+
+
 def refuse_untaken(taker: str, names, why: str = "") -> None:
-    """Refuse parameters ``names`` that ``taker`` (``"--memory fixed"``) does not read, by their option
-    spelling: ``"--memory fixed does not take --b, --eps" + why``; nothing when ``names`` is empty."""
+    """Refuse parameters ``names`` of the running command that ``taker`` (``"--memory fixed"``) does not
+    read, by their option spelling (:func:`option_flag`): ``"--memory fixed does not take --b, --eps"
+    + why``; nothing when ``names`` is empty."""
     if names:
-        raise click.UsageError(f"{taker} does not take " + ", ".join("--" + n.replace("_", "-") for n in names) + why)
+        ctx = click.get_current_context()
+        raise click.UsageError(f"{taker} does not take " + ", ".join(option_flag(ctx, n) for n in names) + why)
 
 
 def warn(saved) -> None:

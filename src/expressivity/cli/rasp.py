@@ -11,8 +11,8 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from expressivity.cli.common import (console, construction_out_option, emit_json, human_output_to_stderr, run_record,
-                                     typed_options)
+from expressivity.cli.common import (console, construction_out_option, emit_json, human_output_to_stderr, option_flag,
+                                     run_record, typed_options)
 from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir
 
@@ -175,7 +175,7 @@ def _refuse_sampling_options(ctx: click.Context, vocab_size: int, max_len: int) 
     """--samples / --seed choose random verification inputs: an error when every input is checked anyway."""
     from expressivity.rasp.verify import EXHAUSTIVE_LIMIT
 
-    given = [f"--{p}" for p in typed_options(ctx, ("samples", "seed"))]
+    given = [option_flag(ctx, p) for p in typed_options(ctx, ("samples", "seed"))]
     total = sum(vocab_size ** n for n in range(1, max_len + 1))
     if given and total <= EXHAUSTIVE_LIMIT:
         verb = "choose" if len(given) > 1 else "chooses"

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from expressivity.cli.common import console, emit_json, err_console, human_output_to_stderr, run_record, typed_options
+from expressivity.cli.common import (console, emit_json, err_console, human_output_to_stderr, option_flag,
+                                     run_record, typed_options)
 
 
 @click.command("reproduce")
@@ -49,8 +50,7 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
     ctx = click.get_current_context()
 
     def given(*names):
-        typed = typed_options(ctx, names)
-        return [p.opts[0] for p in ctx.command.params if p.name in typed]
+        return [option_flag(ctx, name) for name in typed_options(ctx, names)]
 
     if summarise:
         extra = given(*(p.name for p in ctx.command.params if p.name not in ("summarise", "as_json", "names")))

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import click
 
-from expressivity.cli.common import console, emit_json, err_console, run_record, typed_options, write_json
+from expressivity.cli.common import (console, emit_json, err_console, option_flag, run_record, typed_options,
+                                     write_json)
 from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir, make_parents, remove_empty
 
@@ -67,12 +68,6 @@ def _parse_int_list(text: str, option: str, example: str, least: int = 0) -> lis
     return values
 
 
-def _option_name(ctx: click.Context, name: str) -> str:
-    """How the user spells parameter ``name`` (``task_name`` -> ``--task``; flags show both forms)."""
-    param = next(p for p in ctx.command.params if p.name == name)
-    return "/".join([*param.opts, *param.secondary_opts])
-
-
 def _refuse_unused_options(ctx: click.Context, model) -> None:
     """Options the user gave that no layer of the chosen model reads (ModelConfig cannot tell a given
     ``False`` or a head count from a default, so the command checks what was typed)."""
@@ -82,11 +77,11 @@ def _refuse_unused_options(ctx: click.Context, model) -> None:
     read = switches_read(model.layer_mixers())
     unused = []
     if "learn_slopes" in given and model.rpe not in ("lin", "log"):
-        unused.append(f"{_option_name(ctx, 'learn_slopes')} (only lin and log biases have slopes)")
+        unused.append(f"{option_flag(ctx, 'learn_slopes')} (only lin and log biases have slopes)")
     if "heads" in given and "heads" not in read:
         unused.append(f"--heads (the mixers {', '.join(model.layer_mixers())} have no heads)")
     if "rotary" in given and "rotary" not in read:
-        unused.append(f"{_option_name(ctx, 'rotary')} (no {readers('rotary')} layer)")
+        unused.append(f"{option_flag(ctx, 'rotary')} (no {readers('rotary')} layer)")
     if unused:
         raise click.UsageError("options that do not apply: " + "; ".join(unused))
 
@@ -168,7 +163,7 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
         extra = [n for n in typed_options(ctx) if n not in EXECUTION_OPTIONS]
         if extra:
             raise click.UsageError("--resume continues a run exactly as it was configured; drop "
-                                   + ", ".join(_option_name(ctx, n) for n in extra))
+                                   + ", ".join(option_flag(ctx, n) for n in extra))
         configs, ensemble = _read_run_folder(resume)
         out = resume
     else:
