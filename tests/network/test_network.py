@@ -79,6 +79,22 @@ def test_summary_describes_every_part_and_counts_mixing_layers():
     assert net.parameter_count() == (2 + 1 + 2 + 2 + 4) + (4 + 4 + 6) + (4 + 4 + 2 + 2 + 2 + 3) + 6 + 2 + 1 + 4
 
 
+def test_size_breakdowns_list_every_layer_kind_from_its_class(monkeypatch):
+    """The summary and the page list layer kinds from the LAYERS table: attention and feed-forward
+    always, the others when present; a kind whose class lacks a title would fail here."""
+    from expressivity.network.layers import LAYERS
+
+    assert all(isinstance(cls.title, str) and isinstance(cls.listed_when_absent, bool) for cls in LAYERS.values())
+    ffn = FeedForwardLayer(np.ones((2, 1)), np.zeros(1), np.ones((1, 2)))
+    mix = MixingLayer((MixingHead(np.eye(2), np.eye(2), kernel=np.ones((3, 2)), left=2),))
+    assert Network((ffn,), labels=("a", "b")).layer_breakdown() == [("attention", 0), ("feed-forward", 1)]
+    net = Network((ffn, mix, mix), labels=("a", "b"))
+    assert net.layer_breakdown() == [("attention", 0), ("feed-forward", 1), ("mixing", 2)]
+    assert "layers=3 (0 attention, 1 feed-forward, 2 mixing)" in net.summary()
+    monkeypatch.setattr(MixingLayer, "title", "mixing probe")
+    assert "2 mixing probe" in net.summary()
+
+
 @given(softmax_networks(position=True), st.integers(1, ROWS), st.integers(0, 10**6))
 def test_every_network_round_trips_through_json(net, n, seed):
     arrays = InlineArrays()

@@ -216,11 +216,8 @@ def _value_table(values: np.ndarray, col_labels, row_labels, signed: bool = True
 
 
 def _size_section(net: Network, report: dict | None) -> str:
-    counts = net.layer_counts()
-    items = [("width d", net.d), ("layers", counts["total"]), ("attention layers", counts["attention"]),
-             ("feed-forward layers", counts["feedforward"]), ("parameters", net.parameter_count())]
-    if counts["mixing"]:
-        items.insert(4, ("mixing layers", counts["mixing"]))
+    items = [("width d", net.d), ("layers", len(net.layers)),
+             *((f"{title} layers", count) for title, count in net.layer_breakdown()), ("parameters", net.parameter_count())]
     size = (report or {}).get("size") or {}
     if size.get("paper_bound") is not None:
         ratio = size.get("ratio")

@@ -236,6 +236,8 @@ class AttentionLayer:
     normaliser: Literal["visible", "infinite"] = "visible"
     norm: LayerNorm | None = None
     kind: ClassVar[str] = "attention"
+    title: ClassVar[str] = "attention"   # in size breakdowns ("3 attention"); listed even when 0
+    listed_when_absent: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         if self.normalization not in ("softmax", "hardmax"):
@@ -329,6 +331,8 @@ class FeedForwardLayer:
     name: str = ""
     norm: LayerNorm | None = None
     kind: ClassVar[str] = "feedforward"
+    title: ClassVar[str] = "feed-forward"
+    listed_when_absent: ClassVar[bool] = True
     length: ClassVar[None] = None
     uses_position: ClassVar[bool] = False
 
@@ -471,6 +475,8 @@ class MixingLayer:
     name: str = ""
     norm: LayerNorm | None = None
     kind: ClassVar[str] = "mixing"
+    title: ClassVar[str] = "mixing"
+    listed_when_absent: ClassVar[bool] = False
     uses_position: ClassVar[bool] = True
 
     def __post_init__(self) -> None:

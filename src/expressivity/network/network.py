@@ -208,6 +208,12 @@ class Network:
         counts = {kind: sum(layer.kind == kind for layer in self.layers) for kind in LAYERS}
         return counts | {"total": len(self.layers)}
 
+    def layer_breakdown(self) -> list[tuple[str, int]]:
+        """``(title, count)`` per layer kind, in :data:`~expressivity.network.layers.LAYERS` order:
+        every kind present, and those its class lists even when absent (attention, feed-forward)."""
+        counts = self.layer_counts()
+        return [(cls.title, counts[kind]) for kind, cls in LAYERS.items() if counts[kind] or cls.listed_when_absent]
+
     def _arrays(self) -> list[np.ndarray]:
         norm = [] if self.final_norm is None else [self.final_norm.gain, self.final_norm.bias]
         own = [self.positional_encoding, self.readout, self.readout_bias, self.embedding, self.embedding_bias]
@@ -247,10 +253,9 @@ class Network:
         length = f"<={self.max_length}" if self.max_length is not None else (self.length or "any")
         if self.valid_lengths is not None:
             length = f"{length}, valid: {self.valid_lengths.describe()}"
-        mixing = f", {counts['mixing']} mixing" if counts["mixing"] else ""
+        kinds = ", ".join(f"{count} {title}" for title, count in self.layer_breakdown())
         lines = [
-            f"Network {self.name!r}: d={self.d}, length={length}, "
-            f"layers={counts['total']} ({counts['attention']} attention, {counts['feedforward']} feed-forward{mixing}), "
+            f"Network {self.name!r}: d={self.d}, length={length}, layers={counts['total']} ({kinds}), "
             f"parameters={self.parameter_count()}",
             "  residual: " + summarise_labels(self.labels, numbered=True),
         ]
