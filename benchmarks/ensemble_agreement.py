@@ -8,11 +8,12 @@ One thread. Usage: python benchmarks/ensemble_agreement.py 1,15,300 [arch prefix
 import sys, warnings, torch
 warnings.simplefilter("ignore")
 torch.set_num_threads(1)
+from expressivity.experiments.claims.wang_e import CLAIM4_TASK
 from expressivity.training import RunConfig, run, run_ensemble
 
-CLAIM4_CELL = dict(task=("fixed-memory", {"length": 16, "lags": "2,5", "readout": "sin-product-diff"}),
-                   model=dict(mixer="dpfree", rpe="free", heads=8, d_model=16, ffn_width=32),
-                   train=dict(batch_size=32, eval_every=150))
+# claim 4's widest cell: its task, the widest DP-free model of bench_train_ensemble.py's docstring
+CLAIM4_MODEL = dict(mixer="dpfree", rpe="free", heads=8, d_model=16, ffn_width=32)
+CLAIM4_TRAIN = dict(batch_size=32, eval_every=150)
 
 
 def compare(cfgs, per_member=False):
@@ -34,8 +35,7 @@ def main(argv):
     which = argv[2] if len(argv) > 2 else ""
     for steps in map(int, argv[1].split(",")):
         if which == "claim4":
-            (task, args), cell = CLAIM4_CELL["task"], CLAIM4_CELL
-            base = RunConfig.for_task(task, args, cell["model"], {**cell["train"], "steps": steps})
+            base = RunConfig.for_task("fixed-memory", CLAIM4_TASK, CLAIM4_MODEL, {**CLAIM4_TRAIN, "steps": steps})
             p, l = compare([base.with_changes(seed=s) for s in range(8)], per_member=True)
             print(f"steps {steps:4d}  claim 4's widest cell, K = 8   max |param diff| {p:.2e}  max rel loss diff {l:.2e}")
             continue

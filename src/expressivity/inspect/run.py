@@ -162,11 +162,8 @@ def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: 
         raise ExpressivityError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
     Xd = as_dtype(X, dtype)
     with np.errstate(all="ignore"):
-        if residuals:   # one pass gives both
-            out, res = evaluate(net, Xd, dtype, allow_length=allow_length, return_residuals=True)
-            res = list(res)
-        else:
-            out, res = evaluate(net, Xd, dtype, allow_length=allow_length), None
+        result = evaluate(net, Xd, dtype, allow_length=allow_length, return_residuals=residuals)   # one pass
+        out, res = (result[0], list(result[1])) if residuals else (result, None)
     _check_finite(out, net, dtype)
     outs = net.output_labels or tuple(f"y[{k}]" for k in range(net.d_out))
     result = {"network": net.name, "dtype": dtype, "arithmetic": ARITHMETIC[dtype], "length": int(X.shape[0]),
