@@ -12,7 +12,9 @@ into blocks ``(mixer, FFN)`` (an FFN with no mixer before it becomes a ``"none"`
 missing FFN becomes zeros); heads of different sizes or counts are zero-padded; the inverse
 temperature is folded into ``W_Q``; the family's position bias is the simplest that holds
 every head's bias (``lin``/``log`` for slope biases, ``free`` for other relative biases,
-``matrix`` for anything else); a positional encoding becomes a ``learned`` one.
+``matrix`` for anything else); a positional encoding becomes a ``learned`` one. Which mixer holds
+a layer, the switches its layers fix and what it refuses are the mixer's own declarations
+(:mod:`expressivity.nn.mixers.base`): this module knows no mixer by name.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from expressivity.network.layers import AttentionLayer, FeedForwardLayer, LayerN
 from expressivity.network.network import Network
 from expressivity.nn.config import activation_spec
 from expressivity.nn.layers import LayerNorm as NormModule
+from expressivity.nn.mixers import MIXERS, SWITCH_NEUTRAL, Mixer
+from expressivity.nn.mixers.base import agreed
 from expressivity.nn.model import Model, ModelConfig
 
 
@@ -76,15 +80,18 @@ class _Block:
     index: int = 0   # network layer index of the block's first layer, for messages
 
 
-# layer kind -> its place in a (mixer, FFN) block (the loader's table: a new kind is refused by name)
-_PLACES = {"attention": "mixer", "mixing": "mixer", "feedforward": "ffn"}
+# what a network with no layer of some mixer kind gets for the switches only those mixers fix
+# (read by no layer of the model): their neutral values, one head of width 1
+_UNFIXED = SWITCH_NEUTRAL | {"heads": 1, "d_head": 1}
 
 
 def _blocks(net: Network) -> list[_Block]:
     """Regroup the layers into ``(mixer, FFN)`` blocks."""
+    # layer kind -> its place in a block (a new kind is refused by name; a new mixer's kind joins from MIXERS)
+    places = {"feedforward": "ffn", **{mixer.layer_kind: "mixer" for mixer in _names()}}
     blocks: list[_Block] = []
     for k, layer in enumerate(net.layers):
-        if rule_for(_PLACES, layer, "trained-model loader") == "mixer":
+        if rule_for(places, layer, "trained-model loader") == "mixer":
             blocks.append(_Block(mixer=layer, index=k))
         elif blocks and blocks[-1].ffn is None:
             blocks[-1].ffn = layer
@@ -93,112 +100,54 @@ def _blocks(net: Network) -> list[_Block]:
     return blocks
 
 
-def _attention_mixer(layer: AttentionLayer, where: str) -> str:
-    return "dpfree" if all(h.is_dp_free for h in layer.heads) and layer.normalization == "softmax" else "attention"
+def _names() -> dict[type[Mixer], str]:
+    """Mixer class -> its name in :data:`~expressivity.nn.mixers.MIXERS` (read at each load)."""
+    return {mixer: name for name, mixer in MIXERS.items() if mixer is not None}
 
 
-def _mixing_mixer(layer: MixingLayer, where: str) -> str:
-    if len(layer.heads) != 1:
-        raise NetworkError(f"{where}: a mixing layer of {len(layer.heads)} heads does not load; the family holds one "
-                           "matrix head (bilinear) or one convolution head (sepconv) per layer")
-    return "sepconv" if layer.heads[0].matrix is None else "bilinear"
+def _holder(layer, where: str) -> type[Mixer]:
+    """The family's mixer that holds a network mixer layer (the mixers of a kind hold disjoint layers)."""
+    names = _names()
+    candidates = [mixer for mixer in names if mixer.layer_kind == layer.kind]
+    for mixer in candidates:
+        if mixer.holds(layer):
+            return mixer
+    count, article = len(layer.heads), "an" if layer.kind[0] in "aeiou" else "a"
+    held = " or ".join(f"{mixer.holds_what} ({names[mixer]})" for mixer in candidates)
+    raise NetworkError(f"{where}: {article} {layer.kind} layer of {count} head{'s' * (count != 1)} does not load; the "
+                       f"family's {layer.kind} mixers hold {held} per layer")
 
 
-# layer kind -> the family's mixer for a layer of that kind
-_MIXER_OF = {"attention": _attention_mixer, "mixing": _mixing_mixer}
-
-
-def _mixer_name(layer: AttentionLayer | MixingLayer, where: str) -> str:
-    """The family's mixer for an attention or mixing layer."""
-    return rule_for(_MIXER_OF, layer, "trained-model loader")(layer, where)
-
-
-def _common(pairs: list[tuple[int, object]], says) -> object:
-    """The one value of ``(layer index, value)`` pairs (``None`` if there are none); ``says(value)``
-    words a value for the error (``"is causal"``)."""
-    for k, value in pairs[1:]:
-        if value != pairs[0][1]:
-            k0, v0 = pairs[0]
-            raise NetworkError(f"layer {k} {says(value)} but layer {k0} {says(v0)}; the trained family has one choice "
-                               "for the whole model")
-    return pairs[0][1] if pairs else None
-
-
-def _attention_switches(blocks: list[_Block], mixers: list[str | None]) -> dict:
-    """Config fields of the attention and DP-free layers: causality, normalisation, heads, rotary, bias."""
-    plain = [(b.index, b.mixer) for b, m in zip(blocks, mixers) if m == "attention"]
-    dpfree = [(b.index, b.mixer) for b, m in zip(blocks, mixers) if m == "dpfree"]
-    attn = sorted(plain + dpfree, key=lambda pair: pair[0])
-    for k, layer in plain:
-        if not np.isfinite(float(layer.inverse_temperature)):
-            raise NetworkError(f"layer {k} has an infinite inverse temperature; use hardmax with a finite one")
-    heads = [h for _, layer in attn for h in layer.heads]
-    rotary = _common([(k, h.rotary) for k, layer in plain for h in layer.heads if not h.is_dp_free],
-                     lambda r: "has a rotary head" if r else "has a plain head")
-    d_head = max([max(h.size, h.W_V.shape[1]) for h in heads], default=1) or 1
-    if rotary:
-        sizes = [(k, h.size) for k, layer in plain for h in layer.heads if not h.is_dp_free]
-        if _common(sizes, lambda m: f"has rotary query width {m}") < d_head:
-            raise NetworkError(f"a value width {d_head} exceeds the rotary query width {sizes[0][1]}; the family has one head width")
-        d_head = sizes[0][1]
-    normaliser = _common([(k, layer.normaliser) for k, layer in dpfree], lambda v: f"normalises DP-free heads over {v} keys") \
-        or "visible"
-    return dict(causal=_common([(k, layer.causal) for k, layer in attn], lambda c: "is causal" if c else "is bidirectional"),
-                normalization=_common([(k, layer.normalization) for k, layer in plain], lambda v: f"uses {v}") or "softmax",
-                dpfree_normaliser=normaliser, rotary=bool(rotary), heads=max((len(layer.heads) for _, layer in attn), default=1),
-                d_head=d_head, rpe=_rpe(heads, normaliser == "infinite"), q_bias=bool(plain), qk_scale=1.0 if plain else None)
-
-
-def _rpe(heads: list, infinite: bool) -> str:
-    """The family's position bias that holds every head's bias exactly."""
-    biases = [h.position_bias for h in heads if h.position_bias is not None]
-    if not biases:
-        return "none"
-    kinds = {b.kind for b in biases}
-    if len(kinds) == 1 and kinds <= {"lin", "log"} and all(float(b.beta) >= 0 for b in biases):
-        return kinds.pop()   # a head with no bias is a slope of 0
-    if infinite:
-        raise NetworkError("a DP-free layer over an infinite past loads only when every head has a lin bias or every "
-                           "head a log bias (the family's finite-mass biases); normalise over the visible keys instead")
-    return "matrix" if "matrix" in kinds else "free"
-
-
-def _mixing_switches(blocks: list[_Block], mixers: list[str | None], causal: bool | None) -> dict:
-    """Config fields of the mixing layers (bilinear, sepconv), checked against the model's causality."""
-    mixing = [(b.index, b.mixer.heads[0]) for b, m in zip(blocks, mixers) if m in ("bilinear", "sepconv")]
-    if causal is None:   # no attention layer decides: causal if no mixing layer looks ahead
-        causal = all(_looks_causal(head) for _, head in mixing)
-    for k, head in mixing:
-        _check_mixing(head, causal, f"layer {k}")
-    conv = _common([(k, head.kernel.shape[0]) for k, head in mixing if head.matrix is None], lambda K: f"has kernel size {K}")
-    return dict(causal=causal, conv_kernel=conv or 5)
-
-
-def _looks_causal(head) -> bool:
-    """Whether a mixing head reads no later token (so it loads into a causal model)."""
-    if head.matrix is not None:
-        return not np.any(np.triu(np.asarray(head.matrix, dtype=np.float64), 1) != 0)
-    return head.left == head.kernel.shape[0] - 1
-
-
-def _check_mixing(head, causal: bool, where: str) -> None:
-    if head.matrix is not None:
-        if causal and not _looks_causal(head):
-            raise NetworkError(f"{where}: its mixing matrix looks ahead in a causal model; make it lower triangular")
-        return
-    K = head.kernel.shape[0]
-    if head.W_V.shape[0] != head.W_V.shape[1] or np.any(np.asarray(head.W_V, dtype=np.float64) != np.eye(head.d)):
-        raise NetworkError(f"{where}: its convolution reads X @ W_V with W_V not the identity; fold W_V into W_O or "
-                           "convolve the residual directly (sepconv)")
-    if head.left != (K - 1 if causal else (K - 1) // 2):
-        side = "causal (left = K-1)" if causal else "centred (left = (K-1)//2)"
-        raise NetworkError(f"{where}: a convolution with left={head.left} is not {side} like the rest of the model")
+def _mixer_switches(blocks: list[_Block]) -> tuple[list[str], dict]:
+    """Each block's mixer name and the config fields the mixer layers fix (each mixer class fixes
+    its own: see :mod:`expressivity.nn.mixers.base`); ``causal``, when no layer fixes it, is
+    whether no mixer layer reads a later token."""
+    placed: dict[type[Mixer], list] = {}
+    names = []
+    for b in blocks:
+        if b.mixer is None:
+            names.append("none")
+            continue
+        mixer = _holder(b.mixer, f"layer {b.index}")
+        placed.setdefault(mixer, []).append((b.index, b.mixer))
+        names.append(_names()[mixer])
+    fixed: dict = {}
+    for mixer in placed:
+        for field, value in mixer.load_switches(placed).items():
+            if fixed.setdefault(field, value) != value:   # mixers sharing a field compute it from the same layers
+                raise AssertionError(f"mixers disagree on {field}: {fixed[field]!r} and {value!r}")
+    if fixed.get("causal") is None:
+        fixed["causal"] = all(mixer.looks_causal(layer) for mixer, pairs in placed.items() for _, layer in pairs)
+    for mixer, pairs in placed.items():
+        for k, layer in pairs:
+            mixer.check_loadable(layer, fixed["causal"], f"layer {k}")
+    return names, _UNFIXED | {k: v for k, v in fixed.items() if v is not None}
 
 
 def _norm_switch(net: Network) -> str:
     """``"pre"`` if every layer and the output are layer-normalised (eps 1e-5), ``"none"`` if none is."""
     norms = [(k, layer.norm) for k, layer in enumerate(net.layers)]
-    pre = _common([(k, n is not None) for k, n in norms], lambda pre: "has a pre-norm" if pre else "has no pre-norm")
+    pre = agreed([(k, n is not None) for k, n in norms], lambda pre: "has a pre-norm" if pre else "has no pre-norm")
     if pre != (net.final_norm is not None):
         have, lack = ("pre-norms", "final norm") if pre else ("a final norm", "pre-norms")
         raise NetworkError(f"the network has {have} but no {lack}; the family's pre-norm models have both, plain ones neither")
@@ -224,18 +173,16 @@ def _plan(net: Network, max_len: int | None, tokens: bool) -> tuple[ModelConfig,
     blocks = _blocks(net)
     if not blocks:
         raise NetworkError("the network has no layers; the trained family needs at least one")
-    mixers = [None if b.mixer is None else _mixer_name(b.mixer, f"layer {b.index}") for b in blocks]
-    attention = _attention_switches(blocks, mixers)
-    mixing = _mixing_switches(blocks, mixers, attention.pop("causal"))
+    mixers, switches = _mixer_switches(blocks)
     if tokens and (net.embedding is None or net.embedding_bias is not None):
         raise NetworkError("tokens=True needs an embedding and no embedding bias (one row per token)")
     fixed = net.max_length or net.length
     if max_len is not None and fixed is not None and max_len != fixed:
         raise NetworkError(f"the network is built for {fixed} positions; pass max_len={fixed} or leave it out")
     cfg = ModelConfig(vocab_size=net.d_in if tokens else 0, d_in=net.d_in, d_out=net.d_out, max_len=fixed or max_len or 64,
-                      mixer=tuple(m or "none" for m in mixers), layers=len(blocks), d_model=net.d, norm=_norm_switch(net),
+                      mixer=tuple(mixers), layers=len(blocks), d_model=net.d, norm=_norm_switch(net),
                       ape="learned" if net.positional_encoding is not None else "none",
-                      **attention, **mixing, **_ffn_switches(blocks))
+                      **switches, **_ffn_switches(blocks))
     return cfg, blocks
 
 

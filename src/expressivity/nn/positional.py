@@ -283,6 +283,19 @@ def bias_length_limited(cfg) -> bool:
     return kind is not None and kind.length_limited
 
 
+def simplest_bias(biases: list) -> str:
+    """The family's simplest ``rpe`` that holds every network position bias in ``biases`` exactly
+    (a head without a bias is left out: it is a slope of 0, or zeros): ``"none"`` for no bias,
+    ``lin``/``log`` when all are slope biases of that kind with ``beta >= 0``, else ``"free"`` (any
+    relative bias) or ``"matrix"`` (when one is a matrix bias)."""
+    if not biases:
+        return "none"
+    kinds = {b.kind for b in biases}
+    if len(kinds) == 1 and kinds <= {"lin", "log"} and all(float(b.beta) >= 0 for b in biases):
+        return kinds.pop()
+    return "matrix" if "matrix" in kinds else "free"
+
+
 def sinusoidal_table(n: int, d: int) -> torch.Tensor:
     """The sinusoidal encoding of :func:`expressivity.network.positional.sinusoidal_encoding` as a float32 ``(n, d)`` tensor."""
     return torch.as_tensor(sinusoidal_encoding(n, d), dtype=torch.float32)

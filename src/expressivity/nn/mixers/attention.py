@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from torch import nn
 
+from expressivity.errors import NetworkError
 from expressivity.network.layers import AttentionLayer, Head, LayerNorm
 from expressivity.network.torch_functions import hardmax
 from expressivity.nn.layers import Linear, linear
-from expressivity.nn.mixers.base import HeadMixer, keys_seen, set_param, softmax, to_numpy
+from expressivity.nn.mixers.base import HeadMixer, Placed, agreed, keys_seen, set_param, softmax, to_numpy
 from expressivity.nn.positional import Rotary, bias_parameter_count, make_relative_bias
 
 
@@ -21,6 +23,7 @@ class Attention(HeadMixer):
 
     layer_kind = "attention"
     switches = HeadMixer.switches | {"rotary", "normalization", "q_bias", "qk_scale"}
+    holds_what = "heads with a dot product, or any heads under hardmax"
 
     def __init__(self, d: int, heads: int, d_head: int, causal: bool, bias: nn.Module | None,
                  rotary: bool, q_bias: bool = False, scale: float | None = None, hardmax: bool = False,
@@ -50,6 +53,31 @@ class Attention(HeadMixer):
         # q, k, v projections; W_O; scores and the weighted sum of values
         d, hm = cfg.d_model, cfg.heads * cfg.head_dim
         return 2 * d * 3 * hm + 2 * hm * d + 4 * hm * keys_seen(cfg, n)
+
+    @classmethod
+    def holds(cls, layer: AttentionLayer) -> bool:
+        # a softmax layer of DP-free heads only is the DP-free mixer's (no W_Q, W_K to train)
+        return not (all(h.is_dp_free for h in layer.heads) and layer.normalization == "softmax")
+
+    @classmethod
+    def load_switches(cls, placed: Placed) -> dict:
+        """The shared head fields, plus ``normalization``, ``rotary`` (one choice for every
+        dot-product head; a rotary head fixes the head width), and ``q_bias`` with ``qk_scale`` 1
+        (the network's ``b_Q`` and inverse temperature are folded into ``W_Q``)."""
+        shared = super().load_switches(placed)
+        mine = placed.get(cls, [])
+        for k, layer in mine:
+            if not np.isfinite(float(layer.inverse_temperature)):
+                raise NetworkError(f"layer {k} has an infinite inverse temperature; use hardmax with a finite one")
+        dot = [(k, h) for k, layer in mine for h in layer.heads if not h.is_dp_free]
+        rotary = bool(agreed([(k, h.rotary) for k, h in dot], lambda r: "has a rotary head" if r else "has a plain head"))
+        if rotary:
+            width = agreed([(k, h.size) for k, h in dot], lambda m: f"has rotary query width {m}")
+            if width < shared["d_head"]:
+                raise NetworkError(f"a value width {shared['d_head']} exceeds the rotary query width {width}; the family "
+                                   "has one head width")
+        return shared | dict(normalization=agreed([(k, layer.normalization) for k, layer in mine], lambda v: f"uses {v}"),
+                             rotary=rotary, q_bias=True, qk_scale=1.0)
 
     def weights(self, x: torch.Tensor) -> torch.Tensor:
         """Attention weights ``(batch, heads, n, n)`` (``(K, batch, heads, n, n)`` for an ensemble)."""

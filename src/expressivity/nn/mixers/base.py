@@ -18,6 +18,18 @@ A mixer maps the residual stream ``(K, batch, n, d)`` (tokens as rows, ``K`` the
   value (:data:`expressivity.nn.mixers.SWITCH_NEUTRAL`) that no layer of a stack reads is refused,
   and a task's default for it is dropped (:func:`expressivity.nn.mixers.switches_read`).
 
+and, for :func:`expressivity.nn.convert.from_network`, which network layers it holds and the
+switches they fix:
+
+* ``holds(layer)`` for a layer of kind ``layer_kind`` (the mixers of one kind hold disjoint sets
+  of layers; a mixer that holds none does not load), ``holds_what``, those layers in words for
+  the refusal of a layer none holds, and ``load_layer(layer)``, which copies one in;
+* ``load_switches(placed)``: the config fields its layers fix, from ``placed``, every mixer layer
+  of the network by mixer class (so mixers that share fields, such as the head mixers' ``heads``,
+  compute them from all their layers and agree);
+* ``looks_causal(layer)``, asked only when no layer fixes ``causal``, and
+  ``check_loadable(layer, causal, where)``, which refuses a layer that does not fit the model.
+
 Adding a mixer is one module here defining such a class, plus its entry in
 :data:`expressivity.nn.mixers.MIXERS`.
 """
@@ -29,8 +41,12 @@ from typing import ClassVar
 import numpy as np
 import torch
 
+from expressivity.errors import NetworkError
 from expressivity.nn.layers import EnsembleModule
-from expressivity.nn.positional import bias_length_limited
+from expressivity.nn.positional import bias_length_limited, simplest_bias
+
+# {mixer class: [(network layer index, layer), ...]}: every mixer layer of a network being loaded
+Placed = dict[type, list[tuple[int, object]]]
 
 
 class Mixer(EnsembleModule):
@@ -38,6 +54,7 @@ class Mixer(EnsembleModule):
 
     layer_kind: ClassVar[str]
     switches: ClassVar[frozenset[str]] = frozenset()
+    holds_what: ClassVar[str] = "no network layer"
 
     @classmethod
     def from_config(cls, cfg, members: int | None = None) -> "Mixer":  # pragma: no cover - abstract
@@ -64,6 +81,28 @@ class Mixer(EnsembleModule):
         if self.members is not None:
             raise ValueError("convert one member of an ensemble (Model.member(k)), not the whole ensemble")
 
+    # -- loading network layers (expressivity.nn.convert.from_network) --
+
+    @classmethod
+    def holds(cls, layer) -> bool:
+        """Whether this mixer holds ``layer``, a network layer of kind ``layer_kind`` (none unless
+        the mixer says which: it then also defines ``load_layer``)."""
+        return False
+
+    @classmethod
+    def load_switches(cls, placed: Placed) -> dict:
+        """The config fields this mixer's layers fix (``placed``: every mixer layer, by mixer class)."""
+        return {}
+
+    @classmethod
+    def looks_causal(cls, layer) -> bool:
+        """Whether ``layer`` reads no later token (asked only when no layer fixes ``causal``)."""
+        return True
+
+    @classmethod
+    def check_loadable(cls, layer, causal: bool, where: str) -> None:
+        """:class:`NetworkError` naming ``where`` and the fix if ``layer`` does not fit a model with this ``causal``."""
+
 
 class HeadMixer(Mixer):
     """A mixer of ``cfg.heads`` heads, each with the position bias ``cfg.rpe`` (length-limited
@@ -78,6 +117,30 @@ class HeadMixer(Mixer):
     @staticmethod
     def length_limited(cfg) -> bool:
         return bias_length_limited(cfg)
+
+    @classmethod
+    def load_switches(cls, placed: Placed) -> dict:
+        """The fields every head mixer shares, from the layers of all of them: ``causal``, the most
+        ``heads`` of a layer, ``d_head`` wide enough for every head, and the simplest ``rpe`` that
+        holds every head's bias."""
+        layers = sorted((pair for mixer, pairs in placed.items() if issubclass(mixer, HeadMixer) for pair in pairs),
+                        key=lambda pair: pair[0])
+        heads = [h for _, layer in layers for h in layer.heads]
+        return dict(causal=agreed([(k, layer.causal) for k, layer in layers], lambda c: "is causal" if c else "is bidirectional"),
+                    heads=max(len(layer.heads) for _, layer in layers),
+                    d_head=max(max(h.size, h.W_V.shape[1]) for h in heads) or 1,
+                    rpe=simplest_bias([h.position_bias for h in heads if h.position_bias is not None]))
+
+
+def agreed(pairs: list[tuple[int, object]], says) -> object:
+    """The one value of ``(layer index, value)`` pairs (``None`` if there are none), or
+    :class:`NetworkError` naming two layers that differ; ``says(value)`` words a value (``"is causal"``)."""
+    for k, value in pairs[1:]:
+        if value != pairs[0][1]:
+            k0, v0 = pairs[0]
+            raise NetworkError(f"layer {k} {says(value)} but layer {k0} {says(v0)}; the trained family has one choice "
+                               "for the whole model")
+    return pairs[0][1] if pairs else None
 
 
 def keys_seen(cfg, n: int) -> float:

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from expressivity.errors import NetworkError
 from expressivity.network.layers import LayerNorm, MixingHead, MixingLayer
 from expressivity.nn.layers import Linear
 from expressivity.nn.mixers.base import Mixer, keys_seen, set_param, to_numpy
@@ -18,6 +19,7 @@ class Bilinear(Mixer):
     """``P[:n, :n] @ X @ O`` (rows), the bilinear projection ``W_O X W_P`` of Yun et al."""
 
     layer_kind = "mixing"
+    holds_what = "one matrix head"
     weight_matrices = ("P",)
 
     def __init__(self, d: int, max_len: int, causal: bool, members: int | None = None):
@@ -42,6 +44,19 @@ class Bilinear(Mixer):
     @staticmethod
     def length_limited(cfg) -> bool:
         return True
+
+    @classmethod
+    def holds(cls, layer: MixingLayer) -> bool:
+        return len(layer.heads) == 1 and layer.heads[0].matrix is not None
+
+    @classmethod
+    def looks_causal(cls, layer: MixingLayer) -> bool:
+        return not np.any(np.triu(np.asarray(layer.heads[0].matrix, dtype=np.float64), 1) != 0)
+
+    @classmethod
+    def check_loadable(cls, layer: MixingLayer, causal: bool, where: str) -> None:
+        if causal and not cls.looks_causal(layer):
+            raise NetworkError(f"{where}: its mixing matrix looks ahead in a causal model; make it lower triangular")
 
     def run(self, x: torch.Tensor) -> torch.Tensor:
         n = x.shape[2]

@@ -11,9 +11,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from expressivity.errors import NetworkError
 from expressivity.network.layers import AttentionLayer, Head, LayerNorm
 from expressivity.nn.layers import Linear
-from expressivity.nn.mixers.base import HeadMixer, keys_seen, set_param, softmax, to_numpy
+from expressivity.nn.mixers.base import HeadMixer, Placed, agreed, keys_seen, set_param, softmax, to_numpy
 from expressivity.nn.positional import bias_parameter_count, make_relative_bias
 
 
@@ -22,6 +23,7 @@ class DPFree(HeadMixer):
 
     layer_kind = "attention"
     switches = HeadMixer.switches | {"dpfree_normaliser"}
+    holds_what = "DP-free heads only (W_Q, W_K of width 0) under softmax"
 
     def __init__(self, d: int, heads: int, d_head: int, causal: bool, bias: nn.Module | None, normaliser: str = "visible",
                  members: int | None = None):
@@ -47,6 +49,22 @@ class DPFree(HeadMixer):
         # W_V and W_O; the kernel applied to the values
         hm = cfg.heads * cfg.head_dim
         return 4 * cfg.d_model * hm + 2 * hm * keys_seen(cfg, n)
+
+    @classmethod
+    def holds(cls, layer: AttentionLayer) -> bool:
+        return all(h.is_dp_free for h in layer.heads) and layer.normalization == "softmax"
+
+    @classmethod
+    def load_switches(cls, placed: Placed) -> dict:
+        """The shared head fields, plus ``dpfree_normaliser`` (one for every DP-free layer; the
+        infinite past needs the family's finite-mass biases, lin or log)."""
+        shared = super().load_switches(placed)
+        normaliser = agreed([(k, layer.normaliser) for k, layer in placed.get(cls, [])],
+                            lambda v: f"normalises DP-free heads over {v} keys")
+        if normaliser == "infinite" and shared["rpe"] not in ("none", "lin", "log"):
+            raise NetworkError("a DP-free layer over an infinite past loads only when every head has a lin bias or every "
+                               "head a log bias (the family's finite-mass biases); normalise over the visible keys instead")
+        return shared | dict(dpfree_normaliser=normaliser)
 
     def kernel(self, n: int) -> torch.Tensor:
         """``(heads, n, n)`` weights ``A[h, i, j]`` of key ``j`` for query ``i`` (``(K, heads, n, n)`` for an ensemble)."""

@@ -10,9 +10,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from expressivity.errors import NetworkError
 from expressivity.network.layers import LayerNorm, MixingHead, MixingLayer
 from expressivity.nn.layers import Linear
-from expressivity.nn.mixers.base import Mixer, set_param, to_numpy
+from expressivity.nn.mixers.base import Mixer, Placed, agreed, set_param, to_numpy
 
 
 class SepConv(Mixer):
@@ -20,6 +21,7 @@ class SepConv(Mixer):
 
     layer_kind = "mixing"
     switches = frozenset({"conv_kernel"})
+    holds_what = "one convolution head"
     weight_matrices = ("filters",)
 
     def __init__(self, d: int, kernel_size: int, causal: bool, members: int | None = None):
@@ -40,6 +42,34 @@ class SepConv(Mixer):
     @staticmethod
     def flops_per_token(cfg, n: int) -> float:
         return 2 * cfg.conv_kernel * cfg.d_model + 2 * cfg.d_model**2
+
+    @classmethod
+    def holds(cls, layer: MixingLayer) -> bool:
+        return len(layer.heads) == 1 and layer.heads[0].matrix is None
+
+    @classmethod
+    def load_switches(cls, placed: Placed) -> dict:
+        """``conv_kernel``: one filter length for every convolution."""
+        kernel = agreed([(k, layer.heads[0].kernel.shape[0]) for k, layer in placed.get(cls, [])],
+                        lambda size: f"has kernel size {size}")
+        return {"conv_kernel": kernel}
+
+    @classmethod
+    def looks_causal(cls, layer: MixingLayer) -> bool:
+        head = layer.heads[0]
+        return head.left == head.kernel.shape[0] - 1
+
+    @classmethod
+    def check_loadable(cls, layer: MixingLayer, causal: bool, where: str) -> None:
+        """The convolution must read the residual itself (``W_V = I``) with this model's padding."""
+        head = layer.heads[0]
+        K = head.kernel.shape[0]
+        if head.W_V.shape[0] != head.W_V.shape[1] or np.any(np.asarray(head.W_V, dtype=np.float64) != np.eye(head.d)):
+            raise NetworkError(f"{where}: its convolution reads X @ W_V with W_V not the identity; fold W_V into W_O or "
+                               "convolve the residual directly (sepconv)")
+        if head.left != (K - 1 if causal else (K - 1) // 2):
+            side = "causal (left = K-1)" if causal else "centred (left = (K-1)//2)"
+            raise NetworkError(f"{where}: a convolution with left={head.left} is not {side} like the rest of the model")
 
     @property
     def left(self) -> int:
