@@ -1,6 +1,8 @@
 """The contract of a saved folder: ``manifest.json`` at the top of every folder a command saves
 networks into (``circuit``, ``wang-e build``, ``rasp compile``, ``yun build``, ``export``, ``train``,
-``sweep run``).
+``sweep run``), and of every folder the Python API saves one into (:func:`~expressivity.save_network`,
+and a run folder of :func:`~expressivity.training.run` or ``run_ensemble``: their ``command`` is
+the function's name).
 
 It says what the folder is (``kind``), which command wrote it, what each file is, which networks it
 holds (relative paths, a label each, and how to read them) and the package versions that wrote it,
@@ -33,6 +35,9 @@ NETWORK_FILES = {"network.json": "network structure, residual labels and metadat
                  "weights.safetensors": "network weights (safetensors)"}
 RUN_RECORD = "run record: command, configuration and versions"
 THIS_FILE = "this manifest: what the folder holds"
+# What the files of one trained run's folder are (expressivity.training).
+TRAINED_RUN_FILES = {"metrics.jsonl": "training and held-out metrics, one JSON object per line",
+                     "checkpoint/": "checkpoint: model weights, configuration and training state"}
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,32 @@ def versions() -> dict[str, str]:
 def network_files(prefix: str = "") -> dict[str, str]:
     """The ``files`` entries of a Network folder saved at ``prefix`` (``"network/"``, or ``""`` for the folder itself)."""
     return {prefix + name: what for name, what in NETWORK_FILES.items()}
+
+
+def trained_run_files(prefix: str = "") -> dict[str, str]:
+    """The ``files`` entries of a trained run's folder at ``prefix`` (``"seed_0/"``, or ``""`` for
+    the folder itself); a folder below has its own manifest too."""
+    own = {prefix + MANIFEST: "the run's own manifest"} if prefix else {}
+    return {prefix + name: what for name, what in TRAINED_RUN_FILES.items()} | own
+
+
+def check_replaceable(folder: Path, kind: str) -> None:
+    """One-line :class:`ExpressivityError` if ``folder/manifest.json`` exists and is not one this
+    package wrote for a folder of ``kind`` holding one network, the folder itself: writing one
+    there would lose what it says (a construction's or a command's listing, or a file of the
+    user's that happens to have the name)."""
+    path = Path(folder) / MANIFEST
+    if not path.exists() and not path.is_symlink():
+        return
+    try:
+        manifest = read_manifest(folder) if path.is_file() else None
+    except ExpressivityError:
+        manifest = None
+    if manifest is None:
+        raise ExpressivityError(f"{path} was not written by expressivity; save into another folder, or move the file")
+    if manifest.kind != kind or [n.path for n in manifest.networks] != ["."]:
+        raise ExpressivityError(f"{folder} is a saved {manifest.kind} folder (written by '{manifest.command}'); "
+                                f"save into another folder")
 
 
 def write_manifest(folder: Path, kind: str, command: str, files: dict[str, str],

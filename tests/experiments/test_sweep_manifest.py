@@ -28,6 +28,8 @@ def test_a_sweep_folder_lists_its_runs_and_loads_one_by_name(tmp_path):
     assert saved.kind == "trained run" and saved.warnings == () and saved.info["run_id"] == ids[0]
     code, _, err = cli_run("run", out, "--input", "1,2,3,4")
     assert code == 2 and "holds 2 trained runs; name one" in err
-    (out / "manifest.json").unlink()   # a sweep folder from before manifests: read by its layout, with a warning
+    assert all((out / "runs" / i / "manifest.json").is_file() for i in ids)   # each run folder has its own
+    for manifest_file in out.rglob("manifest.json"):   # a sweep folder from before manifests: read by its layout, with a warning
+        manifest_file.unlink()
     old = load_saved(out / "runs" / ids[0])
     assert old.info["run_id"] == ids[0] and any("saved before manifests" in w for w in old.warnings)

@@ -125,3 +125,73 @@ def test_a_corrupt_or_unknown_manifest_is_one_clear_error(saved, tmp_path, text,
     with pytest.raises(ExpressivityError, match=needle) as info:
         load_saved(folder)
     assert "\n" not in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# the Python API's savers
+# ---------------------------------------------------------------------------------------------
+
+def _tiny_run(seed=0):
+    from expressivity.training import RunConfig
+
+    return RunConfig.for_task("reverse", {"length": 4, "vocab": 4}, dict(layers=1, heads=2, d_model=8, ffn_width=8),
+                              dict(steps=2, batch_size=4, eval_every=2, eval_size=8), seed=seed)
+
+
+def test_save_network_writes_a_manifest_and_refuses_a_folder_another_manifest_describes(saved, tmp_path):
+    from expressivity import save_network
+
+    net = load_saved(saved / "circuit").network
+    save_network(net, tmp_path / "net")
+    manifest = read_manifest(tmp_path / "net")
+    assert (manifest.kind, manifest.command, [n.path for n in manifest.networks]) == ("network", "save_network", ["."])
+    listed, present = listed_and_present(tmp_path / "net")
+    assert listed == present == {"network.json", "weights.safetensors", MANIFEST}
+    assert load_saved(tmp_path / "net").warnings == ()
+    save_network(net, tmp_path / "net")   # saving again over its own folder is fine
+    save_network(net, tmp_path / "bare", manifest=False)
+    assert not (tmp_path / "bare" / MANIFEST).exists()
+    folder = tmp_path / "construction"
+    shutil.copytree(saved / "circuit", folder)
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    with pytest.raises(ExpressivityError, match="is a saved construction folder .*save into another folder"):
+        save_network(net, folder)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / MANIFEST).write_text("my own notes\n")
+    with pytest.raises(ExpressivityError, match="was not written by expressivity"):
+        save_network(net, tmp_path / "mine")
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == [MANIFEST]
+    assert (tmp_path / "mine" / MANIFEST).read_text() == "my own notes\n"
+
+
+def test_a_python_run_folder_has_a_manifest_and_loads_through_it(saved, tmp_path):
+    from expressivity.training import run
+
+    result = run(_tiny_run(), tmp_path / "run")
+    manifest = read_manifest(tmp_path / "run")
+    assert (manifest.kind, manifest.command, [n.form for n in manifest.networks]) == ("trained runs", "run", ["trained run"])
+    listed, present = listed_and_present(tmp_path / "run")
+    assert listed == present
+    loaded = load_saved(tmp_path / "run")
+    assert loaded.kind == "trained run" and loaded.warnings == () and loaded.info["run_id"] == result.id
+    with pytest.raises(ExpressivityError, match="is a saved construction folder"):
+        run(_tiny_run(), saved / "circuit")
+    assert not (saved / "circuit" / "checkpoint").exists() and not (saved / "circuit" / "metrics.jsonl").exists()
+
+
+def test_a_python_ensemble_lists_its_members_and_each_member_has_its_own(tmp_path):
+    from expressivity.training.ensemble import run_ensemble
+
+    results, _ = run_ensemble([_tiny_run(0), _tiny_run(1)], tmp_path / "group")
+    group = read_manifest(tmp_path / "group")
+    assert (group.kind, group.command, [n.path for n in group.networks]) == ("trained runs", "run_ensemble",
+                                                                             ["seed_0", "seed_1"])
+    listed, present = listed_and_present(tmp_path / "group")
+    assert present <= listed   # the ensemble checkpoint is listed for a resume, and removed by no one here
+    for r in results:
+        member = read_manifest(tmp_path / "group" / f"seed_{r.seed}")
+        assert (member.command, [n.path for n in member.networks]) == ("run_ensemble", ["."])
+        assert load_saved(tmp_path / "group" / f"seed_{r.seed}").info["run_id"] == r.id
+    with pytest.raises(ExpressivityError, match="holds 2 trained runs; name one"):
+        load_saved(tmp_path / "group")

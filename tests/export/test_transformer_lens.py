@@ -21,10 +21,12 @@ from hypothesis import strategies as st
 
 from expressivity.constructions.circuits import CIRCUITS, embed
 from expressivity.errors import ExpressivityError
+from expressivity.export.folders import load_saved
 from expressivity.export.transformer_lens import (CONFIG_DEFAULTS, MASKED_SCORE, ExportError, bridge_input, compare,
                                                   from_transformer_lens, load_bridge, load_transformer_lens,
                                                   network_from_config, save_transformer_lens, to_transformer_lens,
                                                   verify)
+from expressivity.manifest import read_manifest
 from expressivity.network import (GELU, AttentionLayer, FeedForwardLayer, Head, LayerNorm, MatrixBias, Network,
                                   RelativeBias, ReLU, SlopeBias, one_hot)
 from expressivity.network.evaluate import compare_evaluators, evaluate
@@ -120,6 +122,12 @@ def test_softened_yun_network_exports_exactly_in_float64_and_float32_is_too_coar
     if f32["status"] != "ok":
         assert f32["our_float32_relative"] > 1e-5
     _check_folder(tmp_path / "yun", net, X, tol32=math.inf)
+    manifest = read_manifest(tmp_path / "yun")   # the Python saver describes its folder like export does
+    assert (manifest.kind, manifest.command, [n.path for n in manifest.networks]) == ("transformer-lens",
+                                                                                    "save_transformer_lens", ["."])
+    assert set(manifest.files) == {p.name for p in (tmp_path / "yun").iterdir()}
+    loaded = load_saved(tmp_path / "yun")
+    assert loaded.kind == "transformer-lens" and loaded.warnings == ()
     with pytest.raises(ExportError, match="piecewise-linear activation.*soften it first"):
         to_transformer_lens(res.build.network)
 

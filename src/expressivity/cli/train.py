@@ -240,12 +240,11 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
 def _write_manifest(out: Path, configs: list, ensemble: bool, finished: bool) -> None:
     """``out/manifest.json``: one trained run per seed. Written when the run starts, so an interrupted
     run (kept to be resumed) has one too, and again at the end, when the loss curve is drawn."""
-    from expressivity.manifest import RUN_RECORD, NetworkEntry, write_manifest
+    from expressivity.manifest import RUN_RECORD, NetworkEntry, trained_run_files, write_manifest
 
     files = {"run.json": RUN_RECORD + "; --resume reads it"}
     for c in configs:
-        files |= {f"seed_{c.seed}/metrics.jsonl": "training and held-out metrics, one JSON object per line",
-                  f"seed_{c.seed}/checkpoint/": "checkpoint: model weights, configuration and training state"}
+        files |= trained_run_files(f"seed_{c.seed}/")
     if ensemble:
         files["ensemble/"] = "checkpoint of the whole ensemble (all seeds, for --resume)"
     if finished:

@@ -286,8 +286,8 @@ def _save_build(out_dir: Path, params, results, run: dict, objs: list[dict]) -> 
         files, listing, networks = [], {}, []
         for k, (prm, res) in enumerate(zip(params, results)):
             sub = stage / f"delta_1_{prm.N}"
-            files += save_network(res.build.network, sub / "modified")
-            files += save_network(res.softened, sub / "softened")
+            files += save_network(res.build.network, sub / "modified", manifest=False)
+            files += save_network(res.softened, sub / "softened", manifest=False)
             files.append(contextual_values(res.build, sub / "contextual_values.png"))
             listing |= {**network_files(f"{sub.name}/modified/"), **network_files(f"{sub.name}/softened/"),
                         f"{sub.name}/contextual_values.png": f"figure: contextual values, delta=1/{prm.N}"}

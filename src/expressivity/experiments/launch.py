@@ -6,7 +6,7 @@ Output folder::
     DIR/run.json          run record of the latest 'sweep run' (command, sweep id, versions)
     DIR/sweep.json        the sweep: every configuration and the selection rules
     DIR/records.jsonl     one record per finished run (see expressivity.experiments.store)
-    DIR/runs/<run id>/    metrics.jsonl and checkpoint/ of each run
+    DIR/runs/<run id>/    metrics.jsonl, checkpoint/ and manifest.json of each run
     DIR/packs/<pack id>/  an ensemble's shared checkpoint while it trains
 
 Running the same sweep again skips recorded runs and resumes interrupted ones from their
@@ -139,7 +139,7 @@ def _write_manifest(out: Path, sweep: Sweep) -> None:
 
     files = {"sweep.json": "the sweep: every configuration and the selection rules",
              "run.json": RUN_RECORD, RECORDS: "one result record per finished run (JSON lines)",
-             "runs/": "one folder per run: metrics and checkpoint", "packs/": "ensembles while they train",
+             "runs/": "one folder per run: metrics, checkpoint and its own manifest", "packs/": "ensembles while they train",
              LOCK: "lock held while a command writes the folder",
              WORKERS_LOCK: "lock shared by the workers of a run"}
     networks = [NetworkEntry(f"runs/{c.id()}", f"run {c.id()} (seed {c.seed}, lr {c.train.lr:g})", "trained run")

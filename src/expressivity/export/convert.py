@@ -33,7 +33,7 @@ def export_network(saved: Saved, out: Path, run: dict) -> dict:
                                 "TransformerLens folders (use --to transformer-lens to export it)")
     check_output_dir(out, "export")
     with staged_output(out, "export") as stage:
-        files = [str(Path(out) / p.name) for p in save_network(saved.network, stage)]
+        files = [str(Path(out) / p.name) for p in save_network(saved.network, stage, manifest=False)]
         write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
         write_manifest(stage, "network", "export", {**network_files(), "run.json": RUN_RECORD},
                        [NetworkEntry(".", saved.network.name or "network", "network")])
@@ -212,7 +212,7 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
         example_length = exported_valid.lo
     with staged_output(out, "export") as stage:
         paths = tl.save_transformer_lens(export, stage, name=net.name or "network", folder=Path(out).name,
-                                         example=default_input(net, example_length))
+                                         example=default_input(net, example_length), manifest=False)
         checked = _check(net, export, stage, n, verify, seed)
         if checked.get("status") == "run":
             target = _target_verdict(saved, export, stage, n, seed, within_claim)

@@ -82,7 +82,7 @@ def save_construction(out_dir: Path, command: str, network: Network, report: dic
     from expressivity.records import staged_output, write_json
 
     with staged_output(out_dir, command) as stage:
-        save_network(network, stage / "network")
+        save_network(network, stage / "network", manifest=False)
         write_json(stage / "report.json", report)
         write_json(stage / "run.json", run | {"files": [str(out_dir / "network"), str(out_dir / "report.json")]})
         files = {**network_files("network/"), "run.json": RUN_RECORD,

@@ -69,13 +69,24 @@ class SafetensorsArrays:
         return SafetensorsArrays(self.tensors, self.prefix + prefix)
 
 
-def save_network(network: Network, directory: Path) -> tuple[Path, Path]:
-    """Write ``network.json`` and ``weights.safetensors`` under ``directory``; returns both paths."""
+def save_network(network: Network, directory: Path, *, manifest: bool = True) -> tuple[Path, Path]:
+    """Write ``network.json`` and ``weights.safetensors`` under ``directory``; returns both paths.
+
+    With ``manifest`` (the default) also ``manifest.json`` (:mod:`expressivity.manifest`: a folder
+    of kind ``"network"`` written by ``save_network``); a folder whose ``manifest.json`` says
+    something else (a command's output) is refused. Commands that save a network inside a folder
+    they describe themselves pass ``manifest=False``.
+    """
+    from expressivity.manifest import NetworkEntry, check_replaceable, network_files, write_manifest
+
     require_type(network, Network, "save_network's network", "build or load one first")
     directory = require_path(directory, "save_network's directory")
+    require_type(manifest, bool, "save_network's manifest")
     if directory.exists() and not directory.is_dir():
         raise ExpressivityError(f"{directory} is a file; give save_network a folder to write network.json and "
                                 "weights.safetensors into")
+    if manifest:
+        check_replaceable(directory, "network")
     directory.mkdir(parents=True, exist_ok=True)
     tensors: dict[str, np.ndarray] = {}
     desc = {"format": FORMAT, **network.to_dict(SafetensorsArrays(tensors)),
@@ -84,6 +95,9 @@ def save_network(network: Network, directory: Path) -> tuple[Path, Path]:
     jpath, wpath = directory / "network.json", directory / "weights.safetensors"
     save_file(tensors, str(wpath))
     jpath.write_text(json.dumps(desc, indent=1, allow_nan=False) + "\n")
+    if manifest:
+        write_manifest(directory, "network", "save_network", network_files(),
+                       [NetworkEntry(".", network.name or "network", "network")])
     return jpath, wpath
 
 

@@ -46,6 +46,7 @@ from pathlib import Path
 import torch
 
 from expressivity.errors import ExpressivityError
+from expressivity.manifest import MANIFEST, NetworkEntry, check_replaceable, trained_run_files, write_manifest
 from expressivity.nn.model import Model
 from expressivity.records import canonical_json, content_hash
 from expressivity.tasks import Batch, Task
@@ -54,7 +55,8 @@ from expressivity.training.checkpoint import FINISHED, RUNNING, checkpoint_exist
 from expressivity.training.config import RunConfig
 from expressivity.training.loop import Members, train_members
 from expressivity.training.optimizer import FlatAdamW
-from expressivity.training.trainer import RunResult, eval_batch, member_result, resolve_device, score_lengths
+from expressivity.training.trainer import (RunResult, eval_batch, member_result, resolve_device, score_lengths,
+                                           write_run_manifest)
 
 
 def pack_key(config: RunConfig) -> str:
@@ -200,7 +202,9 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     ``.member(k)`` is member ``k``).
 
     ``group_dir`` holds the ensemble checkpoint; ``member_dirs`` (default ``group_dir/seed_<s>``)
-    get each member's metrics and final checkpoint. ``on_step(step)`` is called before every
+    get each member's metrics, final checkpoint and ``manifest.json``, as a single run's folder.
+    With the default member folders, ``group_dir`` gets a ``manifest.json`` listing them when it has
+    none (a command that trains into it writes its own). ``on_step(step)`` is called before every
     step (tests use it to simulate a crash). ``device`` as in :func:`~expressivity.training.run`.
     """
     device = resolve_device(device)
@@ -210,6 +214,9 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     check_run_budget(base_cfg, task, models=len(configs))
     if group_dir is not None and member_dirs is None:
         member_dirs = [Path(group_dir) / f"seed_{c.seed}" for c in configs]
+        _write_group_manifest(Path(group_dir), configs)
+    for d in member_dirs or []:
+        check_replaceable(d, "trained runs")
     ckpt = Path(group_dir) / "ensemble" if group_dir is not None else None
     stepper = EnsembleStepper(configs, task, ckpt, device, ids)
     held_out = eval_batch(task, tc.eval_size, device=device)
@@ -231,11 +238,24 @@ def group_id(configs: list[RunConfig]) -> str:
     return content_hash([c.id() for c in configs])
 
 
+def _write_group_manifest(group_dir: Path, configs: list[RunConfig]) -> None:
+    """``group_dir/manifest.json`` listing the members under ``seed_<s>``, unless it has one."""
+    if (group_dir / MANIFEST).exists():
+        return
+    group_dir.mkdir(parents=True, exist_ok=True)
+    files = {"ensemble/": "checkpoint of the whole ensemble while it trains (for resume)"}
+    for c in configs:
+        files |= trained_run_files(f"seed_{c.seed}/")
+    write_manifest(group_dir, "trained runs", "run_ensemble", files,
+                   [NetworkEntry(f"seed_{c.seed}", f"{c.task.name} seed {c.seed}", "trained run") for c in configs])
+
+
 def _write_members(results: list[RunResult], member_dirs: list[Path]) -> None:
-    """Each member's folder: its metrics and a final checkpoint, as a single run would leave them."""
+    """Each member's folder: its metrics, a final checkpoint and a manifest, as a single run would leave them."""
     for r, d in zip(results, member_dirs):
         d = Path(d)
         d.mkdir(parents=True, exist_ok=True)
+        write_run_manifest(d, r.config, "run_ensemble")
         (d / "metrics.jsonl").write_text("".join(json.dumps(h) + "\n" for h in r.history))
         save_checkpoint(d / "checkpoint", r.model.state_dict(),
                         {"run": r.config.to_dict(), "id": r.id, "step": r.steps, "status": r.status,

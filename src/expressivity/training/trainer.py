@@ -29,6 +29,7 @@ from typing import Callable
 import torch
 
 from expressivity.errors import ExpressivityError, require_path
+from expressivity.manifest import NetworkEntry, check_replaceable, trained_run_files, write_manifest
 from expressivity.nn.model import Model
 from expressivity.tasks import Batch, Task
 from expressivity.training.budget import check_run_budget
@@ -233,7 +234,8 @@ class SingleStepper:
 
 def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False, progress: bool = False,
         on_step: Callable[[int, Model], None] | None = None, device: str = "cpu") -> RunResult:
-    """Train one model as ``config`` says; with ``out_dir`` write ``metrics.jsonl`` and ``checkpoint/``.
+    """Train one model as ``config`` says; with ``out_dir`` write ``metrics.jsonl``, ``checkpoint/``
+    and ``manifest.json`` (:func:`write_run_manifest`, when training starts).
 
     ``resume=True`` continues from ``out_dir/checkpoint`` (which must hold the same
     configuration); a finished run is returned as it ended, without training further.
@@ -245,9 +247,13 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
     device = resolve_device(device)
     task, cfg = config.build_task(), config.train
     check_run_budget(config, task)
+    if out_dir is not None:
+        check_replaceable(out_dir, "trained runs")
     stepper = SingleStepper(config, task, out_dir, device)
     held_out = eval_batch(task, cfg.eval_size, device=device)
     start, members = stepper.load(out_dir) if resume else (0, Members(1, cfg.steps))
+    if out_dir is not None:
+        write_run_manifest(out_dir, config, "run")
     with ExitStack() as stack:
         stepper.open_log(stack, members)
         step, seconds = train_members(
@@ -256,6 +262,14 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
             describe=lambda m: (f"{task.name} seed {config.seed} loss {m.last_loss[0]:.4f} "
                                 f"{task.metric_name} {m.last_metric[0]:.4f}"))
     return member_result(config, task, members, 0, stepper.model, step, seconds, device)
+
+
+def write_run_manifest(run_dir: Path, config: RunConfig, command: str) -> None:
+    """``run_dir/manifest.json``: the folder is one trained run (``metrics.jsonl``, ``checkpoint/``),
+    written by ``command`` (``"run"`` or ``"run_ensemble"``, the Python functions)."""
+    Path(run_dir).mkdir(parents=True, exist_ok=True)
+    write_manifest(run_dir, "trained runs", command, trained_run_files(),
+                   [NetworkEntry(".", f"{config.task.name} seed {config.seed}", "trained run")])
 
 
 def member_result(config: RunConfig, task: Task, members: Members, k: int, model: Model, step: int, seconds: float,

@@ -49,15 +49,21 @@ FOLDER_FILES = {"config.json": "TransformerLens TransformerBridgeConfig argument
 
 
 def save_transformer_lens(export: TLExport, directory: Path, name: str = "network", folder: str | None = None,
-                          example: np.ndarray | None = None) -> list[Path]:
+                          example: np.ndarray | None = None, *, manifest: bool = True) -> list[Path]:
     """Write ``config.json``, ``model.safetensors``, ``expressivity.json`` and ``README.md`` under ``directory``.
 
     ``folder`` is the name the README's loading snippet uses (default: ``directory``'s name);
-    ``example`` an input ``(n, d_in)`` of the network it shows.
+    ``example`` an input ``(n, d_in)`` of the network it shows. With ``manifest`` (the default)
+    also ``manifest.json`` (a ``"transformer-lens"`` folder written by ``save_transformer_lens``;
+    one that says something else is refused); ``export`` passes ``False`` and writes its own.
     """
     from safetensors.numpy import save_file
 
+    from expressivity.manifest import NetworkEntry, check_replaceable, write_manifest
+
     directory = Path(directory)
+    if manifest:
+        check_replaceable(directory, "transformer-lens")
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / n for n in FOLDER_FILES]
     paths[0].write_text(json.dumps(export.config, indent=1) + "\n")
@@ -80,6 +86,9 @@ def save_transformer_lens(export: TLExport, directory: Path, name: str = "networ
     paths[3].write_text(README.format(name=name, version=__version__, tl=TL_VERSION, folder=folder or directory.name,
                                       example=json.dumps([rows]), bias=bias, tokens=tokens, d=export.d, extra=extra,
                                       tol32=export.tolerance["float32"], tol64=export.tolerance["float64"]))
+    if manifest:
+        write_manifest(directory, "transformer-lens", "save_transformer_lens", dict(FOLDER_FILES),
+                       [NetworkEntry(".", name, "transformer-lens")])
     return paths
 
 
