@@ -50,6 +50,20 @@ def test_an_ensemble_computes_what_each_member_computes_alone(arch, tokens):
                 assert torch.allclose(p.grad[k], q.grad, atol=1e-4, rtol=1e-4), name
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+def test_stacking_copies_every_member_exactly_and_draws_nothing(arch):
+    """Model.stack builds the ensemble without drawing initial values (every parameter is the
+    members'): bit-equal slices, and the global generator where the last member left it."""
+    cfg = ModelConfig(vocab_size=5, d_out=4, max_len=8, heads=2, d_model=8, ffn_width=8, **{"layers": 1, **arch})
+    singles = members(cfg, [5, 6])
+    state = torch.get_rng_state()
+    ensemble = Model.stack(singles)
+    assert torch.equal(torch.get_rng_state(), state)
+    for name, p in ensemble.state_dict().items():
+        for k, model in enumerate(singles):
+            assert torch.equal(p[k], model.state_dict()[name]), name
+
+
 def test_members_come_out_as_they_went_in():
     cfg = ModelConfig(vocab_size=5, d_out=2, heads=2, d_model=8, rpe="log", learnable_slopes=True, norm="pre")
     singles = members(cfg, [3, 4])

@@ -17,10 +17,26 @@ embeddings and tables of vectors; never biases, norm parameters or slopes).
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+
+_DRAW_INITIAL_VALUES = [True]
+
+
+@contextmanager
+def without_initial_values():
+    """Build modules without drawing their initial values: parameters stay ``torch.empty`` and the
+    global generator is not advanced. Only for a module whose every parameter is overwritten next
+    (:meth:`expressivity.nn.model.Model.stack`: K draws per parameter saved)."""
+    _DRAW_INITIAL_VALUES.append(False)
+    try:
+        yield
+    finally:
+        _DRAW_INITIAL_VALUES.pop()
 
 
 class EnsembleModule(nn.Module):
@@ -52,7 +68,10 @@ class EnsembleModule(nn.Module):
         return t if self.members is not None else t.squeeze(0)
 
     def init_members(self, param: torch.Tensor, init) -> None:
-        """Initialise each member's slice of ``param`` with ``init(slice)`` (in member order)."""
+        """Initialise each member's slice of ``param`` with ``init(slice)`` (in member order;
+        nothing inside :func:`without_initial_values`)."""
+        if not _DRAW_INITIAL_VALUES[-1]:
+            return
         with torch.no_grad():
             for k in range(self.size):
                 init(param if self.members is None else param[k])
@@ -83,7 +102,7 @@ class Linear(EnsembleModule):
         self.weight = nn.Parameter(torch.empty(self.shape(d_out, d_in)))
         self.register_parameter("bias", nn.Parameter(torch.empty(self.shape(d_out))) if bias else None)
         bound = 1 / math.sqrt(d_in) if d_in > 0 else 0.0
-        for k in range(self.size):   # torch.nn.Linear's initialisation, member by member
+        for k in range(self.size if _DRAW_INITIAL_VALUES[-1] else 0):   # torch.nn.Linear's initialisation, member by member
             with torch.no_grad():
                 nn.init.kaiming_uniform_(self.weight if members is None else self.weight[k], a=math.sqrt(5))
                 if bias:

@@ -29,7 +29,7 @@ from expressivity.network.activations import Activation
 from expressivity.network.layers import FeedForwardLayer, LayerNorm
 from expressivity.network.torch_functions import activation_function
 from expressivity.nn.config import ModelConfig
-from expressivity.nn.layers import EnsembleModule, Embedding, LayerNorm as NormModule, Linear
+from expressivity.nn.layers import EnsembleModule, Embedding, LayerNorm as NormModule, Linear, without_initial_values
 from expressivity.nn.mixers import MIXERS
 from expressivity.nn.positional import APES
 
@@ -130,7 +130,8 @@ class Model(EnsembleModule):
     def stack(cls, models: list["Model"]) -> "Model":
         """An ensemble whose member ``k`` is a copy of ``models[k]`` (one configuration, one device and dtype)."""
         first = models[0]
-        ensemble = cls(first.cfg, members=len(models))
+        with without_initial_values():   # every parameter is overwritten by the members' below
+            ensemble = cls(first.cfg, members=len(models))
         states = [m.state_dict() for m in models]
         ensemble.load_state_dict({name: torch.stack([s[name] for s in states]) for name in states[0]})
         return ensemble.to(next(first.parameters()).device, next(first.parameters()).dtype)

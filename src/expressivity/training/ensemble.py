@@ -90,14 +90,15 @@ class EnsembleStepper:
         """``ids``: what :func:`check_packable` returned for ``configs`` (checked here when not given)."""
         self.configs, self.task, self.ckpt, self.device = configs, task, ckpt, device
         self.ids = check_packable(configs) if ids is None else ids
-        self.group_id = group_id(configs)
+        self.group_id = content_hash(self.ids)   # group_id(configs), from the ids already hashed
         self.train = configs[0].train
         models = []
         for c in configs:
             # the CPU generator is all a model built on the CPU draws from: what torch.manual_seed
             # gives a single run, without also seeding every accelerator (75 us a member)
             torch.default_generator.manual_seed(c.seed)
-            models.append(Model(c.model).to(device))
+            model = Model(c.model)
+            models.append(model if device == "cpu" else model.to(device))   # .to walks every module even when a no-op
         self.model = Model.stack(models)
         self._singles = models   # reused by member_model() at the end (building K models costs more)
         self.size = len(configs)
