@@ -3,8 +3,9 @@ parameters with a leading K axis, batched matmuls, one AdamW on a (K, P) tensor)
 models trained one after another with the single-model trainer, in the same process, for the same
 steps, seeds and batches.
 
-Two ratios per size, each measured in interleaved rounds (sequential, ensemble, bound, ...) and
-compared by medians, so a burst of machine load cannot favour one side:
+Two ratios per size, each measured in interleaved rounds (sequential, then the ensemble and the
+bound in turns: which of the two runs first alternates from round to round) and compared by
+medians, so a burst of machine load cannot favour one side:
 
 - ``packing`` = time of ONE model trained on a K-times larger batch, and evaluated on a K-times
   larger held-out batch, / ensemble time. The one big model does the same arithmetic (K members
@@ -21,7 +22,7 @@ per-step overhead rather than arithmetic dominates; ``tiny`` is the Wang & E cla
 n=64); ``small`` a 1-layer attention model d=32, H=2, FFN 64 on reverse (n=8, batch 32);
 ``medium`` the reverse default (d=64, H=4, FFN 128, batch 64).
 
-    python benchmarks/bench_ensemble.py [--json] [--k 8] [--steps 60] [--rounds 3] [--threads 1] [--sizes tiny,small,medium]
+    python benchmarks/bench_ensemble.py [--json] [--k 8] [--steps 60] [--rounds 5] [--threads 1] [--sizes tiny,small,medium]
 """
 
 from __future__ import annotations
@@ -60,17 +61,18 @@ def measure(size: str, k: int, steps: int, rounds: int) -> dict:
     run(warm[0])
     big = base.with_changes(train={"batch_size": k * batch, "eval_size": k * EVAL_SIZE})
     seq, ens, bound = [], [], []
-    for _ in range(rounds):
+    timed = {"ensemble": (lambda: run_ensemble(cfgs), ens), "one model": (lambda: run(big), bound)}
+    for i in range(rounds):
         t0 = time.perf_counter()
         for c in cfgs:
             r = run(c)
         seq.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        run_ensemble(cfgs)
-        ens.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        run(big)
-        bound.append(time.perf_counter() - t0)
+        # the ensemble and the one model take turns at running first after the sequential runs
+        for name in (("ensemble", "one model") if i % 2 == 0 else ("one model", "ensemble")):
+            job, times = timed[name]
+            t0 = time.perf_counter()
+            job()
+            times.append(time.perf_counter() - t0)
     s, e, b = statistics.median(seq), statistics.median(ens), statistics.median(bound)
     ceiling = s / (training_flops(base, k) / matmul_peak(torch.get_num_threads()))
     return {"size": size, "task": task_name, "params_per_model": r.params, "batch_size": batch, "sequential_s": s,
@@ -82,7 +84,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--k", type=int, default=8)
     p.add_argument("--steps", type=int, default=60)
-    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--sizes", default="micro,tiny,small,medium")
     # 1 thread: what each sweep worker uses; on a 2-core machine shared with other jobs, 2-thread
     # timings swing by factors of 5 between rounds (a contended thread pool stalls), 1-thread ones do not.

@@ -123,14 +123,14 @@ def _mixer_switches(blocks: list[_Block]) -> tuple[list[str], dict]:
     its own: see :mod:`expressivity.nn.mixers.base`); ``causal``, when no layer fixes it, is
     whether no mixer layer reads a later token."""
     placed: dict[type[Mixer], list] = {}
-    names = []
+    names, name_of = [], _names()
     for b in blocks:
         if b.mixer is None:
             names.append("none")
             continue
         mixer = _holder(b.mixer, f"layer {b.index}")
         placed.setdefault(mixer, []).append((b.index, b.mixer))
-        names.append(_names()[mixer])
+        names.append(name_of[mixer])
     fixed: dict = {}
     for mixer in placed:
         for field, value in mixer.load_switches(placed).items():
