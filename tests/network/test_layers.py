@@ -206,9 +206,10 @@ def test_every_evaluator_has_a_rule_for_every_layer_kind():
     from expressivity.network.layers import LAYERS
     from expressivity.nn import convert
 
-    for table in (reference.UPDATES, exact._RULES, torch_eval._MODULES, convert._PLACES):
+    for table in (reference.UPDATES, exact._RULES, torch_eval._MODULES, convert._places()):
         assert set(table) == set(LAYERS)
-    assert set(convert._MIXER_OF) == set(LAYERS) - {"feedforward"}
+    # the trained-model loader's mixers (nn.mixers.MIXERS) hold every kind but the feed-forward one
+    assert {mixer.layer_kind for mixer in convert.MIXERS.values() if mixer is not None} == set(LAYERS) - {"feedforward"}
 
 
 def test_a_layer_kind_an_evaluator_does_not_know_fails_loudly_naming_it():

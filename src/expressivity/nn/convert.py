@@ -85,10 +85,15 @@ class _Block:
 _UNFIXED = SWITCH_NEUTRAL | {"heads": 1, "d_head": 1}
 
 
+def _places() -> dict[str, str]:
+    """Layer kind -> its place in a block, ``"mixer"`` or ``"ffn"`` (the loader's table: a kind not
+    in it is refused by name; a new mixer's layer kind joins it from :data:`MIXERS`)."""
+    return {"feedforward": "ffn", **{mixer.layer_kind: "mixer" for mixer in _names()}}
+
+
 def _blocks(net: Network) -> list[_Block]:
     """Regroup the layers into ``(mixer, FFN)`` blocks."""
-    # layer kind -> its place in a block (a new kind is refused by name; a new mixer's kind joins from MIXERS)
-    places = {"feedforward": "ffn", **{mixer.layer_kind: "mixer" for mixer in _names()}}
+    places = _places()
     blocks: list[_Block] = []
     for k, layer in enumerate(net.layers):
         if rule_for(places, layer, "trained-model loader") == "mixer":
