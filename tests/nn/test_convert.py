@@ -16,9 +16,6 @@ from expressivity.network import (AttentionLayer, FeedForwardLayer, Head, LayerN
 from expressivity.network.exact import forward_exact
 from expressivity.network.reference import forward as reference_forward
 from expressivity.nn import APE_NAMES, MIXER_NAMES, MIXERS, RPE_NAMES, Model, ModelConfig, from_network, to_network
-from expressivity.nn.layers import Linear
-from expressivity.nn.mixers.base import Mixer
-from expressivity.nn.mixers.base import to_numpy as _to_numpy
 from expressivity.targets import get_target
 
 MAX_LEN = 8
@@ -219,89 +216,6 @@ def test_biases_choose_the_simplest_family_bias_that_holds_them():
     assert rpe(SlopeBias("lin", -1.0)) == "free"
     assert rpe(RelativeBias(((1, 2.0),)), SlopeBias("lin", 1.0)) == "free"
     assert rpe(MatrixBias(np.ones((4, 4))), SlopeBias("lin", 1.0)) == "matrix"
-
-
-class _PrevNext(Mixer):
-    """A mixer the family lacks, to show the loader takes a new mixer from its class alone: the
-    previous and the next token's vectors, each through its own ``W_O`` (a mixing layer of two
-    width-2 convolution heads, which no built-in mixer holds)."""
-
-    layer_kind = "mixing"
-    holds_what = "a previous-token and a next-token head"
-
-    def __init__(self, d, members=None):
-        super().__init__(members)
-        self.prev = Linear(d, d, bias=False, members=members)
-        self.next = Linear(d, d, bias=False, members=members)
-
-    @classmethod
-    def from_config(cls, cfg, members=None):
-        return cls(cfg.d_model, members)
-
-    @staticmethod
-    def parameter_count(cfg):
-        return 2 * cfg.d_model**2
-
-    @staticmethod
-    def flops_per_token(cfg, n):
-        return 4 * cfg.d_model**2
-
-    def run(self, x):
-        pad = torch.nn.functional.pad
-        return self.prev.run(pad(x, (0, 0, 1, 0))[:, :, :-1]) + self.next.run(pad(x, (0, 0, 0, 1))[:, :, 1:])
-
-    @staticmethod
-    def _taps(d):
-        return {1: np.stack([np.ones(d), np.zeros(d)]), 0: np.stack([np.zeros(d), np.ones(d)])}   # left -> kernel
-
-    def to_layer(self, norm, name=""):
-        d = self.prev.weight.shape[0]
-        heads = tuple(MixingHead(np.eye(d), _to_numpy(w.weight).T, kernel=self._taps(d)[left], left=left)
-                      for w, left in ((self.prev, 1), (self.next, 0)))
-        return MixingLayer(heads, name, norm)
-
-    @classmethod
-    def holds(cls, layer):
-        heads = layer.heads
-        return (len(heads) == 2 and all(h.matrix is None and np.array_equal(h.W_V, np.eye(h.d)) for h in heads)
-                and [h.left for h in heads] == [1, 0]
-                and all(np.array_equal(h.kernel, cls._taps(h.d)[h.left]) for h in heads))
-
-    @classmethod
-    def looks_causal(cls, layer):
-        return False
-
-    @classmethod
-    def check_loadable(cls, layer, causal, where):
-        if causal:
-            raise NetworkError(f"{where}: reads the next token in a causal model")
-
-    def load_layer(self, layer):
-        for w, head in zip((self.prev, self.next), layer.heads):
-            w.weight.copy_(torch.as_tensor(head.W_O.T, dtype=w.weight.dtype))
-
-
-def test_the_loader_takes_a_new_mixer_from_its_class_and_table_entry(monkeypatch):
-    """from_network knows no mixer by name: a new class in MIXERS holds its layers, fixes
-    causality through looks_causal and refuses what does not fit through check_loadable."""
-    monkeypatch.setitem(MIXERS, "prevnext", _PrevNext)
-    cfg = ModelConfig(d_in=2, d_out=2, d_model=4, mixer=("prevnext", "sepconv"), layers=2, ffn_width=4, causal=False,
-                      conv_kernel=3)
-    model = Model(cfg).double()
-    net = to_network(model)
-    back = from_network(net)
-    assert back.cfg.layer_mixers() == ("prevnext", "sepconv") and back.cfg.causal is False and back.cfg.conv_kernel == 3
-    x = torch.randn(3, 6, 2, dtype=torch.float64)
-    with torch.no_grad():
-        assert torch.allclose(back(x), model(x), atol=1e-12)
-    assert _deviation(back(x).detach().numpy(), reference_forward(net, x.numpy())) < 1e-10
-    causal = Network((net.layers[0], AttentionLayer([Head(*(np.eye(4),) * 4)], causal=True)), labels=tuple(net.labels))
-    with pytest.raises(NetworkError, match="layer 0: reads the next token in a causal model"):
-        from_network(causal)
-    shrunk = Network((MixingLayer(net.layers[0].heads[:1] * 3),), labels=tuple(net.labels))
-    with pytest.raises(NetworkError, match=r"a mixing layer of 3 heads does not load; .*one convolution head \(sepconv\) "
-                                           r"or a previous-token and a next-token head \(prevnext\) per layer"):
-        from_network(shrunk)
 
 
 def test_each_mixer_fixes_only_the_switches_it_reads_and_the_holders_are_disjoint():

@@ -2,12 +2,16 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
-from expressivity.nn import Model, ModelConfig
+from expressivity.errors import NetworkError
+from expressivity.network import AttentionLayer, Head, MixingHead, MixingLayer, Network
+from expressivity.nn import MIXERS, Model, ModelConfig, from_network, to_network
+from expressivity.nn.layers import Linear
 from expressivity.nn.mixers import Attention, Bilinear, DPFree, SepConv
-from expressivity.nn.mixers.base import FUSED_SOFTMAX_FROM, softmax
+from expressivity.nn.mixers.base import FUSED_SOFTMAX_FROM, Mixer, softmax, to_numpy
 from expressivity.tasks.memory import KernelMemory
 
 
@@ -155,44 +159,11 @@ def test_the_models_flops_and_counts_are_its_parts_and_match_the_formula(arch, n
 def test_a_new_mixer_is_one_class_and_one_table_entry(monkeypatch):
     """A mixer that adds the previous token's vector through W_O: one class here, one entry in
     MIXERS; the model, its facts, the conversion to a Network and training then take it."""
-    import numpy as np
-
     from expressivity.network import reference
-    from expressivity.network.layers import MixingHead, MixingLayer
-    from expressivity.nn import MIXERS, to_network
-    from expressivity.nn.layers import Linear
-    from expressivity.nn.mixers.base import Mixer, to_numpy
     from expressivity.nn.model import flops_per_token, head_count, length_limit
     from expressivity.training import RunConfig, run
 
-    class Previous(Mixer):
-        layer_kind = "mixing"
-
-        def __init__(self, d, members=None):
-            super().__init__(members)
-            self.o = Linear(d, d, bias=False, members=members)
-
-        @classmethod
-        def from_config(cls, cfg, members=None):
-            return cls(cfg.d_model, members)
-
-        @staticmethod
-        def parameter_count(cfg):
-            return cfg.d_model**2
-
-        @staticmethod
-        def flops_per_token(cfg, n):
-            return 2 * cfg.d_model**2
-
-        def run(self, x):
-            return self.o.run(torch.nn.functional.pad(x, (0, 0, 1, 0))[:, :, :-1])
-
-        def to_layer(self, norm, name=""):
-            d = self.o.weight.shape[0]
-            kernel = np.stack([np.ones(d), np.zeros(d)])   # tap 0 reads position i - 1
-            return MixingLayer((MixingHead(np.eye(d), to_numpy(self.o.weight).T, kernel=kernel, left=1),), name, norm)
-
-    monkeypatch.setitem(MIXERS, "previous", Previous)
+    monkeypatch.setitem(MIXERS, "previous", _Previous)
     cfg = ModelConfig(d_in=2, d_out=2, d_model=4, mixer=("previous", "attention"), layers=2, heads=2, ffn_width=4)
     assert head_count(cfg) == 3 and length_limit(cfg) is None and flops_per_token(cfg, 8) > 0
     model = Model(cfg)
@@ -203,6 +174,114 @@ def test_a_new_mixer_is_one_class_and_one_table_entry(monkeypatch):
                                     dict(mixer=("previous", "attention"), layers=2, heads=2, d_model=8, ffn_width=8),
                                     dict(steps=3, batch_size=4, eval_every=3, eval_size=8)))
     assert result.status == "done"
+
+
+def _taps(d, left):
+    """A width-2 convolution kernel ``(2, d)`` reading position ``i - 1`` (``left=1``) or ``i + 1`` (``left=0``)."""
+    return np.stack([np.ones(d), np.zeros(d)]) if left == 1 else np.stack([np.zeros(d), np.ones(d)])
+
+
+class _Previous(Mixer):
+    """A mixer the family lacks: the previous token's vector through ``W_O``."""
+
+    layer_kind = "mixing"
+
+    def __init__(self, d, members=None):
+        super().__init__(members)
+        self.o = Linear(d, d, bias=False, members=members)
+
+    @classmethod
+    def from_config(cls, cfg, members=None):
+        return cls(cfg.d_model, members)
+
+    @staticmethod
+    def parameter_count(cfg):
+        return cfg.d_model**2
+
+    @staticmethod
+    def flops_per_token(cfg, n):
+        return 2 * cfg.d_model**2
+
+    def run(self, x):
+        return self.o.run(torch.nn.functional.pad(x, (0, 0, 1, 0))[:, :, :-1])
+
+    def to_layer(self, norm, name=""):
+        d = self.o.weight.shape[0]
+        return MixingLayer((MixingHead(np.eye(d), to_numpy(self.o.weight).T, kernel=_taps(d, 1), left=1),), name, norm)
+
+
+class _PrevNext(_Previous):
+    """The previous and the next token's vectors, each through its own ``W_O`` (``o``, ``next``):
+    a mixing layer of two width-2 convolution heads, which no built-in mixer holds, and one that
+    says which network layers it holds, so it loads."""
+
+    holds_what = "a previous-token and a next-token head"
+
+    def __init__(self, d, members=None):
+        super().__init__(d, members)
+        self.next = Linear(d, d, bias=False, members=members)
+
+    @staticmethod
+    def parameter_count(cfg):
+        return 2 * cfg.d_model**2
+
+    @staticmethod
+    def flops_per_token(cfg, n):
+        return 4 * cfg.d_model**2
+
+    def run(self, x):
+        return super().run(x) + self.next.run(torch.nn.functional.pad(x, (0, 0, 0, 1))[:, :, 1:])
+
+    def to_layer(self, norm, name=""):
+        d = self.o.weight.shape[0]
+        heads = tuple(MixingHead(np.eye(d), to_numpy(w.weight).T, kernel=_taps(d, left), left=left)
+                      for w, left in ((self.o, 1), (self.next, 0)))
+        return MixingLayer(heads, name, norm)
+
+    @classmethod
+    def holds(cls, layer):
+        heads = layer.heads
+        return (len(heads) == 2 and [h.left for h in heads] == [1, 0]
+                and all(h.matrix is None and np.array_equal(h.W_V, np.eye(h.d)) and np.array_equal(h.kernel, _taps(h.d, h.left))
+                        for h in heads))
+
+    @classmethod
+    def looks_causal(cls, layer):
+        return False
+
+    @classmethod
+    def check_loadable(cls, layer, causal, where):
+        if causal:
+            raise NetworkError(f"{where}: reads the next token in a causal model")
+
+    def load_layer(self, layer):
+        for w, head in zip((self.o, self.next), layer.heads):
+            w.weight.copy_(torch.as_tensor(head.W_O.T, dtype=w.weight.dtype))
+
+
+def test_the_loader_takes_a_new_mixer_from_its_class_and_table_entry(monkeypatch):
+    """from_network knows no mixer by name: a new class in MIXERS holds its layers, fixes
+    causality through looks_causal and refuses what does not fit through check_loadable."""
+    from expressivity.network.reference import forward
+
+    monkeypatch.setitem(MIXERS, "prevnext", _PrevNext)
+    cfg = ModelConfig(d_in=2, d_out=2, d_model=4, mixer=("prevnext", "sepconv"), layers=2, ffn_width=4, causal=False,
+                      conv_kernel=3)
+    model = Model(cfg).double()
+    net = to_network(model)
+    back = from_network(net)
+    assert back.cfg.layer_mixers() == ("prevnext", "sepconv") and back.cfg.causal is False and back.cfg.conv_kernel == 3
+    x = torch.randn(3, 6, 2, dtype=torch.float64)
+    with torch.no_grad():
+        assert torch.allclose(back(x), model(x), atol=1e-12)
+        assert np.allclose(back(x).numpy(), forward(net, x.numpy()), atol=1e-10)
+    causal = Network((net.layers[0], AttentionLayer([Head(*(np.eye(4),) * 4)], causal=True)), labels=tuple(net.labels))
+    with pytest.raises(NetworkError, match="layer 0: reads the next token in a causal model"):
+        from_network(causal)
+    shrunk = Network((MixingLayer(net.layers[0].heads[:1] * 3),), labels=tuple(net.labels))
+    with pytest.raises(NetworkError, match=r"a mixing layer of 3 heads does not load; .*one convolution head \(sepconv\) "
+                                           r"or a previous-token and a next-token head \(prevnext\) per layer"):
+        from_network(shrunk)
 
 
 @pytest.mark.parametrize("n", [8, FUSED_SOFTMAX_FROM - 1, FUSED_SOFTMAX_FROM, 40])
