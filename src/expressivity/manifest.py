@@ -96,23 +96,36 @@ def trained_run_files(prefix: str = "") -> dict[str, str]:
     return {prefix + name: what for name, what in TRAINED_RUN_FILES.items()} | own
 
 
-def check_replaceable(folder: Path, kind: str) -> None:
-    """One-line :class:`ExpressivityError` if ``folder/manifest.json`` exists and is not one this
-    package wrote for a folder of ``kind`` holding one network, the folder itself: writing one
-    there would lose what it says (a construction's or a command's listing, or a file of the
-    user's that happens to have the name)."""
-    path = Path(folder) / MANIFEST
-    if not path.exists() and not path.is_symlink():
-        return
-    try:
-        manifest = read_manifest(folder) if path.is_file() else None
-    except ExpressivityError:
-        manifest = None
-    if manifest is None:
-        raise ExpressivityError(f"{path} was not written by expressivity; save into another folder, or move the file")
-    if manifest.kind != kind or [n.path for n in manifest.networks] != ["."]:
-        raise ExpressivityError(f"{folder} is a saved {manifest.kind} folder (written by '{manifest.command}'); "
-                                f"save into another folder")
+def check_replaceable(folder: Path, kind: str, commands: tuple[str, ...], listed_as: str | None = None) -> None:
+    """One-line :class:`ExpressivityError` unless a saver may write ``folder/manifest.json``: one
+    there must have been written by one of ``commands`` for a folder of ``kind`` holding the folder
+    itself (else writing would lose what it says: a command's listing, or a file of the user's that
+    happens to have the name), and no manifest up to two folders above may list ``folder`` as one
+    of its networks, unless as a ``listed_as`` entry (a trained run of a ``train --out`` or ``sweep
+    run`` folder is the trainer's to write; a construction's network is not a saver's)."""
+    folder = Path(folder)
+    path = folder / MANIFEST
+    if path.exists() or path.is_symlink():
+        try:
+            manifest = read_manifest(folder) if path.is_file() else None
+        except ExpressivityError:
+            manifest = None
+        if manifest is None:
+            raise ExpressivityError(f"{path} was not written by expressivity; save into another folder, or move the file")
+        if manifest.kind != kind or manifest.command not in commands or [n.path for n in manifest.networks] != ["."]:
+            raise ExpressivityError(f"{folder} is a saved {manifest.kind} folder (written by '{manifest.command}'); "
+                                    "save into another folder")
+    here = folder.resolve()
+    for root in (here.parent, here.parent.parent):
+        try:
+            above = read_manifest(root)
+        except ExpressivityError:
+            continue   # not this saver's to judge; loading that folder reports it
+        rel = here.relative_to(root).as_posix()
+        for entry in above.networks if above is not None else ():
+            if Path(entry.path).as_posix() == rel and entry.form != listed_as:
+                raise ExpressivityError(f"{folder} is part of the saved {above.kind} folder {root} (written by "
+                                        f"'{above.command}'); save into another folder")
 
 
 def write_manifest(folder: Path, kind: str, command: str, files: dict[str, str],

@@ -195,3 +195,53 @@ def test_a_python_ensemble_lists_its_members_and_each_member_has_its_own(tmp_pat
         assert load_saved(tmp_path / "group" / f"seed_{r.seed}").info["run_id"] == r.id
     with pytest.raises(ExpressivityError, match="holds 2 trained runs; name one"):
         load_saved(tmp_path / "group")
+
+
+def test_savers_refuse_other_savers_folders_and_a_commands_network(saved, tmp_path):
+    """A manifest of the same kind written by another command (an export) is not the saver's to
+    replace, nor is a network a construction folder lists (its report would be cut off from it)."""
+    from expressivity import save_network
+
+    net = load_saved(saved / "circuit").network
+    for name, message in (("export-network", "is a saved network folder .*written by 'export'"),
+                          ("circuit", "is part of the saved construction folder")):
+        folder = tmp_path / name
+        shutil.copytree(saved / name, folder)
+        target = folder if name == "export-network" else folder / "network"
+        before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+        with pytest.raises(ExpressivityError, match=message):
+            save_network(net, target)
+        assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+    assert load_saved(tmp_path / "circuit" / "network").kind == "construction"
+
+
+def test_an_ensemble_group_lists_every_call_and_refuses_before_writing(saved, tmp_path):
+    from expressivity.training import run
+    from expressivity.training.ensemble import run_ensemble
+
+    group = tmp_path / "group"
+    run_ensemble([_tiny_run(0), _tiny_run(1)], group)
+    run_ensemble([_tiny_run(2), _tiny_run(3)], group)
+    assert [n.path for n in read_manifest(group).networks] == ["seed_0", "seed_1", "seed_2", "seed_3"]
+    finished = run(_tiny_run(1), group / "seed_1", resume=True)   # reading a finished member back changes nothing
+    assert finished.status == "done" and read_manifest(group / "seed_1").command == "run_ensemble"
+    with pytest.raises(ExpressivityError, match="is a saved construction folder"):
+        run_ensemble([_tiny_run(0), _tiny_run(1)], saved / "circuit")
+    mine = tmp_path / "mine"
+    (mine / "seed_1").mkdir(parents=True)
+    (mine / "seed_1" / MANIFEST).write_text("my notes\n")
+    with pytest.raises(ExpressivityError, match="was not written by expressivity"):
+        run_ensemble([_tiny_run(0), _tiny_run(1)], mine)
+    assert sorted(p.relative_to(mine).as_posix() for p in mine.rglob("*")) == ["seed_1", f"seed_1/{MANIFEST}"]
+
+
+def test_a_resumed_run_does_not_judge_its_own_manifest(tmp_path):
+    """Resuming reads the checkpoint only: a manifest this version cannot read (a newer format)
+    neither stops it nor is rewritten."""
+    from expressivity.training import run
+
+    first = run(_tiny_run(), tmp_path / "run")
+    newer = '{"format": 2}\n'
+    (tmp_path / "run" / MANIFEST).write_text(newer)
+    again = run(_tiny_run(), tmp_path / "run", resume=True)
+    assert again.id == first.id and (tmp_path / "run" / MANIFEST).read_text() == newer

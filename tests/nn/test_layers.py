@@ -108,3 +108,33 @@ def test_an_ensemble_of_one_is_the_single_model():
     one = Model.stack([single])
     x = torch.randint(0, 5, (3, 6))
     assert torch.equal(one(x[None])[0], single(x))
+
+
+def test_building_without_initial_values_is_this_threads_only():
+    """While one thread stacks an ensemble, a model built on another is initialised as usual."""
+    import threading
+
+    from expressivity.nn.layers import without_initial_values
+
+    cfg = ModelConfig(d_in=2, d_out=2, heads=2, d_model=8, ffn_width=8)
+    torch.manual_seed(7)
+    expected = Model(cfg).state_dict()
+    inside, built, other = threading.Event(), threading.Event(), {}
+
+    def stack_side():
+        with without_initial_values():
+            inside.set()
+            built.wait(timeout=30)
+
+    def build_side():
+        inside.wait(timeout=30)
+        torch.manual_seed(7)
+        other["state"] = Model(cfg).state_dict()
+        built.set()
+
+    threads = [threading.Thread(target=stack_side), threading.Thread(target=build_side)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert all(torch.equal(other["state"][name], value) for name, value in expected.items())

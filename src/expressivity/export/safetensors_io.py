@@ -86,7 +86,7 @@ def save_network(network: Network, directory: Path, *, manifest: bool = True) ->
         raise ExpressivityError(f"{directory} is a file; give save_network a folder to write network.json and "
                                 "weights.safetensors into")
     if manifest:
-        check_replaceable(directory, "network")
+        check_replaceable(directory, "network", ("save_network",))
     directory.mkdir(parents=True, exist_ok=True)
     tensors: dict[str, np.ndarray] = {}
     desc = {"format": FORMAT, **network.to_dict(SafetensorsArrays(tensors)),

@@ -17,6 +17,7 @@ embeddings and tables of vectors; never biases, norm parameters or slopes).
 from __future__ import annotations
 
 import math
+import threading
 from contextlib import contextmanager
 
 import torch
@@ -24,19 +25,25 @@ import torch.nn.functional as F
 from torch import nn
 
 
-_DRAW_INITIAL_VALUES = [True]
+_INIT = threading.local()   # per thread: a model built on another thread meanwhile is initialised as usual
+
+
+def _drawing_initial_values() -> bool:
+    return getattr(_INIT, "draw", True)
 
 
 @contextmanager
 def without_initial_values():
-    """Build modules without drawing their initial values: parameters stay ``torch.empty`` and the
-    global generator is not advanced. Only for a module whose every parameter is overwritten next
-    (:meth:`expressivity.nn.model.Model.stack`: K draws per parameter saved)."""
-    _DRAW_INITIAL_VALUES.append(False)
+    """Build modules (on this thread) without drawing their initial values: parameters stay
+    ``torch.empty`` and the global generator is not advanced. Only for a module whose every
+    parameter is overwritten next (:meth:`expressivity.nn.model.Model.stack`: K draws per
+    parameter saved)."""
+    before = _drawing_initial_values()
+    _INIT.draw = False
     try:
         yield
     finally:
-        _DRAW_INITIAL_VALUES.pop()
+        _INIT.draw = before
 
 
 class EnsembleModule(nn.Module):
@@ -70,7 +77,7 @@ class EnsembleModule(nn.Module):
     def init_members(self, param: torch.Tensor, init) -> None:
         """Initialise each member's slice of ``param`` with ``init(slice)`` (in member order;
         nothing inside :func:`without_initial_values`)."""
-        if not _DRAW_INITIAL_VALUES[-1]:
+        if not _drawing_initial_values():
             return
         with torch.no_grad():
             for k in range(self.size):
@@ -102,7 +109,7 @@ class Linear(EnsembleModule):
         self.weight = nn.Parameter(torch.empty(self.shape(d_out, d_in)))
         self.register_parameter("bias", nn.Parameter(torch.empty(self.shape(d_out))) if bias else None)
         bound = 1 / math.sqrt(d_in) if d_in > 0 else 0.0
-        for k in range(self.size if _DRAW_INITIAL_VALUES[-1] else 0):   # torch.nn.Linear's initialisation, member by member
+        for k in range(self.size if _drawing_initial_values() else 0):   # torch.nn.Linear's initialisation, member by member
             with torch.no_grad():
                 nn.init.kaiming_uniform_(self.weight if members is None else self.weight[k], a=math.sqrt(5))
                 if bias:

@@ -46,7 +46,7 @@ from pathlib import Path
 import torch
 
 from expressivity.errors import ExpressivityError
-from expressivity.manifest import MANIFEST, NetworkEntry, check_replaceable, trained_run_files, write_manifest
+from expressivity.manifest import MANIFEST, NetworkEntry, read_manifest, trained_run_files, write_manifest
 from expressivity.nn.model import Model
 from expressivity.records import canonical_json, content_hash
 from expressivity.tasks import Batch, Task
@@ -55,8 +55,8 @@ from expressivity.training.checkpoint import FINISHED, RUNNING, checkpoint_exist
 from expressivity.training.config import RunConfig
 from expressivity.training.loop import Members, train_members
 from expressivity.training.optimizer import FlatAdamW
-from expressivity.training.trainer import (RunResult, eval_batch, member_result, resolve_device, score_lengths,
-                                           write_run_manifest)
+from expressivity.training.trainer import (RunResult, check_run_folder, eval_batch, member_result, resolve_device,
+                                           score_lengths, write_run_manifest)
 
 
 def pack_key(config: RunConfig) -> str:
@@ -204,8 +204,9 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
 
     ``group_dir`` holds the ensemble checkpoint; ``member_dirs`` (default ``group_dir/seed_<s>``)
     get each member's metrics, final checkpoint and ``manifest.json``, as a single run's folder.
-    With the default member folders, ``group_dir`` gets a ``manifest.json`` listing them when it has
-    none (a command that trains into it writes its own). ``on_step(step)`` is called before every
+    With the default member folders, ``group_dir`` gets a ``manifest.json`` listing them (and the
+    members of earlier calls still there; ``train --out``'s own manifest is left to it). Folders
+    another command's or the user's ``manifest.json`` describes are refused before anything is written. ``on_step(step)`` is called before every
     step (tests use it to simulate a crash). ``device`` as in :func:`~expressivity.training.run`.
     """
     device = resolve_device(device)
@@ -213,11 +214,14 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     base_cfg, task = configs[0], configs[0].build_task()
     tc = base_cfg.train
     check_run_budget(base_cfg, task, models=len(configs))
-    if group_dir is not None and member_dirs is None:
+    listed = group_dir is not None and member_dirs is None   # the members under group_dir, which lists them
+    if listed:
         member_dirs = [Path(group_dir) / f"seed_{c.seed}" for c in configs]
-        _write_group_manifest(Path(group_dir), configs)
+        _check_group(Path(group_dir))
     for d in member_dirs or []:
-        check_replaceable(d, "trained runs")
+        check_run_folder(d)
+    if listed:   # only once every folder was found writable
+        _write_group_manifest(Path(group_dir), configs)
     ckpt = Path(group_dir) / "ensemble" if group_dir is not None else None
     stepper = EnsembleStepper(configs, task, ckpt, device, ids)
     held_out = eval_batch(task, tc.eval_size, device=device)
@@ -239,16 +243,42 @@ def group_id(configs: list[RunConfig]) -> str:
     return content_hash([c.id() for c in configs])
 
 
-def _write_group_manifest(group_dir: Path, configs: list[RunConfig]) -> None:
-    """``group_dir/manifest.json`` listing the members under ``seed_<s>``, unless it has one."""
-    if (group_dir / MANIFEST).exists():
+# the commands whose manifest a group folder may have: this function's, or train --out's (which
+# lists the same seed folders and is rewritten by the command itself)
+GROUP_WRITERS = ("run_ensemble", "train")
+
+
+def _check_group(group_dir: Path) -> None:
+    """Refuse a group folder whose ``manifest.json`` another command or the user wrote."""
+    path = group_dir / MANIFEST
+    if not (path.exists() or path.is_symlink()):
         return
-    group_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        manifest = read_manifest(group_dir) if path.is_file() else None
+    except ExpressivityError:
+        manifest = None
+    if manifest is None:
+        raise ExpressivityError(f"{path} was not written by expressivity; train into another folder, or move the file")
+    if manifest.kind != "trained runs" or manifest.command not in GROUP_WRITERS:
+        raise ExpressivityError(f"{group_dir} is a saved {manifest.kind} folder (written by '{manifest.command}'); "
+                                "train into another folder")
+
+
+def _write_group_manifest(group_dir: Path, configs: list[RunConfig]) -> None:
+    """``group_dir/manifest.json`` listing the members under ``seed_<s>``, with the members of an
+    earlier call into the same folder whose folders are still there; a ``train --out`` folder's
+    own manifest is left to that command."""
+    earlier = read_manifest(group_dir) if (group_dir / MANIFEST).is_file() else None
+    if earlier is not None and earlier.command != "run_ensemble":
+        return
+    kept = [] if earlier is None else [e for e in earlier.networks if (group_dir / e.path).is_dir()]
+    entries = {e.path: e for e in kept} | {f"seed_{c.seed}": NetworkEntry(f"seed_{c.seed}", f"{c.task.name} seed {c.seed}",
+                                                                          "trained run") for c in configs}
     files = {"ensemble/": "checkpoint of the whole ensemble while it trains (for resume)"}
-    for c in configs:
-        files |= trained_run_files(f"seed_{c.seed}/")
-    write_manifest(group_dir, "trained runs", "run_ensemble", files,
-                   [NetworkEntry(f"seed_{c.seed}", f"{c.task.name} seed {c.seed}", "trained run") for c in configs])
+    for path in entries:
+        files |= trained_run_files(f"{path}/")
+    group_dir.mkdir(parents=True, exist_ok=True)
+    write_manifest(group_dir, "trained runs", "run_ensemble", files, sorted(entries.values(), key=lambda e: e.path))
 
 
 def _write_members(results: list[RunResult], member_dirs: list[Path]) -> None:

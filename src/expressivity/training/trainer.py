@@ -29,7 +29,7 @@ from typing import Callable
 import torch
 
 from expressivity.errors import ExpressivityError, require_path
-from expressivity.manifest import NetworkEntry, check_replaceable, trained_run_files, write_manifest
+from expressivity.manifest import MANIFEST, NetworkEntry, check_replaceable, trained_run_files, write_manifest
 from expressivity.nn.model import Model
 from expressivity.tasks import Batch, Task
 from expressivity.training.budget import check_run_budget
@@ -247,13 +247,13 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
     device = resolve_device(device)
     task, cfg = config.build_task(), config.train
     check_run_budget(config, task)
-    if out_dir is not None:
-        check_replaceable(out_dir, "trained runs")
+    if out_dir is not None and not resume:   # a resumed folder is the run's own: its checkpoint decides
+        check_run_folder(out_dir)
     stepper = SingleStepper(config, task, out_dir, device)
     held_out = eval_batch(task, cfg.eval_size, device=device)
     start, members = stepper.load(out_dir) if resume else (0, Members(1, cfg.steps))
-    if out_dir is not None:
-        write_run_manifest(out_dir, config, "run")
+    if out_dir is not None and (not resume or not (Path(out_dir) / MANIFEST).exists()):
+        write_run_manifest(out_dir, config, "run")   # a resume keeps the manifest its run wrote
     with ExitStack() as stack:
         stepper.open_log(stack, members)
         step, seconds = train_members(
@@ -262,6 +262,17 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
             describe=lambda m: (f"{task.name} seed {config.seed} loss {m.last_loss[0]:.4f} "
                                 f"{task.metric_name} {m.last_metric[0]:.4f}"))
     return member_result(config, task, members, 0, stepper.model, step, seconds, device)
+
+
+# the functions that write a trained run's folder (manifest.json's "command")
+RUN_WRITERS = ("run", "run_ensemble")
+
+
+def check_run_folder(run_dir: Path) -> None:
+    """Refuse to train into a folder another command's or the user's ``manifest.json`` describes
+    (:func:`~expressivity.manifest.check_replaceable`); a trained run of a ``train`` or ``sweep``
+    folder is the trainer's."""
+    check_replaceable(run_dir, "trained runs", RUN_WRITERS, listed_as="trained run")
 
 
 def write_run_manifest(run_dir: Path, config: RunConfig, command: str) -> None:

@@ -63,7 +63,7 @@ def save_transformer_lens(export: TLExport, directory: Path, name: str = "networ
 
     directory = Path(directory)
     if manifest:
-        check_replaceable(directory, "transformer-lens")
+        check_replaceable(directory, "transformer-lens", ("save_transformer_lens",))
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / n for n in FOLDER_FILES]
     paths[0].write_text(json.dumps(export.config, indent=1) + "\n")
