@@ -96,25 +96,35 @@ def trained_run_files(prefix: str = "") -> dict[str, str]:
     return {prefix + name: what for name, what in TRAINED_RUN_FILES.items()} | own
 
 
+def replaceable_manifest(folder: Path, kind: str, commands: tuple[str, ...], whole: bool = True) -> Manifest | None:
+    """The ``manifest.json`` a writer may replace in ``folder`` (``None`` where there is none), or a
+    one-line :class:`ExpressivityError` unless one of ``commands`` wrote it for a folder of ``kind``
+    (holding just the folder itself, where ``whole``): replacing any other would lose what it says
+    (another command's listing, or a file of the user's that happens to have the name)."""
+    folder = Path(folder)
+    path = folder / MANIFEST
+    if not (path.exists() or path.is_symlink()):
+        return None
+    try:
+        manifest = read_manifest(folder) if path.is_file() else None
+    except ExpressivityError:
+        manifest = None
+    if manifest is None:
+        raise ExpressivityError(f"{path} was not written by expressivity; write into another folder, or move the file")
+    if (manifest.kind != kind or manifest.command not in commands
+            or (whole and [n.path for n in manifest.networks] != ["."])):
+        raise ExpressivityError(f"{folder} is a saved {manifest.kind} folder (written by '{manifest.command}'); "
+                                "write into another folder")
+    return manifest
+
+
 def check_replaceable(folder: Path, kind: str, commands: tuple[str, ...], listed_as: str | None = None) -> None:
-    """One-line :class:`ExpressivityError` unless a saver may write ``folder/manifest.json``: one
-    there must have been written by one of ``commands`` for a folder of ``kind`` holding the folder
-    itself (else writing would lose what it says: a command's listing, or a file of the user's that
-    happens to have the name), and no manifest up to two folders above may list ``folder`` as one
+    """One-line :class:`ExpressivityError` unless a saver may write ``folder/manifest.json``
+    (:func:`replaceable_manifest`) and no manifest up to two folders above lists ``folder`` as one
     of its networks, unless as a ``listed_as`` entry (a trained run of a ``train --out`` or ``sweep
     run`` folder is the trainer's to write; a construction's network is not a saver's)."""
     folder = Path(folder)
-    path = folder / MANIFEST
-    if path.exists() or path.is_symlink():
-        try:
-            manifest = read_manifest(folder) if path.is_file() else None
-        except ExpressivityError:
-            manifest = None
-        if manifest is None:
-            raise ExpressivityError(f"{path} was not written by expressivity; save into another folder, or move the file")
-        if manifest.kind != kind or manifest.command not in commands or [n.path for n in manifest.networks] != ["."]:
-            raise ExpressivityError(f"{folder} is a saved {manifest.kind} folder (written by '{manifest.command}'); "
-                                    "save into another folder")
+    replaceable_manifest(folder, kind, commands)
     here = folder.resolve()
     for root in (here.parent, here.parent.parent):
         try:
@@ -125,7 +135,7 @@ def check_replaceable(folder: Path, kind: str, commands: tuple[str, ...], listed
         for entry in above.networks if above is not None else ():
             if Path(entry.path).as_posix() == rel and entry.form != listed_as:
                 raise ExpressivityError(f"{folder} is part of the saved {above.kind} folder {root} (written by "
-                                        f"'{above.command}'); save into another folder")
+                                        f"'{above.command}'); write into another folder")
 
 
 def write_manifest(folder: Path, kind: str, command: str, files: dict[str, str],

@@ -154,7 +154,7 @@ def test_save_network_writes_a_manifest_and_refuses_a_folder_another_manifest_de
     folder = tmp_path / "construction"
     shutil.copytree(saved / "circuit", folder)
     before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
-    with pytest.raises(ExpressivityError, match="is a saved construction folder .*save into another folder"):
+    with pytest.raises(ExpressivityError, match="is a saved construction folder .*write into another folder"):
         save_network(net, folder)
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / MANIFEST).write_text("my own notes\n")

@@ -46,7 +46,8 @@ from pathlib import Path
 import torch
 
 from expressivity.errors import ExpressivityError
-from expressivity.manifest import MANIFEST, NetworkEntry, read_manifest, trained_run_files, write_manifest
+from expressivity.manifest import (MANIFEST, NetworkEntry, read_manifest, replaceable_manifest, trained_run_files,
+                                  write_manifest)
 from expressivity.nn.model import Model
 from expressivity.records import canonical_json, content_hash
 from expressivity.tasks import Batch, Task
@@ -217,7 +218,7 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     listed = group_dir is not None and member_dirs is None   # the members under group_dir, which lists them
     if listed:
         member_dirs = [Path(group_dir) / f"seed_{c.seed}" for c in configs]
-        _check_group(Path(group_dir))
+        replaceable_manifest(Path(group_dir), "trained runs", GROUP_WRITERS, whole=False)
     for d in member_dirs or []:
         check_run_folder(d)
     if listed:   # only once every folder was found writable
@@ -246,22 +247,6 @@ def group_id(configs: list[RunConfig]) -> str:
 # the commands whose manifest a group folder may have: this function's, or train --out's (which
 # lists the same seed folders and is rewritten by the command itself)
 GROUP_WRITERS = ("run_ensemble", "train")
-
-
-def _check_group(group_dir: Path) -> None:
-    """Refuse a group folder whose ``manifest.json`` another command or the user wrote."""
-    path = group_dir / MANIFEST
-    if not (path.exists() or path.is_symlink()):
-        return
-    try:
-        manifest = read_manifest(group_dir) if path.is_file() else None
-    except ExpressivityError:
-        manifest = None
-    if manifest is None:
-        raise ExpressivityError(f"{path} was not written by expressivity; train into another folder, or move the file")
-    if manifest.kind != "trained runs" or manifest.command not in GROUP_WRITERS:
-        raise ExpressivityError(f"{group_dir} is a saved {manifest.kind} folder (written by '{manifest.command}'); "
-                                "train into another folder")
 
 
 def _write_group_manifest(group_dir: Path, configs: list[RunConfig]) -> None:
