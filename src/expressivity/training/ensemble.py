@@ -207,8 +207,9 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     get each member's metrics, final checkpoint and ``manifest.json``, as a single run's folder.
     With the default member folders, ``group_dir`` gets a ``manifest.json`` listing them (and the
     members of earlier calls still there; ``train --out``'s own manifest is left to it). Folders
-    another command's or the user's ``manifest.json`` describes are refused before anything is written. ``on_step(step)`` is called before every
-    step (tests use it to simulate a crash). ``device`` as in :func:`~expressivity.training.run`.
+    another command's or the user's ``manifest.json`` describes are refused before anything is
+    written. ``on_step(step)`` is called before every step (tests use it to simulate a crash).
+    ``device`` as in :func:`~expressivity.training.run`.
     """
     device = resolve_device(device)
     ids = check_packable(configs)   # before the budget check and anything is built
