@@ -46,8 +46,7 @@ from pathlib import Path
 import torch
 
 from expressivity.errors import ExpressivityError
-from expressivity.manifest import (MANIFEST, NetworkEntry, read_manifest, replaceable_manifest, trained_run_files,
-                                  write_manifest)
+from expressivity.manifest import NetworkEntry, replaceable_manifest, trained_run_files, write_manifest
 from expressivity.nn.model import Model
 from expressivity.records import canonical_json, content_hash
 from expressivity.tasks import Batch, Task
@@ -91,7 +90,7 @@ class EnsembleStepper:
         """``ids``: what :func:`check_packable` returned for ``configs`` (checked here when not given)."""
         self.configs, self.task, self.ckpt, self.device = configs, task, ckpt, device
         self.ids = check_packable(configs) if ids is None else ids
-        self.group_id = content_hash(self.ids)   # group_id(configs), from the ids already hashed
+        self.group_id = group_id(configs, self.ids)
         self.train = configs[0].train
         models = []
         for c in configs:
@@ -219,11 +218,11 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     listed = group_dir is not None and member_dirs is None   # the members under group_dir, which lists them
     if listed:
         member_dirs = [Path(group_dir) / f"seed_{c.seed}" for c in configs]
-        replaceable_manifest(Path(group_dir), "trained runs", GROUP_WRITERS, whole=False)
+        earlier = replaceable_manifest(Path(group_dir), "trained runs", GROUP_WRITERS, whole=False)
     for d in member_dirs or []:
         check_run_folder(d)
     if listed:   # only once every folder was found writable
-        _write_group_manifest(Path(group_dir), configs)
+        _write_group_manifest(Path(group_dir), configs, earlier)
     ckpt = Path(group_dir) / "ensemble" if group_dir is not None else None
     stepper = EnsembleStepper(configs, task, ckpt, device, ids)
     held_out = eval_batch(task, tc.eval_size, device=device)
@@ -240,9 +239,10 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     return results, stepper.model
 
 
-def group_id(configs: list[RunConfig]) -> str:
-    """Content hash of the member ids, in order (the ensemble checkpoint's identity)."""
-    return content_hash([c.id() for c in configs])
+def group_id(configs: list[RunConfig], ids: list[str] | None = None) -> str:
+    """Content hash of the member ids, in order (the ensemble checkpoint's identity); ``ids``:
+    the members' ids when already computed (:func:`check_packable` returns them)."""
+    return content_hash([c.id() for c in configs] if ids is None else ids)
 
 
 # the commands whose manifest a group folder may have: this function's, or train --out's (which
@@ -250,11 +250,10 @@ def group_id(configs: list[RunConfig]) -> str:
 GROUP_WRITERS = ("run_ensemble", "train")
 
 
-def _write_group_manifest(group_dir: Path, configs: list[RunConfig]) -> None:
+def _write_group_manifest(group_dir: Path, configs: list[RunConfig], earlier) -> None:
     """``group_dir/manifest.json`` listing the members under ``seed_<s>``, with the members of an
-    earlier call into the same folder whose folders are still there; a ``train --out`` folder's
-    own manifest is left to that command."""
-    earlier = read_manifest(group_dir) if (group_dir / MANIFEST).is_file() else None
+    ``earlier`` call into the same folder (the manifest found there) whose folders are still there;
+    a ``train --out`` folder's own manifest is left to that command."""
     if earlier is not None and earlier.command != "run_ensemble":
         return
     kept = [] if earlier is None else [e for e in earlier.networks if (group_dir / e.path).is_dir()]
