@@ -1,5 +1,5 @@
-"""The most an ensemble could gain here: the arithmetic bound shared by bench_ensemble.py and
-bench_train_ensemble.py.
+"""What bench_ensemble.py and bench_train_ensemble.py share: the most an ensemble could gain here
+(the arithmetic bound), and how a ratio's 95% interval is read against a goal (:func:`verdict`).
 
 An ensemble of K runs does K times the matrix products of one run; however it is batched, its
 training cannot take less than ``flops / peak``, where ``flops`` counts the matrix products
@@ -66,3 +66,21 @@ def import_floor(rounds: int = 3) -> float:
         subprocess.run([sys.executable, "-c", "import torch"], check=True, env=os.environ)
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+def ratio_interval(ratios: list[float]) -> tuple[float, float, float]:
+    """Geometric mean of positive ``ratios`` with a 95% t interval on log10 (each ratio one
+    independent draw); one ratio has no interval (infinite bounds)."""
+    from expressivity.statistics import log10_t_interval
+
+    return log10_t_interval(ratios) if len(ratios) >= 2 else (ratios[0], -math.inf, math.inf)
+
+
+def verdict(value: float, low: float, high: float, goal: float) -> str:
+    """``MET`` when the whole interval clears ``goal``, ``NOT MET`` when it wholly misses it,
+    ``UNDECIDED`` otherwise (with the side the estimate falls on)."""
+    if low >= goal:
+        return "MET"
+    if high < goal:
+        return "NOT MET"
+    return f"UNDECIDED (estimate {'above' if value >= goal else 'below'} the goal)"
