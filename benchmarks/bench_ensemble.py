@@ -18,8 +18,8 @@ each round gives paired ratios, so a burst of machine load cannot favour one sid
 
 Why several processes: on the shared 2-core machine a ratio is steady within one process, round
 after round, but differs from process to process by up to 20% either way (measured 2026-11-26:
-micro's packing 0.82 in one process, 1.12 in another, same code and order), so one process is
-one draw. The script runs ``--processes`` fresh processes one after another (each measures every
+micro's packing 0.82 in one process, 1.12 in another, same code and order; not the address
+layout: the spread stays with ASLR off, ``setarch -R``), so one process is one draw. The script runs ``--processes`` fresh processes one after another (each measures every
 size, ratios against its own baseline as ever), takes each process's geometric mean over its
 rounds, and reports the geometric mean over processes with a 95% t interval on log10 across them
 (``ensemble_ceiling.ratio_interval``: processes are the independent units). A goal
