@@ -126,7 +126,8 @@ def execute(configs: list, out: Path | None, *, resume: bool, ensemble: bool, pr
 @click.option("--length", type=click.IntRange(min=1), help="training length (the task's 'length' argument)")
 @click.option("--eval-lengths", "eval_lengths", help="also evaluate at these task lengths, e.g. 8,16,32")
 @click.option("--task-arg", "task_arg", multiple=True, metavar="KEY=VALUE", help="task argument, repeatable")
-@click.option("--mixer", help="token mixer, or one per layer comma-separated (see README)")
+@click.option("--mixer", help="token mixer, or one per layer comma-separated (an unknown name is refused with "
+                               "the list of mixers)")
 @click.option("--rpe", help="relative position bias: none, t5, lin, log, free, matrix")
 @click.option("--learn-slopes/--fixed-slopes", default=None, help="learnable beta per head for lin/log RPE")
 @click.option("--ape", help="absolute position encoding: none, sinusoidal, learned")

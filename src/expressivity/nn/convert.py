@@ -111,7 +111,9 @@ def _names() -> dict[type[Mixer], str]:
 
 
 def _holder(layer, where: str) -> type[Mixer]:
-    """The family's mixer that holds a network mixer layer (the mixers of a kind hold disjoint layers)."""
+    """The family's mixer that holds a network mixer layer: the first in ``MIXERS`` that does (the
+    family's mixers hold disjoint sets of the layers they build; a layer two of them represent
+    loads into the first)."""
     names = _names()
     candidates = [mixer for mixer in names if mixer.layer_kind == layer.kind]
     for mixer in candidates:

@@ -21,9 +21,12 @@ A mixer maps the residual stream ``(K, batch, n, d)`` (tokens as rows, ``K`` the
 and, for :func:`expressivity.nn.convert.from_network`, which network layers it holds and the
 switches they fix:
 
-* ``holds(layer)`` for a layer of kind ``layer_kind`` (the mixers of one kind hold disjoint sets
-  of layers; a mixer that holds none does not load), ``holds_what``, those layers in words for
-  the refusal of a layer none holds, and ``load_layer(layer)``, which copies one in;
+* ``holds(layer)`` for a layer of kind ``layer_kind``: whether ``load_layer(layer)`` copies it
+  in exactly (so ``holds`` claims only what ``load_layer`` can represent; the model-wide settings,
+  such as causal padding, are ``check_loadable``'s). A mixer that holds none does not load. The
+  family's mixers hold disjoint sets of the layers they build (tested); a layer two mixers both
+  represent is loaded by the first in :data:`expressivity.nn.mixers.MIXERS`. ``holds_what`` says
+  those layers in words, for the refusal of a layer none holds;
 * ``load_switches(placed)``: the config fields its layers fix, from ``placed``, every mixer layer
   of the network by mixer class (so mixers that share fields, such as the head mixers' ``heads``,
   compute them from all their layers and agree);
@@ -85,8 +88,8 @@ class Mixer(EnsembleModule):
 
     @classmethod
     def holds(cls, layer) -> bool:
-        """Whether this mixer holds ``layer``, a network layer of kind ``layer_kind`` (none unless
-        the mixer says which: it then also defines ``load_layer``)."""
+        """Whether this mixer's ``load_layer`` copies in ``layer``, a network layer of kind
+        ``layer_kind``, exactly (none unless the mixer says which: it then also defines ``load_layer``)."""
         return False
 
     @classmethod

@@ -21,7 +21,7 @@ class SepConv(Mixer):
 
     layer_kind = "mixing"
     switches = frozenset({"conv_kernel"})
-    holds_what = "one convolution head"
+    holds_what = "one convolution head on the residual itself (W_V = I)"
     weight_matrices = ("filters",)
 
     def __init__(self, d: int, kernel_size: int, causal: bool, members: int | None = None):
@@ -45,7 +45,12 @@ class SepConv(Mixer):
 
     @classmethod
     def holds(cls, layer: MixingLayer) -> bool:
-        return len(layer.heads) == 1 and layer.heads[0].matrix is None
+        """One convolution head that convolves the residual itself (``W_V = I``, which is all
+        ``load_layer`` can copy in): a head reading ``X @ W_V`` is left to another mixer, or refused."""
+        if len(layer.heads) != 1 or layer.heads[0].matrix is not None:
+            return False
+        W_V = np.asarray(layer.heads[0].W_V, dtype=np.float64)
+        return W_V.shape[0] == W_V.shape[1] and bool(np.all(W_V == np.eye(W_V.shape[0])))
 
     @classmethod
     def load_switches(cls, placed: Placed) -> dict:
@@ -61,12 +66,9 @@ class SepConv(Mixer):
 
     @classmethod
     def check_loadable(cls, layer: MixingLayer, causal: bool, where: str) -> None:
-        """The convolution must read the residual itself (``W_V = I``) with this model's padding."""
+        """The convolution must be padded as this model's are (causal or centred)."""
         head = layer.heads[0]
         K = head.kernel.shape[0]
-        if head.W_V.shape[0] != head.W_V.shape[1] or np.any(np.asarray(head.W_V, dtype=np.float64) != np.eye(head.d)):
-            raise NetworkError(f"{where}: its convolution reads X @ W_V with W_V not the identity; fold W_V into W_O or "
-                               "convolve the residual directly (sepconv)")
         if head.left != (K - 1 if causal else (K - 1) // 2):
             side = "causal (left = K-1)" if causal else "centred (left = (K-1)//2)"
             raise NetworkError(f"{where}: a convolution with left={head.left} is not {side} like the rest of the model")
