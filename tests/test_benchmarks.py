@@ -1,0 +1,69 @@
+"""The ensemble benchmarks' arithmetic (not their timings): how per-round ratios become a
+verdict, and that the script runs end to end on a tiny setting with its JSON intact."""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import bench_ensemble
+        import ensemble_ceiling
+
+        yield bench_ensemble, ensemble_ceiling
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+def test_a_goal_is_met_only_when_the_whole_interval_clears_it(bench):
+    _, ceiling = bench
+    assert ceiling.verdict(0.95, 0.91, 0.99, 0.9) == "MET"
+    assert ceiling.verdict(0.85, 0.80, 0.89, 0.9) == "NOT MET"
+    assert ceiling.verdict(0.93, 0.87, 1.01, 0.9) == "UNDECIDED (estimate above the goal)"
+    assert ceiling.verdict(0.88, 0.80, 0.95, 0.9) == "UNDECIDED (estimate below the goal)"
+    one = ceiling.ratio_interval([0.95])   # one draw: no interval, so never MET
+    assert one[0] == 0.95 and one[1] == -math.inf and one[2] == math.inf
+    assert ceiling.verdict(*one, 0.9).startswith("UNDECIDED")
+
+
+def test_processes_are_the_units_of_the_interval(bench):
+    mod, _ = bench
+    # two processes of two rounds: per process the geometric mean of the paired ratios
+    cell = {"size": "micro", "task": "reverse", "params_per_model": 1, "batch_size": 1, "speedup_ceiling": 10.0}
+    first = cell | {"ensemble_s": [1.0, 2.0], "one_model_k_batch_s": [0.9, 1.6], "sequential_s": [4.0, 8.0]}
+    second = cell | {"ensemble_s": [1.0, 1.0], "one_model_k_batch_s": [1.1, 1.1], "sequential_s": [3.0, 3.0]}
+    (row,) = mod.summarise([[first], [second]], ["micro"])
+    per = [math.sqrt(0.9 * 0.8), 1.1]
+    assert row["packing_per_process"] == pytest.approx(per)
+    assert row["packing"] == pytest.approx(math.sqrt(per[0] * per[1]))
+    low, high = row["packing_ci95"]
+    # t with 1 degree of freedom on log10 over the two processes
+    half = 12.706 * abs(math.log10(per[0]) - math.log10(per[1])) / 2
+    assert math.log10(low) == pytest.approx(math.log10(row["packing"]) - half)
+    assert math.log10(high) == pytest.approx(math.log10(row["packing"]) + half)
+    assert row["speedup_per_process"] == pytest.approx([4.0, 3.0])
+    assert row["packing_verdict"].startswith("UNDECIDED")
+
+
+def test_the_ensemble_benchmark_runs_in_fresh_processes(tmp_path):
+    out = subprocess.run([sys.executable, str(BENCHMARKS / "bench_ensemble.py"), "--sizes", "micro", "--k", "2",
+                          "--steps", "2", "--rounds", "1", "--processes", "2", "--json"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    res = json.loads(out.stdout)
+    (row,) = res["sizes"]
+    assert res["processes"] == 2 and len(row["packing_per_process"]) == 2
+    assert all(v > 0 and math.isfinite(v) for v in row["packing_per_process"] + row["speedup_per_process"])
+    assert row["packing_ci95"][0] <= row["packing"] <= row["packing_ci95"][1]
+    bad = subprocess.run([sys.executable, str(BENCHMARKS / "bench_ensemble.py"), "--processes", "0"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "at least 1" in bad.stderr
