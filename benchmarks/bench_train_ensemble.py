@@ -8,7 +8,8 @@ favour one side. The run ids printed by both sides are checked to be equal.
 
 Printed ratio = sequential time / ensemble time (goal, issue 17: >= 4): the geometric mean of the
 rounds' paired ratios with a 95% t interval on log10 over rounds (every round is two fresh
-processes, so rounds are independent draws; on this shared machine they differ by up to 30%).
+processes, so rounds are independent draws; on this shared machine they differ widely: 3.10 to
+4.26 on claim 4's cell and 1.34 to 2.15 at the reverse default, 5 rounds each on 2026-11-26).
 The goal is ``MET`` when the whole interval clears it, ``NOT MET`` when it wholly misses it,
 ``UNDECIDED`` otherwise. Beside it the
 ceiling (``benchmarks/ensemble_ceiling.py``): the sequential time over the least an ensemble
