@@ -11,8 +11,7 @@ rounds' paired ratios with a 95% t interval on log10 over rounds (every round is
 processes, so rounds are independent draws; on this shared machine they differ widely: 3.10 to
 4.26 on claim 4's cell and 1.34 to 2.15 at the reverse default, 5 rounds each on 2026-11-26).
 The goal is ``MET`` when the whole interval clears it, ``NOT MET`` when it wholly misses it,
-``UNDECIDED`` otherwise. Beside it the
-ceiling (``benchmarks/ensemble_ceiling.py``): the sequential time over the least an ensemble
+``UNDECIDED`` otherwise. Beside it the ceiling (``benchmarks/ensemble_ceiling.py``): the sequential time over the least an ensemble
 process could take here, importing torch plus the ensemble's matrix products at this machine's
 best matrix-product speed. Where the ceiling is below the goal, no ensemble reaches it at this
 size and step count on this machine. Each side's training-loop seconds (what ``train --json``
