@@ -110,11 +110,10 @@ def _names() -> dict[type[Mixer], str]:
     return {mixer: name for name, mixer in MIXERS.items() if mixer is not None}
 
 
-def _holder(layer, where: str) -> type[Mixer]:
+def _holder(layer, where: str, names: dict[type[Mixer], str]) -> type[Mixer]:
     """The family's mixer that holds a network mixer layer: the first in ``MIXERS`` that does (the
     family's mixers hold disjoint sets of the layers they build; a layer two of them represent
-    loads into the first)."""
-    names = _names()
+    loads into the first); ``names``: :func:`_names`."""
     candidates = [mixer for mixer in names if mixer.layer_kind == layer.kind]
     for mixer in candidates:
         if mixer.holds(layer):
@@ -135,7 +134,7 @@ def _mixer_switches(blocks: list[_Block]) -> tuple[list[str], dict]:
         if b.mixer is None:
             names.append("none")
             continue
-        mixer = _holder(b.mixer, f"layer {b.index}")
+        mixer = _holder(b.mixer, f"layer {b.index}", name_of)
         placed.setdefault(mixer, []).append((b.index, b.mixer))
         names.append(name_of[mixer])
     fixed: dict = {}

@@ -74,13 +74,15 @@ class EnsembleModule(nn.Module):
         """The inverse of :meth:`stacked` on an output."""
         return t if self.members is not None else t.squeeze(0)
 
+    def members_to_draw(self) -> range:
+        """The members whose initial values are drawn now, in order (none inside :func:`without_initial_values`)."""
+        return range(self.size if _drawing_initial_values() else 0)
+
     def init_members(self, param: torch.Tensor, init) -> None:
         """Initialise each member's slice of ``param`` with ``init(slice)`` (in member order;
         nothing inside :func:`without_initial_values`)."""
-        if not _drawing_initial_values():
-            return
         with torch.no_grad():
-            for k in range(self.size):
+            for k in self.members_to_draw():
                 init(param if self.members is None else param[k])
 
     def run(self, x: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
@@ -109,7 +111,7 @@ class Linear(EnsembleModule):
         self.weight = nn.Parameter(torch.empty(self.shape(d_out, d_in)))
         self.register_parameter("bias", nn.Parameter(torch.empty(self.shape(d_out))) if bias else None)
         bound = 1 / math.sqrt(d_in) if d_in > 0 else 0.0
-        for k in range(self.size if _drawing_initial_values() else 0):   # torch.nn.Linear's initialisation, member by member
+        for k in self.members_to_draw():   # torch.nn.Linear's initialisation, member by member
             with torch.no_grad():
                 nn.init.kaiming_uniform_(self.weight if members is None else self.weight[k], a=math.sqrt(5))
                 if bias:
