@@ -138,3 +138,31 @@ def test_building_without_initial_values_is_this_threads_only():
     for t in threads:
         t.join(timeout=60)
     assert all(torch.equal(other["state"][name], value) for name, value in expected.items())
+
+
+@pytest.mark.parametrize("d_in, d_out", [(1, 8), (8, 1), (1, 1), (16, 1), (5, 3)])
+def test_scalar_inputs_and_outputs_keep_members_equal_to_single_models_bit_for_bit(d_in, d_out):
+    """A scalar readout (d_out = 1) and a scalar input (d_in = 1) take their own products
+    (:func:`expressivity.nn.layers.linear`): for one model the numbers of ``x W^T + b`` exactly,
+    and member k of an ensemble exactly its own model's, forward and gradients."""
+    from expressivity.nn.layers import linear
+
+    g = torch.Generator().manual_seed(d_in * 10 + d_out)
+    K, rows = 4, 300
+    flat = torch.randn(K, d_out * d_in + d_out + 3, generator=g)   # parameters are views of (K, P) rows in training
+    weight = flat[:, :d_out * d_in].view(K, d_out, d_in).requires_grad_()
+    bias = flat[:, d_out * d_in:d_out * d_in + d_out].requires_grad_()
+    x = torch.randn(K, 2, rows // 2, d_in, generator=g)
+    out = linear(x, weight, bias)
+    out.square().sum().backward()
+    for k in range(K):
+        w1, b1 = weight[k].detach().clone().requires_grad_(), bias[k].detach().clone().requires_grad_()
+        single = linear(x[k:k + 1], w1.unsqueeze(0), b1.unsqueeze(0))[0]
+        plain = torch.baddbmm(b1.unsqueeze(0).unsqueeze(1), x[k].reshape(1, -1, d_in), w1.unsqueeze(0).transpose(1, 2))
+        assert torch.equal(single, plain.view_as(single))
+        if d_in == 1 or d_out == 1:   # the batched kernel of a general product may sum in another order
+            assert torch.equal(out[k], single)
+            single.square().sum().backward()
+            assert torch.equal(weight.grad[k], w1.grad) and torch.equal(bias.grad[k], b1.grad)
+        else:
+            assert torch.allclose(out[k], single, atol=1e-5, rtol=1e-5)

@@ -59,6 +59,30 @@ def test_dpfree_over_an_infinite_past_reproduces_the_kernel_memory_kernel(kernel
     assert torch.max(torch.abs(model(x) - (x + task.kernel_matrix() @ x))).item() < 1e-12   # residual + kernel memory
 
 
+@pytest.mark.parametrize("members", [None, 3])
+@pytest.mark.parametrize("rpe", ["log", "lin"])
+def test_the_infinite_past_kernel_is_the_exponential_of_the_bias_over_its_mass_bit_for_bit(members, rpe):
+    """The kernel is computed on the 2n - 1 offsets and spread (it depends on i - j alone): the
+    same numbers as exp(B) / Z_inf over the (n, n) grid, masked to the past, and the same gradient
+    up to the order of its sums."""
+    cfg = ModelConfig(d_in=1, mixer="dpfree", rpe=rpe, learnable_slopes=True, dpfree_normaliser="infinite", heads=2,
+                      d_model=4, ffn_width=0, max_len=200)
+    torch.manual_seed(3)
+    mixer = Model(cfg, members=members).blocks[0].mixer
+    with torch.no_grad():
+        mixer.bias.log_beta.add_(torch.randn_like(mixer.bias.log_beta))
+    for n in (1, 2, 7, 64, 200):
+        kernel = mixer.kernel(n)
+        grid = mixer.bias(n)
+        mass = mixer.bias.infinite_mass()[..., None, None]
+        expected = torch.where(torch.ones(n, n, dtype=torch.bool).tril(), grid.exp(), 0.0) / mass
+        assert kernel.shape == expected.shape and torch.equal(kernel, expected)
+        weights = torch.randn(kernel.shape, generator=torch.Generator().manual_seed(n))
+        (ours,) = torch.autograd.grad((kernel * weights).sum(), mixer.bias.log_beta)
+        (theirs,) = torch.autograd.grad((expected * weights).sum(), mixer.bias.log_beta)
+        assert torch.allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
 def test_hardmax_attention_splits_ties_evenly():
     att = Attention(d=2, heads=1, d_head=1, causal=False, bias=None, rotary=False, scale=1.0, hardmax=True).double()
     with torch.no_grad():

@@ -95,9 +95,22 @@ class EnsembleModule(nn.Module):
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
     """``x @ W^T + b`` per member: ``x`` ``(K, ..., in)``, ``weight`` ``(K, out, in)``, ``bias`` ``(K, out)``."""
     K, lead, d_in = x.shape[0], x.shape[1:-1], x.shape[-1]
-    rows, w = x.reshape(K, -1, d_in), weight.transpose(1, 2)
+    d_out = weight.shape[1]
+    rows = x.reshape(K, -1, d_in)
+    if d_out == 1:
+        # One output (a scalar readout): W x^T, whose (K, 1, rows) is the (K, rows, 1) wanted.
+        # Measured against x W^T at K = 8 (claims 3 and 4): 2.4x faster forward, 1.4x with the
+        # backward, and member k equals the single model bit for bit, which x W^T's batched
+        # kernel does not; for one model both give the same numbers (tests/nn/test_layers.py).
+        xT = rows.transpose(1, 2)
+        out = torch.bmm(weight, xT) if bias is None else torch.baddbmm(bias.unsqueeze(-1), weight, xT)
+        return out.view(K, *lead, 1)
+    # W^T of one input column ((K, out, 1) transposed) has strides torch's bmm takes for a
+    # column-major matrix of leading dimension 1, and multiplies 2-3x slower by (scalar inputs);
+    # a row-major (K, 1, out) view holds the same numbers, and products of one term are exact
+    w = weight.reshape(K, 1, d_out) if d_in == 1 else weight.transpose(1, 2)
     out = torch.bmm(rows, w) if bias is None else torch.baddbmm(bias.unsqueeze(1), rows, w)
-    return out.view(K, *lead, weight.shape[1])
+    return out.view(K, *lead, d_out)
 
 
 class Linear(EnsembleModule):

@@ -22,11 +22,12 @@ with :func:`~expressivity.training.run` to float32 round-off at first and may dr
 as training amplifies it. ``tests/training/test_ensemble.py`` holds them to parameters within
 2e-5 after 15 steps and, after 300 steps, held-out metrics within 0.01 and losses within 0.1%.
 Measured on this 2-core CPU: no difference at all on those tests' configurations and on the
-``reverse`` defaults with K = 8 after 30 steps, 3e-8 on ``kernel-memory`` (2026-11-25); on claim
-4's widest DP-free cell (K = 8, 30 steps, ``benchmarks/ensemble_agreement.py 30 claim4``,
-2026-11-26) 7 members within 1.8e-6 and one at 7.5e-4 in one weight, where AdamW's sign-like
-early steps turned a round-off difference in a near-zero gradient into a step of about the
-learning rate (final losses within 2.7e-6, relative).
+``reverse`` defaults with K = 8 after 30 steps (2026-11-25); on ``kernel-memory`` (K = 8) 6e-8
+after 30 steps and 6.6e-7 after 300; on claim 4's widest DP-free cell (K = 8, 30 steps,
+``benchmarks/ensemble_agreement.py 30 claim4``) 1.2e-7 (2026-11-26, since a scalar readout's
+product is the single model's bit for bit, :func:`expressivity.nn.layers.linear`; before, one
+member was 7.5e-4 off in one weight, where AdamW's sign-like early steps turned a round-off
+difference in a near-zero gradient into a step of about the learning rate).
 Ensembles are exact replicas of themselves: the same configs give bit-identical results, and
 resuming is bit-exact.
 
