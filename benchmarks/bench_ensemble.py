@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -48,7 +47,7 @@ from pathlib import Path
 
 import torch
 
-from ensemble_ceiling import matmul_peak, ratio_interval, training_flops, verdict
+from ensemble_ceiling import interval_text, matmul_peak, ratio_interval, training_flops, verdict
 
 SIZES = {
     "micro": ("reverse", {"d_model": 16, "heads": 2, "ffn_width": 32}, 16),
@@ -94,18 +93,14 @@ def measure(size: str, k: int, steps: int, rounds: int) -> dict:
             "sequential_s": seq, "ensemble_s": ens, "one_model_k_batch_s": bound, "speedup_ceiling": ceiling}
 
 
-def _geomean(values) -> float:
-    return math.exp(statistics.fmean(math.log(v) for v in values))
-
-
 def summarise(per_process: list[list[dict]], sizes: list[str]) -> list[dict]:
     """Per size: each process's geometric-mean ratios over its rounds, and across processes the
     geometric mean with a 95% t interval on log10 (processes are the independent units)."""
     rows = []
     for i, size in enumerate(sizes):
         cells = [p[i] for p in per_process]
-        packing = [_geomean(b / e for b, e in zip(c["one_model_k_batch_s"], c["ensemble_s"])) for c in cells]
-        speedup = [_geomean(s / e for s, e in zip(c["sequential_s"], c["ensemble_s"])) for c in cells]
+        packing = [statistics.geometric_mean(b / e for b, e in zip(c["one_model_k_batch_s"], c["ensemble_s"])) for c in cells]
+        speedup = [statistics.geometric_mean(s / e for s, e in zip(c["sequential_s"], c["ensemble_s"])) for c in cells]
         row = {k: cells[0][k] for k in ("size", "task", "params_per_model", "batch_size")}
         for name, values, goal in (("packing", packing, GOAL_PACKING), ("speedup", speedup, GOAL_SPEEDUP)):
             value, low, high = ratio_interval(values)
@@ -126,12 +121,6 @@ def _worker(a) -> list[dict]:
     if proc.returncode != 0:
         raise SystemExit(f"a benchmark process failed: {proc.stderr[-2000:]}")
     return json.loads(proc.stdout)
-
-
-def _fmt(value: float, ci: list[float]) -> str:
-    if not all(math.isfinite(c) for c in ci):
-        return f"{value:.2f} (one process: no interval)"
-    return f"{value:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]"
 
 
 def main(argv=None):
@@ -178,9 +167,9 @@ def main(argv=None):
           f"interleaved rounds; geometric mean over processes [95% interval]")
     for r in rows:
         print(f"  {r['size']:<7} ({r['params_per_model']:>6} params, {r['task']}, batch {r['batch_size']}): "
-              f"packing {_fmt(r['packing'], r['packing_ci95'])}   goal >= {GOAL_PACKING}: {r['packing_verdict']}")
+              f"packing {interval_text(r['packing'], *r['packing_ci95'], 'process')}   goal >= {GOAL_PACKING}: {r['packing_verdict']}")
         print(f"  {'':<7} ensemble {r['ensemble_s']:.2f} s, one model on a {a.k}x batch {r['one_model_k_batch_s']:.2f} s, "
-              f"one after another {r['sequential_s']:.2f} s (medians); speed-up {_fmt(r['speedup'], r['speedup_ci95'])}"
+              f"one after another {r['sequential_s']:.2f} s (medians); speed-up {interval_text(r['speedup'], *r['speedup_ci95'], 'process')}"
               f"   goal >= {GOAL_SPEEDUP}: {r['speedup_verdict']}, ceiling {r['speedup_ceiling']:.1f}")
         print(f"  {'':<7} packing per process: {', '.join(f'{v:.2f}' for v in r['packing_per_process'])}")
     return res

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -37,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from ensemble_ceiling import import_floor, matmul_peak, ratio_interval, training_flops, verdict
+from ensemble_ceiling import import_floor, interval_text, matmul_peak, ratio_interval, training_flops, verdict
 
 GOAL = 4.0
 
@@ -117,8 +116,7 @@ def main(argv=None):
     print(f"train --task {a.task} --steps {a.steps} --seeds 0..{a.k - 1} {a.model} ({threads} threads), medians of "
           f"{a.rounds} interleaved rounds: one after another {s:.1f} s (training loops {res['sequential_loop_s']:.1f} s), "
           f"--ensemble {e:.1f} s (training loop {res['ensemble_loop_s']:.1f} s)")
-    interval = f"[{low:.2f}, {high:.2f}]" if math.isfinite(low) else "(one round: no interval)"
-    print(f"ratio = {ratio:.2f} {interval} (geometric mean of the rounds' {', '.join(f'{r:.2f}' for r in ratios)})"
+    print(f"ratio = {interval_text(ratio, low, high, 'round')} (geometric mean of the rounds' {', '.join(f'{r:.2f}' for r in ratios)})"
           f"   goal >= {GOAL}   {res['verdict']}")
     print(f"ceiling = {ceiling:.2f}: {s:.1f} s / ({f:.1f} s to import torch + {flops / 1e9:.1f} GFLOP of matrix products "
           f"at {peak / 1e9:.0f} GFLOP/s, this machine's best); "

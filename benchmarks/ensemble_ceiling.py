@@ -76,6 +76,13 @@ def ratio_interval(ratios: list[float]) -> tuple[float, float, float]:
     return log10_t_interval(ratios) if len(ratios) >= 2 else (ratios[0], -math.inf, math.inf)
 
 
+def interval_text(value: float, low: float, high: float, units: str) -> str:
+    """``value [low, high]`` to two decimals, or ``value (one <unit>: no interval)``."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return f"{value:.2f} (one {units}: no interval)"
+    return f"{value:.2f} [{low:.2f}, {high:.2f}]"
+
+
 def verdict(value: float, low: float, high: float, goal: float) -> str:
     """``MET`` when the whole interval clears ``goal``, ``NOT MET`` when it wholly misses it,
     ``UNDECIDED`` otherwise (with the side the estimate falls on)."""
