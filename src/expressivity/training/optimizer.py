@@ -84,9 +84,12 @@ class FlatAdamW:
         self.grad.zero_()
 
     @torch.no_grad()
-    def step(self, t: int, lrs: Sequence[float], alive: Sequence[bool]) -> None:
+    def step(self, t: int, lrs: Sequence[float], alive: Sequence[bool] | torch.Tensor) -> None:
         """Step ``t`` (1 for the first) with member ``k``'s learning rate ``lrs[k]``; members not
-        ``alive`` keep their parameters."""
+        ``alive`` keep their parameters. ``alive`` may be a bool tensor on the device (a stepper
+        that does not read the device every step): the same arithmetic, with no host read."""
+        if isinstance(alive, torch.Tensor):
+            return self._step_masked(t, lrs, alive)
         tc = self.train
         g = self.grad
         if not all(alive):
@@ -114,6 +117,26 @@ class FlatAdamW:
             return
         value = torch.tensor([[-(lr / bias_correction1) if a else 0.0] for lr, a in zip(lrs, alive)],
                              dtype=torch.float64).to(self.flat)
+        self.flat.addcdiv_(torch.mul(self.m1, value, out=self._update), denom)
+
+    def _step_masked(self, t: int, lrs: Sequence[float], alive: torch.Tensor) -> None:
+        """:meth:`step` with ``alive`` a ``(K,)`` bool tensor: its operations, members masked on the device."""
+        tc, g = self.train, self.grad
+        keep = alive.view(-1, 1)
+        g.masked_fill_(~keep, 0.0)
+        norms = torch.stack([torch.linalg.vector_norm(g[:, cols], dim=1) for cols in self.columns], 1)
+        total = torch.linalg.vector_norm(norms, dim=1, keepdim=True)
+        g.mul_(torch.clamp(tc.grad_clip / (total + 1e-6), max=1.0))
+        rates = torch.tensor([[lr] for lr in lrs], dtype=torch.float64).to(self.flat.device) * keep
+        if tc.weight_decay:
+            shrink = (1 - rates * tc.weight_decay).to(self.flat)
+            for cols in self.decayed_runs:
+                self.flat[:, cols].mul_(shrink)
+        b1, b2 = tc.beta1, tc.beta2
+        self.m1.lerp_(g, 1 - b1)
+        self.m2.mul_(b2).addcmul_(g, g, value=1 - b2)
+        denom = torch.sqrt(self.m2, out=self._denom).div_((1 - b2 ** t) ** 0.5).add_(tc.eps)
+        value = (-rates / (1 - b1 ** t)).to(self.flat)
         self.flat.addcdiv_(torch.mul(self.m1, value, out=self._update), denom)
 
     # ---- torch.optim.AdamW's state_dict layout (single-run checkpoints) ------------------------
