@@ -14,6 +14,12 @@ checkpoint; when every member has stopped or the last step is done it writes the
 Ctrl-C finishes the step in progress, checkpoints it and raises
 :class:`~expressivity.training.interrupt.TrainingInterrupted`. The process keeps the memory its
 steps free for the next step (:mod:`expressivity.training.memory`).
+
+A stepper with ``defers_sync`` (``host_sync="log"``, the CUDA default) is not read every step:
+it freezes non-finite members on the device itself (``update(step, losses, None)``) and the loop
+asks :meth:`Stepper.nan_steps` only when it logs, evaluates, checkpoints, ends or is interrupted;
+the members found are stopped at the steps they failed, so the records are those of a stepper
+read every step (tested in ``tests/training/test_execution.py``).
 """
 
 from __future__ import annotations
@@ -79,8 +85,12 @@ class Stepper(Protocol):
     def lr(self, k: int, step: int) -> float:
         """Member ``k``'s learning rate at ``step``."""
 
-    def update(self, step: int, losses: torch.Tensor, alive: list[bool]) -> None:
-        """Back-propagate ``losses`` and take one AdamW step for the running members."""
+    def update(self, step: int, losses: torch.Tensor, alive: list[bool] | None) -> None:
+        """Back-propagate ``losses`` and take one AdamW step for the running members (``alive=None``:
+        the stepper's own device-side record of them, for a stepper with ``defers_sync``)."""
+
+    def nan_steps(self) -> list[int]:
+        """Per member, the step its loss turned non-finite (-1: never); only with ``defers_sync``."""
 
     def evaluate(self, batch: Batch) -> list[tuple[float, float]]:
         """Each member's ``(loss, metric)`` on the held-out ``batch``, in evaluation mode."""
