@@ -67,3 +67,23 @@ def test_the_ensemble_benchmark_runs_in_fresh_processes(tmp_path):
     bad = subprocess.run([sys.executable, str(BENCHMARKS / "bench_ensemble.py"), "--processes", "0"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "at least 1" in bad.stderr
+
+
+@pytest.mark.slow
+def test_the_gpu_check_runs_its_cpu_half_and_says_in_one_line_when_there_is_no_gpu(tmp_path):
+    import torch
+
+    out = subprocess.run(["bash", str(BENCHMARKS / "gpu_check.sh"), "--quick", "--out", str(tmp_path / "check")],
+                         capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads((tmp_path / "check" / "gpu_check.json").read_text())
+    assert set(report["cpu"]["packs"]) == {"claim 7 T=8 pack", "wang-e-dp L=2 pack"}
+    for pack in report["cpu"]["packs"].values():
+        assert all(w["steps_per_s"] > 0 and w["execution"]["device"] == "cpu" for w in pack["ways"])
+    assert report["cpu"]["ensemble_vs_sequential"]["ratio"] > 0
+    notes = [line for line in out.stdout.splitlines() if "GPU half" in line]
+    if torch.cuda.is_available():
+        assert not notes and report["gpu"]["packs"]
+    else:
+        assert notes == ["no CUDA GPU here: the GPU half did not run (the CPU figures above are this machine's)"]
+        assert "gpu" not in report and notes[0] in (tmp_path / "check" / "gpu_check.md").read_text()

@@ -179,21 +179,26 @@ def _pack_plan(pack: Pack) -> PackPlan:
 
 
 def _calibrate(plan: Plan, packs: list[Pack], execution, threads: int) -> None:
-    """Time the packs with the most and the fewest FLOPs a step; price every pack by the line through them."""
+    """Time the packs with the most and the fewest FLOPs a step; a pack's step costs the line
+    through them at its FLOPs (the larger of the two times where they do not rise with FLOPs), and
+    its held-out passes cost their FLOPs at that step's rate."""
     order = sorted(range(len(packs)), key=lambda i: plan.packs[i].flops_per_step)
-    chosen = list(dict.fromkeys([order[-1], order[0]]))
     points = []
-    for i in chosen:
+    for i in dict.fromkeys([order[-1], order[0]]):
         first, per_step, steps = time_pack(packs[i], execution, threads)
-        points.append((plan.packs[i].flops_per_step, per_step, first))
+        points.append((plan.packs[i].flops_per_step, per_step))
         plan.calibration.append({"size": packs[i].size, "flops_per_step": plan.packs[i].flops_per_step,
                                  "seconds_per_step": per_step, "first_step": first, "steps": steps})
-    (f1, t1, s1), (f2, t2, s2) = points[0], points[-1]
-    slope = (t1 - t2) / (f1 - f2) if f1 != f2 and t1 > t2 else t1 / max(f1, 1.0)
-    intercept = max(0.0, t1 - slope * f1) if f1 != f2 and t1 > t2 else 0.0
-    startup = max(s1 - t1, s2 - t2, 0.0)
+    (f1, t1), (f2, t2) = points[0], points[-1]
+    rising = f1 > f2 and t1 > t2
+
+    def step_seconds(flops: float) -> float:
+        return t2 + (t1 - t2) * (flops - f2) / (f1 - f2) if rising else max(t1, t2)
+
+    startup = max(max(c["first_step"] - c["seconds_per_step"], 0.0) for c in plan.calibration)
     for p in plan.packs:
-        p.seconds = startup + p.steps * intercept + slope * p.flops
+        per_step = step_seconds(p.flops_per_step)
+        p.seconds = startup + per_step * p.flops / p.flops_per_step
     plan.seconds = _wall(sorted((p.seconds for p in plan.packs), reverse=True), plan.workers)
 
 
@@ -237,6 +242,9 @@ def time_pack(pack: Pack, execution, threads: int, steps: int = CALIBRATION_STEP
         while len(timed) < steps and spent < limit:
             timed.append(step(len(timed) + 1))
             spent += timed[-1]
+        del stepper
+        if run.device == "cuda":
+            torch.cuda.empty_cache()   # the runs, started next, get the memory back
         return first, sorted(timed)[len(timed) // 2], len(timed)
     finally:
         torch.set_num_threads(before)
