@@ -2,17 +2,17 @@
 about 9 minutes, it prints and writes to one folder (``gpu_check.json`` and ``gpu_check.md``):
 
 * steps per second of claim 7's widest pack (T = 64, attention, 20 runs) and of wang-e-dp's L = 8
-  pack (attention, 15 runs), eager and captured (``torch.compile``, CUDA graphs), fp32 and bf16
-  autocast, with the device sampler and host reads at the log cadence (goal: a tiny model's step
-  >= 5x faster captured than eager);
+  pack (attention, 15 runs), eager and captured (``torch.compile``, CUDA graphs), in fp32, TF32
+  and bf16 autocast, with the device sampler and host reads at the log cadence (goal: a tiny
+  model's step >= 5x faster captured than eager);
 * the ensemble against the same runs one after another on claim 4's widest cell (goal: 8 runs
   >= 8x faster as one ensemble);
 * the memory guard's estimate against the measured peak (``torch.cuda.max_memory_allocated``) of
   those packs (goal: within 2x);
 * runs per hour of the claim-7 and wang-e-dp full profiles against the same figures on this
   machine's CPU with 2 threads (the CI machines' 2 cores);
-* bf16 against fp32 on two claims' cells, paired over 5 seeds, against the seed-to-seed spread
-  (``precision_agreement.py``).
+* TF32 and bf16 against fp32 on two claims' cells, paired over 5 seeds, against the seed-to-seed
+  spread (``precision_agreement.py``).
 
 The CPU half runs first, everywhere: the same packs on the CPU (eager fp32, the reference) and
 the claim-4 comparison there. On a machine without a GPU the script says so in one line after
@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 GOALS = {"captured_vs_eager_tiny": 5.0, "ensemble_vs_sequential": 8.0, "memory_ratio": 2.0}
-WAYS = [("eager", "fp32"), ("eager", "bf16"), ("compiled", "fp32"), ("compiled", "bf16")]
+WAYS = [(capture, precision) for capture in ("eager", "compiled") for precision in ("fp32", "tf32", "bf16")]
 CLAIM4_CELL = ("fixed-memory", {"length": 16, "lags": "2,5", "readout": "sin-product-diff"},
                {"mixer": "dpfree", "rpe": "free", "heads": 8, "d_model": 16, "ffn_width": 32},
                {"batch_size": 32, "eval_every": 150, "eval_size": 256})
@@ -161,7 +161,8 @@ def gpu_half(quick: bool, chosen: dict, report: dict) -> None:
     report["gpu"]["memory"] = memory_rows(chosen, "cuda")
     from precision_agreement import CELLS, compare
 
-    report["gpu"]["precision"] = [compare(label, "cuda", 2 if quick else 5, 20 if quick else 1500) for label in CELLS]
+    report["gpu"]["precision"] = [compare(label, "cuda", 2 if quick else 5, 20 if quick else 1500, precision)
+                                  for precision in ("tf32", "bf16") for label in CELLS]
 
 
 def lines(report: dict) -> list[str]:
@@ -183,8 +184,8 @@ def lines(report: dict) -> list[str]:
             out.append(f"{where}: {m['pack']} of {m['members']}: estimate {m['estimate_gib']:.3g} GiB, measured "
                        f"{m['measured_gib']:.3g} GiB, ratio {m['ratio']:.2f} (goal within 2x)")
         for r in report[side].get("precision", []):
-            d = r["paired_bf16_minus_fp32"]
-            out.append(f"{where}: {r['cell']}: final test loss bf16 - fp32 {d['value']:.3g} [{d['low']:.3g}, "
+            d = r["paired_minus_fp32"]
+            out.append(f"{where}: {r['cell']}: final test loss {r['precision']} - fp32 {d['value']:.3g} [{d['low']:.3g}, "
                        f"{d['high']:.3g}] over {r['seeds']} seeds, seed sd {r['seed_sd_fp32']:.3g}: {r['verdict']}")
     return out
 

@@ -30,8 +30,8 @@ def test_each_device_has_its_defaults_and_the_cpu_ones_are_the_reference(monkeyp
     monkeypatch.setattr(execution_module, "_has_triton", lambda: True)
     cuda = Execution.choose("cuda")
     assert (cuda.precision, cuda.attention, cuda.capture, cuda.sampler, cuda.host_sync) == \
-        ("bf16", "sdpa", "compiled", "device", "log")
-    assert Execution.choose("cuda", precision="tf32", capture="auto").precision == "tf32"
+        ("tf32", "sdpa", "compiled", "device", "log")
+    assert Execution.choose("cuda", precision="bf16", capture="auto").precision == "bf16"
     monkeypatch.setattr(execution_module, "_has_triton", lambda: False)
     assert Execution.choose("cuda").capture == "eager"   # no Triton: compilation does not apply
     assert Execution.choose("cuda", capture="compiled").capture == "compiled"   # asked for: kept (and it fails loudly)

@@ -113,8 +113,9 @@ def execution_options(command):
     (how the steps run, not what they compute; recorded in every run record)."""
     options = [
         click.option("--precision", type=click.Choice(["auto", "fp32", "tf32", "bf16"]), default="auto",
-                     show_default=True, help="arithmetic of the training steps (auto: fp32 on the CPU, bf16 autocast "
-                                             "with float32 weights on CUDA; tf32 is CUDA only)"),
+                     show_default=True, help="arithmetic of the training steps (auto: fp32 on the CPU, TF32 matrix "
+                                             "products on CUDA, which alone has tf32; bf16: autocast with float32 "
+                                             "weights)"),
         click.option("--attention-kernel", "attention_kernel", type=click.Choice(["auto", "explicit", "sdpa"]),
                      default="auto", show_default=True,
                      help="softmax attention spelled out (the reference) or through scaled_dot_product_attention "

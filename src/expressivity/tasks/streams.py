@@ -92,7 +92,8 @@ class CounterStream:
 
     def integers(self, high, shape: tuple[int, ...]) -> torch.Tensor:
         """Integers in ``[0, high)`` (``high`` an int or a tensor broadcasting to ``shape``), exact up to 2^31."""
-        high = torch.as_tensor(high, dtype=torch.float64, device=self.device)
+        if isinstance(high, torch.Tensor):   # a Python number stays a scalar: no host-to-device copy
+            high = high.to(torch.float64)
         return torch.floor(self.uniform(shape, torch.float64) * high).long()
 
     def normal(self, shape: tuple[int, ...], dtype: torch.dtype | None = None) -> torch.Tensor:

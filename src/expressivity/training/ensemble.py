@@ -119,7 +119,8 @@ class EnsembleStepper:
                                    members=True)
         self._loss = None   # built at the first step, on the model the stepper then has
         self.defers_sync = execution.host_sync == "log"
-        self.alive = DeviceAlive(self.size, device) if self.defers_sync else None
+        self.alive = (DeviceAlive(self.size, device, rates=[c.train.lr for c in configs]) if self.defers_sync
+                      else None)
         self.chunks = chunks or {}
         self.finished = False
 
@@ -145,7 +146,7 @@ class EnsembleStepper:
                               alive=[bool(a) for a in st["alive"].tolist()])
             start = st["step"]
             if self.alive is not None:
-                self.alive = DeviceAlive(self.size, self.device, members.alive)
+                self.alive = DeviceAlive(self.size, self.device, [c.train.lr for c in self.configs], members.alive)
         except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
             raise ExpressivityError(f"checkpoint {ckpt} has an incomplete training state ({type(exc).__name__}: "
                                     f"{exc}); delete the folder to start over") from None
@@ -176,8 +177,10 @@ class EnsembleStepper:
                 losses.sum().backward()
             else:   # a stopped member's loss may be NaN: kept out of the sum, so its gradient is 0
                 torch.where(torch.tensor(alive, device=self.device), losses, torch.zeros_like(losses)).sum().backward()
-        self.optimizer.step(step + 1, [self.lr(k, step) for k in range(self.size)],
-                            self.alive.alive if alive is None else alive)
+        if alive is None:
+            self.optimizer.step(step + 1, self.alive.rates(self.train, step), self.alive.alive)
+        else:
+            self.optimizer.step(step + 1, [self.lr(k, step) for k in range(self.size)], alive)
 
     def nan_steps(self) -> list[int]:
         return self.alive.nan_steps()

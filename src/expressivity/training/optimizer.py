@@ -86,8 +86,9 @@ class FlatAdamW:
     @torch.no_grad()
     def step(self, t: int, lrs: Sequence[float], alive: Sequence[bool] | torch.Tensor) -> None:
         """Step ``t`` (1 for the first) with member ``k``'s learning rate ``lrs[k]``; members not
-        ``alive`` keep their parameters. ``alive`` may be a bool tensor on the device (a stepper
-        that does not read the device every step): the same arithmetic, with no host read."""
+        ``alive`` keep their parameters. ``alive`` may be a ``(K,)`` bool tensor on the device and
+        ``lrs`` then a ``(K, 1)`` float64 tensor there too (a stepper that does not read the device
+        every step): the same arithmetic, with no host read or copy."""
         if isinstance(alive, torch.Tensor):
             return self._step_masked(t, lrs, alive)
         tc = self.train
@@ -111,13 +112,15 @@ class FlatAdamW:
                              dtype=torch.float64).to(self.flat)
         self.flat.addcdiv_(torch.mul(self.m1, value, out=self._update), denom)
 
-    def _step_masked(self, t: int, lrs: Sequence[float], alive: torch.Tensor) -> None:
+    def _step_masked(self, t: int, lrs: Sequence[float] | torch.Tensor, alive: torch.Tensor) -> None:
         """:meth:`step` with ``alive`` a ``(K,)`` bool tensor: its operations, members masked on the device."""
         tc, g = self.train, self.grad
         keep = alive.view(-1, 1)
         g.masked_fill_(~keep, 0.0)
         self._clip(g)
-        rates = torch.tensor([[lr] for lr in lrs], dtype=torch.float64).to(self.flat.device) * keep
+        if not isinstance(lrs, torch.Tensor):
+            lrs = torch.tensor([[lr] for lr in lrs], dtype=torch.float64).to(self.flat.device)
+        rates = lrs * keep
         if tc.weight_decay:
             self._decay((1 - rates * tc.weight_decay).to(self.flat))
         denom = self._moments(g, t)

@@ -68,13 +68,19 @@ def loss_function(model: torch.nn.Module, task: Task, execution: Execution,
 
 
 class DeviceAlive:
-    """Which of K members are alive and the step each turned non-finite (-1: never), kept on the
-    device so a step needs no host read (``host_sync="log"``); the loop reads :meth:`nan_steps`
-    when it logs."""
+    """Which of K members are alive, the step each turned non-finite (-1: never) and their peak
+    learning rates, kept on the device so a step needs no host read or copy (``host_sync="log"``);
+    the loop reads :meth:`nan_steps` when it logs."""
 
-    def __init__(self, size: int, device, alive: list[bool] | None = None):
+    def __init__(self, size: int, device, rates: list[float], alive: list[bool] | None = None):
         self.alive = torch.tensor(alive if alive is not None else [True] * size, device=device)
         self.nan_step = torch.full((size,), -1, dtype=torch.int64, device=device)
+        self.peak = torch.tensor([[r] for r in rates], dtype=torch.float64, device=device)
+
+    def rates(self, train, step: int) -> torch.Tensor:
+        """``(K, 1)`` learning rates at ``step``: each member's peak times the schedule's factor (the
+        members of a pack share the schedule; only the peak differs), a product on the device."""
+        return self.peak * train.lr_at(step, 1.0)
 
     def screen(self, step: int, losses: torch.Tensor) -> torch.Tensor:
         """Freeze the members whose loss at ``step`` is not finite; the losses to back-propagate

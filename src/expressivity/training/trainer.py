@@ -167,7 +167,7 @@ class SingleStepper:
         self.sample = batch_source(task, execution, cfg.batch_size, [config.seed], [self.gen], members=False)
         self._loss = None   # built at the first step, on the model the stepper then has
         self.defers_sync = execution.host_sync == "log"
-        self.alive = DeviceAlive(1, self.device) if self.defers_sync else None
+        self.alive = DeviceAlive(1, self.device, rates=[cfg.lr]) if self.defers_sync else None
         self.chunks = chunks or {}
         self.ckpt = Path(out_dir) / "checkpoint" if out_dir is not None else None
         self.metrics_path = Path(out_dir) / "metrics.jsonl" if out_dir is not None else None
@@ -227,9 +227,11 @@ class SingleStepper:
         """``alive=None``: the loop reads the device only when it logs (``host_sync="log"``)."""
         self.optimizer.zero_grad()
         if alive is None:
-            losses = self.alive.screen(step, losses)
+            self.alive.screen(step, losses).sum().backward()
+            self.optimizer.step(step + 1, self.alive.rates(self.config.train, step), self.alive.alive)
+            return
         losses.sum().backward()
-        self.optimizer.step(step + 1, [self.lr(0, step)], self.alive.alive if alive is None else alive)
+        self.optimizer.step(step + 1, [self.lr(0, step)], alive)
 
     def nan_steps(self) -> list[int]:
         return self.alive.nan_steps()
