@@ -252,6 +252,9 @@ def _scalar_form(node: Node, graph: Graph, layout: Layout, values: dict[int, lis
     ``f(x, y) = g(x) + h(y)`` exactly on every pair, and linear in each numerical input. ``points``: ``{s: output}``.
     ``None`` otherwise."""
     ins = [graph.nodes[i] for i in node.inputs]
+    linear = _linear_form(node, ins, layout, values)
+    if linear is not None:
+        return linear
     outputs = _outputs(node, values)
     if outputs is None or not outputs:
         return None
@@ -278,6 +281,24 @@ def _scalar_form(node: Node, graph: Graph, layout: Layout, values: dict[int, lis
             return None
     points = _by_scalar(node, outputs, lambda args: table[value_key(args[0]), value_key(args[1])])
     return None if points is None else ({k: v for k, v in form.items() if v != 0}, points)
+
+
+def _linear_form(node: Node, ins: list[Node], layout: Layout, values: dict[int, list]):
+    """A LinearSequenceMap ``a x + b y`` with exact factors of numerical inputs holding no float and no ``None``:
+    its output is ``s = a x + b y`` itself, typed exact, so its points are its own value set (no pair is
+    enumerated; the proof enumerates them all)."""
+    if node.linear is None or not all(isinstance(c, (int, Fraction)) and not isinstance(c, bool) for c in node.linear):
+        return None
+    if not all(n.numerical for n in ins) or ins[0].id == ins[1].id:
+        return None
+    domains = [values[n.id] for n in ins] + [values[node.id]]
+    if any(v is None or isinstance(v, float) for d in domains for v in d):
+        return None
+    form: dict[int, object] = {}
+    for n, c in zip(ins, node.linear):
+        if c != 0:
+            form[layout.dims[n.id][0]] = _simplify(Fraction(c))
+    return form, {stored(v): v for v in values[node.id]}
 
 
 def _add_part(form: dict, src: Node, part: dict, vals: list, layout: Layout) -> bool:

@@ -27,6 +27,7 @@ partial sum is an integer below 2^53 (where float64 is exact), else in Python in
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -38,6 +39,7 @@ from expressivity.rasp.blocks import encode
 from expressivity.rasp.graph import Graph, Node
 from expressivity.rasp.language import RASPError
 from expressivity.rasp.layout import BOS, ONE, Layout, width_label
+from expressivity.rasp.values import stored
 
 EXACT_FLOAT = 2 ** 53      # float64 holds every integer below this exactly
 CHUNK = 2_000_000          # entries of one intermediate array
@@ -110,34 +112,17 @@ def _refuse(part: str, node: Node, what: str) -> RASPError:
 # ---------------------------------------------------------------------------------------------
 
 
-def _mlp_cases(node: Node, graph: Graph, layout: Layout, values: dict, max_seq_len: int) -> tuple[list, list, int]:
-    """The block's input cases as residual entries ``{dim: value}``, the expected outputs, and how many
-    combinations were skipped because ``f`` raises there. The BOS position is the last case."""
-    one, bos = layout.index(ONE), layout.index(BOS)
-    cases, expected, skipped = [], [], 0
+def _mlp_inputs(node: Node, graph: Graph, layout: Layout, values: dict, max_seq_len: int) -> tuple[list, list, dict]:
+    """Per input of the block: its values and their residual entries (``{dim: number}``, ``one`` apart); and
+    the BOS position's entries. A selector width's MLP reads ``1/(w+1)`` for ``w = 0..L``."""
+    bos = layout.index(BOS)
     if node.kind == "selector_width":
         wdim = layout.index(width_label(node.name))
-        combos = [((w,), {one: 1, wdim: Fraction(1, w + 1)}) for w in range(max_seq_len + 1)]
-        bos_case = {bos: 1, wdim: 1}
-    else:
-        ins = [graph.nodes[i] for i in node.inputs]
-        domains = [values[i] for i in node.inputs]
-        grid = [(x,) for x in domains[0]] if len(ins) == 1 else [(x, y) for x in domains[0] for y in domains[1]]
-        combos = []
-        for args in grid:
-            x = {one: 1}
-            for src, v in zip(ins, args):
-                x.update(encode(src, layout, values[src.id], v))
-            combos.append((args, x))
-        bos_case = {bos: 1}
-    for args, x in combos:
-        ok, out = _meaning(node, args)
-        if not ok:
-            skipped += 1
-            continue
-        cases.append(x)
-        expected.append(encode(node, layout, values[node.id], out))
-    return cases + [bos_case], expected + [{}], skipped
+        widths = list(range(max_seq_len + 1))
+        return [widths], [[{wdim: Fraction(1, w + 1)} for w in widths]], {bos: 1, wdim: 1}
+    ins = [graph.nodes[i] for i in node.inputs]
+    return ([values[n.id] for n in ins], [[encode(n, layout, values[n.id], v) for v in values[n.id]] for n in ins],
+            {bos: 1})
 
 
 def _meaning(node: Node, args: tuple) -> tuple[bool, object]:
@@ -152,59 +137,105 @@ def _meaning(node: Node, args: tuple) -> tuple[bool, object]:
         return False, None
 
 
+def _expected(node: Node, layout: Layout, domains: list, written: list[int]) -> tuple[np.ndarray, list, int]:
+    """Every combination of input value indices where ``f`` is defined (``(cases, inputs)``), what the block must
+    write there (a column of ``written`` or -1 for ``None``; for a numerical SOp, the number), and how many
+    combinations were skipped because ``f`` raises."""
+    column = {d: k for k, d in enumerate(written)}
+    grid, outputs, skipped = [], [], 0
+    for index in itertools.product(*(range(len(d)) for d in domains)):
+        ok, out = _meaning(node, tuple(d[k] for d, k in zip(domains, index)))
+        if not ok:
+            skipped += 1
+            continue
+        grid.append(index)
+        if node.numerical:
+            outputs.append(0 if out is None else stored(out))
+        else:
+            outputs.append(-1 if out is None else column[layout.dim_of(node.id, out)])
+    return np.array(grid, dtype=np.int64).reshape(len(grid), len(domains)), outputs, skipped
+
+
+def _want(node: Node, outputs: list, width: int, den: int) -> np.ndarray | None:
+    """The expected outputs of some cases, times ``den``, as integer rows over the written columns."""
+    W = np.zeros((len(outputs), width), dtype=object if node.numerical or den >= 2 ** 62 else np.int64)
+    if node.numerical:
+        for r, v in enumerate(outputs):
+            x = v * den
+            if Fraction(x).denominator != 1:
+                return None
+            W[r, 0] = int(x)
+        return _compact(W)
+    cols = np.array(outputs, dtype=np.int64)
+    hit = cols >= 0
+    W[np.flatnonzero(hit), cols[hit]] = den
+    return W
+
+
 def prove_mlp(W_1: np.ndarray, b_1: np.ndarray, W_2: np.ndarray, node: Node, graph: Graph, layout: Layout,
               values: dict, max_seq_len: int) -> BlockProof:
-    """Run the block ``relu(x W_1 + b_1) W_2`` exactly on every input case (module notes); raise if any differs."""
+    """Run the block ``relu(x W_1 + b_1) W_2`` exactly on every input case and on BOS (module notes); raise if
+    any output differs from the encoding of the SOp's value there."""
     if _read_rows(np.asarray(b_1).reshape(1, -1)):
         raise _refuse("feed-forward", node, "a hidden bias is not 0")
-    cases, expected, skipped = _mlp_cases(node, graph, layout, values, max_seq_len)
-    allowed = {layout.index(ONE), layout.index(BOS)} | set(_input_dims(node, graph, layout))
+    domains, entries, bos_case = _mlp_inputs(node, graph, layout, values, max_seq_len)
+    one = layout.index(ONE)
+    allowed = {one, *bos_case} | {d for i in node.inputs for d in layout.dims[i]} \
+        if node.kind != "selector_width" else {one, *bos_case}
     read, written = _read_rows(W_1), _read_rows(np.asarray(W_2).T)
     if not read <= allowed or not written <= set(layout.dims[node.id]):
         raise _refuse("feed-forward", node, "it reads or writes a dimension outside its SOps")
-    read, written = sorted(read), sorted(written | {d for e in expected for d in e})
+    read, written = sorted(read | {one}), sorted(layout.dims[node.id])
+    grid, outputs, skipped = _expected(node, layout, domains, written)
+    (X_bos, *factors), den_x = _scaled_rows([[bos_case]] + entries + [[{one: 1}]], read)
+    one_row = factors.pop()
     W1, den1 = _scaled(np.asarray(W_1)[read])
     W2, den2 = _scaled(np.asarray(W_2)[:, written])
-    X, den_x = _scaled(_rows(cases, read))
-    W1, W2, X = _compact(W1), _compact(W2), _compact(X)
-    den = den_x * den1 * den2
-    want = _rows(expected, written, den)
-    if want is None:
-        raise _refuse("feed-forward", node, "an output is finer than the block's denominator")
-    per_chunk = max(1, CHUNK // max(1, W1.shape[1]))
-    for start in range(0, len(cases), per_chunk):
-        H = _int_product(X[start:start + per_chunk], W1)
+    W1, W2, den = _compact(W1), _compact(W2), den_x * den1 * den2
+    per_chunk = max(1, CHUNK // max(1, W1.shape[1], len(written)))
+    for start in range(0, len(grid) + 1, per_chunk):
+        rows = grid[start:start + per_chunk]
+        X = one_row + sum(F[rows[:, k]] for k, F in enumerate(factors)) if len(rows) else one_row[:0]
+        if start + per_chunk > len(grid):             # the BOS position, expected all-zero
+            X = np.concatenate([X, X_bos]) if X.dtype == X_bos.dtype else np.concatenate([X.astype(object),
+                                                                                        X_bos.astype(object)])
+        want = _want(node, outputs[start:start + per_chunk] + ([] if start + per_chunk <= len(grid) else
+                                                               [0 if node.numerical else -1]), len(written), den)
+        H = _int_product(X, W1)
         out = _int_product(np.where(H > 0, H, 0), W2)
-        ok = _same(out, want[start:start + per_chunk])
+        ok = _same(out, want) if want is not None else np.zeros(len(X), dtype=bool)
         if not ok.all():
             raise _refuse("feed-forward", node, f"input case {start + int(np.argmin(ok))} gives the wrong output")
     extra = f"; {skipped} where f raises skipped (evaluate raises there)" if skipped else ""
-    return BlockProof("mlp", node.name, len(cases), f"exhaustive over {len(cases) - 1} input combinations + BOS, "
+    return BlockProof("mlp", node.name, len(grid) + 1, f"exhaustive over {len(grid)} input combinations + BOS, "
                       f"exact{extra}")
 
 
-def _input_dims(node: Node, graph: Graph, layout: Layout) -> list[int]:
-    if node.kind == "selector_width":
-        return [layout.index(width_label(node.name))]
-    return [d for i in node.inputs for d in layout.dims[i]]
+def _scaled_rows(groups: list[list[dict]], columns: list[int]) -> tuple[list[np.ndarray], int]:
+    """Each group of sparse rows as an integer matrix over ``columns``, all at one common denominator."""
+    den = math.lcm(1, *(Fraction(v).denominator for g in groups for e in g for v in e.values()))
+    mats = [_rows(g, columns, den) for g in groups]
+    dtype = object if any(m.dtype == object for m in mats) else np.int64
+    return [m.astype(dtype) for m in mats], den
 
 
-def _rows(entries: list[dict], columns: list[int], scale: int = 1) -> np.ndarray | None:
-    """An object array ``(len(entries), len(columns))`` of ``scale`` times the exact numbers in sparse rows;
-    ``None`` when ``scale`` does not make some entry an integer (with ``scale > 1``)."""
+def _rows(entries: list[dict], columns: list[int], scale: int | None = None) -> np.ndarray | None:
+    """An array ``(len(entries), len(columns))`` of the exact numbers in sparse rows (dimensions outside
+    ``columns`` dropped); with ``scale``, of ``scale`` times them as integers (int64 where they fit), or ``None``
+    when ``scale`` does not make some entry an integer."""
     where = {c: k for k, c in enumerate(columns)}
     M = np.zeros((len(entries), len(columns)), dtype=object)
     for r, e in enumerate(entries):
         for c, v in e.items():
             if c not in where:      # a dimension the block does not read
                 continue
-            x = v * scale
-            if scale != 1:
-                if Fraction(x).denominator != 1:
+            if scale is not None:
+                v = v * scale
+                if Fraction(v).denominator != 1:
                     return None
-                x = int(x)
-            M[r, where[c]] = x
-    return _compact(M) if scale != 1 else M
+                v = int(v)
+            M[r, where[c]] = v
+    return M if scale is None else _compact(M)
 
 
 def _compact(N: np.ndarray) -> np.ndarray:

@@ -68,20 +68,23 @@ def index_of(values: list) -> dict:
 
 
 def sort_values(values) -> list:
-    """Values in a stable order: numbers (bools as numbers; equal ones bool, exact, float) ascending, then
+    """Values in a stable order: numbers (bools as numbers; equal ones bool, exact, -0.0, float) ascending, then
     strings, then the rest by repr."""
-    ranks = {"bool": 0, "exact": 1, "float": 2}
-
     def key(v):
-        if isinstance(v, (int, float, Fraction)):
-            k = value_key(v)
-            return (0, v, ranks[k[0]] + (0.5 if k[-1] is True and k[0] == "float" else 0), "")
+        if isinstance(v, bool):
+            return (0, v, 0, "")
+        if isinstance(v, (int, Fraction)):
+            return (0, v, 1, "")
+        if isinstance(v, float):
+            return (0, v, 2 if v or math.copysign(1.0, v) > 0 else 1.5, "")
         return (1, 0, 0, str(v)) if isinstance(v, str) else (2, 0, 0, repr(v))
     return sorted(unique_values(values), key=key)
 
 
 def stored(v) -> int | Fraction:
     """The number a numerical SOp's dimension holds for the value ``v`` (bools as 0/1, floats exactly)."""
+    if type(v) is int:
+        return v
     q = Fraction(v)
     return int(q) if q.denominator == 1 else q
 
