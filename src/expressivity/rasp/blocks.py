@@ -11,18 +11,25 @@ nothing is selected, giving 0, the default) or ``2`` (SelectorWidth: BOS always 
 weight, so the head writes ``1/(w+1)``). Hardmax splits ties evenly, so an Aggregate is the mean
 of the selected values. ``W_Q W_K^T`` is the predicate table factored by its distinct rows or
 columns (whichever is fewer): ``EQ`` needs one column per value, ``TRUE`` one in all. The score
-gap is 1 per unit scale.
+gap is 1 per unit scale. A key or query that may be ``None`` (all-zero, e.g. an empty Aggregate)
+is read through ``one``: its row or column of the table sits on ``one`` and is subtracted from
+every value's dimension, so the head applies the predicate to ``None`` exactly as ``evaluate`` does.
+Values are typed (:func:`~.values.value_key`): ``True`` and ``1`` have their own dimensions.
 
 **Feed-forward** (Map, SequenceMap, the second half of SelectorWidth), by input kind:
 
 * categorical inputs: a lookup table, one hidden unit per input value (``relu(x_v)``) or per
-  pair (``relu(a_u + b_v - one)``), writing the output's encoding of ``f``;
+  pair (``relu(a_u + b_v - one)``), writing the output's encoding of ``f`` (a SequenceMap of one
+  SOp with itself arrives as a Map of ``f(x, x)``, :mod:`.graph`);
 * a scalar ``s``, linear in the residual (a numerical SOp, a LinearSequenceMap, a SequenceMap
   additive over categorical inputs ``g(a) + h(b)``, a selector width's ``1/(w+1)``):
   ``f`` through the finite set of values of ``s``, piecewise linear with ReLU units. Hardmax:
   interpolation through the known values (knots only where the slope changes), exact on the
   set. Softmax: steps whose ramps lie in the middle half between consecutive values, so an input
-  within a quarter gap of a known value gives the exact output (the margin is reported).
+  within a quarter gap of a known value gives the exact output (the margin is reported). A scalar
+  form is taken only when equal scalars give typed-equal outputs.
+
+Nothing here is trusted: :mod:`.proofs` checks every block of the assembled network.
 """
 
 from __future__ import annotations

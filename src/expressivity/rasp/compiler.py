@@ -82,12 +82,14 @@ def _check_arguments(program, vocab, max_seq_len, bos, attention) -> list:
 def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: bool = False, *,
             attention: str = "hardmax", arithmetic: str | None = None, exhaustive_limit: int = EXHAUSTIVE_LIMIT,
             samples: int = SAMPLES, seed: int = 0, exact_ops: float = EXACT_OPS) -> CompiledProgram:
-    """Compile ``program`` for inputs of 1..``max_seq_len`` tokens over ``vocab`` (after a BOS token) and verify
-    it against :func:`expressivity.rasp.evaluate` (see the module notes) in ``arithmetic``: ``"exact"`` (hardmax
-    only; its default) or ``"float64"`` (softmax's default), on every input when there are at most
-    ``exhaustive_limit``, else on ``samples`` random ones (``seed``); exact runs stop after ``exact_ops``
-    multiply-adds (float64 disagreements first, then the longest inputs). Raises :class:`RASPError` (one line)
-    for programs that cannot be compiled exactly, sizes beyond the budgets, and failed verification."""
+    """Compile ``program`` for inputs of 1..``max_seq_len`` tokens over ``vocab`` (after a BOS token), prove every
+    block (see the module notes), and check it end to end against :func:`expressivity.rasp.evaluate` in
+    ``arithmetic``: ``"exact"`` (hardmax only; its default) or ``"float64"`` (softmax's default), on every input
+    when there are at most ``exhaustive_limit`` (also the limit for proving a selection by checking every input),
+    else on ``samples`` random ones (``seed``); exact runs stop after ``exact_ops`` multiply-adds (float64
+    disagreements first, then the longest inputs). Raises :class:`RASPError` (one line) for programs whose
+    selections no rule proves, programs that cannot be compiled exactly, sizes beyond the budgets, and failed
+    checks."""
     vocab = _check_arguments(program, vocab, max_seq_len, bos, attention)
     arithmetic = arithmetic or ("exact" if attention == "hardmax" else "float64")
     if arithmetic not in ("exact", "float64") or (arithmetic == "exact" and attention == "softmax"):
@@ -104,11 +106,7 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
         raise RASPError(f"the residual stream would have {len(layout.labels)} dimensions, above the budget of "
                         f"{MAX_WIDTH}; shorten max_seq_len or use numerical SOps")
     robust = attention == "softmax"
-    sublayers = []
-    for kind, node_ids in layout.sublayers:
-        nodes = [graph.nodes[i] for i in node_ids]
-        sublayers.append([attention_block(n, graph, layout, values, snap=not robust) if kind == "attention"
-                          else mlp_block(n, graph, layout, values, robust, max_seq_len) for n in nodes])
+    sublayers = _blocks(graph, layout, values, robust, max_seq_len)
     mlp_margins = [b.margin for blocks in sublayers for b in blocks if getattr(b, "margin", None) is not None]
     output = graph.nodes[graph.output]
     largest = max((abs(float(v)) for v in values[output.id] if isinstance(v, (int, float, Fraction))), default=1)
@@ -121,11 +119,7 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
     network = assemble(graph, values, layout, sublayers, vocab, max_seq_len, scale=scale, bos=bos, name=name,
                        causal=causal)
     compile_seconds = time.perf_counter() - started
-    started = time.perf_counter()
-    proofs = prove_network(network, graph, layout, sublayers, values, vocab, max_seq_len, causal)
-    proof_check = Check("every block proven", sum(p.cases for p in proofs), 0, "exact rationals (scaled integers)",
-                        time.perf_counter() - started, {"inputs": "every value combination of every block",
-                                                        "blocks": len(proofs)})
+    proofs, proof_check = _prove(network, graph, layout, sublayers, values, vocab, max_seq_len, causal)
     compiled = CompiledProgram(program, network, None, vocab, max_seq_len, bos,
                                [v for v in values[output.id] if v is not None], output.numerical, causal)
     started = time.perf_counter()
@@ -142,6 +136,22 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
                         f"{example.get('expected')}, although every block was proven; this is a compiler bug, please "
                         "report it with the program")
     return compiled
+
+
+def _blocks(graph, layout, values, robust: bool, max_seq_len: int) -> list[list]:
+    """Stage 4: per sublayer of the layout, its blocks (attention heads or feed-forward units)."""
+    return [[attention_block(graph.nodes[i], graph, layout, values, snap=not robust) if kind == "attention"
+             else mlp_block(graph.nodes[i], graph, layout, values, robust, max_seq_len) for i in node_ids]
+            for kind, node_ids in layout.sublayers]
+
+
+def _prove(network, graph, layout, sublayers, values, vocab, max_seq_len, causal) -> tuple[list, Check]:
+    """Every block's proof (rasp/proofs.py), and the report's check summing them (raises at a block without)."""
+    started = time.perf_counter()
+    proofs = prove_network(network, graph, layout, sublayers, values, vocab, max_seq_len, causal)
+    return proofs, Check("every block proven", sum(p.cases for p in proofs), 0, "exact rationals (scaled integers)",
+                         time.perf_counter() - started, {"inputs": "every value combination of every block",
+                                                         "blocks": len(proofs)})
 
 
 def _scale(robust: bool, max_seq_len: int, margins: list, numerical_output: bool,
