@@ -197,6 +197,7 @@ def _print_report(name: str, compiled, out_dir) -> None:
     for b in c["blocks"]:
         extra = f", hidden {b['hidden']}" if "hidden" in b else ""
         _say(f"  {b['sublayer']:9s} {b['sop']} ({b['encoding']}, {b['values']} values{extra}): {b['how']}")
+        _say(f"            proof: {b['proof']}")
     margins = ", ".join(f"{k} = {v}" for k, v in report.margins.items())
     _say(f"margins: {margins}" + (f"; bounds: {report.bounds}" if report.bounds else ""))
     for check in report.checks:
@@ -205,7 +206,7 @@ def _print_report(name: str, compiled, out_dir) -> None:
                  if "float64_points" in d else "")
         _say(f"verified: {check.property} on {check.points} inputs ({d.get('inputs')}), {check.failures} failures, "
              f"{check.arithmetic}{extra}")
-    _say(f"compile {c['compile_seconds']} s, verify {c['verify_seconds']} s")
+    _say(f"compile {c['compile_seconds']} s, proof {c['proof_seconds']} s, verify {c['verify_seconds']} s")
     if out_dir is not None:
         dtype = " --dtype exact" if compiled.exact else ""
         _say(f"saved to {out_dir} (expressivity run {out_dir} --input '0,1,2'{dtype}; token ids: "

@@ -326,9 +326,10 @@ def prove_head(head, node: Node, graph: Graph, layout: Layout, values: dict) -> 
     rule = ("selected keys tie with BOS, the others score below it (BOS weight 1/(w+1))" if width else
             "selected keys tie above BOS, the others below it (their mean; BOS, value 0, when none)")
     facts = "; ".join(f"{k}: {v}" for k, v in node.proofs.items() if v)
+    carried = "BOS to 1/(w+1)" if width else f"{len(cases) - 1} values + BOS"
     return BlockProof("attention", node.name, n, f"scores exhaustive over {len(table.queries)}x{len(table.keys)} query x "
-                      f"key values + BOS, values over {len(cases) - 1} + BOS, exact; hardmax rule: {rule}, score gap "
-                      f"{gap}" + (f"; {facts}" if facts else ""))
+                      f"key values + BOS, value path {carried}, exact; hardmax rule: {rule}, score gap {gap}"
+                      + (f"; {facts}" if facts else ""))
 
 
 # ---------------------------------------------------------------------------------------------
