@@ -103,6 +103,7 @@ def test_tracrs_nary_sequencemap_of_tokens_tokens_indices_compiles():
     ([1, "1"], r"vocab holds both 1 and '1', which would share the residual label 'tokens:1'"),
     ([[1], [2]], r"vocab token \[1\] is not a string or a finite number"),
     ([{1: 2}], r"vocab token \{1: 2\} is not a string or a finite number"),
+    ([0.0, -0.0], r"vocab holds both 0.0 and -0.0"),
 ])
 def test_vocabularies_that_cannot_label_a_residual_are_refused_in_one_line(vocab, words):
     hist = rasp.SelectorWidth(rasp.Select(T, T, rasp.Comparison.EQ))

@@ -56,6 +56,12 @@ def test_values_no_residual_can_hold_are_refused_in_one_line(program, words):
     assert "\n" not in str(info.value)
 
 
+def test_an_output_that_is_always_none_has_no_dimension_and_decodes_as_none():
+    nothing = rasp.Aggregate(rasp.Select(I, I, rasp.Comparison.EQ), rasp.Full(None)).named("nothing")
+    model = all_agree(nothing, {1, 2}, 3)
+    assert model.output_values == [] and model.apply(["BOS", 1, 2]).decoded == ["BOS", None, None]
+
+
 def test_none_propagates_as_in_evaluate_and_never_reaches_a_numerical_sop():
     previous = rasp.Aggregate(rasp.Select(I, I, lambda k, q: q == k + 1), T).named("previous")
     plus_one = rasp.Map(lambda t: t + 1, previous).named("plus_one")

@@ -66,6 +66,9 @@ def _check_arguments(program, vocab, max_seq_len, bos, attention) -> list:
         raise RASPError("vocab is empty; give the tokens the program reads, e.g. {1, 2, 3}")
     if len(vocab) > MAX_VOCAB:
         raise RASPError(f"vocab has {len(vocab)} tokens, above the budget of {MAX_VOCAB}")
+    zeros = [t for t in vocab if isinstance(t, float) and t == 0]
+    if len(zeros) > 1:
+        raise RASPError("vocab holds both 0.0 and -0.0, which an input cannot tell apart; keep one")
     labels: dict[str, object] = {}
     for t in vocab:
         if str(t) in labels:
