@@ -128,7 +128,7 @@ def rasp_list(as_json):
               help="Arithmetic of the verification: exact (hardmax only; the default there) or float64 (the default "
                    "for softmax).")
 @click.option("--bos", default="BOS", show_default=True, help="The beginning-of-sequence token.")
-@click.option("--samples", type=click.IntRange(1, 100_000), default=256, show_default=True,
+@click.option("--samples", type=click.IntRange(1, 100_000), default=64, show_default=True,
               help="Random inputs to verify on when there are too many to check all.")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
               help="Seed of the random verification inputs.")

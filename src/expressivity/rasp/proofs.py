@@ -338,8 +338,12 @@ def prove_head(head, node: Node, graph: Graph, layout: Layout, values: dict) -> 
 
 
 def _equal(M, expected: list[dict], what: str, node_name: str) -> None:
-    """The exact matrix ``M`` (rows) must equal the sparse rows ``expected``."""
-    N, den = _scaled(np.zeros((len(expected), 0)) if M is None else M)
+    """The exact matrix ``M`` (rows) must equal the sparse rows ``expected`` (``M`` absent: all of them empty)."""
+    if M is None:
+        if any(expected):
+            raise RASPError(f"internal: the {what} of {node_name!r} is missing; this is a compiler bug")
+        return
+    N, den = _scaled(M)
     want = _rows(expected, list(range(N.shape[1])), den)
     if want is None or N.shape[0] != len(expected) or not _same(_compact(N), want).all():
         raise RASPError(f"internal: the {what} of {node_name!r} fails its proof; this is a compiler bug, please "
