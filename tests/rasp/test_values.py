@@ -56,6 +56,13 @@ def test_values_no_residual_can_hold_are_refused_in_one_line(program, words):
     assert "\n" not in str(info.value)
 
 
+def test_a_map_fused_into_a_producer_is_not_called_where_the_producer_gives_none():
+    maybe = rasp.SequenceMap(lambda a, b: None if a == b else a, T, I)
+    is_none = rasp.Map(lambda x: x is None, maybe).named("is_none")      # evaluate never calls it on None
+    model = all_agree(is_none, {0, 1, 2}, 3)
+    assert model.apply(["BOS", 0, 2]).decoded == ["BOS", None, False]
+
+
 def test_an_output_that_is_always_none_has_no_dimension_and_decodes_as_none():
     nothing = rasp.Aggregate(rasp.Select(I, I, rasp.Comparison.EQ), rasp.Full(None)).named("nothing")
     model = all_agree(nothing, {1, 2}, 3)

@@ -169,6 +169,15 @@ def _unique_names(graph: Graph) -> None:
             seen[node.name] = 0
 
 
+def _compose(inner: Callable, outer: Callable) -> Callable:
+    """``outer`` after ``inner``, as a Map of a Map evaluates: where ``inner`` gives ``None``, so does the pair
+    (the outer Map is not called on ``None``)."""
+    def composed(*args):
+        value = inner(*args)
+        return None if value is None else outer(value)
+    return composed
+
+
 def fuse_maps(graph: Graph, values: dict[int, list]) -> tuple[Graph, dict[int, list]]:
     """Fuse every ``Map`` into its producer when the producer has no other user and is not the output; returns
     the smaller graph (nodes renumbered) and its value sets. The fused node keeps the producer's select, table
@@ -183,13 +192,7 @@ def fuse_maps(graph: Graph, values: dict[int, list]) -> tuple[Graph, dict[int, l
             continue
         if len(graph.users(src)) != 1:
             continue
-        inner, outer = producer.f, node.f
-        if producer.kind == "selector_width":
-            f = outer if inner is None else (lambda w, g=inner, h=outer: h(g(w)))
-        elif producer.kind == "map":
-            f = lambda x, g=inner, h=outer: h(g(x))  # noqa: E731
-        else:
-            f = lambda x, y, g=inner, h=outer: h(g(x, y))  # noqa: E731
+        f = node.f if producer.kind == "selector_width" and producer.f is None else _compose(producer.f, node.f)
         node.kind, node.inputs, node.f = producer.kind, producer.inputs, f
         node.predicate, node.linear, node.select = producer.predicate, None, producer.select
         node.table, node.nonempty, node.proofs = producer.table, producer.nonempty, dict(producer.proofs)

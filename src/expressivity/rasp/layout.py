@@ -41,13 +41,18 @@ class Layout:
     dims: dict[int, list[int]]
     sublayers: tuple[tuple[str, tuple[int, ...]], ...]
     value_dims: dict[int, dict] = field(default_factory=dict)   # node id -> value_key -> dim (categorical)
+    sop_names: dict[int, str] = field(default_factory=dict)
 
     def index(self, label: str) -> int:
         return self.labels.index(label)
 
     def dim_of(self, node_id: int, value) -> int:
         """The one-hot dimension of ``value`` (typed, see :func:`~.values.value_key`) of a categorical node."""
-        return self.value_dims[node_id][value_key(value)]
+        try:
+            return self.value_dims[node_id][value_key(value)]
+        except KeyError:
+            raise RASPError(f"internal: the value {value!r} is not in the value set of {self.sop_names.get(node_id)!r}; "
+                            "this is a compiler bug, please report it with the program") from None
 
 
 def _slot(node: Node, ready: int) -> tuple[int, int]:
@@ -93,7 +98,7 @@ def allocate(graph: Graph, values: dict[int, list]) -> Layout:
     if len(set(labels)) != len(labels):
         dup = next(lab for lab in labels if labels.count(lab) > 1)
         raise AssertionError(f"residual label {dup!r} appears twice")  # names are made unique in stage 1
-    return Layout(tuple(labels), dims, sublayers, value_dims)
+    return Layout(tuple(labels), dims, sublayers, value_dims, {n.id: n.name for n in graph.nodes})
 
 
 def _distinct_labels(node: Node, shown: list) -> None:
