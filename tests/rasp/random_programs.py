@@ -4,7 +4,8 @@
 compiler takes: Maps and SequenceMaps (one SOp twice included), LinearSequenceMaps, numerical and
 categorical annotations, Selects with Comparisons and lambdas, selector ``& | ~`` on one key/query
 pair, categorical and numerical Aggregates (defaults ``None`` and 0), SelectorWidths. Functions
-are total on integers and bools, and keep values small, so value sets stay within the budgets.
+are total on integers and bools (two give ``None``, which later Maps must not see), and keep values small, so
+value sets stay within the budgets.
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ UNARY = [
     ("x//2", lambda x: x // 2), ("min(x,2)", lambda x: min(x, 2)), ("x>1", lambda x: x > 1),
     ("x==0", lambda x: x == 0), ("2x", lambda x: 2 * x), ("abs", lambda x: abs(x)), ("not x", lambda x: not x),
     ("1 if x else 0", lambda x: 1 if x else 0), ("x/2", lambda x: x / 2),
-    ("str-ish", lambda x: "odd" if x % 2 else "even"),
+    ("str-ish", lambda x: "odd" if x % 2 else "even"), ("None at 0", lambda x: None if x == 0 else x),
 ]
 BINARY = [
     ("x+y", lambda x, y: x + y), ("x*y", lambda x, y: x * y), ("x-y", lambda x, y: x - y), ("max", max),
     ("min", min), ("x==y", lambda x, y: x == y), ("x<y", lambda x, y: x < y), ("(x+y)%3", lambda x, y: (x + y) % 3),
     ("x if y else 0", lambda x, y: x if y else 0), ("x and y", lambda x, y: x and y),
+    ("None if x==y", lambda x, y: None if x == y else x),
     ("(x,y)", lambda x, y: (x, y) if not isinstance(x, tuple) else x),
 ]
 PREDICATES = list(rasp.Comparison) + [
