@@ -153,3 +153,12 @@ def test_determination_through_injective_maps_and_ranks():
     table_of = dep.function_of(ids["tokens"], ids["parity"])
     assert sorted(table_of.values()) == [0, 1, 1]
     assert dep.function_of(ids["tokens"], ids["rank"]) is None            # a rank depends on the whole input
+
+
+def test_annotated_copies_of_tokens_and_indices_are_the_same_sop_to_the_rules():
+    shifted = rasp.Aggregate(rasp.Select(rasp.categorical(I), I, lambda k, q: q == k + 1), T).named("shifted")
+    graph, _ = analysed(shifted, [1, 2], 6, causal=True)
+    assert proofs_by_name(graph)["shifted"]["backward-only"].startswith("C1")
+    same = rasp.Aggregate(rasp.Select(rasp.categorical(T), T, rasp.Comparison.EQ), rasp.categorical(T)).named("same")
+    graph, _ = analysed(rasp.Map(lambda x: x, same), [1, 2], 6)
+    assert proofs_by_name(graph)["same"]["single-valued"].startswith("R1")

@@ -65,8 +65,8 @@ class Dependence:
     def _function(self, root: int, target: int) -> dict | None:
         node = self.graph.nodes[target]
         domain = self.values[root]
-        if target == root:
-            return {value_key(r): r for r in domain}
+        if target == root or node.kind in ("tokens", "indices") and node.kind == self.graph.nodes[root].kind:
+            return {value_key(r): r for r in domain}     # annotated copies of tokens / indices hold the same values
         if node.kind == "full":
             return {value_key(r): node.fill for r in domain}
         if node.kind not in ("map", "sequence_map"):
@@ -102,6 +102,8 @@ class Dependence:
             before = len(found)
             if any(nodes[i].kind == "indices" for i in found):
                 return frozenset(n.id for n in nodes)
+            if any(nodes[i].kind == "tokens" for i in found):     # and annotated copies of tokens with it
+                found |= {n.id for n in nodes if n.kind == "tokens"}
             for i in list(found):
                 found |= self._injective_inputs[i]
             for n in nodes:
