@@ -162,3 +162,56 @@ def test_annotated_copies_of_tokens_and_indices_are_the_same_sop_to_the_rules():
     same = rasp.Aggregate(rasp.Select(rasp.categorical(T), T, rasp.Comparison.EQ), rasp.categorical(T)).named("same")
     graph, _ = analysed(rasp.Map(lambda x: x, same), [1, 2], 6)
     assert proofs_by_name(graph)["same"]["single-valued"].startswith("R1")
+
+
+def _pair(a, b, name):
+    return rasp.SequenceMap(lambda x, y: (x, y), a, b).named(name)
+
+
+def _occurrence(prefix_only=True):
+    """How many positions up to this one (or anywhere, without ``prefix_only``) hold this position's token."""
+    at = _pair(T, I, "at")
+    same = (lambda k, q: k[0] == q[0] and k[1] <= q[1]) if prefix_only else (lambda k, q: k[0] == q[0])
+    return rasp.SelectorWidth(rasp.Select(at, at, same)).named("occurrence")
+
+
+def induction(prefix_only=True):
+    """The token after the previous occurrence of this position's token (an induction head)."""
+    seen = _pair(T, _occurrence(prefix_only), "seen")
+    previous_seen = lib.shift_by(1, seen).named("previous_seen")
+    wanted = rasp.Map(lambda s: (s[0], s[1] - 1), seen).named("wanted")
+    return rasp.Aggregate(rasp.Select(previous_seen, wanted, lambda k, q: k == q), T).named("induction")
+
+
+def running_max():
+    """The largest token so far, as the token of the last record."""
+    token_at = _pair(T, I, "token_at")
+    beaten = rasp.SelectorWidth(rasp.Select(token_at, token_at, lambda k, q: k[1] < q[1] and not q[0] > k[0]))
+    is_record = (beaten == 0).named("is_record")
+    records = rasp.SelectorWidth(rasp.Select(_pair(is_record, I, "record_at"), I, lambda k, q: k[0] and k[1] <= q))
+    rank = _pair(is_record, records.named("records"), "record_rank")
+    last = rasp.Select(rank, records, lambda k, q: k[0] and k[1] == q)
+    return rasp.Aggregate(last, T).named("running_max")
+
+
+def test_uniqueness_u3_prefix_ranks_and_u4_copies_prove_an_induction_head():
+    graph, _ = analysed(induction(), [1, 2, 3], 12)           # 800k inputs: only the rules can prove it
+    rule = proofs_by_name(graph)["induction"]["single-valued"]
+    assert rule == "R1: each query selects one value of 'previous_seen', held by one position at most (U4 < U3)"
+    with pytest.raises(RASPError, match="refused: Aggregate 'induction' is categorical"):
+        analysed(induction(prefix_only=False), [1, 2, 3], 12)  # (token, count anywhere) repeats: no proof
+    program = induction()
+    model = rasp.compile(program, vocab={1, 2, 3}, max_seq_len=4)
+    for n in range(1, 5):
+        for xs in np.ndindex(*(3,) * n):
+            tokens = [x + 1 for x in xs]
+            assert model.apply(["BOS", *tokens]).decoded[1:] == rasp.evaluate(program, tokens)
+
+
+def test_uniqueness_u3_counts_of_marked_positions_prove_a_running_max():
+    graph, _ = analysed(running_max(), [1, 2, 3], 12)
+    assert proofs_by_name(graph)["running_max"]["single-valued"].endswith("held by one position at most (U3)")
+    model = rasp.compile(running_max(), vocab={1, 2, 3}, max_seq_len=5)
+    for xs in ([2], [1, 3, 2], [3, 3, 1, 2], [1, 2, 2, 3, 1]):
+        assert model.apply(["BOS", *xs]).decoded[1:] == rasp.evaluate(running_max(), xs) == \
+            [max(xs[:i + 1]) for i in range(len(xs))]

@@ -27,6 +27,7 @@ never from sampled inputs:
 
 from __future__ import annotations
 
+import itertools
 from functools import cached_property
 
 import numpy as np
@@ -50,40 +51,55 @@ class Dependence:
     def __init__(self, graph: Graph, values: dict[int, list]):
         self.graph, self.values = graph, values
         self._functions: dict[tuple[int, int], dict | None] = {}
+        self._tables: dict[tuple, dict | None] = {}
         self._determined: dict[int, frozenset] = {}
 
     # ------------------------------------------------------------------ fixed functions
 
-    def function_of(self, root: int, target: int) -> dict | None:
-        """``{value_key(r): g(r)}`` over root's values (``UNDEFINED`` where ``g`` raises), or ``None`` when
-        ``target`` is not a fixed function of ``root``."""
-        key = (root, target)
-        if key not in self._functions:
-            self._functions[key] = self._function(root, target)
-        return self._functions[key]
+    def function_of(self, root: int | tuple[int, ...], target: int) -> dict | None:
+        """``target`` as a fixed function of ``root`` (one node id, or a tuple of them): a table over root's values
+        (keyed by ``value_key(r)``; for a tuple, by the tuple of keys of every combination), ``UNDEFINED`` where the
+        function raises; ``None`` when ``target`` is not such a function."""
+        roots = root if isinstance(root, tuple) else (root,)
+        table = self._table(roots, target)
+        if table is None or isinstance(root, tuple):
+            return table
+        if (root, target) not in self._functions:
+            self._functions[root, target] = {k[0]: v for k, v in table.items()}
+        return self._functions[root, target]
 
-    def _function(self, root: int, target: int) -> dict | None:
+    def _table(self, roots: tuple[int, ...], target: int) -> dict | None:
+        if (roots, target) not in self._tables:
+            self._tables[roots, target] = self._function(roots, target)
+        return self._tables[roots, target]
+
+    def _domain(self, roots: tuple[int, ...]) -> list[tuple]:
+        return list(itertools.product(*(self.values[r] for r in roots)))
+
+    def _function(self, roots: tuple[int, ...], target: int) -> dict | None:
         node = self.graph.nodes[target]
-        domain = self.values[root]
-        if target == root or node.kind in ("tokens", "indices") and node.kind == self.graph.nodes[root].kind:
-            return {value_key(r): r for r in domain}     # annotated copies of tokens / indices hold the same values
+        domain = self._domain(roots)
+        keys = [tuple(value_key(v) for v in args) for args in domain]
+        for k, r in enumerate(roots):
+            same = self.graph.nodes[r].kind
+            if target == r or node.kind in ("tokens", "indices") and node.kind == same:
+                return {key: args[k] for key, args in zip(keys, domain)}   # copies of tokens / indices: the same
         if node.kind == "full":
-            return {value_key(r): node.fill for r in domain}
+            return {key: node.fill for key in keys}
         if node.kind not in ("map", "sequence_map"):
             return None
-        tables = [self.function_of(root, i) for i in node.inputs]
+        tables = [self._table(roots, i) for i in node.inputs]
         if any(t is None for t in tables):
             return None
         out = {}
-        for r in domain:
-            k = value_key(r)
-            args = [t[k] for t in tables]
+        for key in keys:
+            args = [t[key] for t in tables]
             if any(a is UNDEFINED for a in args):
-                out[k] = UNDEFINED
+                out[key] = UNDEFINED
             elif any(a is None for a in args):
-                out[k] = None
+                out[key] = None
             else:
-                out[k] = _call(node.f, *args)
+                out[key] = _call(node.f, *args)
         return out
 
     # ------------------------------------------------------------------ determination
@@ -126,9 +142,9 @@ class Dependence:
         out = {}
         for node in self.graph.nodes:
             if node.kind == "map":
-                out[node.id] = set(node.inputs) if self._one_to_one(node, 0) else set()
+                out[node.id] = set(node.inputs) if self.one_to_one(node, 0) else set()
             elif node.kind == "sequence_map":
-                out[node.id] = {i for k, i in enumerate(node.inputs) if self._one_to_one(node, k)}
+                out[node.id] = {i for k, i in enumerate(node.inputs) if self.one_to_one(node, k)}
             elif node.kind == "selector_width" and node.f is None and node.inputs[0] == node.inputs[1] \
                     and node.table is not None and ranks(node.table):
                 out[node.id] = {node.inputs[0]}
@@ -136,7 +152,7 @@ class Dependence:
                 out[node.id] = set()
         return out
 
-    def _one_to_one(self, node: Node, argument: int) -> bool:
+    def one_to_one(self, node: Node, argument: int) -> bool:
         """True when equal (typed) outputs of ``node`` always come from equal values of input ``argument``."""
         domains = [self.values[i] for i in node.inputs]
         seen: dict = {}

@@ -10,7 +10,9 @@ meaning when:
   - ``R0``: ``V`` takes one value;
   - ``R1``: each query selects one value of the keys ``K``, or of an SOp ``R`` that ``K`` is a
     Map of, and ``R`` determines ``V`` within an input (:mod:`.dependence`; e.g. ``K`` is
-    ``indices``, or a sort's target positions, which determine the sorted values);
+    ``indices``, or a sort's target positions, which determine the sorted values), or that value
+    is held by one position at most (:mod:`.uniqueness`; e.g. a token paired with its occurrence
+    count);
   - ``R2``: ``V`` is a fixed function of ``R``, constant on the ``R`` values each query selects;
   - ``R3``: checked by the interpreter on every input (when there are at most
     ``exhaustive_limit``), skipping inputs where ``rasp.evaluate`` itself fails.
@@ -40,6 +42,7 @@ from expressivity.rasp.dependence import UNDEFINED, Dependence
 from expressivity.rasp.graph import Graph, Node
 from expressivity.rasp.interpreter import evaluate
 from expressivity.rasp.language import Comparison, RASPError
+from expressivity.rasp.uniqueness import Uniqueness
 from expressivity.rasp.values import value_key
 
 MAX_TABLE = 4_000_000    # predicate-table entries of one Select (sort_freq at L = 40: 1640 x 1640)
@@ -131,7 +134,7 @@ def always_selects(node: Node, graph: Graph, values: dict[int, list]) -> str | N
 # ---------------------------------------------------------------------------------------------
 
 
-def single_valued(node: Node, graph: Graph, values: dict, dep: Dependence) -> str | None:
+def single_valued(node: Node, graph: Graph, values: dict, dep: Dependence, unique: Uniqueness) -> str | None:
     """Rules R0-R2 of the module notes for the categorical Aggregate ``node``; the rule's text, or ``None``."""
     keys_id, _, values_id = node.inputs
     names = {i: graph.nodes[i].name for i in node.inputs}
@@ -146,6 +149,9 @@ def single_valued(node: Node, graph: Graph, values: dict, dep: Dependence) -> st
         root_name = graph.nodes[root].name
         if all(len(c) <= 1 for c in chosen) and values_id in dep.determined_by(root):
             return f"R1: each query selects one value of {root_name!r}, which determines {names[values_id]!r}"
+        held_once = unique.unique(root)
+        if all(len(c) <= 1 and all(value_key(r) in held_once for r in c) for c in chosen):
+            return f"R1: each query selects one value of {root_name!r}, held by one position at most ({unique.why(root)})"
         g = dep.function_of(root, values_id)
         if g is not None and all(len({value_key(g[value_key(r)]) for r in c if g[value_key(r)] is not UNDEFINED}) <= 1
                                  for c in chosen):
@@ -189,6 +195,7 @@ def prove_selections(graph: Graph, values: dict, *, causal: bool, vocab: list, m
     """Prove every categorical Aggregate single-valued and, with ``causal``, every Select backward-only; the
     rules go to ``node.proofs``. Raises :class:`RASPError` (one line) for the first property no rule proves."""
     dep = Dependence(graph, values)
+    unique = Uniqueness(graph, values, dep)
     pending = []
     for node in graph.nodes:
         if node.kind not in ("aggregate", "selector_width"):
@@ -196,7 +203,7 @@ def prove_selections(graph: Graph, values: dict, *, causal: bool, vocab: list, m
         if node.nonempty:
             node.proofs["non-empty"] = node.nonempty
         if node.kind == "aggregate" and not node.numerical:
-            rule = single_valued(node, graph, values, dep)
+            rule = single_valued(node, graph, values, dep, unique)
             node.proofs["single-valued"] = rule
             if rule is None:
                 pending.append((node, "single-valued"))
