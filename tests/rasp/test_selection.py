@@ -33,7 +33,7 @@ def proofs_by_name(graph):
     (lambda L: lib.make_sort_freq(L), "sort_freq", "R1: each query selects one value of 'target_pos'"),
     (lambda L: lib.make_max(), "max", "R1: each query selects one value of 'n_larger'"),
     (lambda L: lib.make_most_freq(), "most_freq", "R1: each query selects one value of 'beaten_by'"),
-    (lambda L: lib.make_previous_token(), "previous_token", "R1: each query selects one value of 'indices'"),
+    (lambda L: lib.shift_by(1, T).named("previous"), "previous", "R1: each query selects one value of 'indices'"),
 ])
 def test_library_aggregates_are_single_valued_by_a_static_rule_at_any_length(build, name, rule):
     # L = 12 over 5 tokens: 3e8 inputs, so no exhaustive check (limit 0) could stand in for the rule
@@ -65,8 +65,8 @@ def test_causal_rules():
     graph, _ = analysed(lib.make_frac_prevs(T == 1), [1, 2], 6, causal=True)
     assert proofs_by_name(graph)["frac_prevs"]["backward-only"].startswith("C1: keys and queries are functions of "
                                                                            "indices")
-    graph, _ = analysed(lib.make_previous_token(), [1, 2], 6, causal=True)
-    assert proofs_by_name(graph)["previous_token"]["backward-only"].startswith("C1")
+    graph, _ = analysed(lib.shift_by(1, T).named("previous"), [1, 2], 6, causal=True)
+    assert proofs_by_name(graph)["previous"]["backward-only"].startswith("C1")
     never = rasp.SelectorWidth(rasp.Select(T, T, rasp.Comparison.FALSE)).named("never")
     assert analysed(never, [1, 2], 6, causal=True)[0].nodes[-1].proofs["backward-only"].startswith("C0")
     with pytest.raises(RASPError, match="refused: causal=True, but the Select of 'length'"):
