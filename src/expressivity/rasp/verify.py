@@ -7,11 +7,12 @@ Inputs: every sequence over the vocabulary of length 1..L when there are at most
 ``exhaustive_limit`` of them, else ``samples`` random ones (each length 1..L in turn, the rest
 of full length L, from ``seed``). Every input is run through the float64 reference pass (batched
 by length). A **hardmax** network's claim is exact: as many inputs as ``exact_ops`` allows (all of
-them when it fits, else the float64 disagreements and then the full-length ones first) are
+them when it fits, else the float64 disagreements, then the longest that fit, at least one) are
 re-run in exact rational arithmetic; its check counts exact runs only, and the float64
 disagreements are reported beside it. A **softmax** network is checked in
 float64. Decoded outputs must equal the interpreter's exactly (numerical ones within
-:data:`~expressivity.rasp.compiled.NUMERIC_TOLERANCE` in float64).
+:data:`~expressivity.rasp.compiled.NUMERIC_TOLERANCE` in float64, and a float mean's within its
+stated tolerance).
 """
 
 from __future__ import annotations
@@ -85,6 +86,20 @@ def _ids(seq: tuple) -> list[int]:
     return [0] + [t + 1 for t in seq]
 
 
+def _exact_choice(compiled: CompiledProgram, inputs: list[tuple], float_bad: list[tuple], budget: float) -> list:
+    """The inputs re-run in exact arithmetic: every float64 disagreement, then the longest inputs that fit in the
+    ``budget`` (multiply-adds); at least one input (the shortest, when no longer one fits)."""
+    chosen = list(dict.fromkeys(float_bad))
+    budget -= sum(_ops_per_input(compiled, len(s) + 1) for s in chosen)
+    bad = set(chosen)
+    for seq in sorted((s for s in inputs if s not in bad), key=len, reverse=True):
+        cost = _ops_per_input(compiled, len(seq) + 1)
+        if cost <= budget:
+            chosen.append(seq)
+            budget -= cost
+    return chosen or [min(inputs, key=len)]
+
+
 def verify(compiled: CompiledProgram, *, exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int = SAMPLES,
            seed: int = 0, exact_ops: float = EXACT_OPS, exact: bool = True,
            tolerance: float = 0.0) -> tuple[list[Check], dict]:
@@ -112,15 +127,7 @@ def verify(compiled: CompiledProgram, *, exhaustive_limit: int = EXHAUSTIVE_LIMI
     if not compiled.exact or not exact:
         return [Check("outputs equal rasp.evaluate", len(inputs), len(float_bad), "float64 (NumPy reference pass)",
                       float_seconds, {"inputs": how}, examples(float_bad))], facts
-    # exact arithmetic: the float64 disagreements, then the longest inputs first, within the budget
-    chosen, budget = [], exact_ops
-    bad = set(float_bad)
-    for seq in list(dict.fromkeys(float_bad)) + sorted((s for s in inputs if s not in bad), key=len, reverse=True):
-        cost = _ops_per_input(compiled, len(seq) + 1)
-        if budget < cost and chosen:
-            break
-        chosen.append(seq)
-        budget -= cost
+    chosen = _exact_choice(compiled, inputs, float_bad, exact_ops)
     start = time.perf_counter()
     exact_bad = []
     for n, group in _batch_by_length(chosen).items():
@@ -129,7 +136,7 @@ def verify(compiled: CompiledProgram, *, exhaustive_limit: int = EXHAUSTIVE_LIMI
         exact_bad += [s for s, got in zip(group, decoded) if not agree(got, expected[s])]
     facts |= {"exact_points": len(chosen), "exhaustive_in_exact": len(chosen) == len(inputs)}
     detail = {"inputs": how if len(chosen) == len(inputs) else f"{len(chosen)} of the {how}, float64 "
-              "disagreements first, then the longest", "float64_points": len(inputs),
+              "disagreements first, then the longest that fit the budget", "float64_points": len(inputs),
               "float64_disagreements": len(float_bad)}
     return [Check("outputs equal rasp.evaluate", len(chosen), len(exact_bad), "exact rationals (Python int/Fraction)",
                   time.perf_counter() - start, detail, examples(exact_bad))], facts
