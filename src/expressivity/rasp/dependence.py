@@ -4,9 +4,10 @@ Two relations over the graph's nodes, both proven from the value sets and the pr
 never from sampled inputs:
 
 * **function of** (:meth:`Dependence.function_of`): ``target`` is a fixed function ``g`` of
-  ``root`` at every position, on every input (``target`` is ``root``, a constant, or Maps and
-  SequenceMaps whose leaves are ``root`` and constants). Returns ``g`` as a table over root's
-  values.
+  ``root`` (or of several roots together) at every position, on every input (``target`` is a
+  root, a constant, or Maps and SequenceMaps whose leaves are roots and constants). Returns ``g``
+  as a table over the roots' values (annotated copies of ``tokens``, or of ``indices``, are one
+  SOp).
 * **determines** (:meth:`Dependence.determined_by`): within any one input, two positions with the
   same ``K`` value have the same ``V`` value (typed: ``True`` and ``1`` differ). Rules:
 
@@ -38,7 +39,7 @@ from expressivity.rasp.values import value_key
 UNDEFINED = object()   # a function raised here: the interpreter raises on any input where this value occurs
 
 
-def _call(f, *args):
+def call(f, *args):
     try:
         return f(*args)
     except Exception:   # noqa: BLE001 - a value the program cannot handle; evaluate raises there too
@@ -99,7 +100,7 @@ class Dependence:
             elif any(a is None for a in args):
                 out[key] = None
             else:
-                out[key] = _call(node.f, *args)
+                out[key] = call(node.f, *args)
         return out
 
     # ------------------------------------------------------------------ determination
@@ -159,7 +160,7 @@ class Dependence:
         pairs = [(x,) for x in domains[0]] if node.kind == "map" else \
             [(x, y) for x in domains[0] for y in domains[1]]
         for args in pairs:
-            out = None if any(a is None for a in args) else _call(node.f, *args)
+            out = None if any(a is None for a in args) else call(node.f, *args)
             if out is UNDEFINED:
                 continue
             try:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from expressivity.rasp.dependence import UNDEFINED, Dependence
+from expressivity.rasp.dependence import UNDEFINED, Dependence, call
 from expressivity.rasp.graph import Graph, Node
 from expressivity.rasp.values import value_key
 
@@ -72,7 +72,7 @@ class Uniqueness:
         """U1 / U2: outputs whose preimages share one argument value that is unique in that argument."""
         shared: dict = {}
         for args in combos:
-            out = None if any(a is None for a in args) else _call(node.f, *args)
+            out = None if any(a is None for a in args) else call(node.f, *args)
             if out is UNDEFINED or out is None:
                 continue
             try:
@@ -108,7 +108,7 @@ class Uniqueness:
             for x in (x for x in self.values[x_id] if value_key(x) in good):
                 for w in self.values[w_id]:
                     args = (x, w) if x_at == 0 else (w, x)
-                    out = _call(node.f, *args)
+                    out = call(node.f, *args)
                     if out is not UNDEFINED and out is not None:
                         found.add(value_key(out))
         return found
@@ -138,9 +138,3 @@ class Uniqueness:
                 good.add(value_key(x))
         return good
 
-
-def _call(f, *args):
-    try:
-        return f(*args)
-    except Exception:   # noqa: BLE001 - a value the program cannot handle; evaluate raises there too
-        return UNDEFINED
