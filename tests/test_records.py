@@ -110,3 +110,17 @@ def test_library_callers_may_nest_outputs_in_their_own_folder(tmp_path):
     # a claim's sweeps live inside the claim's folder (reproduce NAME/sweep/): no command given
     write_json(tmp_path / "claim" / "run.json", run_record("reproduce wang-e-3", {}))
     assert check_output_dir(tmp_path / "claim" / "sweep") == tmp_path / "claim" / "sweep"
+
+
+def test_the_torch_version_is_recorded_without_importing_torch():
+    """A run record names the installed torch exactly as ``torch.__version__`` does (local tag
+    included), read without the seconds its import takes."""
+    import subprocess
+    import sys
+
+    import torch
+
+    code = ("import sys\nfrom expressivity.records import installed_version, run_record\n"
+            "print(run_record('x', {})['torch'], installed_version('no_such_package_here'), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout.split()
+    assert out == [torch.__version__, "None", "False"]

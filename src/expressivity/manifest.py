@@ -76,12 +76,12 @@ class Manifest:
 def versions() -> dict[str, str]:
     """The versions a manifest records: expressivity, Python, NumPy and PyTorch."""
     import numpy as np
-    import torch
 
     import expressivity
+    from expressivity.records import installed_version
 
     return {"expressivity": expressivity.__version__, "python": platform.python_version(), "numpy": np.__version__,
-            "torch": torch.__version__}
+            "torch": installed_version("torch")}
 
 
 def network_files(prefix: str = "") -> dict[str, str]:

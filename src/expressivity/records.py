@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
+import re
 import time
 from fractions import Fraction
 from pathlib import Path
@@ -63,10 +64,42 @@ def content_hash(value: Any, length: int = 16) -> str:
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:length]
 
 
+def installed_version(package: str) -> str | None:
+    """The installed version of ``package`` without importing it: torch takes seconds to import, and
+    commands that never run it (the exact evaluators, the RASP interpreter) still record which one
+    is installed. The version the package itself reports (``torch.__version__``, with its local
+    tag such as ``+cpu``) where it is imported already or keeps it in ``version.py``; else the
+    distribution's metadata; ``None`` when it is not installed."""
+    import importlib.util
+    import sys
+
+    module = sys.modules.get(package)
+    if module is not None and isinstance(getattr(module, "__version__", None), str):
+        return str(module.__version__)
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None:
+        return None
+    for folder in spec.submodule_search_locations or ():
+        try:
+            text = (Path(folder) / "version.py").read_text()
+        except OSError:
+            continue
+        found = re.search(r"^__version__\s*(?::\s*str\s*)?=\s*['\"]([^'\"]+)['\"]", text, re.MULTILINE)
+        if found:
+            return found.group(1)
+    from importlib import metadata
+
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def run_record(command: str, config: dict, seed: int | None = None) -> dict:
     """What every run records about itself: command, config, seed, package versions, platform, time."""
-    import torch
-
     return {
         "command": command,
         "config": jsonable(config),
@@ -74,7 +107,7 @@ def run_record(command: str, config: dict, seed: int | None = None) -> dict:
         "expressivity_version": expressivity.__version__,
         "python": platform.python_version(),
         "numpy": np.__version__,
-        "torch": torch.__version__,
+        "torch": installed_version("torch"),
         "created_unix": time.time(),
     }
 
