@@ -115,7 +115,7 @@ def circuit(ctx, name, length, scale, dtype, seed, input_text, shift, tolerance,
     """Run tutorial circuit NAME and check it against its exact target (see `expressivity circuits`)."""
     _refuse_inapplicable(ctx, name, scale, input_text)
     if out_dir is not None:
-        check_output_dir(out_dir, "circuit")
+        check_output_dir(out_dir, "circuit", replaces=True)
     result, network = circuit_result(name, length, scale, dtype, seed, input_text, shift, tolerance, with_network=True)
     if out_dir is not None:
         result["run"]["config"]["out"] = str(out_dir)

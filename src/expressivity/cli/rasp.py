@@ -146,7 +146,7 @@ def rasp_compile(ctx, program, vocab, max_len, causal, attention, dtype, bos, sa
     if not bos.strip():
         raise ExpressivityError("--bos is empty; give a token name such as BOS")
     if out_dir is not None:
-        check_output_dir(out_dir, "rasp compile")
+        check_output_dir(out_dir, "rasp compile", replaces=True)
     config = {"program": program, "vocab": vocab, "max_len": max_len, "causal": causal, "attention": attention,
               "dtype": dtype, "bos": bos, "samples": samples, "seed": seed, "out": None if out_dir is None else str(out_dir)}
     record = run_record("rasp compile", config, seed)

@@ -239,7 +239,7 @@ def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, l
     _check_mode_options(positional)
     Ns = parse_deltas(deltas)
     if out_dir is not None:
-        check_output_dir(out_dir, "yun build")
+        check_output_dir(out_dir, "yun build", replaces=True)
     target = get_target(target_spec)
     config = BuildConfig(p=p_norm, samples=samples, seed=seed, budget=budget, soften=SoftenConfig(lam=lam, epsilon=epsilon))
     params = [_params(n, d, N, positional, shift) for N in Ns]
