@@ -32,6 +32,7 @@ def circuits_section(out: Path) -> dict:
     """Every circuit at the demo length: hardmax in exact arithmetic, auto scale in float64 and float32."""
     from rich.table import Table
 
+    from expressivity.cli.tables import print_table
     from expressivity.constructions.circuits import CIRCUITS
 
     rows = []
@@ -56,7 +57,7 @@ def circuits_section(out: Path) -> dict:
                       "n/a (softmax)" if "exact" not in r else f"{r['exact']:.1e}",
                       f"{r['float64']:.1e}", f"{r['float32']:.1e}",
                       ("yes" if r["equivariant"] else "no") + (" (positional)" if r["positional"] else ""))
-    console.print(table)
+    print_table(console, table)
     return {"rows": rows}
 
 

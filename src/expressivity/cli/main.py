@@ -89,6 +89,32 @@ def _register() -> None:
         mod = importlib.import_module(module)
         for name in names:
             cli.add_command(getattr(mod, name))
+    _whole_summaries(cli)
+
+
+# Words a full stop ends without ending the sentence ("Yun et al. Claim 1", "e.g. 1,2,3").
+ABBREVIATIONS = ("al.", "e.g.", "i.e.", "cf.", "etc.", "vs.", "eq.", "fig.", "thm.", "resp.")
+
+
+def summary_sentence(text: str) -> str:
+    """The first sentence of a command's help, whole: click's own summary stops at the first full
+    stop and cuts at 45 characters ("yun  Yun et al."); a group's command list wraps this one."""
+    paragraph = " ".join(text.replace("\b", "").strip().split("\n\n")[0].split())
+    words = paragraph.split(" ")
+    for k, word in enumerate(words):
+        ends = word.endswith((".", "!", "?")) or word.endswith((".)", ".'", '."'))
+        if ends and word.lower().lstrip("(") not in ABBREVIATIONS and (k + 1 == len(words) or words[k + 1][:1].isupper()):
+            return " ".join(words[:k + 1])
+    return paragraph
+
+
+def _whole_summaries(group: click.Group) -> None:
+    """Every command under ``group`` lists with :func:`summary_sentence` (unless it names its own)."""
+    for command in group.commands.values():
+        if command.short_help is None and command.help:
+            command.short_help = summary_sentence(command.help)
+        if isinstance(command, click.Group):
+            _whole_summaries(command)
 
 
 _register()

@@ -99,6 +99,7 @@ def load_program(spec: str, max_seq_len: int | None):
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def rasp_list(as_json):
     """The library's RASP programs."""
+    from expressivity.cli.tables import print_table
     from expressivity.rasp.library import PROGRAMS
 
     rows = [{"name": p.name, "origin": p.origin, "vocab": list(p.vocab), "description": p.description}
@@ -111,7 +112,7 @@ def rasp_list(as_json):
         table.add_column(col)
     for r in rows:
         table.add_row(r["name"], r["origin"], escape(",".join(map(str, r["vocab"]))), escape(r["description"]))
-    console.print(table)
+    print_table(console, table)
 
 
 @rasp_group.command("compile")

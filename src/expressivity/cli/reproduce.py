@@ -39,7 +39,6 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
               summarise, as_json):
     """Reproduce claim NAME of the papers (see --list): criterion first, then the run, table, regime and verdict.
 
-    \b
     Verdicts: reproduced, not reproduced, refuted (only from a run that passes its regime check and
     a decided comparison), or undecided with its reason (out of regime, underpowered, lr on grid edge).
     """
@@ -135,6 +134,7 @@ def _print_summary(folders, as_json: bool) -> None:
     """One row per verdict found: claim, scale, verdict, regime; sorted along the scale ladder."""
     from rich.table import Table
 
+    from expressivity.cli.tables import print_table
     from expressivity.experiments.claims import summary
 
     rows = summary(folders)
@@ -145,12 +145,13 @@ def _print_summary(folders, as_json: bool) -> None:
     for r in rows:
         table.add_row(r["claim"] + (f" {r['tag']}" if r["tag"] else ""), r["scale"], r["verdict"], r["regime"],
                       r["folder"])
-    console.print(table)
+    print_table(console, table)
 
 
 def _print_table(rows: list[dict]) -> None:
     from rich.table import Table
 
+    from expressivity.cli.tables import print_table
     from expressivity.experiments.query import format_number
 
     if not rows:
@@ -160,4 +161,4 @@ def _print_table(rows: list[dict]) -> None:
     for row in rows:
         table.add_row(*(format_number(row.get(c)) if isinstance(row.get(c), float) else str(row.get(c, ""))
                         for c in columns))
-    console.print(table)
+    print_table(console, table)

@@ -309,6 +309,7 @@ def demo_section(out_dir: Path) -> dict:
     (a few seconds on 2 CPUs)."""
     from rich.table import Table
 
+    from expressivity.cli.tables import print_table
     from expressivity.constructions.yun.build import BuildConfig, build_and_check
     from expressivity.constructions.yun.constants import YunParams
     from expressivity.figures.yun import contextual_values, dp_vs_delta
@@ -341,7 +342,7 @@ def demo_section(out_dir: Path) -> dict:
                       str(row["grid_points"]), "passed" if row["ok"] else "FAILED: " + "; ".join(row["failed_checks"]),
                       f"{row['dp_error']:.3f} [{row['dp_ci'][0]:.3f}, {row['dp_ci'][1]:.3f}]",
                       f"{row['ratio_to_lower_bound']:.1f}")
-    console.print(table)
+    print_table(console, table)
     return {"theorem2": rows[:-1], "theorem3": rows[-1], "figures": [str(f) for f in figs],
             "ok": all(r["ok"] for r in rows)}
 
