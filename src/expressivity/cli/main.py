@@ -13,7 +13,7 @@ import warnings
 import click
 
 from expressivity import __version__
-from expressivity.errors import ExpressivityError
+from expressivity.errors import ExpressivityError, shorten_values
 
 
 class _Group(click.Group):
@@ -34,10 +34,10 @@ class _Group(click.Group):
         except click.UsageError as exc:
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
             message = " ".join(exc.format_message().split())  # click lists choices one per line: keep one line
-            click.echo(f"error: {message}{hint}", err=True)
+            click.echo(f"error: {shorten_values(message)}{hint}", err=True)
             sys.exit(2)
         except click.ClickException as exc:
-            click.echo(f"error: {exc.format_message()}", err=True)
+            click.echo(f"error: {shorten_values(' '.join(exc.format_message().split()))}", err=True)
             sys.exit(2)
         except ExpressivityError as exc:
             click.echo(f"error: {exc}", err=True)
@@ -51,7 +51,8 @@ class _Group(click.Group):
         except OSError as exc:
             # Almost always an --out/--resume path that cannot be written or read.
             where = f" {exc.filename!r}" if exc.filename else ""
-            click.echo(f"error: cannot use{where}: {exc.strerror or exc}; choose a folder you can write to", err=True)
+            click.echo(shorten_values(f"error: cannot use{where}: {exc.strerror or exc}; choose a folder you can write to"),
+                       err=True)
             sys.exit(2)
         if isinstance(rv, int) and rv:
             sys.exit(rv)

@@ -75,8 +75,7 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
         if as_json:
             emit_json({"claims": rows, "run": run_record("reproduce --list", {})})
         else:
-            for r in rows:
-                console.print(f"[bold]{r['name']}[/] {r['tag']}: {r['title']} ({r['source']})")
+            _print_list(rows)
         return
     if name is None:
         raise click.UsageError("give a claim name (see 'expressivity reproduce --list'), or --summary DIR...")
@@ -128,6 +127,24 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
                    "regime": result.regime.as_dict(), "numbers": result.numbers, "rows": result.rows,
                    "figure": None if result.figure is None else str(result.figure), "out": str(out),
                    "run": run_record(f"reproduce {name}", {"scale": scale, "out": str(out)})})
+
+
+def _print_list(rows: list[dict]) -> None:
+    """Each claim: its name, tag, title and source, then what each scale runs and costs (the
+    claim's own estimates, as ``--json`` gives them), wrapped under an indent."""
+    from rich.markup import escape
+    from rich.padding import Padding
+    from rich.table import Table
+
+    for r in rows:
+        console.print(f"[bold]{escape(r['name'])}[/] {escape(r['tag'])}: {escape(r['title'])} ({escape(r['source'])})")
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(no_wrap=True)
+        grid.add_column()
+        for scale in ("quick", "medium", "full"):
+            if r[scale]:
+                grid.add_row(f"{scale}:", escape(r[scale]))
+        console.print(Padding(grid, (0, 0, 0, 4)))
 
 
 def _print_summary(folders, as_json: bool) -> None:
