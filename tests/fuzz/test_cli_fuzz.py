@@ -194,7 +194,8 @@ def tree(tmp_path_factory, request):
     inputs = {k: v for k, v in counts.items() if not k.startswith("interrupted")}
     summary = {"profile": PROFILE, "per_command": inputs, "total": sum(inputs.values()),
                "interrupted": counts.get("interrupted", 0), "interrupted_twice": counts.get("interrupted_twice", 0)}
-    request.config.cache.set("fuzz/inputs", summary)
+    if getattr(request.config, "cache", None) is not None:   # absent under -p no:cacheprovider
+        request.config.cache.set("fuzz/inputs", summary)
     print(f"\nfuzz: {summary}")
 
 

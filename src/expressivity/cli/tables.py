@@ -104,7 +104,7 @@ def _least_header(header: str, cells: list[str]) -> int:
 
 def _overhead(console: Console, table: Table) -> int:
     """Columns of the table that are not cell contents: borders, separators and padding (measured
-    on a copy with every column one character wide)."""
+    with every column set one character wide for the moment, then set back)."""
     saved = [(c.width, c.min_width, c.max_width) for c in table.columns]
     try:
         for column in table.columns:

@@ -221,7 +221,7 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     if listed:
         member_dirs = [Path(group_dir) / f"seed_{c.seed}" for c in configs]
         earlier = replaceable_manifest(Path(group_dir), "trained runs", GROUP_WRITERS, whole=False)
-        if earlier is None:   # an "ensemble" of the user's is not this function's to replace
+        if earlier is None and not resume:   # an "ensemble" of the user's is not this function's to replace
             refuse_present(Path(group_dir), ENSEMBLE_FILES, "run_ensemble")
     for d in member_dirs or []:
         check_run_folder(d)
