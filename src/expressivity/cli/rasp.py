@@ -205,7 +205,8 @@ def _print_report(name: str, compiled, out_dir) -> None:
         d = check.details
         extra = (f"; float64 agreed on {d['float64_points'] - d['float64_disagreements']} of {d['float64_points']}"
                  if "float64_points" in d else "")
-        _say(f"verified: {check.property} on {check.points} inputs ({d.get('inputs')}), {check.failures} failures, "
+        _say(f"verified: {check.property} on {check.points} {d.get('unit', 'inputs')} ({d.get('inputs')}), "
+             f"{check.failures} failures, "
              f"{check.arithmetic}{extra}")
     _say(f"compile {c['compile_seconds']} s, proof {c['proof_seconds']} s, verify {c['verify_seconds']} s")
     if out_dir is not None:

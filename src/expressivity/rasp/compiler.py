@@ -154,7 +154,7 @@ def _prove(network, graph, layout, sublayers, values, vocab, max_seq_len, causal
     proofs = prove_network(network, graph, layout, sublayers, values, vocab, max_seq_len, causal)
     return proofs, Check("every block proven", sum(p.cases for p in proofs), 0, "exact rationals (scaled integers)",
                          time.perf_counter() - started, {"inputs": "every value combination of every block",
-                                                         "blocks": len(proofs)})
+                                                         "unit": "cases", "blocks": len(proofs)})
 
 
 def _scale(robust: bool, max_seq_len: int, margins: list, numerical_output: bool,
