@@ -107,16 +107,8 @@ def test_reading_the_device_only_when_logging_gives_the_same_run(members):
 
 
 @pytest.mark.parametrize("members", [1, 3])
-def test_a_member_found_non_finite_on_the_device_stops_at_its_step(members, monkeypatch):
-    stepper = EnsembleStepper if members > 1 else SingleStepper
-    losses_of = stepper.losses
-
-    def poisoned(self, step):
-        losses = losses_of(self, step)
-        return torch.where(torch.arange(self.size) == 0, torch.full_like(losses, float("nan")), losses) if step == 5 \
-            else losses
-
-    monkeypatch.setattr(stepper, "losses", poisoned)
+def test_a_member_found_non_finite_on_the_device_stops_at_its_step(members, poison_first_member):
+    poison_first_member(EnsembleStepper if members > 1 else SingleStepper, 5)
     configs = [small(seed=s) for s in range(members)]
     how = {"host_sync": "log"}
     results = run_ensemble(configs, execution=how)[0] if members > 1 else [run(configs[0], execution=how)]
