@@ -1,6 +1,7 @@
 """Each tutorial circuit against its exact target, across lengths and evaluators."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -131,3 +132,11 @@ def test_bad_lengths_refused(bad):
 def test_bad_scales_refused(bad):
     with pytest.raises(ExpressivityError, match="scale"):
         build_reverse(4, bad)
+
+
+@pytest.mark.parametrize("dtype, kinds", [("float64", (float,)), ("float32", (float,)), ("exact", (int, Fraction))])
+def test_a_circuit_run_returns_plain_python_numbers(dtype, kinds):
+    from expressivity.constructions.circuits.check import run_circuit
+
+    run = run_circuit("sum" if dtype == "exact" else "reverse", [1, Fraction(1, 2), 3], dtype=dtype)
+    assert run.values and all(type(v) in kinds for v in run.values), [type(v) for v in run.values]
