@@ -221,3 +221,27 @@ def test_token_networks_answer_with_values_not_columns(tmp_path):
     assert code == 0 and "answer" in out and "position" in out and "predicted" not in out
     _one_line(*run("run", folder, "--input", "3,1,2")[::2], "token 0 is not BOS")
     _one_line(*run("run", folder, "--input", "0,3,0,2")[::2], "token 2 is BOS, which belongs to the first position only")
+
+
+def test_flags_that_cannot_apply_are_refused_by_name(tmp_path):
+    assert run("circuit", "mean", "--out", tmp_path / "mean")[0] == 0
+    _one_line(*run("run", tmp_path / "mean", "--input", "1,2", "--allow-length")[::2],
+              "--allow-length does not apply: network 'mean' records no valid lengths")
+    from expressivity.export import save_network
+    from expressivity.export.folders import load_saved
+    from dataclasses import replace
+
+    bare = replace(load_saved(tmp_path / "mean").network, input_domain=None)   # a hand-made network: no claim
+    save_network(bare, tmp_path / "bare")
+    _one_line(*run("run", tmp_path / "bare", "--input", "1,2", "--allow-outside")[::2],
+              "--allow-outside does not apply: network 'mean' records no input domain")
+
+
+def test_outputs_before_a_parity_s_largest_lag_are_marked_unclaimed(tmp_path):
+    assert run("wang-e", "build", "--memory", "dpfree-boolean", "--lags", "1,3", "--out", tmp_path / "pb")[0] == 0
+    code, out, err = run("run", tmp_path / "pb", "--input", "1,-1,1,1,-1,1", "--json")
+    assert code == 0 and err == "", err      # no 'saved before networks recorded their valid lengths' warning
+    result = json.loads(out)
+    assert result["within_claim"] is True and result["unclaimed_positions"] == [0, 1, 2]
+    assert [y for (y,) in result["output"]][3:] == [1, -1, -1]      # x_(t-1) x_(t-3), from position 3 on
+    _one_line(*run("run", tmp_path / "pb", "--input", "1,0,1")[::2], "not one of {-1, 1}")

@@ -106,6 +106,9 @@ def _print(result: dict) -> None:
     console.print(f"input domain: {result['input_domain']}", soft_wrap=True, markup=False, highlight=False)
     if "outside_claim" in result:
         console.print(f"WARNING: {result['outside_claim']}", soft_wrap=True, markup=False, style="bold red")
+    if result.get("unclaimed_positions"):
+        console.print(f"note: the claim covers outputs from position {len(result['unclaimed_positions'])} on; those "
+                      "before it are not covered by any check", soft_wrap=True, markup=False)
     if "input_values" in result:
         console.print(_answers_table(result))
     console.print(_table("output", result["output"], result["output_labels"], rows))

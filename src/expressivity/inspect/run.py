@@ -103,7 +103,8 @@ def parse_input(net: Network, text, allow_length: bool = False, allow_outside: b
     """The network input ``(n, d_in)`` (an object array of exact numbers) that ``text`` describes.
 
     A length outside ``net.valid_lengths`` is refused unless ``allow_length``, a value outside
-    ``net.input_domain`` unless ``allow_outside``."""
+    ``net.input_domain`` unless ``allow_outside``; either given where it cannot apply is refused."""
+    refuse_inapplicable(net, allow_length, allow_outside)
     if not isinstance(text, str) or not text.strip():
         raise ExpressivityError(f"--input is empty; give {input_help(net)}")
     if len(text) > 50 * MAX_VALUES:
@@ -138,6 +139,16 @@ def parse_input(net: Network, text, allow_length: bool = False, allow_outside: b
     except ExpressivityError as exc:
         raise ExpressivityError(f"--input: {as_flags(str(exc))}") from None
     return X
+
+
+def refuse_inapplicable(net: Network, allow_length: bool, allow_outside: bool) -> None:
+    """``--allow-length`` / ``--allow-outside`` on a network with no such claim to step outside: one line naming it."""
+    if allow_length and (net.valid_lengths is None or net.valid_lengths.is_any):
+        raise ExpressivityError(f"--allow-length does not apply: network {net.name!r} records no valid lengths narrower "
+                                f"than its weights take ({net.structural_lengths().describe()}); drop it")
+    if allow_outside and net.input_domain is None:
+        raise ExpressivityError(f"--allow-outside does not apply: network {net.name!r} records no input domain (its "
+                                "inputs are not checked against a claim); drop it")
 
 
 def as_flags(message: str) -> str:
@@ -198,6 +209,9 @@ def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: 
               "valid_lengths": net.lengths.describe(), "input_domain": domain_text(net), "within_claim": note is None}
     if note is not None:
         result["outside_claim"] = note
+    claimed_from = 0 if net.input_domain is None else net.input_domain.claimed_from
+    if claimed_from:     # e.g. a lag that reaches before the start: the claim says nothing about these outputs
+        result["unclaimed_positions"] = list(range(min(claimed_from, int(X.shape[0]))))
     if takes_tokens(net):
         result |= token_answers(net, X, out)
     if res is not None:

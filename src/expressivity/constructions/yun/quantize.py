@@ -43,7 +43,9 @@ def modified_domain(p: YunParams) -> InputDomain:
 def softened_domain(p: YunParams, exact: bool = False) -> InputDomain:
     """Theorems 2 and 3 approximate ``f`` on ``[0, 1]^(d x n)``: every entry in ``[0, 1)`` (the quantizer's
     cubes; the right end has measure zero in ``d_p``)."""
-    return InputDomain((Field.real(labels(p.d), 0, 1, hi_open=True),), exact=exact, built_for={"delta": str(p.delta)},
+    claim = "exact on distinct-column cubes" if exact else "a d_p error over the cube, not a bound at each input"
+    return InputDomain((Field.real(labels(p.d), 0, 1, hi_open=True),), exact=exact,
+                       built_for={"delta": str(p.delta), "claim": claim},
                        fix="rescale the inputs into [0, 1), the domain of Theorems 2 and 3")
 
 
