@@ -159,12 +159,10 @@ class Field:
         if self.kind == "real":
             return self._check_real(values, where, exact)
         if self.kind == "set":
-            allowed = set(self.values) if exact else {float(v) for v in self.values}
-            bad = np.vectorize(lambda v: v not in allowed, otypes=[bool])(values) if values.size else np.zeros(0, bool)
+            bad = ~_member(values, self.values, exact)
             return _first(bad, lambda b, t, k: f"{where(b, t)} has {self.dims[k]} = {short(values[b, t, k])}, "
                                                f"not one of {{{', '.join(short(v) for v in self.values)}}}")
-        bits = np.vectorize(lambda v: v == 0 or v == 1, otypes=[bool])(values) if values.size else np.ones(0, bool)
-        bad = ~bits
+        bad = ~_member(values, (0, 1), exact)
         message = _first(bad, lambda b, t, k: f"{where(b, t)} has {self.dims[k]} = {short(values[b, t, k])}, not 0 or 1")
         if message:
             return message
@@ -244,6 +242,16 @@ class Field:
         if d["kind"] == "set":
             return cls.one_of(d["dims"], [number_from_json(v) for v in d.get("values") or ()])
         return cls.one_hot(d["dims"], d.get("names"), optional=bool(d.get("optional")))
+
+
+def _member(values: np.ndarray, allowed, exact: bool) -> np.ndarray:
+    """Which entries of ``values`` are one of ``allowed`` (exactly, for exact arrays)."""
+    if not exact:
+        return np.isin(values, [float(v) for v in allowed])
+    found = np.zeros(values.shape, dtype=bool)
+    for v in allowed:                     # elementwise == on Python numbers: exact
+        found |= np.asarray(values == v, dtype=bool)
+    return found
 
 
 def _first(bad: np.ndarray, message) -> str | None:

@@ -38,12 +38,12 @@ class FirstOnly:
     def check(self, X3: np.ndarray, labels: tuple[str, ...], where, domain=None) -> str | None:
         column = X3[..., labels.index(self.dim)]
         name = self.name(domain)
-        for b in range(X3.shape[0]):
-            if column[b, 0] != 1:
-                return f"{where(b, 0)} is not {name} (the claim covers inputs that start with it)"
-            later = [t for t in range(1, X3.shape[1]) if column[b, t] != 0]
-            if later:
-                return f"{where(b, later[0])} is {name}, which belongs to the first position only"
+        missing = np.flatnonzero(np.asarray(column[:, 0] != 1, dtype=bool))
+        if missing.size:
+            return f"{where(int(missing[0]), 0)} is not {name} (the claim covers inputs that start with it)"
+        later = np.argwhere(np.asarray(column[:, 1:] != 0, dtype=bool))
+        if later.size:
+            return f"{where(int(later[0][0]), int(later[0][1]) + 1)} is {name}, which belongs to the first position only"
         return None
 
     def impose(self, X: np.ndarray, labels: tuple[str, ...], rng: np.random.Generator, domain) -> None:
@@ -94,15 +94,18 @@ class PointersBack:
     def check(self, X3: np.ndarray, labels: tuple[str, ...], where, domain=None) -> str | None:
         P = np.asarray(X3[..., [labels.index(d) for d in self.dims]] != 0, dtype=bool)
         counts = P.sum(axis=-1)
-        for b in range(X3.shape[0]):
-            if counts[b, 0]:
-                return f"{where(b, 0)} sets a pointer; the first position has none"
-            for t in range(1, X3.shape[1]):
-                if counts[b, t] != 1:
-                    return f"{where(b, t)} sets {int(counts[b, t])} pointer dimensions, not one"
-                lag = int(np.argmax(P[b, t])) + 1
-                if lag > t:
-                    return f"{where(b, t)} points {lag} back, before the start of the sequence"
+        first = np.flatnonzero(counts[:, 0])
+        if first.size:
+            return f"{where(int(first[0]), 0)} sets a pointer; the first position has none"
+        wrong = np.argwhere(counts[:, 1:] != 1)
+        if wrong.size:
+            b, t = int(wrong[0][0]), int(wrong[0][1]) + 1
+            return f"{where(b, t)} sets {int(counts[b, t])} pointer dimensions, not one"
+        lags = P.argmax(axis=-1) + 1
+        early = np.argwhere(lags[:, 1:] > np.arange(1, X3.shape[1]))
+        if early.size:
+            b, t = int(early[0][0]), int(early[0][1]) + 1
+            return f"{where(b, t)} points {int(lags[b, t])} back, before the start of the sequence"
         return None
 
     def impose(self, X: np.ndarray, labels: tuple[str, ...], rng: np.random.Generator, domain) -> None:
