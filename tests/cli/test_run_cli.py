@@ -245,3 +245,17 @@ def test_outputs_before_a_parity_s_largest_lag_are_marked_unclaimed(tmp_path):
     assert result["within_claim"] is True and result["unclaimed_positions"] == [0, 1, 2]
     assert [y for (y,) in result["output"]][3:] == [1, -1, -1]      # x_(t-1) x_(t-3), from position 3 on
     _one_line(*run("run", tmp_path / "pb", "--input", "1,0,1")[::2], "not one of {-1, 1}")
+
+
+def test_a_transformer_lens_export_keeps_the_domain_and_the_answers(tmp_path, tl):
+    folder = tmp_path / "sort"
+    assert run("rasp", "compile", "sort", "--vocab", "1,2,3", "--max-len", "4", "--attention", "softmax",
+               "--out", folder)[0] == 0
+    code, out, err = run("export", folder, "--to", "transformer-lens", "--out", tmp_path / "tl", "--json")
+    assert code == 0, err
+    assert "BOS at the first position only" in json.loads(out)["input_domain"]
+    code, out, err = run("run", tmp_path / "tl", "--input", "0,3,1,2", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["answers"] == ["BOS", 1, 2, 3] and "BOS at the first position only" in result["input_domain"]
+    _one_line(*run("run", tmp_path / "tl", "--input", "3,1,2")[::2], "token 0 is not BOS")

@@ -234,4 +234,5 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
     return {"to": "transformer-lens", "out": str(out), "files": files + [str(Path(out) / "run.json")],
             "network": net.name, "config": export.config, "cost": export.cost, "changes": list(export.changes),
             "tolerance": export.tolerance, "verified": checked, "within_claim": within_claim,
-            "valid_lengths": None if valid is None else valid.describe()}
+            "valid_lengths": None if valid is None else valid.describe(),
+            "input_domain": None if net.input_domain is None else net.input_domain.describe(net.input_labels)}
