@@ -151,7 +151,7 @@ FUZZ_RUN = [
     (["--input", ""], "empty"), (["--input", "   "], "empty"), (["--input", "nan,1,2,3,4"], "not a finite number"),
     (["--input", "1,2,3,4,inf"], "not a finite number"), (["--input", "-inf,1,2,3,4"], "not a finite number"),
     (["--input", "a,b,c,d,e"], "not a number"), (["--input", "1,2,3"], "built for length 5"),
-    (["--input", "1e400,1,2,3,4"], "max - min of x over the tokens of the input is 9.99999e+399, above 4"),
+    (["--input", "1e400,1,2,3,4"], "max - min of x in the input is 9.99999e+399, above 4"),
     (["--input", "1e400,1,2,3,4", "--allow-outside"], "value 1e+400 is beyond the float64 range"), (["--input", "1,2,3,4,5", "--dtype", "exact"], "softmax"),
     (["--input", "1,2,3,4,5", "--dtype", "float16"], "--dtype"), (["--input", "1;2;;3;4"], "empty"),
     (["--input", "[[1,2]]"], "2 values"), (["--input", "1,2,3,4,5", "--residuals", "x"], "unexpected extra argument"),

@@ -59,7 +59,7 @@ def test_allow_length_runs_and_marks_the_output_outside_the_claim(shift):
     assert result["within_claim"] is False and "outside the construction's claim" in result["outside_claim"]
     assert result["output"][-1] == ["9/2"]          # the wrong answer the issue saw, now labelled
     # the softmax circuit was built for values 1..8 (max - min 7): nine of them need both flags
-    _one_line(*run("run", shift, "--input", NINE, "--allow-length")[::2], "max - min of x over the tokens")
+    _one_line(*run("run", shift, "--input", NINE, "--allow-length")[::2], "max - min of x in the input is 8, above 7")
     code, out, err = run("run", shift, "--input", NINE, "--allow-length", "--allow-outside")
     assert code == 0 and "WARNING: outside the construction's claim" in out
 
@@ -134,7 +134,7 @@ def rev6(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("values, spread", [("1e12,1,2,3,4,5", "999999999999"), ("1e308,1e308,1,2,3,4", "1e+308")])
 def test_run_refuses_values_outside_the_range_the_scale_was_chosen_for(rev6, values, spread):
     code, out, err = run("run", rev6, "--input", values, "--json")
-    _one_line(code, err, f"max - min of x over the tokens of the input is {spread}, above 5")
+    _one_line(code, err, f"max - min of x in the input is {spread}, above 5")
     assert "--input-range R" in err and "--scale inf" in err and "--allow-outside" in err and out == ""
     code, out, err = run("run", rev6, "--input", values, "--allow-outside", "--json")
     assert code == 0, err

@@ -194,8 +194,7 @@ class Field:
             for b, span in enumerate(spans):
                 if span > bound(self.spread):
                     label = "the input" if values.shape[0] == 1 else f"input {b}"
-                    return (f"max - min of {self.describe_dims()} over the tokens of {label} is {short(span)}, "
-                            f"above {short(self.spread)}")
+                    return f"max - min of {self.describe_dims()} in {label} is {short(span)}, above {short(self.spread)}"
         return None
 
     def sample(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
@@ -354,8 +353,8 @@ class InputDomain:
         return X
 
     # ---- printing ----------------------------------------------------------------------
-    def describe(self, input_labels: tuple[str, ...] | None = None) -> str:
-        """One line: the fields, the rules, what the claim was built for."""
+    def describe(self, input_labels: tuple[str, ...] | None = None, facts: bool = True) -> str:
+        """One line: the fields, the rules, and (``facts``) what the claim was built for."""
         parts = [f.describe() for f in self.fields] or ["no input dimension"]
         rest = [] if input_labels is None else [lab for lab in input_labels if lab not in set(self.dims)]
         if rest:
@@ -364,9 +363,9 @@ class InputDomain:
         if self.claimed_from:
             parts.append(f"outputs claimed from position {self.claimed_from} on")
         text = "; ".join(parts)
-        facts = ", ".join(f"{k.replace('_', ' ')} {short(v) if isinstance(v, (int, float, Fraction)) else v}"
-                          for k, v in self.built_for.items() if v is not None)
-        return text + (f" (built with {facts})" if facts else "") + (" [exact]" if self.exact else "")
+        built = ", ".join(f"{k.replace('_', ' ')} {short(v) if isinstance(v, (int, float, Fraction)) else v}"
+                          for k, v in self.built_for.items() if v is not None) if facts else ""
+        return text + (f" (built with {built})" if built else "") + (" [exact]" if self.exact and facts else "")
 
     def __str__(self) -> str:
         return self.describe()
@@ -399,8 +398,8 @@ class InputDomain:
 def refusal(name: str, domain: InputDomain, reason: str, input_labels=None, flag: str = "allow_outside=True") -> str:
     """The one-line message for an input outside ``domain``."""
     fix = domain.fix or "give an input inside it"
-    return (f"{reason}, outside the inputs network {name!r} is built and verified for ({domain.describe(input_labels)}); "
-            f"{fix}, or pass {flag} to run it outside its construction's claim")
+    return (f"{reason}, outside the inputs network {name!r} is built and verified for "
+            f"({domain.describe(input_labels, facts=False)}); {fix}, or pass {flag} to run it outside its construction's claim")
 
 
 def token_domain(names, *, first: str | None = None, origin: str = "recorded",

@@ -231,7 +231,7 @@ class Network:
             reason = self.input_domain.violation(X, self.input_labels)
             if reason is not None:
                 return (f"{reason}, outside the inputs {self.name!r} is built and verified for "
-                        f"({self.input_domain.describe(self.input_labels)})")
+                        f"({self.input_domain.describe(self.input_labels, facts=False)})")
         return None
 
     @property
