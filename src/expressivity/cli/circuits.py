@@ -197,6 +197,7 @@ def _print_circuit(name: str, dtype: str, result: dict) -> None:
     size = report["size"]
     console.print(f"size: {size['parameters']} parameters, {size['layers']} layers, {size['heads']} heads, "
                   f"width {size['width']}")
+    console.print(f"claim covers inputs: {result['input_domain']}", markup=False, highlight=False)
 
 
 @click.command("circuits")

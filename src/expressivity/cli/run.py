@@ -103,12 +103,12 @@ def _print(result: dict) -> None:
     n = result["length"]
     rows = list(range(n))
     console.print(f"{result['network']} on {n} tokens [{result['arithmetic']}]", soft_wrap=True, markup=False)
-    console.print(f"input domain: {result['input_domain']}", soft_wrap=True, markup=False, highlight=False)
+    console.print(f"input domain: {result['input_domain']}", markup=False, highlight=False)
     if "outside_claim" in result:
         console.print(f"WARNING: {result['outside_claim']}", soft_wrap=True, markup=False, style="bold red")
     if result.get("unclaimed_positions"):
         console.print(f"note: the claim covers outputs from position {len(result['unclaimed_positions'])} on; those "
-                      "before it are not covered by any check", soft_wrap=True, markup=False)
+                      "before it are not covered by any check", markup=False, highlight=False)
     if "input_values" in result:
         console.print(_answers_table(result))
     console.print(_table("output", result["output"], result["output_labels"], rows))
