@@ -99,6 +99,7 @@ def load_program(spec: str, max_seq_len: int | None):
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def rasp_list(as_json):
     """The library's RASP programs."""
+    from expressivity.cli.tables import print_table
     from expressivity.rasp.library import PROGRAMS
 
     rows = [{"name": p.name, "origin": p.origin, "vocab": list(p.vocab), "description": p.description}
@@ -111,7 +112,7 @@ def rasp_list(as_json):
         table.add_column(col)
     for r in rows:
         table.add_row(r["name"], r["origin"], escape(",".join(map(str, r["vocab"]))), escape(r["description"]))
-    console.print(table)
+    print_table(console, table)
 
 
 @rasp_group.command("compile")
@@ -146,7 +147,7 @@ def rasp_compile(ctx, program, vocab, max_len, causal, attention, dtype, bos, sa
     if not bos.strip():
         raise ExpressivityError("--bos is empty; give a token name such as BOS")
     if out_dir is not None:
-        check_output_dir(out_dir, "rasp compile")
+        check_output_dir(out_dir, "rasp compile", replaces=True)
     config = {"program": program, "vocab": vocab, "max_len": max_len, "causal": causal, "attention": attention,
               "dtype": dtype, "bos": bos, "samples": samples, "seed": seed, "out": None if out_dir is None else str(out_dir)}
     record = run_record("rasp compile", config, seed)

@@ -100,6 +100,8 @@ def _value(v) -> str:
 
 
 def _print(result: dict) -> None:
+    from expressivity.cli.tables import print_table
+
     n = result["length"]
     rows = list(range(n))
     console.print(f"{result['network']} on {n} tokens [{result['arithmetic']}]", soft_wrap=True, markup=False)
@@ -110,9 +112,9 @@ def _print(result: dict) -> None:
         console.print(f"note: the claim covers outputs from position {len(result['unclaimed_positions'])} on; those "
                       "before it are not covered by any check", markup=False, highlight=False)
     if "input_values" in result:
-        console.print(_answers_table(result))
-    console.print(_table("output", result["output"], result["output_labels"], rows))
+        print_table(console, _answers_table(result))
+    print_table(console, _table("output", result["output"], result["output_labels"], rows))
     for entry in result.get("residuals", []):
-        console.print(_table(f"residual stream {entry['where']}", entry["values"], result["residual_labels"], rows))
+        print_table(console, _table(f"residual stream {entry['where']}", entry["values"], result["residual_labels"], rows))
     if max(len(result["output_labels"]), len(result.get("residual_labels", ()))) > max(3, (console.width - 8) // 11):
         console.print("(wide tables are cut to fit the terminal; --json prints every dimension)", markup=False)

@@ -36,14 +36,6 @@ ARITHMETIC = {"exact": "exact rationals (Python int/Fraction)", "float64": "NumP
               "float32": "PyTorch float32", "torch-float64": "PyTorch float64"}
 
 
-MAX_TEXT = 24   # characters of a field quoted in a message
-
-
-def _quoted(text: str) -> str:
-    """``text`` for a one-line message, cut to :data:`MAX_TEXT` characters."""
-    return repr(text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "...")
-
-
 def _number(text: str, where: str) -> Fraction:
     t = text.strip()
     try:
@@ -51,9 +43,8 @@ def _number(text: str, where: str) -> Fraction:
     except (ValueError, ZeroDivisionError):
         low = t.lower().lstrip("+-")
         if low in ("nan", "inf", "infinity"):
-            raise ExpressivityError(f"--input {where}: {_quoted(text)} is not a finite number") from None
-        raise ExpressivityError(f"--input {where}: {_quoted(text)} is not a number (write e.g. 2, -0.5, 1e-3 or "
-                                "1/3)") from None
+            raise ExpressivityError(f"--input {where}: {text!r} is not a finite number") from None
+        raise ExpressivityError(f"--input {where}: {text!r} is not a number (write e.g. 2, -0.5, 1e-3 or 1/3)") from None
     return value
 
 
@@ -70,7 +61,7 @@ def _json_tokens(text: str) -> list[list[Fraction]]:
         row = []
         for v in items:
             if not isinstance(v, str):
-                raise ExpressivityError(f"--input token {i}: {_quoted(repr(v))} is not a number")
+                raise ExpressivityError(f"--input token {i}: {v!r} is not a number")
             row.append(_number(v, f"token {i}"))
         rows.append(row)
     return rows
@@ -93,8 +84,7 @@ def _split(text: str, one_per_token: bool) -> list[list[Fraction]]:
         return rows
     raw = text.split(",") if "," in text else text.split()
     if any(not f.strip() for f in raw):
-        raise ExpressivityError(f"--input {_quoted(text)} has an empty field; give comma-separated numbers such as "
-                                "'1,2,3'")
+        raise ExpressivityError(f"--input {text!r} has an empty field; give comma-separated numbers such as '1,2,3'")
     values = [_number(f, f"value {i}") for i, f in enumerate(raw)]
     return [[v] for v in values] if one_per_token else [values]
 
