@@ -151,3 +151,16 @@ def test_malformed_domains_are_one_line_errors():
         Field.real(["x"], float("nan"))
     with pytest.raises(NetworkError, match="rule"):
         rule_from_dict({"kind": "teleport"})
+
+
+def test_answers_read_output_columns_as_values():
+    from expressivity.network.answers import Answers
+
+    sort = Answers("categorical", (1, 2, 3), first="BOS")
+    out = np.array([[0, 0, 0], [1, 0, 0], [0, 0.9, 0.1], [0.2, 0.3, 0.4]])
+    assert sort.decode(out) == (["BOS", 1, 2, None], [0, 0, 1, 2])      # no column reaches 1/2: None
+    assert Answers("categorical", ()).decode(np.zeros((2, 0)))[0] == [None, None]   # always None: no column
+    assert Answers("numerical").decode(np.array([[Fraction(1, 3)], [2.0]], dtype=object))[0] == [Fraction(1, 3), 2.0]
+    answers, argmax = Answers("class").decode(np.array([[0.1, 0.7], [0.9, 0.1]]))
+    assert answers == argmax == [1, 0] and all(type(v) is int for v in answers)
+    assert Answers.from_dict(sort.to_dict()) == sort

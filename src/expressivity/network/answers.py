@@ -58,7 +58,7 @@ class Answers:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise NetworkError(f"answers are one of {', '.join(KINDS)}, got {self.kind!r}")
-        if self.kind == "categorical" and not self.values:
+        if self.kind == "categorical" and self.values is None:   # none at all: an output that is always None
             raise NetworkError("categorical answers name the value of every output column")
         if self.values is not None:
             object.__setattr__(self, "values", tuple(self.values))
@@ -81,6 +81,8 @@ class Answers:
             return plain(row[0])
         if self.kind == "class":
             return plain(self.values[k]) if self.values is not None and k < len(self.values) else k
+        if not self.values:
+            return None
         top = row[k] if isinstance(row[k], (int, Fraction)) else float(row[k])
         return plain(self.values[k]) if top >= Fraction(1, 2) else None
 
