@@ -66,7 +66,7 @@ def to_network(model: Model) -> Network:
     embed = model.embed
     # a token model's inputs are its vocabulary (one-hot ids) and its answer the arg-max class; a
     # float model has no proven claim on its inputs, so no domain is recorded
-    domain = token_domain(range(cfg.vocab_size), origin="recorded: the model's vocabulary") if tokens else None
+    domain = token_domain(range(cfg.vocab_size)) if tokens else None
     return Network(
         tuple(layers), labels=tuple(f"h[{k}]" for k in range(cfg.d_model)),
         positional_encoding=None if model.ape is None else _np(model.ape(cfg.max_len)),
