@@ -68,10 +68,11 @@ def test_compiled_folder_runs_shows_and_exports_with_the_interpreters_outputs(tm
     assert code == 0, err
     tokens = [3, 1, 2, 1]
     expected = rasp.evaluate(lib.make_sort(rasp.tokens, rasp.tokens, max_seq_len=4, min_key=1), tokens)
-    labels_of = lambda obj: [obj["output_labels"][k] for k in obj["predicted"][1:]]  # noqa: E731
     code, out, err = run("run", folder, "--input", "0," + ",".join(str(t) for t in tokens), "--json")
     assert code == 0, err
-    assert labels_of(json.loads(out)) == [f"sort:{v}" for v in expected]
+    obj = json.loads(out)   # the answers are the program's values; the arg-max columns are named sort:<value>
+    assert obj["answers"] == ["BOS", *expected] and obj["input_values"] == ["BOS", *tokens]
+    assert [obj["output_labels"][k] for k in obj["argmax"][1:]] == [f"sort:{v}" for v in expected]
     code, _, err = run("show", folder, "--out", tmp_path / "page.html")
     assert code == 0, err
     assert "sort:1" in (tmp_path / "page.html").read_text()
@@ -85,7 +86,8 @@ def test_a_hardmax_folder_runs_exactly(tmp_path):
     assert run("rasp", "compile", "reverse", "--vocab", "1,2,3", "--max-len", "4", "--out", folder)[0] == 0
     code, out, _ = run("run", folder, "--input", "0,1,2,3", "--dtype", "exact", "--json")
     obj = json.loads(out)
-    assert code == 0 and [obj["output_labels"][k] for k in obj["predicted"][1:]] == ["reverse:3", "reverse:2", "reverse:1"]
+    assert code == 0 and obj["answers"] == ["BOS", 3, 2, 1]
+    assert [obj["output_labels"][k] for k in obj["argmax"][1:]] == ["reverse:3", "reverse:2", "reverse:1"]
     assert json.loads((folder / "report.json").read_text())["ok"]
 
 
