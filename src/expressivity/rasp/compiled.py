@@ -40,21 +40,32 @@ class AssembledOutput:
     """What ``apply`` returns (tracr's ``AssembledTransformerModelOutput``, one sequence, no batch axis).
 
     ``decoded``: one value per input position (BOS first). ``residuals``: ``(n, d)`` arrays, the
-    stream after the input and after every layer. ``layer_outputs``: ``(n, d)``, what each layer
-    added. ``attn_logits``: per attention layer ``(heads, n_query, n_key)``, the scores
-    ``lam (x_q W_Q) . (x_k W_K)``; ``-inf`` where a causal mask hides the key. ``output``: the
-    readout ``(n, d_out)``. Arrays cover the positions before any padding; ``arithmetic`` says what
-    computed them (exact: object arrays of ``int`` / ``Fraction``). ``off_value_set``: positions whose
-    numerical output lay farther than ``NUMERIC_TOLERANCE`` from every value the SOp can take
-    (float arithmetic only; empty on a verified input)."""
+    stream after the input and after every layer. ``output``: the readout ``(n, d_out)``. Arrays
+    cover the positions before any padding; ``arithmetic`` says what computed them (exact: object
+    arrays of ``int`` / ``Fraction``). ``off_value_set``: positions whose numerical output lay
+    farther than ``NUMERIC_TOLERANCE`` from every value the SOp can take (float arithmetic only;
+    empty on a verified input). ``layer_outputs`` and ``attn_logits`` are computed from the
+    residuals when first read (an exact run's logits are exact too)."""
 
     decoded: list
     residuals: list
     output: np.ndarray
     arithmetic: str
-    layer_outputs: list = field(default_factory=list)
-    attn_logits: list = field(default_factory=list)
     off_value_set: list = field(default_factory=list)
+    layers: tuple = field(default=(), repr=False)   # the network's layers, for the logits
+
+    @cached_property
+    def layer_outputs(self) -> list:
+        """``(n, d)`` per layer: what it added to the residual stream."""
+        return [after - before for before, after in zip(self.residuals, self.residuals[1:])]
+
+    @cached_property
+    def attn_logits(self) -> list:
+        """Per attention layer ``(heads, n_query, n_key)``: the scores ``lam (x_q W_Q + b_Q) . (x_k W_K)`` (plus
+        any position bias) it attends with; ``-inf`` where a causal mask hides the key."""
+        exact = self.arithmetic.startswith("exact")
+        return [attention_logits(layer, H, exact) for layer, H in zip(self.layers, self.residuals)
+                if layer.kind == "attention"]
 
     @property
     def input_embeddings(self) -> np.ndarray:
@@ -165,14 +176,8 @@ class CompiledProgram:
         if self.output_numerical and dtype != "exact":
             off = [i for i, row in enumerate(out) if i > 0 and self.nearest_value(float(row[0])) is None]
             decoded = decoded[:1] + [float(v) for v in decoded[1:]]
-        residuals = list(residuals)
-        return AssembledOutput(
-            decoded + [self.pad] * (len(ids) - real), residuals, out,
-            "exact rationals" if dtype == "exact" else dtype,
-            layer_outputs=[after - before for before, after in zip(residuals, residuals[1:])],
-            attn_logits=[attention_logits(layer, H, dtype == "exact")
-                         for layer, H in zip(self.network.layers, residuals) if layer.kind == "attention"],
-            off_value_set=off)
+        return AssembledOutput(decoded + [self.pad] * (len(ids) - real), list(residuals), out,
+                               "exact rationals" if dtype == "exact" else dtype, off, self.network.layers)
 
 
 def attention_logits(layer, H: np.ndarray, exact: bool) -> np.ndarray:
