@@ -74,27 +74,31 @@ DEFAULT_ANNOTATORS: Dict[str, Annotator] = {}
 
 
 class Annotations(collections.abc.Mapping):
-    """An expression's annotations: read-only to the user; a missing key is filled by ``DEFAULT_ANNOTATORS``."""
+    """An expression's annotations: read-only to the user; a missing key is filled by ``DEFAULT_ANNOTATORS`` (once).
+    A copy of the expression carries the given ones only, so a default name follows the copy's own id."""
 
     def __init__(self, expr: "RASPExpr", **given: Any):
         self._expr = expr
-        self._inner: Dict[str, Any] = dict(given)
+        self.given: Dict[str, Any] = dict(given)
+        self._filled: Dict[str, Any] = {}
 
     def __getitem__(self, key: str) -> Any:
-        if key not in self._inner:
+        if key in self.given:
+            return self.given[key]
+        if key not in self._filled:
             if key not in DEFAULT_ANNOTATORS:
-                raise KeyError(f"no annotation {key!r}; available: {sorted(set(self._inner) | set(DEFAULT_ANNOTATORS))}")
-            self._inner[key] = DEFAULT_ANNOTATORS[key](self._expr)
-        return self._inner[key]
+                raise KeyError(f"no annotation {key!r}; available: {sorted(set(self.given) | set(DEFAULT_ANNOTATORS))}")
+            self._filled[key] = DEFAULT_ANNOTATORS[key](self._expr)
+        return self._filled[key]
 
     def __iter__(self):
-        return iter(self._inner)
+        return iter({**self._filled, **self.given})
 
     def __len__(self) -> int:
-        return len(self._inner)
+        return len({**self._filled, **self.given})
 
     def __repr__(self) -> str:
-        return f"Annotations({self._inner!r})"
+        return f"Annotations({ {**self._filled, **self.given}!r})"
 
 
 _ids = itertools.count(1)
@@ -150,7 +154,7 @@ class RASPExpr:
     def copy(self: RASPExprT) -> RASPExprT:
         """A shallow copy with a new id (and the same annotations)."""
         new = copy.copy(self)
-        new._annotations = Annotations(new, **self._annotations._inner)
+        new._annotations = Annotations(new, **self._annotations.given)
         new.unique_id = next(_ids)
         return new
 
@@ -179,7 +183,7 @@ def annotate(expr: RASPExprT, **annotations) -> RASPExprT:
     if _ENCODING_KEY in annotations:
         annotations[_ENCODING_KEY] = _as_encoding(annotations[_ENCODING_KEY], expr)
     new = expr.copy()
-    new._annotations = Annotations(new, **{**expr.annotations._inner, **annotations})
+    new._annotations = Annotations(new, **{**expr.annotations.given, **annotations})
     return new
 
 
