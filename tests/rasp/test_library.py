@@ -42,6 +42,7 @@ def test_the_library_holds_tracrs_programs_and_ten_beyond():
     assert set(TRACR) <= set(PROGRAMS) and set(BEYOND) <= set(PROGRAMS) and len(BEYOND) >= 10
     assert all(PROGRAMS[n].origin == "tracr" for n in TRACR)
     assert not any(PROGRAMS[n].origin == "tracr" for n in BEYOND)
+    assert all(p.origin in lib.ORIGINS for p in PROGRAMS.values())     # every origin names its source
 
 
 @pytest.mark.parametrize("name", marked(PROGRAMS))

@@ -128,16 +128,16 @@ def _import_file(path: Path):
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def rasp_list(as_json):
     """The library's RASP programs."""
-    from expressivity.rasp.library import PROGRAMS
+    from expressivity.rasp.library import ORIGINS, PROGRAMS
 
-    rows = [{"name": p.name, "origin": p.origin, "vocab": list(p.vocab), "description": p.description}
-            for p in PROGRAMS.values()]
+    rows = [{"name": p.name, "origin": p.origin, "source": ORIGINS[p.origin], "vocab": list(p.vocab),
+             "description": p.description} for p in PROGRAMS.values()]
     if as_json:
         emit_json({"programs": rows, "run": run_record("rasp list", {})})
         return
     table = Table(title="RASP library (compile with: expressivity rasp compile NAME --max-len L)")
     for col in ("name", "from", "default vocab", "what it computes"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")   # wrap a long word rather than cut it
     for r in rows:
         table.add_row(r["name"], r["origin"], escape(",".join(map(str, r["vocab"]))), escape(r["description"]))
     console.print(table)

@@ -323,7 +323,8 @@ def make_running_extreme(largest: bool = True) -> SOp:
 
 @dataclass(frozen=True)
 class LibraryProgram:
-    """``build(max_seq_len) -> SOp``; ``vocab``: the tokens it is meant for (strings or numbers)."""
+    """``build(max_seq_len) -> SOp``; ``vocab``: the tokens it is meant for (strings or numbers); ``origin``: where
+    the program comes from: tracr's lib.py, the course's tutorial circuits, or a paper (see ``ORIGINS``)."""
 
     name: str
     description: str
@@ -332,6 +333,16 @@ class LibraryProgram:
     origin: str = "tracr"
 
 
+ORIGINS = {
+    "tracr": "google-deepmind/tracr, compiler/lib.py (Lindner et al. 2023)",
+    "tutorial": "this project's tutorial circuits (expressivity circuit sum|max)",
+    "Weiss 2021": "Weiss, Goldberg, Yahav, Thinking Like Transformers (ICML 2021): the RASP paper",
+    "Friedman 2023": "Friedman, Wettig, Chen, Learning Transformer Programs (NeurIPS 2023): its task suite",
+    "Friedman 2023 (Dyck-PTF)": "Friedman et al. 2023's dyck tasks (prefix tags T/P/F), here with three bracket kinds",
+    "Zhou 2023 (RASP-L)": "Zhou et al., What Algorithms can Transformers Learn? (ICLR 2024): RASP-L arithmetic",
+    "Hahn 2020": "Hahn, Theoretical Limitations of Self-Attention (TACL 2020): parity and majority",
+    "Olsson 2022": "Olsson et al., In-context Learning and Induction Heads (2022)",
+}
 DIGITS = (1, 2, 3, 4, 5)
 PROGRAMS: dict[str, LibraryProgram] = {p.name: p for p in (
     LibraryProgram("length", "number of tokens", lambda L: make_length(), DIGITS),
@@ -361,31 +372,31 @@ PROGRAMS: dict[str, LibraryProgram] = {p.name: p for p in (
                    lambda L: make_nary_sequencemap(lambda x, y, z: x + y - z, tokens, tokens, indices).named(
                        "nary_sequencemap"), DIGITS),
     LibraryProgram("most_freq", "the most frequent token (ties: the smallest)", lambda L: make_most_freq(), DIGITS,
-                   "TransformerPrograms"),
+                   "Friedman 2023"),
     LibraryProgram("sum", "sum of the tokens (the tutorial's sum circuit)", lambda L: make_sum(DIGITS), DIGITS,
                    "tutorial"),
     LibraryProgram("max", "largest token (the tutorial's max circuit)", lambda L: make_max(), DIGITS, "tutorial"),
     LibraryProgram("dyck3", "Dyck-3 prefix tags: T balanced, P open, F failed", lambda L: make_dyck_ptf(
-        ["()", "[]", "{}"]).named("dyck3"), ("(", ")", "[", "]", "{", "}"), "TransformerPrograms (Dyck-PTF)"),
+        ["()", "[]", "{}"]).named("dyck3"), ("(", ")", "[", "]", "{", "}"), "Friedman 2023 (Dyck-PTF)"),
     LibraryProgram("dyck_depth", "nesting depth after each position", lambda L: make_dyck_depth(), ("(", ")"),
-                   "RASP paper"),
+                   "Weiss 2021"),
     LibraryProgram("sort_stable", "tokens sorted by (token, position): duplicates in input order, any order type",
-                   lambda L: make_sort_stable(), ("a", "b", "c", "d"), "RASP paper"),
+                   lambda L: make_sort_stable(), ("a", "b", "c", "d"), "Weiss 2021"),
     LibraryProgram("successor", "a decimal number plus one, digit by digit", lambda L: make_successor(),
-                   tuple(range(10)), "RASP-L (Zhou et al. 2023)"),
+                   tuple(range(10)), "Zhou 2023 (RASP-L)"),
     LibraryProgram("add_binary", "two binary numbers added column by column", lambda L: make_add_binary(),
-                   ("00", "01", "10", "11"), "RASP-L (Zhou et al. 2023)"),
+                   ("00", "01", "10", "11"), "Zhou 2023 (RASP-L)"),
     LibraryProgram("majority", "1 if more than half the tokens are 1", lambda L: make_majority(), (0, 1),
                    "Hahn 2020"),
     LibraryProgram("parity", "parity of the number of 1s", lambda L: make_parity(), (0, 1), "Hahn 2020"),
     LibraryProgram("induction", "the token after the previous occurrence of this token", lambda L: make_induction(),
-                   ("a", "b", "c", "d"), "induction heads (Olsson et al. 2022)"),
+                   ("a", "b", "c", "d"), "Olsson 2022"),
     LibraryProgram("double_hist", "how many distinct tokens occur as often as this one", lambda L: make_double_hist(),
-                   (1, 2, 3, 4), "TransformerPrograms"),
+                   (1, 2, 3, 4), "Friedman 2023"),
     LibraryProgram("running_max", "the largest token so far", lambda L: make_running_extreme(True), DIGITS,
-                   "RASP literature"),
+                   "Weiss 2021"),
     LibraryProgram("running_min", "the smallest token so far", lambda L: make_running_extreme(False), DIGITS,
-                   "RASP literature"),
+                   "Weiss 2021"),
 )}
 
 
