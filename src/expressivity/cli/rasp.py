@@ -128,6 +128,7 @@ def _import_file(path: Path):
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def rasp_list(as_json):
     """The library's RASP programs."""
+    from expressivity.cli.tables import print_table
     from expressivity.rasp.library import ORIGINS, PROGRAMS
 
     rows = [{"name": p.name, "origin": p.origin, "source": ORIGINS[p.origin], "vocab": list(p.vocab),
@@ -140,7 +141,7 @@ def rasp_list(as_json):
         table.add_column(col, overflow="fold")   # wrap a long word rather than cut it
     for r in rows:
         table.add_row(r["name"], r["origin"], escape(",".join(map(str, r["vocab"]))), escape(r["description"]))
-    console.print(table)
+    print_table(console, table)
 
 
 @rasp_group.command("compile")
@@ -175,7 +176,7 @@ def rasp_compile(ctx, program, vocab, max_len, causal, attention, dtype, bos, sa
     if not bos.strip():
         raise ExpressivityError("--bos is empty; give a token name such as BOS")
     if out_dir is not None:
-        check_output_dir(out_dir, "rasp compile")
+        check_output_dir(out_dir, "rasp compile", replaces=True)
     config = {"program": program, "vocab": vocab, "max_len": max_len, "causal": causal, "attention": attention,
               "dtype": dtype, "bos": bos, "samples": samples, "seed": seed, "out": None if out_dir is None else str(out_dir)}
     record = run_record("rasp compile", config, seed)

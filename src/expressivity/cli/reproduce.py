@@ -39,7 +39,6 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
               summarise, as_json):
     """Reproduce claim NAME of the papers (see --list): criterion first, then the run, table, regime and verdict.
 
-    \b
     Verdicts: reproduced, not reproduced, refuted (only from a run that passes its regime check and
     a decided comparison), or undecided with its reason (out of regime, underpowered, lr on grid edge).
     """
@@ -76,8 +75,7 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
         if as_json:
             emit_json({"claims": rows, "run": run_record("reproduce --list", {})})
         else:
-            for r in rows:
-                console.print(f"[bold]{r['name']}[/] {r['tag']}: {r['title']} ({r['source']})")
+            _print_list(rows)
         return
     if name is None:
         raise click.UsageError("give a claim name (see 'expressivity reproduce --list'), or --summary DIR...")
@@ -131,10 +129,29 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
                    "run": run_record(f"reproduce {name}", {"scale": scale, "out": str(out)})})
 
 
+def _print_list(rows: list[dict]) -> None:
+    """Each claim: its name, tag, title and source, then what each scale runs and costs (the
+    claim's own estimates, as ``--json`` gives them), wrapped under an indent."""
+    from rich.markup import escape
+    from rich.padding import Padding
+    from rich.table import Table
+
+    for r in rows:
+        console.print(f"[bold]{escape(r['name'])}[/] {escape(r['tag'])}: {escape(r['title'])} ({escape(r['source'])})")
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(no_wrap=True)
+        grid.add_column()
+        for scale in ("quick", "medium", "full"):
+            if r[scale]:
+                grid.add_row(f"{scale}:", escape(r[scale]))
+        console.print(Padding(grid, (0, 0, 0, 4)))
+
+
 def _print_summary(folders, as_json: bool) -> None:
     """One row per verdict found: claim, scale, verdict, regime; sorted along the scale ladder."""
     from rich.table import Table
 
+    from expressivity.cli.tables import print_table
     from expressivity.experiments.claims import summary
 
     rows = summary(folders)
@@ -145,12 +162,13 @@ def _print_summary(folders, as_json: bool) -> None:
     for r in rows:
         table.add_row(r["claim"] + (f" {r['tag']}" if r["tag"] else ""), r["scale"], r["verdict"], r["regime"],
                       r["folder"])
-    console.print(table)
+    print_table(console, table)
 
 
 def _print_table(rows: list[dict]) -> None:
     from rich.table import Table
 
+    from expressivity.cli.tables import print_table
     from expressivity.experiments.query import format_number
 
     if not rows:
@@ -160,4 +178,4 @@ def _print_table(rows: list[dict]) -> None:
     for row in rows:
         table.add_row(*(format_number(row.get(c)) if isinstance(row.get(c), float) else str(row.get(c, ""))
                         for c in columns))
-    console.print(table)
+    print_table(console, table)

@@ -24,8 +24,9 @@ as training amplifies it. ``tests/training/test_ensemble.py`` holds them to para
 Measured on this 2-core CPU: no difference at all on those tests' configurations and on the
 ``reverse`` defaults with K = 8 after 30 steps (2026-11-25); on ``kernel-memory`` (K = 8) 6e-8
 after 30 steps and 6.6e-7 after 300; on claim 4's widest DP-free cell (K = 8, 30 steps,
-``benchmarks/ensemble_agreement.py 30 claim4``) 1.2e-7 (2026-11-26, since a scalar readout's
-product is the single model's bit for bit, :func:`expressivity.nn.layers.linear`; before, one
+``benchmarks/ensemble_agreement.py 30 claim4``) 1.2e-7 (2026-11-26; 6.2e-7 on an AVX-512 Xeon,
+2026-11-27), since a scalar readout's product is the single model's to float32 ulps (bit for bit
+on some CPUs, :func:`expressivity.nn.layers.linear`); before, one
 member was 7.5e-4 off in one weight, where AdamW's sign-like early steps turned a round-off
 difference in a near-zero gradient into a step of about the learning rate).
 Ensembles are exact replicas of themselves: the same configs give bit-identical results, and
@@ -47,7 +48,7 @@ from pathlib import Path
 import torch
 
 from expressivity.errors import ExpressivityError
-from expressivity.manifest import NetworkEntry, replaceable_manifest, trained_run_files, write_manifest
+from expressivity.manifest import NetworkEntry, refuse_present, replaceable_manifest, trained_run_files, write_manifest
 from expressivity.nn.model import Model
 from expressivity.records import canonical_json, content_hash
 from expressivity.tasks import Batch, Task
@@ -220,6 +221,8 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     if listed:
         member_dirs = [Path(group_dir) / f"seed_{c.seed}" for c in configs]
         earlier = replaceable_manifest(Path(group_dir), "trained runs", GROUP_WRITERS, whole=False)
+        if earlier is None and not resume:   # an "ensemble" of the user's is not this function's to replace
+            refuse_present(Path(group_dir), ENSEMBLE_FILES, "run_ensemble")
     for d in member_dirs or []:
         check_run_folder(d)
     if listed:   # only once every folder was found writable
@@ -245,6 +248,10 @@ def group_id(configs: list[RunConfig], ids: list[str] | None = None) -> str:
     the members' ids when already computed (:func:`check_packable` returns them)."""
     return content_hash([c.id() for c in configs] if ids is None else ids)
 
+
+# what an ensemble writes in its group folder besides the members: its checkpoint and the
+# checkpoint's staging names (removed once every member folder holds its final checkpoint)
+ENSEMBLE_FILES = ("ensemble/", "ensemble.tmp/", "ensemble.old/")
 
 # the commands whose manifest a group folder may have: this function's, or train --out's (which
 # lists the same seed folders and is rewritten by the command itself)

@@ -349,7 +349,7 @@ def grid_edges(out: Path) -> list[GridEdge]:
     optimum, and the verdict rests on an unbracketed choice. Reads every ``out/*/sweep.json`` with
     selection rules and the records beside it."""
     from expressivity.experiments.store import read_records
-    from expressivity.experiments.sweep import parse_select
+    from expressivity.experiments.select import parse_select
     from expressivity.experiments.table import select_runs
 
     found = []
