@@ -18,14 +18,6 @@ BEYOND = ["dyck3", "dyck_depth", "sort_stable", "successor", "add_binary", "majo
           "double_hist", "running_max", "running_min"]
 # issue 31 (b): a SequenceMap whose two arguments are the same SOp (tokens, tokens) builds a lookup unit that never
 # fires; the block fix belongs to the compiler, and this mark must go when it lands (strict: a pass fails it)
-REPEATED_ARGUMENT = pytest.mark.xfail(strict=True, raises=RASPError,
-                                      reason="SequenceMap(f, tokens, tokens): compiler block bug, issue 31 (b)")
-
-
-def marked(names):
-    return [pytest.param(n, marks=REPEATED_ARGUMENT) if n == "nary_sequencemap" else n for n in names]
-
-
 def compiled(name, L, **kwargs):
     entry = PROGRAMS[name]
     return rasp.compile(entry.build(L), vocab=list(entry.vocab), max_seq_len=L, **kwargs)
@@ -45,7 +37,7 @@ def test_the_library_holds_tracrs_programs_and_ten_beyond():
     assert all(p.origin in lib.ORIGINS for p in PROGRAMS.values())     # every origin names its source
 
 
-@pytest.mark.parametrize("name", marked(PROGRAMS))
+@pytest.mark.parametrize("name", list(PROGRAMS))
 def test_exact_at_length_5(name):
     model = compiled(name, 5, samples=64, exact_ops=1e6)
     check = model.report.checks[0]
@@ -56,7 +48,7 @@ def test_exact_at_length_5(name):
     _agrees_on_random_inputs(model, 5, 2)
 
 
-@pytest.mark.parametrize("name", marked(PROGRAMS))
+@pytest.mark.parametrize("name", list(PROGRAMS))
 def test_exact_at_length_10(name):
     model = compiled(name, 10, samples=12, exact_ops=2e6)
     assert model.report.ok and model.report.checks[0].points >= 1
@@ -64,7 +56,7 @@ def test_exact_at_length_10(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", marked(n for n in PROGRAMS if n not in ("sort_freq",)))
+@pytest.mark.parametrize("name", [n for n in PROGRAMS if n != "sort_freq"])
 def test_exact_at_length_20(name):
     model = compiled(name, 20, samples=4, exact_ops=3e6)
     assert model.report.ok

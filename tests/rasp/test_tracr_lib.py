@@ -155,12 +155,7 @@ PROGRAMS = {
     "nary_sequencemap": (lambda: make_nary_sequencemap(lambda x, y, z: x + y - z, rasp.tokens, rasp.tokens,
                                                        rasp.indices), DIGITS),
 }
-REPEATED_ARGUMENT = pytest.mark.xfail(strict=True, raises=rasp.RASPError,
-                                      reason="SequenceMap(f, tokens, tokens): compiler block bug, issue 31 (b)")
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=REPEATED_ARGUMENT) if n == "nary_sequencemap" else n
-                                  for n in PROGRAMS])
+@pytest.mark.parametrize("name", list(PROGRAMS))
 def test_each_program_compiles_with_tracrs_arguments_and_runs_through_tracrs_interface(name):
     build, vocab = PROGRAMS[name]
     model = rasp.compile(build(), set(vocab), 5, compiler_bos="compiler_bos", compiler_pad="compiler_pad",
