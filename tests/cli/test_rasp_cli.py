@@ -18,7 +18,14 @@ def test_list_json_names_every_library_program():
     code, out, _ = run("rasp", "list", "--json")
     assert code == 0
     names = [p["name"] for p in json.loads(out)["programs"]]
-    assert {"reverse", "sort", "sort_freq", "shuffle_dyck", "shuffle_dyck2", "most_freq", "sum", "max"} <= set(names)
+    tracr = {"length", "reverse", "hist", "sort_unique", "sort", "sort_freq", "frac_prevs", "pair_balance",
+             "shuffle_dyck", "shuffle_dyck2", "shift_by", "detect_pattern", "count_less_freq", "count",
+             "nary_sequencemap"}
+    beyond = {"dyck3", "dyck_depth", "sort_stable", "successor", "add_binary", "majority", "parity", "induction",
+              "double_hist", "running_max", "running_min", "most_freq", "sum", "max"}
+    assert tracr | beyond <= set(names)
+    code, out, _ = run("rasp", "list")
+    assert code == 0 and all(name in out for name in tracr | beyond)
 
 
 def test_eval_runs_the_interpreter():
@@ -58,6 +65,30 @@ def test_a_module_function_program_compiles(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     code, out, _ = run("rasp", "eval", "myprog:program", "--input", "1,0,1")
     assert code == 0 and "[True, 1/2, 2/3]" in out   # a mean of one value is that value, as in tracr
+
+
+def test_a_program_file_imports_modules_beside_it_as_python_file_would(tmp_path, monkeypatch):
+    # issue 32: `rasp compile mine.py:make_program` where mine.py does `import progs2` (a module next to it)
+    (tmp_path / "progs_beside_a2.py").write_text(
+        "from expressivity import rasp\n"
+        "def count_same():\n"
+        "    return rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)).named('same')\n")
+    (tmp_path / "mine_a2.py").write_text(
+        "import progs_beside_a2\n"
+        "from dataclasses import dataclass\n"
+        "@dataclass\n"
+        "class Options:\n"
+        "    name: str = 'same'\n"
+        "def make_program():\n"
+        "    return progs_beside_a2.count_same().named(Options().name)\n")
+    monkeypatch.chdir(tmp_path.parent)
+    monkeypatch.setattr("sys.path", list(__import__("sys").path))   # the command adds the file's folder
+    code, out, err = run("rasp", "compile", f"{tmp_path.name}/mine_a2.py:make_program", "--vocab", "1,2",
+                         "--max-len", "3", "--json")
+    assert code == 0, err
+    assert json.loads(out)["report"]["construction"] == "rasp same"
+    code, out, err = run("rasp", "eval", f"{tmp_path / 'mine_a2.py'}:make_program", "--input", "1,2,1", "--json")
+    assert code == 0 and json.loads(out)["output"] == [2, 1, 2], err
 
 
 @pytest.mark.slow
