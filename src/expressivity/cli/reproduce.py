@@ -30,13 +30,16 @@ from expressivity.cli.common import (console, emit_json, err_console, human_outp
 @click.option("--retry-failed", "retry_failed", is_flag=True,
               help="when resuming, run again the runs recorded as failed by an error (a worker that died, out of "
                    "memory), not those that diverged to NaN")
+@click.option("--amend", metavar="REASON",
+              help="resume a folder whose claim's criterion changed: append the change to its criterion.md as a "
+                   "dated amendment with REASON (a criterion is never rewritten)")
 @click.option("--list", "list_claims", is_flag=True, help="list the claims and their criteria")
 @click.option("--summary", "summarise", is_flag=True,
               help="NAMES are reproduce output folders (or folders of them): print one table of their verdicts, "
                    "across scales; runs nothing")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
-def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, device, retry_failed, list_claims,
-              summarise, as_json):
+def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, device, retry_failed, amend,
+              list_claims, summarise, as_json):
     """Reproduce claim NAME of the papers (see --list): criterion first, then the run, table, regime and verdict.
 
     \b
@@ -98,6 +101,9 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
 
     check_output_dir(out, f"reproduce {name}")  # a folder of this claim resumes; any other is refused
     check_same_run(out, name, scale)
+    from expressivity.experiments.claims import criterion
+
+    criterion.check(out, claim, scale, amend)  # a changed criterion needs --amend; refused before anything runs
     if backend == "ray":
         from expressivity.experiments.ray_backend import check_address
 
@@ -112,8 +118,8 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
                     if bar is not None:
                         bar(total=p.total, completed=p.done + p.failed,
                             description=f"{name}: done {p.done}, failed {p.failed}, running {p.running}")
-                result = run_claim(name, out, scale, workers=workers, threads=threads, backend=backend, device=device,
-                                   ray_address=ray_address, retry_failed=retry_failed, on_progress=show)
+                result = run_claim(name, out, scale, amend=amend, workers=workers, threads=threads, backend=backend,
+                                   device=device, ray_address=ray_address, retry_failed=retry_failed, on_progress=show)
         except KeyboardInterrupt:
             err_console.print(f"interrupted; run the same command again to continue from {out}")
             sys.exit(130)
@@ -141,10 +147,11 @@ def _print_summary(folders, as_json: bool) -> None:
     if as_json:
         emit_json({"verdicts": rows, "run": run_record("reproduce --summary", {"folders": [str(f) for f in folders]})})
         return
-    table = Table("claim", "scale", "verdict", "regime", "folder")
+    table = Table("claim", "scale", "verdict", "regime", "criterion amended", "folder")
     for r in rows:
+        amended = "; ".join(f"{a['number']}: {a['time']}: {a['reason']}" for a in r["amendments"]) or "no"
         table.add_row(r["claim"] + (f" {r['tag']}" if r["tag"] else ""), r["scale"], r["verdict"], r["regime"],
-                      r["folder"])
+                      amended, r["folder"])
     console.print(table)
 
 

@@ -3,7 +3,8 @@
 **The verdict contract**, the same for every claim. A :class:`Claim` carries the claim in the
 paper's words with the spec's confidence tag (``[V]`` verified in the paper's text, ``[R]``
 recollected, ``[D]`` derived here -- a verdict resting on a ``[D]`` part says so), and its
-**criterion**, written to ``criterion.md`` with the time before anything runs. Its run returns a
+**criterion**, written to ``criterion.md`` with the time before anything runs, once per output
+folder: never rewritten, only amended with a reason (:mod:`.criterion`). Its run returns a
 :class:`ClaimResult` with a :class:`Regime` record (parameters, steps, tokens or bytes seen,
 fraction of an epoch, whether validation loss was still falling over the last 20% of training,
 seeds, and the named checks that say whether the run was in the regime the paper's claim is
@@ -236,10 +237,16 @@ def apply_regime(result: ClaimResult, scale: str) -> ClaimResult:
     return result
 
 
-def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = None, **context) -> ClaimResult:
+def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = None, amend: str | None = None,
+              **context) -> ClaimResult:
     """State the criterion, run the claim, write the table, figure and verdict under ``out``.
 
-    ``quick=True`` is the old spelling of ``scale="quick"`` (``quick=False``: ``"full"``)."""
+    ``criterion.md`` is written once per folder and never replaced (:mod:`.criterion`): a resumed
+    run keeps it, and a changed criterion is refused unless ``amend`` gives the reason, which
+    appends a dated amendment. ``quick=True`` is the old spelling of ``scale="quick"``
+    (``quick=False``: ``"full"``)."""
+    from expressivity.experiments.claims import criterion
+
     if quick is not None:
         scale = "quick" if quick else "full"
     if scale not in SCALES:
@@ -247,15 +254,13 @@ def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = N
     claim = get_claim(name)
     out = check_output_dir(Path(out), f"reproduce {name}")
     check_same_run(out, name, scale)
+    criterion.check(out, claim, scale, amend)   # refused before anything is written
     out.mkdir(parents=True, exist_ok=True)
     started = time.time()
-    (out / "criterion.md").write_text(
-        f"# {claim.title}\n\nSource: {claim.source}\n\nThe paper's claim {claim.tag}: {claim.paper_claim or claim.title}"
-        f"\n\nCriterion (stated before the run, "
-        f"{time.strftime('%Y-%m-%d %H:%M:%S %Z', time.localtime(started))}):\n\n{claim.criterion}\n\n"
-        f"Scale: {scale}\n")
+    amended = criterion.settle(out, claim, scale, amend)
+    stated = {"criterion_sha256": criterion.sha256(out), "amendments": [asdict(a) for a in amended]}
     config = {"claim": name, "scale": scale, **{k: v for k, v in context.items() if k != "on_progress"}}
-    write_json(out / "run.json", run_record(f"reproduce {name}", config))
+    write_json(out / "run.json", run_record(f"reproduce {name}", config) | stated)
     result = apply_regime(claim.run(ClaimContext(out, scale, **context)), scale)
     edges = grid_edges(out)
     result = apply_grid_edges(result, edges)
@@ -270,9 +275,9 @@ def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = N
                "tag": claim.tag, "criterion": claim.criterion, "scale": scale, "verdict": result.verdict,
                "reason": result.reason, "regime": result.regime.as_dict(), "numbers": result.numbers,
                "notes": result.notes, "figure": None if result.figure is None else str(result.figure),
-               "seconds": round(time.time() - started, 1)}
+               "seconds": round(time.time() - started, 1), **stated}
     write_json(out / "verdict.json", verdict)
-    write_json(out / "run.json", run_record(f"reproduce {name}", config) | {"verdict": result.verdict})
+    write_json(out / "run.json", run_record(f"reproduce {name}", config) | stated | {"verdict": result.verdict})
     return result
 
 
@@ -306,12 +311,24 @@ def summary(folders) -> list[dict]:
                 rows.append({"claim": v["claim"], "scale": v.get("scale") or ("quick" if v.get("quick") else "full"),
                              "verdict": v["verdict"], "tag": v.get("tag", ""),
                              "regime": _regime_line(regime) if regime else "not recorded (older run)",
-                             "reason": v.get("reason", ""), "folder": str(path.parent)})
+                             "reason": v.get("reason", ""), "folder": str(path.parent),
+                             "amendments": _amendments(path.parent)})
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise ExpressivityError(f"{path}: not a readable verdict ({type(exc).__name__}: {exc}); rerun "
                                         "'expressivity reproduce' into that folder") from None
     order = {s: k for k, s in enumerate(SCALES)}
     return sorted(rows, key=lambda r: (r["claim"], order.get(r["scale"], 9), r["folder"]))
+
+
+def _amendments(folder: Path) -> list[dict]:
+    """The amendments of ``folder/criterion.md`` (none if it has no such file)."""
+    from expressivity.experiments.claims import criterion
+
+    try:
+        text = (folder / criterion.FILE).read_text()
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [asdict(a) for a in criterion.amendments(text)]
 
 
 def _regime_line(regime: dict) -> str:
