@@ -37,9 +37,11 @@ from expressivity.cli.common import (console, emit_json, err_console, human_outp
 @click.option("--summary", "summarise", is_flag=True,
               help="NAMES are reproduce output folders (or folders of them): print one table of their verdicts, "
                    "across scales; runs nothing")
+@click.option("--markdown", is_flag=True,
+              help="with --summary: print the verdicts and every run's results table as Markdown (the README's tables)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, device, retry_failed, amend,
-              list_claims, summarise, as_json):
+              list_claims, summarise, markdown, as_json):
     """Reproduce claim NAME of the papers (see --list): criterion first, then the run, table, regime and verdict.
 
     \b
@@ -55,8 +57,13 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
     def given(*names):
         return [option_flag(ctx, name) for name in typed_options(ctx, names)]
 
+    if markdown and not summarise:
+        raise click.UsageError("--markdown applies with --summary DIR...")
     if summarise:
-        extra = given(*(p.name for p in ctx.command.params if p.name not in ("summarise", "as_json", "names")))
+        extra = given(*(p.name for p in ctx.command.params if p.name not in ("summarise", "as_json", "names",
+                                                                            "markdown")))
+        if markdown and as_json:
+            raise click.UsageError("--markdown and --json are two formats; give one")
         if extra:
             raise click.UsageError(f"--summary reads finished runs and takes no other option (got {', '.join(extra)})")
         if not names:
@@ -64,7 +71,7 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
         for folder in names:
             if not Path(folder).is_dir():
                 raise click.UsageError(f"--summary takes folders; {folder!r} is not one")
-        _print_summary([Path(f) for f in names], as_json)
+        _print_summary([Path(f) for f in names], as_json, markdown)
         return
     if len(names) > 1:
         raise click.UsageError(f"give one claim name, got {len(names)} ({' '.join(names)}); --summary reads several folders")
@@ -73,14 +80,16 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
         extra = given(*(p.name for p in ctx.command.params if p.name not in ("list_claims", "as_json", "names")))
         if name is not None or extra:
             raise click.UsageError(f"--list takes no claim name and no other option (got {name or ', '.join(extra)})")
-        rows = [{"name": c.name, "title": c.title, "source": c.source, "tag": c.tag, "paper_claim": c.paper_claim,
+        rows = [{"name": c.name, "title": c.title, "source": c.source, "tag": c.tag, "proxy": c.proxy,
+                 "paper_claim": c.paper_claim,
                  "criterion": c.criterion, "quick": c.quick_budget, "medium": c.medium, "full": c.full}
                 for c in all_claims().values()]
         if as_json:
             emit_json({"claims": rows, "run": run_record("reproduce --list", {})})
         else:
             for r in rows:
-                console.print(f"[bold]{r['name']}[/] {r['tag']}: {r['title']} ({r['source']})")
+                console.print(f"[bold]{r['name']}[/] {r['tag']}{' proxy' if r['proxy'] else ''}: {r['title']} "
+                              f"({r['source']})")
         return
     if name is None:
         raise click.UsageError("give a claim name (see 'expressivity reproduce --list'), or --summary DIR...")
@@ -137,13 +146,18 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
                    "run": run_record(f"reproduce {name}", {"scale": scale, "out": str(out)})})
 
 
-def _print_summary(folders, as_json: bool) -> None:
+def _print_summary(folders, as_json: bool, markdown: bool = False) -> None:
     """One row per verdict found: claim, scale, verdict, regime; sorted along the scale ladder."""
     from rich.table import Table
 
     from expressivity.experiments.claims import summary
 
     rows = summary(folders)
+    if markdown:
+        from expressivity.experiments.claims.tables import markdown as as_markdown
+
+        click.echo(as_markdown(rows))
+        return
     if as_json:
         emit_json({"verdicts": rows, "run": run_record("reproduce --summary", {"folders": [str(f) for f in folders]})})
         return

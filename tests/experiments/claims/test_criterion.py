@@ -51,7 +51,7 @@ def test_a_changed_criterion_is_refused_without_amend_and_appended_with_it(claim
     reproduce(NAME, out, "quick")
     first = (out / "criterion.md").read_text()
     claim("x must be 2 within 0.2, on 5 seeds")   # the criterion edited after a run
-    with pytest.raises(ExpressivityError, match=r"another criterion.*was '0.1, on 5 seeds Scale: quick', now '0.2, on 5 seeds.*--amend"):
+    with pytest.raises(ExpressivityError, match=r"another criterion.*was '0.1, on 5 seeds[^']*', now '0.2, on 5 seeds.*--amend"):
         reproduce(NAME, out, "quick")
     assert (out / "criterion.md").read_text() == first   # nothing written
     reproduce(NAME, out, "quick", amend="the tolerance was too tight for 5 seeds")
@@ -113,3 +113,21 @@ def test_the_cli_refuses_a_changed_criterion_before_printing_and_amends_with_a_r
     assert listed.exit_code == 0 and "loosened" in listed.stdout
     res = runner.invoke(cli, ["reproduce", "--list", "--amend", "x"])
     assert res.exit_code == 2 and "--amend" in res.stderr
+
+
+def test_summary_markdown_prints_the_tables_from_the_folders(claim, tmp_path):
+    """The README's verdict tables come from finished folders: verdicts, amendments and each run's table."""
+    from expressivity.cli.main import cli
+
+    out = tmp_path / "out"
+    reproduce(NAME, out, "quick")
+    runner = CliRunner()
+    res = runner.invoke(cli, ["reproduce", "--summary", str(tmp_path), "--markdown"])
+    assert res.exit_code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert "| claim | tag | scale | verdict |" in res.stdout and f"| {NAME} | [D] | quick | **not reproduced** |" in res.stdout
+    assert "| x |" in lines and "| 1 |" in lines and "Reason: because" in res.stdout   # the run's results table
+    for args, needle in ((["reproduce", "--markdown", NAME], "--markdown applies with --summary"),
+                         (["reproduce", "--summary", str(tmp_path), "--markdown", "--json"], "two formats")):
+        res = runner.invoke(cli, args)
+        assert res.exit_code == 2 and needle in res.stderr

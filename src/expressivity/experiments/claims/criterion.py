@@ -27,6 +27,7 @@ from pathlib import Path
 from expressivity.errors import ExpressivityError
 
 FILE = "criterion.md"
+MAX_REASON = 2000   # characters of an amendment's reason
 _OPEN, _CLOSE = "<!-- criterion -->", "<!-- /criterion -->"
 _BLOCK = re.compile(re.escape(_OPEN) + r"\n(.*?)\n" + re.escape(_CLOSE), re.S)
 _AMENDMENT = re.compile(r"^## Amendment (\d+), (.+)$\n\nReason: (.*)$", re.M)
@@ -49,6 +50,12 @@ def statement(claim, scale: str) -> str:
     the lines it touches): the paper's claim with its tag, the criterion and the scale."""
     paras = [f"The paper's claim {claim.tag}: {claim.paper_claim or claim.title}", f"Criterion: {claim.criterion}",
              f"Scale: {scale}"]
+    if claim.proxy:
+        paras.insert(1, f"Measured by a proxy: {claim.proxy}")
+    if claim.trains:
+        from expressivity.experiments.claims.grids import RULE
+
+        paras.insert(-1, RULE)
     return "\n\n".join(textwrap.fill(p, 100, break_long_words=False, break_on_hyphens=False) for p in paras)
 
 
@@ -104,6 +111,8 @@ def check(folder, claim, scale: str, amend: str | None = None) -> str:
     ``criterion.md`` this package did not write."""
     if amend is not None and not str(amend).strip():
         raise ExpressivityError("--amend needs a reason, e.g. --amend \"widened the grid after the medium run\"")
+    if amend is not None and len(str(amend)) > MAX_REASON:
+        raise ExpressivityError(f"--amend's reason has {len(str(amend)):,} characters; say it in at most {MAX_REASON:,}")
     text = read(folder)
     path = Path(folder) / FILE
     if text is None:
