@@ -140,11 +140,20 @@ def test_building_without_initial_values_is_this_threads_only():
     assert all(torch.equal(other["state"][name], value) for name, value in expected.items())
 
 
+def _within_ulps(batched: torch.Tensor, alone: torch.Tensor, ulps: int = 8) -> None:
+    """``batched`` equals ``alone`` to ``ulps`` float32 units of ``alone``'s largest entry."""
+    tolerance = ulps * torch.finfo(alone.dtype).eps * alone.abs().max().item()
+    torch.testing.assert_close(batched, alone, rtol=0, atol=tolerance)
+
+
 @pytest.mark.parametrize("d_in, d_out", [(1, 8), (8, 1), (1, 1), (16, 1), (5, 3)])
-def test_scalar_inputs_and_outputs_keep_members_equal_to_single_models_bit_for_bit(d_in, d_out):
+def test_scalar_inputs_and_outputs_keep_members_within_rounding_of_single_models(d_in, d_out):
     """A scalar readout (d_out = 1) and a scalar input (d_in = 1) take their own products
     (:func:`expressivity.nn.layers.linear`): for one model the numbers of ``x W^T + b`` exactly,
-    and member k of an ensemble exactly its own model's, forward and gradients."""
+    and member k of an ensemble its own model's to a few float32 ulps, forward and gradients.
+    Bit for bit is not portable: whether MKL's batched kernel fuses the bias add or sums the
+    gradient's rows in the single model's order depends on the CPU (bit for bit on the machine
+    that wrote the products; 1-2 ulps apart, forward and gradients, on an AVX-512 Xeon)."""
     from expressivity.nn.layers import linear
 
     g = torch.Generator().manual_seed(d_in * 10 + d_out)
@@ -161,8 +170,9 @@ def test_scalar_inputs_and_outputs_keep_members_equal_to_single_models_bit_for_b
         plain = torch.baddbmm(b1.unsqueeze(0).unsqueeze(1), x[k].reshape(1, -1, d_in), w1.unsqueeze(0).transpose(1, 2))
         assert torch.equal(single, plain.view_as(single))
         if d_in == 1 or d_out == 1:   # the batched kernel of a general product may sum in another order
-            assert torch.equal(out[k], single)
+            _within_ulps(out[k], single)
             single.square().sum().backward()
-            assert torch.equal(weight.grad[k], w1.grad) and torch.equal(bias.grad[k], b1.grad)
+            _within_ulps(weight.grad[k], w1.grad)
+            _within_ulps(bias.grad[k], b1.grad)
         else:
             assert torch.allclose(out[k], single, atol=1e-5, rtol=1e-5)

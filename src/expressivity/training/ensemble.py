@@ -24,8 +24,9 @@ as training amplifies it. ``tests/training/test_ensemble.py`` holds them to para
 Measured on this 2-core CPU: no difference at all on those tests' configurations and on the
 ``reverse`` defaults with K = 8 after 30 steps (2026-11-25); on ``kernel-memory`` (K = 8) 6e-8
 after 30 steps and 6.6e-7 after 300; on claim 4's widest DP-free cell (K = 8, 30 steps,
-``benchmarks/ensemble_agreement.py 30 claim4``) 1.2e-7 (2026-11-26, since a scalar readout's
-product is the single model's bit for bit, :func:`expressivity.nn.layers.linear`; before, one
+``benchmarks/ensemble_agreement.py 30 claim4``) 1.2e-7 (2026-11-26; 6.2e-7 on an AVX-512 Xeon,
+2026-11-27), since a scalar readout's product is the single model's to float32 ulps (bit for bit
+on some CPUs, :func:`expressivity.nn.layers.linear`); before, one
 member was 7.5e-4 off in one weight, where AdamW's sign-like early steps turned a round-off
 difference in a near-zero gradient into a step of about the learning rate).
 Ensembles are exact replicas of themselves: the same configs give bit-identical results, and
