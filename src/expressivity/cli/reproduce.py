@@ -62,16 +62,7 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
     if summarise:
         extra = given(*(p.name for p in ctx.command.params if p.name not in ("summarise", "as_json", "names",
                                                                             "markdown")))
-        if markdown and as_json:
-            raise click.UsageError("--markdown and --json are two formats; give one")
-        if extra:
-            raise click.UsageError(f"--summary reads finished runs and takes no other option (got {', '.join(extra)})")
-        if not names:
-            raise click.UsageError("--summary needs folders written by 'expressivity reproduce', e.g. --summary repro_out/*")
-        for folder in names:
-            if not Path(folder).is_dir():
-                raise click.UsageError(f"--summary takes folders; {folder!r} is not one")
-        _print_summary([Path(f) for f in names], as_json, markdown)
+        _summary_command(names, extra, as_json, markdown)
         return
     if len(names) > 1:
         raise click.UsageError(f"give one claim name, got {len(names)} ({' '.join(names)}); --summary reads several folders")
@@ -144,6 +135,20 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
                    "regime": result.regime.as_dict(), "numbers": result.numbers, "rows": result.rows,
                    "figure": None if result.figure is None else str(result.figure), "out": str(out),
                    "run": run_record(f"reproduce {name}", {"scale": scale, "out": str(out)})})
+
+
+def _summary_command(names, extra: list[str], as_json: bool, markdown: bool) -> None:
+    """``reproduce --summary DIR...``: refuse what does not apply, then print the table."""
+    if markdown and as_json:
+        raise click.UsageError("--markdown and --json are two formats; give one")
+    if extra:
+        raise click.UsageError(f"--summary reads finished runs and takes no other option (got {', '.join(extra)})")
+    if not names:
+        raise click.UsageError("--summary needs folders written by 'expressivity reproduce', e.g. --summary repro_out/*")
+    for folder in names:
+        if not Path(folder).is_dir():
+            raise click.UsageError(f"--summary takes folders; {folder!r} is not one")
+    _print_summary([Path(f) for f in names], as_json, markdown)
 
 
 def _print_summary(folders, as_json: bool, markdown: bool = False) -> None:
