@@ -36,11 +36,12 @@ def compare_paired(diff: Interval, what: str) -> Verdict:
     if not diff.decided:
         return Verdict("undecided", f"underpowered: {what}: {diff.fmt()}: no interval (needs 2 paired seeds with "
                                     "different values)")
+    pairs = f"over {diff.n} paired seeds"   # seeds missing from either arm (failed runs) are not pairs
     if diff.high < 0:
-        return Verdict("reproduced", f"{what}: paired difference {diff.fmt()} < 0")
+        return Verdict("reproduced", f"{what}: paired difference {diff.fmt()} {pairs} < 0")
     if diff.low > 0:
-        return Verdict("refuted", f"{what}: paired difference {diff.fmt()} > 0 (the reverse)")
-    return Verdict("undecided", f"underpowered: {what}: paired difference {diff.fmt()} contains 0")
+        return Verdict("refuted", f"{what}: paired difference {diff.fmt()} {pairs} > 0 (the reverse)")
+    return Verdict("undecided", f"underpowered: {what}: paired difference {diff.fmt()} {pairs} contains 0")
 
 
 def compare(better: Interval, worse: Interval, what: str) -> Verdict:
@@ -70,11 +71,12 @@ def equivalent(diff: Interval, margin: float, what: str, units: str = "") -> Ver
     band = f"(-{margin:g}, {margin:g}){units}"
     if not diff.decided:
         return Verdict("undecided", f"underpowered: {what}: {diff.fmt()}: no interval")
+    pairs = f"over {diff.n} paired seeds"
     if -margin < diff.low and diff.high < margin:
-        return Verdict("reproduced", f"{what}: {diff.fmt()} inside the margin {band}")
+        return Verdict("reproduced", f"{what}: {diff.fmt()} {pairs} inside the margin {band}")
     if diff.low >= margin or diff.high <= -margin:
-        return Verdict("not reproduced", f"{what}: {diff.fmt()} wholly beyond the margin {band}")
-    return Verdict("undecided", f"underpowered: {what}: {diff.fmt()} reaches past the margin {band}")
+        return Verdict("not reproduced", f"{what}: {diff.fmt()} {pairs} wholly beyond the margin {band}")
+    return Verdict("undecided", f"underpowered: {what}: {diff.fmt()} {pairs} reaches past the margin {band}")
 
 
 def combine(parts: dict[str, Verdict]) -> Verdict:
