@@ -223,7 +223,7 @@ def lm_regime(folder, scale: "Scale", scale_name: str, label, diffs: list, refer
     epoch = int(load_corpus("", scale.include).facts()["split_bytes"]["train"])
     tol = tolerances((cell, d.half_width) for a, b, d in diffs for cell in (a, b))
     base = cell_regime(folder, scale_name, label, tol, lambda loss, metric: loss, "validation bits per byte",
-                       min_seeds=REGIME_SEEDS, reference=reference, epoch_bytes=epoch,
+                       min_seeds=REGIME_SEEDS, reference=reference, epoch_bytes=epoch, name=lambda c: c[0],
                        notes=f"training files {epoch / 1e6:.3g} MB; epochs counted for the reference model")
     base.checks.update({
         f">= {REGIME_EPOCHS:g} epoch of the training files for the reference model: "

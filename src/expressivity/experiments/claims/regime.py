@@ -36,7 +36,7 @@ def last_fifth_change(points, steps: int, measure: Callable[[float, float | None
 
 def cell_regime(folder, scale: str, label: Callable[[dict], object], tolerance: dict, measure, units: str,
                 min_seeds: int = 2, reference=None, extra_checks: dict | None = None,
-                epoch_bytes: int | None = None, notes: str = "") -> Regime:
+                epoch_bytes: int | None = None, notes: str = "", name: Callable[[object], str] | None = None) -> Regime:
     """The regime of the cells ``label(config)`` names (``None``: not a cell the verdict rests on).
 
     ``tolerance[cell]``: the half-width of the comparison the cell enters, in the units of
@@ -45,7 +45,9 @@ def cell_regime(folder, scale: str, label: Callable[[dict], object], tolerance: 
     tolerance over the last 20% of training; every run of those cells evaluated before and after
     80% of training; at least ``min_seeds`` valid seeds in every compared cell. The record gives
     the largest model's parameters and the steps and tokens of the ``reference`` cell (default:
-    the longest-trained), the epochs of the reference cell's tokens when ``epoch_bytes`` is given."""
+    the longest-trained), the epochs of the reference cell's tokens when ``epoch_bytes`` is given.
+    ``name(cell)`` spells a cell in the checks' text (default: its parts joined)."""
+    name = name or _name
     changes: dict = {}
     seeds: dict = {}
     unknown = total = params = 0
@@ -73,7 +75,7 @@ def cell_regime(folder, scale: str, label: Callable[[dict], object], tolerance: 
     over = sorted(((abs(m) / tolerance.get(cell, math.inf) if tolerance.get(cell, math.inf) > 0 else math.inf, cell)
                    for cell, m in moved.items() if not abs(m) < tolerance.get(cell, math.inf)),
                   key=lambda t: -t[0])
-    shown = "; ".join(f"{_name(c)}: moved {moved[c]:+.3g} {units}, tolerance {tolerance.get(c, math.inf):.3g}"
+    shown = "; ".join(f"{name(c)}: moved {moved[c]:+.3g} {units}, tolerance {tolerance.get(c, math.inf):.3g}"
                       for _, c in over[:3]) + (f"; and {len(over) - 3} more" if len(over) > 3 else "")
     fewest = min(seeds.items(), key=lambda kv: kv[1], default=(None, 0))
     steps, tokens = shape.get(reference) if reference in shape else max(shape.values(), default=(0, 0))
@@ -84,7 +86,7 @@ def cell_regime(folder, scale: str, label: Callable[[dict], object], tolerance: 
         f"every run of a compared cell evaluated before and after 80% of training: {unknown} of {total} not":
             total > 0 and unknown == 0,
         f">= {min_seeds} valid seeds in every compared cell: fewest {fewest[1]}"
-        + (f" ({_name(fewest[0])})" if fewest[0] is not None else ""): bool(seeds) and fewest[1] >= min_seeds,
+        + (f" ({name(fewest[0])})" if fewest[0] is not None else ""): bool(seeds) and fewest[1] >= min_seeds,
         **(extra_checks or {})}
     return Regime(scale, checks, parameters=params or None, steps=steps or None, tokens_seen=tokens or None,
                   epoch_fraction=None if epoch_bytes is None else tokens / epoch_bytes,

@@ -244,6 +244,7 @@ def claim3(ctx: ClaimContext) -> ClaimResult:
     regime = cell_regime(folder, ctx.scale, lambda c: _cell3(c) if _decides3(c) else None, tolerances(halves),
                          lambda loss, metric: math.log10(max(1.0 - metric, CLAIM3_ESCAPE)) if metric is not None
                          else math.nan, f"log10(1 - R^2), floored at {CLAIM3_ESCAPE:g}", min_seeds=CLAIM3_MIN_SEEDS,
+                         name=lambda c: f"N={c[0]} {c[2]} H={c[3]}",
                          notes="fresh samples every step (no epochs); a fixed step budget with the plateau checked "
                                "afterwards (the trainer has no stop-on-plateau)")
     numbers = {"parts": {k: v.word for k, v in parts.items()}, "light_tail_mirror_[D]": mirror,
@@ -417,7 +418,7 @@ def claim4(ctx: ClaimContext) -> ClaimResult:
                        "fixed memory, lags (2, 5), sin(4 pi x1 x2) + (x1 - x2)/2: width vs heads")
     reason = "; ".join(numbers["reasons"].values())
     regime = cell_regime(folder, ctx.scale, label, _role_tolerances(numbers.pop("diffs")), _ln_error_measure,
-                         "ln(1 - R^2)", min_seeds=ROLE_MIN_SEEDS)
+                         "ln(1 - R^2)", min_seeds=ROLE_MIN_SEEDS, name=lambda c: f"m={c[0]} H={c[1]}")
     return ClaimResult(verdict.word, verdict.reason if verdict.word == "undecided" else reason, rows, fig,
                        {**numbers, "test_seed": ctx.test_seed},
                        "readout sin(4 pi x1 x2) + (x1 - x2)/2, not the spec's bare sin(4 pi x1 x2): with the bare "
@@ -482,7 +483,7 @@ def claim5(ctx: ClaimContext) -> ClaimResult:
                       "fixed memory, mean of x_(t-1..t-8): heads vs width, lin and log RPE", bands=bands)
     reason = "; ".join(f"{r} ({verdicts[r].word}): " + "; ".join(numbers[r]["reasons"].values()) for r in rpes)
     regime = cell_regime(folder, ctx.scale, label, _role_tolerances(diffs), _ln_error_measure, "ln(1 - R^2)",
-                         min_seeds=ROLE_MIN_SEEDS)
+                         min_seeds=ROLE_MIN_SEEDS, name=lambda c: f"{c[0]} H={c[1]} m={c[2]}")
     return ClaimResult(verdict, reason, rows, fig,
                        {"by_rpe": numbers, "verdicts": {r: v.word for r, v in verdicts.items()}, "test_seed": ctx.test_seed},
                        "a DP-free lin/log head's kernel is monotone in the distance, so a delta at lag T > 0 needs a "
@@ -816,7 +817,8 @@ def claim7(ctx: ClaimContext) -> ClaimResult:
             *((("depth", k, L), o) for (k, L), o in depth.items())]}
     regime = cell_regime(folder, ctx.scale, lambda c: label(c) if decides(c) else None, tol, _passes(CLAIM7_SOLVED),
                          "share of seeds with validation R^2 >= 0.9", min_seeds=min_seeds,
-                         notes="fresh samples every step (no epochs)")
+                         notes="fresh samples every step (no epochs)",
+                         name=lambda c: f"T={c[1]} {c[2]}" if c[0] == "scan" else f"nesting {c[1]} L={c[2]}")
     numbers = {"parts": {k: v.word for k, v in parts.items()}, "capacity_bound_[D]": bound,
                "construction": {"T": small, "ok": rep.ok, "heads": rep.constants["heads"],
                                 "ffn_width": rep.constants["ffn_width"]},
