@@ -381,3 +381,12 @@ def test_table_names_match_the_criteria(tmp_path):
     assert {row["rho"] for row in result.rows} == {"(1+s)^-1.5 / zeta(1.5)", "(1 - e^-0.3) e^{-0.3 s}"}
     assert "(1+s)^-1.5" in criterion and "e^{-0.3 s}" in criterion
     assert result.numbers["light_tail_mirror_[D]"] == "refuted"   # measured: the mirror converges fast
+
+
+def test_a_claims_measured_reason_is_kept_beside_its_verdict_word():
+    """The defect: a claim returning a Verdict lost its measured reason to the verdict's list of
+    part words ('trainability (success rates): undecided'), so verdict.json said nothing measured."""
+    kept = ClaimResult(Verdict("refuted", "a: refuted"), "a: 0/10 pass [0, 0.31]", [], None)
+    assert kept.verdict == "refuted" and kept.reason == "a: 0/10 pass [0, 0.31]"
+    open_ = ClaimResult(Verdict("undecided", "underpowered: a: undecided"), "a: 3/5 pass", [], None)
+    assert open_.reason == "underpowered: a: 3/5 pass"

@@ -179,7 +179,13 @@ class ClaimResult:
 
     def __post_init__(self) -> None:
         if isinstance(self.verdict, Verdict):
-            self.verdict, self.reason = self.verdict.word, self.verdict.reason or self.reason
+            # The claim's own reason (the measured numbers) wins over the verdict's (often just the parts'
+            # words); an undecided one keeps the verdict's reason word first.
+            word, short = self.verdict.word, self.verdict.reason
+            reason = self.reason or short
+            if word == "undecided" and not reason.startswith(UNDECIDED_REASONS):
+                reason = f"{short.split(':')[0]}: {reason}"
+            self.verdict, self.reason = word, reason
         Verdict(self.verdict, self.reason)  # validates the word (and an undecided reason)
 
 

@@ -132,7 +132,7 @@ def claim1(ctx: ClaimContext) -> ClaimResult:
                "growth_fits": fits, "predicted_crossover_T": crossover, "parts": {k: v.word for k, v in parts.items()},
                "grid": grid}
     reason = "; ".join(f"{k}: {v.reason}" for k, v in parts.items())
-    return ClaimResult(verdict.word, verdict.reason if verdict.word == "undecided" else reason, rows, fig, numbers,
+    return ClaimResult(verdict, reason, rows, fig, numbers,
                        "kernel level (no network: the coefficients exceed float64 beyond H ~ 16); log-type heads weigh "
                        "(1+s)^-beta, one lag from the paper's s^-beta; the Chebyshev construction is the spec's "
                        "derivation [D] of the theorem's upper bound, so H* is an upper bound on the heads needed",
@@ -234,7 +234,7 @@ def claim2(ctx: ClaimContext) -> ClaimResult:
                "convergence_fits": fits, "light_tail_mirror_[D]": mirror.word,
                "mismatched_l1_at_max_H": {"lin_on_power": curves["power", "lin"][-1],
                                           "log_on_exp": curves["exp", "log"][-1]}}
-    return ClaimResult(verdict.word, verdict.reason if verdict.word == "undecided" else reason, rows, fig, numbers,
+    return ClaimResult(verdict, reason, rows, fig, numbers,
                        "the two mismatches are not symmetric: lin heads fit the heavy tail only algebraically (the "
                        "curse of memory), while log heads fit the light tail faster than any power once H passes "
                        "~16; that mirror is the spec's derivation [D] and is reported outside the verdict",

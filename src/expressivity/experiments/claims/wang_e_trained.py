@@ -419,7 +419,7 @@ def claim4(ctx: ClaimContext) -> ClaimResult:
     reason = "; ".join(numbers["reasons"].values())
     regime = cell_regime(folder, ctx.scale, label, _role_tolerances(numbers.pop("diffs")), _ln_error_measure,
                          "ln(1 - R^2)", min_seeds=ROLE_MIN_SEEDS, name=lambda c: f"m={c[0]} H={c[1]}")
-    return ClaimResult(verdict.word, verdict.reason if verdict.word == "undecided" else reason, rows, fig,
+    return ClaimResult(verdict, reason, rows, fig,
                        {**numbers, "test_seed": ctx.test_seed},
                        "readout sin(4 pi x1 x2) + (x1 - x2)/2, not the spec's bare sin(4 pi x1 x2): with the bare "
                        "readout no low-degree part tells gradient descent where the two lags are, and every model "
