@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch is pinned: the local CPU wheel satisfies it without downloading CUDA packages.
 	$(PY) -m pip install --quiet "torch==2.13.0"
-	# [all] includes [results] (DuckDB) and [ray], which the test suite uses (a real local Ray).
+	# [all] includes [results] (DuckDB) and [ray], which the test suite uses (a real local Ray), and [docs] (MkDocs).
 	$(PY) -m pip install --quiet -e ".[all]"
 	touch $(STAMP)
 
@@ -28,6 +28,8 @@ demo: $(STAMP)
 	@echo "expressivity is installed in $(CURDIR)/$(VENV)/bin: run 'source $(VENV)/bin/activate' to put it on your PATH"
 
 test: $(STAMP) chromium
+	# the guide (docs/, mkdocs.yml): a broken link or anchor, or a page missing from the nav, fails the build
+	$(VENV)/bin/mkdocs build --strict --quiet
 	EXPRESSIVITY_REQUIRE_BROWSER=1 EXPRESSIVITY_REQUIRE_INTERP=1 $(PY) -m pytest -q -n 2 --dist loadfile
 
 bench: $(STAMP)
@@ -38,4 +40,4 @@ chromium:
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium; }
 
 clean:
-	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .hypothesis
+	rm -rf $(VENV) $(DEMO_OUT) site .pytest_cache .hypothesis
