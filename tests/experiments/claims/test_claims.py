@@ -390,3 +390,13 @@ def test_a_claims_measured_reason_is_kept_beside_its_verdict_word():
     assert kept.verdict == "refuted" and kept.reason == "a: 0/10 pass [0, 0.31]"
     open_ = ClaimResult(Verdict("undecided", "underpowered: a: undecided"), "a: 3/5 pass", [], None)
     assert open_.reason == "underpowered: a: 3/5 pass"
+
+
+def test_claim_3_reports_how_many_seeds_fit_the_kernel_and_their_l1():
+    """The log head is bimodal: its escape rate (l1 below 1e-3) and the l1 of each mode are reported."""
+    from expressivity.experiments.claims.wang_e_trained import escape_summary
+
+    got = escape_summary({0: 1e-5, 1: 0.02, 2: 2e-4, 3: 0.05})
+    assert (got["escaped"], got["seeds"]) == (2, 4) and got["rate"][1] < 0.5 < got["rate"][2]
+    assert got["l1_if_escaped"] == pytest.approx(math.sqrt(1e-5 * 2e-4)) and got["l1_otherwise"] == pytest.approx(math.sqrt(0.02 * 0.05))
+    assert escape_summary({})["rate"] is None

@@ -100,7 +100,8 @@ def _ci(cell: Interval, top: float = math.inf) -> str:
 CLAIM3_LIN_HEADS = 8          # the compared lin arm: the spec sweeps H in {1, 2, 4, 8}; the claim is "even with many"
 CLAIM3_TOKENS_PER_STEP = 1024
 CLAIM3_MIRROR_UP_TO = 256     # the [D] mirror cells are trained up to this horizon (cost)
-CLAIM3_ESCAPE = 1e-4          # a seed "escapes" the plateau when its test 1 - R^2 is at most this
+CLAIM3_FIT = 1e-3             # a seed fits the kernel (the log head escaped its plateau) when its l1 is below this
+CLAIM3_FLOOR = 1e-4           # the regime check reads validation 1 - R^2 floored here (4e-7 -> 4e-9 is no movement)
 CLAIM3_MIN_SEEDS = 6          # the exact interval of a share can exclude 1/2 only from 6 seeds on
 CLAIM3_SEEDS = {"quick": 3, "medium": 10, "full": 12}
 
@@ -193,14 +194,16 @@ def win_verdict(better: dict, worse: dict, what: str, min_seeds: int = CLAIM3_MI
     return Verdict("undecided", f"underpowered: {text}: the interval contains 1/2"), share
 
 
-def escape_summary(r2_errors: dict, l1: dict) -> dict:
-    """How often a cell's seeds escape the plateau (test ``1 - R^2 <= CLAIM3_ESCAPE``), with the
-    exact interval, and the l1 error's geometric mean over the escaped seeds and over the rest."""
-    escaped = {s for s, e in r2_errors.items() if e <= CLAIM3_ESCAPE}
-    rate = clopper_pearson(len(escaped), len(r2_errors)) if r2_errors else None
+def escape_summary(l1: dict) -> dict:
+    """How often a cell's seeds fit the kernel almost exactly (learned kernel's ``l1 < CLAIM3_FIT``:
+    for the log head, it escaped its plateau), with the exact interval, and the l1 error's
+    geometric mean over those seeds and over the rest. (Test 1 - R^2 cannot tell: lin heads with
+    l1 0.01-0.02 reach 1 - R^2 below 1e-4, the squared error hiding the far lags.)"""
+    escaped = {s for s, e in l1.items() if e < CLAIM3_FIT}
+    rate = clopper_pearson(len(escaped), len(l1)) if l1 else None
     on = {s: v for s, v in l1.items() if s in escaped}
     off = {s: v for s, v in l1.items() if s not in escaped}
-    return {"escaped": len(escaped), "seeds": len(r2_errors), "rate": None if rate is None else list(rate[:3]),
+    return {"escaped": len(escaped), "seeds": len(l1), "rate": None if rate is None else list(rate[:3]),
             "l1_if_escaped": error_cell(on).value if on else None, "l1_otherwise": error_cell(off).value if off else None}
 
 
@@ -242,18 +245,20 @@ def claim3(ctx: ClaimContext) -> ClaimResult:
               for N in horizons if N <= CLAIM3_MIRROR_UP_TO}
     fig = _claim3_figure(ctx, l1, horizons, H)
     regime = cell_regime(folder, ctx.scale, lambda c: _cell3(c) if _decides3(c) else None, tolerances(halves),
-                         lambda loss, metric: math.log10(max(1.0 - metric, CLAIM3_ESCAPE)) if metric is not None
-                         else math.nan, f"log10(1 - R^2), floored at {CLAIM3_ESCAPE:g}", min_seeds=CLAIM3_MIN_SEEDS,
+                         lambda loss, metric: math.log10(max(1.0 - metric, CLAIM3_FLOOR)) if metric is not None
+                         else math.nan, f"log10(1 - R^2), floored at {CLAIM3_FLOOR:g}", min_seeds=CLAIM3_MIN_SEEDS,
                          name=lambda c: f"N={c[0]} {c[2]} H={c[3]}",
                          notes="fresh samples every step (no epochs); a fixed step budget with the plateau checked "
                                "afterwards (the trainer has no stop-on-plateau)")
     numbers = {"parts": {k: v.word for k, v in parts.items()}, "light_tail_mirror_[D]": mirror,
-               "escape": {f"N={r['horizon_N']} {r['rpe']} H={r['heads']} {r['rho']}": r["escaped"] for r in rows},
+               "fit_below_1e-3": {f"N={r['horizon_N']} {r['rpe']} H={r['heads']} {r['rho']}": r["fit_below_1e-3"]
+                                  for r in rows},
                "test_seed": ctx.test_seed}
     return ClaimResult(verdict, "; ".join(v.reason for v in parts.values()), rows, fig, numbers,
                        "l1 over lags 0..N-1 of the learned kernel (impulse responses of the trained, affine model) "
-                       f"against rho; 'escaped': test 1 - R^2 <= {CLAIM3_ESCAPE:g} (the log head's single slope either "
-                       "leaves a plateau near R^2 0.99 and fits the kernel almost exactly, or stays). The light-tail "
+                       f"against rho; 'fit_below_1e-3': seeds whose l1 is below {CLAIM3_FIT:g} (the log head's single "
+                       "slope either leaves a plateau near R^2 0.99 and fits the kernel almost exactly, or stays). The "
+                       "light-tail "
                        "rows are the spec's derived mirror [D], reported beside the verdict, not in it.", regime,
                        decides=_decides3)
 
@@ -265,13 +270,13 @@ def _claim3_rows(l1: dict, r2_err: dict, failed: dict) -> list[dict]:
         N, kernel, rpe, h = key
         k, e = l1.get(key, {}), r2_err.get(key, {})
         cell_l1, cell_r2 = error_cell(k) if k else interval([]), error_cell(e) if e else interval([])
-        escape = escape_summary(e, k)
+        escape = escape_summary(k)
         rows.append({"horizon_N": N, "kernel": f"{kernel} tail", "rho": "(1+s)^-1.5" if kernel == "power" else "e^{-0.5 s}",
                      "tag": "[V]" if kernel == "power" else "[D] mirror", "rpe": rpe, "heads": h,
                      "kernel_l1": cell_l1.value, "l1_ci_low": cell_l1.low, "l1_ci_high": cell_l1.high,
-                     "escaped": f"{escape['escaped']}/{escape['seeds']}",
-                     "escape_ci": "-" if escape["rate"] is None else f"[{escape['rate'][1]:.2f}, {escape['rate'][2]:.2f}]",
-                     "l1_if_escaped": escape["l1_if_escaped"], "l1_otherwise": escape["l1_otherwise"],
+                     "fit_below_1e-3": f"{escape['escaped']}/{escape['seeds']}",
+                     "fit_ci": "-" if escape["rate"] is None else f"[{escape['rate'][1]:.2f}, {escape['rate'][2]:.2f}]",
+                     "l1_if_fit": escape["l1_if_escaped"], "l1_otherwise": escape["l1_otherwise"],
                      "one_minus_r2_test": cell_r2.value, "r2_ci_low": cell_r2.low, "r2_ci_high": cell_r2.high,
                      "seeds": cell_l1.n, "failed": failed.get(key, 0)})
     return rows
@@ -309,9 +314,10 @@ register(Claim(
     "when at least k win, n = 10: k = 9, n = 12: k = 10 (3 seeds can never decide it); if each seed wins with "
     "probability 0.9 that happens with probability 0.74 (10 seeds) and 0.89 (12); (b) detects (80% power) a "
     "mean paired difference of 3.10, 0.99 and 0.89 standard deviations of the per-seed difference at 3, 10 and "
-    f"12 seeds. Reported beside it: the escape rate (test 1 - R^2 <= {CLAIM3_ESCAPE:g}) per cell with its exact "
-    "interval, and l1 over the escaped seeds and over the rest. The regime check (each compared cell's "
-    f"validation log10(1 - R^2), floored at {CLAIM3_ESCAPE:g}, moves over the last 20% of training by less than "
+    f"12 seeds. Reported beside it: per cell the share of seeds that fit the kernel almost exactly (l1 < "
+    f"{CLAIM3_FIT:g}: the log head escaped its plateau) with its exact interval, and l1 over those seeds and over "
+    "the rest. The regime check (each compared cell's "
+    f"validation log10(1 - R^2), floored at {CLAIM3_FLOOR:g}, moves over the last 20% of training by less than "
     "the half-width of its comparison) and the grid-edge rule apply to the compared arms (power tail: log 1 head, "
     f"lin {CLAIM3_LIN_HEADS} heads). The light-tail mirror (rho ~ e^{{-0.5 s}}: lin 1 head vs log 4 heads, N <= 256) "
     "is the spec's derivation [D] and is reported separately, outside the verdict. Medium and full score on a "
