@@ -35,11 +35,12 @@ def markdown_table(rows: list[dict], columns: list[str] | None = None) -> str:
 
 
 def verdict_table(rows: list[dict]) -> str:
-    """The summary rows (:func:`expressivity.experiments.claims.summary`) as one Markdown table."""
+    """The summary rows (:func:`expressivity.experiments.claims.summary`) as one Markdown table (the
+    seconds are those of the last call into each folder: a resumed run counts only its own)."""
     shown = [{"claim": r["claim"], "tag": r["tag"], "scale": r["scale"], "verdict": f"**{r['verdict']}**",
               "regime": r["regime"], "test sample": r.get("test_sample", ""),
               "criterion amended": "; ".join(f"{a['time']}: {a['reason']}" for a in r["amendments"]) or "no",
-              "seconds": r.get("seconds"), "folder": r["folder"]} for r in rows]
+              "last call (s)": r.get("seconds"), "folder": r["folder"]} for r in rows]
     return markdown_table(shown)
 
 
