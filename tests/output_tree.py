@@ -41,6 +41,11 @@ FILES = {
 # Files of the user's that no command wrote: never to be replaced.
 USER_FILES = {"mine.txt": "my notes\n", "notes/mine.csv": "a,b\n1,2\n", "afile": "a file where a folder could be\n"}
 DANGLING = "dangling.json"  # a symbolic link to nothing
+# A file of the user's planted in every folder of every output in FOLDERS (issue 32, item 2): no
+# command may change or delete one, not even in its own output folder. Not planted inside a
+# checkpoint: the trainer rewrites that folder whole, and its manifest lists it as one entry.
+PLANTED_NAME = "my_analysis.txt"
+UNPLANTED = ("checkpoint", "checkpoint.old", "checkpoint.tmp", "ensemble")
 
 
 def run_in(root: Path, args: list[str]):
@@ -53,9 +58,10 @@ def run_in(root: Path, args: list[str]):
         os.chdir(here)
 
 
-def build_tree(root: Path, only: set[str] | None = None) -> Path:
+def build_tree(root: Path, only: set[str] | None = None, plant: bool = False) -> Path:
     """Write every kind of output under ``root`` (see :data:`FOLDERS`, :data:`FILES`; ``only``:
-    just these names) and the user's files; returns ``root``."""
+    just these names) and the user's files, and with ``plant`` a user's file in every folder of
+    every output folder (:func:`planted`); returns ``root``."""
     root.mkdir(parents=True, exist_ok=True)
     base = {**BASE, "train": {**BASE["train"], "steps": 2, "eval_every": 1, "checkpoint_every": 1}}
     spec = {"base": base, "grid": {"train.lr": [1e-3, 1e-2], "seed": [0]}, "select": {"train.lr": "min val_loss"}}
@@ -69,7 +75,20 @@ def build_tree(root: Path, only: set[str] | None = None) -> Path:
             continue
         res = run_in(root, args)
         assert res.exit_code == 0 and (root / name).exists(), (args, res.output, res.stderr)
+    for path in planted(root) if plant else ():
+        path.write_text("my notes: not the command's\n")
     return root
+
+
+def planted(root: Path) -> list[Path]:
+    """Where :func:`build_tree` plants a user's file: :data:`PLANTED_NAME` in every folder of every
+    output folder of :data:`FOLDERS` under ``root`` (checkpoints excepted)."""
+    places = []
+    for name in FOLDERS:
+        for folder, dirs, _ in os.walk(root / name):
+            dirs[:] = [d for d in dirs if d not in UNPLANTED]
+            places.append(Path(folder) / PLANTED_NAME)
+    return sorted(places)
 
 
 def fingerprint(root: Path) -> dict[str, str]:

@@ -99,7 +99,7 @@ def test_a_staged_folder_leaves_no_parents_and_refuses_a_dangling_link(tmp_path)
 def test_the_rename_into_place_failing_removes_the_stage(tmp_path, monkeypatch):
     out = tmp_path / "out"
     staging = staged_output(out, "circuit")
-    with pytest.raises(OSError):
+    with pytest.raises(ExpressivityError, match="symbolic link to nothing"):   # checked again before the swap
         with staging as stage:
             (stage / "f").write_text("x")
             out.symlink_to(tmp_path / "nowhere")  # appears meanwhile: a folder cannot be renamed onto it
@@ -110,3 +110,81 @@ def test_library_callers_may_nest_outputs_in_their_own_folder(tmp_path):
     # a claim's sweeps live inside the claim's folder (reproduce NAME/sweep/): no command given
     write_json(tmp_path / "claim" / "run.json", run_record("reproduce wang-e-3", {}))
     assert check_output_dir(tmp_path / "claim" / "sweep") == tmp_path / "claim" / "sweep"
+
+
+def test_the_torch_version_is_recorded_without_importing_torch():
+    """A run record names the installed torch exactly as ``torch.__version__`` does (local tag
+    included), read without the seconds its import takes."""
+    import subprocess
+    import sys
+
+    import torch
+
+    code = ("import sys\nfrom expressivity.records import installed_version, run_record\n"
+            "print(run_record('x', {})['torch'], installed_version('no_such_package_here'), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout.split()
+    assert out == [torch.__version__, "None", "False"]
+
+
+def _written(folder, files, command="circuit"):
+    """A folder as ``command`` leaves it: its files, run.json and a manifest listing them."""
+    for name in files:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("x")
+    write_json(folder / "run.json", run_record(command, {}))
+    write_json(folder / "manifest.json", {"files": {**{n: "x" for n in files}, "run.json": "", "manifest.json": "",
+                                                    "ckpt/": "a folder listed whole"}})
+
+
+def test_unlisted_files_are_what_the_manifest_does_not_list(tmp_path):
+    from expressivity.records import unlisted_files
+
+    _written(tmp_path, ["a.json", "net/network.json", "ckpt/model.safetensors"])
+    assert unlisted_files(tmp_path) == []
+    (tmp_path / "ckpt" / "deep").mkdir()
+    (tmp_path / "net" / "mine.txt").write_text("mine")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "net")
+    assert unlisted_files(tmp_path) == ["empty/", "link", "net/mine.txt"]
+    (tmp_path / "manifest.json").write_text("not json")
+    assert unlisted_files(tmp_path) is None
+
+
+def test_a_replaced_folder_keeps_the_users_files_by_refusing(tmp_path):
+    # before: the folder was replaced and mine.txt deleted
+    out = tmp_path / "out"
+    _written(out, ["report.json"])
+    (out / "sub").mkdir()
+    (out / "sub" / "mine.txt").write_text("mine")
+    with pytest.raises(ExpressivityError, match=r"holds sub/mine.txt, which 'circuit' did not write; move it out"):
+        staged_output(out, "circuit")
+    with pytest.raises(ExpressivityError, match="did not write"):
+        check_output_dir(out, "circuit", replaces=True)
+    assert check_output_dir(out, "circuit") == out   # a command that resumes into its folder keeps them anyway
+    (out / "sub" / "mine.txt").unlink()
+    with pytest.raises(ExpressivityError, match="holds sub/, which"):   # an empty folder of the user's too
+        staged_output(out, "circuit")
+    (out / "sub").rmdir()
+    with staged_output(out, "circuit") as stage:
+        (stage / "new.json").write_text("new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"] and (out / "new.json").exists()
+
+
+def test_a_file_put_in_while_the_command_ran_is_kept(tmp_path):
+    out = tmp_path / "out"
+    _written(out, ["report.json"])
+    with pytest.raises(ExpressivityError, match="mine.txt, which 'circuit' did not write"):
+        with staged_output(out, "circuit") as stage:
+            (stage / "report.json").write_text("new")
+            (out / "mine.txt").write_text("mine")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]    # the stage is gone
+    assert (out / "mine.txt").read_text() == "mine" and (out / "report.json").read_text() == "x"
+
+
+def test_a_folder_written_before_manifests_is_not_replaced(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    write_json(out / "run.json", run_record("circuit", {}))
+    (out / "report.json").write_text("x")
+    with pytest.raises(ExpressivityError, match="without a manifest.json listing its files"):
+        staged_output(out, "circuit")

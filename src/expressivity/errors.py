@@ -5,8 +5,33 @@ code 2, with no traceback. Messages name the problem and, where there is one, th
 """
 
 
+import re
+
+# A message quotes the values it refuses; a huge one (1e999 written out, a 5000-character
+# argument) would make the one line thousands of characters long. Longer runs of digits and longer
+# words are shown shortened, with their size (shorten_values).
+MAX_DIGITS = 30
+MAX_WORD = 200
+_DIGITS = re.compile(r"\d{%d,}" % (MAX_DIGITS + 1))
+_WORD = re.compile(r"\S{%d,}" % (MAX_WORD + 1))
+
+
+def shorten_values(message: str) -> str:
+    """``message`` with every run of more than :data:`MAX_DIGITS` digits shown as its first and last
+    digits and their count (``1000000000…000 (1,001 digits)``) and every word longer than
+    :data:`MAX_WORD` characters as its start and its length: one readable line whatever was typed."""
+    message = _DIGITS.sub(lambda m: f"{m.group()[:12]}…{m.group()[-3:]} ({len(m.group()):,} digits)", message)
+    return _WORD.sub(lambda m: f"{m.group()[:60]}… ({len(m.group()):,} characters)", message)
+
+
 class ExpressivityError(ValueError):
-    """Base class for errors caused by input the user can correct."""
+    """Base class for errors caused by input the user can correct; the message's huge values are
+    shortened (:func:`shorten_values`)."""
+
+    def __init__(self, *args):
+        if len(args) == 1 and isinstance(args[0], str):
+            args = (shorten_values(args[0]),)
+        super().__init__(*args)
 
 
 class NetworkError(ExpressivityError):

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from expressivity.errors import ExpressivityError
+from expressivity.records import MANIFEST
 
-MANIFEST = "manifest.json"
 FORMAT = 1
-# What a folder is, as a whole (``Manifest.kind``).
-FOLDER_KINDS = ("construction", "yun build", "network", "transformer-lens", "trained runs")
+# What a folder is, as a whole (``Manifest.kind``); "results": figures and tables, no network (demo).
+FOLDER_KINDS = ("construction", "yun build", "network", "transformer-lens", "trained runs", "results")
 # How one network in it is read (``NetworkEntry.form``).
 NETWORK_FORMS = ("network", "trained run", "transformer-lens")
 
@@ -76,12 +76,12 @@ class Manifest:
 def versions() -> dict[str, str]:
     """The versions a manifest records: expressivity, Python, NumPy and PyTorch."""
     import numpy as np
-    import torch
 
     import expressivity
+    from expressivity.records import installed_version
 
     return {"expressivity": expressivity.__version__, "python": platform.python_version(), "numpy": np.__version__,
-            "torch": torch.__version__}
+            "torch": installed_version("torch")}
 
 
 def network_files(prefix: str = "") -> dict[str, str]:
@@ -118,13 +118,19 @@ def replaceable_manifest(folder: Path, kind: str, commands: tuple[str, ...], who
     return manifest
 
 
-def check_replaceable(folder: Path, kind: str, commands: tuple[str, ...], listed_as: str | None = None) -> None:
+def check_replaceable(folder: Path, kind: str, commands: tuple[str, ...], listed_as: str | None = None,
+                      writes=()) -> None:
     """One-line :class:`ExpressivityError` unless a saver may write ``folder/manifest.json``
     (:func:`replaceable_manifest`) and no manifest up to two folders above lists ``folder`` as one
     of its networks, unless as a ``listed_as`` entry (a trained run of a ``train --out`` or ``sweep
-    run`` folder is the trainer's to write; a construction's network is not a saver's)."""
+    run`` folder is the trainer's to write; a construction's network is not a saver's).
+
+    ``writes``: the names the saver writes in ``folder`` (``x/`` for a folder). In a folder without
+    a manifest, any of them already there is a user's file of that name, and refused by name; in
+    one whose manifest a saver of ``commands`` wrote, they are that saver's. The saver writes only
+    those names: other files in the folder are kept (and not listed in its manifest)."""
     folder = Path(folder)
-    replaceable_manifest(folder, kind, commands)
+    own = replaceable_manifest(folder, kind, commands)
     here = folder.resolve()
     for root in (here.parent, here.parent.parent):
         try:
@@ -136,6 +142,36 @@ def check_replaceable(folder: Path, kind: str, commands: tuple[str, ...], listed
             if Path(entry.path).as_posix() == rel and entry.form != listed_as:
                 raise ExpressivityError(f"{folder} is part of the saved {above.kind} folder {root} (written by "
                                         f"'{above.command}'); write into another folder")
+    if own is None:
+        refuse_present(folder, writes, commands[0])
+
+
+def refuse_present(folder: Path, names, writer: str) -> None:
+    """One-line :class:`ExpressivityError` naming those of ``names`` (relative; ``x/`` for a folder)
+    that exist in ``folder``: files ``writer`` would replace but did not write."""
+    present = [name for name in names if (Path(folder) / name.rstrip("/")).exists()
+               or (Path(folder) / name.rstrip("/")).is_symlink()]
+    if present:
+        raise ExpressivityError(f"{folder} holds {', '.join(present)}, which {writer} did not write (no {MANIFEST} "
+                                "there lists it); write into another folder, or move the file")
+
+
+def remove_written(folder: Path, names) -> None:
+    """Remove ``names`` (relative; ``x/`` for a folder) from ``folder``, then ``folder`` itself if
+    nothing else is left in it: a writer clearing what it wrote keeps what someone else put there."""
+    import shutil
+
+    folder = Path(folder)
+    for name in names:
+        path = folder / name.rstrip("/")
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+    try:
+        folder.rmdir()
+    except OSError:
+        pass   # not empty (something else is kept) or already gone
 
 
 def write_manifest(folder: Path, kind: str, command: str, files: dict[str, str],

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
+import re
 import time
 from fractions import Fraction
 from pathlib import Path
@@ -63,10 +64,42 @@ def content_hash(value: Any, length: int = 16) -> str:
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:length]
 
 
+def installed_version(package: str) -> str | None:
+    """The installed version of ``package`` without importing it: torch takes seconds to import, and
+    commands that never run it (the exact evaluators, the RASP interpreter) still record which one
+    is installed. The version the package itself reports (``torch.__version__``, with its local
+    tag such as ``+cpu``) where it is imported already or keeps it in ``version.py``; else the
+    distribution's metadata; ``None`` when it is not installed."""
+    import importlib.util
+    import sys
+
+    module = sys.modules.get(package)
+    if module is not None and isinstance(getattr(module, "__version__", None), str):
+        return str(module.__version__)
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None:
+        return None
+    for folder in spec.submodule_search_locations or ():
+        try:
+            text = (Path(folder) / "version.py").read_text()
+        except OSError:
+            continue
+        found = re.search(r"^__version__\s*(?::\s*str\s*)?=\s*['\"]([^'\"]+)['\"]", text, re.MULTILINE)
+        if found:
+            return found.group(1)
+    from importlib import metadata
+
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def run_record(command: str, config: dict, seed: int | None = None) -> dict:
     """What every run records about itself: command, config, seed, package versions, platform, time."""
-    import torch
-
     return {
         "command": command,
         "config": jsonable(config),
@@ -74,7 +107,7 @@ def run_record(command: str, config: dict, seed: int | None = None) -> dict:
         "expressivity_version": expressivity.__version__,
         "python": platform.python_version(),
         "numpy": np.__version__,
-        "torch": torch.__version__,
+        "torch": installed_version("torch"),
         "created_unix": time.time(),
     }
 
@@ -89,16 +122,21 @@ def write_json(path: Path, obj: Any) -> None:
 
 
 OUTPUT_MARKER = "run.json"  # every output folder this package writes has a run record
+# What a folder's writer wrote: its manifest (expressivity.manifest defines the format; here only
+# its "files" listing is read, to tell the writer's files from a user's before replacing a folder).
+MANIFEST = "manifest.json"
 
 
-def check_output_dir(path: Path, command: str | None = None) -> Path:
+def check_output_dir(path: Path, command: str | None = None, *, replaces: bool = False) -> Path:
     """Refuse an output folder that would be unsafe to replace, before any work starts.
 
     Allowed: a path that does not exist, an empty folder, or a folder this package wrote before
-    (it holds ``run.json``), which is replaced as a whole when the new output is complete. With
-    ``command``, only a folder written by that same command (``run.json``'s ``command``) may be
-    replaced: a training run, a sweep or another construction's folder is never overwritten, and
-    the path may not lie inside another command's output folder.
+    (it holds ``run.json``). With ``command``, only a folder written by that same command
+    (``run.json``'s ``command``) is allowed: a training run, a sweep or another construction's
+    folder is never overwritten, and the path may not lie inside another command's output folder.
+    With ``replaces`` (the folder is replaced as a whole: :class:`staged_output`) a folder holding
+    anything its ``manifest.json`` does not list is refused with their names
+    (:func:`refuse_unlisted`): a user's file put there is never deleted.
     """
     from expressivity.errors import ExpressivityError
 
@@ -128,7 +166,58 @@ def check_output_dir(path: Path, command: str | None = None) -> Path:
             if previous != command:
                 raise ExpressivityError(f"--out {path} holds the output of '{previous or 'an unknown command'}', not of "
                                         f"'{command}'; choose a new folder so it is not replaced")
+        if replaces and (path / OUTPUT_MARKER).exists():
+            refuse_unlisted(path)
     return path
+
+
+def unlisted_files(folder: Path) -> list[str] | None:
+    """What lies in ``folder`` that its ``manifest.json`` does not list, as paths relative to it
+    (``/``-separated; a symbolic link counts as a file, an empty folder as ``name/``; a listed
+    ``x/`` covers everything under ``x``), sorted; ``None`` where there is no readable manifest."""
+    import os
+
+    folder = Path(folder)
+    try:
+        listed = json.loads((folder / MANIFEST).read_text()).get("files")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return None
+    if not isinstance(listed, dict):
+        return None
+    whole = tuple(k for k in listed if k.endswith("/"))
+
+    def covered(rel: str) -> bool:
+        return rel in listed or rel.startswith(whole)
+
+    found = []
+    for root, dirs, files in os.walk(folder):   # links to folders are listed in dirs, not followed
+        here = Path(root).relative_to(folder)
+        links = [d for d in dirs if (Path(root) / d).is_symlink()]
+        found += [rel for rel in ((here / name).as_posix() for name in files + links) if not covered(rel)]
+        if not dirs and not files and here != Path("."):
+            found += [] if covered(here.as_posix() + "/") else [here.as_posix() + "/"]
+        dirs[:] = [d for d in dirs if d not in links and not covered((here / d).as_posix() + "/")]
+    return sorted(found)
+
+
+def refuse_unlisted(folder: Path) -> None:
+    """One-line :class:`~expressivity.errors.ExpressivityError` naming what lies in ``folder`` that
+    the command which wrote it did not (:func:`unlisted_files`), before the folder is replaced; a
+    folder without a manifest (written before manifests listed files) cannot be told apart from
+    one a user added to, so it is refused too."""
+    from expressivity.errors import ExpressivityError
+
+    owner = written_by(folder) or "the command that wrote it"
+    extra = unlisted_files(folder)
+    if extra is None:
+        raise ExpressivityError(f"--out {folder} was written by '{owner}' without a {MANIFEST} listing its files (an "
+                                "older version), so files of yours in it cannot be told from its own; move it away or "
+                                "choose a new folder")
+    if extra:
+        names = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+        raise ExpressivityError(f"--out {folder} holds {names}, which '{owner}' did not write; move "
+                                f"{'it' if len(extra) == 1 else 'them'} out of the folder, or choose a new folder, so "
+                                "nothing of yours is deleted when it is replaced")
 
 
 def check_writable_parent(path: Path) -> None:
@@ -161,14 +250,16 @@ class staged_output:
     """Context manager: write a whole output folder, or nothing.
 
     Yields a fresh sibling folder ``<path>.partial-<pid>``; on success it replaces ``path``
-    (after :func:`check_output_dir` allowed it), on any failure or interruption it is removed,
-    with every parent folder made for it.
+    (after :func:`check_output_dir` allowed it, with ``replaces``: checked again just before the
+    swap, so a file a user put into the old folder meanwhile is not deleted either), on any
+    failure or interruption it is removed, with every parent folder made for it.
     """
 
     def __init__(self, path: Path, command: str | None = None):
         import os
 
-        self.path = check_output_dir(Path(path), command)
+        self.command = command
+        self.path = check_output_dir(Path(path), command, replaces=True)
         self.stage = self.path.with_name(f"{self.path.name}.partial-{os.getpid()}")
 
     def __enter__(self) -> Path:
@@ -192,6 +283,7 @@ class staged_output:
             return False
         old = self.path.with_name(f"{self.path.name}.replaced-{self.stage.name.rsplit('-', 1)[-1]}")
         try:
+            check_output_dir(self.path, self.command, replaces=True)   # what the user did while it ran
             if self.path.exists():
                 self.path.rename(old)
             self.stage.rename(self.path)

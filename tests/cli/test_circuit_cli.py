@@ -134,6 +134,15 @@ def test_demo_writes_figures_and_summary(tmp_path, monkeypatch):
     assert rows["reverse"]["exact"] == 0.0 and rows["reverse"]["float64"] < 1e-9
     assert rows["sum"]["equivariant"] and not rows["reverse"]["equivariant"]
     assert summary["figures"]["naive_float32_nan_from_scale"] is not None
+    # its manifest lists every file it wrote, so a second run replaces only those (issue 32, item 2)
+    from expressivity.manifest import read_manifest
+    from expressivity.records import unlisted_files
+
+    assert read_manifest(tmp_path).kind == "results" and unlisted_files(tmp_path) == []
+    (tmp_path / "my_analysis.txt").write_text("notes\n")
+    code, _, err = run("demo", "--out", str(tmp_path), "--json")
+    assert code == 2 and "my_analysis.txt, which 'demo' did not write" in err
+    assert (tmp_path / "my_analysis.txt").read_text() == "notes\n"
 
 
 def test_huge_values_run_exactly_where_floats_cannot():

@@ -1,6 +1,7 @@
 """What a newcomer reads agrees with what runs, and fits an 80-column terminal (issue 16, item 6)."""
 
 import io
+import re
 import json
 import os
 import subprocess
@@ -107,3 +108,50 @@ def test_help_and_circuits_import_only_what_they_need(command, unwanted):
             f"print([m for m in {unwanted!r} if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120).stdout
     assert out.strip().splitlines()[-1] == "[]", out
+
+
+def _every_command(command=cli, path=()):
+    import click
+
+    found = [(path, command)]
+    if isinstance(command, click.Group):
+        for name, sub in sorted(command.commands.items()):
+            found += _every_command(sub, (*path, name))
+    return found
+
+
+@pytest.mark.parametrize("path", [p for p, _ in _every_command()], ids=lambda p: " ".join(p) or "expressivity")
+def test_every_help_page_fits_80_columns(path):
+    # before: 'reproduce --help' had two lines of 97 and 101 characters
+    result = CliRunner().invoke(cli, [*path, "--help"], terminal_width=80)
+    assert result.exit_code == 0 and max(map(len, result.output.splitlines())) <= 80, result.output
+
+
+def _listed_summaries(text: str) -> dict[str, str]:
+    """``{command: its summary, wrapped lines joined}`` from the Commands section of a help page."""
+    listed, name = {}, None
+    for line in text.split("Commands:", 1)[1].splitlines():
+        head = re.match(r"^  (\S+)\s+(.*)$", line)
+        if head:
+            name, listed[head.group(1)] = head.group(1), head.group(2).strip()
+        elif name and line.strip():
+            listed[name] += " " + line.strip()
+    return listed
+
+
+@pytest.mark.parametrize("path", [p for p, c in _every_command() if hasattr(c, "commands")],
+                         ids=lambda p: " ".join(p) or "expressivity")
+def test_command_summaries_are_whole_sentences(path):
+    # before: the list cut at the first full stop and at 45 characters ("yun  Yun et al.")
+    group = cli
+    for name in path:
+        group = group.commands[name]
+    listed = _listed_summaries(CliRunner().invoke(cli, [*path, "--help"], terminal_width=80).output)
+    assert set(listed) == set(group.commands)
+    for name, summary in listed.items():
+        first = " ".join(group.commands[name].help.split("\n\n")[0].replace("\b", "").split())
+        assert summary.endswith((".", ")")) and not summary.endswith("..."), (name, summary)
+        assert first.startswith(summary), (name, summary)
+    if not path:
+        assert listed["yun"].startswith("Yun et al. (2020): compile targets") and "Claim 1) for circuit" in \
+            listed["equivariance"]

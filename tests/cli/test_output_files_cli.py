@@ -11,7 +11,8 @@ from tests.output_tree import build_tree, changes, fingerprint, run_in
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory):
     return build_tree(tmp_path_factory.mktemp("outputs") / "tree",
-                      only={"net", "sw", "tr", "t.csv", "t.json", "t.parquet", "f.json", "p.png", "page.html"})
+                      only={"net", "we", "yb", "ex", "sw", "tr", "t.csv", "t.json", "t.parquet", "f.json", "p.png",
+                            "page.html"})
 
 
 def refused(tree, args, needle):
@@ -96,3 +97,34 @@ def test_a_failure_after_the_check_leaves_no_new_folders(tree):
     refused(tree, ["results", "sw", "--metric", "no_such_column", "--format", "csv", "--out", "new/deep/x.csv"],
             "no_such_column")
     assert not (tree / "new").exists()
+
+
+# ---- a user's file inside an output folder (issue 32, item 2) ------------------------------------------
+
+@pytest.mark.parametrize("name, planted", [
+    ("net", "my_analysis.txt"), ("net", "network/notes.md"), ("we", "my_analysis.txt"),
+    ("yb", "delta_1_2/softened/mine.txt"), ("ex", "mine.txt"),
+])
+def test_replacing_an_output_folder_refuses_while_it_holds_a_file_the_command_did_not_write(tree, name, planted):
+    # before: exit 0, the folder replaced and the user's file deleted
+    from tests.output_tree import FOLDERS
+
+    (tree / name / planted).write_text("my notes\n")
+    try:
+        error = refused(tree, FOLDERS[name], planted)
+        assert "did not write" in error
+    finally:
+        (tree / name / planted).unlink()
+    before = fingerprint(tree)
+    assert run_in(tree, FOLDERS[name]).exit_code == 0   # its own files alone: replaced as before
+    assert {c.split("/")[0] for c in changes(before, fingerprint(tree))} == {name}
+
+
+def test_the_issues_rasp_case_keeps_my_analysis(tmp_path):
+    args = ["rasp", "compile", "sort", "--max-len", "3", "--out", "sort10"]
+    assert run_in(tmp_path, args).exit_code == 0
+    (tmp_path / "sort10" / "my_analysis.txt").write_text("notes\n")
+    res = run_in(tmp_path, ["rasp", "compile", "sort", "--max-len", "2", "--out", "sort10"])
+    assert res.exit_code == 2 and res.stderr.count("error:") == 1 and "my_analysis.txt" in res.stderr, res.stderr
+    assert (tmp_path / "sort10" / "my_analysis.txt").read_text() == "notes\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sort10"]   # no stage left beside it

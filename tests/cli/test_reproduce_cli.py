@@ -34,3 +34,15 @@ def test_out_never_replaces_another_commands_folder(tmp_path):
 def test_retry_failed_is_a_sweep_option_a_numerics_claim_refuses(tmp_path):
     res = CliRunner().invoke(cli, ["reproduce", "wang-e-2", "--retry-failed", "--out", str(tmp_path / "c")])
     assert res.exit_code == 2 and "--retry-failed" in res.stderr and not (tmp_path / "c").exists()
+
+
+def test_list_shows_every_scales_estimate_not_only_json():
+    # before: the listing printed name, tag, title and source; the estimates were in --json alone
+    import json
+
+    claims = json.loads(CliRunner().invoke(cli, ["reproduce", "--list", "--json"]).stdout)["claims"]
+    text = " ".join(CliRunner().invoke(cli, ["reproduce", "--list"]).stdout.split())
+    for claim in claims:
+        for scale in ("quick", "medium", "full"):
+            if claim[scale]:
+                assert f"{scale}: {' '.join(claim[scale].split())}" in text, (claim["name"], scale)

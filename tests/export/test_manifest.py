@@ -245,3 +245,82 @@ def test_a_resumed_run_does_not_judge_its_own_manifest(tmp_path):
     (tmp_path / "run" / MANIFEST).write_text(newer)
     again = run(_tiny_run(), tmp_path / "run", resume=True)
     assert again.id == first.id and (tmp_path / "run" / MANIFEST).read_text() == newer
+
+
+# ---------------------------------------------------------------------------------------------
+# a user's file is never replaced (issue 32, item 2)
+# ---------------------------------------------------------------------------------------------
+
+def _snapshot(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_save_network_refuses_a_users_file_of_its_names_and_keeps_other_files(saved, tmp_path):
+    # before: save_network(net, "userdir") replaced the user's network.json
+    from expressivity import save_network
+
+    net = load_saved(saved / "circuit").network
+    for name in ("network.json", "weights.safetensors"):
+        folder = tmp_path / f"user-{name}"
+        folder.mkdir()
+        (folder / name).write_text("mine\n")
+        for manifest in (True, False):
+            with pytest.raises(ExpressivityError, match=f"holds {name}, which save_network did not write"):
+                save_network(net, folder, manifest=manifest)
+            assert _snapshot(folder) == {name: b"mine\n"}
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("my notes\n")
+    save_network(net, folder)
+    save_network(net, folder)   # its own files again: replaced
+    assert (folder / "notes.txt").read_text() == "my notes\n" and "notes.txt" not in read_manifest(folder).files
+    assert load_saved(folder).warnings == ()
+
+
+def test_save_transformer_lens_refuses_a_users_file_of_its_names(saved, tmp_path):
+    from expressivity.export.transformer_lens import save_transformer_lens, to_transformer_lens
+
+    export = to_transformer_lens(load_saved(saved / "circuit").network)
+    folder = tmp_path / "tl"
+    folder.mkdir()
+    (folder / "README.md").write_text("my readme\n")
+    for manifest in (True, False):
+        with pytest.raises(ExpressivityError, match="holds README.md, which save_transformer_lens did not write"):
+            save_transformer_lens(export, folder, manifest=manifest)
+    assert _snapshot(folder) == {"README.md": b"my readme\n"}
+
+
+def test_a_python_run_refuses_a_users_metrics_or_checkpoint(tmp_path):
+    from expressivity.training import run
+    from expressivity.training.ensemble import run_ensemble
+
+    for name in ("metrics.jsonl", "checkpoint/model.safetensors"):
+        folder = tmp_path / name.replace("/", "-")
+        (folder / name).parent.mkdir(parents=True)
+        (folder / name).write_text("mine\n")
+        with pytest.raises(ExpressivityError, match=f"holds {name.split('/')[0]}"):
+            run(_tiny_run(), folder)
+        assert _snapshot(folder) == {name: b"mine\n"}
+    group = tmp_path / "group"
+    (group / "ensemble").mkdir(parents=True)
+    (group / "ensemble" / "mine.txt").write_text("mine\n")
+    with pytest.raises(ExpressivityError, match="holds ensemble/, which run_ensemble did not write"):
+        run_ensemble([_tiny_run(0), _tiny_run(1)], group)
+    assert _snapshot(group) == {"ensemble/mine.txt": b"mine\n"}
+
+
+def test_a_writer_clearing_its_files_keeps_everything_else(tmp_path):
+    """What the sweep's worker does to a run folder with an unreadable checkpoint, and to an
+    ensemble's group folder once its members are written (before: the whole folder was removed)."""
+    from expressivity.manifest import remove_written
+    from expressivity.training.trainer import clear_run_folder
+
+    folder = tmp_path / "run"
+    for name in ("checkpoint/config.json", "checkpoint.old/config.json", "metrics.jsonl", MANIFEST, "mine.txt",
+                 "notes/more.txt"):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("x\n")
+    clear_run_folder(folder)
+    assert sorted(_snapshot(folder)) == ["mine.txt", "notes/more.txt"]
+    remove_written(folder, ["mine.txt", "notes/"])
+    assert not folder.exists()   # nothing else left: the folder goes too

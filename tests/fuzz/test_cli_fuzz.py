@@ -12,7 +12,9 @@ What must hold for every input:
 * the exit code is 0, 1 or 2 (130 when interrupted), never an uncaught exception or a traceback;
 * exit 2 prints exactly one ``error:`` line and changes nothing at all;
 * otherwise nothing changes outside the command's own output (``--out``, ``--resume``, the
-  default output folders of ``demo`` and ``reproduce``), checked by fingerprinting the tree.
+  default output folders of ``demo`` and ``reproduce``), checked by fingerprinting the tree;
+* a user's file planted in every folder of every output (:func:`tests.output_tree.planted`) is
+  never changed or deleted, not even inside the command's own output folder.
 
 Profiles (environment variable ``EXPRESSIVITY_FUZZ``): ``ci`` (default; sized for ``make test``
 on two cores), ``long`` (many more inputs and a longer limit per run, for local use). The number
@@ -32,7 +34,8 @@ from hypothesis import strategies as st
 
 from expressivity.cli.main import cli
 
-from tests.output_tree import DANGLING, FILES, FOLDERS, USER_FILES, build_tree, changes, fingerprint, run_in
+from tests.output_tree import (DANGLING, FILES, FOLDERS, USER_FILES, build_tree, changes, fingerprint, planted,
+                               run_in)
 
 PROFILES = {  # examples per command, seconds before a run is interrupted
     "ci": (10, 2.0),
@@ -65,7 +68,8 @@ LEAVES = leaf_commands()
 
 PATHS = [*FOLDERS, *FILES, *USER_FILES, DANGLING, "sw.json", "new_folder", "new.csv", "new.json", "new.parquet",
          "new.png", "new.html", "afile/inside", "afile/x.csv", "missing/deep/x.png", "net/network", "sw/records.jsonl",
-         "sw/sweep.json", "tr/seed_0", "tr/loss_curve.png", "yb/run.json", ".", "sw/new.csv", "net/new"]
+         "sw/sweep.json", "tr/seed_0", "tr/loss_curve.png", "yb/run.json", ".", "sw/new.csv", "net/new",
+         "net/my_analysis.txt", "tr/seed_0/my_analysis.txt"]
 NAMES = ["reverse", "shift", "sort", "copy", "parity", "smooth-rank", "wang-e-8", "wang-e-1", "yun-hybrids", "linear",
          "model.heads", "train.lr", "test_metric", "seed", "1 - test_metric", "status = 'failed'", "x", "k=v", "length=4"]
 NASTY = ["", " ", "nan", "NaN", "inf", "-inf", "-1", "0", "1e308", "-1e308", "1e-320", "9" * 40, "-" + "9" * 40,
@@ -184,19 +188,20 @@ def import_everything() -> None:
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory, request):
     import_everything()
-    root = build_tree(tmp_path_factory.mktemp("fuzz") / "tree")
+    root = build_tree(tmp_path_factory.mktemp("fuzz") / "tree", plant=True)
     counts: dict[str, int] = {}
-    yield root, counts
+    yield root, counts, {str(p.relative_to(root)) for p in planted(root)}
     inputs = {k: v for k, v in counts.items() if not k.startswith("interrupted")}
     summary = {"profile": PROFILE, "per_command": inputs, "total": sum(inputs.values()),
                "interrupted": counts.get("interrupted", 0), "interrupted_twice": counts.get("interrupted_twice", 0)}
-    request.config.cache.set("fuzz/inputs", summary)
+    if getattr(request.config, "cache", None) is not None:   # absent under -p no:cacheprovider
+        request.config.cache.set("fuzz/inputs", summary)
     print(f"\nfuzz: {summary}")
 
 
 @pytest.mark.parametrize("path, command", LEAVES, ids=[" ".join(p) for p, _ in LEAVES])
 def test_every_input_gets_an_answer_and_touches_only_its_output(tree, path, command):
-    root, counts = tree
+    root, counts, users = tree
     os.environ.pop("RAY_ADDRESS", None)
 
     @settings(max_examples=min(EXAMPLES, FEWER.get(" ".join(path), EXAMPLES)), deadline=None, derandomize=PROFILE == "ci", database=None,
@@ -212,6 +217,8 @@ def test_every_input_gets_an_answer_and_touches_only_its_output(tree, path, comm
         own = own_outputs(path, argv)
         stray = sorted(c for c in changed if not is_within(c, own))
         assert not stray, f"{argv!r} changed files outside its output: {stray[:5]}"
+        lost = sorted(changed & users)
+        assert not lost, f"{argv!r} changed or deleted a user's file in an output folder: {lost[:5]}"
         if result is None:
             return
         crash = result.exception if not isinstance(result.exception, SystemExit) else None

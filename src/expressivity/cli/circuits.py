@@ -115,7 +115,7 @@ def circuit(ctx, name, length, scale, dtype, seed, input_text, shift, tolerance,
     """Run tutorial circuit NAME and check it against its exact target (see `expressivity circuits`)."""
     _refuse_inapplicable(ctx, name, scale, input_text)
     if out_dir is not None:
-        check_output_dir(out_dir, "circuit")
+        check_output_dir(out_dir, "circuit", replaces=True)
     result, network = circuit_result(name, length, scale, dtype, seed, input_text, shift, tolerance, with_network=True)
     if out_dir is not None:
         result["run"]["config"]["out"] = str(out_dir)
@@ -165,6 +165,8 @@ def _print_circuit(name: str, dtype: str, result: dict) -> None:
     import numpy as np
     from rich.table import Table
 
+    from expressivity.cli.tables import print_table
+
     table = Table(title=f"circuit {name}: L={result['length']}, scale={result['scale']}, dtype={dtype}")
     for col in ("pos", "input", "output", "target"):
         table.add_column(col, justify="right")
@@ -177,7 +179,7 @@ def _print_circuit(name: str, dtype: str, result: dict) -> None:
             continue
         cell = lambda a: _fmt(a[i]) if a.ndim == 1 else "[" + ", ".join(_fmt(v) for v in a[i]) + "]"  # noqa: E731
         table.add_row(str(i), _fmt(result["input"][i]), cell(out), cell(tgt))
-    console.print(table)
+    print_table(console, table)
     report = result["report"]
     exact = f" (exactly {result['max_abs_error_exact']})" if "max_abs_error_exact" in result else ""
     console.print(f"max abs error: {result['max_abs_error']:.3e}{exact}   [{result['arithmetic']}]")
@@ -198,6 +200,7 @@ def circuits_list(as_json):
     """List the tutorial circuits."""
     from rich.table import Table
 
+    from expressivity.cli.tables import print_table
     from expressivity.constructions.circuits import CIRCUITS
 
     rows = [{"name": c.name, "description": c.description, "scaled": c.scaled, "positional": c.positional}
@@ -211,7 +214,7 @@ def circuits_list(as_json):
     table.add_column("what it computes")
     for r in rows:
         table.add_row(r["name"], "yes" if r["scaled"] else "no", r["description"])
-    console.print(table)
+    print_table(console, table)
 
 
 def equivariance_result(name: str, length: int = 6, samples: int = 16, permutations: int = 8, seed: int = 0,

@@ -3,7 +3,8 @@
 Runs every tutorial circuit in every arithmetic that applies, checks permutation equivariance,
 draws the reversal attention pattern and the error-vs-scale figure, then runs the demo
 sections of the other subsystems (Yun compiler, training) when they are installed. Everything
-lands under ``--out`` with a ``summary.json`` and a ``run.json`` recording the configuration.
+lands under ``--out`` with a ``summary.json``, a ``run.json`` recording the configuration and a
+``manifest.json`` listing every file (a folder of kind ``results``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def circuits_section(out: Path) -> dict:
     """Every circuit at the demo length: hardmax in exact arithmetic, auto scale in float64 and float32."""
     from rich.table import Table
 
+    from expressivity.cli.tables import print_table
     from expressivity.constructions.circuits import CIRCUITS
 
     rows = []
@@ -55,7 +57,7 @@ def circuits_section(out: Path) -> dict:
                       "n/a (softmax)" if "exact" not in r else f"{r['exact']:.1e}",
                       f"{r['float64']:.1e}", f"{r['float32']:.1e}",
                       ("yes" if r["equivariant"] else "no") + (" (positional)" if r["positional"] else ""))
-    console.print(table)
+    print_table(console, table)
     return {"rows": rows}
 
 
@@ -102,7 +104,7 @@ def run_demo(out_dir: Path) -> dict:
 
     from expressivity.records import jsonable
 
-    check_output_dir(out_dir, "demo")
+    check_output_dir(out_dir, "demo", replaces=True)
     started = time.perf_counter()
     summary: dict = {}
     with staged_output(out_dir, "demo") as stage:
@@ -125,4 +127,24 @@ def run_demo(out_dir: Path) -> dict:
                                                                     json.dumps(str(out_dir))[1:-1]))
         write_json(stage / "summary.json", summary)
         write_json(stage / "run.json", summary["run"])
+        _write_manifest(stage)
     return summary
+
+
+# What the demo's files are, by name (anything else a section wrote: "written by its section").
+DEMO_FILES = {"summary.json": "the demo's results: every section's numbers (JSON)", "run.json": "run record",
+              "reverse_dot_error_vs_scale.json": "reverse-dot error against scale, the figure's numbers (JSON)"}
+
+
+def _write_manifest(stage: Path) -> None:
+    """``stage/manifest.json``, a ``results`` folder listing every file the demo wrote (so running
+    it again replaces its own files only: anything else put there is named and kept)."""
+    from expressivity.manifest import write_manifest
+
+    files = {}
+    for path in sorted(p for p in stage.rglob("*") if p.is_file()):
+        rel = path.relative_to(stage)
+        section = f"the {rel.parts[0]} section" if len(rel.parts) > 1 else "the figures section"
+        files[rel.as_posix()] = DEMO_FILES.get(rel.as_posix()) or (f"figure of {section}" if path.suffix == ".png"
+                                                                   else f"written by {section}")
+    write_manifest(stage, "results", "demo", files, [])

@@ -13,7 +13,7 @@ import warnings
 import click
 
 from expressivity import __version__
-from expressivity.errors import ExpressivityError
+from expressivity.errors import ExpressivityError, shorten_values
 
 
 class _Group(click.Group):
@@ -34,10 +34,10 @@ class _Group(click.Group):
         except click.UsageError as exc:
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
             message = " ".join(exc.format_message().split())  # click lists choices one per line: keep one line
-            click.echo(f"error: {message}{hint}", err=True)
+            click.echo(f"error: {shorten_values(message)}{hint}", err=True)
             sys.exit(2)
         except click.ClickException as exc:
-            click.echo(f"error: {exc.format_message()}", err=True)
+            click.echo(f"error: {shorten_values(' '.join(exc.format_message().split()))}", err=True)
             sys.exit(2)
         except ExpressivityError as exc:
             click.echo(f"error: {exc}", err=True)
@@ -51,7 +51,8 @@ class _Group(click.Group):
         except OSError as exc:
             # Almost always an --out/--resume path that cannot be written or read.
             where = f" {exc.filename!r}" if exc.filename else ""
-            click.echo(f"error: cannot use{where}: {exc.strerror or exc}; choose a folder you can write to", err=True)
+            click.echo(shorten_values(f"error: cannot use{where}: {exc.strerror or exc}; choose a folder you can write to"),
+                       err=True)
             sys.exit(2)
         if isinstance(rv, int) and rv:
             sys.exit(rv)
@@ -89,6 +90,32 @@ def _register() -> None:
         mod = importlib.import_module(module)
         for name in names:
             cli.add_command(getattr(mod, name))
+    _whole_summaries(cli)
+
+
+# Words a full stop ends without ending the sentence ("Yun et al. Claim 1", "e.g. 1,2,3").
+ABBREVIATIONS = ("al.", "e.g.", "i.e.", "cf.", "etc.", "vs.", "eq.", "fig.", "thm.", "resp.")
+
+
+def summary_sentence(text: str) -> str:
+    """The first sentence of a command's help, whole: click's own summary stops at the first full
+    stop and cuts at 45 characters ("yun  Yun et al."); a group's command list wraps this one."""
+    paragraph = " ".join(text.replace("\b", "").strip().split("\n\n")[0].split())
+    words = paragraph.split(" ")
+    for k, word in enumerate(words):
+        ends = word.endswith((".", "!", "?")) or word.endswith((".)", ".'", '."'))
+        if ends and word.lower().lstrip("(") not in ABBREVIATIONS and (k + 1 == len(words) or words[k + 1][:1].isupper()):
+            return " ".join(words[:k + 1])
+    return paragraph
+
+
+def _whole_summaries(group: click.Group) -> None:
+    """Every command under ``group`` lists with :func:`summary_sentence` (unless it names its own)."""
+    for command in group.commands.values():
+        if command.short_help is None and command.help:
+            command.short_help = summary_sentence(command.help)
+        if isinstance(command, click.Group):
+            _whole_summaries(command)
 
 
 _register()

@@ -99,6 +99,7 @@ def load_program(spec: str, max_seq_len: int | None):
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def rasp_list(as_json):
     """The library's RASP programs."""
+    from expressivity.cli.tables import print_table
     from expressivity.rasp.library import PROGRAMS
 
     rows = [{"name": p.name, "origin": p.origin, "vocab": list(p.vocab), "description": p.description}
@@ -111,7 +112,7 @@ def rasp_list(as_json):
         table.add_column(col)
     for r in rows:
         table.add_row(r["name"], r["origin"], escape(",".join(map(str, r["vocab"]))), escape(r["description"]))
-    console.print(table)
+    print_table(console, table)
 
 
 @rasp_group.command("compile")
@@ -128,7 +129,7 @@ def rasp_list(as_json):
               help="Arithmetic of the verification: exact (hardmax only; the default there) or float64 (the default "
                    "for softmax).")
 @click.option("--bos", default="BOS", show_default=True, help="The beginning-of-sequence token.")
-@click.option("--samples", type=click.IntRange(1, 100_000), default=256, show_default=True,
+@click.option("--samples", type=click.IntRange(1, 100_000), default=64, show_default=True,
               help="Random inputs to verify on when there are too many to check all.")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
               help="Seed of the random verification inputs.")
@@ -146,7 +147,7 @@ def rasp_compile(ctx, program, vocab, max_len, causal, attention, dtype, bos, sa
     if not bos.strip():
         raise ExpressivityError("--bos is empty; give a token name such as BOS")
     if out_dir is not None:
-        check_output_dir(out_dir, "rasp compile")
+        check_output_dir(out_dir, "rasp compile", replaces=True)
     config = {"program": program, "vocab": vocab, "max_len": max_len, "causal": causal, "attention": attention,
               "dtype": dtype, "bos": bos, "samples": samples, "seed": seed, "out": None if out_dir is None else str(out_dir)}
     record = run_record("rasp compile", config, seed)
@@ -197,15 +198,17 @@ def _print_report(name: str, compiled, out_dir) -> None:
     for b in c["blocks"]:
         extra = f", hidden {b['hidden']}" if "hidden" in b else ""
         _say(f"  {b['sublayer']:9s} {b['sop']} ({b['encoding']}, {b['values']} values{extra}): {b['how']}")
+        _say(f"            proof: {b['proof']}")
     margins = ", ".join(f"{k} = {v}" for k, v in report.margins.items())
     _say(f"margins: {margins}" + (f"; bounds: {report.bounds}" if report.bounds else ""))
     for check in report.checks:
         d = check.details
         extra = (f"; float64 agreed on {d['float64_points'] - d['float64_disagreements']} of {d['float64_points']}"
                  if "float64_points" in d else "")
-        _say(f"verified: {check.property} on {check.points} inputs ({d.get('inputs')}), {check.failures} failures, "
+        _say(f"verified: {check.property} on {check.points} {d.get('unit', 'inputs')} ({d.get('inputs')}), "
+             f"{check.failures} failures, "
              f"{check.arithmetic}{extra}")
-    _say(f"compile {c['compile_seconds']} s, verify {c['verify_seconds']} s")
+    _say(f"compile {c['compile_seconds']} s, proof {c['proof_seconds']} s, verify {c['verify_seconds']} s")
     if out_dir is not None:
         dtype = " --dtype exact" if compiled.exact else ""
         _say(f"saved to {out_dir} (expressivity run {out_dir} --input '0,1,2'{dtype}; token ids: "

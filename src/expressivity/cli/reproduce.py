@@ -44,7 +44,6 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
               list_claims, summarise, markdown, as_json):
     """Reproduce claim NAME of the papers (see --list): criterion first, then the run, table, regime and verdict.
 
-    \b
     Verdicts: reproduced, not reproduced, refuted (only from a run that passes its regime check and
     a decided comparison), or undecided with its reason (out of regime, underpowered, lr on grid edge).
     """
@@ -78,9 +77,7 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
         if as_json:
             emit_json({"claims": rows, "run": run_record("reproduce --list", {})})
         else:
-            for r in rows:
-                console.print(f"[bold]{r['name']}[/] {r['tag']}{' proxy' if r['proxy'] else ''}: {r['title']} "
-                              f"({r['source']})")
+            _print_list(rows)
         return
     if name is None:
         raise click.UsageError("give a claim name (see 'expressivity reproduce --list'), or --summary DIR...")
@@ -137,6 +134,26 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
                    "run": run_record(f"reproduce {name}", {"scale": scale, "out": str(out)})})
 
 
+def _print_list(rows: list[dict]) -> None:
+    """Each claim: its name, tag, title and source, then what each scale runs and costs (the
+    claim's own estimates, as ``--json`` gives them), wrapped under an indent."""
+    from rich.markup import escape
+    from rich.padding import Padding
+    from rich.table import Table
+
+    for r in rows:
+        proxy = " proxy" if r["proxy"] else ""
+        console.print(f"[bold]{escape(r['name'])}[/] {escape(r['tag'])}{proxy}: {escape(r['title'])} "
+                      f"({escape(r['source'])})")
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(no_wrap=True)
+        grid.add_column()
+        for scale in ("quick", "medium", "full"):
+            if r[scale]:
+                grid.add_row(f"{scale}:", escape(r[scale]))
+        console.print(Padding(grid, (0, 0, 0, 4)))
+
+
 def _summary_command(names, extra: list[str], as_json: bool, markdown: bool) -> None:
     """``reproduce --summary DIR...``: refuse what does not apply, then print the table."""
     if markdown and as_json:
@@ -155,6 +172,7 @@ def _print_summary(folders, as_json: bool, markdown: bool = False) -> None:
     """One row per verdict found: claim, scale, verdict, regime; sorted along the scale ladder."""
     from rich.table import Table
 
+    from expressivity.cli.tables import print_table
     from expressivity.experiments.claims import summary
 
     rows = summary(folders)
@@ -171,12 +189,13 @@ def _print_summary(folders, as_json: bool, markdown: bool = False) -> None:
         amended = "; ".join(f"{a['number']}: {a['time']}: {a['reason']}" for a in r["amendments"]) or "no"
         table.add_row(r["claim"] + (f" {r['tag']}" if r["tag"] else ""), r["scale"], r["verdict"], r["regime"],
                       amended, r["folder"])
-    console.print(table)
+    print_table(console, table)
 
 
 def _print_table(rows: list[dict]) -> None:
     from rich.table import Table
 
+    from expressivity.cli.tables import print_table
     from expressivity.experiments.query import format_number
 
     if not rows:
@@ -186,4 +205,4 @@ def _print_table(rows: list[dict]) -> None:
     for row in rows:
         table.add_row(*(format_number(row.get(c)) if isinstance(row.get(c), float) else str(row.get(c, ""))
                         for c in columns))
-    console.print(table)
+    print_table(console, table)

@@ -20,20 +20,13 @@ LENGTH = click.option("--length", default="train", show_default=True,
 def _print_table(head, rows, title: str = "") -> None:
     from rich.table import Table
 
+    from expressivity.cli.tables import print_table
     from expressivity.experiments.query import format_number
 
     table = Table(*head, title=title or None)
-    cells = [[format_number(v) for v in r] for r in rows]
-    for r in cells:
-        table.add_row(*r)
-    # Never truncate numbers to fit a narrow (or non-terminal, 80-column) console.
-    need = sum(max([len(str(h)), *(len(r[k]) for r in cells)]) + 3 for k, h in enumerate(head)) + 1
-    saved = console._width
-    console.width = max(console.width, need)
-    try:
-        console.print(table)
-    finally:
-        console._width = saved
+    for r in rows:
+        table.add_row(*(format_number(v) for v in r))
+    print_table(console, table)   # numbers whole at any width (expressivity.cli.tables)
 
 
 def _output_kind(fmt: str, command: str, head) -> "OutputFile":

@@ -74,6 +74,8 @@ def _table(title: str, values, columns, rows):
 
 
 def _print(result: dict) -> None:
+    from expressivity.cli.tables import print_table
+
     n = result["length"]
     rows = list(range(n))
     console.print(f"{result['network']} on {n} tokens [{result['arithmetic']}]", soft_wrap=True, markup=False)
@@ -83,8 +85,8 @@ def _print(result: dict) -> None:
     if "tokens" in result:
         console.print("tokens: " + " ".join(map(str, result["tokens"])) + "   predicted (arg-max): "
                       + " ".join(map(str, result["predicted"])), markup=False)
-    console.print(_table("output", out, result["output_labels"], rows))
+    print_table(console, _table("output", out, result["output_labels"], rows))
     for entry in result.get("residuals", []):
-        console.print(_table(f"residual stream {entry['where']}", entry["values"], result["residual_labels"], rows))
+        print_table(console, _table(f"residual stream {entry['where']}", entry["values"], result["residual_labels"], rows))
     if max(len(result["output_labels"]), len(result.get("residual_labels", ()))) > max(3, (console.width - 8) // 11):
         console.print("(wide tables are cut to fit the terminal; --json prints every dimension)", markup=False)

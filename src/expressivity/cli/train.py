@@ -281,6 +281,8 @@ def _read_run_folder(folder: Path) -> tuple[list, bool]:
 def _print_runs(config, results, out: Path | None) -> None:
     from rich.table import Table
 
+    from expressivity.cli.tables import print_table
+
     task = config.build_task()
     console.print(f"[bold]{task.name}[/] {json.dumps(config.task.args)}  model: {_describe(config.model)}")
     task_length = task.length
@@ -292,7 +294,7 @@ def _print_runs(config, results, out: Path | None) -> None:
                       "-" if r.final_metric is None else f"{r.final_metric:.4f}",
                       *[f"{r.lengths[L]['test_metric']:.4f}" if L in r.lengths else "-" for L in lengths],
                       str(r.params), f"{r.seconds:.1f}")
-    console.print(table)
+    print_table(console, table)
     if out is not None:
         console.print(f"results in {out}/: run.json, loss_curve.png, seed_*/metrics.jsonl and checkpoints")
 
@@ -313,10 +315,12 @@ def tasks(as_json):
         return
     from rich.table import Table
 
+    from expressivity.cli.tables import print_table
+
     table = Table("task", "kind", "metric", "arguments (defaults)")
     for r in rows:
         table.add_row(r["name"], r["kind"], r["metric"], ", ".join(f"{k}={v!r}" for k, v in r["args"].items()))
-    console.print(table)
+    print_table(console, table)
 
 
 def demo_section(out_dir: Path) -> dict:

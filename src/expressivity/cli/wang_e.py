@@ -98,7 +98,7 @@ def build(ctx, memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, 
         raise click.BadParameter(f"{beta:g} overflows the softmax; give at most {MAX_FINITE_BETA:g}, or inf for hardmax",
                                  param_hint="--beta")
     if out is not None:
-        check_output_dir(out, "wang-e build")
+        check_output_dir(out, "wang-e build", replaces=True)
     net, report = _build(memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, grid, max_lag, depth, beta,
                          length, seed)
     config = {k: v for k, v in ctx.params.items() if k not in ("as_json",)} | {"out": None if out is None else str(out)}

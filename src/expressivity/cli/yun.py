@@ -239,7 +239,7 @@ def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, l
     _check_mode_options(positional)
     Ns = parse_deltas(deltas)
     if out_dir is not None:
-        check_output_dir(out_dir, "yun build")
+        check_output_dir(out_dir, "yun build", replaces=True)
     target = get_target(target_spec)
     config = BuildConfig(p=p_norm, samples=samples, seed=seed, budget=budget, soften=SoftenConfig(lam=lam, epsilon=epsilon))
     params = [_params(n, d, N, positional, shift) for N in Ns]
@@ -309,6 +309,7 @@ def demo_section(out_dir: Path) -> dict:
     (a few seconds on 2 CPUs)."""
     from rich.table import Table
 
+    from expressivity.cli.tables import print_table
     from expressivity.constructions.yun.build import BuildConfig, build_and_check
     from expressivity.constructions.yun.constants import YunParams
     from expressivity.figures.yun import contextual_values, dp_vs_delta
@@ -341,7 +342,7 @@ def demo_section(out_dir: Path) -> dict:
                       str(row["grid_points"]), "passed" if row["ok"] else "FAILED: " + "; ".join(row["failed_checks"]),
                       f"{row['dp_error']:.3f} [{row['dp_ci'][0]:.3f}, {row['dp_ci'][1]:.3f}]",
                       f"{row['ratio_to_lower_bound']:.1f}")
-    console.print(table)
+    print_table(console, table)
     return {"theorem2": rows[:-1], "theorem3": rows[-1], "figures": [str(f) for f in figs],
             "ok": all(r["ok"] for r in rows)}
 

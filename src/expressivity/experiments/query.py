@@ -50,7 +50,7 @@ class Source:
 
 
 def _sweep_select(folder: Path) -> dict:
-    from expressivity.experiments.sweep import parse_select
+    from expressivity.experiments.select import parse_select
 
     path = folder / "sweep.json"
     if not path.exists():

@@ -34,12 +34,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from expressivity.errors import ExpressivityError, require_path
+from expressivity.experiments.select import SELECT_COLUMNS, get_path, parse_select  # noqa: F401  (re-exported)
 from expressivity.records import canonical_json, content_hash
 from expressivity.training import RunConfig
 
 MAX_RUNS = 100_000  # a larger grid is almost always a typo (an extra axis); split it into several sweeps
 ROOTS = ("task", "model", "train", "seed", "eval_lengths")
-SELECT_COLUMNS = ("val_loss", "val_metric")  # selection looks at validation only; test is for reporting
 
 
 @dataclass(frozen=True)
@@ -91,42 +91,7 @@ class Sweep:
         return cls(tuple(RunConfig.from_dict(c) for c in d["configs"]), d.get("select") or {}, str(d.get("name", "sweep")))
 
 
-# ---- selection rules ---------------------------------------------------------------------------
-def parse_select(select, example: dict) -> dict[str, tuple[str, str]]:
-    """``{"train.lr": "min val_loss"}`` -> ``{"train.lr": ("min", "val_loss")}``, checked."""
-    if not isinstance(select, dict):
-        raise ExpressivityError('"select" must be an object like {"train.lr": "min val_loss"}')
-    out = {}
-    for axis, rule in select.items():
-        if isinstance(rule, (tuple, list)) and len(rule) == 2:
-            rule = " ".join(map(str, rule))
-        words = rule.split() if isinstance(rule, str) else []
-        if len(words) != 2 or words[0] not in ("min", "max") or words[1] not in SELECT_COLUMNS:
-            raise ExpressivityError(f'select rule for {axis!r} must be "min val_loss" or "max val_metric" '
-                                    f"(validation split only), got {rule!r}")
-        if axis in ("seed", "task.name") or not isinstance(axis, str):
-            raise ExpressivityError(f"cannot select over {axis!r}: selection is per configuration and seed; "
-                                    "select over a setting such as train.lr")
-        get_path(example, axis)  # the path must exist
-        out[axis] = (words[0], words[1])
-    if len(set(out.values())) > 1:
-        raise ExpressivityError("select axes are chosen jointly, so they need one rule (all \"min val_loss\", say); "
-                                f"got {', '.join(sorted(set(' '.join(v) for v in out.values())))}")
-    return out
-
-
-# ---- dotted paths ------------------------------------------------------------------------------
-def get_path(d: dict, path: str):
-    """``d["model"]["heads"]`` for ``"model.heads"``, or a one-line error naming the path."""
-    cur = d
-    for part in path.split("."):
-        if not isinstance(cur, dict) or part not in cur:
-            raise ExpressivityError(f"{path!r} is not a setting of a run configuration; use seed, eval_lengths, "
-                                    "task.args.<arg>, model.<field> or train.<field>")
-        cur = cur[part]
-    return cur
-
-
+# ---- dotted paths (parse_select and get_path live in expressivity.experiments.select) ----------
 def set_path(d: dict, path: str, value) -> None:
     parts = path.split(".")
     if parts[0] not in ROOTS or any(not p for p in parts) or (parts[0] in ("seed", "eval_lengths") and len(parts) > 1) \

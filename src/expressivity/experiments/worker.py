@@ -12,7 +12,6 @@ Run folders: ``out/runs/<run id>/`` (``metrics.jsonl``, ``checkpoint/``) for eve
 from __future__ import annotations
 
 import platform
-import shutil
 import time
 import traceback
 from pathlib import Path
@@ -20,8 +19,11 @@ from typing import Callable
 
 import expressivity
 from expressivity.errors import ExpressivityError
+from expressivity.manifest import remove_written
 from expressivity.training import RunConfig, run, run_ensemble
 from expressivity.training.checkpoint import FINISHED, checkpoint_exists, read_checkpoint_config
+from expressivity.training.ensemble import ENSEMBLE_FILES
+from expressivity.training.trainer import clear_run_folder
 
 OK_STATUSES = ("done", "target-reached")
 
@@ -72,8 +74,9 @@ def _run_one(config: RunConfig, out: Path | None, device: str, ticker):
     except ExpressivityError:
         if not resume:
             raise
-        # An unreadable checkpoint (a disk that filled up, a foreign folder): start that run afresh.
-        shutil.rmtree(folder, ignore_errors=True)
+        # An unreadable checkpoint (a disk that filled up, a foreign folder): start that run afresh,
+        # removing only what a run writes (a file someone put beside it is kept).
+        clear_run_folder(folder)
         return run(config, folder, on_step=hook, device=device)
 
 
@@ -91,10 +94,10 @@ def _run_many(configs: list[RunConfig], out: Path | None, pack_id: str, device: 
     except ExpressivityError:
         if not resume:
             raise
-        shutil.rmtree(group, ignore_errors=True)
+        remove_written(group, ENSEMBLE_FILES)
         results, _ = run_ensemble(configs, group, members, on_step=hook, device=device)
     if group is not None:
-        shutil.rmtree(group, ignore_errors=True)  # every member folder now holds its final checkpoint
+        remove_written(group, ENSEMBLE_FILES)  # every member folder now holds its final checkpoint
     return results
 
 

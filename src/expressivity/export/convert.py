@@ -31,7 +31,7 @@ def export_network(saved: Saved, out: Path, run: dict) -> dict:
     if saved.kind in ("network", "construction"):
         raise ExpressivityError(f"{saved.folder} is already a saved network; --to network converts trained runs and "
                                 "TransformerLens folders (use --to transformer-lens to export it)")
-    check_output_dir(out, "export")
+    check_output_dir(out, "export", replaces=True)
     with staged_output(out, "export") as stage:
         files = [str(Path(out) / p.name) for p in save_network(saved.network, stage, manifest=False)]
         write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
@@ -194,7 +194,7 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
     from expressivity.network.lengths import ValidLengths, common_lengths
     from expressivity.export import transformer_lens as tl
 
-    check_output_dir(out, "export")
+    check_output_dir(out, "export", replaces=True)
     net = saved.network
     source = {"kind": saved.kind, "folder": str(saved.folder), "name": net.name}
     valid = net.valid_lengths

@@ -74,10 +74,13 @@ def save_network(network: Network, directory: Path, *, manifest: bool = True) ->
 
     With ``manifest`` (the default) also ``manifest.json`` (:mod:`expressivity.manifest`: a folder
     of kind ``"network"`` written by ``save_network``); a folder whose ``manifest.json`` says
-    something else (a command's output) is refused. Commands that save a network inside a folder
-    they describe themselves pass ``manifest=False``.
+    something else (a command's output) is refused, and so is one holding a ``network.json`` or
+    ``weights.safetensors`` that no ``save_network`` manifest lists (a file of the user's). Other
+    files in the folder are kept. Commands that save a network inside a folder they describe
+    themselves pass ``manifest=False``; then nothing already there is replaced.
     """
-    from expressivity.manifest import NetworkEntry, check_replaceable, network_files, write_manifest
+    from expressivity.manifest import (NETWORK_FILES, NetworkEntry, check_replaceable, network_files, refuse_present,
+                                      write_manifest)
 
     require_type(network, Network, "save_network's network", "build or load one first")
     directory = require_path(directory, "save_network's directory")
@@ -86,7 +89,9 @@ def save_network(network: Network, directory: Path, *, manifest: bool = True) ->
         raise ExpressivityError(f"{directory} is a file; give save_network a folder to write network.json and "
                                 "weights.safetensors into")
     if manifest:
-        check_replaceable(directory, "network", ("save_network",))
+        check_replaceable(directory, "network", ("save_network",), writes=tuple(NETWORK_FILES))
+    else:
+        refuse_present(directory, NETWORK_FILES, "save_network")
     directory.mkdir(parents=True, exist_ok=True)
     tensors: dict[str, np.ndarray] = {}
     desc = {"format": FORMAT, **network.to_dict(SafetensorsArrays(tensors)),

@@ -3,7 +3,7 @@
 Input: one-hot tokens ``(n, |vocab| + 1)``, ``tokens:BOS`` first; position 0 holds BOS. The
 embedding writes ``one`` and the token's SOps (``tokens``, ``Full``) at real tokens and
 ``tokens:BOS`` at BOS; the positional encoding (``max_seq_len + 1`` rows) writes ``indices`` at
-real tokens (position ``p`` is index ``p - 1``). Each sublayer of the layout becomes an attention
+real tokens (position ``p`` is index ``p - 1``; a program without ``indices`` has none). Each sublayer of the layout becomes an attention
 layer (its nodes' heads side by side) or a feed-forward layer (hidden units concatenated). The
 readout keeps the output SOp's dimensions.
 """
@@ -74,7 +74,9 @@ def assemble(graph: Graph, values: dict[int, list], layout: Layout, sublayers: l
         "max_seq_len": max_seq_len, "causal": causal,
         "variables": {n.name: [layout.labels[i] for i in layout.dims[n.id]] for n in graph.nodes},
     }
-    return Network(tuple(layers), layout.labels, positional_encoding=_matrix((max_seq_len + 1, d), pos_entries),
+    # a program that never reads indices stores no positional encoding (it would be all zeros)
+    positional = _matrix((max_seq_len + 1, d), pos_entries) if any(n.kind == "indices" for n in graph.nodes) else None
+    return Network(tuple(layers), layout.labels, positional_encoding=positional,
                    readout=readout, output_labels=tuple(layout.labels[i] for i in out_dims), name=f"rasp {name}",
                    metadata=metadata, embedding=_matrix((len(vocab) + 1, d), embed_entries),
                    input_labels=input_labels, max_length=max_seq_len + 1,

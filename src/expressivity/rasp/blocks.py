@@ -11,18 +11,25 @@ nothing is selected, giving 0, the default) or ``2`` (SelectorWidth: BOS always 
 weight, so the head writes ``1/(w+1)``). Hardmax splits ties evenly, so an Aggregate is the mean
 of the selected values. ``W_Q W_K^T`` is the predicate table factored by its distinct rows or
 columns (whichever is fewer): ``EQ`` needs one column per value, ``TRUE`` one in all. The score
-gap is 1 per unit scale.
+gap is 1 per unit scale. A key or query that may be ``None`` (all-zero, e.g. an empty Aggregate)
+is read through ``one``: its row or column of the table sits on ``one`` and is subtracted from
+every value's dimension, so the head applies the predicate to ``None`` exactly as ``evaluate`` does.
+Values are typed (:func:`~.values.value_key`): ``True`` and ``1`` have their own dimensions.
 
 **Feed-forward** (Map, SequenceMap, the second half of SelectorWidth), by input kind:
 
 * categorical inputs: a lookup table, one hidden unit per input value (``relu(x_v)``) or per
-  pair (``relu(a_u + b_v - one)``), writing the output's encoding of ``f``;
+  pair (``relu(a_u + b_v - one)``), writing the output's encoding of ``f`` (a SequenceMap of one
+  SOp with itself arrives as a Map of ``f(x, x)``, :mod:`.graph`);
 * a scalar ``s``, linear in the residual (a numerical SOp, a LinearSequenceMap, a SequenceMap
   additive over categorical inputs ``g(a) + h(b)``, a selector width's ``1/(w+1)``):
   ``f`` through the finite set of values of ``s``, piecewise linear with ReLU units. Hardmax:
   interpolation through the known values (knots only where the slope changes), exact on the
   set. Softmax: steps whose ramps lie in the middle half between consecutive values, so an input
-  within a quarter gap of a known value gives the exact output (the margin is reported).
+  within a quarter gap of a known value gives the exact output (the margin is reported). A scalar
+  form is taken only when equal scalars give typed-equal outputs.
+
+Nothing here is trusted: :mod:`.proofs` checks every block of the assembled network.
 """
 
 from __future__ import annotations
@@ -36,9 +43,9 @@ from expressivity.network import Head
 from expressivity.rasp.graph import Graph, Node
 from expressivity.rasp.layout import BOS, ONE, Layout, width_label
 from expressivity.rasp.language import RASPError
+from expressivity.rasp.values import stored, value_key
 
 MAX_HIDDEN = 20_000      # hidden units of one block
-MAX_TABLE = 4_000_000    # predicate-table entries of one head (sort_freq at L = 40: 1640 x 1640)
 # Added to every hardmax score: ulp(2^20) is 2^-32 in float64 (1/8 in float32), far below the score gap 1 and far
 # above the rounding of a dot product of near-one-hot vectors, so rounding snaps tied scores to one number.
 SNAP = 2 ** 20
@@ -68,32 +75,15 @@ class AttentionBlock:
     how: str
 
 
-def _exact(v):
-    """A number as an exact weight: bools as ints, floats as the rationals they store."""
-    if isinstance(v, bool):
-        return int(v)
-    if isinstance(v, float):
-        q = Fraction(v)
-        return int(q) if q.denominator == 1 else q
-    return v
-
-
 def encode(node: Node, layout: Layout, values: list, value) -> dict[int, object]:
-    """The residual entries (dim -> number) that hold ``value`` of ``node``."""
+    """The residual entries (dim -> number) that hold ``value`` of ``node`` (typed: ``True`` and ``1`` have
+    different dimensions in a categorical SOp); ``None`` is all-zero."""
     if value is None:
         return {}
-    dims = layout.dims[node.id]
     if node.numerical:
-        v = _exact(value)
-        return {dims[0]: v} if v != 0 else {}
-    return {dims[[x for x in values if x is not None].index(value)]: 1}
-
-
-def _call(node: Node, f, *args):
-    try:
-        return f(*args)
-    except Exception as exc:
-        raise RASPError(f"{node.name}: its function fails on {args!r} ({type(exc).__name__})") from None
+        v = stored(value)
+        return {layout.dims[node.id][0]: v} if v != 0 else {}
+    return {layout.dim_of(node.id, value): 1}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -101,43 +91,60 @@ def _call(node: Node, f, *args):
 # ---------------------------------------------------------------------------------------------
 
 
-def attention_block(node: Node, graph: Graph, layout: Layout, values: dict[int, list], snap: bool) -> AttentionBlock:
-    """The head of ``node`` (see the module notes). ``snap`` (hardmax): every score gets ``+ SNAP`` (``one`` or
-    ``tokens:BOS`` on both sides), which leaves exact arithmetic unchanged and makes float rounding land every
-    score on the grid of spacing ``ulp(SNAP)``, so scores that tie exactly also tie in float64 and float32."""
-    keys_id, queries_id = node.inputs[:2]
-    keys = [v for v in values[keys_id] if v is not None]
-    queries = [v for v in values[queries_id] if v is not None]
-    if len(keys) * len(queries) > MAX_TABLE:
-        raise RASPError(f"{node.name}: its Select compares {len(queries)} query values with {len(keys)} key values "
-                        f"({len(keys) * len(queries)} pairs, above the budget {MAX_TABLE}); shorten max_seq_len")
-    table = np.zeros((len(queries), len(keys)), dtype=np.int64)
-    for a, q in enumerate(queries):
-        for b, k in enumerate(keys):
-            try:
-                table[a, b] = bool(node.predicate(k, q))
-            except Exception as exc:   # a user predicate may raise anything on a value pair
-                raise RASPError(f"{node.name}: its predicate fails on key {k!r}, query {q!r} "
-                                f"({type(exc).__name__}: {exc})") from None
-    d = len(layout.labels)
-    kdims, qdims = layout.dims[keys_id], layout.dims[queries_id]
-    rows = {tuple(r): i for i, r in enumerate(dict.fromkeys(map(tuple, table)))}
-    cols = {tuple(c): i for i, c in enumerate(dict.fromkeys(map(tuple, table.T)))}
-    by_rows = len(rows) <= len(cols)
-    m = (len(rows) if by_rows else len(cols)) + 1 + int(snap)
-    W_Q, W_K = np.zeros((d, m), dtype=np.int64), np.zeros((d, m), dtype=np.int64)
-    if by_rows:
-        for a in range(len(queries)):
-            W_Q[qdims[a], rows[tuple(table[a])]] = 1
+def _indicator(W: np.ndarray, dims: list[int], values: list, pattern: list[int], one: int, scale=1) -> None:
+    """Columns of ``W`` such that a residual holding ``values[a]`` (one-hot on ``dims``, all-zero for ``None``,
+    ``one = 1``) reads ``scale`` in column ``pattern[a]`` and 0 in the others: ``None`` is read through ``one``
+    and cancelled on every other value's dimension."""
+    none = pattern[-1] if values and values[-1] is None else None
+    if none is not None:
+        W[one, none] += scale
+    for dim, c in zip(dims, pattern):
+        W[dim, c] += scale
+        if none is not None:
+            W[dim, none] -= scale
+
+
+def _factor_scores(W_Q, W_K, node: Node, layout: Layout, table) -> tuple[int, str]:
+    """Fill the first columns of ``W_Q, W_K`` so that ``q . k = 2 * predicate(key, query)`` for every value pair
+    (``None`` included where it occurs); returns the number of columns used and how."""
+    one = layout.index(ONE)
+    kdims, qdims = layout.dims[node.inputs[0]], layout.dims[node.inputs[1]]
+    M = table.matrix.astype(np.int64)
+    rows = {r: i for i, r in enumerate(dict.fromkeys(map(tuple, M)))}
+    cols = {c: i for i, c in enumerate(dict.fromkeys(map(tuple, M.T)))}
+    if len(rows) <= len(cols):        # one column per distinct row: the query picks its row, the keys hold it
+        _indicator(W_Q, qdims, table.queries, [rows[tuple(r)] for r in M], one)
         for row, c in rows.items():
-            W_K[kdims, c] = 2 * np.array(row)
-    else:
-        for b in range(len(keys)):
-            W_K[kdims[b], cols[tuple(table[:, b])]] = 1
-        for col, c in cols.items():
-            W_Q[qdims, c] = 2 * np.array(col)
+            _pattern(W_K, kdims, table.keys, np.array(row), c, one)
+        return len(rows), f"{len(rows)} distinct rows"
+    _indicator(W_K, kdims, table.keys, [cols[tuple(c)] for c in M.T], one)
+    for col, c in cols.items():
+        _pattern(W_Q, qdims, table.queries, np.array(col), c, one)
+    return len(cols), f"{len(cols)} distinct columns"
+
+
+def _pattern(W: np.ndarray, dims: list[int], values: list, pattern: np.ndarray, c: int, one: int) -> None:
+    """Column ``c`` of ``W`` reads ``2 * pattern[a]`` from a residual holding ``values[a]`` (``None`` via ``one``)."""
+    base = 2 * int(pattern[-1]) if values and values[-1] is None else 0
+    W[one, c] += base
+    for dim, p in zip(dims, pattern):
+        W[dim, c] += 2 * int(p) - base
+
+
+def attention_block(node: Node, graph: Graph, layout: Layout, values: dict[int, list], snap: bool) -> AttentionBlock:
+    """The head of ``node`` (see the module notes), from its predicate table ``node.table``. ``snap`` (hardmax):
+    every score gets ``+ SNAP`` (``one`` or ``tokens:BOS`` on both sides), which leaves exact arithmetic unchanged
+    and makes float rounding land every score on the grid of spacing ``ulp(SNAP)``, so scores that tie exactly
+    also tie in float64 and float32."""
+    table = node.table
+    d = len(layout.labels)
+    M = table.matrix
+    width_m = min(len(set(map(tuple, M))), len(set(map(tuple, M.T))))
+    m = width_m + 1 + int(snap)
+    W_Q, W_K = np.zeros((d, m), dtype=np.int64), np.zeros((d, m), dtype=np.int64)
+    used, factored = _factor_scores(W_Q, W_K, node, layout, table)
     width = node.kind == "selector_width"
-    bos_col = m - 1 - int(snap)
+    bos_col = used
     if snap:
         for dim in (layout.index(ONE), layout.index(BOS)):
             W_Q[dim, m - 1], W_K[dim, m - 1] = SNAP, 1
@@ -151,19 +158,23 @@ def attention_block(node: Node, graph: Graph, layout: Layout, values: dict[int, 
         W_O[0, layout.index(width_label(node.name))] = 1
         how = "selector width: BOS always attended, the head writes 1/(w+1)"
     else:
-        src, out = node.inputs[2], node.id
-        W_V = np.zeros((d, len(layout.dims[src])), dtype=np.int64)
-        W_O = np.zeros((len(layout.dims[src]), d), dtype=np.int64)
-        src_vals = [v for v in values[src] if v is not None]
-        out_vals = [v for v in values[out] if v is not None]
-        for j, dim in enumerate(layout.dims[src]):
-            W_V[dim, j] = 1
-            target = layout.dims[out][0] if node.numerical else layout.dims[out][out_vals.index(src_vals[j])]
-            W_O[j, target] = 1
+        W_V, W_O = _copy(node, graph, layout, values, d)
         how = ("numerical mean" if node.numerical else "categorical copy") + "; BOS attended when nothing is selected"
-    shape = (f"predicate table {len(queries)}x{len(keys)} factored to {len(rows) if by_rows else len(cols)} distinct "
-             f"{'rows' if by_rows else 'columns'}" + (f", scores + {SNAP}" if snap else ""))
+    shape = (f"predicate table {len(table.queries)}x{len(table.keys)} factored to {factored}"
+             + (f", scores + {SNAP}" if snap else ""))
     return AttentionBlock(node.id, Head(W_Q, W_K, W_V, W_O, name=node.name), f"{how}; {shape}")
+
+
+def _copy(node: Node, graph: Graph, layout: Layout, values: dict[int, list], d: int) -> tuple[np.ndarray, np.ndarray]:
+    """``W_V, W_O`` moving the aggregated SOp's encoding into the output's (the same value, typed)."""
+    src = node.inputs[2]
+    src_vals = [v for v in values[src] if v is not None]
+    W_V = np.zeros((d, len(layout.dims[src])), dtype=np.int64)
+    W_O = np.zeros((len(layout.dims[src]), d), dtype=np.int64)
+    for j, dim in enumerate(layout.dims[src]):
+        W_V[dim, j] = 1
+        W_O[j, layout.dims[node.id][0] if node.numerical else layout.dim_of(node.id, src_vals[j])] = 1
+    return W_V, W_O
 
 
 # ---------------------------------------------------------------------------------------------
@@ -172,6 +183,8 @@ def attention_block(node: Node, graph: Graph, layout: Layout, values: dict[int, 
 
 
 def _table_units(node: Node, graph: Graph, layout: Layout, values: dict[int, list]) -> list[Unit]:
+    """One unit per input value (``relu(x_v)``) or value pair (``relu(a_u + b_v - one)``) whose output is not
+    ``None``; a value on which ``f`` raises ``ArithmeticError`` gets none (the interpreter raises there)."""
     out_vals = values[node.id]
     ins = [graph.nodes[i] for i in node.inputs]
     one = layout.index(ONE)
@@ -179,11 +192,14 @@ def _table_units(node: Node, graph: Graph, layout: Layout, values: dict[int, lis
     if len(ins) == 1:
         src = ins[0]
         for dim, x in zip(layout.dims[src.id], [v for v in values[src.id] if v is not None]):
-            w_out = encode(node, layout, out_vals, _call(node, node.f, x))
+            ok, r = _try(node.f, x)
+            w_out = encode(node, layout, out_vals, r) if ok else {}
             if w_out:
                 units.append(Unit({dim: 1}, w_out))
         return units
     a, b = ins
+    if a.id == b.id:   # build_graph makes these Maps; a pair unit on one dimension would never fire
+        raise AssertionError(f"{node.name}: a SequenceMap of one SOp with itself reached the lookup table")
     a_vals = [v for v in values[a.id] if v is not None]
     b_vals = [v for v in values[b.id] if v is not None]
     if len(a_vals) * len(b_vals) > MAX_HIDDEN:
@@ -210,66 +226,107 @@ def _number(v) -> bool:
     return isinstance(v, (int, float, Fraction))
 
 
+def _outputs(node: Node, values: dict[int, list]) -> list | None:
+    """``[(args, f(*args))]`` over the input values (typed), skipping raising ones; ``None`` when an input may be
+    ``None`` (the scalar forms read numbers)."""
+    domains = [values[i] for i in node.inputs]
+    if any(None in d for d in domains):
+        return None
+    combos = [(x,) for x in domains[0]] if len(domains) == 1 else [(x, y) for x in domains[0] for y in domains[1]]
+    out = []
+    for args in combos:
+        ok, r = _try(node.f, *args)
+        if ok:
+            out.append((args, r))
+    return out
+
+
+def _by_scalar(node: Node, outputs: list, scalar) -> dict | None:
+    """``{s: output}`` when every input combination with the same scalar ``s = scalar(args)`` has the same typed
+    output (else ``None``: the block is not a function of ``s``)."""
+    points: dict = {}
+    for args, r in outputs:
+        s = scalar(args)
+        if s in points and value_key(points[s]) != value_key(r):
+            return None
+        points.setdefault(s, r)
+    return points
+
+
 def _scalar_form(node: Node, graph: Graph, layout: Layout, values: dict[int, list]):
-    """``(form, s_values, g)`` when the block's output is ``g(s)`` for a scalar ``s = form . x`` (linear in the
-    residual), else ``None``. ``s_values`` maps each reachable ``s`` to an input tuple it comes from."""
+    """``(form, points)`` when the block's output is ``g(s)`` for a scalar ``s = form . x`` (linear in the
+    residual): a Map of a numerical SOp (``s`` its value), or a SequenceMap whose numeric output is additive,
+    ``f(x, y) = g(x) + h(y)`` exactly on every pair, and linear in each numerical input. ``points``: ``{s: output}``.
+    ``None`` otherwise."""
     ins = [graph.nodes[i] for i in node.inputs]
-    vals = [values[i] for i in node.inputs]
-    if any(None in v for v in vals):
+    linear = _linear_form(node, ins, layout, values)
+    if linear is not None:
+        return linear
+    outputs = _outputs(node, values)
+    if outputs is None or not outputs:
         return None
     if len(ins) == 1:
         if not ins[0].numerical:
             return None
-        dim = layout.dims[ins[0].id][0]
-        s_values = {_q(x): (x,) for x in vals[0]}
-        return {dim: 1}, s_values, lambda s, f=node.f, sv=s_values: f(*sv[s])
-    a, b = ins
-    if not all(_number(v) for vs in vals for v in vs):
+        points = _by_scalar(node, outputs, lambda args: stored(args[0]))
+        return None if points is None else ({layout.dims[ins[0].id][0]: 1}, points)
+    if not all(_number(r) for _, r in outputs):
         return None
-    # f(x, y) = g(x) + h(y), checked on every pair in exact arithmetic (a float is the rational it stores); a
-    # LinearSequenceMap is additive by construction
-    table = {}
-    if node.linear is not None and all(isinstance(c, (int, Fraction)) for c in node.linear):
-        fa, fb = node.linear
-        qa, qb = [(x, fa * _q(x)) for x in vals[0]], [(y, fb * _q(y)) for y in vals[1]]
-        table = {(x, y): u + v for x, u in qa for y, v in qb}
-    for x in vals[0] if not table else ():
-        for y in vals[1]:
-            ok, r = _try(node.f, x, y)
-            if not ok or not _number(r):
-                return None
-            table[x, y] = _q(r)
-    x0, y0 = vals[0][0], vals[1][0]
-    g = {x: table[x, y0] - table[x0, y0] for x in vals[0]}
-    h = {y: table[x0, y] for y in vals[1]}
-    if any(table[x, y] != g[x] + h[y] for x in vals[0] for y in vals[1]):
+    table = {(value_key(x), value_key(y)): stored(r) for (x, y), r in outputs}
+    xs, ys = ([v for v in values[i]] for i in node.inputs)
+    x0, y0 = xs[0], ys[0]
+    try:
+        g = {value_key(x): table[value_key(x), value_key(y0)] - table[value_key(x0), value_key(y0)] for x in xs}
+        h = {value_key(y): table[value_key(x0), value_key(y)] for y in ys}
+    except KeyError:         # f raised on a pair: no scalar form
+        return None
+    if len(table) != len(xs) * len(ys) or any(v != g[kx] + h[ky] for (kx, ky), v in table.items()):
         return None
     form: dict[int, object] = {}
+    for src, part, vals in ((ins[0], g, xs), (ins[1], h, ys)):
+        if not _add_part(form, src, part, vals, layout):
+            return None
+    points = _by_scalar(node, outputs, lambda args: table[value_key(args[0]), value_key(args[1])])
+    return None if points is None else ({k: v for k, v in form.items() if v != 0}, points)
+
+
+def _linear_form(node: Node, ins: list[Node], layout: Layout, values: dict[int, list]):
+    """A LinearSequenceMap ``a x + b y`` with exact factors of numerical inputs holding no float and no ``None``:
+    its output is ``s = a x + b y`` itself, typed exact, so its points are its own value set (no pair is
+    enumerated; the proof enumerates them all)."""
+    if node.linear is None or not all(isinstance(c, (int, Fraction)) and not isinstance(c, bool) for c in node.linear):
+        return None
+    if not all(n.numerical for n in ins) or ins[0].id == ins[1].id:
+        return None
+    domains = [values[n.id] for n in ins] + [values[node.id]]
+    if any(v is None or isinstance(v, float) for d in domains for v in d):
+        return None
+    form: dict[int, object] = {}
+    for n, c in zip(ins, node.linear):
+        if c != 0:
+            form[layout.dims[n.id][0]] = _simplify(Fraction(c))
+    return form, {stored(v): v for v in values[node.id]}
+
+
+def _add_part(form: dict, src: Node, part: dict, vals: list, layout: Layout) -> bool:
+    """Add one input's share of ``s`` to ``form``: a numerical input's part must be linear in its stored value."""
     one = layout.index(ONE)
-    for src, part in ((a, g), (b, h)):
-        if src.numerical:       # the part must be linear in the stored value: part(x) = c * x + c0
-            xs = sorted(part)
-            c = 0 if len(xs) == 1 else (part[xs[-1]] - part[xs[0]]) / (_q(xs[-1]) - _q(xs[0]))
-            c0 = part[xs[0]] - c * _q(xs[0])
-            if any(part[x] != c * _q(x) + c0 for x in xs):
-                return None
-            dim = layout.dims[src.id][0]     # the same SOp may be both inputs: contributions add
-            form[dim] = _simplify(form.get(dim, 0) + c)
-            form[one] = _simplify(form.get(one, 0) + c0)
-        else:
-            src_vals = [v for v in values[src.id] if v is not None]
-            for dim, x in zip(layout.dims[src.id], src_vals):
-                if part[x] != 0:
-                    form[dim] = _simplify(form.get(dim, 0) + part[x])
-    s_values: dict = {}
-    for (x, y), r in table.items():
-        s_values.setdefault(r, (x, y))
-    return {k: v for k, v in form.items() if v != 0}, s_values, lambda s, f=node.f, sv=s_values: f(*sv[s])
-
-
-def _q(v) -> Fraction:
-    """The exact rational a number stores (bools as 0/1)."""
-    return Fraction(v)
+    if src.numerical:
+        xs = sorted(vals, key=stored)
+        lo, hi = stored(xs[0]), stored(xs[-1])
+        c = 0 if lo == hi else _div(part[value_key(xs[-1])] - part[value_key(xs[0])], hi - lo)
+        c0 = part[value_key(xs[0])] - c * lo
+        if any(part[value_key(x)] != c * stored(x) + c0 for x in xs):
+            return False
+        dim = layout.dims[src.id][0]
+        form[dim] = _simplify(form.get(dim, 0) + c)
+        form[one] = _simplify(form.get(one, 0) + c0)
+    else:
+        for x in vals:
+            if part[value_key(x)] != 0:
+                dim = layout.dim_of(src.id, x)
+                form[dim] = _simplify(form.get(dim, 0) + part[value_key(x)])
+    return True
 
 
 def _simplify(v):
@@ -363,18 +420,24 @@ def mlp_block(node: Node, graph: Graph, layout: Layout, values: dict[int, list],
         if all(not n.numerical for n in ins):
             table_units = _table_units(node, graph, layout, values)
     if scalar is not None:
-        form, s_values, g = scalar
-        points = []
-        for s in sorted(s_values):
-            ok, r = _try(g, s)
-            points.append((s, encode(node, layout, out_vals, r) if ok else {}))
+        form, by_s = scalar
+        points = [(s, encode(node, layout, out_vals, by_s[s])) for s in sorted(by_s)]
         units, margin = piecewise_units(form, points, one, robust)
         if table_units is None or len(units) <= len(table_units):
+            _check_hidden(node, len(units))
             how = ("steps" if robust else "interpolation") + f" through {len(points)} values of a scalar"
             return MLPBlock(node.id, units, how, margin, {"knots": len(points), "value_gap": _smallest_gap(points)})
     if table_units is None:
         names = ", ".join(graph.nodes[i].name for i in node.inputs)
-        raise RASPError(f"{node.name}: a SequenceMap of numerical SOps ({names}) is compiled only when it is "
-                        "linear in them; make its inputs categorical (rasp.categorical) or use a linear function")
+        raise RASPError(f"{node.name}: a {'Map' if len(node.inputs) == 1 else 'SequenceMap'} of numerical SOps "
+                        f"({names}) is compiled only when it is a function of one linear combination of them (values "
+                        "equal as numbers, e.g. True and 1, must give equal results); make its inputs categorical "
+                        "(rasp.categorical) or use a linear function")
+    _check_hidden(node, len(table_units))
     return MLPBlock(node.id, table_units, f"lookup table over {len(table_units)} input value combinations")
 
+
+def _check_hidden(node: Node, units: int) -> None:
+    if units > MAX_HIDDEN:
+        raise RASPError(f"{node.name}: its feed-forward block needs {units} hidden units, above the budget of "
+                        f"{MAX_HIDDEN}; shorten max_seq_len or simplify the SOp")

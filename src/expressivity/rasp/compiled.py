@@ -87,6 +87,8 @@ class CompiledProgram:
     def decode_row(self, row, exact: bool):
         if not self.output_numerical:
             values = [float(v) for v in row]
+            if not values:          # an output that is always None has no dimension
+                return None
             k = int(np.argmax(values))
             return self.output_values[k] if values[k] >= 0.5 else None
         v = row[0]

@@ -4,12 +4,17 @@ The stages, each its own module with its own tests::
 
     graph    = build_graph(program)                      # rasp/graph.py
     values   = infer_values(graph, vocab, max_seq_len)   # rasp/values.py
+    prove_selections(graph, values, ...)                 # rasp/selection.py: single-valued, backward-only
+    graph    = fuse_maps(graph, values)                  # rasp/graph.py
     layout   = allocate(graph, values)                   # rasp/layout.py
     blocks   = [attention_block / mlp_block per node]    # rasp/blocks.py
     network  = assemble(graph, values, layout, blocks)   # rasp/assemble.py
-    checks   = verify(compiled)                          # rasp/verify.py (always)
+    proofs   = prove_network(network, ...)               # rasp/proofs.py: every block, exactly
+    checks   = verify(compiled)                          # rasp/verify.py: end to end, the second line
 
-A network whose checks fail is never returned: :class:`RASPError` says which inputs fail.
+No network is returned without a proof for every block (translation validation: the claim holds
+on every input of length 1..L, not only on the inputs tried); a program whose selections cannot
+be proven is refused before any weight is built, and :class:`RASPError` says which rule failed.
 Hardmax attention (the default) gives a network that is exact in rational arithmetic. Softmax
 attention gets its inverse temperature ``lam`` from the score margin: every query's selected
 keys outscore the others by ``g = 1`` per unit of ``lam``, so the weight off them is at most
@@ -24,14 +29,16 @@ import math
 import time
 from fractions import Fraction
 
-from expressivity.constructions.report import ConstructionReport, Size
+from expressivity.constructions.report import Check, ConstructionReport, Size
 from expressivity.rasp.assemble import assemble
 from expressivity.rasp.blocks import AttentionBlock, attention_block, mlp_block
 from expressivity.rasp.compiled import NUMERIC_TOLERANCE, CompiledProgram
-from expressivity.rasp.graph import build_graph
+from expressivity.rasp.graph import build_graph, fuse_maps
 from expressivity.rasp.language import RASPError, SOp
 from expressivity.rasp.layout import allocate
-from expressivity.rasp.values import infer_values, sort_values
+from expressivity.rasp.proofs import prove_network
+from expressivity.rasp.selection import prove_selections
+from expressivity.rasp.values import infer_values, sort_values, unique_values
 from expressivity.rasp.verify import EXACT_OPS, EXHAUSTIVE_LIMIT, SAMPLES, verify
 
 MAX_SEQ_LEN = 128
@@ -50,15 +57,25 @@ def _check_arguments(program, vocab, max_seq_len, bos, attention) -> list:
         raise RASPError(f"max_seq_len must be an integer in 1..{MAX_SEQ_LEN}, got {max_seq_len!r}")
     if isinstance(vocab, (str, bytes)) or not hasattr(vocab, "__iter__"):
         raise RASPError(f"vocab must be a set or list of tokens, got {vocab!r}")
-    vocab = list(dict.fromkeys(vocab))
+    vocab = list(vocab)
+    for t in vocab[:MAX_VOCAB + 1]:
+        if t is None or isinstance(t, float) and not math.isfinite(t) or not isinstance(t, (str, int, float, Fraction)):
+            raise RASPError(f"vocab token {t!r} is not a string or a finite number")
+    vocab = unique_values(vocab)
     if not vocab:
         raise RASPError("vocab is empty; give the tokens the program reads, e.g. {1, 2, 3}")
     if len(vocab) > MAX_VOCAB:
         raise RASPError(f"vocab has {len(vocab)} tokens, above the budget of {MAX_VOCAB}")
+    zeros = [t for t in vocab if isinstance(t, float) and t == 0]
+    if len(zeros) > 1:
+        raise RASPError("vocab holds both 0.0 and -0.0, which an input cannot tell apart; keep one")
+    labels: dict[str, object] = {}
     for t in vocab:
-        if t is None or isinstance(t, float) and not math.isfinite(t) or not isinstance(t, (str, int, float, Fraction)):
-            raise RASPError(f"vocab token {t!r} is not a string or a finite number")
-    if bos in vocab:
+        if str(t) in labels:
+            raise RASPError(f"vocab holds both {labels[str(t)]!r} and {t!r}, which would share the residual label "
+                            f"'tokens:{t}'; use tokens of one type (e.g. all strings)")
+        labels[str(t)] = t
+    if bos in labels:
         raise RASPError(f"the BOS token {bos!r} is also in vocab; choose another bos")
     if attention not in ATTENTION:
         raise RASPError(f"attention must be 'hardmax' or 'softmax', got {attention!r}")
@@ -68,12 +85,14 @@ def _check_arguments(program, vocab, max_seq_len, bos, attention) -> list:
 def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: bool = False, *,
             attention: str = "hardmax", arithmetic: str | None = None, exhaustive_limit: int = EXHAUSTIVE_LIMIT,
             samples: int = SAMPLES, seed: int = 0, exact_ops: float = EXACT_OPS) -> CompiledProgram:
-    """Compile ``program`` for inputs of 1..``max_seq_len`` tokens over ``vocab`` (after a BOS token) and verify
-    it against :func:`expressivity.rasp.evaluate` (see the module notes) in ``arithmetic``: ``"exact"`` (hardmax
-    only; its default) or ``"float64"`` (softmax's default), on every input when there are at most
-    ``exhaustive_limit``, else on ``samples`` random ones (``seed``); exact runs stop after ``exact_ops``
-    multiply-adds (float64 disagreements first, then the longest inputs). Raises :class:`RASPError` (one line)
-    for programs that cannot be compiled exactly, sizes beyond the budgets, and failed verification."""
+    """Compile ``program`` for inputs of 1..``max_seq_len`` tokens over ``vocab`` (after a BOS token), prove every
+    block (see the module notes), and check it end to end against :func:`expressivity.rasp.evaluate` in
+    ``arithmetic``: ``"exact"`` (hardmax only; its default) or ``"float64"`` (softmax's default), on every input
+    when there are at most ``exhaustive_limit`` (also the limit for proving a selection by checking every input),
+    else on ``samples`` random ones (``seed``); exact runs stop after ``exact_ops`` multiply-adds (float64
+    disagreements first, then the longest inputs). Raises :class:`RASPError` (one line) for programs whose
+    selections no rule proves, programs that cannot be compiled exactly, sizes beyond the budgets, and failed
+    checks."""
     vocab = _check_arguments(program, vocab, max_seq_len, bos, attention)
     arithmetic = arithmetic or ("exact" if attention == "hardmax" else "float64")
     if arithmetic not in ("exact", "float64") or (arithmetic == "exact" and attention == "softmax"):
@@ -82,16 +101,15 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
     started = time.perf_counter()
     graph = build_graph(program)
     values = infer_values(graph, vocab, max_seq_len)
+    prove_selections(graph, values, causal=causal, vocab=vocab, max_seq_len=max_seq_len,
+                     exhaustive_limit=exhaustive_limit)
+    graph, values = fuse_maps(graph, values)
     layout = allocate(graph, values)
     if len(layout.labels) > MAX_WIDTH:
         raise RASPError(f"the residual stream would have {len(layout.labels)} dimensions, above the budget of "
                         f"{MAX_WIDTH}; shorten max_seq_len or use numerical SOps")
     robust = attention == "softmax"
-    sublayers = []
-    for kind, node_ids in layout.sublayers:
-        nodes = [graph.nodes[i] for i in node_ids]
-        sublayers.append([attention_block(n, graph, layout, values, snap=not robust) if kind == "attention"
-                          else mlp_block(n, graph, layout, values, robust, max_seq_len) for n in nodes])
+    sublayers = _blocks(graph, layout, values, robust, max_seq_len)
     mlp_margins = [b.margin for blocks in sublayers for b in blocks if getattr(b, "margin", None) is not None]
     output = graph.nodes[graph.output]
     largest = max((abs(float(v)) for v in values[output.id] if isinstance(v, (int, float, Fraction))), default=1)
@@ -104,23 +122,39 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
     network = assemble(graph, values, layout, sublayers, vocab, max_seq_len, scale=scale, bos=bos, name=name,
                        causal=causal)
     compile_seconds = time.perf_counter() - started
+    proofs, proof_check = _prove(network, graph, layout, sublayers, values, vocab, max_seq_len, causal)
     compiled = CompiledProgram(program, network, None, vocab, max_seq_len, bos,
                                [v for v in values[output.id] if v is not None], output.numerical, causal)
     started = time.perf_counter()
     checks, facts = verify(compiled, exhaustive_limit=exhaustive_limit, samples=samples, seed=seed,
-                           exact=arithmetic == "exact", exact_ops=exact_ops)
+                           exact=arithmetic == "exact", exact_ops=exact_ops, tolerance=output.tolerance or 0.0)
     verify_seconds = time.perf_counter() - started
-    compiled.report = _report(compiled, graph, layout, sublayers, values, checks, facts, scale, delta,
-                              compile_seconds, verify_seconds, robust)
+    compiled.report = _report(compiled, graph, layout, sublayers, values, checks + [proof_check], facts, scale, delta,
+                              compile_seconds, verify_seconds, robust, proofs, output.tolerance)
     if not compiled.report.ok:
         check = checks[0]
         example = check.examples[0] if check.examples else {}
         raise RASPError(f"refused: the compiled network disagrees with rasp.evaluate on {check.failures} of "
                         f"{check.points} inputs ({check.arithmetic}), e.g. {example.get('input')} -> expected "
-                        f"{example.get('expected')}; the program's meaning depends on what the compiler cannot "
-                        "express (e.g. a categorical Aggregate averaging different values, causal=True on a program "
-                        "that looks ahead, or None reaching a numerical SOp)")
+                        f"{example.get('expected')}, although every block was proven; this is a compiler bug, please "
+                        "report it with the program")
     return compiled
+
+
+def _blocks(graph, layout, values, robust: bool, max_seq_len: int) -> list[list]:
+    """Stage 4: per sublayer of the layout, its blocks (attention heads or feed-forward units)."""
+    return [[attention_block(graph.nodes[i], graph, layout, values, snap=not robust) if kind == "attention"
+             else mlp_block(graph.nodes[i], graph, layout, values, robust, max_seq_len) for i in node_ids]
+            for kind, node_ids in layout.sublayers]
+
+
+def _prove(network, graph, layout, sublayers, values, vocab, max_seq_len, causal) -> tuple[list, Check]:
+    """Every block's proof (rasp/proofs.py), and the report's check summing them (raises at a block without)."""
+    started = time.perf_counter()
+    proofs = prove_network(network, graph, layout, sublayers, values, vocab, max_seq_len, causal)
+    return proofs, Check("every block proven", sum(p.cases for p in proofs), 0, "exact rationals (scaled integers)",
+                         time.perf_counter() - started, {"inputs": "every value combination of every block",
+                                                         "unit": "cases", "blocks": len(proofs)})
 
 
 def _scale(robust: bool, max_seq_len: int, margins: list, numerical_output: bool,
@@ -149,14 +183,10 @@ def _estimate_parameters(layout, sublayers, vocab, max_seq_len) -> int:
     return total
 
 
-def _report(compiled, graph, layout, sublayers, values, checks, facts, scale, delta, compile_s, verify_s,
-            robust) -> ConstructionReport:
-    net = compiled.network
-    widths = [layer.width for layer in net.layers if layer.kind == "feedforward"]
-    size = Size.of(net, mlp_hidden_max=max(widths, default=0), mlp_hidden_total=sum(widths),
-                   d_model=net.d, heads_max=max((len(layer.heads) for layer in net.layers if layer.kind == "attention"),
-                                                default=0))
-    blocks = []
+def _block_entries(graph, layout, sublayers, values, proofs) -> list[dict]:
+    """One report row per block: what it computes, how, and which proof it has (``proofs`` after the
+    embedding's, in block order)."""
+    blocks, proof_of = [], iter(proofs[1:])
     for (kind, _), bs in zip(layout.sublayers, sublayers):
         for b in bs:
             node = graph.nodes[b.node]
@@ -168,7 +198,32 @@ def _report(compiled, graph, layout, sublayers, values, checks, facts, scale, de
                     entry["input_margin"] = b.margin
             if node.fused:
                 entry["fused"] = node.fused
+            proof = next(proof_of)
+            entry["proof"], entry["proof_cases"] = proof.text, proof.cases
             blocks.append(entry)
+    return blocks
+
+
+def _claim(compiled, robust: bool, tolerance: float | None) -> tuple[str, str]:
+    """The report's claim and notes."""
+    within = f" (numerical output within {tolerance:.3g}: evaluate's float64 mean)" if tolerance else ""
+    claim = (f"the network's decoded output equals rasp.evaluate on every input of length 1..{compiled.max_seq_len} "
+             f"over the vocabulary where evaluate returns{within}: proven block by block in exact arithmetic"
+             + (" for hardmax attention" if not robust else " for the hardmax limit, and checked end to end in float64 "
+                "with softmax"))
+    notes = ("hardmax attention: exact in rational arithmetic; float64 can split exact score ties by rounding, so run "
+             "it with --dtype exact" if not robust else
+             "softmax attention with the inverse temperature from the score margin; checked in float64")
+    return claim, notes
+
+
+def _report(compiled, graph, layout, sublayers, values, checks, facts, scale, delta, compile_s, verify_s,
+            robust, proofs, tolerance) -> ConstructionReport:
+    net = compiled.network
+    widths = [layer.width for layer in net.layers if layer.kind == "feedforward"]
+    size = Size.of(net, mlp_hidden_max=max(widths, default=0), mlp_hidden_total=sum(widths),
+                   d_model=net.d, heads_max=max((len(layer.heads) for layer in net.layers if layer.kind == "attention"),
+                                                default=0))
     margins = {"attention_score_gap_per_unit_scale": 1}
     mlp_margins = [b.margin for bs in sublayers for b in bs if getattr(b, "margin", None)]
     if mlp_margins:   # softmax steps: how far an input may move from a known value and still give the exact output
@@ -181,12 +236,9 @@ def _report(compiled, graph, layout, sublayers, values, checks, facts, scale, de
         n = compiled.max_seq_len + 1
         bounds["softmax_weight_off_selected_max"] = (n - 1) * math.exp(-scale)
         bounds["delta"] = delta
-    claim = ("the network's decoded output equals rasp.evaluate on every input of length 1.."
-             f"{compiled.max_seq_len} over the vocabulary" + (" (exact arithmetic)" if not robust else
-                                                              " (softmax, float64)"))
-    notes = ("hardmax attention: exact in rational arithmetic; float64 can split exact score ties by rounding, so run "
-             "it with --dtype exact" if not robust else
-             "softmax attention with the inverse temperature from the score margin; checked in float64")
+    if tolerance:
+        bounds["numerical_output_tolerance"] = tolerance
+    claim, notes = _claim(compiled, robust, tolerance)
     return ConstructionReport(
         construction=f"rasp {compiled.program.name}", claim=claim, size=size, checks=tuple(checks), bounds=bounds,
         margins=margins,
@@ -195,5 +247,6 @@ def _report(compiled, graph, layout, sublayers, values, checks, facts, scale, de
                    "attention": "softmax" if robust else "hardmax", "scale": None if not robust else scale,
                    "mlp": "steps between consecutive values (robust)" if robust else "interpolation through the values",
                    "compile_seconds": round(compile_s, 3), "verify_seconds": round(verify_s, 3),
-                   "verification": facts, "blocks": blocks},
+                   "proof_seconds": round(checks[-1].seconds, 3), "verification": facts,
+                   "input_proof": proofs[0].text, "blocks": _block_entries(graph, layout, sublayers, values, proofs)},
         notes=notes)

@@ -1,16 +1,20 @@
 """Compiler stage 1: a RASP program as a graph of SOp nodes in dependency order.
 
 Each node is one SOp the network computes; selectors are not nodes of their own but the
-``select`` of the Aggregate or SelectorWidth that uses them. Two rewrites make the network
-smaller and keep the meaning:
+``select`` of the Aggregate or SelectorWidth that uses them. :func:`build_graph` keeps every SOp
+(the proofs of :mod:`.selection` reason about them one by one) with one rewrite:
 
-* a ``Map`` whose input is a Map, SequenceMap or SelectorWidth used by nothing else (and not
-  the output) is fused into it: one feed-forward block computes ``f(g(...))`` directly;
-* nothing else: every other SOp keeps its residual dimensions, labelled ``name:value``.
+* a ``SequenceMap`` whose two arguments are the same SOp is the ``Map`` ``x -> f(x, x)`` (its
+  lookup table needs only the diagonal; a pair unit ``relu(x_a + x_b - 1)`` on one dimension
+  would never fire).
+
+After the proofs, :func:`fuse_maps` makes the network smaller and keeps the meaning: a ``Map``
+whose input is a Map, SequenceMap or SelectorWidth used by nothing else (and not the output) is
+fused into it: one feed-forward block computes ``f(g(...))`` directly.
 
 Refused here, with the reason: compound selectors over different keys/queries (``&``, ``|``,
 ``~`` of unrelated Selects), a Select or categorical Aggregate over a numerical SOp, a numerical
-Aggregate of a categorical SOp or with a default other than 0.
+Aggregate of a categorical SOp or with a default other than 0 or None.
 """
 
 from __future__ import annotations
@@ -46,6 +50,13 @@ class Node:
     fill: object = None
     linear: tuple | None = None
     fused: list[str] = field(default_factory=list)
+    expr: object = None              # the SOp this node computes (the interpreter evaluates it)
+    select: object = None            # the Select of an Aggregate / SelectorWidth
+    diagonal: bool = False           # a SequenceMap of one SOp with itself, compiled as a Map
+    table: object = None             # the Select's predicate table (rasp/selection.py), set with the values
+    nonempty: str | None = None      # the rule proving every query selects a key, if one does
+    tolerance: float | None = None   # a float mean's bound |evaluate - network| (rasp/values.py)
+    proofs: dict = field(default_factory=dict)   # rule names by property (rasp/selection.py)
 
     @property
     def numerical(self) -> bool:
@@ -76,6 +87,7 @@ def build_graph(program: SOp) -> Graph:
         if id(expr) in by_expr:
             return by_expr[id(expr)]
         node = _node_of(expr, visit)
+        node.expr = expr
         node.id = len(nodes)
         nodes.append(node)
         by_expr[id(expr)] = node.id
@@ -89,10 +101,10 @@ def build_graph(program: SOp) -> Graph:
         sys.setrecursionlimit(limit)
     graph = Graph(nodes, output)
     _unique_names(graph)
-    return _fuse_maps(graph)
+    return graph
 
 
-def _select_inputs(selector: Selector, visit, where: str) -> tuple[tuple[int, int], Callable]:
+def _select_inputs(selector: Selector, visit, where: str) -> tuple[tuple[int, int], Select]:
     if not isinstance(selector, Select):
         raise RASPError(f"{where}: its selector is {type(selector).__name__} of Selects over different keys or "
                         "queries, which is not compiled; combine the keys (or queries) into one SOp with a "
@@ -101,7 +113,7 @@ def _select_inputs(selector: Selector, visit, where: str) -> tuple[tuple[int, in
         if sop.encoding is Encoding.NUMERICAL:
             raise RASPError(f"{where}: Select's {role} {sop.name!r} is numerical; attention compares categorical "
                             f"values: use rasp.categorical({sop.name})")
-    return (visit(selector.keys), visit(selector.queries)), selector.predicate
+    return (visit(selector.keys), visit(selector.queries)), selector
 
 
 def _node_of(expr: SOp, visit) -> Node:
@@ -115,20 +127,23 @@ def _node_of(expr: SOp, visit) -> Node:
     if isinstance(expr, Map):
         return Node(0, "map", name, enc, (visit(expr.inner),), f=expr.f)
     if isinstance(expr, SequenceMap):
+        fst, snd = visit(expr.fst), visit(expr.snd)
+        if fst == snd:    # one SOp twice: only the pairs (x, x) occur
+            return Node(0, "map", name, enc, (fst,), f=lambda x, f=expr.f: f(x, x), diagonal=True)
         linear = (expr.fst_fac, expr.snd_fac) if isinstance(expr, LinearSequenceMap) else None
-        return Node(0, "sequence_map", name, enc, (visit(expr.fst), visit(expr.snd)), f=expr.f, linear=linear)
+        return Node(0, "sequence_map", name, enc, (fst, snd), f=expr.f, linear=linear)
     if isinstance(expr, SelectorWidth):
-        keys_queries, predicate = _select_inputs(expr.selector, visit, f"SelectorWidth {name!r}")
-        return Node(0, "selector_width", name, enc, keys_queries, predicate=predicate)
+        keys_queries, select = _select_inputs(expr.selector, visit, f"SelectorWidth {name!r}")
+        return Node(0, "selector_width", name, enc, keys_queries, predicate=select.predicate, select=select)
     if isinstance(expr, Aggregate):
         where = f"Aggregate {name!r}"
-        keys_queries, predicate = _select_inputs(expr.selector, visit, where)
+        keys_queries, select = _select_inputs(expr.selector, visit, where)
         values = expr.sop
         if enc is Encoding.NUMERICAL:
             if values.encoding is not Encoding.NUMERICAL:
                 raise RASPError(f"{where} is numerical but averages the categorical SOp {values.name!r}; a numerical "
                                 f"mean needs numbers: use rasp.numerical({values.name})")
-            if expr.default not in (0, None):
+            if expr.default is not None and (not isinstance(expr.default, (int, float)) or expr.default != 0):
                 raise RASPError(f"{where}: a numerical Aggregate gives 0 where nothing is selected; its default "
                                 f"{expr.default!r} cannot be compiled: use default=0")
         elif values.encoding is Encoding.NUMERICAL:
@@ -137,8 +152,8 @@ def _node_of(expr: SOp, visit) -> Node:
         elif expr.default is not None:
             raise RASPError(f"{where}: a categorical Aggregate leaves its output empty (None) where nothing is "
                             f"selected; the default {expr.default!r} cannot be compiled: use default=None")
-        return Node(0, "aggregate", name, enc, keys_queries + (visit(values),), predicate=predicate,
-                    default=0 if enc is Encoding.NUMERICAL else None)
+        return Node(0, "aggregate", name, enc, keys_queries + (visit(values),), predicate=select.predicate,
+                    default=expr.default, select=select)
     raise RASPError(f"{name}: {type(expr).__name__} is not compiled (tokens, indices, Full, Map, SequenceMap, "
                     "Select, Aggregate and SelectorWidth are)")
 
@@ -154,8 +169,19 @@ def _unique_names(graph: Graph) -> None:
             seen[node.name] = 0
 
 
-def _fuse_maps(graph: Graph) -> Graph:
-    """Fuse every ``Map`` into its producer when the producer has no other user and is not the output."""
+def _compose(inner: Callable, outer: Callable) -> Callable:
+    """``outer`` after ``inner``, as a Map of a Map evaluates: where ``inner`` gives ``None``, so does the pair
+    (the outer Map is not called on ``None``)."""
+    def composed(*args):
+        value = inner(*args)
+        return None if value is None else outer(value)
+    return composed
+
+
+def fuse_maps(graph: Graph, values: dict[int, list]) -> tuple[Graph, dict[int, list]]:
+    """Fuse every ``Map`` into its producer when the producer has no other user and is not the output; returns
+    the smaller graph (nodes renumbered) and its value sets. The fused node keeps the producer's select, table
+    and proofs."""
     fused_into: dict[int, int] = {}
     for node in graph.nodes:
         if node.kind != "map":
@@ -166,22 +192,19 @@ def _fuse_maps(graph: Graph) -> Graph:
             continue
         if len(graph.users(src)) != 1:
             continue
-        inner, outer = producer.f, node.f
-        if producer.kind == "selector_width":
-            f = outer if inner is None else (lambda w, g=inner, h=outer: h(g(w)))
-        elif producer.kind == "map":
-            f = lambda x, g=inner, h=outer: h(g(x))  # noqa: E731
-        else:
-            f = lambda x, y, g=inner, h=outer: h(g(x, y))  # noqa: E731
+        f = node.f if producer.kind == "selector_width" and producer.f is None else _compose(producer.f, node.f)
         node.kind, node.inputs, node.f = producer.kind, producer.inputs, f
-        node.predicate, node.linear = producer.predicate, None
+        node.predicate, node.linear, node.select = producer.predicate, None, producer.select
+        node.table, node.nonempty, node.proofs = producer.table, producer.nonempty, dict(producer.proofs)
+        node.diagonal = producer.diagonal
         node.fused = producer.fused + [producer.name]
         fused_into[src] = node.id
     if not fused_into:
-        return graph
+        return graph, values
     keep = [n for n in graph.nodes if n.id not in fused_into]
     renumber = {n.id: k for k, n in enumerate(keep)}
+    new_values = {renumber[n.id]: values[n.id] for n in keep}
     for n in keep:
         n.inputs = tuple(renumber[i] for i in n.inputs)
         n.id = renumber[n.id]
-    return Graph(keep, renumber[graph.output])
+    return Graph(keep, renumber[graph.output]), new_values

@@ -14,9 +14,11 @@ hidden units concatenated). Empty sublayers are left out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from expressivity.rasp.graph import Graph, Node
+from expressivity.rasp.language import RASPError
+from expressivity.rasp.values import value_key
 
 ONE, BOS = "one", "tokens:BOS"
 
@@ -38,9 +40,19 @@ class Layout:
     labels: tuple[str, ...]
     dims: dict[int, list[int]]
     sublayers: tuple[tuple[str, tuple[int, ...]], ...]
+    value_dims: dict[int, dict] = field(default_factory=dict)   # node id -> value_key -> dim (categorical)
+    sop_names: dict[int, str] = field(default_factory=dict)
 
     def index(self, label: str) -> int:
         return self.labels.index(label)
+
+    def dim_of(self, node_id: int, value) -> int:
+        """The one-hot dimension of ``value`` (typed, see :func:`~.values.value_key`) of a categorical node."""
+        try:
+            return self.value_dims[node_id][value_key(value)]
+        except KeyError:
+            raise RASPError(f"internal: the value {value!r} is not in the value set of {self.sop_names.get(node_id)!r}; "
+                            "this is a compiler bug, please report it with the program") from None
 
 
 def _slot(node: Node, ready: int) -> tuple[int, int]:
@@ -58,6 +70,7 @@ def allocate(graph: Graph, values: dict[int, list]) -> Layout:
     """Stage 3: lay out the residual stream and put every node in a sublayer (see the module notes)."""
     labels = [ONE, BOS]
     dims: dict[int, list[int]] = {}
+    value_dims: dict[int, dict] = {}
     for node in graph.nodes:
         if node.numerical:
             dims[node.id] = [len(labels)]
@@ -65,6 +78,8 @@ def allocate(graph: Graph, values: dict[int, list]) -> Layout:
         else:
             shown = [v for v in values[node.id] if v is not None]
             dims[node.id] = list(range(len(labels), len(labels) + len(shown)))
+            value_dims[node.id] = {value_key(v): d for v, d in zip(shown, dims[node.id])}
+            _distinct_labels(node, shown)
             labels += [value_label(node.name, v) for v in shown]
     for node in graph.nodes:
         if node.kind == "selector_width":
@@ -83,4 +98,15 @@ def allocate(graph: Graph, values: dict[int, list]) -> Layout:
     if len(set(labels)) != len(labels):
         dup = next(lab for lab in labels if labels.count(lab) > 1)
         raise AssertionError(f"residual label {dup!r} appears twice")  # names are made unique in stage 1
-    return Layout(tuple(labels), dims, sublayers)
+    return Layout(tuple(labels), dims, sublayers, value_dims, {n.id: n.name for n in graph.nodes})
+
+
+def _distinct_labels(node: Node, shown: list) -> None:
+    """Two values printing alike (``1`` and ``'1'``) would share a residual label: refused in one line."""
+    seen: dict[str, object] = {}
+    for v in shown:
+        text = str(v)
+        if text in seen:
+            raise RASPError(f"SOp {node.name!r} takes both {seen[text]!r} and {v!r}, whose residual dimensions would "
+                            f"both be labelled {value_label(node.name, v)!r}; use values of one type (e.g. all strings)")
+        seen[text] = v

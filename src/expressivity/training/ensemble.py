@@ -48,7 +48,7 @@ from pathlib import Path
 import torch
 
 from expressivity.errors import ExpressivityError
-from expressivity.manifest import NetworkEntry, replaceable_manifest, trained_run_files, write_manifest
+from expressivity.manifest import NetworkEntry, refuse_present, replaceable_manifest, trained_run_files, write_manifest
 from expressivity.nn.model import Model
 from expressivity.records import canonical_json, content_hash
 from expressivity.tasks import Batch, Task
@@ -221,6 +221,8 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     if listed:
         member_dirs = [Path(group_dir) / f"seed_{c.seed}" for c in configs]
         earlier = replaceable_manifest(Path(group_dir), "trained runs", GROUP_WRITERS, whole=False)
+        if earlier is None and not resume:   # an "ensemble" of the user's is not this function's to replace
+            refuse_present(Path(group_dir), ENSEMBLE_FILES, "run_ensemble")
     for d in member_dirs or []:
         check_run_folder(d)
     if listed:   # only once every folder was found writable
@@ -246,6 +248,10 @@ def group_id(configs: list[RunConfig], ids: list[str] | None = None) -> str:
     the members' ids when already computed (:func:`check_packable` returns them)."""
     return content_hash([c.id() for c in configs] if ids is None else ids)
 
+
+# what an ensemble writes in its group folder besides the members: its checkpoint and the
+# checkpoint's staging names (removed once every member folder holds its final checkpoint)
+ENSEMBLE_FILES = ("ensemble/", "ensemble.tmp/", "ensemble.old/")
 
 # the commands whose manifest a group folder may have: this function's, or train --out's (which
 # lists the same seed folders and is rewritten by the command itself)

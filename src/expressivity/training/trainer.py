@@ -29,7 +29,8 @@ from typing import Callable
 import torch
 
 from expressivity.errors import ExpressivityError, require_path
-from expressivity.manifest import MANIFEST, NetworkEntry, check_replaceable, trained_run_files, write_manifest
+from expressivity.manifest import (MANIFEST, TRAINED_RUN_FILES, NetworkEntry, check_replaceable, remove_written,
+                                   trained_run_files, write_manifest)
 from expressivity.nn.model import Model
 from expressivity.tasks import Batch, Task
 from expressivity.training.budget import check_run_budget
@@ -271,11 +272,22 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
 RUN_WRITERS = ("run", "run_ensemble")
 
 
+# what a run writes in its folder: the manifest's files, and the checkpoint's staging names
+RUN_FILES = (*TRAINED_RUN_FILES, "checkpoint.tmp/", "checkpoint.old/")
+
+
 def check_run_folder(run_dir: Path) -> None:
     """Refuse to train into a folder another command's or the user's ``manifest.json`` describes
-    (:func:`~expressivity.manifest.check_replaceable`); a trained run of a ``train`` or ``sweep``
-    folder is the trainer's."""
-    check_replaceable(run_dir, "trained runs", RUN_WRITERS, listed_as="trained run")
+    (:func:`~expressivity.manifest.check_replaceable`), or one holding a file of a name the run
+    writes (``metrics.jsonl``, ``checkpoint/``) that no run's manifest lists; a trained run of a
+    ``train`` or ``sweep`` folder is the trainer's. Other files in the folder are kept."""
+    check_replaceable(run_dir, "trained runs", RUN_WRITERS, listed_as="trained run", writes=RUN_FILES)
+
+
+def clear_run_folder(run_dir: Path) -> None:
+    """Remove what a run wrote in ``run_dir`` (:data:`RUN_FILES` and its manifest) to train it
+    afresh, keeping anything else (:func:`~expressivity.manifest.remove_written`)."""
+    remove_written(run_dir, (*RUN_FILES, MANIFEST))
 
 
 def write_run_manifest(run_dir: Path, config: RunConfig, command: str) -> None:

@@ -74,7 +74,7 @@ def grid_edges(out: Path) -> list[GridEdge]:
     its grid (``train.lr``, or any selected axis) for some seed. Reads every ``out/*/sweep.json``
     with selection rules and the records beside it; an unreadable one is a closed edge."""
     from expressivity.experiments.store import read_records
-    from expressivity.experiments.sweep import parse_select
+    from expressivity.experiments.select import parse_select
     from expressivity.experiments.table import select_runs
 
     found = []

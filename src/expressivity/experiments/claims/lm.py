@@ -52,7 +52,6 @@ from expressivity.experiments.claims import Claim, ClaimContext, ClaimResult, Re
 from expressivity.experiments.claims.kit import distinct, history, selected_records
 from expressivity.experiments.claims.regime import cell_regime, tolerances
 from expressivity.experiments.claims.rules import combine, paired
-from expressivity.nn.model import flops_per_token, parameter_count
 from expressivity.statistics import Interval, interval
 
 SELECT = {"train.lr": "min val_loss"}
@@ -153,7 +152,22 @@ def by_protocol(s: dict, labels, flops_steps: dict, scale: Scale) -> dict[str, d
 
 
 # Each mixer declares its own parameter count and FLOPs per token (expressivity.nn.mixers); the
-# claims only ask the model for them.
+# claims only ask the model for them, on first use: expressivity.nn imports torch, which listing
+# the claims (reproduce --list) must not.
+
+
+def flops_per_token(cfg, length: int) -> int:
+    """:func:`expressivity.nn.model.flops_per_token`."""
+    from expressivity.nn.model import flops_per_token as count
+
+    return count(cfg, length)
+
+
+def parameter_count(cfg, embeddings: bool = True) -> int:
+    """:func:`expressivity.nn.model.parameter_count`."""
+    from expressivity.nn.model import parameter_count as count
+
+    return count(cfg, embeddings=embeddings)
 
 
 def non_embedding_params(cfg) -> int:

@@ -55,15 +55,19 @@ def save_transformer_lens(export: TLExport, directory: Path, name: str = "networ
     ``folder`` is the name the README's loading snippet uses (default: ``directory``'s name);
     ``example`` an input ``(n, d_in)`` of the network it shows. With ``manifest`` (the default)
     also ``manifest.json`` (a ``"transformer-lens"`` folder written by ``save_transformer_lens``;
-    one that says something else is refused); ``export`` passes ``False`` and writes its own.
+    one that says something else is refused, and so is a file of these names that no such
+    manifest lists: a user's); ``export`` passes ``False`` and writes its own (then nothing already
+    there is replaced). Other files in the folder are kept.
     """
     from safetensors.numpy import save_file
 
-    from expressivity.manifest import NetworkEntry, check_replaceable, write_manifest
+    from expressivity.manifest import NetworkEntry, check_replaceable, refuse_present, write_manifest
 
     directory = Path(directory)
     if manifest:
-        check_replaceable(directory, "transformer-lens", ("save_transformer_lens",))
+        check_replaceable(directory, "transformer-lens", ("save_transformer_lens",), writes=tuple(FOLDER_FILES))
+    else:
+        refuse_present(directory, FOLDER_FILES, "save_transformer_lens")
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / n for n in FOLDER_FILES]
     paths[0].write_text(json.dumps(export.config, indent=1) + "\n")

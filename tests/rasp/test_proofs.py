@@ -1,0 +1,148 @@
+"""Translation validation (rasp/proofs.py): every block is proven, and a wrong weight anywhere fails its proof."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from expressivity import rasp
+from expressivity.network import Head
+from expressivity.rasp import library as lib
+from expressivity.rasp.blocks import attention_block, mlp_block
+from expressivity.rasp.graph import build_graph, fuse_maps
+from expressivity.rasp.language import RASPError
+from expressivity.rasp.layout import allocate
+from expressivity.rasp.assemble import assemble
+from expressivity.rasp.proofs import prove_network
+from expressivity.rasp.selection import prove_selections
+from expressivity.rasp.values import infer_values
+
+
+def build(program, vocab, L, causal=False):
+    """The compiler's stages up to the assembled network, without its proofs."""
+    graph = build_graph(program)
+    values = infer_values(graph, vocab, L)
+    prove_selections(graph, values, causal=causal, vocab=vocab, max_seq_len=L, exhaustive_limit=4096)
+    graph, values = fuse_maps(graph, values)
+    layout = allocate(graph, values)
+    sublayers = [[attention_block(graph.nodes[i], graph, layout, values, snap=True) if kind == "attention" else
+                  mlp_block(graph.nodes[i], graph, layout, values, False, L) for i in ids]
+                 for kind, ids in layout.sublayers]
+    net = assemble(graph, values, layout, sublayers, vocab, L, scale=float("inf"), bos="BOS", name="p",
+                   causal=causal)
+    return net, (graph, layout, sublayers, values, vocab, L, causal)
+
+
+def prove(net, parts):
+    graph, layout, sublayers, values, vocab, L, causal = parts
+    return prove_network(net, graph, layout, sublayers, values, vocab, L, causal)
+
+
+def with_layer(net, k, layer):
+    layers = list(net.layers)
+    layers[k] = layer
+    return replace(net, layers=tuple(layers))
+
+
+def nudge(M, where=None, by=1):
+    M = np.array(M, dtype=object).copy()
+    r, c = where if where is not None else tuple(np.argwhere(M != 0)[0])
+    M[r, c] = M[r, c] + by
+    return M
+
+
+@pytest.fixture(scope="module")
+def sort_network():
+    return build(lib.make_sort(rasp.tokens, rasp.tokens, max_seq_len=4, min_key=1), [1, 2, 3], 4)
+
+
+def test_every_block_of_a_program_gets_a_proof(sort_network):
+    net, parts = sort_network
+    proofs = prove(net, parts)
+    blocks = [b for bs in parts[2] for b in bs]
+    assert len(proofs) == 1 + len(blocks) and proofs[0].part == "embedding"
+    assert all(p.cases > 0 and p.text for p in proofs)
+    mlp = [p for p in proofs if p.part == "mlp"]
+    assert any("exhaustive over 12 input combinations + BOS" in p.text for p in mlp)   # 3 tokens x 4 indices
+    heads = [p for p in proofs if p.part == "attention"]
+    assert any("single-valued: R1" in p.text for p in heads)
+
+
+@pytest.mark.parametrize("part", ["W_1", "W_2", "b_1"])
+def test_a_wrong_feed_forward_weight_fails_its_proof(sort_network, part):
+    net, parts = sort_network
+    k = next(i for i, layer in enumerate(net.layers) if layer.kind == "feedforward")
+    layer = net.layers[k]
+    value = np.array(getattr(layer, part), dtype=object)
+    changed = nudge(value) if part != "b_1" else value + 1
+    with pytest.raises(RASPError, match="feed-forward block .* fails its proof"):
+        prove(with_layer(net, k, replace(layer, **{part: changed})), parts)
+
+
+@pytest.mark.parametrize("part, words", [("W_Q", "selected keys|unselected key|BOS"), ("W_K", "selected keys|unselected"
+                                                                                                 " key|BOS"),
+                                         ("W_V", "value path"), ("W_O", "value path")])
+def test_a_wrong_attention_weight_fails_its_proof(sort_network, part, words):
+    net, parts = sort_network
+    k = max(i for i, layer in enumerate(net.layers) if layer.kind == "attention")     # the sort's copy head
+    layer = net.layers[k]
+    head = layer.heads[0]
+    M = np.array(getattr(head, part), dtype=object)
+    changed = nudge(M, by=-3 if part in ("W_Q", "W_K") else 1)
+    new_head = Head(**{**{f: getattr(head, f) for f in ("W_Q", "W_K", "W_V", "W_O", "b_Q")}, part: changed},
+                    name=head.name)
+    with pytest.raises(RASPError, match=f"attention block .* fails its proof .*({words})"):
+        prove(with_layer(net, k, replace(layer, heads=(new_head,))), parts)
+
+
+def test_a_head_reading_another_sops_dimension_fails_its_proof(sort_network):
+    net, parts = sort_network
+    layout = parts[1]
+    k = max(i for i, layer in enumerate(net.layers) if layer.kind == "attention")
+    head = net.layers[k].heads[0]
+    W_Q = np.array(head.W_Q, dtype=object)
+    W_Q[layout.index("tokens:2"), 0] = 1      # the copy head's queries are indices, not tokens
+    bad = Head(W_Q, head.W_K, head.W_V, head.W_O, name=head.name)
+    with pytest.raises(RASPError, match="reads or writes a dimension outside its SOps"):
+        prove(with_layer(net, k, replace(net.layers[k], heads=(bad,))), parts)
+
+
+@pytest.mark.parametrize("part", ["embedding", "positional_encoding", "readout"])
+def test_a_wrong_input_or_output_row_fails_its_proof(sort_network, part):
+    net, parts = sort_network
+    M = np.array(getattr(net, part), dtype=object)
+    with pytest.raises(RASPError, match="fails its proof"):
+        prove(replace(net, **{part: nudge(M, where=(1, 0))}), parts)
+
+
+def test_a_wrong_predicate_table_is_caught_at_the_head(sort_network):
+    net, parts = sort_network
+    graph = parts[0]
+    node = next(n for n in graph.nodes if n.kind == "aggregate")
+    node.table.matrix[0, 0] = not node.table.matrix[0, 0]
+    try:
+        with pytest.raises(RASPError, match="predicate table is wrong"):
+            prove(net, parts)
+    finally:
+        node.table.matrix[0, 0] = not node.table.matrix[0, 0]
+
+
+def test_compile_reports_a_proof_for_every_block():
+    model = rasp.compile(lib.make_sort_freq(5), vocab={1, 2, 3}, max_seq_len=5)
+    check = model.report.check("every block proven")
+    blocks = model.report.constants["blocks"]
+    assert check.passed and check.details["blocks"] == len(blocks) + 1
+    assert all(b["proof"].startswith(("exhaustive", "scores exhaustive")) and b["proof_cases"] > 0 for b in blocks)
+    assert "proven block by block" in model.report.claim
+
+
+def test_none_keys_and_queries_are_read_through_one_exactly_as_evaluate_reads_them():
+    previous = lib.shift_by(1, rasp.tokens)                       # None at position 0
+    same_as_previous = rasp.SelectorWidth(rasp.Select(previous, rasp.tokens, lambda k, q: k is None or k == q))
+    program = rasp.numerical(same_as_previous).named("w")
+    model = rasp.compile(program, vocab={1, 2}, max_seq_len=4)
+    for xs in ([1], [1, 1], [2, 1, 2, 2], [1, 2, 1, 2]):
+        assert model.apply(["BOS", *xs]).decoded[1:] == rasp.evaluate(program, xs)
+    with pytest.raises(RASPError, match="predicate fails on key None.*may be None"):
+        rasp.compile(rasp.SelectorWidth(rasp.Select(previous, rasp.tokens, rasp.Comparison.LT)), vocab={1, 2},
+                     max_seq_len=3)

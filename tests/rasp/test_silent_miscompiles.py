@@ -1,0 +1,138 @@
+"""Issue 31's hunt, as regression tests through the public API only: each program refuses in one line or
+agrees with ``rasp.evaluate`` on every input. Before the proofs, (a)-(d) compiled with "0 failures" and
+decoded differently from evaluate, and the block bugs below were refused or miscompiled."""
+
+import itertools
+from fractions import Fraction
+
+import pytest
+
+from expressivity import rasp
+from expressivity.rasp.language import RASPError
+
+T, I = rasp.tokens, rasp.indices
+VOCAB = {1, 2, 3, 4, 5}
+
+
+def _length_hist():
+    length = rasp.SelectorWidth(rasp.Select(T, T, rasp.Comparison.TRUE)).named("length")
+    hist = rasp.SelectorWidth(rasp.Select(T, T, rasp.Comparison.EQ)).named("hist")
+    return length, hist
+
+
+def program_a():
+    length, hist = _length_hist()
+    flag = rasp.SequenceMap(lambda a, i: a if i == 0 else 0,
+                            rasp.SequenceMap(lambda h, n: 1 if h == n else 0, hist, length), I).named("flag")
+    return rasp.Aggregate(rasp.Select(I, I, lambda k, q: k < 2), flag).named("a")
+
+
+def program_b(n=8):
+    length, hist = _length_hist()
+    same = rasp.SequenceMap(lambda h, m: h == m == n, hist, length).named("same")
+    return rasp.Aggregate(rasp.Select(same, same, lambda k, q: k and q),
+                          rasp.SequenceMap(lambda x, y: x * y, T, T).named("square")).named("b")
+
+
+def program_c():
+    length, hist = _length_hist()
+    same = rasp.SequenceMap(lambda h, n: h == n == 8, hist, length).named("same")
+    ones = rasp.numerical(rasp.Map(lambda t: 1, T)).named("ones")
+    return rasp.numerical(rasp.Aggregate(rasp.Select(same, T, lambda k, q: not k), ones, default=None)).named("c")
+
+
+def program_d():
+    length, hist = _length_hist()
+    return rasp.SequenceMap(lambda n, h: n if h == n == 8 else 0, length, hist).named("d")
+
+
+def every_input(vocab, L):
+    return [list(xs) for n in range(1, L + 1) for xs in itertools.product(sorted(vocab), repeat=n)]
+
+
+def assert_agrees_everywhere(model, program, vocab, L):
+    for xs in every_input(vocab, L):
+        assert model.apply([model.bos, *xs]).decoded[1:] == rasp.evaluate(program, xs), xs
+
+
+@pytest.mark.parametrize("build, causal, rule", [
+    (program_a, False, r"refused: Aggregate 'a' is categorical.*'flag'.*over the limit"),
+    (program_b, False, r"refused: Aggregate 'b' is categorical.*'square'.*over the limit"),
+    (program_c, False, r"numerical SOp 'c' may be None"),
+    (program_d, True, r"refused: causal=True, but the Select of 'length'.*over the limit"),
+])
+def test_the_four_programs_of_the_hunt_are_refused_by_name(build, causal, rule):
+    # vocabulary {1..5}, max_seq_len 8: 488,280 inputs, of which the old check sampled 256 and found nothing
+    with pytest.raises(RASPError, match=rule) as info:
+        rasp.compile(build(), vocab=VOCAB, max_seq_len=8, causal=causal)
+    assert "\n" not in str(info.value)
+
+
+def test_where_every_input_can_be_checked_the_hunts_programs_refuse_with_a_witness_or_agree():
+    with pytest.raises(RASPError, match=r"on the input \[1, 1\] query 0 selects the values 1, 0"):
+        rasp.compile(program_a(), vocab={1, 2}, max_seq_len=3)
+    b = program_b(n=3)      # single-valued in fact (all tokens equal where 'same' holds): proven on all 14 inputs
+    model = rasp.compile(b, vocab={1, 2}, max_seq_len=3)
+    assert any("R3: checked on all 14 inputs" in block["proof"] for block in model.report.constants["blocks"])
+    assert_agrees_everywhere(model, b, {1, 2}, 3)
+    with pytest.raises(RASPError, match=r"causal=True.*on the input \[1, 1\] query 0 selects key 1"):
+        rasp.compile(program_d(), vocab={1, 2}, max_seq_len=3, causal=True)
+
+
+@pytest.mark.parametrize("numerical", [False, True])
+def test_a_sequence_map_of_one_sop_with_itself_compiles_its_diagonal(numerical):
+    x = rasp.numerical(T) if numerical else T
+    square = rasp.SequenceMap(lambda a, b: a * b, x, x).named("square")
+    square = rasp.numerical(square) if numerical else square
+    copied = rasp.Aggregate(rasp.Select(I, I, rasp.Comparison.EQ), square).named("copied")
+    program = rasp.numerical(copied) if numerical else copied
+    model = rasp.compile(program, vocab={1, 2, 3}, max_seq_len=4)
+    assert_agrees_everywhere(model, program, {1, 2, 3}, 4)
+    assert model.apply(["BOS", 3, 2]).decoded == ["BOS", 9, 4]
+
+
+def test_tracrs_nary_sequencemap_of_tokens_tokens_indices_compiles():
+    values = rasp.SequenceMap(lambda x, y: (x, y), T, T)
+    values = rasp.SequenceMap(lambda x, y: (*x, y), values, I)
+    program = rasp.Map(lambda args: args[0] + args[1] - args[2], values).named("nary")
+    model = rasp.compile(program, vocab={1, 2, 3}, max_seq_len=4)
+    assert_agrees_everywhere(model, program, {1, 2, 3}, 4)
+
+
+@pytest.mark.parametrize("vocab, words", [
+    ([1, "1"], r"vocab holds both 1 and '1', which would share the residual label 'tokens:1'"),
+    ([[1], [2]], r"vocab token \[1\] is not a string or a finite number"),
+    ([{1: 2}], r"vocab token \{1: 2\} is not a string or a finite number"),
+    ([0.0, -0.0], r"vocab holds both 0.0 and -0.0"),
+])
+def test_vocabularies_that_cannot_label_a_residual_are_refused_in_one_line(vocab, words):
+    hist = rasp.SelectorWidth(rasp.Select(T, T, rasp.Comparison.EQ))
+    with pytest.raises(RASPError, match=words) as info:
+        rasp.compile(hist, vocab=vocab, max_seq_len=3)
+    assert "\n" not in str(info.value)
+
+
+def test_float_means_compile_within_the_stated_tolerance_as_the_output():
+    weights = rasp.numerical(rasp.Map(lambda t: {1: 0.1, 2: 0.2, 3: 0.7}[t], T)).named("w")
+    mean = rasp.numerical(rasp.Aggregate(rasp.Select(I, I, rasp.Comparison.LEQ), weights, default=0)).named("mean")
+    model = rasp.compile(mean, vocab={1, 2, 3}, max_seq_len=4)
+    tolerance = model.report.bounds["numerical_output_tolerance"]
+    assert 0 < tolerance < 1e-14 and "within" in model.report.claim
+    worst = 0.0
+    for xs in every_input({1, 2, 3}, 4):
+        got, want = model.apply(["BOS", *xs]).decoded[1:], rasp.evaluate(mean, xs)
+        worst = max(worst, max(abs(float(a) - float(b)) for a, b in zip(got, want)))
+    assert worst <= tolerance
+    fed_on = rasp.Map(lambda m: m > 0.3, mean)
+    with pytest.raises(RASPError, match=r"averages floats \(0.1, 0.2, 0.7\).*only as the program's output"):
+        rasp.compile(fed_on, vocab={1, 2, 3}, max_seq_len=4)
+
+
+def test_float_means_that_float64_holds_exactly_compile_exactly_and_feed_on():
+    weights = rasp.numerical(rasp.Map(lambda t: {1: 0.5, 2: 0.25}[t], T)).named("w")
+    mean = rasp.numerical(rasp.Aggregate(rasp.Select(I, I, rasp.Comparison.LEQ), weights, default=0)).named("mean")
+    program = rasp.Map(lambda m: m > 0.3, mean).named("big")
+    model = rasp.compile(program, vocab={1, 2}, max_seq_len=2)
+    assert "numerical_output_tolerance" not in model.report.bounds
+    assert_agrees_everywhere(model, program, {1, 2}, 2)
+    assert rasp.compile(mean, vocab={1, 2}, max_seq_len=2).apply(["BOS", 1, 2]).decoded == ["BOS", 0.5, Fraction(3, 8)]

@@ -1,0 +1,35 @@
+"""One-line errors stay short whatever was typed (issue 32, item 6): a huge number or argument in a
+message is shown shortened, with its size, in the Python API's errors and the CLI's alike.
+
+Before: ``run rev6 --input "1e999,..."`` printed a 1,103-character error line (the integer written
+out), and a 3,000-character --input came back whole in the error."""
+
+import pytest
+
+from expressivity.errors import ExpressivityError, require_int, shorten_values
+from tests.cli_runner import cli_run
+
+
+def test_long_digit_runs_and_words_are_shortened_with_their_size():
+    assert shorten_values("value " + "1" + "0" * 999 + " is too big") == "value 100000000000…000 (1,000 digits) is too big"
+    assert shorten_values("got " + "x" * 3000) == "got " + "x" * 60 + "… (3,000 characters)"
+    ordinary = "2713639138479549/4503599627370496 at /tmp/some/folder/of/the/user/network.json; 1e-10"
+    assert shorten_values(ordinary) == ordinary   # fractions, paths and ordinary numbers are left whole
+
+
+def test_library_errors_carry_shortened_values():
+    with pytest.raises(ExpressivityError) as info:
+        require_int(10**500, "length", 1, 4096)
+    assert len(str(info.value)) < 120 and "(501 digits)" in str(info.value)
+
+
+@pytest.mark.parametrize("args", [
+    ["circuit", "reverse", "--length", "9" * 400],
+    ["circuit", "reverse", "--input", "x" * 5000],
+    ["circuit", "sum", "--input", "1e999,1"],
+    ["equivariance", "reverse", "--samples", "-" + "9" * 300],
+])
+def test_cli_errors_are_one_short_line(args):
+    code, out, err = cli_run(*args)
+    assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("error:"), err
+    assert len(err) < 400, err
