@@ -51,7 +51,7 @@ LIGHT = {
     "equivariance": ["equivariance", "reverse"],
     "equivariance exact": ["equivariance", "max", "--dtype", "exact", "--scale", "inf"],
     "run float64": ["run", "{rev6}", "--input", "1,2,3,4,5,6"],
-    "run exact": ["run", "{sort4}", "--input", "3,1,2", "--dtype", "exact"],
+    "run exact": ["run", "{sort4}", "--input", "0,3,1,2", "--dtype", "exact"],   # BOS (id 0) first
     "rasp eval": ["rasp", "eval", "sort", "--input", "3,1,2"],
     "rasp compile": ["rasp", "compile", "reverse", "--max-len", "4"],
     "rasp compile sort": ["rasp", "compile", "sort", "--max-len", "4"],

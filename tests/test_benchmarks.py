@@ -67,3 +67,54 @@ def test_the_ensemble_benchmark_runs_in_fresh_processes(tmp_path):
     bad = subprocess.run([sys.executable, str(BENCHMARKS / "bench_ensemble.py"), "--processes", "0"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "at least 1" in bad.stderr
+
+
+@pytest.fixture(scope="module")
+def bench_tracr():
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import bench_tracr
+
+        yield bench_tracr
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+def test_the_recorded_tracr_run_covers_tracrs_library(bench_tracr):
+    figures = bench_tracr.tracr_figures()
+    assert len(figures["tracr_commit"]) == 40 and "mlp_exactness=100" in figures["how"]
+    programs = {p for p, _ in figures["rows"]}
+    assert programs == {"length", "reverse", "hist", "sort_unique", "sort", "sort_freq", "frac_prevs",
+                        "pair_balance", "shuffle_dyck", "shuffle_dyck2", "shift_by", "detect_pattern",
+                        "count_less_freq", "count", "nary_sequencemap"}
+    assert {(p, L) for p in programs for L in (5, 10, 20, 40)} <= set(figures["rows"])
+    # the inputs the bench draws are the ones tracr ran on
+    for (program, L), row in figures["rows"].items():
+        if "inputs_sha256" in row:
+            vocab = list(bench_tracr.PROGRAMS[program].vocab)
+            assert bench_tracr.inputs_digest(*bench_tracr.check_inputs(vocab, L)) == row["inputs_sha256"]
+
+
+def test_the_tracr_goals_read_over_the_whole_library(bench_tracr):
+    rows = [{"program": "a", "L": 20, "params_ratio": 0.1, "correct_full": 30, "correct_short": 30,
+             "tracr": {"params": 10, "correct_full": 0, "correct_short": 30}, "same_inputs_as_tracr": True},
+            {"program": "b", "L": 20, "params_ratio": 0.4, "correct_full": 30, "correct_short": 30,
+             "tracr": {"params": 10, "correct_full": 30, "correct_short": 30}, "same_inputs_as_tracr": True}]
+    out = bench_tracr.summary(rows, ["a", "b"])
+    assert out["geomean_params_ratio_L20"] == pytest.approx(0.2) and out["geomean_goal"].endswith("NOT MET")
+    assert out["fewer_params_than_tracr_at_L20_every_program"] and out["ours_correct"] == "120 of 120"
+    assert out["where_both_ran"] == "ours 120 of 120, tracr 90 of 120"
+    refused = rows[:1] + [{"program": "b", "L": 20, "refused": "no"}]
+    out = bench_tracr.summary(refused, ["a", "b"])     # a refused program is not a pass, and the mean says so
+    assert not out["fewer_params_than_tracr_at_L20_every_program"] and "no ratio: b" in out["programs_at_L20"]
+    assert out["geomean_goal"].endswith("NOT MET")
+
+
+def test_the_tracr_benchmark_runs_end_to_end():
+    out = subprocess.run([sys.executable, str(BENCHMARKS / "bench_tracr.py"), "--programs", "hist", "--lengths", "5",
+                          "--json"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    (row,) = result["rows"]
+    assert row["correct_full"] == row["correct_short"] == 30 and row["same_inputs_as_tracr"]
+    assert row["params"] < row["tracr"]["params"] and row["layers"] == row["tracr"]["layers"] == 1

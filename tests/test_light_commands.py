@@ -32,7 +32,7 @@ API = {
                           "c = rasp.compile(make_length(), vocab={1, 2, 3}, max_seq_len=3)\n"
                           "assert c.apply(['BOS', 1, 2, 3]).decoded[1:] == [3, 3, 3]",
     "circuit exact and float64": "from expressivity import build_max, build_reverse, embed, evaluate\n"
-                                 "net, _ = build_reverse(4)\nevaluate(net, embed(net, [1, 2, 3, 4]), 'float64')\n"
+                                 "net, _ = build_reverse(4, input_range=3)\nevaluate(net, embed(net, [1, 2, 3, 4]), 'float64')\n"
                                  "net, _ = build_max(4, scale=float('inf'))\nevaluate(net, embed(net, [1, 2, 3, 4]), 'exact')",
     "circuit check and equivariance": "from expressivity.constructions.circuits.check import circuit_equivariance, run_circuit\n"
                                       "assert run_circuit('reverse', [1, 2, 3]).report.ok\n"

@@ -26,6 +26,7 @@ PUBLIC = {
     "evaluate": "expressivity.network",
     "one_hot": "expressivity.network",
     "ValidLengths": "expressivity.network.lengths",
+    "InputDomain": "expressivity.network.domain",
     # the tutorial's circuits
     "CIRCUITS": "expressivity.constructions.circuits",
     "build_attention": "expressivity.constructions.circuits",

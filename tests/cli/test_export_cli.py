@@ -63,7 +63,7 @@ def test_run_prints_output_and_residuals_under_labels(saved):
     code, out, _ = run("run", saved / "hard", "--input", "1/3,2,3,4,5", "--dtype", "exact")
     assert code == 0 and "1/3" in out and "exact rationals" in out
     code, out, _ = run("run", saved / "train", "--input", "1,0,2,3")
-    assert code == 0 and "predicted" in out
+    assert code == 0 and "answer" in out and "position" in out
     code, out, _ = run("run", saved / "we", "--input", "0.5,-0.25,1")
     assert code == 0 and "Wang" in out
 
@@ -151,7 +151,8 @@ FUZZ_RUN = [
     (["--input", ""], "empty"), (["--input", "   "], "empty"), (["--input", "nan,1,2,3,4"], "not a finite number"),
     (["--input", "1,2,3,4,inf"], "not a finite number"), (["--input", "-inf,1,2,3,4"], "not a finite number"),
     (["--input", "a,b,c,d,e"], "not a number"), (["--input", "1,2,3"], "built for length 5"),
-    (["--input", "1e400,1,2,3,4"], "beyond the float64 range"), (["--input", "1,2,3,4,5", "--dtype", "exact"], "softmax"),
+    (["--input", "1e400,1,2,3,4"], "max - min of x in the input is 9.99999e+399, above 4"),
+    (["--input", "1e400,1,2,3,4", "--allow-outside"], "value 1e+400 is beyond the float64 range"), (["--input", "1,2,3,4,5", "--dtype", "exact"], "softmax"),
     (["--input", "1,2,3,4,5", "--dtype", "float16"], "--dtype"), (["--input", "1;2;;3;4"], "empty"),
     (["--input", "[[1,2]]"], "2 values"), (["--input", "1,2,3,4,5", "--residuals", "x"], "unexpected extra argument"),
     ([], "--input"), (["--input", "1/0,1,2,3,4"], "not a number"),

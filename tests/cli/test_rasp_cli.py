@@ -18,7 +18,14 @@ def test_list_json_names_every_library_program():
     code, out, _ = run("rasp", "list", "--json")
     assert code == 0
     names = [p["name"] for p in json.loads(out)["programs"]]
-    assert {"reverse", "sort", "sort_freq", "shuffle_dyck", "shuffle_dyck2", "most_freq", "sum", "max"} <= set(names)
+    tracr = {"length", "reverse", "hist", "sort_unique", "sort", "sort_freq", "frac_prevs", "pair_balance",
+             "shuffle_dyck", "shuffle_dyck2", "shift_by", "detect_pattern", "count_less_freq", "count",
+             "nary_sequencemap"}
+    beyond = {"dyck3", "dyck_depth", "sort_stable", "successor", "add_binary", "majority", "parity", "induction",
+              "double_hist", "running_max", "running_min", "most_freq", "sum", "max"}
+    assert tracr | beyond <= set(names)
+    code, out, _ = run("rasp", "list")
+    assert code == 0 and all(name in out for name in tracr | beyond)
 
 
 def test_eval_runs_the_interpreter():
@@ -60,6 +67,30 @@ def test_a_module_function_program_compiles(tmp_path, monkeypatch):
     assert code == 0 and "[True, 1/2, 2/3]" in out   # a mean of one value is that value, as in tracr
 
 
+def test_a_program_file_imports_modules_beside_it_as_python_file_would(tmp_path, monkeypatch):
+    # issue 32: `rasp compile mine.py:make_program` where mine.py does `import progs2` (a module next to it)
+    (tmp_path / "progs_beside_a2.py").write_text(
+        "from expressivity import rasp\n"
+        "def count_same():\n"
+        "    return rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)).named('same')\n")
+    (tmp_path / "mine_a2.py").write_text(
+        "import progs_beside_a2\n"
+        "from dataclasses import dataclass\n"
+        "@dataclass\n"
+        "class Options:\n"
+        "    name: str = 'same'\n"
+        "def make_program():\n"
+        "    return progs_beside_a2.count_same().named(Options().name)\n")
+    monkeypatch.chdir(tmp_path.parent)
+    monkeypatch.setattr("sys.path", list(__import__("sys").path))   # the command adds the file's folder
+    code, out, err = run("rasp", "compile", f"{tmp_path.name}/mine_a2.py:make_program", "--vocab", "1,2",
+                         "--max-len", "3", "--json")
+    assert code == 0, err
+    assert json.loads(out)["report"]["construction"] == "rasp same"
+    code, out, err = run("rasp", "eval", f"{tmp_path / 'mine_a2.py'}:make_program", "--input", "1,2,1", "--json")
+    assert code == 0 and json.loads(out)["output"] == [2, 1, 2], err
+
+
 @pytest.mark.slow
 def test_compiled_folder_runs_shows_and_exports_with_the_interpreters_outputs(tmp_path):
     folder = tmp_path / "sort"
@@ -68,10 +99,11 @@ def test_compiled_folder_runs_shows_and_exports_with_the_interpreters_outputs(tm
     assert code == 0, err
     tokens = [3, 1, 2, 1]
     expected = rasp.evaluate(lib.make_sort(rasp.tokens, rasp.tokens, max_seq_len=4, min_key=1), tokens)
-    labels_of = lambda obj: [obj["output_labels"][k] for k in obj["predicted"][1:]]  # noqa: E731
     code, out, err = run("run", folder, "--input", "0," + ",".join(str(t) for t in tokens), "--json")
     assert code == 0, err
-    assert labels_of(json.loads(out)) == [f"sort:{v}" for v in expected]
+    obj = json.loads(out)   # the answers are the program's values; the arg-max columns are named sort:<value>
+    assert obj["answers"] == ["BOS", *expected] and obj["input_values"] == ["BOS", *tokens]
+    assert [obj["output_labels"][k] for k in obj["argmax"][1:]] == [f"sort:{v}" for v in expected]
     code, _, err = run("show", folder, "--out", tmp_path / "page.html")
     assert code == 0, err
     assert "sort:1" in (tmp_path / "page.html").read_text()
@@ -85,7 +117,8 @@ def test_a_hardmax_folder_runs_exactly(tmp_path):
     assert run("rasp", "compile", "reverse", "--vocab", "1,2,3", "--max-len", "4", "--out", folder)[0] == 0
     code, out, _ = run("run", folder, "--input", "0,1,2,3", "--dtype", "exact", "--json")
     obj = json.loads(out)
-    assert code == 0 and [obj["output_labels"][k] for k in obj["predicted"][1:]] == ["reverse:3", "reverse:2", "reverse:1"]
+    assert code == 0 and obj["answers"] == ["BOS", 3, 2, 1]
+    assert [obj["output_labels"][k] for k in obj["argmax"][1:]] == ["reverse:3", "reverse:2", "reverse:1"]
     assert json.loads((folder / "report.json").read_text())["ok"]
 
 

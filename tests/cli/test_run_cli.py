@@ -1,5 +1,7 @@
-"""Valid lengths on the command line: ``run``, ``show`` and ``export --n-ctx`` refuse lengths outside a network's
-claim unless ``--allow-length``, then mark the output; the issue's shift-circuit cases, each failing before."""
+"""Valid lengths and input domains on the command line: ``run``, ``show`` and ``export --n-ctx`` refuse lengths
+outside a network's claim unless ``--allow-length``, and ``run`` and ``show`` values outside its input domain unless
+``--allow-outside``, then mark the output; the issues' cases (shift circuit, reversal of 1e12, answers of a compiled
+sort), each failing before."""
 
 import json
 from pathlib import Path
@@ -56,7 +58,9 @@ def test_allow_length_runs_and_marks_the_output_outside_the_claim(shift):
     result = json.loads(out)
     assert result["within_claim"] is False and "outside the construction's claim" in result["outside_claim"]
     assert result["output"][-1] == ["9/2"]          # the wrong answer the issue saw, now labelled
-    code, out, err = run("run", shift, "--input", NINE, "--allow-length")
+    # the softmax circuit was built for values 1..8 (max - min 7): nine of them need both flags
+    _one_line(*run("run", shift, "--input", NINE, "--allow-length")[::2], "max - min of x in the input is 8, above 7")
+    code, out, err = run("run", shift, "--input", NINE, "--allow-length", "--allow-outside")
     assert code == 0 and "WARNING: outside the construction's claim" in out
 
 
@@ -64,7 +68,7 @@ def test_show_refuses_then_marks_its_page(shift, tmp_path):
     page = tmp_path / "p.html"
     _one_line(*run("show", shift, "--input", NINE, "--out", page)[::2], "got 9 tokens")
     assert not page.exists()
-    code, out, err = run("show", shift, "--input", NINE, "--out", page, "--allow-length", "--json")
+    code, out, err = run("show", shift, "--input", NINE, "--out", page, "--allow-length", "--allow-outside", "--json")
     assert code == 0, err and json.loads(out)["within_claim"] is False
     assert 'id="outside-claim"' in page.read_text()
     code, _, err = run("show", shift, "--input", "1,2,3", "--out", tmp_path / "ok.html")
@@ -115,3 +119,143 @@ def test_an_old_folder_without_valid_lengths_gets_its_reports_length_with_a_warn
     assert code == 0 and "warning:" in err and "assuming length 8" in err
     code, _, err = run("run", old, "--input", NINE)
     assert code == 2 and "built and verified for length 8" in err
+
+
+# ---- input domains: the issue's cases (each printed a wrong number with within_claim true before) ----
+
+@pytest.fixture(scope="module")
+def rev6(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("domains") / "rev6"
+    code, _, err = run("circuit", "reverse", "--length", "6", "--out", folder)
+    assert code == 0, err
+    return folder
+
+
+@pytest.mark.parametrize("values, spread", [("1e12,1,2,3,4,5", "999999999999"), ("1e308,1e308,1,2,3,4", "1e+308")])
+def test_run_refuses_values_outside_the_range_the_scale_was_chosen_for(rev6, values, spread):
+    code, out, err = run("run", rev6, "--input", values, "--json")
+    _one_line(code, err, f"max - min of x in the input is {spread}, above 5")
+    assert "--input-range R" in err and "--scale inf" in err and "--allow-outside" in err and out == ""
+    code, out, err = run("run", rev6, "--input", values, "--allow-outside", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["within_claim"] is False and "above 5" in result["outside_claim"]
+    code, out, err = run("run", rev6, "--input", values, "--allow-outside")
+    assert code == 0 and "WARNING: outside the construction's claim" in out
+
+
+def test_inside_the_range_the_output_is_the_reversal_and_within_the_claim(rev6):
+    code, out, err = run("run", rev6, "--input", "6,1,2,3,4,5", "--json")   # spread 5: the edge
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["within_claim"] is True and "max - min <= 5" in result["input_domain"]
+    assert [y for (y,) in result["output"]] == pytest.approx([5, 4, 3, 2, 1, 6], abs=1e-9)
+
+
+def test_a_wider_input_range_is_built_for_and_then_covers_the_issues_input(tmp_path):
+    code, out, err = run("circuit", "reverse", "--length", "6", "--input-range", "1e12", "--out", tmp_path / "wide",
+                         "--json")
+    assert code == 0, err and json.loads(out)["ok"]
+    code, out, err = run("run", tmp_path / "wide", "--input", "1e12,1,2,3,4,5", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["within_claim"] is True
+    assert [y for (y,) in result["output"]] == pytest.approx([5, 4, 3, 2, 1, 1e12], abs=1e-3)
+    _one_line(*run("circuit", "sum", "--input-range", "3")[::2], "takes no input range")
+    _one_line(*run("circuit", "reverse", "--input", "1,2,9", "--input-range", "3")[::2], "more than the input range 3")
+
+
+def test_a_huge_number_is_shortened_in_messages(rev6):
+    code, _, err = run("run", rev6, "--input", "1e999,1,2,3,4,5")
+    _one_line(code, err, "9.99999e+998")
+    assert len(err) < 600          # the integer expansion made it 1,103 characters
+    code, _, err = run("run", rev6, "--input", "1e999,1,2,3,4,5", "--allow-outside")
+    _one_line(code, err, "--input value 1e+999 is beyond the float64 range")
+    code, _, err = run("run", rev6, "--input", "9" * 5000)
+    assert code == 2 and len(err) < 600
+
+
+def test_allow_length_is_refused_by_name_where_it_cannot_apply(rev6):
+    _one_line(*run("run", rev6, "--input", "1,2,3", "--allow-length")[::2],
+              "--allow-length cannot apply: its position-indexed weights exist for that length only")
+
+
+def test_show_refuses_outside_the_domain_then_marks_its_page(rev6, tmp_path):
+    page = tmp_path / "p.html"
+    _one_line(*run("show", rev6, "--input", "1e12,1,2,3,4,5", "--out", page)[::2], "above 5")
+    assert not page.exists()
+    code, out, err = run("show", rev6, "--input", "1e12,1,2,3,4,5", "--out", page, "--allow-outside", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["within_claim"] is False and "above 5" in result["outside_claim"]
+    text = page.read_text()
+    assert 'id="outside-claim"' in text and 'id="input-domain"' in text and "max - min &lt;= 5" in text
+
+
+def test_a_folder_saved_before_domains_gets_one_from_its_report(rev6, tmp_path):
+    import shutil
+
+    old = tmp_path / "old"
+    shutil.copytree(rev6, old)
+    desc_path = old / "network" / "network.json"
+    desc = json.loads(desc_path.read_text())
+    del desc["input_domain"]
+    desc_path.write_text(json.dumps(desc))
+    code, out, err = run("run", old, "--input", "1e12,1,2,3,4,5", "--json")
+    warning, error = err.strip().splitlines()        # the warning says where the domain came from
+    assert code == 2 and warning.startswith("warning:") and error.startswith("error:") and "above 5" in error
+    code, out, err = run("run", old, "--input", "1,2,3,4,5,6", "--json")
+    assert code == 0 and "saved before networks recorded their input domain" in err
+    assert "derived from 'circuit reverse''s report" in json.loads(out)["input_domain"]
+
+
+def test_token_networks_answer_with_values_not_columns(tmp_path):
+    folder = tmp_path / "sort10"
+    assert run("rasp", "compile", "sort", "--max-len", "10", "--out", folder)[0] == 0
+    code, out, err = run("run", folder, "--input", "0,3,1,2", "--dtype", "exact", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["answers"] == ["BOS", 1, 2, 3] and result["argmax"] == [0, 0, 1, 2]
+    assert result["input_values"] == ["BOS", 3, 1, 2] and result["input_ids"] == [0, 3, 1, 2]
+    code, out, err = run("run", folder, "--input", "0,3,1,2", "--dtype", "exact")
+    assert code == 0 and "answer" in out and "position" in out and "predicted" not in out
+    _one_line(*run("run", folder, "--input", "3,1,2")[::2], "token 0 is not BOS")
+    _one_line(*run("run", folder, "--input", "0,3,0,2")[::2], "token 2 is BOS, which belongs to the first position only")
+
+
+def test_flags_that_cannot_apply_are_refused_by_name(tmp_path):
+    assert run("circuit", "mean", "--out", tmp_path / "mean")[0] == 0
+    _one_line(*run("run", tmp_path / "mean", "--input", "1,2", "--allow-length")[::2],
+              "--allow-length does not apply: network 'mean' records no valid lengths")
+    from expressivity.export import save_network
+    from expressivity.export.folders import load_saved
+    from dataclasses import replace
+
+    bare = replace(load_saved(tmp_path / "mean").network, input_domain=None)   # a hand-made network: no claim
+    save_network(bare, tmp_path / "bare")
+    _one_line(*run("run", tmp_path / "bare", "--input", "1,2", "--allow-outside")[::2],
+              "--allow-outside does not apply: network 'mean' records no input domain")
+
+
+def test_outputs_before_a_parity_s_largest_lag_are_marked_unclaimed(tmp_path):
+    assert run("wang-e", "build", "--memory", "dpfree-boolean", "--lags", "1,3", "--out", tmp_path / "pb")[0] == 0
+    code, out, err = run("run", tmp_path / "pb", "--input", "1,-1,1,1,-1,1", "--json")
+    assert code == 0 and err == "", err      # no 'saved before networks recorded their valid lengths' warning
+    result = json.loads(out)
+    assert result["within_claim"] is True and result["unclaimed_positions"] == [0, 1, 2]
+    assert [y for (y,) in result["output"]][3:] == [1, -1, -1]      # x_(t-1) x_(t-3), from position 3 on
+    _one_line(*run("run", tmp_path / "pb", "--input", "1,0,1")[::2], "not one of {-1, 1}")
+
+
+def test_a_transformer_lens_export_keeps_the_domain_and_the_answers(tmp_path, tl):
+    folder = tmp_path / "sort"
+    assert run("rasp", "compile", "sort", "--vocab", "1,2,3", "--max-len", "4", "--attention", "softmax",
+               "--out", folder)[0] == 0
+    code, out, err = run("export", folder, "--to", "transformer-lens", "--out", tmp_path / "tl", "--json")
+    assert code == 0, err
+    assert "BOS at the first position only" in json.loads(out)["input_domain"]
+    code, out, err = run("run", tmp_path / "tl", "--input", "0,3,1,2", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["answers"] == ["BOS", 1, 2, 3] and "BOS at the first position only" in result["input_domain"]
+    _one_line(*run("run", tmp_path / "tl", "--input", "3,1,2")[::2], "token 0 is not BOS")

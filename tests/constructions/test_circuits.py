@@ -1,6 +1,7 @@
 """Each tutorial circuit against its exact target, across lengths and evaluators."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -66,7 +67,7 @@ def test_reversal_auto_float64_exact_to_1e9_for_lengths_1_to_256(name):
 
 
 def test_tutorial_example_reverse_scale_50():
-    net, _ = build_reverse(6, 50.0)
+    net, _ = build_reverse(6, 50.0, input_range=5.0)   # the values 1..6 span 5
     values = np.arange(1, 7, dtype=float)
     out = evaluate(net, embed(net, values), "float64")[:, 0]
     assert np.max(np.abs(out - values[::-1])) < 1e-6
@@ -78,7 +79,7 @@ def test_error_shrinks_as_scale_grows(name):
     values = _values(12)
     errors = []
     for scale in (0.5, 2.0, 8.0, 32.0):
-        net, _ = circuit.build(12, scale)
+        net, _ = circuit.build(12, scale, input_range=2.0)   # values in [-1, 1)
         errors.append(float(np.max(np.abs(evaluate(net, embed(net, values), "float64") - circuit.target(values)))))
     assert all(b < a for a, b in zip(errors, errors[1:])), errors
 
@@ -115,7 +116,7 @@ def test_reverse_dot_margin_positive_and_nonincreasing():
 def test_naive_float32_softmax_overflows_where_stable_softmax_does_not():
     scores = np.array([[100.0, 0.0, 50.0]])
     assert np.isnan(naive_softmax(scores, np.float32)).any()
-    net, _ = get_circuit("reverse-dot").build(8, 400.0)
+    net, _ = get_circuit("reverse-dot").build(8, 400.0, input_range=2.0)
     out = evaluate(net, embed(net, _values(8)), "float32")
     assert np.isfinite(out).all()
     assert np.max(np.abs(out - _values(8)[::-1, None])) < 1e-6
@@ -131,3 +132,11 @@ def test_bad_lengths_refused(bad):
 def test_bad_scales_refused(bad):
     with pytest.raises(ExpressivityError, match="scale"):
         build_reverse(4, bad)
+
+
+@pytest.mark.parametrize("dtype, kinds", [("float64", (float,)), ("float32", (float,)), ("exact", (int, Fraction))])
+def test_a_circuit_run_returns_plain_python_numbers(dtype, kinds):
+    from expressivity.constructions.circuits.check import run_circuit
+
+    run = run_circuit("sum" if dtype == "exact" else "reverse", [1, Fraction(1, 2), 3], dtype=dtype)
+    assert run.values and all(type(v) in kinds for v in run.values), [type(v) for v in run.values]

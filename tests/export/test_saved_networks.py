@@ -113,7 +113,10 @@ def test_token_models_take_ids_and_report_their_predictions(folders):
     X = parse_input(saved.network, "1 2 0 3")
     assert X.shape == (4, saved.network.d_in) and X[2, 0] == 1
     res = run_network(saved.network, X, "float64")
-    assert res["tokens"] == [1, 2, 0, 3] and len(res["predicted"]) == 4
+    assert res["input_ids"] == [1, 2, 0, 3] and res["input_values"] == [1, 2, 0, 3]
+    # a trained model's answer is its arg-max class (the model's vocabulary: the ids themselves)
+    assert res["answers"] == res["argmax"] and len(res["answers"]) == 4
+    assert all(type(v) is int for v in res["answers"] + res["argmax"] + res["input_values"])
     assert np.allclose(res["output"], evaluate(saved.network, np.asarray(X, dtype=float)))
     with pytest.raises(ExpressivityError, match="not a token id"):
         parse_input(saved.network, "1,99")

@@ -72,7 +72,8 @@ def test_every_softmax_circuit_at_lengths_1_to_16_loads_into_transformer_lens_an
     rng = np.random.default_rng(0)
     for L in range(1, 17):
         circuit = CIRCUITS[name]
-        net, _ = circuit.build(L, "auto") if circuit.scaled else circuit.build(L)
+        # values in [-1, 1): built for the input range 2
+        net, _ = circuit.build(L, "auto", input_range=2.0) if circuit.scaled else circuit.build(L)
         export = to_transformer_lens(net)
         folder = tmp_path / f"L{L}"
         save_transformer_lens(export, folder, name)
@@ -340,7 +341,7 @@ def test_any_exportable_network_matches_in_both_dtypes_with_hooks(net, n, seed):
 
 
 def test_the_readme_snippet_runs_and_gives_the_networks_output(tmp_path, monkeypatch):
-    net, _ = CIRCUITS["reverse-dot"].build(5, "auto")
+    net, _ = CIRCUITS["reverse-dot"].build(5, "auto", input_range=4.0)   # the example 1..5 spans 4
     export = to_transformer_lens(net)
     folder = tmp_path / "reverse-dot-tl"
     X = embed(net, np.arange(1.0, 6.0))
@@ -437,7 +438,7 @@ def test_classic_checkpoint_names_convert_through_convert_tl_checkpoint():
 
 
 def test_export_then_import_gives_the_same_function_with_the_labels_back(tmp_path):
-    net, _ = CIRCUITS["shift"].build(6, "auto")
+    net, _ = CIRCUITS["shift"].build(6, "auto", input_range=2.0)   # values in [-1, 1)
     save_transformer_lens(to_transformer_lens(net), tmp_path / "tl")
     back = load_transformer_lens(tmp_path / "tl")
     X = embed(net, np.random.default_rng(0).uniform(-1, 1, size=(2, 6)))

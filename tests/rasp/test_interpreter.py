@@ -28,14 +28,19 @@ def test_library_programs_on_tracrs_examples():
     dyck2 = lib.make_shuffle_dyck(["()", "{}"])
     assert rasp.evaluate(dyck2, "({)}") == [1, 1, 1, 1]
     assert rasp.evaluate(dyck2, "(){)}") == [0] * 5
-    assert rasp.evaluate(lib.make_detect_pattern(("a", "b", "c")), "abcabc") == [None, None, True, False, False, True]
+    assert rasp.evaluate(lib.detect_pattern(rasp.tokens, "abc"), "abcabc") == [None, None, True, False, False, True]
+    assert rasp.evaluate(lib.make_count_less_freq(2), list("aaabbc")) == [3] * 6      # tracr's docstring examples
+    assert rasp.evaluate(lib.make_count_less_freq(2), list("aacbbc")) == [6] * 6
+    assert rasp.evaluate(lib.make_count(rasp.tokens, "a"), list("cabc")) == [1] * 4
+    assert rasp.evaluate(lib.shift_by(2, rasp.tokens), [4, 2, 9]) == [None, None, 4]
+    assert rasp.evaluate(lib.make_nary_sequencemap(lambda x, y, z: x + y - z, rasp.tokens, rasp.tokens, rasp.indices),
+                         [3, 1, 2]) == [6, 1, 2]
 
 
 def test_beyond_tracr():
     assert rasp.evaluate(lib.make_most_freq(), [3, 1, 3, 1, 2]) == [1] * 5     # tie 2-2: the smallest
     assert rasp.evaluate(lib.make_sum([1, 2, 3]), [3, 1, 3]) == [7, 7, 7]
     assert rasp.evaluate(lib.make_max(), [2, 5, 1, 5]) == [5] * 4
-    assert rasp.evaluate(lib.make_previous_token(), [4, 2, 9]) == [None, 4, 2]
 
 
 def test_aggregate_is_an_exact_mean_with_a_default():

@@ -66,7 +66,7 @@ def _fmt(v) -> str:
 
 def circuit_result(name: str, length: int | None = None, scale="auto", dtype: str = "float64",
                    seed: int | None = None, input_text: str | None = None, shift: int = 1,
-                   tolerance: float = DEFAULT_TOLERANCE, with_network: bool = False):
+                   tolerance: float = DEFAULT_TOLERANCE, with_network: bool = False, input_range: float | None = None):
     """The JSON object ``expressivity circuit`` prints (also used by the demo); with ``with_network``,
     the pair ``(object, network)``."""
     from expressivity.constructions.circuits.check import ARITHMETIC, default_values, run_circuit
@@ -79,7 +79,7 @@ def circuit_result(name: str, length: int | None = None, scale="auto", dtype: st
     else:
         values = default_values(length, seed)
     run = run_circuit(name, values, scale=scale, dtype=dtype, seed=0 if seed is None else seed, shift=shift,
-                      tolerance=tolerance)
+                      tolerance=tolerance, input_range=input_range)
     squeeze = (lambda a: a[..., 0]) if run.output.shape[-1] == 1 else (lambda a: a)
     result = {
         "circuit": name, "length": len(values), "dtype": dtype, "arithmetic": ARITHMETIC[dtype],
@@ -87,8 +87,10 @@ def circuit_result(name: str, length: int | None = None, scale="auto", dtype: st
         "target": squeeze(run.target), "max_abs_error": run.max_abs_error,
         **({"max_abs_error_exact": run.max_abs_error_exact} if run.max_abs_error_exact is not None else {}),
         "ok": run.report.ok, "report": run.report.as_dict(),
+        "input_domain": run.network.input_domain.describe(run.network.input_labels),
         "run": run_record("circuit", {"name": name, "length": len(values), "scale": scale, "dtype": dtype,
-                                      "tolerance": tolerance, "shift": shift, "input": input_text}, seed),
+                                      "tolerance": tolerance, "shift": shift, "input": input_text,
+                                      "input_range": input_range}, seed),
     }
     return (result, run.network) if with_network else result
 
@@ -108,15 +110,20 @@ def circuit_result(name: str, length: int | None = None, scale="auto", dtype: st
               help="k for the shift circuit.")
 @click.option("--tolerance", type=PositiveNumber("1e-10"), default=DEFAULT_TOLERANCE, show_default=True,
               help="Target error bound for --scale auto.")
+@click.option("--input-range", "input_range", type=PositiveNumber("10"), default=None,
+              help="reverse, reverse-dot, shift, previous: build for inputs whose max - min is at most this (the scale "
+                   "and the error bound follow; recorded as the network's input domain). Default: the range of the "
+                   "values it runs on.")
 @construction_out_option()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.pass_context
-def circuit(ctx, name, length, scale, dtype, seed, input_text, shift, tolerance, out_dir, as_json):
+def circuit(ctx, name, length, scale, dtype, seed, input_text, shift, tolerance, input_range, out_dir, as_json):
     """Run tutorial circuit NAME and check it against its exact target (see `expressivity circuits`)."""
     _refuse_inapplicable(ctx, name, scale, input_text)
     if out_dir is not None:
         check_output_dir(out_dir, "circuit", replaces=True)
-    result, network = circuit_result(name, length, scale, dtype, seed, input_text, shift, tolerance, with_network=True)
+    result, network = circuit_result(name, length, scale, dtype, seed, input_text, shift, tolerance, with_network=True,
+                                     input_range=input_range)
     if out_dir is not None:
         result["run"]["config"]["out"] = str(out_dir)
         _save_circuit(out_dir, name, network, result)
@@ -192,6 +199,7 @@ def _print_circuit(name: str, dtype: str, result: dict) -> None:
     size = report["size"]
     console.print(f"size: {size['parameters']} parameters, {size['layers']} layers, {size['heads']} heads, "
                   f"width {size['width']}")
+    console.print(f"claim covers inputs: {result['input_domain']}", markup=False, highlight=False)
 
 
 @click.command("circuits")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import sys
 from pathlib import Path
 
 import click
@@ -61,38 +62,66 @@ def load_program(spec: str, max_seq_len: int | None):
         raise ExpressivityError(f"PROGRAM {spec!r} must be a library name ({', '.join(list(PROGRAMS)[:4])}, ...) or "
                                 "module:function")
     try:
-        if module_name.endswith(".py"):
-            path = Path(module_name)
-            if not path.is_file():
-                raise ExpressivityError(f"{path} is not a file; give path/to/file.py:function")
-            spec_obj = importlib.util.spec_from_file_location(path.stem, path)
-            module = importlib.util.module_from_spec(spec_obj)
-            spec_obj.loader.exec_module(module)
-        else:
-            module = importlib.import_module(module_name)
+        module = _import_file(Path(module_name)) if module_name.endswith(".py") else \
+            importlib.import_module(module_name)
     except ExpressivityError:
         raise
-    except Exception as exc:  # a user module can raise anything while importing
-        raise ExpressivityError(f"cannot import {module_name!r}: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")\
-            from None
+    except (Exception, SystemExit) as exc:  # a user module can raise anything while importing, even exit
+        raise ExpressivityError(f"cannot import {module_name!r}: {_said(exc)}") from None
     target = getattr(module, attr, None)
     if target is None:
         raise ExpressivityError(f"{module_name} has no attribute {attr!r}")
     program = target
     if callable(target) and not isinstance(target, SOp):
+        required = _required_arguments(target)
+        if required > 1:
+            raise ExpressivityError(f"{spec} takes {required} arguments; give a function of no argument or of "
+                                    "max_seq_len alone")
         try:
-            takes = len(inspect.signature(target).parameters) > 0
-        except (TypeError, ValueError):
-            takes = False
-        try:
-            program = target(max_seq_len or 5) if takes else target()
+            program = target(max_seq_len or 5) if required else target()
         except ExpressivityError:
             raise
-        except Exception as exc:
-            raise ExpressivityError(f"{spec} failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}") from None
+        except (Exception, SystemExit) as exc:
+            raise ExpressivityError(f"{spec} failed: {_said(exc)}") from None
     if not isinstance(program, SOp):
         raise ExpressivityError(f"{spec} gave {type(program).__name__}, not a RASP SOp")
     return program, None, attr
+
+
+def _said(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+
+
+def _required_arguments(function) -> int:
+    """How many positional arguments ``function`` needs (0 when its signature cannot be read)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return 0
+    return sum(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters)
+
+
+def _import_file(path: Path):
+    """Import ``path`` as ``python FILE`` would run it: its folder first on ``sys.path`` (so a module beside it
+    imports; it stays there for the rest of the command, as for a script), registered under its stem."""
+    if not path.is_file():
+        raise ExpressivityError(f"{path} is not a file; give path/to/file.py:function")
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    previous = sys.modules.get(path.stem)
+    sys.modules[path.stem] = module   # dataclasses and pickling look their module up by name
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        if previous is None:
+            sys.modules.pop(path.stem, None)
+        else:
+            sys.modules[path.stem] = previous
+        raise
+    return module
 
 
 @rasp_group.command("list")
@@ -100,16 +129,16 @@ def load_program(spec: str, max_seq_len: int | None):
 def rasp_list(as_json):
     """The library's RASP programs."""
     from expressivity.cli.tables import print_table
-    from expressivity.rasp.library import PROGRAMS
+    from expressivity.rasp.library import ORIGINS, PROGRAMS
 
-    rows = [{"name": p.name, "origin": p.origin, "vocab": list(p.vocab), "description": p.description}
-            for p in PROGRAMS.values()]
+    rows = [{"name": p.name, "origin": p.origin, "source": ORIGINS[p.origin], "vocab": list(p.vocab),
+             "description": p.description} for p in PROGRAMS.values()]
     if as_json:
         emit_json({"programs": rows, "run": run_record("rasp list", {})})
         return
     table = Table(title="RASP library (compile with: expressivity rasp compile NAME --max-len L)")
     for col in ("name", "from", "default vocab", "what it computes"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")   # wrap a long word rather than cut it
     for r in rows:
         table.add_row(r["name"], r["origin"], escape(",".join(map(str, r["vocab"]))), escape(r["description"]))
     print_table(console, table)

@@ -24,20 +24,23 @@ MAX_COLUMNS = 16   # tables printed for people show at most this many dimensions
 @click.option("--allow-length", "allow_length", is_flag=True,
               help="Run on a length outside the lengths the network is built and verified for; the output is then "
                    "marked as outside the construction's claim.")
+@click.option("--allow-outside", "allow_outside", is_flag=True,
+              help="Run on values outside the input domain the network is built and verified for; the output is "
+                   "then marked as outside the construction's claim.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-def run(path, input_text, dtype, residuals, allow_length, as_json):
+def run(path, input_text, dtype, residuals, allow_length, allow_outside, as_json):
     """Run the saved network at PATH (a saved network, a construction's --out folder, a trained run folder or a
-    TransformerLens folder) on --input and print its output."""
+    TransformerLens folder) on --input and print its output; token networks also print the answer per position."""
     from expressivity.export.folders import load_saved
     from expressivity.inspect.run import parse_input, run_network
 
     record = run_record("run", {"path": str(path), "input": input_text, "dtype": dtype, "residuals": residuals,
-                                "allow_length": allow_length})
+                                "allow_length": allow_length, "allow_outside": allow_outside})
     with human_output_to_stderr(as_json):
         saved = load_saved(path)
         warn(saved)
-        X = parse_input(saved.network, input_text, allow_length)
-        result = run_network(saved.network, X, dtype, residuals, allow_length)
+        X = parse_input(saved.network, input_text, allow_length, allow_outside)
+        result = run_network(saved.network, X, dtype, residuals, allow_length, allow_outside)
     result |= {"source": saved.describe(), "run": record}
     if as_json:
         emit_json(result)
@@ -46,6 +49,7 @@ def run(path, input_text, dtype, residuals, allow_length, as_json):
 
 
 def _table(title: str, values, columns, rows):
+    """A table of ``values`` ``(n, len(columns))``, one row per position, cut to the terminal's width."""
     import numpy as np
     from rich.markup import escape
     from rich.table import Table
@@ -58,7 +62,7 @@ def _table(title: str, values, columns, rows):
     if len(columns) > limit:
         shown = shown[: limit - 1] + [len(columns) - 1]
     table = Table(title=escape(title))
-    table.add_column("token", justify="right")
+    table.add_column("position", justify="right")
     for k in shown:
         if k == shown[-1] and len(shown) < len(columns):
             table.add_column("...")
@@ -73,19 +77,43 @@ def _table(title: str, values, columns, rows):
     return table
 
 
+def _answers_table(result: dict):
+    """Per position of a token network: the input token's value and the answer (the decoded output)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title="answers")
+    for column in ("position", "input", "answer"):
+        table.add_column(column, justify="right")
+    answers = result.get("answers", [None] * result["length"])
+    for i, (value, answer) in enumerate(zip(result["input_values"], answers)):
+        table.add_row(str(i), escape(_value(value)), escape(_value(answer)))
+    return table
+
+
+def _value(v) -> str:
+    from expressivity.inspect.run import fmt
+
+    if v is None:
+        return "None"
+    return v if isinstance(v, str) else fmt(v)
+
+
 def _print(result: dict) -> None:
     from expressivity.cli.tables import print_table
 
     n = result["length"]
     rows = list(range(n))
     console.print(f"{result['network']} on {n} tokens [{result['arithmetic']}]", soft_wrap=True, markup=False)
+    console.print(f"input domain: {result['input_domain']}", markup=False, highlight=False)
     if "outside_claim" in result:
         console.print(f"WARNING: {result['outside_claim']}", soft_wrap=True, markup=False, style="bold red")
-    out = result["output"]
-    if "tokens" in result:
-        console.print("tokens: " + " ".join(map(str, result["tokens"])) + "   predicted (arg-max): "
-                      + " ".join(map(str, result["predicted"])), markup=False)
-    print_table(console, _table("output", out, result["output_labels"], rows))
+    if result.get("unclaimed_positions"):
+        console.print(f"note: the claim covers outputs from position {len(result['unclaimed_positions'])} on; those "
+                      "before it are not covered by any check", markup=False, highlight=False)
+    if "input_values" in result:
+        print_table(console, _answers_table(result))
+    print_table(console, _table("output", result["output"], result["output_labels"], rows))
     for entry in result.get("residuals", []):
         print_table(console, _table(f"residual stream {entry['where']}", entry["values"], result["residual_labels"], rows))
     if max(len(result["output_labels"]), len(result.get("residual_labels", ()))) > max(3, (console.width - 8) // 11):

@@ -18,14 +18,17 @@ from expressivity.errors import ExpressivityError
 @click.option("--allow-length", "allow_length", is_flag=True,
               help="Draw an input whose length is outside the lengths the network is built and verified for; the "
                    "page then says it is outside the construction's claim.")
+@click.option("--allow-outside", "allow_outside", is_flag=True,
+              help="Draw an input with values outside the input domain the network is built and verified for; the "
+                   "page then says it is outside the construction's claim.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-def show(path, input_text, out, allow_length, as_json):
+def show(path, input_text, out, allow_length, allow_outside, as_json):
     """Write one HTML page (no network access needed to open it) for the saved network at PATH: the layers and what
     each head and MLP reads and writes, the size next to the paper's bound, every head's attention pattern on the
     input (and every mixing head's fixed matrix), the residual stream per layer, and the construction's checks and margins."""
     from expressivity.export.folders import load_saved
     from expressivity.inspect.page import GENERATOR_TAG, network_page
-    from expressivity.inspect.run import as_dtype, parse_input
+    from expressivity.inspect.run import domain_text, parse_input
     from expressivity.network.inputs import default_input
     from expressivity.network.layers import head_count
 
@@ -33,21 +36,24 @@ def show(path, input_text, out, allow_length, as_json):
         raise ExpressivityError("--out must name an HTML file, such as page.html")
     staging = staged_file(out, OutputFile.tagged("show", "an HTML page", GENERATOR_TAG.encode()))
     out = staging.path
-    record = run_record("show", {"path": str(path), "input": input_text, "out": str(out), "allow_length": allow_length})
+    record = run_record("show", {"path": str(path), "input": input_text, "out": str(out), "allow_length": allow_length,
+                                 "allow_outside": allow_outside})
     with human_output_to_stderr(as_json):
         saved = load_saved(path)
         warn(saved)
         if input_text is None:
             X = default_input(saved.network, saved.typical_length())
         else:
-            X = as_dtype(parse_input(saved.network, input_text, allow_length), "float64")
-        page = network_page(saved, X, input_text, allow_length)
+            X = parse_input(saved.network, input_text, allow_length, allow_outside)   # exact: checked as typed
+        page = network_page(saved, X, input_text, allow_length, allow_outside)
         with staging as temp:
             temp.write_text(page, encoding="utf-8")
     heads = head_count(saved.network.layers)   # one heatmap per head: attention patterns and mixing matrices
     n = int(X.shape[0])
+    outside = saved.network.outside_claim(X)
     result = {"page": str(out), "bytes": len(page.encode()), "heads": heads, "tokens": n,
-              "valid_lengths": saved.network.lengths.describe(), "within_claim": saved.network.within_claim(n),
+              "valid_lengths": saved.network.lengths.describe(), "input_domain": domain_text(saved.network),
+              "within_claim": outside is None, **({"outside_claim": outside} if outside else {}),
               "source": saved.describe(), "run": record}
     if as_json:
         emit_json(result)

@@ -14,6 +14,7 @@ import numpy as np
 from expressivity.errors import ExpressivityError
 from expressivity.export.folders import Saved
 from expressivity.manifest import RUN_RECORD, NetworkEntry, network_files, write_manifest
+from expressivity.network.answers import answers_of
 from expressivity.network.inputs import default_input, input_dims, takes_tokens
 from expressivity.network.network import Network
 from expressivity.records import check_output_dir, jsonable, staged_output, write_json
@@ -42,9 +43,12 @@ def export_network(saved: Saved, out: Path, run: dict) -> dict:
 
 
 def verification_input(net: Network, n: int, batch: int = VERIFY_BATCH, seed: int = 0) -> np.ndarray:
-    """Inputs ``(batch, n, d_in)`` to check an export on: token ids for token networks, values in
+    """Inputs ``(batch, n, d_in)`` to check an export on: a sample of the network's input domain where
+    it records one (so the check is within its claim), else token ids for token networks, values in
     [-1, 1) in the named input dimensions (all dimensions when none are named; [0, 1) for Yun's)."""
     rng = np.random.default_rng(seed)
+    if net.input_domain is not None:
+        return net.input_domain.sample(rng, batch, n, net.input_labels)
     X = np.zeros((batch, n, net.d_in))
     if takes_tokens(net):
         ids = rng.integers(0, net.d_in, size=(batch, n))
@@ -218,8 +222,10 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
             target = _target_verdict(saved, export, stage, n, seed, within_claim)
             if target is not None:
                 checked["target"] = target
+        answers = answers_of(saved.network)
         claim = {"valid_lengths": None if exported_valid is None else exported_valid.to_dict(),
-                 "within_claim": within_claim}
+                 "input_domain": None if net.input_domain is None else net.input_domain.to_dict(),
+                 "answers": None if answers is None else answers.to_dict(), "within_claim": within_claim}
         write_json(stage / "expressivity.json", export.description() | {"verified": jsonable(checked)} | claim)
         files = [str(Path(out) / p.name) for p in paths]
         write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
@@ -228,4 +234,5 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
     return {"to": "transformer-lens", "out": str(out), "files": files + [str(Path(out) / "run.json")],
             "network": net.name, "config": export.config, "cost": export.cost, "changes": list(export.changes),
             "tolerance": export.tolerance, "verified": checked, "within_claim": within_claim,
-            "valid_lengths": None if valid is None else valid.describe()}
+            "valid_lengths": None if valid is None else valid.describe(),
+            "input_domain": None if net.input_domain is None else net.input_domain.describe(net.input_labels)}

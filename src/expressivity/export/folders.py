@@ -135,9 +135,11 @@ def load_saved(path) -> Saved:
     """Read any saved network (see the module notes); a one-line :class:`ExpressivityError` otherwise.
 
     A construction saved before networks recorded their valid lengths gets the length its report
-    names (the one it was built and checked for), with a line in ``Saved.warnings`` saying so.
+    names (the one it was built and checked for), and one saved before networks recorded their input
+    domain the domain its report (or a token network's vocabulary) describes, each with a line in
+    ``Saved.warnings`` saying so; where no domain can be derived, a line says inputs are not checked.
     """
-    return _with_lengths(_load_saved(path))
+    return _with_domain(_with_lengths(_load_saved(path)))
 
 
 def _with_lengths(saved: Saved) -> Saved:
@@ -154,6 +156,47 @@ def _with_lengths(saved: Saved) -> Saved:
                "the one its report says it was built and checked for (rebuild it to record its own)")
     return replace(saved, network=replace(net, valid_lengths=ValidLengths.of([length])),
                    warnings=saved.warnings + (message,))
+
+
+def _with_domain(saved: Saved) -> Saved:
+    """Fill in ``input_domain`` of a network saved before domains were recorded (see :func:`load_saved`)."""
+    net = saved.network
+    if net.input_domain is not None:
+        return saved
+    domain, source = _derived_domain(saved)
+    if domain is None:
+        if saved.kind != "construction":
+            return saved      # a hand-saved network or a float model: it states no claim on its inputs
+        message = (f"{saved.folder} was saved before networks recorded their input domain and its report does not "
+                   "describe one; its inputs are not checked against the construction's claim (rebuild it to record it)")
+        return replace(saved, warnings=saved.warnings + (message,))
+    saved = replace(saved, network=replace(net, input_domain=domain))
+    if source is None:
+        return saved
+    message = (f"{saved.folder} was saved before networks recorded their input domain; using the one {source} "
+               f"describes ({domain.describe(net.input_labels)}); rebuild it to record its own")
+    return replace(saved, warnings=saved.warnings + (message,))
+
+
+def _derived_domain(saved: Saved):
+    """``(domain, source)`` for a network without a recorded domain: a RASP network's vocabulary (source
+    named), a token network's embedding rows (no warning: that is all a token model takes), or a
+    construction's report (source named); ``(None, None)`` otherwise."""
+    from expressivity.constructions.domains import domain_from_report
+    from expressivity.network.domain import token_domain
+    from expressivity.network.inputs import takes_tokens
+
+    net, meta = saved.network, saved.network.metadata or {}
+    if takes_tokens(net):
+        vocab, bos = meta.get("vocab"), meta.get("bos")
+        if (meta.get("construction") == "rasp" and isinstance(vocab, list) and isinstance(bos, str)
+                and len(vocab) + 1 == net.d_in and net.input_labels[0] == "tokens:BOS"):
+            return token_domain((bos, *vocab), first="tokens:BOS", labels=net.input_labels,
+                                origin="derived from the RASP vocabulary"), "its RASP vocabulary"
+        return token_domain(range(net.d_in), labels=net.input_labels, origin="derived: the token ids the embedding "
+                            "takes"), None
+    domain = domain_from_report(saved.report, net)
+    return (domain, "its report") if domain is not None else (None, None)
 
 
 def _load_saved(path) -> Saved:
@@ -280,8 +323,25 @@ def _transformer_lens(path: Path) -> Saved:
         from expressivity.network.lengths import ValidLengths
 
         net = replace(net, valid_lengths=ValidLengths.from_dict(valid))
+    net = _exported_claim(net, desc, path)
     return Saved(net, "transformer-lens", path, None, None,
                  {"transformer_lens_config": config, "exported_from": desc.get("source")})
+
+
+def _exported_claim(net: Network, desc: dict, path: Path) -> Network:
+    """The input domain and answers an export recorded in ``expressivity.json`` (absent in older exports)."""
+    from expressivity.errors import NetworkError
+    from expressivity.network.domain import InputDomain
+
+    domain, answers = desc.get("input_domain"), desc.get("answers")
+    try:
+        if isinstance(domain, dict):
+            net = replace(net, input_domain=InputDomain.from_dict(domain))
+    except NetworkError as exc:
+        raise ExpressivityError(f"{path}/expressivity.json records an invalid input domain ({exc}); export it again") from None
+    if isinstance(answers, dict):
+        net = replace(net, metadata={**net.metadata, "answers": answers})
+    return net
 
 
 def _trained(run_dir: Path) -> Saved:
@@ -301,6 +361,10 @@ def _trained(run_dir: Path) -> Saved:
     info = {"task": task.name, "task_args": config.task.args, "model_config": config.model.to_dict(),
             "seed": config.seed, "status": status.get("status"), "step": status.get("step"), "run_id": config.id()}
     net = _named(net, f"trained {'+'.join(config.model.layer_mixers())} on {task.name} (seed {config.seed})")
+    if net.input_domain is not None:   # a token model: its ids under the names the task gives them
+        from expressivity.network.domain import token_domain
+
+        net = replace(net, input_domain=token_domain(task.token_names(), labels=net.input_labels))
     return Saved(net, "trained run", run_dir, None, None, info)
 
 

@@ -25,7 +25,8 @@ import numpy as np
 
 from expressivity.errors import ExpressivityError
 from expressivity.export.folders import Saved
-from expressivity.inspect.run import outside_claim
+from expressivity.inspect.run import domain_text, outside_claim, token_answers
+from expressivity.network.inputs import takes_tokens
 from expressivity.network.layers import head_count, rule_for
 from expressivity.network.network import Network
 
@@ -306,20 +307,22 @@ def _no_pictures(k: int, layer, H: np.ndarray, n: int) -> str:
 _PICTURES = {"attention": _attention_pictures, "mixing": _mixing_pictures, "feedforward": _no_pictures}
 
 
-def _evaluate_for_page(net: Network, X: np.ndarray, allow_length: bool):
+def _evaluate_for_page(net: Network, X: np.ndarray, allow_length: bool, allow_outside: bool):
     """Outputs ``(1, n, d_out)`` and residuals (``len(layers) + 1`` arrays ``(1, n, d)``) of the float64
-    reference pass on ``X`` ``(n, d_in)``, refused when the page would be too big or a value is not finite."""
+    reference pass on ``X`` ``(n, d_in)`` (exact or float: the claim is checked on it as given),
+    refused when the page would be too big or a value is not finite."""
     from expressivity.network.reference import forward
 
-    net.check_input(X, allow_length=allow_length)
+    net.check_input(X, allow_length=allow_length, allow_outside=allow_outside)
+    X = _floats(X)
     n = X.shape[0]
     heads = head_count(net.layers)
     cells = heads * n * n + (len(net.layers) + 1) * n * net.d
     if cells > MAX_CELLS:
         raise ExpressivityError(f"the page would draw {cells:,} cells ({heads} heads x {n}^2 plus the residual stream); "
                                 f"the limit is {MAX_CELLS:,}: give a shorter --input")
-    with np.errstate(all="ignore"):
-        out, residuals = forward(net, X[None], return_residuals=True, allow_length=allow_length)
+    with np.errstate(all="ignore"):   # the claim was checked above, on X as given
+        out, residuals = forward(net, X[None], return_residuals=True, allow_length=True, allow_outside=True)
     if not (np.all(np.isfinite(out)) and all(np.all(np.isfinite(r)) for r in residuals)):
         raise ExpressivityError(f"network {net.name!r} produced non-finite values in float64 on this input; use smaller "
                                 "input values")
@@ -331,6 +334,18 @@ def _residual_section(net: Network, residuals, tokens) -> str:
     where = ["input (embedded, with positions)"] + [f"after layer {k}" + (f": {layer.name}" if layer.name else "")
                                                      for k, layer in enumerate(net.layers)]
     return "".join(f"<h3>{_e(w)}</h3>" + _value_table(R[0], net.labels, tokens) for w, R in zip(where, residuals))
+
+
+def _answers_section(net: Network, X: np.ndarray, out: np.ndarray) -> str:
+    """A token network's input value, answer and arg-max output column per position (empty for other networks)."""
+    if not takes_tokens(net):
+        return ""
+    found = token_answers(net, X, out)
+    answers = found.get("answers", ["-"] * len(X))
+    rows = "".join(f"<tr><td>{i}</td><td>{_e(v)}</td><td>{_e(a)}</td><td>{k}</td></tr>"
+                   for i, (v, a, k) in enumerate(zip(found["input_values"], answers, found["argmax"])))
+    return ('<table id="answers"><tr><th>position</th><th>input</th><th>answer</th><th>arg-max column</th></tr>'
+            f"{rows}</table>")
 
 
 def _source_line(saved: Saved) -> str:
@@ -345,14 +360,26 @@ def _source_line(saved: Saved) -> str:
     return source + ok
 
 
-def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None, allow_length: bool = False) -> str:
-    """The HTML page of ``saved.network`` on input ``X`` ``(n, d_in)`` (float64), as text.
+def _floats(X: np.ndarray) -> np.ndarray:
+    try:
+        return np.asarray(X, dtype=np.float64)
+    except OverflowError:
+        raise ExpressivityError("an input value is beyond the float64 range (|v| > 1.8e308), which the page's float64 "
+                                "pass cannot draw; use smaller values") from None
 
-    A length outside the network's valid lengths is refused unless ``allow_length``; the page
-    then says, at the top, that what it shows is outside the construction's claim."""
+
+def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None, allow_length: bool = False,
+                 allow_outside: bool = False) -> str:
+    """The HTML page of ``saved.network`` on input ``X`` ``(n, d_in)`` (exact numbers or floats), as text.
+
+    A length outside the network's valid lengths is refused unless ``allow_length``, values outside
+    its input domain unless ``allow_outside``; the page then says, at the top, that what it shows is
+    outside the construction's claim. It names the input domain, and on a token network the answer
+    (the decoded output) at every position."""
     net = saved.network
-    X = np.asarray(X, dtype=np.float64)
-    out, residuals = _evaluate_for_page(net, X, allow_length)
+    out, residuals = _evaluate_for_page(net, X, allow_length, allow_outside)
+    outside = outside_claim(net, X)
+    X = _floats(X)
     n = X.shape[0]
     tokens = [str(i) for i in range(n)]
     outs = net.output_labels or tuple(f"y[{k}]" for k in range(net.d_out))
@@ -365,7 +392,7 @@ def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None, all
     body = f"""
 <h1>{_e(net.name or 'network')}</h1>
 <p class="muted">{source}</p>
-{'' if net.within_claim(n) else f'<p class="bad" id="outside-claim">{_e(outside_claim(net, n))}</p>'}
+{'' if outside is None else f'<p class="bad" id="outside-claim">{_e(outside)}</p>'}
 <div id="status"></div>
 <h2>Size</h2>{_size_section(net, report)}
 <h2>Residual dimensions</h2><p>{_e(', '.join(f'{k}:{lab}' for k, lab in enumerate(net.labels)))}</p>
@@ -373,7 +400,8 @@ def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None, all
 {' &middot; positional encoding' if net.positional_encoding is not None else ''} &middot; output: {_e(', '.join(outs))}</p>
 <h2>Layers: what each head and MLP reads and writes</h2>{_layers_section(net)}
 <h2>Input and output</h2><p>Input: {given}, {n} tokens, evaluated in NumPy float64 (the reference pass).</p>
-{_value_table(X, net.input_labels, tokens)}{_value_table(out[0], outs, tokens)}
+<p id="input-domain">Input domain (what the claim covers): {_e(domain_text(net))}</p>
+{_answers_section(net, X, out[0])}{_value_table(X, net.input_labels, tokens)}{_value_table(out[0], outs, tokens)}
 <h2>Attention patterns</h2><p class="muted">Rows are queries, columns keys; darker is more weight.</p>
 {''.join(attn_html) or '<p class="muted">This network has no attention layers.</p>'}
 <h2>Residual stream</h2><p class="muted">After the input and after every layer; red positive, blue negative.</p>

@@ -24,6 +24,8 @@ from fractions import Fraction
 import numpy as np
 
 from expressivity.errors import ExpressivityError
+from expressivity.network.answers import answers_of, plain
+from expressivity.network.domain import short
 from expressivity.network.evaluate import DTYPES, evaluate
 from expressivity.network.inputs import input_dims, input_help, takes_tokens
 from expressivity.network.network import Network
@@ -87,10 +89,12 @@ def _split(text: str, one_per_token: bool) -> list[list[Fraction]]:
     return [[v] for v in values] if one_per_token else [values]
 
 
-def parse_input(net: Network, text, allow_length: bool = False) -> np.ndarray:
+def parse_input(net: Network, text, allow_length: bool = False, allow_outside: bool = False) -> np.ndarray:
     """The network input ``(n, d_in)`` (an object array of exact numbers) that ``text`` describes.
 
-    A length outside ``net.valid_lengths`` is refused unless ``allow_length``."""
+    A length outside ``net.valid_lengths`` is refused unless ``allow_length``, a value outside
+    ``net.input_domain`` unless ``allow_outside``; either given where it cannot apply is refused."""
+    refuse_inapplicable(net, allow_length, allow_outside)
     if not isinstance(text, str) or not text.strip():
         raise ExpressivityError(f"--input is empty; give {input_help(net)}")
     if len(text) > 50 * MAX_VALUES:
@@ -113,7 +117,7 @@ def parse_input(net: Network, text, allow_length: bool = False) -> np.ndarray:
     if tokens:
         for i, (v,) in enumerate(rows):
             if v.denominator != 1 or not 0 <= v < net.d_in:
-                raise ExpressivityError(f"--input token {i}: {v} is not a token id in 0..{net.d_in - 1}")
+                raise ExpressivityError(f"--input token {i}: {short(v)} is not a token id in 0..{net.d_in - 1}")
             X[i, int(v)] = 1
     else:
         cols = dims if dims is not None else list(range(net.d_in))
@@ -121,11 +125,27 @@ def parse_input(net: Network, text, allow_length: bool = False) -> np.ndarray:
             for c, v in zip(cols, row):
                 X[i, c] = v.numerator if v.denominator == 1 else v
     try:
-        net.check_input(X, allow_length=allow_length)
+        net.check_input(X, allow_length=allow_length, allow_outside=allow_outside)
     except ExpressivityError as exc:
-        message = str(exc).replace("pass allow_length=True", "pass --allow-length")
-        raise ExpressivityError(f"--input: {message}") from None
+        raise ExpressivityError(f"--input: {as_flags(str(exc))}") from None
     return X
+
+
+def refuse_inapplicable(net: Network, allow_length: bool, allow_outside: bool) -> None:
+    """``--allow-length`` / ``--allow-outside`` on a network with no such claim to step outside: one line naming it."""
+    if allow_length and (net.valid_lengths is None or net.valid_lengths.is_any):
+        raise ExpressivityError(f"--allow-length does not apply: network {net.name!r} records no valid lengths narrower "
+                                f"than its weights take ({net.structural_lengths().describe()}); drop it")
+    if allow_outside and net.input_domain is None:
+        raise ExpressivityError(f"--allow-outside does not apply: network {net.name!r} records no input domain (its "
+                                "inputs are not checked against a claim); drop it")
+
+
+def as_flags(message: str) -> str:
+    """A library message with its keyword arguments spelled as the command line's flags."""
+    for keyword, flag in (("allow_length", "--allow-length"), ("allow_outside", "--allow-outside")):
+        message = message.replace(f"{keyword}=True", flag).replace(f"{keyword} cannot", f"{flag} cannot")
+    return message
 
 
 def as_dtype(X: np.ndarray, dtype: str) -> np.ndarray:
@@ -137,23 +157,29 @@ def as_dtype(X: np.ndarray, dtype: str) -> np.ndarray:
         try:
             out.flat[k] = float(v)
         except OverflowError:
-            raise ExpressivityError(f"--input value {v} is beyond the float64 range (|v| > 1.8e308); use smaller values "
-                                    "or --dtype exact") from None
+            raise ExpressivityError(f"--input value {short(v)} is beyond the float64 range (|v| > 1.8e308); use smaller "
+                                    "values or --dtype exact") from None
     return out
 
 
-def outside_claim(net: Network, n: int) -> str:
-    """The note every output computed at a length outside the network's claim carries."""
-    return (f"outside the construction's claim: {net.name!r} is built and verified for {net.valid_lengths.describe()}, "
-            f"this input has {n} tokens (run with --allow-length); the output is not covered by any check")
+def outside_claim(net: Network, X: np.ndarray) -> str | None:
+    """The note every output computed outside the network's claim carries (``None`` inside it)."""
+    reason = net.outside_claim(X)
+    if reason is None:
+        return None
+    return f"outside the construction's claim: {reason}; the output is not covered by any check"
 
 
 def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: bool = False,
-                allow_length: bool = False) -> dict:
+                allow_length: bool = False, allow_outside: bool = False) -> dict:
     """Evaluate ``net`` on ``X`` ``(n, d_in)`` in ``dtype``: outputs under their labels, optionally the residuals.
 
-    ``within_claim`` says whether ``n`` is one of the network's valid lengths; outside them the
-    call is refused unless ``allow_length``, and the result then carries ``outside_claim``.
+    ``within_claim`` says whether ``X`` is inside the network's claim (one of its valid lengths,
+    inside its input domain); outside it the call is refused unless ``allow_length`` /
+    ``allow_outside``, and the result then carries ``outside_claim`` (the reason). On a token
+    network the result also has, per position, the input token's id and value
+    (``input_ids``, ``input_values``), the answer (``answers``: the decoded value) and the arg-max
+    output column (``argmax``); every list holds plain Python values.
 
     Raises a one-line :class:`ExpressivityError` when the evaluator cannot run the network
     (exact on softmax) or the result is not finite (overflow).
@@ -162,18 +188,22 @@ def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: 
         raise ExpressivityError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
     Xd = as_dtype(X, dtype)
     with np.errstate(all="ignore"):
-        result = evaluate(net, Xd, dtype, allow_length=allow_length, return_residuals=residuals)   # one pass
+        result = evaluate(net, Xd, dtype, allow_length=allow_length, allow_outside=allow_outside,
+                          return_residuals=residuals)   # one pass
         out, res = (result[0], list(result[1])) if residuals else (result, None)
     _check_finite(out, net, dtype)
     outs = net.output_labels or tuple(f"y[{k}]" for k in range(net.d_out))
+    note = outside_claim(net, X)
     result = {"network": net.name, "dtype": dtype, "arithmetic": ARITHMETIC[dtype], "length": int(X.shape[0]),
               "input_labels": list(net.input_labels), "input": X, "output_labels": list(outs), "output": out,
-              "valid_lengths": net.lengths.describe(), "within_claim": net.within_claim(int(X.shape[0]))}
-    if not result["within_claim"]:
-        result["outside_claim"] = outside_claim(net, int(X.shape[0]))
+              "valid_lengths": net.lengths.describe(), "input_domain": domain_text(net), "within_claim": note is None}
+    if note is not None:
+        result["outside_claim"] = note
+    claimed_from = 0 if net.input_domain is None else net.input_domain.claimed_from
+    if claimed_from:     # e.g. a lag that reaches before the start: the claim says nothing about these outputs
+        result["unclaimed_positions"] = list(range(min(claimed_from, int(X.shape[0]))))
     if takes_tokens(net):
-        result["tokens"] = [int(np.argmax(np.asarray(row, dtype=np.float64))) for row in X]
-        result["predicted"] = [int(np.argmax(np.asarray(row, dtype=np.float64))) for row in out]
+        result |= token_answers(net, X, out)
     if res is not None:
         for H in res:
             _check_finite(H, net, dtype)
@@ -182,6 +212,29 @@ def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: 
         result["residual_labels"] = list(net.labels)
         result["residuals"] = [{"where": w, "values": H} for w, H in zip(names, res)]
     return result
+
+
+def domain_text(net: Network) -> str:
+    """The network's input domain in one line, saying where it came from (recorded, derived, unknown)."""
+    domain = net.input_domain
+    if domain is None:
+        return "not recorded (inputs are not checked against a claim)"
+    origin = "" if domain.origin == "recorded" else f" [{domain.origin}]"
+    return domain.describe(net.input_labels) + origin
+
+
+def token_answers(net: Network, X: np.ndarray, out: np.ndarray) -> dict:
+    """Per position of a token network's input ``X`` ``(n, d_in)`` and output ``out`` ``(n, d_out)``: the
+    input id and value, the answer (the decoded output) and the arg-max output column; plain Python values."""
+    ids = [int(np.argmax(np.asarray(row, dtype=np.float64))) for row in X]
+    names = net.input_domain.names() if net.input_domain is not None else None
+    found = {"input_ids": ids, "input_values": [plain(names[i]) if names else i for i in ids]}
+    answers = answers_of(net)
+    if answers is not None:
+        found["answers"], found["argmax"] = answers.decode(out)
+    else:
+        found["argmax"] = [int(np.argmax(np.asarray(row, dtype=np.float64))) for row in out]
+    return found
 
 
 def _check_finite(values: np.ndarray, net: Network, dtype: str) -> None:

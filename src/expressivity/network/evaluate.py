@@ -22,7 +22,7 @@ DTYPES = ("exact", "float64", "float32", "torch-float64")
 
 
 def evaluate(network: Network, X, dtype: str = "float64", *, allow_length: bool = False,
-             return_residuals: bool = False):
+             allow_outside: bool = False, return_residuals: bool = False):
     """Run ``network`` on ``X`` (``(n, d)`` or ``(batch, n, d)``, tokens as rows).
 
     Returns an object array of exact numbers for ``"exact"``, else float64 values (float32
@@ -30,10 +30,11 @@ def evaluate(network: Network, X, dtype: str = "float64", *, allow_length: bool 
     ``return_residuals`` returns ``(output, [H_0, H_1, ...])`` from the same pass: the residual
     stream after the input and after every layer, each shaped like ``X`` with ``d`` columns.
     Lengths outside ``network.valid_lengths`` are refused unless ``allow_length`` (then the
-    result is outside the construction's claim). Wrong types raise a one-line :class:`EvaluationError`.
+    result is outside the construction's claim), and so are values outside ``network.input_domain``
+    unless ``allow_outside``. Wrong types raise a one-line :class:`EvaluationError`.
     """
     check_evaluation(network, X, dtype)
-    options = {"allow_length": allow_length, "return_residuals": return_residuals}
+    options = {"allow_length": allow_length, "allow_outside": allow_outside, "return_residuals": return_residuals}
     if dtype == "exact":
         from expressivity.network.exact import forward_exact
 

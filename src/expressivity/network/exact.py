@@ -63,18 +63,19 @@ def _feedforward_refusal(layer: FeedForwardLayer, k: int) -> str | None:
 
 
 def forward_exact(network: Network, X, *, return_residuals: bool = False, allow_length: bool = False,
-                  fast: bool = True):
+                  allow_outside: bool = False, fast: bool = True):
     """Exact forward pass. ``X``: ``(n, d_in)`` or ``(batch, n, d_in)``; returns an object array
     (``(n, d_out)`` or ``(batch, n, d_out)``), with ``return_residuals`` also the residual stream
     after the input and after every layer.
 
-    ``allow_length``: run on a length outside ``network.valid_lengths`` (outside its claim).
+    ``allow_length``: run on a length outside ``network.valid_lengths`` (outside its claim);
+    ``allow_outside``: on values outside ``network.input_domain`` (outside its claim).
     ``fast``: run the scaled-integer pass (:mod:`expressivity.network.exact_scaled`: the same
     numbers of the same types, ~30x faster) when the network qualifies; ``False`` forces the
     Fraction path, the reference that tests hold the fast one to."""
     check_exact_evaluable(network)
     X = to_exact(X)
-    network.check_input(X, allow_length=allow_length)
+    network.check_input(X, allow_length=allow_length, allow_outside=allow_outside)
     single = X.ndim == 2
     run = run_scaled if fast and scaled_refusal(network) is None else _forward_fractions
     out, residuals = run(network, X[None] if single else X, return_residuals)

@@ -67,19 +67,23 @@ def input_help(net: Network) -> str:
 
 
 def default_input(net: Network, length: int | None = None, seed: int = 0) -> np.ndarray:
-    """A readable example input ``(n, d_in)`` (float64): ``1..n`` in the named input dimension,
-    random token ids, or values in [-1, 1) rounded to two decimals ([0, 1) for Yun's networks)."""
+    """A readable example input ``(n, d_in)`` (float64) inside the network's input domain: ``1..n`` in
+    the named input dimension, random token ids, or values in [-1, 1) rounded to two decimals; where
+    that is outside the domain, a sample of the domain (rounded where that stays inside)."""
     rng = np.random.default_rng(seed)
     n = length or net.lengths.closest(6)
     X = np.zeros((n, net.d_in))
+    dims = input_dims(net)
     if takes_tokens(net):
         X[np.arange(n), rng.integers(0, net.d_in, size=n)] = 1.0
-        return X
-    dims = input_dims(net)
-    if dims is not None and len(dims) == 1:
+    elif dims is not None and len(dims) == 1:
         X[:, dims[0]] = np.arange(1, n + 1)
+    else:
+        cols = dims if dims is not None else list(range(net.d_in))
+        X[:, cols] = np.round(rng.uniform(-1.0, 1.0, size=(n, len(cols))), 2)
+    domain = net.input_domain
+    if domain is None or domain.violation(X, net.input_labels) is None:
         return X
-    low = 0.0 if net.name.startswith("yun[") else -1.0
-    cols = dims if dims is not None else list(range(net.d_in))
-    X[:, cols] = np.round(rng.uniform(low, 1.0, size=(n, len(cols))), 2)
-    return X
+    sample = domain.sample(rng, 1, n, net.input_labels)[0]
+    rounded = np.round(sample, 2)
+    return rounded if domain.violation(rounded, net.input_labels) is None else sample

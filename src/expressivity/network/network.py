@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from expressivity.errors import NetworkError
+from expressivity.network.domain import InputDomain, refusal as domain_refusal
 from expressivity.network.labels import summarise_labels
 from expressivity.network.layers import LAYERS, Layer, LayerNorm, layer_from_dict
 from expressivity.network.lengths import ValidLengths, common_lengths, refusal
@@ -44,6 +45,10 @@ class Network:
             :mod:`expressivity.network.lengths`); evaluators refuse other lengths unless called with
             ``allow_length=True``. ``None``: no claim recorded (hand-built networks, networks saved
             before lengths were recorded); only the structural limits above apply.
+        input_domain: the inputs the network's claim covers (its contract, see
+            :mod:`expressivity.network.domain`); evaluators refuse other inputs unless called with
+            ``allow_outside=True``. ``None``: no claim recorded (hand-built networks; folders saved
+            before domains were recorded get one derived by the loader where it can).
     """
 
     layers: tuple[Layer, ...]
@@ -60,6 +65,7 @@ class Network:
     final_norm: LayerNorm | None = None
     max_length: int | None = None
     valid_lengths: ValidLengths | None = None
+    input_domain: InputDomain | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "layers", tuple(self.layers))
@@ -92,6 +98,11 @@ class Network:
                 raise NetworkError(f"{len(self.output_labels)} output labels for {self.d_out} outputs")
         self._check_lengths()
         self._check_valid_lengths()
+        if self.input_domain is not None:
+            if not isinstance(self.input_domain, InputDomain):
+                raise NetworkError(f"input_domain must be an InputDomain (expressivity.network.domain) or None, got "
+                                   f"{type(self.input_domain).__name__}")
+            self.input_domain.check_labels(self.input_labels)
 
     def _set_array(self, attr: str, what: str, ok, expected: str) -> None:
         value = getattr(self, attr)
@@ -176,11 +187,12 @@ class Network:
             return ValidLengths.range(1, self.max_length)
         return ValidLengths.any()
 
-    def check_input(self, X: np.ndarray, *, allow_length: bool = False) -> None:
+    def check_input(self, X: np.ndarray, *, allow_length: bool = False, allow_outside: bool = False) -> None:
         """Raise :class:`NetworkError` unless ``X`` is ``(n, d_in)`` or ``(batch, n, d_in)`` of the right sizes.
 
-        ``n`` must also be one of :attr:`valid_lengths` unless ``allow_length`` is true (then the
-        result is outside the construction's claim; the caller says so).
+        ``n`` must also be one of :attr:`valid_lengths` unless ``allow_length``, and ``X`` inside
+        :attr:`input_domain` unless ``allow_outside`` (then the result is outside the
+        construction's claim; the caller says so, see :meth:`outside_claim`).
         """
         if X.ndim not in (2, 3) or X.shape[-1] != self.d_in:
             raise NetworkError(f"input must be (n, {self.d_in}) or (batch, n, {self.d_in}); got shape {X.shape}")
@@ -188,15 +200,39 @@ class Network:
         if n < 1:
             raise NetworkError("input has no tokens")
         if self.length is not None and n != self.length:
-            raise NetworkError(f"network {self.name!r} is built for length {self.length}, got {n}; rebuild it for length {n}")
+            flag = ("; allow_length cannot apply: its position-indexed weights exist for that length only"
+                    if allow_length else "")
+            raise NetworkError(f"network {self.name!r} is built for length {self.length}, got {n}; rebuild it for "
+                               f"length {n}{flag}")
         if self.max_length is not None and n > self.max_length:
-            raise NetworkError(f"network {self.name!r} takes at most {self.max_length} tokens, got {n}; shorten the input")
+            flag = (f"; allow_length cannot apply: its position-indexed weights stop at {self.max_length}"
+                    if allow_length else "")
+            raise NetworkError(f"network {self.name!r} takes at most {self.max_length} tokens, got {n}; shorten the "
+                               f"input{flag}")
         if not allow_length and self.valid_lengths is not None and not self.valid_lengths.contains(n):
             raise NetworkError(refusal(self.name, self.valid_lengths, n))
+        if not allow_outside and self.input_domain is not None:
+            reason = self.input_domain.violation(X, self.input_labels)
+            if reason is not None:
+                raise NetworkError(domain_refusal(self.name, self.input_domain, reason, self.input_labels))
 
     def within_claim(self, n: int) -> bool:
-        """False when ``n`` tokens are outside the recorded :attr:`valid_lengths`."""
+        """False when ``n`` tokens are outside the recorded :attr:`valid_lengths` (see :meth:`outside_claim` for inputs)."""
         return self.valid_lengths is None or self.valid_lengths.contains(n)
+
+    def outside_claim(self, X: np.ndarray) -> str | None:
+        """Why input ``X`` (``(n, d_in)`` or ``(batch, n, d_in)``) is outside the construction's claim
+        (its length is not one of :attr:`valid_lengths`, or a value is outside :attr:`input_domain`),
+        or ``None`` when it is inside (or no claim is recorded)."""
+        n = int(X.shape[-2])
+        if not self.within_claim(n):
+            return f"{n} tokens, outside the lengths {self.name!r} is built and verified for ({self.valid_lengths.describe()})"
+        if self.input_domain is not None:
+            reason = self.input_domain.violation(X, self.input_labels)
+            if reason is not None:
+                return (f"{reason}, outside the inputs {self.name!r} is built and verified for "
+                        f"({self.input_domain.describe(self.input_labels, facts=False)})")
+        return None
 
     @property
     def uses_position(self) -> bool:
@@ -244,6 +280,9 @@ class Network:
                        final_norm=other.final_norm, output_labels=other.output_labels,
                        max_length=self.max_length or other.max_length,
                        valid_lengths=common_lengths(self.valid_lengths, other.valid_lengths),
+                       # the composition reads the first network's input: its domain is the first's (the
+                       # second's is about the first's outputs, which the composing construction vouches for)
+                       input_domain=self.input_domain,
                        name=f"{other.name} o {self.name}".strip(" o"), metadata={**self.metadata, **other.metadata})
 
     # ---- printing ----------------------------------------------------------------------
@@ -266,6 +305,8 @@ class Network:
             lines.append("  input: + bias")
         if self.positional_encoding is not None:
             lines.append(f"  input: + positional encoding {self.positional_encoding.shape}")
+        if self.input_domain is not None:
+            lines.append(f"  claim covers inputs: {self.input_domain.describe(self.input_labels)}")
         shown = self.layers if len(self.layers) <= max_layers else self.layers[: max_layers // 2]
         for k, layer in enumerate(shown):
             lines.append(f"  [{k}] " + layer.describe(self.labels))
@@ -296,6 +337,7 @@ class Network:
             "output_labels": None if self.output_labels is None else list(self.output_labels),
             "max_length": self.max_length,
             "valid_lengths": None if self.valid_lengths is None else self.valid_lengths.to_dict(),
+            "input_domain": None if self.input_domain is None else self.input_domain.to_dict(),
             **{attr: put(attr) for attr in ("embedding", "embedding_bias", "positional_encoding", "readout", "readout_bias")},
             "final_norm": None if self.final_norm is None else self.final_norm.to_dict(arrays.scope("final_norm.")),
             "layers": [layer.to_dict(arrays.scope(f"layers.{k}.")) for k, layer in enumerate(self.layers)],
@@ -310,9 +352,11 @@ class Network:
 
         norm = d.get("final_norm")
         valid = d.get("valid_lengths")
+        domain = d.get("input_domain")
         layers = tuple(layer_from_dict(layer, arrays.scope(f"layers.{k}.")) for k, layer in enumerate(d["layers"]))
         return cls(layers, tuple(d["labels"]), get("positional_encoding"), get("readout"),
                    None if d.get("output_labels") is None else tuple(d["output_labels"]), d["name"], metadata or {},
                    get("embedding"), get("embedding_bias"), d.get("input_labels"), get("readout_bias"),
                    None if norm is None else LayerNorm.from_dict(norm, arrays.scope("final_norm.")), d.get("max_length"),
-                   None if valid is None else ValidLengths.from_dict(valid))
+                   None if valid is None else ValidLengths.from_dict(valid),
+                   None if domain is None else InputDomain.from_dict(domain))

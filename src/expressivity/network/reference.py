@@ -38,20 +38,22 @@ def _f(a) -> np.ndarray:
     return np.asarray(a, dtype=np.float64)
 
 
-def forward(network: Network, X: np.ndarray, *, return_residuals: bool = False, allow_length: bool = False):
+def forward(network: Network, X: np.ndarray, *, return_residuals: bool = False, allow_length: bool = False,
+            allow_outside: bool = False):
     """Run ``network`` on ``X`` in float64.
 
     Args:
         X: ``(n, d_in)`` or ``(batch, n, d_in)`` input, tokens as rows.
         return_residuals: also return the residual stream after the input and after every layer.
         allow_length: run on a length outside ``network.valid_lengths`` (outside its claim).
+        allow_outside: run on values outside ``network.input_domain`` (outside its claim).
 
     Returns:
         ``(batch, n, d_out)`` outputs (``(n, d_out)`` for unbatched input); with
         ``return_residuals`` a pair ``(outputs, [H_0, H_1, ...])``.
     """
     X = _f(X)
-    network.check_input(X, allow_length=allow_length)
+    network.check_input(X, allow_length=allow_length, allow_outside=allow_outside)
     single = X.ndim == 2
     H = embed(network, X[None] if single else X)
     residuals = [H]

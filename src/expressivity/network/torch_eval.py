@@ -238,16 +238,17 @@ def to_torch(network: Network, dtype: str | torch.dtype = "float64") -> TorchNet
 
 
 def forward_torch(network: Network, X, dtype: str = "float64", device: str = "cpu", *,
-                  return_residuals: bool = False, allow_length: bool = False):
+                  return_residuals: bool = False, allow_length: bool = False, allow_outside: bool = False):
     """Evaluate ``network`` on ``X`` (``(n, d_in)`` or ``(batch, n, d_in)``) with PyTorch; returns float64 NumPy.
 
     Returns the outputs (``(n, d_out)`` or ``(batch, n, d_out)``, like ``X``), or with
     ``return_residuals`` the pair ``(outputs, [H_0, H_1, ...])`` as the reference pass gives it:
     ``H_0`` the stream after the input, ``H_k`` after layer ``k - 1``, each ``(n, d)`` or
     ``(batch, n, d)`` like ``X`` (computed in ``dtype``, widened to float64).
-    ``allow_length``: run on a length outside ``network.valid_lengths`` (outside its claim)."""
+    ``allow_length``: run on a length outside ``network.valid_lengths`` (outside its claim);
+    ``allow_outside``: on values outside ``network.input_domain`` (outside its claim)."""
     X = np.asarray(X, dtype=np.float64)
-    network.check_input(X, allow_length=allow_length)
+    network.check_input(X, allow_length=allow_length, allow_outside=allow_outside)
     single = X.ndim == 2
     module = to_torch(network, dtype).to(device)
     with torch.no_grad():

@@ -26,6 +26,8 @@ import torch
 from torch import nn
 
 from expressivity.errors import ExpressivityError, NetworkError, require_int, require_type
+from expressivity.network.answers import Answers
+from expressivity.network.domain import token_domain
 from expressivity.network.layers import AttentionLayer, FeedForwardLayer, LayerNorm, MixingLayer, rule_for
 from expressivity.network.network import Network
 from expressivity.nn.config import activation_spec
@@ -62,15 +64,19 @@ def to_network(model: Model) -> Network:
             layers.append(block.ffn.to_layer(_norm(block.norm2), f"block {k} ffn"))
     tokens = cfg.vocab_size > 0
     embed = model.embed
+    # a token model's inputs are its vocabulary (one-hot ids) and its answer the arg-max class; a
+    # float model has no proven claim on its inputs, so no domain is recorded
+    domain = token_domain(range(cfg.vocab_size)) if tokens else None
     return Network(
         tuple(layers), labels=tuple(f"h[{k}]" for k in range(cfg.d_model)),
         positional_encoding=None if model.ape is None else _np(model.ape(cfg.max_len)),
         readout=_np(model.readout.weight).T, output_labels=tuple(f"y[{k}]" for k in range(cfg.d_out)),
-        name="trained model", metadata={"model_config": cfg.to_dict()},
+        name="trained model",
+        metadata={"model_config": cfg.to_dict(), **({"answers": Answers("class").to_dict()} if tokens else {})},
         embedding=_np(embed.weight) if tokens else _np(embed.weight).T,
         embedding_bias=None if tokens else _np(embed.bias),
         input_labels=tuple(f"token {k}" if tokens else f"x[{k}]" for k in range(cfg.vocab_size if tokens else cfg.d_in)),
-        readout_bias=_np(model.readout.bias), final_norm=_norm(model.norm), max_length=cfg.max_len)
+        readout_bias=_np(model.readout.bias), final_norm=_norm(model.norm), max_length=cfg.max_len, input_domain=domain)
 
 
 @dataclass

@@ -15,6 +15,8 @@ import math
 import numpy as np
 
 from expressivity.network import AttentionLayer, FeedForwardLayer, Network
+from expressivity.network.answers import Answers
+from expressivity.network.domain import token_domain
 from expressivity.network.lengths import ValidLengths
 from expressivity.network.numbers import as_weight
 from expressivity.rasp.blocks import AttentionBlock, MLPBlock, encode
@@ -73,6 +75,9 @@ def assemble(graph: Graph, values: dict[int, list], layout: Layout, sublayers: l
         "input": "tokens", "construction": "rasp", "program": name, "vocab": [str(t) for t in vocab], "bos": bos,
         "max_seq_len": max_seq_len, "causal": causal,
         "variables": {n.name: [layout.labels[i] for i in layout.dims[n.id]] for n in graph.nodes},
+        # the answer per position: the output SOp's value (BOS at position 0, as apply() decodes it)
+        "answers": (Answers("numerical", first=bos) if graph.nodes[graph.output].numerical else
+                    Answers("categorical", [v for v in values[graph.output] if v is not None], bos)).to_dict(),
     }
     # a program that never reads indices stores no positional encoding (it would be all zeros)
     positional = _matrix((max_seq_len + 1, d), pos_entries) if any(n.kind == "indices" for n in graph.nodes) else None
@@ -81,4 +86,5 @@ def assemble(graph: Graph, values: dict[int, list], layout: Layout, sublayers: l
                    metadata=metadata, embedding=_matrix((len(vocab) + 1, d), embed_entries),
                    input_labels=input_labels, max_length=max_seq_len + 1,
                    # verified on programs of 1..max_seq_len tokens, each behind BOS
-                   valid_lengths=ValidLengths.range(2, max_seq_len + 1))
+                   valid_lengths=ValidLengths.range(2, max_seq_len + 1),
+                   input_domain=token_domain((bos, *vocab), first=BOS, labels=input_labels))

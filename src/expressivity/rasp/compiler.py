@@ -33,6 +33,7 @@ from expressivity.constructions.report import Check, ConstructionReport, Size
 from expressivity.rasp.assemble import assemble
 from expressivity.rasp.blocks import AttentionBlock, attention_block, mlp_block
 from expressivity.rasp.compiled import NUMERIC_TOLERANCE, CompiledProgram
+from expressivity.rasp.encoders import special_tokens
 from expressivity.rasp.graph import build_graph, fuse_maps
 from expressivity.rasp.language import RASPError, SOp
 from expressivity.rasp.layout import allocate
@@ -84,7 +85,8 @@ def _check_arguments(program, vocab, max_seq_len, bos, attention) -> list:
 
 def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: bool = False, *,
             attention: str = "hardmax", arithmetic: str | None = None, exhaustive_limit: int = EXHAUSTIVE_LIMIT,
-            samples: int = SAMPLES, seed: int = 0, exact_ops: float = EXACT_OPS) -> CompiledProgram:
+            samples: int = SAMPLES, seed: int = 0, exact_ops: float = EXACT_OPS, compiler_bos: str | None = None,
+            compiler_pad: str | None = None, mlp_exactness=None) -> CompiledProgram:
     """Compile ``program`` for inputs of 1..``max_seq_len`` tokens over ``vocab`` (after a BOS token), prove every
     block (see the module notes), and check it end to end against :func:`expressivity.rasp.evaluate` in
     ``arithmetic``: ``"exact"`` (hardmax only; its default) or ``"float64"`` (softmax's default), on every input
@@ -92,7 +94,9 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
     else on ``samples`` random ones (``seed``); exact runs stop after ``exact_ops`` multiply-adds (float64
     disagreements first, then the longest inputs). Raises :class:`RASPError` (one line) for programs whose
     selections no rule proves, programs that cannot be compiled exactly, sizes beyond the budgets, and failed
-    checks."""
+    checks. tracr's ``compiler_bos`` / ``compiler_pad`` name the BOS / PAD tokens
+    (:func:`~.encoders.special_tokens`)."""
+    bos, pad = special_tokens(vocab, bos, compiler_bos, compiler_pad, mlp_exactness)
     vocab = _check_arguments(program, vocab, max_seq_len, bos, attention)
     arithmetic = arithmetic or ("exact" if attention == "hardmax" else "float64")
     if arithmetic not in ("exact", "float64") or (arithmetic == "exact" and attention == "softmax"):
@@ -124,7 +128,7 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
     compile_seconds = time.perf_counter() - started
     proofs, proof_check = _prove(network, graph, layout, sublayers, values, vocab, max_seq_len, causal)
     compiled = CompiledProgram(program, network, None, vocab, max_seq_len, bos,
-                               [v for v in values[output.id] if v is not None], output.numerical, causal)
+                               [v for v in values[output.id] if v is not None], output.numerical, causal, pad)
     started = time.perf_counter()
     checks, facts = verify(compiled, exhaustive_limit=exhaustive_limit, samples=samples, seed=seed,
                            exact=arithmetic == "exact", exact_ops=exact_ops, tolerance=output.tolerance or 0.0)

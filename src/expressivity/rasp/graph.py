@@ -23,8 +23,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
-from expressivity.rasp.language import (Aggregate, Encoding, Full, IndicesType, LinearSequenceMap, Map, RASPError,
-                                        Select, Selector, SelectorWidth, SequenceMap, SOp, TokensType)
+from expressivity.rasp.language import (Aggregate, ConstantSelector, Encoding, Full, IndicesType, LinearSequenceMap,
+                                        Map, RASPError, Select, Selector, SelectorWidth, SequenceMap, SOp, TokensType)
 
 KINDS = ("tokens", "indices", "full", "map", "sequence_map", "aggregate", "selector_width")
 
@@ -105,6 +105,9 @@ def build_graph(program: SOp) -> Graph:
 
 
 def _select_inputs(selector: Selector, visit, where: str) -> tuple[tuple[int, int], Select]:
+    if isinstance(selector, ConstantSelector):
+        raise RASPError(f"{where}: a ConstantSelector (a fixed matrix, for testing the interpreter) is not compiled; "
+                        "build the selector with Select")
     if not isinstance(selector, Select):
         raise RASPError(f"{where}: its selector is {type(selector).__name__} of Selects over different keys or "
                         "queries, which is not compiled; combine the keys (or queries) into one SOp with a "

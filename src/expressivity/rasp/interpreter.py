@@ -5,16 +5,19 @@
 of exactness: means of integers are ``Fraction`` (an ``int`` when they divide) rather than
 floats; a function or predicate that raises (e.g. a division by zero, comparing a string with a
 number) is an error of the program, reported in one line with the SOp's name.
+:class:`DefaultRASPEvaluator` is tracr's object form of the same function. Importing this module
+installs ``evaluate`` as the meaning of ``expr(xs)`` (:func:`~.language.set_default_evaluator`).
 """
 
 from __future__ import annotations
 
+import abc
 from fractions import Fraction
 from typing import Sequence
 
-from expressivity.rasp.language import (Aggregate, Full, IndicesType, Map, RASPError, RASPExpr, Select,
-                                        SelectorAnd, SelectorNot, SelectorOr, SelectorWidth, SequenceMap, SOp,
-                                        TokensType, Value)
+from expressivity.rasp.language import (Aggregate, ConstantSelector, ConstantSOp, Full, IndicesType, LengthType, Map,
+                                        RASPError, RASPExpr, Select, SelectorAnd, SelectorNot, SelectorOr,
+                                        SelectorWidth, SequenceMap, SOp, TokensType, Value, set_default_evaluator)
 
 
 def mean(values: Sequence[Value], default: Value) -> Value:
@@ -90,6 +93,13 @@ def _selector_width(expr: SelectorWidth, xs, memo):
     return [sum(row) for row in _eval(expr.selector, xs, memo)]
 
 
+def _constant(expr, xs, memo):
+    if expr.check_length and len(expr.value) != len(xs):
+        raise RASPError(f"{expr.name}: the constant has {len(expr.value)} entries but the input {len(xs)} tokens "
+                        "(give check_length=False to allow it)")
+    return list(expr.value)
+
+
 def _binary_selector(op):
     def run(expr, xs, memo):
         a, b = _eval(expr.fst, xs, memo), _eval(expr.snd, xs, memo)
@@ -100,7 +110,10 @@ def _binary_selector(op):
 _EVAL = {
     TokensType: lambda e, xs, memo: list(xs),
     IndicesType: lambda e, xs, memo: list(range(len(xs))),
+    LengthType: lambda e, xs, memo: [len(xs)] * len(xs),   # before SelectorWidth: it subclasses it
     Full: lambda e, xs, memo: [e.fill] * len(xs),
+    ConstantSOp: _constant,
+    ConstantSelector: _constant,
     Map: _map,
     SequenceMap: _sequence_map,
     Aggregate: _aggregate,
@@ -110,3 +123,22 @@ _EVAL = {
     SelectorAnd: _binary_selector(lambda a, b: a and b),
     SelectorNot: lambda e, xs, memo: [[not v for v in row] for row in _eval(e.inner, xs, memo)],
 }
+
+
+class RASPEvaluator(abc.ABC):
+    """tracr's interface of an evaluator: ``evaluate(expr, xs)``."""
+
+    @abc.abstractmethod
+    def evaluate(self, expr: RASPExpr, xs: Sequence[Value]):
+        """The value of ``expr`` on the input ``xs``."""
+
+
+class DefaultRASPEvaluator(RASPEvaluator):
+    """The reference interpreter as an object (tracr's name): ``DefaultRASPEvaluator().evaluate(expr, xs)`` is
+    :func:`evaluate`."""
+
+    def evaluate(self, expr: RASPExpr, xs: Sequence[Value]):
+        return evaluate(expr, xs)
+
+
+set_default_evaluator(evaluate)

@@ -77,6 +77,9 @@ class Copy(Task):
     def sequence_length(self, length=None):
         return 2 * (self.length if length is None else length) + 1
 
+    def token_names(self):
+        return (*range(self.vocab), "SEP", "BLANK")
+
     def model_defaults(self):
         return {"causal": True, "rpe": "free", "layers": 1, "heads": 4, "d_model": 64, "ffn_width": 128}
 

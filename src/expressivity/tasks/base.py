@@ -98,6 +98,11 @@ class Task:
     def kwargs(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
+    def token_names(self) -> tuple:
+        """The value each input token id stands for (``run`` prints them): the ids themselves, unless a
+        task has special tokens (copy's separator and blank, the masked LM's mask)."""
+        return tuple(range(self.vocab_size))
+
     # ---- data ------------------------------------------------------------------------------
     def sample(self, batch_size: int, length: int | None, generator: torch.Generator, split: str = "train") -> Batch:
         """A batch of ``batch_size`` sequences at task length ``length`` (``None``: the training

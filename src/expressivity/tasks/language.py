@@ -165,6 +165,9 @@ class MaskedLM(_CorpusTask):
     def vocab_size(self) -> int:
         return BYTES + 1  # the bytes and the mask token
 
+    def token_names(self) -> tuple:
+        return (*range(BYTES), "MASK")
+
     def model_defaults(self) -> dict:
         return {"causal": False, "rpe": "t5", "norm": "pre", "activation": "gelu", "layers": 2, "heads": 4,
                 "d_model": 64, "ffn_width": 256}

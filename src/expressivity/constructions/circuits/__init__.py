@@ -15,7 +15,8 @@ import numpy as np
 
 from expressivity.constructions.circuits.build import (DEFAULT_TOLERANCE, MAX_LENGTH, PE_DIM, auto_scale, build_attention,
                                                        build_max, build_mean, build_reverse, build_reverse_dot,
-                                                       build_shift, build_sum, check_length, embed, gap_error_bound,
+                                                       build_shift, build_sum, check_length, circuit_domain, embed,
+                                                       gap_error_bound,
                                                        naive_softmax, reverse_dot_margin, target_attention)
 from expressivity.constructions.report import ConstructionReport
 from expressivity.errors import ExpressivityError
@@ -37,6 +38,7 @@ class Circuit:
     target: Callable[..., np.ndarray]
     scaled: bool = True          # takes a scale (softmax sharpness)
     positional: bool = True      # uses position information (so is not permutation-equivariant)
+    ranged: bool = False         # its softmax error bound is proven for inputs within an input range
 
 
 def _mean(v: np.ndarray) -> np.ndarray:
@@ -59,9 +61,9 @@ CIRCUITS: dict[str, Circuit] = {
         Circuit("attention", "single-head self-attention with sinusoidal encoding (tutorial example 1)",
                 build_attention, target_attention, scaled=False),
         Circuit("reverse", "y_i = v_{L-1-i} by an additive position bias (tutorial example 2)",
-                build_reverse, _scalar_target(lambda v, **_: v[..., ::-1])),
+                build_reverse, _scalar_target(lambda v, **_: v[..., ::-1]), ranged=True),
         Circuit("reverse-dot", "y_i = v_{L-1-i} by dot-product attention over sinusoidal encodings",
-                build_reverse_dot, _scalar_target(lambda v, **_: v[..., ::-1])),
+                build_reverse_dot, _scalar_target(lambda v, **_: v[..., ::-1]), ranged=True),
         Circuit("sum", "y_i = sum_j v_j by uniform attention and a feed-forward rescale (tutorial example 3)",
                 build_sum, _scalar_target(lambda v, **_: np.broadcast_to(v.sum(-1, keepdims=True), v.shape)),
                 scaled=False, positional=False),
@@ -69,10 +71,11 @@ CIRCUITS: dict[str, Circuit] = {
                 _scalar_target(lambda v, **_: np.broadcast_to(_mean(v), v.shape)),
                 scaled=False, positional=False),
         Circuit("shift", "y_i = v_{max(i-k,0)} by a relative position bias (--shift k)", build_shift,
-                _scalar_target(lambda v, shift=1, **_: v[..., np.maximum(np.arange(v.shape[-1]) - shift, 0)])),
+                _scalar_target(lambda v, shift=1, **_: v[..., np.maximum(np.arange(v.shape[-1]) - shift, 0)]),
+                ranged=True),
         Circuit("previous", "y_i = v_{max(i-1,0)}: copy the previous token by relative bias",
                 lambda length, scale="auto", **kw: build_shift(length, scale, **{**kw, "shift": 1}),
-                _scalar_target(lambda v, **_: v[..., np.maximum(np.arange(v.shape[-1]) - 1, 0)])),
+                _scalar_target(lambda v, **_: v[..., np.maximum(np.arange(v.shape[-1]) - 1, 0)]), ranged=True),
         Circuit("max", "y_i = max_j v_j by sharp (large inverse temperature) softmax", build_max,
                 _scalar_target(lambda v, **_: np.broadcast_to(v.max(-1, keepdims=True), v.shape)),
                 positional=False),
@@ -89,4 +92,5 @@ def get_circuit(name: str) -> Circuit:
 
 __all__ = ["CIRCUITS", "DEFAULT_TOLERANCE", "MAX_LENGTH", "PE_DIM", "Circuit", "auto_scale", "build_attention",
            "build_max", "build_mean", "build_reverse", "build_reverse_dot", "build_shift", "build_sum", "check_length",
+           "circuit_domain",
            "embed", "gap_error_bound", "get_circuit", "naive_softmax", "reverse_dot_margin", "target_attention"]

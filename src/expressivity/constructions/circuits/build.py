@@ -39,6 +39,7 @@ import numpy as np
 from expressivity.constructions.report import ConstructionReport, Size
 from expressivity.errors import ExpressivityError, require_int, require_number, require_type
 from expressivity.network import AttentionLayer, FeedForwardLayer, Head, MatrixBias, Network, RelativeBias, ReLU
+from expressivity.network.domain import Field, InputDomain
 from expressivity.network.lengths import ValidLengths
 from expressivity.network.positional import sinusoidal_encoding, sinusoidal_frequencies
 
@@ -114,6 +115,28 @@ def gap_error_bound(scale: float, margin: float, length: int, input_range: float
     return (length - 1) * math.exp(-scale * margin) * input_range
 
 
+def circuit_domain(name: str, length: int, scale, *, input_range: float | None = None, margin: float | None = None,
+                   tolerance: float | None = None, error_bound: float | None = None) -> InputDomain:
+    """The inputs a circuit's claim covers: any values in ``x`` (other input dimensions 0), within a
+    spread ``max - min <= input_range`` when the claim is a softmax error bound proven for that range.
+
+    ``input_range=None``: the claim holds for any values (hardmax copies, uniform averages, the
+    sharp max whose bound holds for every input, the textbook formula).
+    """
+    hard = scale is not None and math.isinf(scale)
+    exact = hard or scale is None and name in ("mean", "sum")
+    ranged = input_range is not None and not hard
+    built_for = {} if scale is None else {"scale": float(scale) if not hard else "inf (hardmax)"}
+    if margin is not None and not hard:
+        built_for["score_gap_per_unit_scale"] = float(margin)
+    if tolerance is not None and not hard:
+        built_for |= {"tolerance": float(tolerance), "max_abs_error": error_bound}
+    fix = (f"rebuild it for that range with expressivity circuit {name} --length {length} --input-range R (the scale is "
+           "then chosen for R), or with --scale inf (hardmax: exact for any values)") if ranged else ""
+    return InputDomain((Field.real(("x",), spread=input_range if ranged else None),), exact=exact,
+                       built_for=built_for, fix=fix)
+
+
 def circuit_report(name: str, net: Network, claim: str, length: int, *, scale, margin: float | None, error_bound: float,
                    input_range: float, tolerance: float | None, notes: str, **constants) -> ConstructionReport:
     """The construction report of a circuit at build time: size, the proven error bound, the
@@ -157,11 +180,13 @@ def _routing_circuit(name: str, claim: str, length: int, scale, bias_fn, margin:
     bias = MatrixBias(np.array([[unit * bias_fn(i, j) for j in range(length)] for i in range(length)], dtype=float))
     head = Head(W_Q=np.zeros((2, 1)), W_K=np.zeros((2, 1)), position_bias=bias, name="route", **_copy_head(2, 0, 1))
     layer = AttentionLayer((head,), normalization="hardmax" if hard else "softmax", name=name)
+    bound = gap_error_bound(scale, margin, length, input_range)
     net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("y",), name=name,
-                  valid_lengths=ValidLengths.of([length]))
-    report = circuit_report(name, net, claim, length, scale=scale, margin=margin,
-                            error_bound=gap_error_bound(scale, margin, length, input_range), input_range=input_range,
-                            tolerance=tolerance, notes=notes)
+                  valid_lengths=ValidLengths.of([length]),
+                  input_domain=circuit_domain(name, length, scale, input_range=input_range, margin=margin,
+                                              tolerance=tolerance, error_bound=bound))
+    report = circuit_report(name, net, claim, length, scale=scale, margin=margin, error_bound=bound,
+                            input_range=input_range, tolerance=tolerance, notes=notes)
     return net, report
 
 
@@ -192,10 +217,13 @@ def build_shift(length: int, scale="auto", *, shift: int = 1, input_range: float
     head = Head(W_Q=np.zeros((2, 1)), W_K=np.zeros((2, 1)), position_bias=bias, name=f"shift{shift}",
                 **_copy_head(2, 0, 1))
     layer = AttentionLayer((head,), normalization="hardmax" if hard else "softmax", name=f"shift by {shift}")
+    bound = gap_error_bound(scale, 1.0, length, input_range)
     net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("y",), name=f"shift-{shift}",
-                  valid_lengths=ValidLengths.range(1, length))
+                  valid_lengths=ValidLengths.range(1, length),
+                  input_domain=circuit_domain("shift", length, scale, input_range=input_range, margin=1.0,
+                                              tolerance=tolerance, error_bound=bound))
     report = circuit_report("shift", net, f"y_i = v_max(i-{shift},0)", length, scale=scale, margin=1.0,
-                            error_bound=gap_error_bound(scale, 1.0, length, input_range), input_range=input_range,
+                            error_bound=bound, input_range=input_range,
                             tolerance=tolerance, notes="relative bias -scale*|i-j-k|; the bias table covers offsets "
                             "up to L-1", shift=shift)
     return net, report
@@ -250,10 +278,13 @@ def build_reverse_dot(length: int, scale="auto", *, input_range: float = 1.0, to
     layer = AttentionLayer((head,), normalization="hardmax" if hard else "softmax",
                            inverse_temperature=1 if hard else scale, name="reverse by PE dot product")
     labels = ("x", *(f"pe[{k}]" for k in range(pe_dim)), "out")
+    bound = gap_error_bound(scale, margin, length, input_range)
     net = Network((layer,), labels=labels, positional_encoding=E, readout=_readout(d, d - 1), output_labels=("y",),
-                  name="reverse-dot", valid_lengths=ValidLengths.of([length]))
+                  name="reverse-dot", valid_lengths=ValidLengths.of([length]),
+                  input_domain=circuit_domain("reverse-dot", length, scale, input_range=input_range, margin=margin,
+                                              tolerance=tolerance, error_bound=bound))
     report = circuit_report("reverse-dot", net, "y_i = v_(L-1-i)", length, scale=scale, margin=margin,
-                            error_bound=gap_error_bound(scale, margin, length, input_range), input_range=input_range,
+                            error_bound=bound, input_range=input_range,
                             tolerance=tolerance, notes=f"query = PE(L-1-i) by a rotation of PE(i); {pe_dim}-dim "
                             "sinusoidal encoding", pe_dim=pe_dim)
     return net, report
@@ -268,7 +299,7 @@ def build_mean(length: int, scale=None, **_) -> tuple[Network, ConstructionRepor
     check_length(length)
     layer = AttentionLayer((_uniform_head(2),), normalization="hardmax", name="uniform attention")
     net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("mean",), name="mean",
-                  valid_lengths=ValidLengths.any())
+                  valid_lengths=ValidLengths.any(), input_domain=circuit_domain("mean", length, None))
     return net, circuit_report("mean", net, "y_i = mean_j v_j", length, scale=None, margin=None, error_bound=0.0,
                                input_range=math.inf, tolerance=None,
                                notes="constant query; all scores tie, so hardmax and softmax both average")
@@ -282,7 +313,7 @@ def build_sum(length: int, scale=None, **_) -> tuple[Network, ConstructionReport
                                W_2=np.array([[0.0, length - 1.0], [0.0, -(length - 1.0)]]), activation=ReLU(),
                                name=f"multiply out by {length}")
     net = Network((attn, rescale), labels=("x", "out"), readout=_readout(2, 1), output_labels=("sum",), name="sum",
-                  valid_lengths=ValidLengths.of([length]))
+                  valid_lengths=ValidLengths.of([length]), input_domain=circuit_domain("sum", length, None))
     return net, circuit_report("sum", net, "y_i = sum_j v_j", length, scale=None, margin=None, error_bound=0.0,
                                input_range=math.inf, tolerance=None,
                                notes="uniform attention then a ReLU pair rescaling by L")
@@ -302,9 +333,11 @@ def build_max(length: int, scale="auto", *, tolerance: float = DEFAULT_TOLERANCE
     head = Head(W_Q=np.zeros((2, 1)), W_K=W_K, b_Q=np.ones(1), name="argmax", **_copy_head(2, 0, 1))
     layer = AttentionLayer((head,), normalization="hardmax" if hard else "softmax",
                            inverse_temperature=1 if hard else scale, name="sharp max")
-    net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("max",), name="max",
-                  valid_lengths=ValidLengths.any() if hard else ValidLengths.range(1, length))
     bound = 0.0 if hard else (length - 1) / (math.e * scale)
+    net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("max",), name="max",
+                  valid_lengths=ValidLengths.any() if hard else ValidLengths.range(1, length),
+                  # the bound (L-1)/(e scale) holds for every input: no range to record
+                  input_domain=circuit_domain("max", length, scale, tolerance=tolerance, error_bound=bound))
     return net, circuit_report("max", net, "y_i = max_j v_j", length, scale=scale, margin=None, error_bound=bound,
                                input_range=math.inf, tolerance=tolerance,
                                notes="error <= (L-1)/(e*scale) for any input: t*exp(-scale*t) <= 1/(e*scale)")
@@ -342,7 +375,7 @@ def build_attention(length: int, scale=None, *, seed: int = 0, **_) -> tuple[Net
     layer = AttentionLayer((head,), normalization="softmax", name="single head self-attention")
     net = Network((layer,), labels=labels, positional_encoding=E, readout=readout,
                   output_labels=tuple(f"z[{k}]" for k in range(dv)), name="attention",
-                  valid_lengths=ValidLengths.of([length]))
+                  valid_lengths=ValidLengths.of([length]), input_domain=circuit_domain("attention", length, None))
     return net, circuit_report("attention", net, "the textbook single-head attention formula", length, scale=None,
                                margin=None, error_bound=0.0, input_range=math.inf, tolerance=None,
                                notes=f"random weights N(0, 0.2^2) from seed {seed}; target = the textbook formula "

@@ -10,6 +10,7 @@ max|target|)`` with ``eps`` the unit round-off of the dtype; it is reported with
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -21,6 +22,7 @@ from expressivity.constructions.circuits.build import DEFAULT_TOLERANCE, MAX_LEN
 from expressivity.constructions.report import Check, ConstructionReport, ErrorEstimate
 from expressivity.errors import ExpressivityError
 from expressivity.network import Network, evaluate
+from expressivity.network.domain import short
 from expressivity.network.exact import to_exact
 
 DTYPES = ("exact", "float64", "float32")
@@ -71,15 +73,18 @@ def rounding_allowance(dtype: str, floats: np.ndarray, target: np.ndarray) -> fl
 
 
 def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed: int = 0, shift: int = 1,
-                tolerance: float = DEFAULT_TOLERANCE) -> CircuitRun:
+                tolerance: float = DEFAULT_TOLERANCE, input_range: float | None = None) -> CircuitRun:
     """Build circuit ``name`` for ``len(values)`` tokens, run it in ``dtype`` and check it.
 
     Args:
         values: the scalars ``v_0 .. v_{L-1}`` (numbers or Fractions).
         scale: softmax sharpness, ``math.inf`` (hardmax) or ``"auto"`` (smallest scale whose
-            proven bound is below ``tolerance`` for the range of ``values``); ignored by circuits
+            proven bound is below ``tolerance`` for ``input_range``); ignored by circuits
             without a scale only when left at ``"auto"``.
         seed: the weights of the ``attention`` circuit.
+        input_range: the spread ``max - min`` of the inputs the network is built for (its
+            claim's domain, recorded with it); default the spread of ``values``. Only circuits whose
+            softmax bound depends on it take one (``Circuit.ranged``), and not under hardmax.
     Returns the run, whose report carries the check ``output = target within the bound`` and
     the measured ``max_abs_error``.
     """
@@ -94,8 +99,8 @@ def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed
         raise ExpressivityError(f"tolerance must be a finite number > 0, got {tolerance}; e.g. --tolerance 1e-10")
     exact_values = to_exact(np.asarray(list(values), dtype=object))
     floats = _as_floats(exact_values, dtype)
-    input_range = float(floats.max() - floats.min())
-    net, report = circuit.build(len(floats), scale if circuit.scaled else None, input_range=max(input_range, 1e-300),
+    input_range = _input_range(circuit, scale, _spread(exact_values), input_range)
+    net, report = circuit.build(len(floats), scale if circuit.scaled else None, input_range=input_range,
                                 tolerance=tolerance, seed=seed, shift=shift)
     started = time.perf_counter()
     inputs = exact_values if dtype == "exact" else floats
@@ -120,8 +125,38 @@ def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed
                   details={"bound": bound, "rounding_allowance": bound - report.bounds["max_abs_error"]})
     error = ErrorEstimate("max_abs_error", max_err, f"max over the {len(floats)} given inputs, {ARITHMETIC[dtype]}",
                           bound=bound)
-    return CircuitRun(net, report.with_results([check], [error]), list(inputs), output, np.asarray(target), dtype,
+    values = list(inputs.flat) if dtype == "exact" else inputs.tolist()   # plain Python numbers
+    return CircuitRun(net, report.with_results([check], [error]), values, output, np.asarray(target), dtype,
                       max_err, err_exact)
+
+
+def _spread(exact_values: np.ndarray) -> float:
+    """``max - min`` of the values as a float no smaller than the exact spread (the domain recorded
+    with the network must hold the values it was built on, exactly)."""
+    exact = max(exact_values.flat) - min(exact_values.flat)
+    try:
+        spread = float(exact)    # correctly rounded: at most one step below
+    except OverflowError:       # beyond float64 (exact hardmax runs only): the scale does not depend on it
+        return sys.float_info.max
+    return math.nextafter(spread, math.inf) if Fraction(spread) < exact else spread
+
+
+def _input_range(circuit, scale, spread: float, input_range) -> float:
+    """The input range to build for: ``input_range`` when given (refused where the circuit takes none,
+    or below the spread of the values it is run on), else the values' own spread."""
+    if input_range is None:
+        return max(spread, 1e-300)
+    if not circuit.ranged or (not isinstance(scale, str) and math.isinf(scale)):
+        why = "its claim holds for any values" if circuit.ranged or not circuit.scaled else "its bound holds for any input"
+        raise ExpressivityError(f"circuit {circuit.name!r}{' under hardmax' if circuit.ranged else ''} takes no input "
+                                f"range ({why}); drop --input-range")
+    if isinstance(input_range, bool) or not isinstance(input_range, (int, float)) or not (0 < input_range < math.inf):
+        raise ExpressivityError(f"input_range must be a finite number > 0, got {input_range!r}; e.g. --input-range 10")
+    if spread > input_range:
+        raise ExpressivityError(f"the values span {short(spread)} (max - min), more than the input range "
+                                f"{short(input_range)} the network would be built for; give --input-range >= "
+                                f"{short(spread)}, or leave it out to build for the values' own range")
+    return float(input_range)
 
 
 def _as_floats(exact_values: np.ndarray, dtype: str) -> np.ndarray:

@@ -33,6 +33,7 @@ from fractions import Fraction
 import numpy as np
 
 from expressivity.constructions.report import Check, ConstructionReport, ErrorEstimate, Size
+from expressivity.constructions.wang_e.domains import pointer_domain
 from expressivity.constructions.wang_e.readouts import relu_layer
 from expressivity.errors import ExpressivityError
 from expressivity.network import AttentionLayer, FeedForwardLayer, Head, Network
@@ -107,6 +108,8 @@ def build_adaptive_memory(max_lag: int = 8, depth: int = 1, length: int = 32,
                   readout=readout, output_labels=("y",), max_length=None,
                   # positions are decoded by a table over 0..length-1, and checked for every pointer there
                   valid_lengths=ValidLengths.range(1, length),
+                  # a hardmax hop copies any value exactly; a softmax hop's bound is for values in [-1, 1]
+                  input_domain=pointer_domain(max_lag, bounded_values=not hard, exact=hard),
                   name=f"Wang & E Task II: pointer chains of depth {depth}, lags 1..{T}")
     per_hop, bound = hop_error_bound(beta), chain_error_bound(beta, depth, max_lag)
     if not math.isfinite(bound):

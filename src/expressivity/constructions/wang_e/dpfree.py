@@ -29,11 +29,13 @@ import numpy as np
 
 from expressivity.constructions.report import Check, ConstructionReport, ErrorEstimate, Size
 from expressivity.constructions.wang_e.adaptive import chain_target, every_pointer_inputs, features
+from expressivity.constructions.wang_e.domains import parity_domain, pointer_domain
 from expressivity.constructions.wang_e.readouts import relu_layer
 from expressivity.errors import ExpressivityError
 from expressivity.network import AttentionLayer, Head, Network
 from expressivity.network.biases import RelativeBias
 from expressivity.network.exact import forward_exact
+from expressivity.network.lengths import ValidLengths
 
 MAX_LAG = 32  # the exact check costs ~T^2 n^2 rational operations: 16 takes 8 CPU-seconds, 32 about a minute
 
@@ -84,7 +86,11 @@ def build_dpfree_pointer(max_lag: int = 8, length: int = 32) -> tuple[Network, C
     readout = _zeros((d, 1))
     readout[ix["y"], 0] = 1
     net = Network((attention, gate), labels, embedding=embedding, input_labels=labels[:2 + T], readout=readout,
-                  output_labels=("y",), max_length=None, name=f"DP-free pointer retrieval, lags 1..{T}")
+                  output_labels=("y",), max_length=None, name=f"DP-free pointer retrieval, lags 1..{T}",
+                  # causal heads with relative biases: position t's output is the same at every length
+                  valid_lengths=ValidLengths.any(),
+                  # the gate g v = ReLU(v - 2 + 2g) - ReLU(-v - 2 + 2g) needs |v| <= 1 (2 would do; 1 is checked)
+                  input_domain=pointer_domain(T, bounded_values=True, exact=True))
     report = ConstructionReport(
         construction="wang-e DP-free pointer retrieval (spec §3.2.3, option 2)",
         claim=f"y_t = v_(t - p_t) exactly for every pointer 1..{T} at every position < {length}, with no dot product",
@@ -147,7 +153,8 @@ def build_dpfree_boolean(lags=(2, 5, 9), length: int = 16) -> tuple[Network, Con
     readout = _zeros((d, 1))
     readout[ix["y"], 0] = 1
     net = Network((attention, ffn), labels, embedding=embedding, input_labels=("x",), readout=readout,
-                  output_labels=("y",), max_length=None,
+                  output_labels=("y",), max_length=None, input_domain=parity_domain(lags),
+                  valid_lengths=ValidLengths.any(),   # causal heads with relative biases, as above
                   name=f"DP-free sparse parity of lags {', '.join(map(str, lags))}")
     report = ConstructionReport(
         construction="wang-e DP-free sparse Boolean memory (claim 6)",

@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 from expressivity.constructions.report import Check, ConstructionReport, ErrorEstimate, Size
+from expressivity.constructions.wang_e.domains import signal_domain
 from expressivity.constructions.wang_e.kernels import KernelFit, head_weights, kernel_fit, matched_head, target_kernel
 from expressivity.errors import ExpressivityError
 from expressivity.network import AttentionLayer, Head, Network, SlopeBias
@@ -49,7 +50,7 @@ def build_kernel_memory(kernel: str = "power", alpha: float = 0.5, rpe: str | No
     net = Network((layer,), labels, embedding=np.array([[1.0, 0.0]]), input_labels=("x",),
                   readout=np.array([[0.0], [1.0]]), output_labels=("y",),
                   # causal heads over an infinite zero-padded past: position t's output is the same at every length
-                  valid_lengths=ValidLengths.any(),
+                  valid_lengths=ValidLengths.any(), input_domain=signal_domain("Task III"),
                   name=f"Wang & E Task III: {kernel} kernel, alpha={alpha:g}, {heads} {rpe} head(s)")
     report = ConstructionReport(
         construction="wang-e essentially sparse memory (Task III)",

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from expressivity.constructions.report import Check, ConstructionReport, ErrorEstimate, Size
+from expressivity.constructions.wang_e.domains import signal_domain
 from expressivity.constructions.wang_e.kernels import KernelFit, interpolation_heads
 from expressivity.constructions.wang_e.readouts import (FUNCTIONS, READOUTS, Readout, grid_readout, grid_scratch_labels,
                                                         linear_readout, product_readout)
@@ -140,7 +141,7 @@ def build_fixed_memory(lags, *, readout: str = "product", rpe: str = "lin", b: f
     net = Network((attention_layer(mh, labels), *ff_layers), labels, embedding=embedding, input_labels=("x",),
                   readout=readout_map, output_labels=("y",),
                   # causal heads over an infinite zero-padded past: position t's output is the same at every length
-                  valid_lengths=ValidLengths.any(),
+                  valid_lengths=ValidLengths.any(), input_domain=signal_domain("Theorem 1"),
                   name=f"Wang & E Theorem 1: {readout} of x[t-{', t-'.join(map(str, lags))}]")
     bound = ro.lipschitz * l1 + ro.ffn_error + ro.lipschitz * mh.rounding
     report = ConstructionReport(

@@ -15,7 +15,7 @@ import numpy as np
 from expressivity.constructions.yun.constants import YunParams
 from expressivity.constructions.yun.contextual import contextual_map, resolve_params
 from expressivity.constructions.yun.grid import column_table
-from expressivity.constructions.yun.quantize import quantizer
+from expressivity.constructions.yun.quantize import modified_domain, quantizer
 from expressivity.constructions.yun.value import choose_sigma, value_map
 from expressivity.errors import ExpressivityError
 from expressivity.network.network import Network
@@ -72,7 +72,7 @@ def compile_modified(target: Target, p: YunParams, budget: int = DEFAULT_BUDGET,
     net = g_q.then(g_c).then(g_v)
     # Lemmas 4.1-4.3 are checked for sequences of exactly n tokens (the grid is over n columns).
     net = Network(net.layers, net.labels, net.positional_encoding, name=f"yun[{target.name}] {p.describe()}",
-                  valid_lengths=ValidLengths.of([p.n]),
+                  valid_lengths=ValidLengths.of([p.n]), input_domain=modified_domain(p),
                   metadata={"params": p, "t_l": p.t_l, "t_r": p.t_r, "c": p.c, "s": p.s, "M": M,
                             "sigma": sigma, "stages": {"quantize": len(g_q.layers), "contextual": len(g_c.layers),
                                                        "value": len(g_v.layers)}})

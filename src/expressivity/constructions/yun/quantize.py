@@ -14,6 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 from expressivity.constructions.yun.constants import YunParams
+from expressivity.network.domain import Field, InputDomain
 from expressivity.network.layers import FeedForwardLayer, PiecewiseLinear
 from expressivity.network.network import Network
 
@@ -27,6 +28,25 @@ def _unit(d: int, i: int, scale=1) -> np.ndarray:
 
 def labels(d: int) -> tuple[str, ...]:
     return tuple(f"x[{i}]" for i in range(d))
+
+
+def modified_domain(p: YunParams) -> InputDomain:
+    """Where the modified network equals ``g_bar`` exactly (checked by Lemmas 4.1-4.3): every real
+    input without positions (the quantizer sends entries outside ``[0, 1)`` to a constant, and
+    ``g_bar`` is 0 there); entries in ``[0, 1)`` with them (``x + j`` of another token's range would
+    land in token ``j``'s grid)."""
+    if p.positional:
+        return softened_domain(p, exact=True)
+    return InputDomain((Field.real(labels(p.d)),), exact=True, built_for={"delta": str(p.delta)})
+
+
+def softened_domain(p: YunParams, exact: bool = False) -> InputDomain:
+    """Theorems 2 and 3 approximate ``f`` on ``[0, 1]^(d x n)``: every entry in ``[0, 1)`` (the quantizer's
+    cubes; the right end has measure zero in ``d_p``)."""
+    claim = "exact on distinct-column cubes" if exact else "a d_p error over the cube, not a bound at each input"
+    return InputDomain((Field.real(labels(p.d), 0, 1, hi_open=True),), exact=exact,
+                       built_for={"delta": str(p.delta), "claim": claim},
+                       fix="rescale the inputs into [0, 1), the domain of Theorems 2 and 3")
 
 
 def positional_encoding(p: YunParams) -> np.ndarray:

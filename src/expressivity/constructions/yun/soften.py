@@ -38,6 +38,7 @@ from math import exp, log
 import numpy as np
 
 from expressivity.constructions.yun.constants import YunParams
+from expressivity.constructions.yun.quantize import softened_domain
 from expressivity.errors import ExpressivityError
 from expressivity.network.layers import AttentionLayer, FeedForwardLayer, Head, PiecewiseLinear, ReLU
 from expressivity.network.network import Network
@@ -264,7 +265,7 @@ def soften(p: YunParams, network: Network, n_quantizer: int, precondition_margin
             layers.append(_soft_ff(layer, eps_q if k < n_quantizer else eps_post))
     pe = None if network.positional_encoding is None else np.asarray(network.positional_encoding, dtype=float)
     soft = Network(tuple(layers), network.labels, pe, name=network.name + " (softmax/ReLU)",
-                   valid_lengths=network.valid_lengths,
+                   valid_lengths=network.valid_lengths, input_domain=softened_domain(p),
                    metadata={"lambda": lam, "epsilon": eps_q, "epsilon_post": eps_post,
                              "n": p.n, "d": p.d, "delta": str(p.delta)})
     margins = {**attn_margins, "lattice_margin": lattice, "precondition_margin": float(precondition_margin),

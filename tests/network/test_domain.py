@@ -1,0 +1,166 @@
+"""Input domains as part of a network's contract: fields, rules, refusals, saving, composing."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from expressivity.errors import ExpressivityError, NetworkError
+from expressivity.network import AttentionLayer, Head, Network, evaluate
+from expressivity.network.domain import Field, InputDomain, short, token_domain
+from expressivity.network.sequence_rules import FirstOnly, PointersBack, rule_from_dict
+from expressivity.network.serial import InlineArrays
+
+LABELS = ("x", "out")
+
+
+def _copy_net(domain: InputDomain | None, d: int = 2) -> Network:
+    """A one-head uniform-attention network over ``x``, ``out`` carrying ``domain``."""
+    W_V, W_O = np.zeros((d, 1)), np.zeros((1, d))
+    W_V[0, 0] = W_O[0, 1] = 1.0
+    head = Head(W_Q=np.zeros((d, 1)), W_K=np.zeros((d, 1)), W_V=W_V, W_O=W_O)
+    return Network((AttentionLayer((head,), normalization="hardmax"),), LABELS, name="copy", input_domain=domain)
+
+
+def _X(values, other=0.0):
+    return np.array([[v, other] for v in values], dtype=object if any(isinstance(v, Fraction) for v in values) else float)
+
+
+SPREAD = InputDomain((Field.real(["x"], spread=5),), built_for={"scale": 26.2}, fix="rebuild it with --input-range R")
+
+
+@pytest.mark.parametrize("values, inside", [
+    ([1, 2, 6], True),                       # spread exactly 5: the edge
+    ([1, 2, 6.000001], False),               # just beyond
+    ([1e12, 1e12 + 4], True),                # the spread, not the size, is the claim
+    ([1e12, 1, 2], False),                   # the issue's input
+    ([Fraction(1, 3), Fraction(16, 3)], True),
+    ([Fraction(1, 3), Fraction(16, 3) + Fraction(1, 10**30)], False),   # exact inputs are compared exactly
+])
+def test_a_spread_is_checked_at_its_edge_and_just_beyond(values, inside):
+    reason = SPREAD.violation(_X(values), LABELS)
+    assert (reason is None) == inside, reason
+
+
+def test_an_interval_is_closed_or_half_open_as_recorded():
+    closed = InputDomain((Field.real(["x"], -1, 1),))
+    half = InputDomain((Field.real(["x"], 0, 1, hi_open=True),))
+    assert closed.violation(_X([-1, 1]), LABELS) is None
+    assert "outside [-1, 1]" in closed.violation(_X([-1, np.nextafter(1, 2)]), LABELS)
+    assert half.violation(_X([0, np.nextafter(1, 0)]), LABELS) is None
+    assert "outside [0, 1)" in half.violation(_X([0, 1]), LABELS)
+    assert "outside [0, 1)" in half.violation(_X([np.nextafter(0, -1), 0.5]), LABELS)
+
+
+def test_dimensions_no_field_names_must_be_zero():
+    assert "out = 3" in SPREAD.violation(_X([1, 2], other=3.0), LABELS)
+
+
+def test_sets_and_one_hot_tokens():
+    signs = InputDomain((Field.one_of(["x"], (-1, 1)),))
+    assert signs.violation(_X([1, -1, 1]), LABELS) is None
+    assert "not one of {-1, 1}" in signs.violation(_X([1, 0]), LABELS)
+    tokens = token_domain(["BOS", 1, 2], first="tokens:BOS", labels=("tokens:BOS", "tokens:1", "tokens:2"))
+    labels = ("tokens:BOS", "tokens:1", "tokens:2")
+    eye = np.eye(3)
+    assert tokens.violation(eye[[0, 2, 1]], labels) is None
+    assert "is not BOS" in tokens.violation(eye[[1, 2]], labels)
+    assert "belongs to the first position only" in tokens.violation(eye[[0, 0, 1]], labels)
+    assert "not 0 or 1" in tokens.violation(np.array([[1, 0, 0], [0, 0.5, 0.5]]), labels)
+    assert "sets 2 of the one-hot" in tokens.violation(np.array([[1, 0, 0], [0, 1, 1]]), labels)
+
+
+def test_pointers_stay_inside_the_sequence():
+    P = ("p[1]", "p[2]")
+    domain = InputDomain((Field.one_of(P, (0, 1)),), (PointersBack(P),))
+    ok = np.array([[0, 0], [1, 0], [0, 1], [1, 0]])
+    assert domain.violation(ok, P) is None
+    assert "before the start" in domain.violation(np.array([[0, 0], [0, 1]]), P)
+    assert "sets a pointer" in domain.violation(np.array([[1, 0], [1, 0]]), P)
+    assert "not one" in domain.violation(np.array([[0, 0], [0, 0]]), P)
+
+
+@pytest.mark.parametrize("domain, labels", [
+    (SPREAD, LABELS),
+    (InputDomain((Field.real(["x"], 0, 1, hi_open=True),)), LABELS),
+    (InputDomain((Field.one_of(["x"], (-1, 1)),), claimed_from=3), LABELS),
+    (token_domain(["BOS", 1, 2], first="tokens:BOS", labels=("tokens:BOS", "tokens:1", "tokens:2")),
+     ("tokens:BOS", "tokens:1", "tokens:2")),
+    (InputDomain((Field.real(["v"], -1, 1), Field.one_of(["start"], (0, 1)), Field.one_of(["p[1]", "p[2]"], (0, 1))),
+                 (FirstOnly("start"), PointersBack(("p[1]", "p[2]")))), ("v", "start", "p[1]", "p[2]")),
+])
+def test_samples_lie_inside_and_the_json_form_reads_back(domain, labels):
+    X = domain.sample(np.random.default_rng(0), 16, 7, labels)
+    assert X.shape == (16, 7, len(labels)) and domain.violation(X, labels) is None
+    back = InputDomain.from_dict(domain.to_dict())
+    assert back == domain and back.describe(labels) == domain.describe(labels)
+
+
+def test_evaluators_refuse_outside_the_domain_and_run_it_when_allowed():
+    net = _copy_net(SPREAD)
+    for dtype in ("exact", "float64", "float32"):
+        with pytest.raises(NetworkError, match=r"above 5, outside the inputs network 'copy'.*allow_outside=True"):
+            evaluate(net, _X([0, 10]), dtype)
+        out = evaluate(net, _X([0, 10]), dtype, allow_outside=True)
+        assert float(out[0, 1]) == 5.0
+    assert net.outside_claim(_X([0, 10])).startswith("max - min of x")
+    assert net.outside_claim(_X([0, 5])) is None
+
+
+def test_the_refusal_is_one_short_line_even_for_huge_numbers():
+    net = _copy_net(SPREAD)
+    with pytest.raises(NetworkError) as caught:
+        evaluate(net, np.array([[10 ** 999, 0], [1, 0]], dtype=object), "exact")
+    message = str(caught.value)
+    assert "\n" not in message and len(message) < 400 and "9.99999e+998" in message
+
+
+def test_short_numbers():
+    assert short(10 ** 999) == "1e+999" and short(-(10 ** 400) * 7) == "-7e+400"
+    assert short(Fraction(1, 3)) == "1/3" and short(2 ** 70) == "1.18059e+21" and short(12) == "12"
+
+
+def test_a_network_saves_and_loads_its_domain(tmp_path):
+    from expressivity.export import load_network, save_network
+
+    net = _copy_net(SPREAD)
+    back = Network.from_dict(net.to_dict(InlineArrays()), InlineArrays())
+    assert back.input_domain == SPREAD
+    save_network(net, tmp_path / "n")
+    assert load_network(tmp_path / "n").input_domain == SPREAD
+
+
+def test_a_composition_reads_the_first_networks_input():
+    first = _copy_net(SPREAD)
+    second = _copy_net(InputDomain((Field.real(["x"], 0, 1),)))
+    assert first.then(second).input_domain == SPREAD
+    assert _copy_net(None).then(second).input_domain is None   # no claim on the input: none on the composition
+
+
+def test_malformed_domains_are_one_line_errors():
+    with pytest.raises(NetworkError, match="not input dimensions"):
+        _copy_net(InputDomain((Field.real(["y"]),)))
+    with pytest.raises(NetworkError, match="InputDomain"):
+        _copy_net({"fields": []})
+    for bad in ({"fields": "x"}, {"fields": [{"dims": ["x"], "kind": "complex"}]}, None, [1]):
+        with pytest.raises(ExpressivityError):
+            InputDomain.from_dict(bad)
+    with pytest.raises(NetworkError, match="empty"):
+        Field.real(["x"], 1, 0)
+    with pytest.raises(NetworkError, match="finite"):
+        Field.real(["x"], float("nan"))
+    with pytest.raises(NetworkError, match="rule"):
+        rule_from_dict({"kind": "teleport"})
+
+
+def test_answers_read_output_columns_as_values():
+    from expressivity.network.answers import Answers
+
+    sort = Answers("categorical", (1, 2, 3), first="BOS")
+    out = np.array([[0, 0, 0], [1, 0, 0], [0, 0.9, 0.1], [0.2, 0.3, 0.4]])
+    assert sort.decode(out) == (["BOS", 1, 2, None], [0, 0, 1, 2])      # no column reaches 1/2: None
+    assert Answers("categorical", ()).decode(np.zeros((2, 0)))[0] == [None, None]   # always None: no column
+    assert Answers("numerical").decode(np.array([[Fraction(1, 3)], [2.0]], dtype=object))[0] == [Fraction(1, 3), 2.0]
+    answers, argmax = Answers("class").decode(np.array([[0.1, 0.7], [0.9, 0.1]]))
+    assert answers == argmax == [1, 0] and all(type(v) is int for v in answers)
+    assert Answers.from_dict(sort.to_dict()) == sort
