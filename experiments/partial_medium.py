@@ -17,10 +17,11 @@ import json
 import sys
 from pathlib import Path
 
-from expressivity.experiments.claims import grid_edges
+from expressivity.experiments.claims.grids import grid_edges
 from expressivity.experiments.claims.kit import seed_values
-from expressivity.experiments.claims.wang_e import (CLAIM3_LIN_HEADS, SCAN_MODEL, _cell3, _depth_label, _log_errors,
-                                                    _scan_label, error_cell, kernel_errors)
+from expressivity.experiments.claims.rules import Outcomes
+from expressivity.experiments.claims.wang_e_trained import (CLAIM3_LIN_HEADS, CLAIM7_FAILED, CLAIM7_SOLVED, SCAN_MODEL,
+                                                            _cell3, _label7, _log_errors, error_cell, kernel_errors)
 from expressivity.experiments.store import read_records
 from expressivity.statistics import interval, paired_difference
 from expressivity.training import RunConfig
@@ -41,27 +42,33 @@ def _cell(iv) -> dict:
 
 
 def claim7(folder: Path) -> dict:
-    """Mean test R^2 per pointer range and arm (the scan at d 16) and per depth cell (d 32), paired DP - DP-free."""
+    """Per-seed outcomes and mean test R^2 per pointer range and arm (the scan at d 16), per DP-free
+    width and per depth cell (d 32)."""
     def label(c):   # the labels claim 7 itself uses
-        model = c["model"]
-        in_scan = model.get("d_model") == SCAN_MODEL["d_model"] and model.get("layers") == SCAN_MODEL["layers"]
-        return _scan_label(c) if in_scan else _depth_label(c)
+        return _label7(c, SCAN_MODEL)
 
-    values, _ = seed_values(folder, label, lambda row: row["test_metric"])
+    values, failed = seed_values(folder, label, lambda row: row["test_metric"])
     values = {k: v for k, v in values.items() if k in complete_cells(folder, label)}
+
+    def cell(key) -> dict:
+        return {**_cell(interval(values[key].values())),
+                "outcomes": Outcomes.of(values[key], CLAIM7_SOLVED, CLAIM7_FAILED, failed.get(key, 0)).fmt()}
+
     scan = {}
     for T in sorted({k[1] for k in values if k[0] == "scan"}):
         if ("scan", T, "attention") not in values or ("scan", T, "dpfree") not in values:
             continue
         dp, free = values[("scan", T, "attention")], values[("scan", T, "dpfree")]
-        scan[T] = {"dp": _cell(interval(dp.values())), "dpfree": _cell(interval(free.values())),
+        scan[T] = {"dp": cell(("scan", T, "attention")), "dpfree": cell(("scan", T, "dpfree")),
                    "paired_dp_minus_dpfree": _cell(paired_difference(dp, free))}
-    depth = {f"k={k[1]} L={k[2]}": _cell(interval(v.values())) for k, v in sorted(values.items()) if k[0] == "depth"}
-    return {"scan": scan, "depth": depth}
+    depth = {f"k={k[1]} L={k[2]}": cell(k) for k in sorted(values) if k[0] == "depth"}
+    width = {f"d={k[1]}": cell(k) for k in sorted(values) if k[0] == "width"}
+    return {"scan": scan, "depth": depth, "width": width}
 
 
 def claim3(folder: Path) -> dict:
-    """l1 of the learned kernel per cell (geometric mean over seeds) and paired log10 l1 of log 1 head - lin 4 heads."""
+    """l1 of the learned kernel per cell (geometric mean over seeds) and paired log10 l1 of log 1 head minus lin
+    CLAIM3_LIN_HEADS heads."""
     complete = complete_cells(folder, _cell3)
     l1 = {k: v for k, v in kernel_errors(folder, _cell3).items() if k in complete}
     cells = {" ".join(map(str, k)): _cell(error_cell(v)) for k, v in sorted(l1.items())}
@@ -71,7 +78,7 @@ def claim3(folder: Path) -> dict:
         a, b = logs.get((N, "power", "log", 1), {}), logs.get((N, "power", "lin", CLAIM3_LIN_HEADS), {})
         if a and b:
             paired[N] = _cell(paired_difference(a, b))
-    return {"l1": cells, "paired_log10_l1_log1_minus_lin4": paired}
+    return {"l1": cells, f"paired_log10_l1_log1_minus_lin{CLAIM3_LIN_HEADS}": paired}
 
 
 def lm_dp(folder: Path) -> dict:

@@ -46,8 +46,8 @@ def test_processes_are_the_units_of_the_interval(bench):
     assert row["packing_per_process"] == pytest.approx(per)
     assert row["packing"] == pytest.approx(math.sqrt(per[0] * per[1]))
     low, high = row["packing_ci95"]
-    # t with 1 degree of freedom on log10 over the two processes
-    half = 12.706 * abs(math.log10(per[0]) - math.log10(per[1])) / 2
+    # t with 1 degree of freedom on log10 over the two processes (t_{0.975, 1} = 12.7062047..., scipy's t.ppf)
+    half = 12.7062047362 * abs(math.log10(per[0]) - math.log10(per[1])) / 2
     assert math.log10(low) == pytest.approx(math.log10(row["packing"]) - half)
     assert math.log10(high) == pytest.approx(math.log10(row["packing"]) + half)
     assert row["speedup_per_process"] == pytest.approx([4.0, 3.0])

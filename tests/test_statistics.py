@@ -5,21 +5,41 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from expressivity.statistics import (R2_RESOLUTION, clopper_pearson, fisher_exact, floored_geometric_interval,
-                                     interval, log10_t_interval, paired_difference, t_interval, t_quantile_975)
+from expressivity.statistics import (R2_RESOLUTION, Interval, clopper_pearson, fisher_exact,
+                                     floored_geometric_interval, interval, log10_t_interval, paired_difference,
+                                     rate_difference, t_interval, t_quantile_975, wilson)
 
 
 def test_t_interval_matches_hand_computation():
     mean, low, high = t_interval([1.0, 2.0, 3.0])
     half = 4.303 * statistics.stdev([1, 2, 3]) / math.sqrt(3)
-    assert (mean, low, high) == pytest.approx((2.0, 2.0 - half, 2.0 + half))
+    assert (mean, low, high) == pytest.approx((2.0, 2.0 - half, 2.0 + half), abs=1e-3)  # the table is rounded
 
 
-def test_quantiles_decrease_to_normal():
-    qs = [t_quantile_975(df) for df in range(1, 40)]
-    assert all(b <= a for a, b in zip(qs, qs[1:])) and qs[-1] == 1.96
+# Two-sided 95% Student-t quantiles t_{0.975, df}, df = 1..30 (a printed table): scipy's must match.
+T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+        2.045, 2.042)
+
+
+def test_quantiles_match_the_table_and_decrease_to_normal():
+    assert [round(t_quantile_975(df), 3) for df in range(1, 31)] == list(T975)
+    qs = [t_quantile_975(df) for df in range(1, 200)]
+    assert all(b < a for a, b in zip(qs, qs[1:])) and qs[-1] > 1.96
+    # the old defect: 1.96 above 30 degrees of freedom, 3% too narrow at 40 and 60
+    assert t_quantile_975(40) == pytest.approx(2.0211, abs=1e-4) and t_quantile_975(60) == pytest.approx(2.0003, abs=1e-4)
     with pytest.raises(ValueError):
         t_interval([1.0])
+
+
+def test_a_zero_width_interval_decides_nothing():
+    """The defect: two identical paired differences gave a zero-width, 'decided' interval."""
+    same = interval([0.3, 0.3])
+    assert same.low == same.high == pytest.approx(0.3) and not same.decided
+    assert not same.excludes(0.0) and not same.below(interval([1.0, 1.1])) and "zero width" in same.fmt()
+    floored, _ = floored_geometric_interval([0.0, 0.0, 0.0], R2_RESOLUTION)
+    assert not floored.decided  # every seed at the floor: no interval either
+    assert Interval(0.5, 0.2, 0.8, 5).clipped(high=0.6) == Interval(0.5, 0.2, 0.6, 5)
 
 
 def test_log_interval_is_geometric():
@@ -95,3 +115,25 @@ def test_fisher_exact_known_values():
     assert fisher_exact(3, 5, 4, 5) == 1.0
     assert fisher_exact(24, 24, 0, 24) < 1e-12
     assert fisher_exact(2, 3, 1, 3) == fisher_exact(1, 3, 2, 3)  # symmetric in the arms
+
+
+def test_wilson_and_newcombe_known_values():
+    """Newcombe (1998), Statistics in Medicine 17, 873-890, Table II, method 10 (the hybrid score)."""
+    d = rate_difference(56, 70, 48, 80)
+    assert (d.value, d.low, d.high) == pytest.approx((0.2, 0.0524, 0.3339), abs=1e-4)
+    d = rate_difference(9, 10, 3, 10)
+    assert (d.low, d.high) == pytest.approx((0.1705, 0.8090), abs=1e-4)
+    d = rate_difference(5, 56, 0, 29)  # one arm at 0
+    assert (d.low, d.high) == pytest.approx((-0.0381, 0.1926), abs=1e-4)
+    w = wilson(0, 10)
+    assert w.low == 0 and w.high == pytest.approx(0.2775, abs=1e-4)
+    with pytest.raises(ValueError):
+        rate_difference(3, 2, 1, 2)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 30).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+       st.integers(1, 30).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_newcombe_contains_the_observed_difference_and_stays_in_range(a, b):
+    d = rate_difference(*a, *b)
+    assert -1 <= d.low <= d.value <= d.high <= 1

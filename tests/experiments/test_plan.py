@@ -94,9 +94,11 @@ def test_no_quick_or_medium_held_out_pass_is_chunked(name, scale, tmp_path):
 def test_gpu_packs_hold_a_whole_configuration_and_split_only_to_fit(tmp_path):
     sweep, _ = claim_sweep("wang-e-dp", "full", tmp_path)
     roomy = plan_packs(sweep.configs, None, device="cuda", budget=GPU_80GB)
-    assert {p.size for p in roomy} == {15}   # 3 learning rates x 5 seeds
+    whole = len({c.train.lr for c in sweep.configs}) * len({c.seed for c in sweep.configs})   # the lr grid x seeds
+    assert whole >= 15 and {p.size for p in roomy} == {whole}
+    assert all(len({repr((c.model, c.task)) for c in p.configs}) == 1 for p in roomy)
     tight = plan_packs(sweep.configs, None, device="cuda", budget=Budget(12 * 2**30, "a 12 GiB GPU"))
-    assert min(p.size for p in tight) < 15 and sum(p.size for p in tight) == len(sweep.configs)   # L = 8 split
+    assert min(p.size for p in tight) < whole and sum(p.size for p in tight) == len(sweep.configs)   # L = 8 split
     assert all(estimate_run(p.configs[0], p.configs[0].build_task(), p.size).peak <= 12 * 2**30 for p in tight)
     with pytest.raises(BudgetError, match="above the budget of 0.5 GiB"):
         plan_packs(sweep.configs, None, device="cuda", budget=Budget(2**29, "half a GiB"))

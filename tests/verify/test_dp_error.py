@@ -39,3 +39,17 @@ def test_equal_outputs_give_zero_and_infinite_ones_are_refused():
     B[2, 0, 0] = np.inf
     with pytest.raises(ExpressivityError, match="not finite"):
         dp_between(A, B, 2.0)
+
+
+def test_intervals_print_as_plain_numbers():
+    """The defect (issue 32): ``ci95`` printed as ``(np.float64(...), np.float64(...))``."""
+    from fractions import Fraction
+
+    from expressivity.constructions.report import ErrorEstimate
+
+    rng = np.random.default_rng(0)
+    est = dp_between(rng.random((20, 3, 2)), rng.random((20, 3, 2)), 2.0)
+    assert "np." not in repr(est.ci) and all(type(v) is float for v in (est.value, *est.ci))
+    error = ErrorEstimate("d_p", est.value, est.method, est.ci, bound=np.float64(1.0))
+    assert "np." not in repr(error) and type(error.bound) is float
+    assert ErrorEstimate("exact", Fraction(1, 3), "exact").value == Fraction(1, 3)  # exact values kept

@@ -36,13 +36,19 @@ from expressivity.cli.common import (EXECUTION_PARAMS, check_memory_budget, cons
 @click.option("--retry-failed", "retry_failed", is_flag=True,
               help="when resuming, run again the runs recorded as failed by an error (a worker that died, out of "
                    "memory), not those that diverged to NaN")
+@click.option("--amend", metavar="REASON",
+              help="resume a folder whose claim's criterion changed: append the change to its criterion.md as a "
+                   "dated amendment with REASON (a criterion is never rewritten)")
 @click.option("--list", "list_claims", is_flag=True, help="list the claims and their criteria")
 @click.option("--summary", "summarise", is_flag=True,
               help="NAMES are reproduce output folders (or folders of them): print one table of their verdicts, "
                    "across scales; runs nothing")
+@click.option("--markdown", is_flag=True,
+              help="with --summary: print the verdicts and every run's results table as Markdown (the README's tables)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, device, precision, attention_kernel,
-              capture, sampler, memory_budget, plan_only, yes, retry_failed, list_claims, summarise, as_json):
+              capture, sampler, memory_budget, plan_only, yes, retry_failed, amend, list_claims, summarise, markdown,
+              as_json):
     """Reproduce claim NAME of the papers (see --list): criterion first, then the run, table, regime and verdict.
 
     Verdicts: reproduced, not reproduced, refuted (only from a run that passes its regime check and
@@ -57,16 +63,12 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
     def given(*names):
         return [option_flag(ctx, name) for name in typed_options(ctx, names)]
 
+    if markdown and not summarise:
+        raise click.UsageError("--markdown applies with --summary DIR...")
     if summarise:
-        extra = given(*(p.name for p in ctx.command.params if p.name not in ("summarise", "as_json", "names")))
-        if extra:
-            raise click.UsageError(f"--summary reads finished runs and takes no other option (got {', '.join(extra)})")
-        if not names:
-            raise click.UsageError("--summary needs folders written by 'expressivity reproduce', e.g. --summary repro_out/*")
-        for folder in names:
-            if not Path(folder).is_dir():
-                raise click.UsageError(f"--summary takes folders; {folder!r} is not one")
-        _print_summary([Path(f) for f in names], as_json)
+        extra = given(*(p.name for p in ctx.command.params if p.name not in ("summarise", "as_json", "names",
+                                                                            "markdown")))
+        _summary_command(names, extra, as_json, markdown)
         return
     if len(names) > 1:
         raise click.UsageError(f"give one claim name, got {len(names)} ({' '.join(names)}); --summary reads several folders")
@@ -75,7 +77,8 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
         extra = given(*(p.name for p in ctx.command.params if p.name not in ("list_claims", "as_json", "names")))
         if name is not None or extra:
             raise click.UsageError(f"--list takes no claim name and no other option (got {name or ', '.join(extra)})")
-        rows = [{"name": c.name, "title": c.title, "source": c.source, "tag": c.tag, "paper_claim": c.paper_claim,
+        rows = [{"name": c.name, "title": c.title, "source": c.source, "tag": c.tag, "proxy": c.proxy,
+                 "paper_claim": c.paper_claim,
                  "criterion": c.criterion, "quick": c.quick_budget, "medium": c.medium, "full": c.full}
                 for c in all_claims().values()]
         if as_json:
@@ -103,6 +106,9 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
 
     check_output_dir(out, f"reproduce {name}")  # a folder of this claim resumes; any other is refused
     check_same_run(out, name, scale)
+    from expressivity.experiments.claims import criterion
+
+    criterion.check(out, claim, scale, amend)  # a changed criterion needs --amend; refused before anything runs
     check_memory_budget(memory_budget)
     execution = execution_choices(ctx.params)
     plan = _plan_first(name, scale, out, device, execution, workers, threads, backend, memory_budget, plan_only,
@@ -123,8 +129,8 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
                     if bar is not None:
                         bar(total=p.total, completed=p.done + p.failed,
                             description=f"{name}: done {p.done}, failed {p.failed}, running {p.running}")
-                result = run_claim(name, out, scale, workers=workers, threads=threads, backend=backend, device=device,
-                                   ray_address=ray_address, retry_failed=retry_failed, on_progress=show,
+                result = run_claim(name, out, scale, amend=amend, workers=workers, threads=threads, backend=backend,
+                                   device=device, ray_address=ray_address, retry_failed=retry_failed, on_progress=show,
                                    **({"execution": execution, "memory_budget": memory_budget} if claim.trains else {}))
         except KeyboardInterrupt:
             err_console.print(f"interrupted; run the same command again to continue from {out}")
@@ -178,7 +184,9 @@ def _print_list(rows: list[dict]) -> None:
     from rich.table import Table
 
     for r in rows:
-        console.print(f"[bold]{escape(r['name'])}[/] {escape(r['tag'])}: {escape(r['title'])} ({escape(r['source'])})")
+        proxy = " proxy" if r["proxy"] else ""
+        console.print(f"[bold]{escape(r['name'])}[/] {escape(r['tag'])}{proxy}: {escape(r['title'])} "
+                      f"({escape(r['source'])})")
         grid = Table.grid(padding=(0, 1))
         grid.add_column(no_wrap=True)
         grid.add_column()
@@ -188,7 +196,21 @@ def _print_list(rows: list[dict]) -> None:
         console.print(Padding(grid, (0, 0, 0, 4)))
 
 
-def _print_summary(folders, as_json: bool) -> None:
+def _summary_command(names, extra: list[str], as_json: bool, markdown: bool) -> None:
+    """``reproduce --summary DIR...``: refuse what does not apply, then print the table."""
+    if markdown and as_json:
+        raise click.UsageError("--markdown and --json are two formats; give one")
+    if extra:
+        raise click.UsageError(f"--summary reads finished runs and takes no other option (got {', '.join(extra)})")
+    if not names:
+        raise click.UsageError("--summary needs folders written by 'expressivity reproduce', e.g. --summary repro_out/*")
+    for folder in names:
+        if not Path(folder).is_dir():
+            raise click.UsageError(f"--summary takes folders; {folder!r} is not one")
+    _print_summary([Path(f) for f in names], as_json, markdown)
+
+
+def _print_summary(folders, as_json: bool, markdown: bool = False) -> None:
     """One row per verdict found: claim, scale, verdict, regime; sorted along the scale ladder."""
     from rich.table import Table
 
@@ -196,13 +218,19 @@ def _print_summary(folders, as_json: bool) -> None:
     from expressivity.experiments.claims import summary
 
     rows = summary(folders)
+    if markdown:
+        from expressivity.experiments.claims.tables import markdown as as_markdown
+
+        click.echo(as_markdown(rows))
+        return
     if as_json:
         emit_json({"verdicts": rows, "run": run_record("reproduce --summary", {"folders": [str(f) for f in folders]})})
         return
-    table = Table("claim", "scale", "verdict", "regime", "folder")
+    table = Table("claim", "scale", "verdict", "regime", "criterion amended", "folder")
     for r in rows:
+        amended = "; ".join(f"{a['number']}: {a['time']}: {a['reason']}" for a in r["amendments"]) or "no"
         table.add_row(r["claim"] + (f" {r['tag']}" if r["tag"] else ""), r["scale"], r["verdict"], r["regime"],
-                      r["folder"])
+                      amended, r["folder"])
     print_table(console, table)
 
 

@@ -104,7 +104,7 @@ def _print(result: dict) -> None:
 
     n = result["length"]
     rows = list(range(n))
-    console.print(f"{result['network']} on {n} tokens [{result['arithmetic']}]", soft_wrap=True, markup=False)
+    console.print(f"{result['network']} on {n} tokens [{result['arithmetic']}]", markup=False, highlight=False)
     console.print(f"input domain: {result['input_domain']}", markup=False, highlight=False)
     if "outside_claim" in result:
         console.print(f"WARNING: {result['outside_claim']}", soft_wrap=True, markup=False, style="bold red")

@@ -86,6 +86,11 @@ class Check:
                 "examples": list(self.examples)}
 
 
+def _plain(x):
+    """``x`` as a plain Python number when it is a NumPy scalar (its ``.item()``), else unchanged."""
+    return x.item() if hasattr(x, "item") and type(x) not in (int, float, bool) else x
+
+
 @dataclass(frozen=True)
 class ErrorEstimate:
     """An error of the construction: a value, its 95% interval where it is statistical, the
@@ -97,6 +102,14 @@ class ErrorEstimate:
     ci95: tuple[float, float] | None = None
     bound: float | None = None
     samples: int | None = None
+
+    def __post_init__(self) -> None:
+        # NumPy scalars become plain Python numbers (they would print as ``np.float64(...)``);
+        # exact values (int, Fraction) are kept as they are.
+        object.__setattr__(self, "value", _plain(self.value))
+        object.__setattr__(self, "bound", _plain(self.bound))
+        if self.ci95 is not None:
+            object.__setattr__(self, "ci95", (_plain(self.ci95[0]), _plain(self.ci95[1])))
 
     @property
     def within_bound(self) -> bool:

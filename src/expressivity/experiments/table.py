@@ -9,8 +9,10 @@ A row (what ``expressivity results`` queries; nested settings keep the paths of 
 Selection (``{"train.lr": ("min", "val_loss")}``): runs equal in everything but the selected
 settings -- the same configuration and seed -- form one group; the run with the best validation
 value at the training length is kept, with all its lengths, and its test columns are what gets
-reported. ``candidates`` counts the group's runs, ``candidates_ok`` those that finished. A group
-whose runs all failed is kept as one failed row. Without selection both are 1.
+reported. Equal values break toward the **interior** of the selected settings' grid (the value
+farthest from its smallest and largest), so a tie never makes an edge look chosen. ``candidates``
+counts the group's runs, ``candidates_ok`` those that finished. A group whose runs all failed is
+kept as one failed row. Without selection both are 1.
 """
 
 from __future__ import annotations
@@ -79,15 +81,37 @@ def select_runs(records: list[dict], select: dict) -> list[tuple[dict, int, int]
         groups.setdefault(canonical_json(key), []).append(r)
     out = []
     direction, column = next(iter(select.values()))  # parse_select made the rules one
+    sign = 1 if direction == "min" else -1
     for members in groups.values():
-        scored = [(criterion(r, column), k, r) for k, r in enumerate(members)]
-        ok = [(v, k, r) for v, k, r in scored if v is not None]
+        edge = _edge_distance(members, select)
+        ok = [(sign * v, -edge[k], k, r) for k, r in enumerate(members) if (v := criterion(r, column)) is not None]
         if ok:
-            best = (min if direction == "min" else max)(ok, key=lambda t: (t[0], t[1]))
-            out.append((best[2], len(members), len(ok)))
+            out.append((min(ok, key=lambda t: t[:3])[3], len(members), len(ok)))
         else:
             out.append((members[0], len(members), 0))
     return out
+
+
+def _edge_distance(members: list[dict], select: dict) -> list[int]:
+    """Per member, how many grid steps its selected settings lie from the nearest edge of the
+    group's grid (summed over the selected settings): the tie-break toward the interior."""
+    out = [0] * len(members)
+    for path in select:
+        values = [_lookup(r["config"], path) for r in members]
+        try:
+            grid = sorted(set(values))
+        except TypeError:   # values of mixed types: no order, no interior
+            continue
+        for k, v in enumerate(values):
+            rank = grid.index(v)
+            out[k] += min(rank, len(grid) - 1 - rank)
+    return out
+
+
+def _lookup(config: dict, path: str):
+    for part in path.split("."):
+        config = config.get(part) if isinstance(config, dict) else None
+    return config
 
 
 def rows_of(records: list[dict], select: dict | None = None) -> list[dict]:

@@ -26,6 +26,9 @@ class TrainConfig:
     on ``eval_size`` held-out samples; training stops early once the held-out metric reaches
     ``target_metric`` (higher is better). Checkpoints every ``checkpoint_every`` steps. The seed
     belongs to the run (:class:`~expressivity.training.config.RunConfig`), not to these settings.
+    ``test_seed`` draws the test split from another generator than the default ``TEST_SEED``
+    (``None``): deciding runs score on a test sample no development run has seen; it is left out
+    of :meth:`to_dict` when unset, so configurations written before it keep their ids.
     """
 
     steps: int = 2000
@@ -43,6 +46,7 @@ class TrainConfig:
     log_every: int = 10
     target_metric: float | None = None
     checkpoint_every: int = 500
+    test_seed: int | None = None
 
     def __post_init__(self) -> None:
         def bad(msg: str):
@@ -67,6 +71,9 @@ class TrainConfig:
         if self.warmup is not None and (isinstance(self.warmup, bool) or not isinstance(self.warmup, int)
                                         or not 0 <= self.warmup <= self.steps):
             bad(f"warmup must be an integer in [0, steps], got {self.warmup!r}")
+        if self.test_seed is not None and (isinstance(self.test_seed, bool) or not isinstance(self.test_seed, int)
+                                           or not 0 <= self.test_seed < 2**63 or self.test_seed == EVAL_SEED):
+            bad(f"test-seed must be an integer in [0, 2^63) other than the validation seed, got {self.test_seed!r}")
         if self.target_metric is not None and (isinstance(self.target_metric, bool)
                                                or not isinstance(self.target_metric, (int, float))
                                                or not math.isfinite(self.target_metric)):
@@ -86,7 +93,14 @@ class TrainConfig:
         return base * (self.min_lr_ratio + (1 - self.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if d["test_seed"] is None:
+            del d["test_seed"]
+        return d
+
+    def split_seed(self, split: str) -> int:
+        """The generator seed of the held-out ``split`` (``"val"`` or ``"test"``)."""
+        return self.test_seed if split == "test" and self.test_seed is not None else SPLIT_SEEDS[split]
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":

@@ -83,9 +83,11 @@ class RunResult:
                 "execution": self.execution}
 
 
-def eval_batch(task: Task, size: int, length: int | None = None, split: str = "val", device="cpu") -> Batch:
-    """The held-out ``split`` (``"val"`` or ``"test"``) at ``length``: the same for every run and seed."""
-    batch = task.sample(size, length, torch.Generator().manual_seed(SPLIT_SEEDS[split]), split)
+def eval_batch(task: Task, size: int, length: int | None = None, split: str = "val", device="cpu",
+               seed: int | None = None) -> Batch:
+    """The held-out ``split`` (``"val"`` or ``"test"``) at ``length``: the same for every run and seed
+    (drawn with ``seed``, default the split's own: ``TrainConfig.split_seed`` gives a run's)."""
+    batch = task.sample(size, length, torch.Generator().manual_seed(SPLIT_SEEDS[split] if seed is None else seed), split)
     return to_device(batch, device)
 
 
@@ -134,7 +136,8 @@ def score_lengths(score: Callable[[Batch], list[tuple[float, float]]], size: int
     out: list[dict[int, dict]] = [{} for _ in range(size)]
     for length in dict.fromkeys((task.length, *config.eval_lengths)):
         for split in ("val", "test"):
-            scores = score(eval_batch(task, config.train.eval_size, length, split, device))
+            scores = score(eval_batch(task, config.train.eval_size, length, split, device,
+                                      config.train.split_seed(split)))
             for k, (loss, metric) in enumerate(scores):
                 row = out[k].setdefault(length, {})
                 row[f"{split}_loss"], row[f"{split}_metric"] = loss, metric

@@ -25,6 +25,11 @@ class DpEstimate:
     samples: int
     method: str = "Monte Carlo, float64"
 
+    def __post_init__(self) -> None:
+        # Plain floats: a NumPy scalar would print as ``np.float64(...)`` in the interval.
+        object.__setattr__(self, "value", float(self.value))
+        object.__setattr__(self, "ci", (float(self.ci[0]), float(self.ci[1])))
+
     def as_dict(self) -> dict:
         return {"value": self.value, "ci95": list(self.ci), "samples": self.samples, "method": self.method}
 

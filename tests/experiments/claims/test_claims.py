@@ -10,10 +10,10 @@ from click.testing import CliRunner
 from expressivity.errors import ExpressivityError
 from expressivity.experiments.claims import (CLAIMS, Claim, ClaimResult, Regime, Verdict, apply_regime, get_claim,
                                              register, reproduce, summary)
-from expressivity.experiments.claims.kit import combine, compare, compare_paired, still_falling
-from expressivity.experiments.claims.wang_e import (_threshold, capacity_bound, depth_verdict, growth_bic,
-                                                    growth_verdict, role_verdict, scan_verdict, separation_verdict,
-                                                    trainability_verdict)
+from expressivity.experiments.claims.rules import Outcomes, combine, compare, compare_paired
+from expressivity.experiments.claims.wang_e import _threshold, growth_bic, growth_verdict, separation_verdict
+from expressivity.experiments.claims.wang_e_trained import (capacity_bound, depth_verdict, role_verdict, scan_verdict,
+                                                            trainability_verdict, width_reading)
 from expressivity.statistics import Interval, interval
 
 
@@ -90,11 +90,14 @@ def test_comparisons_need_intervals_and_pair_over_seeds():
     assert combine(words("reproduced", "undecided")).word == "undecided"
 
 
-def test_still_falling_reads_the_last_fifth():
-    flat = [(10 * k, 1.0 - 0.1 * min(k, 5)) for k in range(1, 11)]
-    falling = [(10 * k, 1.0 / k) for k in range(1, 11)]
-    assert still_falling(flat, 100) is False and still_falling(falling, 100) is True
-    assert still_falling([(100, 1.0)], 100) is None  # nothing before 80%: cannot tell
+def test_the_last_fifth_change_reads_the_evaluations_either_side_of_80_percent():
+    from expressivity.experiments.claims.regime import last_fifth_change
+
+    flat = [(10 * k, 1.0 - 0.1 * min(k, 5), None) for k in range(1, 11)]
+    falling = [(10 * k, 1.0 / k, None) for k in range(1, 11)]
+    loss = lambda loss, metric: loss  # noqa: E731
+    assert last_fifth_change(flat, 100, loss) == 0 and last_fifth_change(falling, 100, loss) == pytest.approx(0.1 - 0.125)
+    assert last_fifth_change([(100, 1.0, None)], 100, loss) is None  # nothing before 80%: cannot tell
 
 
 def test_thresholds_and_the_growth_models():
@@ -164,57 +167,135 @@ def _cell(value, spread=0.1):
     return Interval(value, value * (1 - spread), value * (1 + spread), 5)
 
 
-def test_role_verdict_reads_which_axis_matters():
+def _seeds(mean, phase=0.0, spread=0.02, n=5):
+    """Per-seed ln errors around ``mean`` with a seed effect shared across cells (paired differences
+    are tight) and a little noise of the cell's own (``phase``), so no difference is exactly constant."""
+    return {k: mean + 0.3 * (k - 2) + spread * math.sin(k + phase) for k in range(n)}
+
+
+def test_role_verdict_reads_which_axis_matters_on_paired_seeds():
     widths, heads = [4, 64], [2, 8]
     key = lambda m, h: (m, h)  # noqa: E731
-    falls_with_m = {(4, 2): _cell(0.5), (4, 8): _cell(0.48), (64, 2): _cell(0.1), (64, 8): _cell(0.1)}
-    assert role_verdict(falls_with_m, widths, heads, key)[0] == "reproduced"
-    falls_with_h = {(4, 2): _cell(0.5), (4, 8): _cell(0.1), (64, 2): _cell(0.48), (64, 8): _cell(0.1)}
-    assert role_verdict(falls_with_h, widths, heads, key)[0] == "refuted"
-    both = {(4, 2): _cell(0.5), (4, 8): _cell(0.2), (64, 2): _cell(0.2), (64, 8): _cell(0.08)}
-    assert role_verdict(both, widths, heads, key)[0] == "not reproduced"
-    wide = {k: Interval(v.value, 0.01, 0.9, 5) for k, v in falls_with_m.items()}
-    verdict, numbers = role_verdict(wide, widths, heads, key)
-    assert verdict == "undecided" and not numbers["falls_along_matters"]
-    one_seed = {k: Interval(v.value, -math.inf, math.inf, 1) for k, v in falls_with_m.items()}
-    assert role_verdict(one_seed, widths, heads, key)[0] == "undecided"  # one seed never decides
+    falls_with_m = {(4, 2): _seeds(-0.7, 0), (4, 8): _seeds(-0.72, 1), (64, 2): _seeds(-2.3, 2), (64, 8): _seeds(-2.3, 3)}
+    verdict, numbers = role_verdict(falls_with_m, widths, heads, key)
+    assert verdict.word == "reproduced", verdict.reason
+    falls_with_h = {(4, 2): _seeds(-0.7, 0), (4, 8): _seeds(-2.3, 1), (64, 2): _seeds(-0.72, 2), (64, 8): _seeds(-2.3, 3)}
+    assert role_verdict(falls_with_h, widths, heads, key)[0].word == "refuted"
+    both = {(4, 2): _seeds(-0.7, 0), (4, 8): _seeds(-1.6, 1), (64, 2): _seeds(-1.6, 2), (64, 8): _seeds(-2.5, 3)}
+    assert role_verdict(both, widths, heads, key)[0].word == "not reproduced"   # H decidedly matters too
+    noisy = {k: {s: v + (0.5 if s % 2 else -0.5) * (k[1] == 8) for s, v in vals.items()}
+             for k, vals in falls_with_m.items()}
+    assert role_verdict(noisy, widths, heads, key)[0].word == "undecided"  # flatness not shown: interval too wide
+    one_seed = {k: {0: v[0]} for k, v in falls_with_m.items()}
+    assert role_verdict(one_seed, widths, heads, key)[0].word == "undecided"  # one seed never decides
 
 
-def test_pointer_scan_and_depth_verdicts():
+def test_flat_needs_the_whole_interval_inside_the_margin_not_a_non_significant_change():
+    """The defect: 'flat' was read from point means (change <= half the drop); a change of 0.3 in
+    ln with a wide interval counted as flat when the drop was 1."""
+    widths, heads = [4, 64], [2, 8]
+    key = lambda m, h: (m, h)  # noqa: E731
+    wobble = {k: 0.4 * (-1) ** k for k in range(5)}   # the H change varies by +-0.4 between seeds
+    cells = {(4, 2): _seeds(0.0, 0), (64, 2): _seeds(-1.0, 1)}
+    cells[(4, 8)] = {s: v + 0.1 + wobble[s] for s, v in cells[(4, 2)].items()}
+    cells[(64, 8)] = {s: v + 0.1 + wobble[s] for s, v in cells[(64, 2)].items()}
+    verdict, numbers = role_verdict(cells, widths, heads, key)
+    assert verdict.word == "undecided" and "reaches past the margin" in verdict.reason + str(numbers["reasons"])
+
+
+def _cell(passed, failed, valid, broken=0):
+    return Outcomes(passed, failed, valid, broken)
+
+
+def test_pointer_scan_and_depth_verdicts_count_seeds_not_means():
     assert capacity_bound(layers=2, heads=2, d_model=16, d_head=8) == 18
-    ok, bad, mid = Interval(0.99, 0.98, 1.0, 5), Interval(0.4, 0.35, 0.45, 5), Interval(0.8, 0.6, 1.0, 5)
-    gap = Interval(0.5, 0.4, 0.6, 5)
-    assert scan_verdict({8: (ok, ok, Interval(0, -0.1, 0.1, 5)), 32: (ok, bad, gap)}, 18).word == "reproduced"
-    assert scan_verdict({8: (ok, ok, gap), 32: (ok, ok, gap)}, 18).word == "refuted"
-    assert scan_verdict({32: (bad, bad, Interval(0, -0.1, 0.1, 5))}, 18).word == "undecided"  # DP did not learn it
-    assert scan_verdict({8: (ok, ok, gap)}, 18).word == "undecided"  # nothing scanned above the bound
-    assert scan_verdict({32: (ok, mid, gap)}, 18).word == "not reproduced"
+    ok, bad, mid = _cell(10, 0, 10), _cell(0, 10, 10), _cell(5, 2, 10)
+    assert scan_verdict({8: (ok, ok), 32: (ok, bad)}, 18).word == "reproduced"
+    assert scan_verdict({8: (ok, ok), 32: (ok, ok)}, 18).word == "refuted"
+    assert scan_verdict({32: (bad, bad)}, 18).word == "undecided"  # DP did not learn it
+    assert scan_verdict({8: (ok, ok)}, 18).word == "undecided"  # nothing scanned above the bound
+    assert scan_verdict({32: (ok, mid)}, 18).word == "undecided"  # DP-free neither solves nor fails
     claimed = {(1, 1): bad, (1, 2): ok, (1, 3): ok, (2, 1): bad, (2, 2): bad, (2, 3): ok}
     assert depth_verdict(claimed).word == "reproduced"
     assert depth_verdict({**claimed, (2, 2): ok}).word == "refuted"
     assert depth_verdict({**claimed, (2, 3): bad}).word == "not reproduced"
     assert depth_verdict({**claimed, (2, 3): mid}).word == "undecided"
-    assert depth_verdict({**claimed, (2, 3): interval([0.99])}).word == "undecided"
+    assert depth_verdict({**claimed, (2, 3): _cell(2, 0, 2)}).word == "undecided"   # too few valid seeds
 
 
-def test_trainability_is_a_success_rate_with_an_exact_test():
+def test_a_cell_whose_mean_passes_but_whose_seeds_do_not_is_not_solved():
+    """The audit's case: a depth cell at mean R^2 0.905 [-0.18, 1.99] (two seeds, 0.82 and 0.99) was
+    'solved' by its point mean; and six seeds averaging 0.905 with three below the line are not."""
+    two = Outcomes.of({0: 0.82, 1: 0.99}, 0.9, 0.7)
+    assert interval([0.82, 0.99]).value == pytest.approx(0.905) and two.status(6) == "too few seeds"
+    six = Outcomes.of({0: 0.99, 1: 0.99, 2: 0.99, 3: 0.82, 4: 0.82, 5: 0.82}, 0.9, 0.7)
+    assert six.status(6) == "unclear"
+    bad, ok = _cell(0, 10, 10), _cell(10, 0, 10)
+    table = {(1, 1): bad, (1, 2): ok, (2, 1): bad, (2, 2): bad, (2, 3): six}
+    assert depth_verdict(table).word == "undecided"
+
+
+def test_one_dp_free_seed_does_not_refute_and_failed_runs_are_not_seeds():
+    """The audit's case: one finished DP-free seed at R^2 0.95 (the others failed runs) made the
+    claim refuted through the cell's mean."""
+    free = Outcomes.of({0: 0.95}, 0.9, 0.7, broken=4)
+    assert free.valid == 1 and free.broken == 4 and "4 failed run(s) not counted" in free.fmt()
+    verdict = scan_verdict({32: (_cell(10, 0, 10), free)}, 18)
+    assert verdict.word == "undecided" and "fewer than 6 valid seeds" in verdict.reason
+    assert Outcomes.of({0: float("nan"), 1: 0.95}, 0.9, 0.7).broken == 1   # a diverged run is a failed run
+
+
+def test_the_width_scan_tells_capacity_from_trainability():
+    ok, bad = _cell(10, 0, 10), _cell(0, 10, 10)
+    assert width_reading({16: (18, bad), 32: (34, ok)}, 32).startswith("capacity")
+    assert width_reading({16: (18, bad), 32: (34, bad)}, 32).startswith("trainability")
+    assert width_reading({16: (18, bad), 32: (34, _cell(5, 2, 10))}, 32).startswith("unclear")
+
+
+def test_trainability_needs_the_gain_of_the_dot_product_below_a_margin():
     verdict, stats = trainability_verdict((24, 24), (4, 24))
     assert verdict.word == "refuted" and stats["fisher_p"] < 1e-6
-    assert trainability_verdict((24, 24), (23, 24))[0].word == "reproduced"
-    # the old defect: 4 of 5 seeds gave a t interval [0.245, 1.355] on a pass/fail outcome
+    assert trainability_verdict((64, 64), (63, 64))[0].word == "reproduced"
+    # the old defect: a t interval on a pass/fail outcome; and now: too few seeds decide nothing
     verdict, stats = trainability_verdict((5, 5), (4, 5))
-    assert verdict.word == "undecided" and 0 < stats["rate_b"].low < 0.3 and stats["rate_b"].high <= 1
+    assert verdict.word == "undecided" and 0 < stats["rate_dpfree"].low < 0.3 and stats["rate_dpfree"].high <= 1
+
+
+def test_a_non_significant_gap_is_not_equivalence():
+    """The audit's case: 21/24 against 17/24 (Fisher p = 0.29, DP-free's interval reaching past 1/2)
+    read as 'no gap'. The Newcombe interval of the difference, [-0.07, 0.38], reaches far past the
+    margin: undecided."""
+    verdict, stats = trainability_verdict((21, 24), (17, 24))
+    assert verdict.word == "undecided" and stats["fisher_p"] > 0.05
+    assert stats["difference"].high > 0.3 and "contains the margin" in verdict.reason
+    # the same rates at 64 seeds: the old rule said 'reproduced' whenever Fisher's p >= 0.05
+    verdict, stats = trainability_verdict((56, 64), (47, 64))
+    assert stats["fisher_p"] > 0.05 and stats["rate_dpfree"].low > 0.5 and verdict.word != "reproduced"
+
+
+def test_a_twenty_point_gap_is_rarely_called_equivalent():
+    """The audit enumerated binomial outcomes: at true rates 0.95 against 0.75 and 24 seeds the old
+    rule said 'reproduced' with probability 0.50. The margin rule: at most the test's 2.5%."""
+    from expressivity.experiments.claims.wang_e_trained import CLAIM6_MARGIN
+    from expressivity.statistics import newcombe, wilson
+
+    n, p_dp, p_free = 24, 0.95, 0.75
+    pmf = lambda k, p: math.comb(n, k) * p**k * (1 - p) ** (n - k)  # noqa: E731
+    rates = [wilson(k, n) for k in range(n + 1)]
+    p_reproduced = sum(pmf(a, p_dp) * pmf(b, p_free) for a in range(n + 1) for b in range(n + 1)
+                       if newcombe(rates[a], rates[b]).high < CLAIM6_MARGIN and rates[b].value > 0.5)
+    assert p_reproduced < 0.025
 
 
 TOY = {"steps": 20, "seeds": (0, 1), "lrs": (1e-2,)}
 
 
 @pytest.mark.parametrize("name,sizes", [
-    ("wang-e-3", {"horizons": (8, 16)}),
+    ("wang-e-3", {"horizons": (8, 16), "lin_heads": (1, 8)}),
     ("wang-e-4", {"widths": (4, 8), "heads": (2,)}),
     ("wang-e-5", {"widths": (4, 8), "heads": (1, 2), "rpes": ("lin",)}),
     ("wang-e-6", {"heads": 2, "widths": 8}),
-    ("wang-e-7", {"layers": (1,), "ranges": (4,), "scan_model": {"d_model": 8, "ffn_width": 8}}),
+    ("wang-e-7", {"layers": (1,), "ranges": (4,), "widths": (), "scan_model": {"d_model": 8, "ffn_width": 8}}),
 ])
 def test_trained_claims_run_end_to_end_at_toy_size(name, sizes, tmp_path):
     """Toy sizes (20 steps, 2 seeds) check the plumbing, not the claim: files and a valid verdict."""
@@ -274,3 +355,48 @@ def test_a_run_recorded_as_failed_by_an_error_is_trained_again_only_with_retry_f
     assert sum(row.get("failed", 0) for row in retried.rows) == 0
     assert {r["id"]: r["status"] for r in read_records(out / "sweep")}[victim["id"]] == "done"
     assert json.loads((out / "run.json").read_text())["config"]["retry_failed"] is True
+
+
+def test_claim_2_tests_the_convergence_rate_of_the_mismatch():
+    """The old test was one threshold at H = 16; the log heads' l1 on the exponential tail falls
+    0.052 -> 0.0018 -> 2.3e-6 at H = 16, 32, 64, faster than any power, which a threshold cannot see."""
+    from expressivity.experiments.claims.wang_e import convergence_fit, convergence_verdict
+
+    heads = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+    algebraic = [0.5 * H ** -0.15 for H in heads]
+    fast = [math.exp(-0.2 * H) for H in heads]
+    assert convergence_verdict(convergence_fit(heads, algebraic), algebraic[-1], "x").word == "reproduced"
+    assert convergence_verdict(convergence_fit(heads, fast), fast[-1], "x").word == "refuted"
+    assert convergence_verdict(convergence_fit(heads[:3], algebraic[:3]), 0.3, "x").word == "undecided"
+    assert convergence_fit(heads, [1e-16] * len(heads)) is None   # rounding only: nothing to fit
+
+
+def test_table_names_match_the_criteria(tmp_path):
+    """The defect (issue 32): claim 2's table said 'alpha 0.5' where its criterion says (1+s)^-1.5."""
+    from expressivity.experiments.claims import get_claim
+
+    result = reproduce("wang-e-2", tmp_path / "c2", "quick")
+    criterion = get_claim("wang-e-2").criterion
+    assert all("alpha" not in row for row in result.rows)
+    assert {row["rho"] for row in result.rows} == {"(1+s)^-1.5 / zeta(1.5)", "(1 - e^-0.3) e^{-0.3 s}"}
+    assert "(1+s)^-1.5" in criterion and "e^{-0.3 s}" in criterion
+    assert result.numbers["light_tail_mirror_[D]"] == "refuted"   # measured: the mirror converges fast
+
+
+def test_a_claims_measured_reason_is_kept_beside_its_verdict_word():
+    """The defect: a claim returning a Verdict lost its measured reason to the verdict's list of
+    part words ('trainability (success rates): undecided'), so verdict.json said nothing measured."""
+    kept = ClaimResult(Verdict("refuted", "a: refuted"), "a: 0/10 pass [0, 0.31]", [], None)
+    assert kept.verdict == "refuted" and kept.reason == "a: 0/10 pass [0, 0.31]"
+    open_ = ClaimResult(Verdict("undecided", "underpowered: a: undecided"), "a: 3/5 pass", [], None)
+    assert open_.reason == "underpowered: a: 3/5 pass"
+
+
+def test_claim_3_reports_how_many_seeds_fit_the_kernel_and_their_l1():
+    """The log head is bimodal: its escape rate (l1 below 1e-3) and the l1 of each mode are reported."""
+    from expressivity.experiments.claims.wang_e_trained import escape_summary
+
+    got = escape_summary({0: 1e-5, 1: 0.02, 2: 2e-4, 3: 0.05})
+    assert (got["escaped"], got["seeds"]) == (2, 4) and got["rate"][1] < 0.5 < got["rate"][2]
+    assert got["l1_if_escaped"] == pytest.approx(math.sqrt(1e-5 * 2e-4)) and got["l1_otherwise"] == pytest.approx(math.sqrt(0.02 * 0.05))
+    assert escape_summary({})["rate"] is None

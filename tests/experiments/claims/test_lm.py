@@ -105,10 +105,23 @@ def test_each_claim_runs_tiny_and_writes_its_table_and_figure(name, extra, tmp_p
         # TINY's grid has two learning rates, so every selection is on an edge and warned about
         assert row["lr_at_grid_edge"] == row["seeds"] and row["lr_grid"] == "0.01 0.03"
         assert f"warning: {row['config']}: selected learning rate at the grid edge for 2 of 2 seeds" in result.notes
-    assert result.numbers["lr_at_grid_edge"] == {row["config"]: [2, 2] for row in result.rows}
+    assert result.numbers["lr_at_grid_edge"] == {f"{row['config']} ({row['protocol']})": [2, 2] for row in result.rows}
+    # equal steps decides, equal FLOPs is reported: every model has an equal-steps row, the reference
+    # model's two protocols are one run (listed once, 'both'), another model trains other steps at equal FLOPs
+    protocols = {}
+    for row in result.rows:
+        protocols.setdefault(row["config"], {})[row["protocol"]] = row["steps"]
+    assert all(set(p) in ({"both"}, {"equal steps", "equal FLOPs"}) for p in protocols.values())
+    assert all(p.get("equal steps", p.get("both")) == TINY.steps for p in protocols.values())
+    if name == "yun":   # at 4 steps the depth and DP pairs' FLOPs-matched steps round to the same 4
+        assert any(p.get("equal FLOPs", TINY.steps) > TINY.steps for p in protocols.values())
+    assert result.numbers["equal_flops"]["verdict"] in VERDICTS
     corpus = result.numbers["corpus"]
     assert corpus["include"] == "wsgiref/*" and corpus["python"] and corpus["bytes"] > 0
     assert set(result.numbers["parts"].values()) <= set(VERDICTS)
+    # the regime is checked on the compared models' own curves, with measured numbers in the check names
+    assert any(name.startswith(">= 1 epoch of the training files for the reference model: ") for name in
+               result.regime.checks)
     if name == "dp":
         copy = result.numbers["copy_bytes"]["L=1"]
         assert 0 <= copy["copy_share"] <= 1 and "test_bits_on_copy_bytes" in result.rows[0]
@@ -125,8 +138,10 @@ def _summary(tests: dict, val: float, lrs=None):
 
 def _arm(mean, val=None, spread=0.01, seeds=5):
     """Per-seed test losses ``mean + seed-effect``: the seed effect is shared between arms (same data
-    order), so paired differences are tight even where unpaired intervals overlap."""
-    return _summary({s: mean + 0.3 * (s - 2) + spread * ((-1) ** s) for s in range(seeds)}, mean if val is None else val)
+    order), so paired differences are tight even where unpaired intervals overlap; a little noise of
+    the arm's own keeps every paired difference from being exactly constant (zero width decides nothing)."""
+    return _summary({s: mean + 0.3 * (s - 2) + spread * math.sin(3 * s + 10 * mean) for s in range(seeds)},
+                    mean if val is None else val)
 
 
 def test_one_seed_is_never_decisive():

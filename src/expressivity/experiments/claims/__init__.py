@@ -3,18 +3,20 @@
 **The verdict contract**, the same for every claim. A :class:`Claim` carries the claim in the
 paper's words with the spec's confidence tag (``[V]`` verified in the paper's text, ``[R]``
 recollected, ``[D]`` derived here -- a verdict resting on a ``[D]`` part says so), and its
-**criterion**, written to ``criterion.md`` with the time before anything runs. Its run returns a
+**criterion**, written to ``criterion.md`` with the time before anything runs, once per output
+folder: never rewritten, only amended with a reason (:mod:`.criterion`). Its run returns a
 :class:`ClaimResult` with a :class:`Regime` record (parameters, steps, tokens or bytes seen,
 fraction of an epoch, whether validation loss was still falling over the last 20% of training,
 seeds, and the named checks that say whether the run was in the regime the paper's claim is
 about) and a :class:`Verdict`: one word of :data:`VERDICTS`. *reproduced*, *not reproduced* and
 *refuted* need a decided comparison **and** a passed regime check; everything else is
 *undecided* with its reason (:data:`UNDECIDED_REASONS`: out of regime, underpowered, lr on grid
-edge). :func:`reproduce` enforces two rules for every claim, keeping what the comparison alone
-said beside the verdict: a run that fails its regime check gets *undecided: out of regime*; a
-decided verdict where some configuration's learning rate (or any selected value) was chosen at
-the edge of its grid for most seeds gets *undecided: lr on grid edge* (an edge for fewer seeds
-is a warning in the notes).
+edge). Every word comes from an interval, never a point (:mod:`.rules`). :func:`reproduce` enforces
+two rules for every claim, keeping what the comparison alone said beside the verdict: a run that
+fails its regime check (:mod:`.regime`: every compared cell settled to the precision of its
+comparison) gets *undecided: out of regime*; a configuration the verdict rests on whose learning
+rate was chosen at the edge of its grid for most seeds has its grid extended by the bracketing rule
+(:mod:`.grids`), and a verdict resting on an edge that remains is *undecided: lr on grid edge*.
 
 **The scale ladder**: ``quick`` (CI and a first look, <= 15 CPU-minutes), ``medium`` (about one
 CPU-hour on 2 cores, as close to the honest regime as that allows) and ``full`` (the honest
@@ -43,6 +45,10 @@ VERDICTS = ("reproduced", "not reproduced", "refuted", "undecided")
 UNDECIDED_REASONS = ("out of regime", "underpowered", "lr on grid edge")
 SCALES = ("quick", "medium", "full")
 TAGS = ("[V]", "[R]", "[D]")
+# The test sample of the deciding scales (medium, full): drawn from a generator no development run
+# used. The criteria were developed on quick runs and earlier medium runs, scored on the default
+# test sample (training.schedule.TEST_SEED); this one was fixed on 2026-11-28, before any run used it.
+FRESH_TEST_SEED = 20_261_128
 
 
 @dataclass(frozen=True)
@@ -96,7 +102,7 @@ class Regime:
         """A short description for tables: the numbers, then pass or the failed checks."""
         shown = ((self.parameters, lambda v: f"{v / 1e3:.3g}k params"), (self.steps, lambda v: f"{v} steps"),
                  (self.tokens_seen, lambda v: f"{v / 1e6:.3g}M tokens"), (self.epoch_fraction, lambda v: f"{v:.2g} epochs"),
-                 (self.still_falling, lambda v: f"still falling: {v}"), (self.seeds, lambda v: f"{v} seeds"))
+                 (self.still_falling, lambda v: f"still moving: {v}"), (self.seeds, lambda v: f"{v} seeds"))
         parts = [fmt(value) for value, fmt in shown if value is not None]
         status = "in regime" if self.ok else "OUT of regime (" + "; ".join(self.failed()) + ")"
         return ", ".join(parts + [status])
@@ -121,6 +127,7 @@ class ClaimContext:
     retry_failed: bool = False   # run again the runs recorded as failed by an error (a worker that died), not NaN
     execution: dict = field(default_factory=dict)   # Execution choices for every run (default: the device's)
     memory_budget: object = None   # bytes or a size per pack (default: the device's memory shared by the workers)
+    extensions: list = field(default_factory=list)   # grid extensions the bracketing rule made (claims.grids)
 
     def __post_init__(self) -> None:
         if self.scale not in SCALES:
@@ -130,15 +137,26 @@ class ClaimContext:
     def quick(self) -> bool:
         return self.scale == "quick"
 
+    @property
+    def test_seed(self) -> int | None:
+        """The test sample's generator seed: ``None`` (the development sample, ``TEST_SEED``) at
+        quick, :data:`FRESH_TEST_SEED` at medium and full (``overrides["test_seed"]`` wins)."""
+        return self.overrides.get("test_seed", None if self.quick else FRESH_TEST_SEED)
+
     def size(self, name: str, quick, medium, full):
         """A size setting of the claim at the context's scale, unless ``overrides`` names it (tests
         run claims end to end at toy sizes this way; the overrides are recorded in run.json)."""
         return self.overrides.get(name, {"quick": quick, "medium": medium, "full": full}[self.scale])
 
     def run_sweep(self, sweep, name: str = "sweep"):
-        """Run ``sweep`` into ``out/name`` (resuming what a previous, interrupted call left)."""
+        """Run ``sweep`` -- with the learning rates the bracketing rule added to its grids -- into
+        ``out/name`` (resuming what a previous, interrupted call left)."""
+        from dataclasses import replace
+
+        from expressivity.experiments.claims.grids import extended
         from expressivity.experiments.launch import run_sweep
 
+        sweep = replace(sweep, configs=extended(sweep.configs, name, self.extensions))
         report = run_sweep(sweep, self.out / name, backend=self.backend, workers=self.workers, threads=self.threads,
                            device=self.device, ray_address=self.ray_address, on_progress=self.on_progress,
                            retry_failed=self.retry_failed, execution=self.execution, memory_budget=self.memory_budget)
@@ -163,7 +181,13 @@ class ClaimResult:
 
     def __post_init__(self) -> None:
         if isinstance(self.verdict, Verdict):
-            self.verdict, self.reason = self.verdict.word, self.verdict.reason or self.reason
+            # The claim's own reason (the measured numbers) wins over the verdict's (often just the parts'
+            # words); an undecided one keeps the verdict's reason word first.
+            word, short = self.verdict.word, self.verdict.reason
+            reason = self.reason or short
+            if word == "undecided" and not reason.startswith(UNDECIDED_REASONS):
+                reason = f"{short.split(':')[0]}: {reason}"
+            self.verdict, self.reason = word, reason
         Verdict(self.verdict, self.reason)  # validates the word (and an undecided reason)
 
 
@@ -182,6 +206,14 @@ class Claim:
     paper_claim: str = ""
     tag: str = "[R]"
     medium: str = ""
+    # What stands in for the paper's measurement, when the claim is measured by a proxy (Yun et al.'s
+    # fine-tuned scores by masked-LM loss): the tag says where the claim comes from, this what was measured.
+    proxy: str = ""
+
+    @property
+    def tag_line(self) -> str:
+        """The tag, with ``proxy`` when the claim is measured by a proxy (for tables)."""
+        return f"{self.tag} proxy" if self.proxy else self.tag
 
     def __post_init__(self) -> None:
         if self.tag not in TAGS:
@@ -218,7 +250,8 @@ def _load_all() -> None:
         importlib.import_module(module)
 
 
-CLAIM_MODULES = ("expressivity.experiments.claims.wang_e", "expressivity.experiments.claims.lm")
+CLAIM_MODULES = ("expressivity.experiments.claims.wang_e", "expressivity.experiments.claims.wang_e_trained",
+                 "expressivity.experiments.claims.lm")
 
 
 def apply_regime(result: ClaimResult, scale: str) -> ClaimResult:
@@ -238,10 +271,16 @@ def apply_regime(result: ClaimResult, scale: str) -> ClaimResult:
     return result
 
 
-def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = None, **context) -> ClaimResult:
+def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = None, amend: str | None = None,
+              **context) -> ClaimResult:
     """State the criterion, run the claim, write the table, figure and verdict under ``out``.
 
-    ``quick=True`` is the old spelling of ``scale="quick"`` (``quick=False``: ``"full"``)."""
+    ``criterion.md`` is written once per folder and never replaced (:mod:`.criterion`): a resumed
+    run keeps it, and a changed criterion is refused unless ``amend`` gives the reason, which
+    appends a dated amendment. ``quick=True`` is the old spelling of ``scale="quick"``
+    (``quick=False``: ``"full"``)."""
+    from expressivity.experiments.claims import criterion, grids
+
     if quick is not None:
         scale = "quick" if quick else "full"
     if scale not in SCALES:
@@ -249,18 +288,16 @@ def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = N
     claim = get_claim(name)
     out = check_output_dir(Path(out), f"reproduce {name}")
     check_same_run(out, name, scale)
+    criterion.check(out, claim, scale, amend)   # refused before anything is written
     out.mkdir(parents=True, exist_ok=True)
     started = time.time()
-    (out / "criterion.md").write_text(
-        f"# {claim.title}\n\nSource: {claim.source}\n\nThe paper's claim {claim.tag}: {claim.paper_claim or claim.title}"
-        f"\n\nCriterion (stated before the run, "
-        f"{time.strftime('%Y-%m-%d %H:%M:%S %Z', time.localtime(started))}):\n\n{claim.criterion}\n\n"
-        f"Scale: {scale}\n")
+    amended = criterion.settle(out, claim, scale, amend)
+    stated = {"criterion_sha256": criterion.sha256(out), "amendments": [asdict(a) for a in amended]}
     config = {"claim": name, "scale": scale, **{k: v for k, v in context.items() if k != "on_progress"}}
-    write_json(out / "run.json", run_record(f"reproduce {name}", config))
-    result = apply_regime(claim.run(ClaimContext(out, scale, **context)), scale)
-    edges = grid_edges(out)
-    result = apply_grid_edges(result, edges)
+    write_json(out / "run.json", run_record(f"reproduce {name}", config) | stated)
+    ctx = ClaimContext(out, scale, extensions=grids.read_extensions(out), **context)
+    result, edges = run_bracketed(claim, ctx)
+    result = grids.apply_grid_edges(apply_regime(result, scale), edges, ctx.extensions)
     warnings = [e.line() for e in edges if "grid edge" not in result.notes]
     outside = set(result.numbers.get("grid_edges_outside_the_verdict", ()))
     if warnings:  # claims that report their own grid edges (the LM claims) are not warned twice
@@ -269,13 +306,39 @@ def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = N
     write_table(result.rows, out / "results.csv")
     write_json(out / "results.json", {"rows": result.rows})
     verdict = {"claim": name, "title": claim.title, "source": claim.source, "paper_claim": claim.paper_claim,
-               "tag": claim.tag, "criterion": claim.criterion, "scale": scale, "verdict": result.verdict,
+               "tag": claim.tag, "proxy": claim.proxy, "criterion": claim.criterion, "scale": scale,
+               "test_sample": test_sample(ctx) if claim.trains else None, "verdict": result.verdict,
                "reason": result.reason, "regime": result.regime.as_dict(), "numbers": result.numbers,
                "notes": result.notes, "figure": None if result.figure is None else str(result.figure),
-               "seconds": round(time.time() - started, 1)}
+               "seconds": round(time.time() - started, 1), **stated}
     write_json(out / "verdict.json", verdict)
-    write_json(out / "run.json", run_record(f"reproduce {name}", config) | {"verdict": result.verdict})
+    write_json(out / "run.json", run_record(f"reproduce {name}", config) | stated | {"verdict": result.verdict})
     return result
+
+
+def run_bracketed(claim: Claim, ctx: ClaimContext):
+    """Run ``claim``; while a configuration its verdict rests on selects a grid edge for most seeds
+    (and the rule allows), extend that grid one step, record it and run again (:mod:`.grids`).
+    Returns the last result and the grid edges it left."""
+    from expressivity.experiments.claims import grids
+
+    while True:
+        result = claim.run(ctx)
+        edges = grids.grid_edges(ctx.out)
+        more = grids.extension_steps(edges, result, ctx.extensions)
+        if not more:
+            return result, edges
+        ctx.extensions += more
+        write_json(ctx.out / grids.FILE, ctx.extensions)
+
+
+def test_sample(ctx: ClaimContext) -> dict:
+    """Which test sample a run's numbers come from: the development one (quick) or a fresh one."""
+    from expressivity.training.schedule import TEST_SEED
+
+    return {"seed": TEST_SEED if ctx.test_seed is None else ctx.test_seed,
+            "kind": "development (the sample the criteria were developed on)" if ctx.test_seed is None
+            else "fresh (no development run scored on it)"}
 
 
 def check_same_run(out: Path, name: str, scale: str) -> None:
@@ -306,9 +369,11 @@ def summary(folders) -> list[dict]:
                 v = json.loads(path.read_text())
                 regime = v.get("regime") or {}
                 rows.append({"claim": v["claim"], "scale": v.get("scale") or ("quick" if v.get("quick") else "full"),
-                             "verdict": v["verdict"], "tag": v.get("tag", ""),
+                             "verdict": v["verdict"], "tag": v.get("tag", "") + (" proxy" if v.get("proxy") else ""),
                              "regime": _regime_line(regime) if regime else "not recorded (older run)",
-                             "reason": v.get("reason", ""), "folder": str(path.parent)})
+                             "reason": v.get("reason", ""), "folder": str(path.parent),
+                             "amendments": _amendments(path.parent), "seconds": v.get("seconds"),
+                             "test_sample": ((v.get("test_sample") or {}).get("kind") or "").split(" (")[0]})
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise ExpressivityError(f"{path}: not a readable verdict ({type(exc).__name__}: {exc}); rerun "
                                         "'expressivity reproduce' into that folder") from None
@@ -316,121 +381,21 @@ def summary(folders) -> list[dict]:
     return sorted(rows, key=lambda r: (r["claim"], order.get(r["scale"], 9), r["folder"]))
 
 
+def _amendments(folder: Path) -> list[dict]:
+    """The amendments of ``folder/criterion.md`` (none if it has no such file)."""
+    from expressivity.experiments.claims import criterion
+
+    try:
+        text = (folder / criterion.FILE).read_text()
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [asdict(a) for a in criterion.amendments(text)]
+
+
 def _regime_line(regime: dict) -> str:
     known = {k: regime.get(k) for k in ("scale", "checks", "parameters", "steps", "tokens_seen", "epoch_fraction",
                                         "still_falling", "seeds", "notes")}
     return Regime(**{k: v for k, v in known.items() if v is not None or k in ("scale",)}).line()
-
-
-@dataclass(frozen=True)
-class GridEdge:
-    """A swept configuration whose validation selection of ``axis`` picked the smallest or largest
-    value of its ``grid`` for ``edge`` of its ``total`` seeds (``sweep``: the sweep's folder name)."""
-
-    sweep: str
-    label: str
-    axis: str
-    edge: int
-    total: int
-    grid: tuple
-    config: dict | None = field(default=None, compare=False)   # the group's configuration, less seed and axis
-
-    @property
-    def most_seeds(self) -> bool:
-        """On the edge for more than half of the seeds: the selection is not bracketed."""
-        return 2 * self.edge > self.total
-
-    def line(self) -> str:
-        return (f"{self.sweep}: {self.label}: selected {self.axis} at the grid edge for {self.edge} of {self.total} "
-                f"seeds (grid {' '.join(f'{v:g}' for v in self.grid)}): the grid may not bracket the optimum")
-
-
-def grid_edges(out: Path) -> list[GridEdge]:
-    """Every swept configuration whose validation selection picked the smallest or largest value of
-    its grid (``train.lr``, or any selected axis) for some seed: then the grid may not bracket the
-    optimum, and the verdict rests on an unbracketed choice. Reads every ``out/*/sweep.json`` with
-    selection rules and the records beside it."""
-    from expressivity.experiments.store import read_records
-    from expressivity.experiments.select import parse_select
-    from expressivity.experiments.table import select_runs
-
-    found = []
-    for spec in sorted(Path(out).glob("*/sweep.json")):
-        try:
-            select = json.loads(spec.read_text()).get("select") or {}
-            records = read_records(spec.parent)
-        except (OSError, ValueError, ExpressivityError):
-            continue
-        if not select or not records:
-            continue
-        rules = parse_select(select, records[0]["config"])
-        for axis in rules:
-            grids: dict[str, set] = {}
-            counts: dict[str, list[int]] = {}
-            for r in records:
-                grids.setdefault(_group_key(r["config"], axis), set()).add(
-                    _lookup(r["config"], axis))
-            for record, _, ok in select_runs(records, rules):
-                key = _group_key(record["config"], axis)
-                grid, value = grids[key], _lookup(record["config"], axis)
-                edge = ok and len(grid) > 1 and value in (min(grid), max(grid))
-                counts.setdefault(key, [0, 0])
-                counts[key][0] += int(bool(edge))
-                counts[key][1] += int(bool(ok))
-            found += [GridEdge(spec.parent.name, _describe_group(json.loads(key)), axis, edge, total,
-                               tuple(sorted(grids[key])), json.loads(key)) for key, (edge, total) in counts.items()
-                      if edge]
-    return found
-
-
-def grid_edge_warnings(out: Path) -> list[str]:
-    """:func:`grid_edges` as one line each."""
-    return [e.line() for e in grid_edges(out)]
-
-
-def apply_grid_edges(result: ClaimResult, edges: list[GridEdge]) -> ClaimResult:
-    """A decided verdict resting on a selection that fell on its grid's edge for most seeds of some
-    configuration becomes ``undecided: lr on grid edge`` (the grid does not bracket the optimum, so
-    a better value outside it could move that arm); the word the comparison alone gave is kept in
-    ``numbers["verdict_if_bracketed"]``. An edge for a minority of seeds, or in a configuration the
-    verdict does not rest on (``result.decides``), stays a warning."""
-    def decides(edge: GridEdge) -> bool:
-        return result.decides is None or edge.config is None or bool(result.decides(edge.config))
-
-    unbracketed = [e for e in edges if e.most_seeds and decides(e)]
-    outside = [e.line() for e in edges if e.most_seeds and not decides(e)]
-    if outside:
-        result.numbers["grid_edges_outside_the_verdict"] = outside
-    if not unbracketed or result.verdict == "undecided":
-        return result
-    result.numbers["verdict_if_bracketed"] = {"verdict": result.verdict, "reason": result.reason}
-    names = "; ".join(f"{e.label} ({e.edge} of {e.total} seeds, grid {' '.join(f'{v:g}' for v in e.grid)})"
-                      for e in unbracketed[:4]) + (f"; and {len(unbracketed) - 4} more" if len(unbracketed) > 4 else "")
-    result.reason = (f"lr on grid edge: the selected value is at the edge of its grid for most seeds of {names}; "
-                     f"widen the grid. The comparison alone said '{result.verdict}': {result.reason}")
-    result.verdict = "undecided"
-    return result
-
-
-def _lookup(config: dict, path: str):
-    for part in path.split("."):
-        config = config[part]
-    return config
-
-
-def _group_key(config: dict, axis: str) -> str:
-    from expressivity.experiments.table import drop_path
-    from expressivity.records import canonical_json
-
-    return canonical_json(drop_path(drop_path(config, axis), "seed"))
-
-
-def _describe_group(config: dict) -> str:
-    """A short label of a configuration: task arguments and the model fields that vary in claims."""
-    model = config.get("model", {})
-    task = config.get("task", {})
-    fields = {k: model.get(k) for k in ("mixer", "layers", "heads", "ffn_width", "rpe") if k in model}
-    return f"{task.get('name')} {task.get('args', {})} " + " ".join(f"{k}={v}" for k, v in fields.items())
 
 
 def write_table(rows: list[dict], path: Path) -> None:

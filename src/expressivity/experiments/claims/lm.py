@@ -9,29 +9,37 @@
 * ``wang-e-dp`` (Wang & E 2024, Table 7): causal models with and without the dot product (the same
   stack, DP-free heads keep only the T5 position bias).
 
-**Equal training compute.** The configurations a claim compares train with the same training
-FLOPs: a reference model (all attention; the deepest model of a parameter budget; the model with
-the dot product) trains ``Scale.steps`` steps, and every other model ``steps x reference FLOPs per
-token / its FLOPs per token`` steps of the same batch (:func:`flops_per_token`, the usual
-forward-pass count; training is about three times it). So a cheaper model sees more bytes; the
-tables report steps, training bytes, training FLOPs, parameter counts and FLOPs per token.
+**Two training protocols, both reported.** The primary comparison gives every model the same
+number of **steps** (``Scale.steps`` of the same batch: the same bytes seen). The secondary one
+gives every model the same training **FLOPs**: a reference model (all attention; the deepest
+model of a parameter budget; the model with the dot product) trains ``Scale.steps`` steps and
+every other model ``steps x reference FLOPs per token / its FLOPs per token`` (:func:`flops_per_token`,
+the usual forward-pass count; training is about three times it), so a cheaper model sees more
+bytes -- which favours the arm each claim bets against, hence secondary. The verdict word is the
+primary protocol's; the secondary's word and reason are in ``verdict.json`` and the table has a
+row per model and protocol (steps, training bytes, training FLOPs, parameter counts, FLOPs per
+token).
 
 The learning rate is selected per configuration and seed on the validation files (``min
 val_loss``, the engine's selection), and so is every other choice (Yun's better hybrid ``k``);
 the verdicts use the test files, in bits per byte. Models trained with the same seed share the
 data order and the held-out windows, so every comparison is a **paired** per-seed difference with
 its 95% t interval (at least two seeds, else undecided). Each table row also counts the seeds whose
-selected learning rate is the smallest or largest of the grid (``lr_at_grid_edge``); any such row
-adds a warning line to the claim's notes. The corpus facts (Python version, file-list and content
-hashes, bytes) go into every run configuration and into each claim's ``verdict.json``.
+selected learning rate is the smallest or largest of its grid (``lr_at_grid_edge``; the engine
+extends a grid whose edge most seeds of a compared model chose). The corpus facts (Python
+version, file-list and content hashes, bytes) go into every run configuration and into each
+claim's ``verdict.json``. Masked-LM test loss stands in for Yun et al.'s fine-tuned scores: that
+claim is measured by a proxy, and says so (:attr:`Claim.proxy`).
 
 **The regime check** (:func:`lm_regime`): the papers' claims are about trained models, so a
-verdict word other than *undecided* needs at least one epoch of the training files, a context of
-at least 256 bytes, at least 0.5M parameters in the largest model, at least five seeds, and
-validation loss flat (under 5% drop) over the last 20% of training for at least 3/4 of the
-selected runs. The quick and medium scales fail it by design (they measure early training); the
-full scale is sized to pass it on one GPU. Every run evaluates validation loss ten times, and the
-figure shows those learning curves against training FLOPs, so a crossover is visible.
+verdict word other than *undecided* needs at least one epoch of the training files for the
+reference model, a context of at least 256 bytes, at least 0.5M parameters in the largest model,
+at least five valid seeds in every compared model, and every compared model settled: over the
+last 20% of training its mean validation bits per byte moved by less than the half-width of the
+paired interval it enters (:mod:`.regime`). The quick and medium scales fail it by design (they
+measure early training); the full scale is sized to pass it on one GPU. Every run evaluates
+validation loss ten times, and the figure shows those learning curves against training FLOPs, so
+a crossover is visible.
 """
 
 from __future__ import annotations
@@ -41,7 +49,9 @@ import statistics
 from dataclasses import dataclass, field, replace
 
 from expressivity.experiments.claims import Claim, ClaimContext, ClaimResult, Regime, Verdict, register
-from expressivity.experiments.claims.kit import combine, history, paired, selected_records, sweep_regime
+from expressivity.experiments.claims.kit import distinct, history, selected_records
+from expressivity.experiments.claims.regime import cell_regime, tolerances
+from expressivity.experiments.claims.rules import combine, paired
 from expressivity.statistics import Interval, interval
 
 SELECT = {"train.lr": "min val_loss"}
@@ -61,6 +71,7 @@ class Scale:
     seeds: tuple[int, ...]
     eval_size: int = 512
     include: str = ""
+    test_seed: int | None = None   # the test sample's generator (None: the development sample)
 
     @property
     def tokens(self) -> int:
@@ -71,7 +82,8 @@ class Scale:
         five checkpoints (a run killed mid-way resumes from the last one when the command is re-run)."""
         steps = self.steps if steps is None else steps
         return {"steps": steps, "batch_size": self.batch_size, "eval_every": max(1, steps // 10),
-                "eval_size": self.eval_size, "log_every": max(1, steps // 20), "checkpoint_every": max(1, steps // 5)}
+                "eval_size": self.eval_size, "log_every": max(1, steps // 20), "checkpoint_every": max(1, steps // 5),
+                "test_seed": self.test_seed}
 
     def steps_for(self, config, reference) -> int:
         """Steps giving ``config`` the training FLOPs of ``reference`` trained :attr:`steps` steps."""
@@ -82,16 +94,21 @@ class Scale:
         return {"length": self.length, "include": self.include}
 
 
-# One grid per scale for all three claims, wide enough to bracket each claim's selections (the
-# tables count the seeds whose choice fell on an edge). quick and medium are CPU sizes that measure
-# early training (the regime check says so); full is sized for the papers' regime on one GPU:
-# 0.5-1.5M parameters, 256-byte windows, several epochs of the 11 MB training files.
-QUICK = {"batch_size": 16, "length": 64, "d_model": 64, "lrs": (3e-3, 1e-2, 3e-2, 1e-1), "seeds": (0, 1, 2, 3, 4),
-         "eval_size": 256}
-MEDIUM = {"batch_size": 32, "length": 128, "d_model": 64, "lrs": (3e-3, 1e-2, 3e-2), "seeds": (0, 1, 2, 3, 4),
-          "eval_size": 256}
-FULL = {"batch_size": 64, "length": 256, "d_model": 128, "lrs": (3e-4, 1e-3, 3e-3), "seeds": (0, 1, 2, 3, 4),
-        "eval_size": 1024}
+# One learning-rate grid for all three claims at every scale, {0.003, 0.01, 0.03, 0.1}, set by the
+# bracketing rule from the selections so far: the quick runs chose 0.01-0.03 (inside), the medium
+# wang-e-dp run on {0.003, 0.01, 0.03} chose its top, 0.03, for every DP-free seed, so the grid
+# gains the next step, 0.1 (the full grid was {0.0003, 0.001, 0.003}, below every selection made).
+# The engine extends a grid further when most seeds of a compared model still choose an edge.
+# quick and medium are CPU sizes that measure early training (the regime check says so); full is
+# sized for the papers' regime on one GPU: 0.5-1.5M parameters, 256-byte windows, several epochs
+# of the 11 MB training files.
+LRS = (3e-3, 1e-2, 3e-2, 1e-1)
+QUICK = {"batch_size": 16, "length": 64, "d_model": 64, "lrs": LRS, "seeds": (0, 1, 2, 3, 4), "eval_size": 256}
+MEDIUM = {"batch_size": 32, "length": 128, "d_model": 64, "lrs": LRS, "seeds": (0, 1, 2, 3, 4), "eval_size": 256}
+FULL = {"batch_size": 64, "length": 256, "d_model": 128, "lrs": LRS, "seeds": (0, 1, 2, 3, 4), "eval_size": 1024}
+PROTOCOLS = ("equal steps", "equal FLOPs")   # the first decides; the second is reported
+POWER = ("Power: with 5 seeds a paired t interval excludes 0 (80% power) for a mean difference of 1.66 standard "
+         "deviations of the per-seed difference")
 REGIME_CONTEXT, REGIME_PARAMS, REGIME_EPOCHS, REGIME_SEEDS = 256, 500_000, 1.0, 5
 
 
@@ -112,6 +129,23 @@ def _grid(base, scale: Scale, reference=None) -> list:
     steps = scale.steps_for(base, reference or base)
     base = base.with_changes(train=scale.train(steps))
     return [base.with_changes(seed=s, train={"lr": lr}) for lr in scale.lrs for s in scale.seeds]
+
+
+def both_protocols(configs: list, scale: Scale) -> list:
+    """``configs`` (trained at equal FLOPs) and each one's model trained ``scale.steps`` steps
+    (equal steps, the primary protocol); a model whose two step counts agree is trained once."""
+    return distinct([c.with_changes(train=scale.train()) for c in configs] + list(configs))
+
+
+def protocol_of(config: dict, scale: Scale) -> str:
+    return "equal steps" if config["train"]["steps"] == scale.steps else "equal FLOPs"
+
+
+def by_protocol(s: dict, labels, flops_steps: dict, scale: Scale) -> dict[str, dict]:
+    """``{protocol: {label: Summary}}`` from ``summaries`` keyed by ``(label, steps)``; the
+    equal-FLOPs arm of a model whose FLOPs-matched steps equal ``scale.steps`` is its equal-steps arm."""
+    return {"equal steps": {lab: s[lab, scale.steps] for lab in labels},
+            "equal FLOPs": {lab: s[lab, flops_steps[lab]] for lab in labels}}
 
 
 # ---- sizes: parameters and FLOPs --------------------------------------------------------------------
@@ -159,15 +193,21 @@ class Summary:
     test_by_seed: dict = field(default_factory=dict)
     val_by_seed: dict = field(default_factory=dict)
     records: list = field(default_factory=list)  # the selected records (for curves and extra evaluations)
+    key: object = None       # the label it was summarised under
+    grid: tuple = ()         # every learning rate trained for it (the grid its selection chose from)
 
 
 def summaries(folder, label) -> dict[str, Summary]:
     """``{label(config dict): Summary}`` of a sweep folder, learning rates selected on validation."""
+    from expressivity.experiments.store import read_records
     from expressivity.training import RunConfig
 
     groups: dict[str, list] = {}
     for record, ok in selected_records(folder):
         groups.setdefault(label(record["config"]), []).append((record, ok))
+    grids: dict = {}
+    for record in read_records(folder):
+        grids.setdefault(label(record["config"]), set()).add(record["config"]["train"]["lr"])
     out = {}
     for key, members in groups.items():
         test, val, acc, lrs, good = {}, {}, [], [], []
@@ -183,28 +223,38 @@ def summaries(folder, label) -> dict[str, Summary]:
         config = RunConfig.from_dict(members[0][0]["config"])
         out[key] = Summary(interval(test.values()), statistics.fmean(val.values()) if val else math.nan,
                            statistics.fmean(acc) if acc else math.nan, len(test), len(members) - len(test),
-                           sorted(lrs), config, test, val, good)
+                           sorted(lrs), config, test, val, good, key, tuple(sorted(grids.get(key, ()))))
     return out
 
 
-def lm_regime(folder, scale: "Scale", scale_name: str, cells=None) -> Regime:
-    """The LM regime check of a sweep folder (see the module docstring)."""
+def lm_regime(folder, scale: "Scale", scale_name: str, label, diffs: list, reference) -> Regime:
+    """The LM regime check of a sweep folder (see the module docstring). ``label(config)`` names the
+    compared cells (``None`` for the rest), ``diffs`` are the ``(better, worse, interval)`` of the
+    comparisons the verdict rests on (each cell must be settled to the half-width of the tightest it
+    enters), ``reference`` the cell whose bytes count the epochs."""
     from expressivity.tasks.corpus import load_corpus
 
     epoch = int(load_corpus("", scale.include).facts()["split_bytes"]["train"])
-    base = sweep_regime(folder, scale_name, cells, epoch_bytes=epoch,
-                        notes=f"training files {epoch / 1e6:.3g} MB; epochs counted for the longest-trained model")
+    tol = tolerances((cell, d.half_width) for a, b, d in diffs for cell in (a, b))
+    base = cell_regime(folder, scale_name, label, tol, lambda loss, metric: loss, "validation bits per byte",
+                       min_seeds=REGIME_SEEDS, reference=reference, epoch_bytes=epoch, name=lambda c: c[0],
+                       notes=f"training files {epoch / 1e6:.3g} MB; epochs counted for the reference model")
     base.checks.update({
-        f">= {REGIME_EPOCHS:g} epoch of the training files": (base.epoch_fraction or 0) >= REGIME_EPOCHS,
-        f"context >= {REGIME_CONTEXT} bytes": scale.length >= REGIME_CONTEXT,
-        f">= {REGIME_PARAMS / 1e6:g}M parameters in the largest model": (base.parameters or 0) >= REGIME_PARAMS,
-        f">= {REGIME_SEEDS} seeds": len(scale.seeds) >= REGIME_SEEDS})
+        f">= {REGIME_EPOCHS:g} epoch of the training files for the reference model: "
+        f"{base.epoch_fraction or 0:.2g}": (base.epoch_fraction or 0) >= REGIME_EPOCHS,
+        f"context >= {REGIME_CONTEXT} bytes: {scale.length}": scale.length >= REGIME_CONTEXT,
+        f">= {REGIME_PARAMS / 1e6:g}M parameters in the largest model: {(base.parameters or 0) / 1e6:.3g}M":
+            (base.parameters or 0) >= REGIME_PARAMS})
     return base
 
 
-def paired_loss(better: Summary, worse: Summary, what: str) -> tuple[Interval, Verdict]:
-    """``better`` claimed lower in test bits per byte than ``worse``: the paired per-seed difference."""
-    return paired(better.test_by_seed, worse.test_by_seed, what)
+def paired_loss(better: Summary, worse: Summary, what: str, seen: list | None = None) -> tuple[Interval, Verdict]:
+    """``better`` claimed lower in test bits per byte than ``worse``: the paired per-seed difference
+    (appended to ``seen`` as ``(better.key, worse.key, interval)`` for the regime check)."""
+    diff, verdict = paired(better.test_by_seed, worse.test_by_seed, what)
+    if seen is not None:
+        seen.append((better.key, worse.key, diff))
+    return diff, verdict
 
 
 def _curves(folder, s: dict, scale: "Scale", labels: dict) -> dict:
@@ -226,7 +276,8 @@ def _row(label: str, s: Summary, scale: Scale, **extra) -> dict:
             "test_bits_per_byte": s.test.value,
             "ci_low": s.test.low, "ci_high": s.test.high, "val_bits_per_byte": s.val, "test_accuracy": s.accuracy,
             "seeds": s.seeds, "failed": s.failed, "selected_lrs": " ".join(f"{lr:g}" for lr in s.lrs),
-            "lr_grid": " ".join(f"{lr:g}" for lr in scale.lrs), "lr_at_grid_edge": at_grid_edge(s.lrs, scale.lrs)}
+            "lr_grid": " ".join(f"{lr:g}" for lr in s.grid or scale.lrs),
+            "lr_at_grid_edge": at_grid_edge(s.lrs, s.grid or scale.lrs)}
 
 
 def at_grid_edge(lrs, grid) -> int:
@@ -296,6 +347,42 @@ def _errorbar_figure(path, series: dict, xlabel: str, title: str, xticks=None, h
     return save(fig, path)
 
 
+def train_protocols(ctx: ClaimContext, scale: Scale, flops_configs: list, label, name: str):
+    """Run ``flops_configs`` (equal training FLOPs) and their equal-steps twins as one sweep; returns
+    ``(folder, {protocol: {label: Summary}}, regime label)``, the regime label naming the primary
+    (equal-steps) cells by the keys their summaries carry."""
+    from expressivity.experiments.sweep import Sweep
+
+    folder, _ = ctx.run_sweep(Sweep(tuple(both_protocols(flops_configs, scale)), SELECT, name))
+    s = summaries(folder, lambda c: (label(c), c["train"]["steps"]))
+    flops_steps = {label(c.to_dict()): c.train.steps for c in flops_configs}
+    arms = by_protocol(s, list(flops_steps), flops_steps, scale)
+
+    def primary(config: dict):
+        return (label(config), scale.steps) if config["train"]["steps"] == scale.steps else None
+
+    return folder, arms, primary
+
+
+def protocol_rows(arms: dict, scale: Scale, name_of, **extra_of) -> list[dict]:
+    """One table row per model and protocol; a model whose two protocols are one run is listed once
+    (protocol ``both``)."""
+    rows = []
+    for protocol in PROTOCOLS:
+        for lab, summary in arms[protocol].items():
+            same = arms["equal steps"][lab] is arms["equal FLOPs"][lab]
+            if protocol == "equal FLOPs" and same:
+                continue
+            rows.append(_row(name_of(lab), summary, scale, protocol="both" if same else protocol,
+                             **{k: f(lab) for k, f in extra_of.items()}))
+    return rows
+
+
+def secondary(word: Verdict) -> dict:
+    """The equal-FLOPs protocol's word and reason, for ``verdict.json``."""
+    return {"verdict": word.word, "reason": word.reason}
+
+
 # ---- (a) Yun et al. §5: hybrids of separable convolutions and attention ----------------------------
 
 YUN_SCALES = {"quick": (Scale(steps=240, **QUICK), 3), "medium": (Scale(steps=1000, **MEDIUM), 3),
@@ -324,17 +411,18 @@ def yun_label(config: dict) -> str:
     return f"k={sum(1 for m in mixers if m == 'sepconv')}"
 
 
-def yun_verdict(k: dict[int, Summary], bilinear: Summary) -> tuple[Verdict, dict, int]:
+def yun_verdict(k: dict[int, Summary], bilinear: Summary, seen: list | None = None) -> tuple[Verdict, dict, int]:
     """``(verdict, parts, best hybrid k)`` as :data:`YUN_CRITERION` says. The better hybrid of k = 1,
     2 is chosen on **validation** loss (choosing it on the test mean and then reporting that test
-    number was a selection on test data); every part is a paired per-seed difference of test loss."""
+    number was a selection on test data); every part is a paired per-seed difference of test loss
+    (appended to ``seen`` for the regime check)."""
     L = max(k)
     best = min((j for j in (1, 2) if j <= L), key=lambda j: k[j].val)
-    parts = {"hybrid_improves": paired_loss(k[best], k[0], f"k={best} minus all attention")[1],
-             "conv_only_weaker": paired_loss(k[0], k[L], f"all attention minus conv only (k={L})")[1],
-             "bilinear_only_weaker": paired_loss(k[0], bilinear, "all attention minus bilinear only")[1]}
+    parts = {"hybrid_improves": paired_loss(k[best], k[0], f"k={best} minus all attention", seen)[1],
+             "conv_only_weaker": paired_loss(k[0], k[L], f"all attention minus conv only (k={L})", seen)[1],
+             "bilinear_only_weaker": paired_loss(k[0], bilinear, "all attention minus bilinear only", seen)[1]}
     if L >= 3:
-        parts["more_hurts"] = combine({str(j): paired_loss(k[best], k[j], f"k={best} minus k={j}")[1]
+        parts["more_hurts"] = combine({str(j): paired_loss(k[best], k[j], f"k={best} minus k={j}", seen)[1]
                                        for j in range(3, L + 1)})
     reversed_claim = all(paired_loss(k[0], k[j], f"all attention minus k={j}")[1].word == "reproduced"
                          for j in (1, 2) if j <= L)
@@ -345,58 +433,69 @@ def yun_verdict(k: dict[int, Summary], bilinear: Summary) -> tuple[Verdict, dict
 
 
 def yun_hybrids(ctx: ClaimContext, scale: Scale | None = None, layers: int | None = None) -> ClaimResult:
-    from expressivity.experiments.sweep import Sweep
-
     default_scale, default_layers = YUN_SCALES[ctx.scale]
-    scale, L = scale or default_scale, layers or default_layers
-    folder, _ = ctx.run_sweep(Sweep(tuple(yun_configs(scale, L)), SELECT, "yun-hybrids"))
-    s = summaries(folder, yun_label)
-    k = {j: s[f"k={j}"] for j in range(L + 1)}
-    verdict, parts, best = yun_verdict(k, s["bilinear"])
-    rows = [_row(f"k={j}" + (" (conv only)" if j == L else " (all attention)" if j == 0 else ""), k[j], scale,
-                 conv_layers=j) for j in range(L + 1)]
-    rows.append(_row("bilinear only", s["bilinear"], scale, conv_layers=None))
-    labels = {f"k={j}": f"k={j}" for j in range(L + 1)} | {"bilinear": "bilinear only"}
+    scale, L = replace(scale or default_scale, test_seed=ctx.test_seed), layers or default_layers
+    folder, arms, primary = train_protocols(ctx, scale, yun_configs(scale, L), yun_label, "yun-hybrids")
+    words, seen = {}, []
+    for protocol in PROTOCOLS:
+        a = arms[protocol]
+        words[protocol] = yun_verdict({j: a[f"k={j}"] for j in range(L + 1)}, a["bilinear"],
+                                      seen if protocol == PROTOCOLS[0] else None)
+    (verdict, parts, best), (flops_verdict, _, flops_best) = words["equal steps"], words["equal FLOPs"]
+    a = arms["equal steps"]
+    k = {j: a[f"k={j}"] for j in range(L + 1)}
+    rows = protocol_rows(arms, scale, lambda lab: "bilinear only" if lab == "bilinear" else lab + (
+        " (conv only)" if lab == f"k={L}" else " (all attention)" if lab == "k=0" else ""),
+        conv_layers=lambda lab: None if lab == "bilinear" else int(lab[2:]))
+    labels = {lab: "bilinear only" if lab == "bilinear" else lab for lab in a}
     fig = _errorbar_figure(ctx.out / "figure.png", {"first k layers separable conv": (list(range(L + 1)), [k[j] for j in range(L + 1)])},
                            "k (attention layers replaced by separable convolutions, from the input)",
-                           f"lm-masked, {L} layers, d={scale.d_model}, the training FLOPs of all attention "
-                           f"\n(Yun et al. Fig. 1 in small)", xticks=list(range(L + 1)),
-                           hlines={"bilinear only": s["bilinear"]}, curves=_curves(folder, s, scale, labels))
-    reason = (f"test bits/byte, all attention {_fmt(k[0])}; k=1 {_fmt(k[1])}; k=2 {_fmt(k[2])}; conv only (k={L}) "
-              f"{_fmt(k[L])}; bilinear only {_fmt(s['bilinear'])}. Better hybrid chosen on validation: k={best}. "
-              "Parts (paired per-seed differences): " + "; ".join(f"{n}: {v.reason}" for n, v in parts.items()))
+                           f"lm-masked, {L} layers, d={scale.d_model}, equal training steps "
+                           f"\n(Yun et al. Fig. 1 in small; masked-LM loss as a proxy)", xticks=list(range(L + 1)),
+                           hlines={"bilinear only": a["bilinear"]}, curves=_curves(folder, a, scale, labels))
+    reason = (f"equal steps: test bits/byte, all attention {_fmt(k[0])}; k=1 {_fmt(k[1])}; k=2 {_fmt(k[2])}; conv only "
+              f"(k={L}) {_fmt(k[L])}; bilinear only {_fmt(a['bilinear'])}. Better hybrid chosen on validation: k={best}. "
+              "Parts (paired per-seed differences): " + "; ".join(f"{n}: {v.reason}" for n, v in parts.items())
+              + f". Equal FLOPs (secondary): {flops_verdict.word} (better hybrid k={flops_best})")
     numbers = {"parts": {n: v.word for n, v in parts.items()}, "best_hybrid_k_on_validation": best,
-               "test_bits_per_byte": {key: list(v.test[:3]) for key, v in s.items()},
+               "equal_flops": secondary(flops_verdict),
+               "test_bits_per_byte": {f"{p}: {lab}": list(v.test[:3]) for p in PROTOCOLS for lab, v in arms[p].items()},
                "corpus": _corpus_facts(scale), "scale": {**scale.__dict__, "layers": L, "tokens": scale.tokens}}
-    numbers["lr_at_grid_edge"] = {r["config"]: [r["lr_at_grid_edge"], r["seeds"]] for r in rows}
+    numbers["lr_at_grid_edge"] = {f"{r['config']} ({r['protocol']})": [r["lr_at_grid_edge"], r["seeds"]] for r in rows}
     return ClaimResult(verdict, reason, rows, fig, numbers, _notes(_YUN_NOTES, rows),
-                       lm_regime(folder, scale, ctx.scale))
+                       lm_regime(folder, scale, ctx.scale, primary, seen, ("k=0", scale.steps)))
 
 
-_YUN_NOTES = ("masked-LM test loss stands in for the paper's fine-tuned SQuAD/MNLI scores; per-channel filters "
-              "(kernel 7) rather than Wu et al.'s filter reuse; every model has the all-attention model's training "
-              "FLOPs, so the cheaper convolution and bilinear stacks train more steps (see steps, train_bytes)")
+_YUN_NOTES = ("masked-LM test loss stands in for the paper's fine-tuned SQuAD/MNLI scores (a proxy measurement); "
+              "per-channel filters (kernel 7) rather than Wu et al.'s filter reuse; the verdict compares models "
+              "trained the same steps; at equal training FLOPs (secondary) the cheaper convolution and bilinear "
+              "stacks train more steps (see steps, train_bytes)")
 
 YUN_CRITERION = (
-    "Masked byte-level LM (BERT-style 15% masking) on the CPython standard library: an L-layer pre-LN model, 4 "
+    "A proxy measurement: masked-LM test loss stands in for the paper's fine-tuned SQuAD/MNLI scores. Masked "
+    "byte-level LM (BERT-style 15% masking) on the CPython standard library: an L-layer pre-LN model, 4 "
     "heads, FFN width 4d, T5 position bias in attention layers, with the first k layers' attention replaced by a "
-    "depth-wise separable convolution (kernel 7), k = 0..L, plus a bilinear-projection-only stack. Every model "
+    "depth-wise separable convolution (kernel 7), k = 0..L, plus a bilinear-projection-only stack. Primary "
+    "protocol: every model trains the same steps of the same batches; secondary, reported beside it: every model "
     "trains with the training FLOPs of the all-attention model. Learning rate selected per configuration and seed "
     "on the validation files, and the better hybrid (k = 1 or 2) by mean validation loss; test-file bits per byte, "
     "compared by paired per-seed differences with 95% t intervals. "
     + _ladder(YUN_SCALES, lambda v: f"L = {v[1]}, {describe(v[0])}") +
-    " Reproduced if all four hold (paired interval wholly on the claimed side): (1) the better hybrid is below k = 0 "
-    "(all attention); (2) every k >= 3 is above that better hybrid; (3) convolution only (k = L) is above k = 0; "
-    "(4) bilinear only is above k = 0. Refuted if any part is reversed, or k = 0 is below both k = 1 and k = 2; "
-    "undecided (underpowered) where an interval contains 0; and any verdict word needs the regime check (>= 1 epoch, "
-    "context >= 256, >= 0.5M parameters, >= 5 seeds, validation flat over the last 20%).")
+    " Reproduced if all four hold at equal steps (paired interval wholly on the claimed side): (1) the better hybrid "
+    "is below k = 0 (all attention); (2) every k >= 3 is above that better hybrid; (3) convolution only (k = L) is "
+    "above k = 0; (4) bilinear only is above k = 0. Refuted if any part is reversed, or k = 0 is below both k = 1 "
+    "and k = 2; undecided (underpowered) where an interval contains 0; and any verdict word needs the regime check "
+    "(>= 1 epoch for the all-attention model, context >= 256, >= 0.5M parameters, >= 5 valid seeds per model, every "
+    "compared model settled: its validation loss moves over the last 20% by less than the half-width of its "
+    f"comparison). {POWER}. Medium and full score on a fresh test sample of windows.")
 
 register(Claim(
     "yun-hybrids", "Replacing the first one or two attention layers by convolutions helps; more hurts (Figure 1)",
     "Yun et al. 2020, §5 and Figure 1 (Table 1 for bilinear/convolution only); spec yun_2020.md §8",
-    YUN_CRITERION, yun_hybrids, "about 13 CPU-minutes (estimated from the 3-seed runs, not measured)",
+    YUN_CRITERION, yun_hybrids, "about 20 CPU-minutes (estimated, not measured)",
     f"L = {YUN_SCALES['full'][1]}, {describe(YUN_SCALES['full'][0])}; sized for a GPU", tag="[V]",
     medium=f"L = {YUN_SCALES['medium'][1]}, {describe(YUN_SCALES['medium'][0])}",
+    proxy="masked-LM test loss stands in for the fine-tuned SQuAD/MNLI scores",
     paper_claim="replacing the first one or two attention layers of BERT by separable convolutions improves the "
                 "fine-tuned scores; replacing more hurts, and convolution-only or bilinear-only models are worse "
                 "(Figure 1, Table 1)"))
@@ -471,52 +570,60 @@ def depth_label(config: dict) -> str:
 
 
 def wang_e_depth(ctx: ClaimContext, scale: Scale | None = None, budgets: tuple[int, ...] | None = None) -> ClaimResult:
-    from expressivity.experiments.sweep import Sweep
-
     default_scale, default_budgets = DEPTH_SCALES[ctx.scale]
-    scale, budgets = scale or default_scale, budgets or default_budgets
+    scale, budgets = replace(scale or default_scale, test_seed=ctx.test_seed), budgets or default_budgets
     pairs = depth_pairs(scale, budgets)
-    folder, _ = ctx.run_sweep(Sweep(tuple(depth_configs(scale, budgets)), SELECT, "wang-e-depth"))
-    s = summaries(folder, depth_label)
-    parts, rows, series = {}, [], {}
-    for B, members in pairs.items():
-        sums = [s[f"L={L},H={H}"] for L, H in members]
-        deep, shallow = sums[0], sums[-1]
-        parts[f"budget {B}"] = paired_loss(deep, shallow, f"budget {B}: L={members[0][0]} minus L={members[-1][0]}")[1]
-        for (L, H), v in zip(members, sums):
-            rows.append(_row(f"L={L},H={H}", v, scale, budget=f"{B} layers x {BASE_HEADS} heads"))
-        series[f"~{rows[-len(members)]['non_embedding_params'] / 1e3:.0f}k non-embedding params"] = (
-            [L for L, _ in members], sums)
-    verdict = combine(parts)
-    labels = {f"L={L},H={H}": f"L={L},H={H}" for members in pairs.values() for L, H in members}
+    folder, arms, primary = train_protocols(ctx, scale, depth_configs(scale, budgets), depth_label, "wang-e-depth")
+    words, seen = {}, []
+    for protocol in PROTOCOLS:
+        a = arms[protocol]
+        words[protocol] = {f"budget {B}": paired_loss(
+            a[f"L={m[0][0]},H={m[0][1]}"], a[f"L={m[-1][0]},H={m[-1][1]}"],
+            f"budget {B}: L={m[0][0]} minus L={m[-1][0]}", seen if protocol == PROTOCOLS[0] else None)[1]
+            for B, m in pairs.items()}
+    parts, a = words["equal steps"], arms["equal steps"]
+    verdict, flops_verdict = combine(parts), combine(words["equal FLOPs"])
+    budget_of = {f"L={L},H={H}": B for B, m in reversed(list(pairs.items())) for L, H in m}
+    rows = protocol_rows(arms, scale, lambda lab: lab, budget=lambda lab: f"{budget_of[lab]} layers x {BASE_HEADS} heads")
+    series = {f"~{non_embedding_params(a[f'L={m[0][0]},H={m[0][1]}'].config.model) / 1e3:.0f}k non-embedding params":
+              ([L for L, _ in m], [a[f"L={L},H={H}"] for L, H in m]) for B, m in pairs.items()}
     fig = _errorbar_figure(ctx.out / "figure.png", series, "layers (heads chosen to match parameters)",
-                           f"lm-causal, d={scale.d_model}, head width {head_width(scale)}, equal training FLOPs per "
-                           "budget\n(Wang & E Table 2 in small)", curves=_curves(folder, s, scale, labels))
+                           f"lm-causal, d={scale.d_model}, head width {head_width(scale)}, equal training steps "
+                           "\n(Wang & E Table 2 in small)",
+                           curves=_curves(folder, a, scale, {lab: lab for lab in a}))
     reason = "; ".join(
-        f"budget {B}: " + ", ".join(f"L={L},H={H} {_fmt(s[f'L={L},H={H}'])}" for L, H in members)
-        + f" -> {parts[f'budget {B}'].reason}" for B, members in pairs.items())
+        f"budget {B}: " + ", ".join(f"L={L},H={H} {_fmt(a[f'L={L},H={H}'])}" for L, H in m)
+        + f" -> {parts[f'budget {B}'].reason}" for B, m in pairs.items()) + (
+        f". Equal FLOPs (secondary): {flops_verdict.word}")
     numbers = {"parts": {k: v.word for k, v in parts.items()}, "pairs": {str(B): m for B, m in pairs.items()},
-               "test_bits_per_byte": {key: list(v.test[:3]) for key, v in s.items()},
+               "equal_flops": secondary(flops_verdict),
+               "test_bits_per_byte": {f"{p}: {lab}": list(v.test[:3]) for p in PROTOCOLS for lab, v in arms[p].items()},
                "corpus": _corpus_facts(scale), "scale": {**scale.__dict__, "budgets": list(budgets), "tokens": scale.tokens}}
-    numbers["lr_at_grid_edge"] = {r["config"]: [r["lr_at_grid_edge"], r["seeds"]] for r in rows}
+    numbers["lr_at_grid_edge"] = {f"{r['config']} ({r['protocol']})": [r["lr_at_grid_edge"], r["seeds"]] for r in rows}
+    first = pairs[budgets[0]][0]
     return ClaimResult(verdict, reason, rows, fig, numbers, _notes(
         f"heads have a fixed width ({head_width(scale)}), so a head costs parameters and the pairs trade heads for "
-        "layers; the feed-forward layers (width 2d) come with the layers, as in any Transformer; every model of a "
-        "budget has the training FLOPs of its deepest model", rows), lm_regime(folder, scale, ctx.scale))
+        "layers; the feed-forward layers (width 2d) come with the layers, as in any Transformer; the verdict compares "
+        "models trained the same steps; at equal FLOPs (secondary) every model of a budget has the training FLOPs of "
+        "its deepest model", rows),
+        lm_regime(folder, scale, ctx.scale, primary, seen, (f"L={first[0]},H={first[1]}", scale.steps)))
 
 
 DEPTH_CRITERION = (
     "Causal byte-level LM on the CPython standard library, pre-LN, heads of width d/4 (a head costs parameters), "
     "FFN width 2d, T5 position bias. A budget B is the non-embedding parameter count of B layers with 2 heads; at "
     "each budget the shallower models halve the layers (down to 1) and take the head count whose non-embedding "
-    "parameters come closest to the budget. Every model of a budget trains with the training FLOPs of its B-layer "
+    "parameters come closest to the budget. Primary protocol: every model trains the same steps of the same "
+    "batches; secondary, reported beside it: every model of a budget trains with the training FLOPs of its B-layer "
     "model. Learning rate selected per configuration and seed on the validation files; test-file bits per byte, "
     "compared by paired per-seed differences with 95% t intervals. "
     + _ladder(DEPTH_SCALES, lambda v: f"B = {', '.join(map(str, v[1]))}, {describe(v[0])}") +
     " Reproduced if at every budget the deepest model (B layers, 2 heads) is below the shallowest (1 layer, many "
-    "heads), paired interval below 0; refuted if at any budget the reverse holds; undecided (underpowered) where an "
-    "interval contains 0; any verdict word needs the regime check (>= 1 epoch, context >= 256, >= 0.5M parameters, "
-    ">= 5 seeds, validation flat over the last 20%).")
+    "heads) at equal steps, paired interval below 0; refuted if at any budget the reverse holds; undecided "
+    "(underpowered) where an interval contains 0; any verdict word needs the regime check (>= 1 epoch for the "
+    "deepest model, context >= 256, >= 0.5M parameters, >= 5 valid seeds per model, every compared model settled: "
+    "its validation loss moves over the last 20% by less than the half-width of its comparison). "
+    f"{POWER}. Medium and full score on a fresh test sample of windows.")
 
 register(Claim(
     "wang-e-depth", "At matched parameters, more layers cut validation loss more than more heads (Table 2)",
@@ -577,8 +684,8 @@ def copy_loss(run_dir, eval_size: int) -> dict:
     from expressivity.training import load_trained
     from expressivity.training.trainer import eval_batch
 
-    model, task, _ = load_trained(run_dir)
-    batch = eval_batch(task, eval_size, None, "test")
+    model, task, config = load_trained(run_dir)
+    batch = eval_batch(task, eval_size, None, "test", seed=config.train.split_seed("test"))
     model.eval()
     with torch.no_grad():
         logits = model(batch.x)
@@ -589,66 +696,79 @@ def copy_loss(run_dir, eval_size: int) -> dict:
             "others": float(bits[~copies].mean()), "copy_share": share}
 
 
-def wang_e_dp(ctx: ClaimContext, scale: Scale | None = None, depths: tuple[int, ...] | None = None) -> ClaimResult:
-    from expressivity.experiments.sweep import Sweep
+def copy_comparison(folder, dp: Summary, free: Summary, eval_size: int, L: int) -> dict:
+    """The loss on copy bytes of the two arms, per seed, and their paired difference (DP minus DP-free)."""
+    per = {m: {r["config"]["seed"]: copy_loss(folder / "runs" / r["id"], eval_size) for r in x.records}
+           for m, x in (("attention", dp), ("dpfree", free))}
+    diff, word = paired({k: v["copies"] for k, v in per["attention"].items()},
+                        {k: v["copies"] for k, v in per["dpfree"].items()}, f"L={L}: copy bytes, DP minus DP-free")
+    mean = lambda arm, key: statistics.fmean(v[key] for v in per[arm].values()) if per[arm] else math.nan  # noqa: E731
+    return {"with_dp_copy_bits": mean("attention", "copies"), "dpfree_copy_bits": mean("dpfree", "copies"),
+            "paired_difference": list(diff[:3]), "verdict_on_copy_bytes": word.word,
+            "copy_share": mean("attention", "copy_share")}
 
+
+def wang_e_dp(ctx: ClaimContext, scale: Scale | None = None, depths: tuple[int, ...] | None = None) -> ClaimResult:
     default_scale, default_depths = DP_SCALES[ctx.scale]
-    scale, depths = scale or default_scale, depths or default_depths
-    folder, _ = ctx.run_sweep(Sweep(tuple(dp_configs(scale, depths)), SELECT, "wang-e-dp"))
-    s = summaries(folder, dp_label)
-    parts, copy = {}, {}
-    for L in depths:
-        dp, free = s[f"attention,L={L}"], s[f"dpfree,L={L}"]
-        parts[f"L={L}"] = paired_loss(dp, free, f"L={L}: with DP minus DP-free")[1]
-        per = {m: {r["config"]["seed"]: copy_loss(folder / "runs" / r["id"], scale.eval_size) for r in x.records}
-               for m, x in (("attention", dp), ("dpfree", free))}
-        diff, word = paired({k: v["copies"] for k, v in per["attention"].items()},
-                            {k: v["copies"] for k, v in per["dpfree"].items()}, f"L={L}: copy bytes, DP minus DP-free")
-        copy[f"L={L}"] = {"with_dp_copy_bits": statistics.fmean(v["copies"] for v in per["attention"].values()),
-                          "dpfree_copy_bits": statistics.fmean(v["copies"] for v in per["dpfree"].values()),
-                          "paired_difference": list(diff[:3]), "verdict_on_copy_bytes": word.word,
-                          "copy_share": statistics.fmean(v["copy_share"] for v in per["attention"].values())}
-    verdict = combine(parts)
-    rows = []
-    for L in depths:
-        for m in ("attention", "dpfree"):
-            key = "with_dp_copy_bits" if m == "attention" else "dpfree_copy_bits"
-            rows.append(_row(f"{'with' if m == 'attention' else 'without'} DP, L={L}", s[f"{m},L={L}"], scale,
-                             dot_product=m == "attention", test_bits_on_copy_bytes=copy[f"L={L}"][key],
-                             copy_byte_share=copy[f"L={L}"]["copy_share"]))
-    labels = {f"{m},L={L}": f"{'with DP' if m == 'attention' else 'DP-free'}, L={L}" for L in depths
-              for m in ("attention", "dpfree")}
+    scale, depths = replace(scale or default_scale, test_seed=ctx.test_seed), depths or default_depths
+    folder, arms, primary = train_protocols(ctx, scale, dp_configs(scale, depths), dp_label, "wang-e-dp")
+    words, seen = {}, []
+    for protocol in PROTOCOLS:
+        a = arms[protocol]
+        words[protocol] = {f"L={L}": paired_loss(a[f"attention,L={L}"], a[f"dpfree,L={L}"],
+                                                 f"L={L}: with DP minus DP-free",
+                                                 seen if protocol == PROTOCOLS[0] else None)[1] for L in depths}
+    parts, a = words["equal steps"], arms["equal steps"]
+    verdict, flops_verdict = combine(parts), combine(words["equal FLOPs"])
+    copy = {f"L={L}": copy_comparison(folder, a[f"attention,L={L}"], a[f"dpfree,L={L}"], scale.eval_size, L)
+            for L in depths}
+    rows = protocol_rows(arms, scale, lambda lab: f"{'with' if lab.startswith('attention') else 'without'} DP, "
+                                                  f"{lab.split(',')[1]}",
+                         dot_product=lambda lab: lab.startswith("attention"))
+    for row in rows:   # copy bytes are measured on the primary protocol's runs
+        if row["protocol"] != "equal FLOPs":
+            c = copy[row["config"].split(", ")[1]]
+            row["test_bits_on_copy_bytes"] = c["with_dp_copy_bits" if row["dot_product"] else "dpfree_copy_bits"]
+            row["copy_byte_share"] = c["copy_share"]
+    labels = {lab: f"{'with DP' if lab.startswith('attention') else 'DP-free'}, {lab.split(',')[1]}" for lab in a}
     fig = _errorbar_figure(ctx.out / "figure.png", {
-        "with dot product (attention + T5 bias)": (list(depths), [s[f"attention,L={L}"] for L in depths]),
-        "without (DP-free: T5 bias only)": (list(depths), [s[f"dpfree,L={L}"] for L in depths])},
-        "layers", f"lm-causal, d={scale.d_model}, 4 heads, equal training FLOPs per depth "
-        "\n(Wang & E Table 7 in small)", xticks=list(depths), curves=_curves(folder, s, scale, labels))
-    reason = "; ".join(f"L={L}: with DP {_fmt(s[f'attention,L={L}'])}, without {_fmt(s[f'dpfree,L={L}'])}; "
+        "with dot product (attention + T5 bias)": (list(depths), [a[f"attention,L={L}"] for L in depths]),
+        "without (DP-free: T5 bias only)": (list(depths), [a[f"dpfree,L={L}"] for L in depths])},
+        "layers", f"lm-causal, d={scale.d_model}, 4 heads, equal training steps "
+        "\n(Wang & E Table 7 in small)", xticks=list(depths), curves=_curves(folder, a, scale, labels))
+    reason = "; ".join(f"L={L}: with DP {_fmt(a[f'attention,L={L}'])}, without {_fmt(a[f'dpfree,L={L}'])}; "
                        f"{parts[f'L={L}'].reason}; on copy bytes ({copy[f'L={L}']['copy_share']:.0%} of targets) "
                        f"{copy[f'L={L}']['with_dp_copy_bits']:.3f} vs {copy[f'L={L}']['dpfree_copy_bits']:.3f} "
-                       f"({copy[f'L={L}']['verdict_on_copy_bytes']})" for L in depths)
+                       f"({copy[f'L={L}']['verdict_on_copy_bytes']})" for L in depths) + (
+        f". Equal FLOPs (secondary): {flops_verdict.word}")
     numbers = {"parts": {k: v.word for k, v in parts.items()}, "copy_bytes": copy,
-               "test_bits_per_byte": {key: list(v.test[:3]) for key, v in s.items()},
+               "equal_flops": secondary(flops_verdict),
+               "test_bits_per_byte": {f"{p}: {lab}": list(v.test[:3]) for p in PROTOCOLS for lab, v in arms[p].items()},
                "corpus": _corpus_facts(scale), "scale": {**scale.__dict__, "depths": list(depths), "tokens": scale.tokens}}
-    numbers["lr_at_grid_edge"] = {r["config"]: [r["lr_at_grid_edge"], r["seeds"]] for r in rows}
+    numbers["lr_at_grid_edge"] = {f"{r['config']} ({r['protocol']})": [r["lr_at_grid_edge"], r["seeds"]] for r in rows}
     return ClaimResult(verdict, reason, rows, fig, numbers, _notes(
         "the DP-free stack has no W_Q, W_K, so it has fewer parameters and FLOPs per token than the one with DP (see "
-        "the table); it trains more steps for the same training FLOPs; the spec does not recover whether the paper "
-        "matched parameters or compute. Copy bytes: targets completing a 4-gram seen earlier in the window, where "
-        "content-based retrieval should pay off first", rows), lm_regime(folder, scale, ctx.scale))
+        "the table); the verdict compares the two trained the same steps; at equal training FLOPs (secondary) the "
+        "DP-free one trains more steps; the spec does not recover whether the paper matched parameters or compute. "
+        "Copy bytes: targets completing a 4-gram seen earlier in the window, where content-based retrieval should "
+        "pay off first", rows),
+        lm_regime(folder, scale, ctx.scale, primary, seen, (f"attention,L={depths[0]}", scale.steps)))
 
 
 DP_CRITERION = (
     "Causal byte-level LM on the CPython standard library, pre-LN, 4 heads, FFN width 4d, T5 position bias; the "
-    "same stack with dot-product attention or DP-free heads (softmax of the T5 bias alone), the DP-free one "
-    "trained with the training FLOPs of the one with the dot product. Learning rate selected per configuration "
-    "and seed on the validation files; test-file bits per byte, compared by paired per-seed differences with 95% t "
-    "intervals; the loss on copy bytes (targets completing a 4-gram seen earlier in the window) is reported beside "
-    "it. " + _ladder(DP_SCALES, lambda v: f"L = {', '.join(map(str, v[1]))}, {describe(v[0])}") +
-    " Reproduced if at every depth the model with the dot product is below the DP-free one (paired interval below "
-    "0); refuted if at any depth the reverse holds; undecided (underpowered) where an interval contains 0; any "
-    "verdict word needs the regime check (>= 1 epoch, context >= 256, >= 0.5M parameters, >= 5 seeds, validation "
-    "flat over the last 20%).")
+    "same stack with dot-product attention or DP-free heads (softmax of the T5 bias alone). Primary protocol: both "
+    "train the same steps of the same batches; secondary, reported beside it: the DP-free one trains with the "
+    "training FLOPs of the one with the dot product. Learning rate selected per configuration and seed on the "
+    "validation files; test-file bits per byte, compared by paired per-seed differences with 95% t intervals; the "
+    "loss on copy bytes (targets completing a 4-gram seen earlier in the window) is reported beside it. "
+    + _ladder(DP_SCALES, lambda v: f"L = {', '.join(map(str, v[1]))}, {describe(v[0])}") +
+    " Reproduced if at every depth the model with the dot product is below the DP-free one at equal steps (paired "
+    "interval below 0); refuted if at any depth the reverse holds; undecided (underpowered) where an interval "
+    "contains 0; any verdict word needs the regime check (>= 1 epoch for the model with the dot product, context "
+    ">= 256, >= 0.5M parameters, >= 5 valid seeds per model, every compared model settled: its validation loss "
+    f"moves over the last 20% by less than the half-width of its comparison). {POWER}. Medium and full score on a "
+    "fresh test sample of windows.")
 
 register(Claim(
     "wang-e-dp", "Models with the dot product reach lower language-model loss than DP-free ones (Table 7)",

@@ -1,0 +1,112 @@
+"""The regime check of a trained claim, cell by cell and tied to the effect compared.
+
+A verdict rests on a few **cells** (a configuration over its seeds: an arm of a comparison). Each
+is checked on its own -- a pooled share would let a whole compared arm still be learning while
+the rest of the pool is flat -- and with a tolerance set by what is compared, not a fixed 5%:
+over the last 20% of training (the last evaluation against the last one at or before 80% of the
+steps) the cell's mean over seeds, in the units of the quantity compared, must move by less than
+the **half-width of the interval of the comparison it enters** (:func:`cell_regime`). So an LM
+arm falling 1.95 -> 1.86 bits per byte is still learning when the effect compared is measured to
++-0.02, and a loss falling 4e-7 -> 4e-9 is settled when the quantity is floored at a resolution
+above both (``measure`` applies the floor).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Callable
+
+from expressivity.experiments.claims import Regime
+from expressivity.experiments.claims.kit import eval_history, selected_records
+
+LAST_FIFTH = 0.8   # the window the check reads: evaluations after 80% of the steps
+
+
+def last_fifth_change(points, steps: int, measure: Callable[[float, float | None], float]) -> float | None:
+    """``measure`` at the last evaluation minus ``measure`` at the last one at or before 80% of
+    ``steps``; ``None`` when the curve has no evaluation on either side (it cannot say)."""
+    before = [p for p in points if p[0] <= LAST_FIFTH * steps]
+    after = [p for p in points if p[0] > LAST_FIFTH * steps]
+    if not before or not after:
+        return None
+    change = measure(*after[-1][1:]) - measure(*before[-1][1:])
+    return change if math.isfinite(change) else None
+
+
+def cell_regime(folder, scale: str, label: Callable[[dict], object], tolerance: dict, measure, units: str,
+                min_seeds: int = 2, reference=None, extra_checks: dict | None = None,
+                epoch_bytes: int | None = None, notes: str = "", name: Callable[[object], str] | None = None) -> Regime:
+    """The regime of the cells ``label(config)`` names (``None``: not a cell the verdict rests on).
+
+    ``tolerance[cell]``: the half-width of the comparison the cell enters, in the units of
+    ``measure(validation loss, validation metric)`` (``units`` names them). Checks, each named with
+    what was measured against what was required: every compared cell moved by less than its
+    tolerance over the last 20% of training; every run of those cells evaluated before and after
+    80% of training; at least ``min_seeds`` valid seeds in every compared cell. The record gives
+    the largest model's parameters and the steps and tokens of the ``reference`` cell (default:
+    the longest-trained), the epochs of the reference cell's tokens when ``epoch_bytes`` is given.
+    ``name(cell)`` spells a cell in the checks' text (default: its parts joined)."""
+    name = name or _name
+    changes: dict = {}
+    seeds: dict = {}
+    unknown = total = params = 0
+    shape: dict = {}
+    for record, ok in selected_records(folder):
+        cell = label(record["config"])
+        if cell is None:
+            continue
+        seeds.setdefault(cell, 0)
+        changes.setdefault(cell, [])
+        if not ok:
+            continue
+        cfg = record["config"]
+        seeds[cell] += 1
+        total += 1
+        steps = int(cfg["train"]["steps"])
+        change = last_fifth_change(eval_history(folder, record), steps, measure)
+        unknown += change is None
+        if change is not None:
+            changes[cell].append(change)
+        params = max(params, int(record.get("params") or 0))
+        shape[cell] = max(shape.get(cell, (0, 0)), (steps, steps * int(cfg["train"]["batch_size"])
+                                                    * int(cfg["task"]["args"].get("length", 1))))
+    moved = {cell: statistics.fmean(v) for cell, v in changes.items() if v}
+    over = sorted(((abs(m) / tolerance.get(cell, math.inf) if tolerance.get(cell, math.inf) > 0 else math.inf, cell)
+                   for cell, m in moved.items() if not abs(m) < tolerance.get(cell, math.inf)),
+                  key=lambda t: -t[0])
+    shown = "; ".join(f"{name(c)}: moved {moved[c]:+.3g} {units}, tolerance {tolerance.get(c, math.inf):.3g}"
+                      for _, c in over[:3]) + (f"; and {len(over) - 3} more" if len(over) > 3 else "")
+    fewest = min(seeds.items(), key=lambda kv: kv[1], default=(None, 0))
+    steps, tokens = shape.get(reference) if reference in shape else max(shape.values(), default=(0, 0))
+    checks = {
+        f"compared cells settled over the last 20% of training ({units}, each within the half-width of its "
+        f"comparison): {len(over)} of {len(moved)} moved more" + (f" ({shown})" if over else "") + "; none allowed":
+            bool(moved) and not over,
+        f"every run of a compared cell evaluated before and after 80% of training: {unknown} of {total} not":
+            total > 0 and unknown == 0,
+        f">= {min_seeds} valid seeds in every compared cell: fewest {fewest[1]}"
+        + (f" ({name(fewest[0])})" if fewest[0] is not None else ""): bool(seeds) and fewest[1] >= min_seeds,
+        **(extra_checks or {})}
+    return Regime(scale, checks, parameters=params or None, steps=steps or None, tokens_seen=tokens or None,
+                  epoch_fraction=None if epoch_bytes is None else tokens / epoch_bytes,
+                  still_falling=f"{len(over)} of {len(moved)} compared cells moved more than their tolerance",
+                  seeds=fewest[1], notes=notes)
+
+
+def tolerances(pairs) -> dict:
+    """``{cell: smallest half-width}`` from ``(cell, half-width)`` pairs: a cell entering several
+    comparisons must be settled to the precision of the tightest."""
+    out: dict = {}
+    for cell, half in pairs:
+        out[cell] = min(out.get(cell, math.inf), half)
+    return out
+
+
+def _name(cell) -> str:
+    return " ".join(map(str, cell)) if isinstance(cell, tuple) else str(cell)
+
+
+def numerics_regime(scale: str, notes: str = "") -> Regime:
+    """Exact or kernel-level numerics: no training, so no regime conditions beyond the claim's own."""
+    return Regime(scale, {}, notes=notes or "numerics: no training")
