@@ -2,7 +2,7 @@
 about 9 minutes, it prints and writes to one folder (``gpu_check.json`` and ``gpu_check.md``):
 
 * steps per second of claim 7's widest pack (T = 64, attention, 20 runs) and of wang-e-dp's L = 8
-  pack (attention, 15 runs), eager and captured (``torch.compile``, CUDA graphs), in fp32, TF32
+  pack (attention, every seed and learning rate: 20 runs at 4 rates x 5 seeds), eager and captured (``torch.compile``, CUDA graphs), in fp32, TF32
   and bf16 autocast, with the device sampler and host reads at the log cadence (goal: a tiny
   model's step >= 5x faster captured than eager);
 * the ensemble against the same runs one after another on claim 4's widest cell (goal: 8 runs
