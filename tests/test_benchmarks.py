@@ -69,6 +69,42 @@ def test_the_ensemble_benchmark_runs_in_fresh_processes(tmp_path):
     assert bad.returncode == 2 and "at least 1" in bad.stderr
 
 
+@pytest.mark.slow
+def test_the_gpu_check_runs_its_cpu_half_and_says_in_one_line_when_there_is_no_gpu(tmp_path):
+    import torch
+
+    out = subprocess.run(["bash", str(BENCHMARKS / "gpu_check.sh"), "--quick", "--out", str(tmp_path / "check")],
+                         capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads((tmp_path / "check" / "gpu_check.json").read_text())
+    assert set(report["cpu"]["packs"]) == {"claim 7 T=8 pack", "wang-e-dp L=2 pack"}
+    for pack in report["cpu"]["packs"].values():
+        assert all(w["steps_per_s"] > 0 and w["execution"]["device"] == "cpu" for w in pack["ways"])
+    assert report["cpu"]["ensemble_vs_sequential"]["ratio"] > 0
+    notes = [line for line in out.stdout.splitlines() if "GPU half" in line]
+    if torch.cuda.is_available():
+        assert not notes and report["gpu"]["packs"]
+    else:
+        assert notes == ["no CUDA GPU here: the GPU half did not run (the CPU figures above are this machine's)"]
+        assert "gpu" not in report and notes[0] in (tmp_path / "check" / "gpu_check.md").read_text()
+
+
+def test_the_gpu_check_keeps_its_budget_and_says_what_it_skipped(tmp_path):
+    # a spent budget skips every part and still writes the report and exits 0; a bad one is refused
+    out = subprocess.run(["bash", str(BENCHMARKS / "gpu_check.sh"), "--quick", "--budget-s", "0.001",
+                          "--out", str(tmp_path / "check")], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads((tmp_path / "check" / "gpu_check.json").read_text())
+    for pack in report["cpu"]["packs"].values():
+        assert all("skipped" in w for w in pack["ways"]) and pack["runs_per_hour"] is None
+    assert "skipped" in report["cpu"]["ensemble_vs_sequential"]
+    assert "claim 4's widest cell: skipped (the 0.001 s budget was spent)" in out.stdout
+    for bad in ("nan", "-1", "inf"):
+        res = subprocess.run(["bash", str(BENCHMARKS / "gpu_check.sh"), "--budget-s", bad, "--out", str(tmp_path / bad)],
+                             capture_output=True, text=True, timeout=600)
+        assert res.returncode == 2 and "--budget-s" in res.stderr and not (tmp_path / bad).exists()
+
+
 @pytest.fixture(scope="module")
 def bench_tracr():
     sys.path.insert(0, str(BENCHMARKS))

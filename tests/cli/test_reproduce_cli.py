@@ -36,6 +36,51 @@ def test_retry_failed_is_a_sweep_option_a_numerics_claim_refuses(tmp_path):
     assert res.exit_code == 2 and "--retry-failed" in res.stderr and not (tmp_path / "c").exists()
 
 
+def test_plan_prints_runs_packs_memory_and_time_and_writes_nothing(tmp_path):
+    out = tmp_path / "w4"
+    res = CliRunner().invoke(cli, ["reproduce", "wang-e-4", "--plan", "--workers", "1", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    for needle in ("plan: 150 runs (0 recorded before), 12 packs to train", "on cpu (precision fp32",
+                   "memory: largest pack about", "timed here: a pack of", "estimated time:"):
+        assert needle in res.stdout
+    assert not out.exists()
+    res = CliRunner().invoke(cli, ["reproduce", "wang-e-4", "--plan", "--json", "--workers", "1", "--out", str(out)])
+    import json
+
+    plan = json.loads(res.stdout)["plan"]
+    assert res.exit_code == 0 and plan["runs"] == 150 and plan["seconds"] > 0 and plan["execution"]["device"] == "cpu"
+    assert not out.exists()
+
+
+def test_a_run_estimated_above_an_hour_needs_yes(tmp_path, monkeypatch):
+    from expressivity.experiments import plan
+
+    def slow(name, scale, out, **kwargs):
+        return plan.Plan(name, scale, "cpu", {"device": "cpu"}, 1, 1, "1 GiB", runs=3, seconds=5 * 3600)
+
+    monkeypatch.setattr(plan, "plan_claim", slow)
+    out = tmp_path / "w7"
+    res = CliRunner().invoke(cli, ["reproduce", "wang-e-7", "--out", str(out)])
+    assert res.exit_code == 2 and "estimated at 5 hours on this machine; pass --yes" in res.stderr
+    assert not out.exists()
+
+
+def test_the_default_scale_is_quick_and_the_device_auto():
+    res = CliRunner().invoke(cli, ["reproduce", "--help"])
+    assert "[default: quick]" in res.stdout and "[default: auto]" in res.stdout
+
+
+def test_a_numerics_claim_refuses_how_runs_train(tmp_path):
+    for option in (["--precision", "bf16"], ["--memory-budget", "1GiB"], ["--capture", "eager"]):
+        res = CliRunner().invoke(cli, ["reproduce", "wang-e-2", *option, "--out", str(tmp_path / "c")])
+        assert res.exit_code == 2 and option[0] in res.stderr and not (tmp_path / "c").exists()
+
+
+def test_a_bad_memory_budget_is_refused_before_anything_starts(tmp_path):
+    res = CliRunner().invoke(cli, ["reproduce", "wang-e-4", "--memory-budget", "lots", "--out", str(tmp_path / "c")])
+    assert res.exit_code == 2 and "not a size" in res.stderr and not (tmp_path / "c").exists()
+
+
 def test_list_shows_every_scales_estimate_not_only_json():
     # before: the listing printed name, tag, title and source; the estimates were in --json alone
     import json

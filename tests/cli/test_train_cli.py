@@ -87,6 +87,11 @@ def test_tasks_lists_names_and_defaults():
     (["--task", "reverse", "--task-arg", "vocab=1000000000"], "GiB"),
     (["--task", "reverse", "--out", ""], "current folder"),
     (["--task", "reverse", "--eval-lengths", "0"], "--eval-lengths"),
+    (["--task", "reverse", "--memory-budget", "1MiB"], "above the budget of 0.000977 GiB (--memory-budget)"),
+    (["--task", "reverse", "--memory-budget", "many"], "not a size"),
+    (["--task", "reverse", "--precision", "tf32"], "CUDA matrix-unit mode"),
+    (["--task", "reverse", "--precision", "fp8"], "--precision"),
+    (["--task", "reverse", "--sampler", "gpu"], "--sampler"),
     (["--task", "reverse", "--task-arg", "vocab=1"], "vocab must be >= 2"),
     (["--task", "kernel-memory", "--task-arg", "alpha=nan"], "finite"),
     (["--task", "reverse", "--steps", "1", "--out", "/proc/expressivity-test"], "cannot"),
@@ -142,3 +147,17 @@ def test_a_diverged_run_exits_1_with_an_error_line():
                          "--json")
     assert code == 1 and json.loads(out)["runs"][0]["status"] == "nan"
     assert err.startswith("error:") and "--lr" in err
+
+
+def test_how_steps_run_is_chosen_recorded_and_kept_on_resume(tmp_path):
+    code, out, _ = run("train", "--task", "nested-memory", "--length", "8", "--task-arg", "max_lag=4", "--d-model", "8",
+                       "--heads", "2", "--ffn-width", "8", "--steps", "6", "--seeds", "0,1", "--ensemble",
+                       "--precision", "bf16", "--sampler", "device", "--attention-kernel", "sdpa", "--json",
+                       "--out", str(tmp_path / "r"))
+    assert code == 0, out
+    obj = json.loads(out)
+    for record in (obj["run"]["execution"], *(r["execution"] for r in obj["runs"])):
+        assert (record["precision"], record["sampler"], record["attention"], record["stream"]) == ("bf16", "device",
+                                                                                                   "sdpa", 2)
+    code, out, _ = run("train", "--resume", str(tmp_path / "r"), "--json")   # execution options are allowed, none given
+    assert code == 0 and json.loads(out)["runs"][0]["execution"]["precision"] == "bf16"

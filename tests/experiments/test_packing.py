@@ -4,6 +4,7 @@ import pytest
 
 from expressivity.errors import BudgetError
 from expressivity.experiments.packing import plan_packs
+from expressivity.training.budget import Budget
 from expressivity.experiments.sweep import sweep_from_spec
 
 from tests.experiments.helpers import grid_spec
@@ -42,8 +43,8 @@ def test_one_model_over_budget_refuses_the_sweep_up_front():
     spec["base"] = {**spec["base"], "model": {"d_model": 4096, "ffn_width": 4096, "heads": 1},
                     "task": {"name": "reverse", "args": {"length": 512, "vocab": 6}},
                     "train": {**spec["base"]["train"], "eval_size": 4096}}
-    with pytest.raises(BudgetError, match="run .* GiB"):
-        plan_packs(list(sweep_from_spec(spec).configs))
+    with pytest.raises(BudgetError, match="run .* GiB.* above the budget of 2 GiB"):
+        plan_packs(list(sweep_from_spec(spec).configs), budget=Budget(2 * 2**30, "a test"))
 
 
 def test_bad_pack_size():

@@ -11,7 +11,7 @@ from expressivity.network import AttentionLayer, Head, MixingHead, MixingLayer, 
 from expressivity.nn import MIXERS, Model, ModelConfig, from_network, to_network
 from expressivity.nn.layers import Linear
 from expressivity.nn.mixers import Attention, Bilinear, DPFree, SepConv
-from expressivity.nn.mixers.base import FUSED_SOFTMAX_FROM, Mixer, softmax, to_numpy
+from expressivity.nn.mixers.base import FUSED_SOFTMAX_FROM, Footprint, Mixer, softmax, to_numpy
 from expressivity.tasks.memory import KernelMemory
 
 
@@ -234,6 +234,10 @@ class _Previous(Mixer):
     @staticmethod
     def flops_per_token(cfg, n):
         return 2 * cfg.d_model**2
+
+    @staticmethod
+    def activations(cfg, n):
+        return Footprint(2 * n * cfg.d_model, 2 * n * cfg.d_model, 0)   # the shifted input and W_O's input
 
     def run(self, x):
         return self.o.run(torch.nn.functional.pad(x, (0, 0, 1, 0))[:, :, :-1])

@@ -68,15 +68,14 @@ def test_malformed_configurations_are_refused_by_name(change, needle):
         RunConfig.from_dict(change(d) if callable(change) else change)
 
 
-def test_an_absurd_model_is_refused_from_its_activations_before_any_model_is_built(monkeypatch):
+def test_an_absurd_model_is_refused_from_its_estimate_before_any_model_is_built(monkeypatch):
     from expressivity.errors import BudgetError
-    from expressivity.nn import ModelConfig
-    from expressivity.training import budget
+    from expressivity.training import run, trainer
 
-    def no_model(cfg):
+    def no_model(*args, **kwargs):
         raise AssertionError("the model was built")
 
-    monkeypatch.setattr(budget, "parameter_count", no_model)
-    cfg = ModelConfig(vocab_size=16, d_in=1, d_out=16, max_len=8, layers=4000, heads=4, d_model=64)
-    with pytest.raises(BudgetError, match="activations alone"):
-        budget.check_training_budget(cfg, 8, 64, 512)
+    monkeypatch.setattr(trainer, "Model", no_model)
+    config = RunConfig.for_task("reverse", {"length": 8}, layers=4000, steps=2)
+    with pytest.raises(BudgetError, match=r"needs about .* GiB: parameters and optimizer .* above the budget of 2 GiB"):
+        run(config, memory_budget="2GiB")

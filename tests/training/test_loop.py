@@ -93,17 +93,10 @@ def test_a_member_that_reaches_its_target_stops_while_the_others_train():
 
 
 @pytest.mark.parametrize("members", [1, 3])
-def test_a_non_finite_loss_stops_only_that_member(members, monkeypatch):
+def test_a_non_finite_loss_stops_only_that_member(members, poison_first_member):
     cfgs = [RunConfig.for_task("reverse", {"length": 4, "vocab": 4}, dict(layers=1, heads=1, d_model=4, ffn_width=4),
                                dict(steps=6, batch_size=2, eval_every=3, eval_size=4), seed=s) for s in range(members)]
-    stepper_losses = EnsembleStepper.losses
-
-    def poisoned(self, step):
-        losses = stepper_losses(self, step)
-        return torch.where(torch.arange(self.size) == 0, torch.full_like(losses, float("nan")), losses) if step == 4 \
-            else losses
-
-    monkeypatch.setattr(EnsembleStepper, "losses", poisoned)
+    poison_first_member(EnsembleStepper, 4)
     results, _ = run_ensemble(cfgs)
     assert (results[0].status, results[0].steps) == ("nan", 4)
     assert results[0].history[-1] == {"step": 4, "event": "nan", "loss": "nan"}

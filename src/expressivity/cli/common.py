@@ -102,3 +102,52 @@ def warn(saved) -> None:
     """Print what loading a saved network had to assume (``Saved.warnings``), one ``warning:`` line each, on stderr."""
     for message in getattr(saved, "warnings", ()):
         err_console.print(f"warning: {message}", soft_wrap=True, markup=False)
+
+
+# How training runs run (expressivity.training.execution): options of train, sweep run and reproduce.
+EXECUTION_PARAMS = ("precision", "attention_kernel", "capture", "sampler", "memory_budget")
+
+
+def execution_options(command):
+    """``--precision``, ``--attention-kernel``, ``--capture``, ``--sampler`` and ``--memory-budget``
+    (how the steps run, not what they compute; recorded in every run record)."""
+    options = [
+        click.option("--precision", type=click.Choice(["auto", "fp32", "tf32", "bf16"]), default="auto",
+                     show_default=True, help="arithmetic of the training steps (auto: fp32 on the CPU, TF32 matrix "
+                                             "products on CUDA, which alone has tf32; bf16: autocast with float32 "
+                                             "weights)"),
+        click.option("--attention-kernel", "attention_kernel", type=click.Choice(["auto", "explicit", "sdpa"]),
+                     default="auto", show_default=True,
+                     help="softmax attention spelled out (the reference) or through scaled_dot_product_attention "
+                          "(auto: explicit on the CPU, sdpa on CUDA)"),
+        click.option("--capture", type=click.Choice(["auto", "eager", "compiled"]), default="auto", show_default=True,
+                     help="run the forward pass and loss eagerly or through torch.compile (auto: eager on the CPU; "
+                          "compiled on CUDA, captured as CUDA graphs)"),
+        click.option("--sampler", type=click.Choice(["auto", "host", "device"]), default="auto", show_default=True,
+                     help="training batches from per-run generators on the CPU (stream 1) or computed on the device "
+                          "for every run at once (stream 2) (auto: host on the CPU, device on CUDA)"),
+        click.option("--memory-budget", "memory_budget", metavar="SIZE",
+                     help="memory one run or pack may use, e.g. 24GiB (default: 80% of the available RAM on the "
+                          "CPU, 90% of the free GPU memory on CUDA, shared by the workers)"),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def execution_choices(params: dict) -> dict:
+    """The :class:`~expressivity.training.execution.Execution` choices given (``auto`` left out)."""
+    names = {"precision": "precision", "attention_kernel": "attention", "capture": "capture", "sampler": "sampler"}
+    return {names[k]: params[k] for k in names if params.get(k) not in (None, "auto")}
+
+
+def check_memory_budget(value) -> None:
+    """Refuse a malformed ``--memory-budget`` at once (one line, exit 2)."""
+    if value is not None:
+        from expressivity.errors import ExpressivityError
+        from expressivity.training.budget import parse_memory_size
+
+        try:
+            parse_memory_size(value)
+        except ExpressivityError as exc:
+            raise click.BadParameter(str(exc).removeprefix("--memory-budget "), param_hint="--memory-budget") from None

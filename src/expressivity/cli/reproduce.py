@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from expressivity.cli.common import (console, emit_json, err_console, human_output_to_stderr, option_flag,
+from expressivity.cli.common import (EXECUTION_PARAMS, check_memory_budget, console, emit_json, err_console,
+                                     execution_choices, execution_options, human_output_to_stderr, option_flag,
                                      run_record, typed_options)
 
 
@@ -17,7 +18,7 @@ from expressivity.cli.common import (console, emit_json, err_console, human_outp
 @click.argument("names", nargs=-1)
 @click.option("--scale", type=click.Choice(["quick", "medium", "full"]), default=None,
               help="quick: CI and a first look (<= 15 CPU-minutes); medium: about one CPU-hour on 2 cores; "
-                   "full: the paper's regime, sized for one GPU  [default: full]")
+                   "full: the paper's regime, sized for one GPU  [default: quick]")
 @click.option("--quick", is_flag=True, help="the same as --scale quick")
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="output folder (default repro_out/NAME-SCALE); run the same command again to resume")
@@ -26,7 +27,12 @@ from expressivity.cli.common import (console, emit_json, err_console, human_outp
 @click.option("--workers", type=click.IntRange(min=1), help="parallel packs (default: one per core)")
 @click.option("--threads", type=click.IntRange(min=1), help="PyTorch threads per pack (default: cores / workers)")
 @click.option("--ray-address", "ray_address", help="Ray cluster address (with --backend ray)")
-@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="cpu", show_default=True)
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
+              help="where the runs train (auto: CUDA when PyTorch sees a GPU, else the CPU)")
+@execution_options
+@click.option("--plan", "plan_only", is_flag=True,
+              help="print the runs, packs, memory per pack and estimated time here (a few steps are timed), run nothing")
+@click.option("--yes", is_flag=True, help="start a run estimated above one hour without asking")
 @click.option("--retry-failed", "retry_failed", is_flag=True,
               help="when resuming, run again the runs recorded as failed by an error (a worker that died, out of "
                    "memory), not those that diverged to NaN")
@@ -40,8 +46,9 @@ from expressivity.cli.common import (console, emit_json, err_console, human_outp
 @click.option("--markdown", is_flag=True,
               help="with --summary: print the verdicts and every run's results table as Markdown (the README's tables)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
-def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, device, retry_failed, amend,
-              list_claims, summarise, markdown, as_json):
+def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, device, precision, attention_kernel,
+              capture, sampler, memory_budget, plan_only, yes, retry_failed, amend, list_claims, summarise, markdown,
+              as_json):
     """Reproduce claim NAME of the papers (see --list): criterion first, then the run, table, regime and verdict.
 
     Verdicts: reproduced, not reproduced, refuted (only from a run that passes its regime check and
@@ -83,10 +90,11 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
         raise click.UsageError("give a claim name (see 'expressivity reproduce --list'), or --summary DIR...")
     if quick and scale not in (None, "quick"):
         raise click.UsageError(f"--quick is --scale quick; it contradicts --scale {scale}")
-    scale = "quick" if quick else scale or "full"
+    scale = "quick" if quick else scale or "quick"
     claim = get_claim(name)
     if not claim.trains:
-        sweep_options = given("backend", "workers", "threads", "ray_address", "device", "retry_failed")
+        sweep_options = given("backend", "workers", "threads", "ray_address", "device", "retry_failed",
+                              *EXECUTION_PARAMS)
         if sweep_options:
             raise click.UsageError(f"claim {name} is numerics, not training: the sweep options "
                                    f"{', '.join(sweep_options)} do not apply")
@@ -101,6 +109,12 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
     from expressivity.experiments.claims import criterion
 
     criterion.check(out, claim, scale, amend)  # a changed criterion needs --amend; refused before anything runs
+    check_memory_budget(memory_budget)
+    execution = execution_choices(ctx.params)
+    plan = _plan_first(name, scale, out, device, execution, workers, threads, backend, memory_budget, plan_only,
+                       yes, as_json) if claim.trains else None
+    if plan_only:
+        return
     if backend == "ray":
         from expressivity.experiments.ray_backend import check_address
 
@@ -116,7 +130,8 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
                         bar(total=p.total, completed=p.done + p.failed,
                             description=f"{name}: done {p.done}, failed {p.failed}, running {p.running}")
                 result = run_claim(name, out, scale, amend=amend, workers=workers, threads=threads, backend=backend,
-                                   device=device, ray_address=ray_address, retry_failed=retry_failed, on_progress=show)
+                                   device=device, ray_address=ray_address, retry_failed=retry_failed, on_progress=show,
+                                   **({"execution": execution, "memory_budget": memory_budget} if claim.trains else {}))
         except KeyboardInterrupt:
             err_console.print(f"interrupted; run the same command again to continue from {out}")
             sys.exit(130)
@@ -131,7 +146,34 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
         emit_json({"claim": name, "scale": scale, "tag": claim.tag, "verdict": result.verdict, "reason": result.reason,
                    "regime": result.regime.as_dict(), "numbers": result.numbers, "rows": result.rows,
                    "figure": None if result.figure is None else str(result.figure), "out": str(out),
+                   "plan": None if plan is None else plan.as_dict(),
                    "run": run_record(f"reproduce {name}", {"scale": scale, "out": str(out)})})
+
+
+def _plan_first(name, scale, out, device, execution, workers, threads, backend, memory_budget, plan_only, yes,
+                as_json):
+    """Print the claim's plan (:mod:`expressivity.experiments.plan`); with ``--plan`` that is all
+    (and ``--json`` prints it as the one object); a plan estimated above an hour needs ``--yes``
+    (asked at a terminal, refused elsewhere)."""
+    from expressivity.experiments.plan import ASK_ABOVE, check_affordable, format_seconds, plan_claim
+
+    plan = plan_claim(name, scale, out, device=device, execution=execution, workers=workers, threads=threads,
+                      backend=backend, memory_budget=memory_budget)
+    if plan_only and as_json:
+        emit_json({"claim": name, "scale": scale, "plan": plan.as_dict(),
+                   "run": run_record(f"reproduce {name} --plan", {"scale": scale, "out": str(out)})})
+        return plan
+    (err_console if as_json else console).print("\n".join(plan.lines()), soft_wrap=True, markup=False)
+    if plan_only:
+        return plan
+    if plan.note.startswith("refused"):
+        raise click.UsageError(plan.note)
+    if plan.seconds > ASK_ABOVE and not yes and sys.stdin.isatty() and not as_json:
+        yes = click.confirm(f"estimated {format_seconds(plan.seconds)}: start?", default=False, err=True)
+        if not yes:
+            sys.exit(1)
+    check_affordable(plan, yes)
+    return plan
 
 
 def _print_list(rows: list[dict]) -> None:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from expressivity.cli.common import console, emit_json, err_console, human_output_to_stderr, run_record
+from expressivity.cli.common import (check_memory_budget, console, emit_json, err_console, execution_choices,
+                                     execution_options, human_output_to_stderr, run_record)
 
 
 @contextmanager
@@ -55,13 +56,15 @@ def sweep():
 @click.option("--threads", type=click.IntRange(min=1), help="PyTorch threads per pack (default: cores / workers; Ray: 1)")
 @click.option("--ray-address", "ray_address", help="Ray cluster address (auto, host:6379); default RAY_ADDRESS, else a private local Ray")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="cpu", show_default=True)
-@click.option("--pack", "max_pack", type=click.IntRange(min=1), default=16, show_default=True,
-              help="most runs trained as one ensemble (runs differing only in seed or lr are packed)")
+@execution_options
+@click.option("--pack", "max_pack", type=click.IntRange(min=1), default=None,
+              help="most runs trained as one ensemble (runs differing only in seed or lr are packed; default: 16 on "
+                   "the CPU, every seed and lr of a configuration on CUDA, split only to fit the memory budget)")
 @click.option("--retry-failed", is_flag=True, help="run again the runs recorded as failed by an error (not NaN)")
 @click.option("--verbose", is_flag=True, help="with --backend ray: show Ray's own log lines and the tasks' output")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
-def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, max_pack, retry_failed, verbose,
-              as_json):
+def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, precision, attention_kernel, capture,
+              sampler, memory_budget, max_pack, retry_failed, verbose, as_json):
     """Run every run of SWEEP not yet recorded in --out; exit 1 if any run failed."""
     from expressivity.experiments import load_sweep, run_sweep
     from expressivity.progress import progress_bar
@@ -74,6 +77,8 @@ def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, m
     from expressivity.records import refuse_inside_other_output
 
     refuse_inside_other_output(out)
+    check_memory_budget(memory_budget)
+    execution = execution_choices(click.get_current_context().params)
     with warnings_as_lines(), human_output_to_stderr(as_json):
         sw = load_sweep(sweep_file)
         label = f"sweep {sw.name}"
@@ -87,7 +92,7 @@ def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, m
                 report = run_sweep(sw, out, backend=backend, workers=workers, threads=threads, device=device,
                                    ray_address=ray_address, max_pack=max_pack, retry_failed=retry_failed,
                                    on_progress=show, command=" ".join(["sweep run", *sys.argv[3:]])[:500],
-                                   verbose=verbose)
+                                   verbose=verbose, execution=execution, memory_budget=memory_budget)
         except KeyboardInterrupt:
             from expressivity.experiments.store import RECORDS
 

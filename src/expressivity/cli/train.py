@@ -17,13 +17,14 @@ from pathlib import Path
 
 import click
 
-from expressivity.cli.common import (console, emit_json, err_console, option_flag, run_record, typed_options,
+from expressivity.cli.common import (EXECUTION_PARAMS, check_memory_budget, console, emit_json, err_console,
+                                     execution_choices, execution_options, option_flag, run_record, typed_options,
                                      write_json)
 from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir, make_parents, remove_empty
 
 # Options that choose how a command runs, not what it computes: allowed with --resume.
-EXECUTION_OPTIONS = ("resume", "json", "threads", "as_json", "device")
+EXECUTION_OPTIONS = ("resume", "json", "threads", "as_json", "device", *EXECUTION_PARAMS)
 
 
 def _threads(n: int | None) -> None:
@@ -106,18 +107,19 @@ def build_configs(task_name: str, task_args: dict, model: dict, train: dict, see
 
 
 def execute(configs: list, out: Path | None, *, resume: bool, ensemble: bool, progress: bool,
-            device: str = "cpu") -> list:
+            device: str = "cpu", execution: dict | None = None, memory_budget=None) -> list:
     """Train every config (one run per seed, or one ensemble); returns their results."""
     from expressivity import training
 
+    how = {"device": device, "execution": execution, "memory_budget": memory_budget}
     if ensemble:
-        results, _ = training.run_ensemble(configs, out, resume=resume, progress=progress, device=device)
+        results, _ = training.run_ensemble(configs, out, resume=resume, progress=progress, **how)
         return results
     results = []
     for c in configs:
         run_dir = out / f"seed_{c.seed}" if out is not None else None
         can_resume = resume and run_dir is not None and (run_dir / "checkpoint").exists()
-        results.append(training.run(c, run_dir, resume=can_resume, progress=progress, device=device))
+        results.append(training.run(c, run_dir, resume=can_resume, progress=progress, **how))
     return results
 
 
@@ -148,18 +150,23 @@ def execute(configs: list, out: Path | None, *, resume: bool, ensemble: bool, pr
 @click.option("--threads", type=click.IntRange(min=1), help="torch CPU threads (default: min(2, cores))")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="cpu", show_default=True,
               help="where to train (auto: CUDA when available)")
+@execution_options
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), help="folder for run.json, metrics, checkpoints, figure")
 @click.option("--resume", type=click.Path(path_type=Path, file_okay=False), help="continue the run in this --out folder")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @click.pass_context
 def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slopes, ape, rotary, layers, heads, d_model,
           ffn_width, norm, causal, steps, batch_size, lr, target_metric, eval_every, seeds, ensemble, threads, device,
-          out, resume, as_json):
+          precision, attention_kernel, capture, sampler, memory_budget, out, resume, as_json):
     """Train small models on a synthetic task and report loss and metric per seed."""
     _threads(threads)
+    from expressivity.training.execution import Execution
     from expressivity.training.trainer import resolve_device
 
     device = resolve_device(device)
+    check_memory_budget(memory_budget)
+    execution = execution_choices(ctx.params)
+    chosen = Execution.choose(device, **execution)   # bad combinations refused before anything is written
     if resume is not None:
         extra = [n for n in typed_options(ctx) if n not in EXECUTION_OPTIONS]
         if extra:
@@ -196,13 +203,15 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
     created = out is not None and not out.exists()
     made = make_parents(out) if created else []
     record = run_record("train", configs[0].to_dict(), configs[0].seed) | {
-        "seeds": [c.seed for c in configs], "ids": [c.id() for c in configs], "ensemble": ensemble, "device": device}
+        "seeds": [c.seed for c in configs], "ids": [c.id() for c in configs], "ensemble": ensemble, "device": device,
+        "execution": chosen.record()}
     try:
         if out is not None and resume is None:
             write_json(out / "run.json", record)
             _write_manifest(out, configs, ensemble, finished=False)
         results = execute(configs, out, resume=resume is not None, ensemble=ensemble,
-                          progress=not as_json and err_console.is_terminal, device=device)
+                          progress=not as_json and err_console.is_terminal, device=device, execution=execution,
+                          memory_budget=memory_budget)
     except BaseException as exc:
         # A run that failed before its first checkpoint leaves no folder behind; one with a
         # checkpoint is kept, so it can be resumed.

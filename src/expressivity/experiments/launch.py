@@ -85,22 +85,27 @@ def resolve_workers(backend: str, device: str, workers: int | None, threads: int
 
 
 def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None = None, threads: int | None = None,
-              device: str = "cpu", ray_address: str | None = None, max_pack: int = DEFAULT_MAX_PACK,
+              device: str = "cpu", ray_address: str | None = None, max_pack: int | None = None,
               retry_failed: bool = False, on_progress: Callable[[Progress], None] | None = None,
-              command: str = "sweep run", verbose: bool = False) -> SweepReport:
+              command: str = "sweep run", verbose: bool = False, execution: dict | None = None,
+              memory_budget=None) -> SweepReport:
     """Run every not-yet-recorded run of ``sweep`` into the folder ``out``; see the module doc.
 
     A folder this call creates is removed again when it fails before any run recorded or
     checkpointed anything (an unreachable Ray cluster, an interruption at the start): nothing is
     left behind, and nothing that could be resumed is removed. ``verbose``
-    lets Ray's own log lines through to the terminal.
+    lets Ray's own log lines through to the terminal. ``max_pack``: the most runs in a pack
+    (default: :data:`~expressivity.experiments.packing.DEFAULT_MAX_PACK` on the CPU, a whole
+    configuration on CUDA). ``execution``: choices of :class:`~expressivity.training.execution.Execution`
+    for every run (default: the device's); ``memory_budget``: bytes or a size per pack (default:
+    the device's memory shared by the workers).
     """
     if not isinstance(sweep, Sweep):
         raise ExpressivityError(f"run_sweep takes a Sweep (load_sweep(path) or Sweep(configs)), got {type(sweep).__name__}")
     require_path(out, "run_sweep's out folder")
     if backend not in BACKENDS:
         raise ExpressivityError(f"unknown backend {backend!r}; use {' or '.join(BACKENDS)}")
-    if isinstance(max_pack, bool) or not isinstance(max_pack, int) or max_pack < 1:
+    if max_pack is not None and (isinstance(max_pack, bool) or not isinstance(max_pack, int) or max_pack < 1):
         raise ExpressivityError(f"--pack must be a positive integer, got {max_pack!r}")
     if device not in ("auto", "cpu", "cuda"):
         raise ExpressivityError(f"unknown device {device!r}; use auto, cpu or cuda")
@@ -109,6 +114,12 @@ def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None 
 
         device = resolve_device(device)
     workers, threads = resolve_workers(backend, device, workers, threads)
+    if backend == "local":
+        from expressivity.training.execution import Execution
+
+        Execution.choose(device, **(execution or {}))   # bad choices refused before any folder is made
+        max_pack = max_pack or default_max_pack(device)
+    budget = _budget(memory_budget, backend, device, workers)
     if backend == "ray":
         from expressivity.experiments.ray_backend import check_address
 
@@ -120,7 +131,7 @@ def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None 
     made = make_parents(out) if created else []
     try:
         return _run_in(out, sweep, backend, workers, threads, device, ray_address, max_pack, retry_failed,
-                       on_progress, command, verbose)
+                       on_progress, command, verbose, execution or {}, budget)
     except BaseException:
         if created and not _holds_work(out):
             import shutil
@@ -128,6 +139,21 @@ def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None 
             shutil.rmtree(out, ignore_errors=True)
             remove_empty(made)
         raise
+
+
+def default_max_pack(device: str) -> int | None:
+    """The most runs in a pack by default: 16 on the CPU, no limit but memory on a GPU."""
+    return DEFAULT_MAX_PACK if device == "cpu" else None
+
+
+def _budget(given, backend: str, device: str, workers: int):
+    """What one pack may use: ``given``, else the local device's memory shared by the workers (a
+    Ray worker reads its own node's when its pack starts)."""
+    from expressivity.training.budget import memory_budget
+
+    if given is None and backend == "ray":
+        return None
+    return memory_budget(given, device if device != "auto" else "cpu", share=workers)
 
 
 def _write_manifest(out: Path, sweep: Sweep) -> None:
@@ -156,27 +182,30 @@ def _holds_work(out: Path) -> bool:
 
 
 def _run_in(out: Path, sweep: Sweep, backend, workers, threads, device, ray_address, max_pack, retry_failed,
-            on_progress, command, verbose) -> SweepReport:
+            on_progress, command, verbose, execution, budget) -> SweepReport:
     t0 = time.perf_counter()
     with FolderLock(out):
         _check_same_sweep(out, sweep)
         write_json(out / "sweep.json", sweep.to_dict())
         write_json(out / "run.json", run_record(command, {"sweep": sweep.id(), "name": sweep.name, "runs": len(sweep.configs),
                                                           "select": sweep.select_text()})
-                   | {"backend": backend, "workers": workers, "threads": threads, "device": device, "max_pack": max_pack})
+                   | {"backend": backend, "workers": workers, "threads": threads, "device": device, "max_pack": max_pack,
+                      "execution": execution, "memory_budget": None if budget is None else budget.line()})
         _write_manifest(out, sweep)
         with RecordWriter(out / RECORDS) as writer:
             recorded = {r["id"]: r for r in read_records(out)}
             todo = {c.id() for c in sweep.configs if c.id() not in recorded or (
                 retry_failed and recorded[c.id()]["status"] == "failed"
                 and not str(recorded[c.id()].get("reason")).startswith("nan"))}
-            packs = _packs_to_run(sweep, todo, max_pack, out)
+            packs = _packs_to_run(sweep, todo, max_pack, out, device, budget)
             report = SweepReport(str(out), sweep.name, sweep.id(), len(sweep.configs), len(sweep.configs) - len(todo),
                                  packs=len(packs), backend=backend, workers=workers, threads=threads)
             # Largest packs first: the last ones to finish are then short (better balance, honest ETA).
             order = sorted(range(len(packs)), key=lambda i: -packs[i].work())
             jobs = [(i, {"pack": packs[i].id, "configs": [c.to_dict() for c in packs[i].configs], "out": str(out),
-                         "device": device, "threads": threads}) for i in order]
+                         "device": device, "threads": threads, "execution": execution, "share": workers,
+                         "memory_budget": None if budget is None else [budget.bytes, budget.source]})
+                    for i in order]
             _drive(jobs, packs, todo, writer, report, backend, workers, threads, device, ray_address, on_progress,
                    verbose)
         _remove_if_empty(out / "packs")
@@ -190,19 +219,21 @@ def _run_in(out: Path, sweep: Sweep, backend, workers, threads, device, ray_addr
     return report
 
 
-def _packs_to_run(sweep: Sweep, todo: set[str], max_pack: int, out: Path) -> list[Pack]:
+def _packs_to_run(sweep: Sweep, todo: set[str], max_pack: int | None, out: Path, device: str = "cpu",
+                  budget=None) -> list[Pack]:
     """The packs of the whole sweep that hold runs to do. A pack some of whose runs are recorded
     is run whole only where it can resume (its ensemble checkpoint, or finished member folders:
     a driver killed while recording); otherwise its unrecorded runs are packed anew, so a sweep
     extended by new seeds or learning rates does not retrain what it has."""
     packs, leftover = [], []
-    for p in plan_packs(sweep.configs, max_pack):
+    device = "cpu" if device == "auto" else device
+    for p in plan_packs(sweep.configs, max_pack, device=device, budget=budget):
         waiting = [c for c in p.configs if c.id() in todo]
         if len(waiting) == p.size or (waiting and _resumable(p, out)):
             packs.append(p)
         else:
             leftover += waiting
-    return packs + (plan_packs(leftover, max_pack) if leftover else [])
+    return packs + (plan_packs(leftover, max_pack, device=device, budget=budget) if leftover else [])
 
 
 def _resumable(pack: Pack, out: Path) -> bool:

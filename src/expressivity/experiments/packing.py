@@ -1,10 +1,20 @@
 """Packing: runs that may share an ensemble (the rule is :func:`expressivity.training.ensemble.pack_key`:
 they differ only in seed and learning rate) train together as one (:func:`expressivity.training.run_ensemble`).
 
-The packs depend on the sweep alone (not on the backend or the number of workers), so a sweep
-gives the same per-run results on a laptop, a process pool or a Ray cluster. A group larger than
-``max_pack`` is split into near-equal packs, and packs are split further until they fit the
-training memory budget.
+Packs are sized for the device:
+
+* **CPU**: as before this module knew devices, so a CPU sweep gives the records it gave. A group
+  larger than ``max_pack`` (16) is split into near-equal packs, and packs are split further while
+  the former fixed guard (:func:`former_guard_bytes`, an order-of-magnitude estimate that counted
+  held-out passes as training steps) puts them above 4 GiB. The packs depend on the sweep alone
+  (not on the backend, the workers or the machine).
+* **CUDA**: every seed and learning rate of a configuration in one pack (one process drives the
+  GPU; many small processes time-slicing it were measured far slower), split into near-equal packs
+  only where the calibrated estimate (:func:`expressivity.training.budget.estimate_run`) is above
+  the budget.
+
+Either way, a run whose single model does not fit the budget refuses the sweep up front, with
+the estimate and the fix.
 """
 
 from __future__ import annotations
@@ -14,10 +24,11 @@ from dataclasses import dataclass
 
 from expressivity.errors import BudgetError
 from expressivity.training import RunConfig
-from expressivity.training.budget import check_training_budget
+from expressivity.training.budget import Budget, check_run_budget, estimate_run
 from expressivity.training.ensemble import group_id, pack_key
 
-DEFAULT_MAX_PACK = 16
+DEFAULT_MAX_PACK = 16      # on the CPU
+FORMER_GUARD = 4 * 2**30   # bytes: the fixed budget the CPU packs are still split by
 
 
 @dataclass(frozen=True)
@@ -40,18 +51,25 @@ class Pack:
         return sum(c.train.steps for c in self.configs)
 
 
-def plan_packs(configs, max_pack: int = DEFAULT_MAX_PACK) -> list[Pack]:
-    """Group ``configs`` into packs of at most ``max_pack`` runs, in the order groups first appear."""
-    if isinstance(max_pack, bool) or not isinstance(max_pack, int) or max_pack < 1:
+def plan_packs(configs, max_pack: int | None = DEFAULT_MAX_PACK, *, device: str = "cpu",
+               budget: Budget | None = None) -> list[Pack]:
+    """Group ``configs`` into packs for ``device`` (see the module docstring), in the order groups
+    first appear. ``max_pack``: the most runs in a pack (``None``: no limit but memory; the CPU
+    default is :data:`DEFAULT_MAX_PACK`). ``budget``: what a pack may use; with one, a run that does
+    not fit alone refuses the sweep (without, runs are checked when they start)."""
+    if max_pack is not None and (isinstance(max_pack, bool) or not isinstance(max_pack, int) or max_pack < 1):
         raise ValueError(f"max_pack must be a positive integer, got {max_pack!r}")
     groups: dict[str, list[RunConfig]] = {}
     for c in configs:
         groups.setdefault(pack_key(c), []).append(c)
     packs = []
     for members in groups.values():
-        _fits(members[0], 1, strict=True)  # one model over the budget: refuse the sweep now, not at run time
-        parts = math.ceil(len(members) / max_pack)
-        while parts < len(members) and not _fits(members[0], math.ceil(len(members) / parts)):
+        task = members[0].build_task()
+        if budget is not None:
+            _check_alone(members[0], task, budget)
+        fits = _fits_former_guard if device == "cpu" else _fits_budget
+        parts = math.ceil(len(members) / (max_pack or len(members)))
+        while parts < len(members) and not fits(members[0], task, math.ceil(len(members) / parts), budget):
             parts += 1
         for k in range(parts):  # near-equal chunks: 20 runs at max 16 -> 10 + 10, not 16 + 4
             chunk = members[k * len(members) // parts:(k + 1) * len(members) // parts]
@@ -59,12 +77,28 @@ def plan_packs(configs, max_pack: int = DEFAULT_MAX_PACK) -> list[Pack]:
     return packs
 
 
-def _fits(config: RunConfig, models: int, strict: bool = False) -> bool:
-    task, tc = config.build_task(), config.train
+def _check_alone(config: RunConfig, task, budget: Budget) -> None:
     try:
-        check_training_budget(config.model, task.seq_len, tc.batch_size, tc.eval_size, models=models)
+        check_run_budget(config, task, 1, budget)
     except BudgetError as exc:
-        if strict:
-            raise BudgetError(f"run {config.id()} (seed {config.seed}): {exc}") from None
-        return False
-    return True
+        raise BudgetError(f"run {config.id()} (seed {config.seed}): {exc}") from None
+
+
+def _fits_budget(config: RunConfig, task, models: int, budget: Budget | None) -> bool:
+    return budget is None or estimate_run(config, task, models).peak <= budget.bytes
+
+
+def _fits_former_guard(config: RunConfig, task, models: int, budget=None) -> bool:
+    tc = config.train
+    return former_guard_bytes(config.model, task.seq_len, tc.batch_size, tc.eval_size, models) <= FORMER_GUARD
+
+
+def former_guard_bytes(cfg, n: int, batch_size: int, eval_size: int, models: int = 1) -> int:
+    """The estimate the fixed 4 GiB guard used (kept verbatim as the CPU packing rule): float32
+    activations ``8 d_model + 3 ffn_width`` per token and ``4 heads n^2`` per sequence and layer
+    for the larger of the training and held-out batches, plus 16 bytes a parameter, per model."""
+    from expressivity.nn.model import parameter_count
+
+    batch = max(batch_size, eval_size)
+    per_layer = batch * (n * (8 * cfg.d_model + 3 * cfg.ffn_width) + 4 * cfg.heads * n * n)
+    return 4 * models * cfg.layers * per_layer + 16 * models * parameter_count(cfg)

@@ -40,8 +40,10 @@ def execute_pack(job: dict, on_progress: Callable[[int], None] | None = None) ->
     """Train ``job["configs"]`` (configuration dicts) as one run or one ensemble in ``job["out"]``.
 
     ``job``: ``{"pack": id, "configs": [...], "out": folder or None, "device": "cpu"|"cuda"|"auto",
-    "threads": int}``. ``on_progress(steps)`` is called with the steps done so far (at most about
-    once a second). Returns one record per configuration, in order.
+    "threads": int, "execution": {choices} (optional), "memory_budget": [bytes, source] or None
+    (optional: the device's, shared by ``"share"`` processes)}``. ``on_progress(steps)`` is called
+    with the steps done so far (at most about once a second). Returns one record per configuration,
+    in order.
     """
     import torch
 
@@ -54,10 +56,11 @@ def execute_pack(job: dict, on_progress: Callable[[int], None] | None = None) ->
     ticker = _Ticker(on_progress)
     t0 = time.perf_counter()
     try:
+        how = _how(job, device)
         if len(configs) == 1:
-            results = [_run_one(configs[0], out, device, ticker)]
+            results = [_run_one(configs[0], out, ticker, how)]
         else:
-            results = _run_many(configs, out, job["pack"], device, ticker)
+            results = _run_many(configs, out, job["pack"], ticker, how)
     except (Exception, SystemExit) as exc:  # a failure of this pack, not of the engine: record it
         reason = _reason(exc)
         return [failed_record(c, reason, pack, time.perf_counter() - t0) for c in configs]
@@ -65,37 +68,48 @@ def execute_pack(job: dict, on_progress: Callable[[int], None] | None = None) ->
     return [record_of(r, pack) for r in results]
 
 
-def _run_one(config: RunConfig, out: Path | None, device: str, ticker):
+def _how(job: dict, device: str) -> dict:
+    """The keyword arguments of how a pack runs: device, execution choices, memory budget."""
+    from expressivity.training.budget import Budget, device_budget
+    from expressivity.training.trainer import resolve_device
+
+    device = resolve_device(device)
+    given = job.get("memory_budget")
+    budget = Budget(int(given[0]), str(given[1])) if given else device_budget(device, int(job.get("share") or 1))
+    return {"device": device, "execution": dict(job.get("execution") or {}), "memory_budget": budget}
+
+
+def _run_one(config: RunConfig, out: Path | None, ticker, how: dict):
     folder = run_dir(out, config.id()) if out is not None else None
     resume = folder is not None and checkpoint_exists(folder / "checkpoint")
     hook = (lambda step, model: ticker(step))
     try:
-        return run(config, folder, resume=resume, on_step=hook, device=device)
+        return run(config, folder, resume=resume, on_step=hook, **how)
     except ExpressivityError:
         if not resume:
             raise
         # An unreadable checkpoint (a disk that filled up, a foreign folder): start that run afresh,
         # removing only what a run writes (a file someone put beside it is kept).
         clear_run_folder(folder)
-        return run(config, folder, on_step=hook, device=device)
+        return run(config, folder, on_step=hook, **how)
 
 
-def _run_many(configs: list[RunConfig], out: Path | None, pack_id: str, device: str, ticker):
+def _run_many(configs: list[RunConfig], out: Path | None, pack_id: str, ticker, how: dict):
     group = pack_dir(out, pack_id) if out is not None else None
     members = [run_dir(out, c.id()) for c in configs] if out is not None else None
     if members is not None and all(_finished(d) for d in members):
         # Trained before (the ensemble checkpoint is removed once every member folder is final)
         # but not all recorded: read the members back instead of training again.
-        return [run(c, d, resume=True, device=device) for c, d in zip(configs, members)]
+        return [run(c, d, resume=True, **how) for c, d in zip(configs, members)]
     resume = group is not None and checkpoint_exists(group / "ensemble")
     hook = (lambda step: ticker(step * len(configs)))
     try:
-        results, _ = run_ensemble(configs, group, members, resume=resume, on_step=hook, device=device)
+        results, _ = run_ensemble(configs, group, members, resume=resume, on_step=hook, **how)
     except ExpressivityError:
         if not resume:
             raise
         remove_written(group, ENSEMBLE_FILES)
-        results, _ = run_ensemble(configs, group, members, on_step=hook, device=device)
+        results, _ = run_ensemble(configs, group, members, on_step=hook, **how)
     if group is not None:
         remove_written(group, ENSEMBLE_FILES)  # every member folder now holds its final checkpoint
     return results
@@ -143,7 +157,7 @@ def record_of(result, pack: dict) -> dict:
     return {"id": s["id"], "config": result.config.to_dict(), "status": "failed" if failed else s["status"],
             "reason": f"nan: the training loss became non-finite at step {s['steps']}" if failed else None,
             **{k: s[k] for k in ("steps", "params", "final_loss", "final_metric", "best_metric", "best_step",
-                                 "lengths", "device")},
+                                 "lengths", "device", "execution")},
             "seconds": pack["seconds"] / pack["size"], "pack": pack, **_facts()}
 
 
@@ -151,5 +165,5 @@ def failed_record(config: RunConfig, reason: str, pack: dict, seconds: float = 0
     """The record of a run that did not finish (it raised, or its worker died)."""
     return {"id": config.id(), "config": config.to_dict(), "status": "failed", "reason": reason, "steps": None,
             "params": None, "final_loss": None, "final_metric": None, "best_metric": None, "best_step": None,
-            "lengths": {}, "device": None, "seconds": seconds / max(1, pack["size"]),
+            "lengths": {}, "device": None, "execution": None, "seconds": seconds / max(1, pack["size"]),
             "pack": {**pack, "seconds": seconds}, **_facts()}

@@ -31,10 +31,11 @@ from expressivity.network.torch_functions import activation_function
 from expressivity.nn.config import ModelConfig
 from expressivity.nn.layers import EnsembleModule, Embedding, LayerNorm as NormModule, Linear, without_initial_values
 from expressivity.nn.mixers import MIXERS
+from expressivity.nn.mixers.base import Footprint
 from expressivity.nn.positional import APES
 
-__all__ = ["Block", "FeedForward", "Model", "ModelConfig", "flops_per_token", "head_count", "length_limit",
-           "parameter_count"]
+__all__ = ["Block", "FeedForward", "Footprint", "Model", "ModelConfig", "activation_footprint", "flops_per_token",
+           "head_count", "length_limit", "parameter_count"]
 
 
 class FeedForward(EnsembleModule):
@@ -174,6 +175,30 @@ def flops_per_token(cfg: ModelConfig, n: int) -> int:
     total = sum(c.flops_per_token(cfg, n) for c in _mixer_classes(cfg))
     total += cfg.layers * 4 * cfg.d_model * cfg.ffn_width + 2 * cfg.d_model * cfg.d_out
     return int(round(total))
+
+
+def activation_footprint(cfg: ModelConfig, n: int) -> Footprint:
+    """What ``Model(cfg)`` holds per member on ``n``-token sequences (float32 values; see
+    :class:`~expressivity.nn.mixers.base.Footprint`), from the configuration alone: each mixer's
+    declared share (:meth:`~expressivity.nn.mixers.base.Mixer.activations`) plus the feed-forward
+    layers (input, pre-activation, activation), the layer norms (input and normalised), the
+    embedding and the readout with its loss (logits and their log-softmax). ``saved`` also counts
+    the backward pass's working set, about one more copy of the largest layer's saved values;
+    ``working`` is the busiest layer of a pass without gradients plus the residual stream and the
+    readout's logits, log-softmax and scores."""
+    d, w, out = cfg.d_model, cfg.ffn_width, cfg.d_out
+    norms = 2 * n * d + 2 * n if cfg.norm == "pre" else 0
+    ffn = Footprint(n * (d + 2 * w) + norms, 2 * n * w, 0) if w > 0 else Footprint(0, 0, 0)
+    layers = [ffn] * cfg.layers
+    for mixer in _mixer_classes(cfg):
+        share = mixer.activations(cfg, n)
+        layers.append(Footprint(share.saved + norms, share.working, share.fixed))
+    stream = n * d * (2 if cfg.ape != "none" else 1)
+    head = n * (d + 2 * out + 1) + norms
+    largest = max((layer.saved for layer in layers), default=0)
+    saved = stream + head + sum(layer.saved for layer in layers) + largest
+    working = max((layer.working for layer in layers), default=0) + 2 * n * d + 3 * n * out
+    return Footprint(saved, working, sum(layer.fixed for layer in layers))
 
 
 def head_count(cfg: ModelConfig) -> int:

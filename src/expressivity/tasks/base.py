@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 
 from expressivity.errors import ExpressivityError
+from expressivity.tasks.streams import CounterStream
 
 
 SPLITS = ("train", "val", "test")
@@ -56,6 +57,16 @@ class Task:
     # sampling in tests/tasks for every registered task. Subclasses inherit it: one whose
     # ``generate`` does not keep these rules sets it back to False.
     draws_members_at_once: ClassVar[bool] = False
+    # ``generate`` draws only through the helpers below (:func:`uniform`, :func:`uniform_ints`,
+    # :func:`normal`, :func:`integers`), so it also takes a
+    # :class:`~expressivity.tasks.streams.CounterStream` and samples on the model's device, every
+    # member at once (the ``"device"`` sampler). By default the tasks that draw members at once.
+    samples_on_device: ClassVar[bool | None] = None
+
+    @classmethod
+    def device_sampling(cls) -> bool:
+        """Whether this task takes a device stream (``samples_on_device``, by default ``draws_members_at_once``)."""
+        return cls.draws_members_at_once if cls.samples_on_device is None else cls.samples_on_device
 
     def __post_init__(self) -> None:
         self.check_length(self.length)
@@ -112,6 +123,15 @@ class Task:
             raise ExpressivityError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
         length = self.length if length is None else length
         self.check_length(length)
+        if isinstance(generator, CounterStream):
+            if not self.device_sampling():
+                raise ExpressivityError(f"task {self.name!r} samples on the host only; use the host sampler")
+            generator.at(generator.step, split)
+            with torch.device(generator.device):   # the tasks' own tensors (positions, masks) there too
+                return self._generate(batch_size, length, generator, split)
+        return self._generate(batch_size, length, generator, split)
+
+    def _generate(self, batch_size, length, generator, split) -> Batch:
         if self.has_splits:
             return self.generate(batch_size, length, generator, split)
         return self.generate(batch_size, length, generator)
@@ -180,6 +200,35 @@ class Task:
         sst = ((y - y.mean(0)) ** 2).sum().clamp(min=1e-300)
         return (1.0 - sse / sst).tolist()
 
+    @torch.no_grad()
+    def chunked_member_scores(self, forward, batch: Batch, chunk: int) -> list[tuple[float, float]]:
+        """Each of K models' ``(loss, metric)`` on one held-out ``batch`` (no ``K`` axis), computed
+        ``chunk`` sequences at a time: ``forward(x)`` maps a chunk of inputs to ``(K, chunk, n,
+        d_out)``. The same quantities as :meth:`member_losses` and :meth:`member_metrics` (sums
+        over the chunks, accumulated in float64, so equal to round-off), for held-out batches
+        whose one pass would not fit in memory (:func:`expressivity.training.budget.eval_chunk`)."""
+        totals = None
+        for start in range(0, len(batch.x), chunk):
+            part = Batch(*(t[start:start + chunk] for t in batch))
+            out = forward(part.x)
+            m, w = part.mask, part.mask.to(out.dtype)
+            per = self._per_position(out, part.y.expand(out.shape[0], *part.y.shape))
+            sums = [(per * w).double().sum(tuple(range(1, per.dim())))]
+            if self.kind == "classification":
+                sums.append((out[:, m].argmax(-1) == part.y[m]).double().sum(1))
+            else:
+                pred, y = out[:, m].double(), part.y[m].double()
+                sums.append(((pred - y) ** 2).sum(tuple(range(1, pred.dim()))))
+            totals = torch.stack(sums) if totals is None else totals + torch.stack(sums)
+        weight = batch.mask.double().sum()
+        loss = totals[0] / weight / self.loss_unit
+        if self.kind == "classification":
+            metric = totals[1] / weight
+        else:
+            y = batch.y[batch.mask].double()
+            metric = 1.0 - totals[1] / ((y - y.mean(0)) ** 2).sum().clamp(min=1e-300)
+        return list(zip(loss.tolist(), metric.tolist()))
+
 
 class MemberGenerators(tuple):
     """The generators of K ensemble members, passed to a task's ``generate`` in place of one
@@ -201,6 +250,8 @@ def normal(shape: tuple[int, ...], generator: torch.Generator | MemberGenerators
 
 
 def _draw(draw, shape: tuple[int, ...], generator, dtype: torch.dtype | None = None) -> torch.Tensor:
+    if isinstance(generator, CounterStream):
+        return (generator.uniform if draw is torch.rand else generator.normal)(tuple(shape), dtype)
     if not isinstance(generator, MemberGenerators):
         return draw(shape, generator=generator, dtype=dtype)
     out = torch.empty((len(generator), *shape), dtype=dtype)
@@ -216,7 +267,7 @@ def each_member(fn, t: torch.Tensor, generator: torch.Generator | MemberGenerato
     build measured they do (sines and 3-term means of 3 x n blocks, n < 200, and 100,000 sines
     one by one against one call), so this is a guarantee rather than a fix; it costs one call
     per member."""
-    if not isinstance(generator, MemberGenerators):
+    if not isinstance(generator, MemberGenerators):   # a device stream: every member in one call
         return fn(t)
     return torch.stack([fn(block) for block in t])
 
@@ -224,5 +275,15 @@ def each_member(fn, t: torch.Tensor, generator: torch.Generator | MemberGenerato
 def uniform_ints(shape, high, generator: torch.Generator | MemberGenerators) -> torch.Tensor:
     """Integers in ``[0, high)`` where ``high`` is an int or a tensor broadcasting to ``shape``
     (a leading ``K`` axis with :class:`MemberGenerators`, as :func:`uniform`)."""
+    if isinstance(generator, CounterStream):
+        return generator.integers(high, tuple(shape))
     u = uniform(tuple(shape), generator)
     return torch.floor(u * torch.as_tensor(high, dtype=torch.float32)).long()
+
+
+def integers(high: int, shape: tuple[int, ...], generator: torch.Generator | CounterStream) -> torch.Tensor:
+    """``torch.randint(0, high, shape, generator=generator)`` (int64), or a device stream's exact
+    integers in ``[0, high)`` (the corpus tasks' window starts, which exceed float32's 24 bits)."""
+    if isinstance(generator, CounterStream):
+        return generator.integers(high, tuple(shape))
+    return torch.randint(0, high, tuple(shape), generator=generator)

@@ -34,7 +34,7 @@ from typing import ClassVar
 import torch
 
 from expressivity.errors import ExpressivityError
-from expressivity.tasks.base import Batch, Task
+from expressivity.tasks.base import Batch, Task, integers, uniform
 from expressivity.tasks.corpus import SPLITS, Corpus, load_corpus, parse_include
 
 BYTES = 256
@@ -112,11 +112,24 @@ class _CorpusTask(Task):
             raise ExpressivityError(f"task {self.name!r}: batch size must be an integer >= 1, got {batch_size!r}")
         return self.generate_split(batch_size, length, generator, split)
 
-    def windows(self, batch_size: int, size: int, generator: torch.Generator, split: str) -> torch.Tensor:
-        """``(batch, size)`` int64 byte windows at uniformly random starts in ``split``'s text."""
+    samples_on_device: ClassVar[bool] = True   # every draw goes through the stream-aware helpers
+
+    def windows(self, batch_size: int, size: int, generator, split: str) -> torch.Tensor:
+        """``(batch, size)`` int64 byte windows at uniformly random starts in ``split``'s text
+        (``(K, batch, size)`` from a device stream of K members, read from a copy of the text on
+        the stream's device)."""
         text = self._corpus.text(split)
-        starts = torch.randint(0, text.numel() - size + 1, (batch_size,), generator=generator)
-        return text[starts[:, None] + torch.arange(size)].long()
+        starts = integers(text.numel() - size + 1, (batch_size,), generator)
+        if starts.device != text.device:
+            text = self._device_text(split, starts.device)
+        return text[starts[..., None] + torch.arange(size, device=starts.device)].long()
+
+    def _device_text(self, split: str, device) -> torch.Tensor:
+        cache = self.__dict__.setdefault("_texts", {})
+        key = (split, str(device))
+        if key not in cache:
+            cache[key] = self._corpus.text(split).to(device)
+        return cache[key]
 
     def generate_split(self, batch_size, length, generator, split) -> Batch:
         raise NotImplementedError
@@ -144,7 +157,7 @@ class CausalLM(_CorpusTask):
 
     def generate_split(self, batch_size, length, generator, split) -> Batch:
         w = self.windows(batch_size, length + 1, generator, split)
-        return Batch(w[:, :-1], w[:, 1:], torch.ones(batch_size, length, dtype=torch.bool))
+        return Batch(w[..., :-1], w[..., 1:], torch.ones(w[..., 1:].shape, dtype=torch.bool))
 
 
 @dataclass
@@ -179,10 +192,10 @@ class MaskedLM(_CorpusTask):
     def generate_split(self, batch_size, length, generator, split) -> Batch:
         y = self.windows(batch_size, length, generator, split)
         k = self.masked_count(length)
-        rank = torch.rand(batch_size, length, generator=generator).argsort(-1).argsort(-1)
+        rank = uniform((batch_size, length), generator).argsort(-1).argsort(-1)
         chosen = rank < k  # exactly k positions per row, uniformly at random
-        action = torch.rand(batch_size, length, generator=generator)
-        noise = torch.randint(0, BYTES, (batch_size, length), generator=generator)
+        action = uniform((batch_size, length), generator)
+        noise = integers(BYTES, (batch_size, length), generator)
         x = torch.where(chosen & (action < 0.8), MASK_ID, y)
         x = torch.where(chosen & (action >= 0.8) & (action < 0.9), noise, x)
         return Batch(x, y, chosen)

@@ -1,65 +1,214 @@
-"""Size estimate of a training run, made before anything is allocated.
+"""Memory of a training run, estimated before anything is allocated, and the budget it must fit.
 
-Parameters are counted exactly from the configuration (:func:`expressivity.nn.model.parameter_count`:
-each part declares its own count, and tests hold the declarations to built models), so a
-``vocab=10^9`` embedding is counted, not allocated, and nothing is built: building even a ``meta``
-model imported ``torch._dynamo``, 1.6 s of every run's start-up. Activations are estimated:
-float32 values kept for the backward pass, per layer the residual stream and projections (about
-``8 d_model + 3 ffn_width`` floats per token) and the attention scores, weights and their
-gradients (about ``4 heads n^2`` floats per sequence), for the larger of the training batch and
-the held-out batch, times the ensemble size. Parameters count four times (weights, gradient and
-AdamW's two moments). It is an order-of-magnitude guard, not a profiler.
+**The estimate** (:func:`estimate_run`) counts what a step really keeps, from the configuration
+alone (no model is built: a ``vocab=10^9`` embedding is counted, not allocated):
+
+* parameters: the weights, their gradients, AdamW's two moments and its two scratch rows
+  (:class:`~expressivity.training.optimizer.FlatAdamW`: six float32 copies), plus, for an
+  ensemble, the members' own models kept for read-out and one more copy while they are stacked
+  (eight copies a member);
+* a training step: each layer's values kept for the backward pass and the backward's working set
+  (:func:`expressivity.nn.model.activation_footprint`, each mixer declaring its share), for the
+  training batch, plus the input-independent position kernels;
+* a held-out pass: no backward, so only the busiest layer's values at once, for one **chunk** of
+  the held-out batch (:func:`eval_chunk`);
+* the batches themselves.
+
+The peak is the parameters and batches plus the larger of the training step and the held-out
+pass (they never overlap: evaluation runs between steps). Calibrated against measured peaks
+(``benchmarks/bench_memory.py``: CPU peak RSS above the process's size before the run; on a GPU
+``torch.cuda.max_memory_allocated``); the ratios are in that script's docstring.
+
+**Held-out chunks** depend on the configuration alone, never on the device or the pack, so a
+run's held-out numbers are computed the same way on every machine: a held-out pass is split into
+near-equal chunks only when one pass over the whole held-out batch would hold more than the
+larger of a training step and :data:`EVAL_FLOOR` per member. Runs that fitted the fixed guard
+before this rule are never split (tested on every claim's quick and medium runs), so their
+numbers are unchanged.
+
+**The budget** (:func:`device_budget`) comes from the device: 90% of the GPU memory free now on
+CUDA, 80% of the RAM available now (``MemAvailable``) on the CPU, shared by the processes that
+train at once; ``--memory-budget`` overrides it. A run over its budget is refused with the
+estimate and the fix (:class:`~expressivity.errors.BudgetError`) before anything is built.
 """
 
 from __future__ import annotations
 
-from expressivity.errors import BudgetError
-from expressivity.nn.model import ModelConfig, parameter_count
+import math
+import re
+from dataclasses import dataclass, field
 
-DEFAULT_MEMORY_BUDGET = 4 * 2**30  # bytes; the CI machines have 24 GiB shared by two workers
+from expressivity.errors import BudgetError, ExpressivityError
+from expressivity.nn.model import ModelConfig, activation_footprint, parameter_count
 
-
-def activation_bytes(cfg: ModelConfig, n: int, batch_size: int, eval_size: int, models: int = 1) -> int:
-    """Approximate activation bytes of a training step (no model is built: instant even for absurd sizes)."""
-    batch = max(batch_size, eval_size)
-    per_token = 8 * cfg.d_model + 3 * cfg.ffn_width
-    per_layer = batch * (n * per_token + 4 * cfg.heads * n * n)
-    return 4 * models * cfg.layers * per_layer
-
-
-def estimate_training_bytes(cfg: ModelConfig, n: int, batch_size: int, eval_size: int, models: int = 1) -> int:
-    """Approximate peak bytes of a training step for sequences of ``n`` tokens."""
-    return activation_bytes(cfg, n, batch_size, eval_size, models) + 16 * models * parameter_count(cfg)
+FLOAT = 4                    # bytes of a float32
+EVAL_FLOOR = 2**30           # bytes per member a held-out pass may hold before it is split into chunks
+CPU_SHARE, GPU_SHARE = 0.8, 0.9   # of the available RAM / free GPU memory
+FALLBACK_RAM = 4 * 2**30     # where the available RAM cannot be read (not Linux)
+GiB = 2**30
 
 
-def check_training_budget(cfg: ModelConfig, n: int, batch_size: int, eval_size: int, models: int = 1,
-                          budget: int = DEFAULT_MEMORY_BUDGET) -> int:
-    """Return the estimate, or raise :class:`BudgetError` with it when it is above ``budget``."""
-    activations = activation_bytes(cfg, n, batch_size, eval_size, models)
-    if activations > budget:
+@dataclass(frozen=True)
+class Budget:
+    """``bytes`` a pack may use, and where that number came from (for refusals and plans)."""
+
+    bytes: int
+    source: str
+
+    def line(self) -> str:
+        return f"{self.bytes / GiB:.3g} GiB ({self.source})"
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """Bytes of one pack of ``members`` runs (see the module docstring): ``parameters`` (weights,
+    gradients, optimizer), ``training`` (a step's activations), ``evaluation`` (the largest
+    held-out pass, one chunk), ``data`` (the batches); ``chunks`` maps each held-out sequence
+    length ``n`` to the sequences a held-out pass takes at once."""
+
+    members: int
+    parameters: int
+    training: int
+    evaluation: int
+    data: int
+    chunks: dict = field(default_factory=dict)
+    eval_size: int = 0
+
+    @property
+    def peak(self) -> int:
+        return self.parameters + self.data + max(self.training, self.evaluation)
+
+    def describe(self) -> str:
+        split = [f"{self.eval_size} held-out sequences in chunks of {c} at length {n}"
+                 for n, c in self.chunks.items() if c < self.eval_size]
+        return (f"about {self.peak / GiB:.3g} GiB: parameters and optimizer {self.parameters / GiB:.3g}, training step "
+                f"{self.training / GiB:.3g}, held-out pass {self.evaluation / GiB:.3g}, batches {self.data / GiB:.3g}"
+                f"{f', {self.members} members' if self.members > 1 else ''}" + (f"; {'; '.join(split)}" if split else ""))
+
+
+def parameter_bytes(cfg: ModelConfig, members: int = 1) -> int:
+    """Weights, gradients and AdamW state: six float32 copies for one run, eight a member of an ensemble."""
+    return FLOAT * parameter_count(cfg) * (6 if members == 1 else 8 * members)
+
+
+def training_bytes(cfg: ModelConfig, n: int, batch_size: int, members: int = 1) -> int:
+    """A training step's activations on ``batch_size`` sequences of ``n`` tokens, every member."""
+    fp = activation_footprint(cfg, n)
+    return int(FLOAT * members * (batch_size * fp.saved + fp.fixed))
+
+
+def evaluation_bytes(cfg: ModelConfig, n: int, chunk: int, members: int = 1) -> int:
+    """A held-out pass (no backward) over ``chunk`` sequences of ``n`` tokens, every member."""
+    fp = activation_footprint(cfg, n)
+    return int(FLOAT * members * (chunk * fp.working + fp.fixed))
+
+
+def eval_chunk(cfg: ModelConfig, n: int, eval_size: int, train_n: int, batch_size: int) -> int:
+    """Held-out sequences of ``n`` tokens one pass takes: all ``eval_size`` unless that would hold
+    more than the larger of a training step (at ``train_n`` tokens, ``batch_size`` sequences) and
+    :data:`EVAL_FLOOR`, per member; then the largest of ``eval_size`` split in near-equal parts
+    that does not. A function of the configuration alone (the same on every device and pack)."""
+    if evaluation_bytes(cfg, n, eval_size) <= max(training_bytes(cfg, train_n, batch_size), EVAL_FLOOR):
+        return eval_size
+    limit = max(training_bytes(cfg, train_n, batch_size), EVAL_FLOOR)
+    fp = activation_footprint(cfg, n)
+    most = max(1, int((limit / FLOAT - fp.fixed) // fp.working))   # sequences that fit the limit
+    return math.ceil(eval_size / math.ceil(eval_size / most))
+
+
+def data_bytes(task, n: int, sequences: int) -> int:
+    """A batch of ``sequences`` samples of ``n`` tokens of ``task`` (inputs, targets, mask)."""
+    x = 8 if task.vocab_size > 0 else FLOAT * task.d_in
+    y = 8 if task.kind == "classification" else FLOAT * task.d_out
+    return sequences * n * (x + y + 1)
+
+
+def estimate_run(config, task, members: int = 1) -> MemoryEstimate:
+    """The memory of ``members`` runs of ``config`` (a :class:`~expressivity.training.config.RunConfig`)
+    trained as one pack: the training step at the task's length and a held-out pass at every
+    evaluation length."""
+    cfg, tc, n = config.model, config.train, task.seq_len
+    chunks, evaluation, data = {}, 0, 0
+    for length in dict.fromkeys((task.length, *config.eval_lengths)):
+        m = task.sequence_length(length)
+        chunks[m] = chunk = eval_chunk(cfg, m, tc.eval_size, n, tc.batch_size)
+        evaluation = max(evaluation, evaluation_bytes(cfg, m, chunk, members))
+        data = max(data, data_bytes(task, m, tc.eval_size))
+    return MemoryEstimate(members, parameter_bytes(cfg, members), training_bytes(cfg, n, tc.batch_size, members),
+                          evaluation, data + members * data_bytes(task, n, tc.batch_size), chunks, tc.eval_size)
+
+
+def check_run_budget(config, task, models: int = 1, budget: Budget | None = None,
+                     device: str = "cpu") -> MemoryEstimate:
+    """:func:`estimate_run`, or :class:`BudgetError` with the estimate and the fix when it is above
+    ``budget`` (default: :func:`device_budget` of ``device``)."""
+    estimate = estimate_run(config, task, models)
+    budget = device_budget(device) if budget is None else budget
+    if estimate.peak > budget.bytes:
+        cfg = config.model
         raise BudgetError(
-            f"this run needs more than {activations / 2**30:.3g} GiB for activations alone ({n} tokens, batch "
-            f"{batch_size}, eval batch {eval_size}, {cfg.layers} layers, {cfg.heads} heads, d_model {cfg.d_model}"
-            f"{f', {models} models' if models > 1 else ''}), above the {budget / 2**30:.3g} GiB budget; use a "
-            "shorter length, a smaller batch or model")
-    need = activations + 16 * models * parameter_count(cfg)
-    if need > budget:
-        raise BudgetError(
-            f"this run needs about {need / 2**30:.3g} GiB ({parameter_count(cfg):,} parameters, {n} tokens, batch "
-            f"{batch_size}, eval batch {eval_size}, {cfg.layers} layers, {cfg.heads} heads, d_model {cfg.d_model}"
-            f"{f', {models} models' if models > 1 else ''}), above the {budget / 2**30:.3g} GiB budget; use a "
-            "shorter length, a smaller vocabulary, batch or model")
-    return need
+            f"this run needs {estimate.describe()} ({parameter_count(cfg):,} parameters, {task.seq_len} tokens, batch "
+            f"{config.train.batch_size}, {cfg.layers} layers, {cfg.heads} heads, d_model {cfg.d_model}), above the "
+            f"budget of {budget.line()}; use a shorter length, a smaller batch, model or pack, fewer workers, or "
+            "--memory-budget SIZE where more memory is free")
+    return estimate
 
 
-def check_run_budget(config, task, models: int = 1, budget: int = DEFAULT_MEMORY_BUDGET) -> int:
-    """The largest estimate over the training length and every evaluation length of a
-    :class:`~expressivity.training.config.RunConfig` (evaluation at a long length is where a
-    small training run can run out of memory), refused above ``budget``."""
-    tc = config.train
-    need = check_training_budget(config.model, task.seq_len, tc.batch_size, tc.eval_size, models, budget)
-    for length in config.eval_lengths:
-        n = task.sequence_length(length)
-        # evaluation keeps no activations for a backward pass, but scores are still n^2 per head
-        need = max(need, check_training_budget(config.model, n, 1, tc.eval_size, models, budget))
-    return need
+# ---- the budget ------------------------------------------------------------------------------------
+
+
+def device_budget(device: str = "cpu", share: int = 1) -> Budget:
+    """What one of ``share`` processes training at once on ``device`` may use: 90% of the free GPU
+    memory (CUDA) or 80% of the available RAM (CPU), divided among them."""
+    if device == "cuda":
+        import torch
+
+        free, _ = torch.cuda.mem_get_info()
+        total, what = int(free * GPU_SHARE), f"{GPU_SHARE:.0%} of the {free / GiB:.3g} GiB of GPU memory free now"
+    else:
+        ram, known = available_ram()
+        total = int(ram * CPU_SHARE)
+        what = (f"{CPU_SHARE:.0%} of the {ram / GiB:.3g} GiB of RAM available now" if known
+                else f"{CPU_SHARE:.0%} of {ram / GiB:.3g} GiB assumed: the available RAM is unknown here")
+    if share > 1:
+        return Budget(total // share, f"{what}, shared by {share} processes")
+    return Budget(total, what)
+
+
+def available_ram() -> tuple[int, bool]:
+    """``(bytes, known)``: ``MemAvailable`` of ``/proc/meminfo`` (what the kernel can give without
+    swapping), else :data:`FALLBACK_RAM` with ``known = False``."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024, True
+    except (OSError, ValueError, IndexError):
+        pass
+    return FALLBACK_RAM, False
+
+
+_UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 10**3, "kib": 2**10, "m": 2**20, "mb": 10**6, "mib": 2**20,
+          "g": 2**30, "gb": 10**9, "gib": 2**30, "t": 2**40, "tb": 10**12, "tib": 2**40}
+
+
+def parse_memory_size(text) -> int:
+    """``"24GiB"``, ``"512 MB"``, ``"80G"`` (binary), ``"1e9"`` (bytes) -> bytes; one-line error otherwise."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", str(text))
+    unit = match.group(2).lower() if match else None
+    if match is None or unit not in _UNITS:
+        raise ExpressivityError(f"--memory-budget {text!r} is not a size; write e.g. 24GiB, 512MB or 80G")
+    value = float(match.group(1)) * _UNITS[unit]
+    if not math.isfinite(value) or value < 2**20 or value > 2**60:
+        raise ExpressivityError(f"--memory-budget {text!r} is outside 1 MiB to 1 EiB; give the memory a run may use")
+    return int(value)
+
+
+def memory_budget(given, device: str, share: int = 1) -> Budget:
+    """``--memory-budget`` (bytes or a size string) when given, else :func:`device_budget`."""
+    if given is None:
+        return device_budget(device, share)
+    size = given if isinstance(given, int) and not isinstance(given, bool) else parse_memory_size(given)
+    if size < 2**20:
+        raise ExpressivityError(f"--memory-budget {given!r} is below 1 MiB; give the memory a run may use")
+    return Budget(size, "--memory-budget")

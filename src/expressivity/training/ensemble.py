@@ -53,12 +53,15 @@ from expressivity.nn.model import Model
 from expressivity.records import canonical_json, content_hash
 from expressivity.tasks import Batch, Task
 from expressivity.training.budget import check_run_budget
-from expressivity.training.checkpoint import FINISHED, RUNNING, checkpoint_exists, load_checkpoint, save_checkpoint
+from expressivity.training.checkpoint import (FINISHED, RUNNING, checkpoint_exists, load_checkpoint,
+                                              read_checkpoint_config, save_checkpoint)
 from expressivity.training.config import RunConfig
+from expressivity.training.execution import Execution
 from expressivity.training.loop import Members, train_members
 from expressivity.training.optimizer import FlatAdamW
-from expressivity.training.trainer import (RunResult, check_run_folder, eval_batch, member_result, resolve_device,
-                                           score_lengths, write_run_manifest)
+from expressivity.training.step import DeviceAlive, batch_source, loss_function
+from expressivity.training.trainer import (RunResult, check_run_folder, eval_batch, member_result, memory_budget_of,
+                                           resolve_device, resolve_execution, score_lengths, write_run_manifest)
 
 
 def pack_key(config: RunConfig) -> str:
@@ -87,10 +90,15 @@ def check_packable(configs: list[RunConfig]) -> list[str]:
 class EnsembleStepper:
     """K models on native ensemble layers, their parameters the rows of one ``(K, P)`` tensor."""
 
-    def __init__(self, configs: list[RunConfig], task: Task, ckpt: Path | None, device: str,
-                 ids: list[str] | None = None):
-        """``ids``: what :func:`check_packable` returned for ``configs`` (checked here when not given)."""
-        self.configs, self.task, self.ckpt, self.device = configs, task, ckpt, device
+    def __init__(self, configs: list[RunConfig], task: Task, ckpt: Path | None, execution: Execution | str,
+                 ids: list[str] | None = None, chunks: dict | None = None):
+        """``ids``: what :func:`check_packable` returned for ``configs`` (checked here when not
+        given); ``execution``: how the steps run (a device name for its defaults); ``chunks``:
+        held-out sequences per pass by sequence length
+        (:attr:`~expressivity.training.budget.MemoryEstimate.chunks`)."""
+        execution = Execution.choose(execution) if isinstance(execution, str) else execution
+        device = execution.device
+        self.configs, self.task, self.ckpt, self.execution, self.device = configs, task, ckpt, execution, device
         self.ids = check_packable(configs) if ids is None else ids
         self.group_id = group_id(configs, self.ids)
         self.train = configs[0].train
@@ -107,6 +115,13 @@ class EnsembleStepper:
         self.optimizer = FlatAdamW(list(self.model.named_parameters()), self.size, self.model.weight_matrix_names(),
                                    self.train)
         self.gens = [torch.Generator().manual_seed(c.seed) for c in configs]
+        self.sample = batch_source(task, execution, self.train.batch_size, [c.seed for c in configs], self.gens,
+                                   members=True)
+        self._loss = None   # built at the first step, on the model the stepper then has
+        self.defers_sync = execution.host_sync == "log"
+        self.alive = (DeviceAlive(self.size, device, rates=[c.train.lr for c in configs]) if self.defers_sync
+                      else None)
+        self.chunks = chunks or {}
         self.finished = False
 
     # ---- resume ------------------------------------------------------------------------------
@@ -130,6 +145,8 @@ class EnsembleStepper:
                               best=[tuple(b) for b in st["best"]], histories=st["histories"],
                               alive=[bool(a) for a in st["alive"].tolist()])
             start = st["step"]
+            if self.alive is not None:
+                self.alive = DeviceAlive(self.size, self.device, [c.train.lr for c in self.configs], members.alive)
         except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
             raise ExpressivityError(f"checkpoint {ckpt} has an incomplete training state ({type(exc).__name__}: "
                                     f"{exc}); delete the folder to start over") from None
@@ -142,26 +159,43 @@ class EnsembleStepper:
         return self.configs[k].train.lr_at(step)
 
     def losses(self, step: int) -> torch.Tensor:
-        x, y, mask = (t.to(self.device) for t in self.task.sample_members(self.train.batch_size, None, self.gens))
-        return self.task.member_losses(self.model(x), Batch(x, y, mask))
+        if self._loss is None:
+            self._loss = loss_function(self.model, self.task, self.execution, members=True)
+        return self._loss(self.sample(step))
 
-    def update(self, step: int, losses: torch.Tensor, alive: list[bool]) -> None:
+    def update(self, step: int, losses: torch.Tensor, alive: list[bool] | None) -> None:
+        """``alive=None``: the loop reads the device only when it logs (``host_sync="log"``)."""
         self.optimizer.zero_grad()
         with warnings.catch_warnings():
             # The gradients are views of the rows of one (K, P) tensor, so not dense in memory:
             # torch warns that this "may impair performance"; it accumulates into them in place,
             # which is the point (bench_ensemble.py measures the whole step).
             warnings.filterwarnings("ignore", message="grad and param do not obey the gradient layout contract")
-            if all(alive):
+            if alive is None:
+                self.alive.screen(step, losses).sum().backward()
+            elif all(alive):
                 losses.sum().backward()
             else:   # a stopped member's loss may be NaN: kept out of the sum, so its gradient is 0
                 torch.where(torch.tensor(alive, device=self.device), losses, torch.zeros_like(losses)).sum().backward()
-        self.optimizer.step(step + 1, [self.lr(k, step) for k in range(self.size)], alive)
+        if alive is None:
+            self.optimizer.step(step + 1, self.alive.rates(self.train, step), self.alive.alive)
+        else:
+            self.optimizer.step(step + 1, [self.lr(k, step) for k in range(self.size)], alive)
+
+    def nan_steps(self) -> list[int]:
+        return self.alive.nan_steps()
 
     @torch.no_grad()
     def evaluate(self, batch: Batch) -> list[tuple[float, float]]:
+        chunk = self.chunks.get(batch.x.shape[1])
         self.model.eval()
-        out = self.model(batch.x.expand(self.size, *batch.x.shape))
+        with self.execution.autocast():
+            if chunk is not None and chunk < len(batch.x):
+                scores = self.task.chunked_member_scores(lambda x: self.model(x.expand(self.size, *x.shape)), batch,
+                                                         chunk)
+                self.model.train()
+                return scores
+            out = self.model(batch.x.expand(self.size, *batch.x.shape))
         self.model.train()
         shared = Batch(*(t.expand(self.size, *t.shape) for t in (batch.x, batch.y, batch.mask)))
         return list(zip(self.task.member_losses(out, shared).tolist(), self.task.member_metrics(out, batch)))
@@ -178,7 +212,9 @@ class EnsembleStepper:
         pass   # members' metrics are written with their folders at the end
 
     def stopped(self, k: int, members: Members, step: int) -> None:
-        pass   # a stopped member's learning rate and gradient are zero from now on
+        # a stopped member's learning rate and gradient are zero from now on
+        if self.alive is not None:
+            self.alive.stop(k)
 
     def checkpoint(self, step: int, members: Members, status: str = RUNNING) -> bool:
         if self.ckpt is None:
@@ -190,7 +226,7 @@ class EnsembleStepper:
         opt = self.optimizer
         save_checkpoint(self.ckpt, {"flat": opt.flat, "m1": opt.m1, "m2": opt.m2},
                         {"id": self.group_id, "members": self.ids, "step": step,
-                         "status": status}, st)
+                         "status": status, "execution": self.execution.record()}, st)
         return True
 
     def finish(self, step: int, members: Members) -> None:
@@ -198,8 +234,8 @@ class EnsembleStepper:
 
 
 def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member_dirs: list[Path] | None = None, *,
-                 resume: bool = False, progress: bool = False, on_step=None,
-                 device: str = "cpu") -> tuple[list[RunResult], Model]:
+                 resume: bool = False, progress: bool = False, on_step=None, device: str = "cpu",
+                 execution: Execution | dict | None = None, memory_budget=None) -> tuple[list[RunResult], Model]:
     """Train every config as one ensemble; returns one :class:`RunResult` per member (``seconds``
     is the wall time of the whole ensemble) and the ensemble model (``Model(cfg, members=K)``;
     ``.member(k)`` is member ``k``).
@@ -210,13 +246,15 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     members of earlier calls still there; ``train --out``'s own manifest is left to it). Folders
     another command's or the user's ``manifest.json`` describes are refused before anything is
     written. ``on_step(step)`` is called before every step (tests use it to simulate a crash).
-    ``device`` as in :func:`~expressivity.training.run`.
+    ``device``, ``execution`` and ``memory_budget`` (for the whole ensemble) as in
+    :func:`~expressivity.training.run`.
     """
     device = resolve_device(device)
+    execution = resolve_execution(execution, device)
     ids = check_packable(configs)   # before the budget check and anything is built
     base_cfg, task = configs[0], configs[0].build_task()
     tc = base_cfg.train
-    check_run_budget(base_cfg, task, models=len(configs))
+    estimate = check_run_budget(base_cfg, task, len(configs), memory_budget_of(memory_budget, device))
     listed = group_dir is not None and member_dirs is None   # the members under group_dir, which lists them
     if listed:
         member_dirs = [Path(group_dir) / f"seed_{c.seed}" for c in configs]
@@ -228,15 +266,19 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     if listed:   # only once every folder was found writable
         _write_group_manifest(Path(group_dir), configs, earlier)
     ckpt = Path(group_dir) / "ensemble" if group_dir is not None else None
-    stepper = EnsembleStepper(configs, task, ckpt, device, ids)
+    if resume and ckpt is not None and checkpoint_exists(ckpt):
+        execution = execution.resumed(read_checkpoint_config(ckpt).get("execution"))
+    stepper = EnsembleStepper(configs, task, ckpt, execution.for_task(task), ids, estimate.chunks)
     held_out = eval_batch(task, tc.eval_size, device=device)
     start, members = stepper.load(group_dir) if resume else (0, Members(len(configs), tc.steps))
-    step, seconds = train_members(stepper, task, tc, held_out, members, start,
-                                  label=f"{task.name} ensemble of {len(configs)}", progress=progress, on_step=on_step)
-    # every member's held-out lengths in one batched pass per length and split
-    lengths = score_lengths(stepper.evaluate, len(configs), base_cfg, task, device)
+    with stepper.execution.matmul_mode():
+        step, seconds = train_members(stepper, task, tc, held_out, members, start,
+                                      label=f"{task.name} ensemble of {len(configs)}", progress=progress,
+                                      on_step=on_step)
+        # every member's held-out lengths in one batched pass per length and split
+        lengths = score_lengths(stepper.evaluate, len(configs), base_cfg, task, device)
     results = [member_result(c, task, members, k, stepper.member_model(k), step, seconds, device, lengths[k],
-                             run_id=stepper.ids[k])
+                             run_id=stepper.ids[k], execution=stepper.execution)
                for k, c in enumerate(configs)]
     if member_dirs is not None:
         _write_members(results, member_dirs)
@@ -283,6 +325,6 @@ def _write_members(results: list[RunResult], member_dirs: list[Path]) -> None:
         (d / "metrics.jsonl").write_text("".join(json.dumps(h) + "\n" for h in r.history))
         save_checkpoint(d / "checkpoint", r.model.state_dict(),
                         {"run": r.config.to_dict(), "id": r.id, "step": r.steps, "status": r.status,
-                         "trained_in": "ensemble"},
+                         "trained_in": "ensemble", "execution": r.execution},
                         {"step": r.steps, "history": r.history, "last_metric": r.final_metric,
                          "last_loss": r.final_loss, "best": [r.best_metric, r.best_step]})

@@ -14,6 +14,12 @@ checkpoint; when every member has stopped or the last step is done it writes the
 Ctrl-C finishes the step in progress, checkpoints it and raises
 :class:`~expressivity.training.interrupt.TrainingInterrupted`. The process keeps the memory its
 steps free for the next step (:mod:`expressivity.training.memory`).
+
+A stepper with ``defers_sync`` (``host_sync="log"``, the CUDA default) is not read every step:
+it freezes non-finite members on the device itself (``update(step, losses, None)``) and the loop
+asks :meth:`Stepper.nan_steps` only when it logs, evaluates, checkpoints, ends or is interrupted;
+the members found are stopped at the steps they failed, so the records are those of a stepper
+read every step (tested in ``tests/training/test_execution.py``).
 """
 
 from __future__ import annotations
@@ -79,8 +85,12 @@ class Stepper(Protocol):
     def lr(self, k: int, step: int) -> float:
         """Member ``k``'s learning rate at ``step``."""
 
-    def update(self, step: int, losses: torch.Tensor, alive: list[bool]) -> None:
-        """Back-propagate ``losses`` and take one AdamW step for the running members."""
+    def update(self, step: int, losses: torch.Tensor, alive: list[bool] | None) -> None:
+        """Back-propagate ``losses`` and take one AdamW step for the running members (``alive=None``:
+        the stepper's own device-side record of them, for a stepper with ``defers_sync``)."""
+
+    def nan_steps(self) -> list[int]:
+        """Per member, the step its loss turned non-finite (-1: never); only with ``defers_sync``."""
 
     def evaluate(self, batch: Batch) -> list[tuple[float, float]]:
         """Each member's ``(loss, metric)`` on the held-out ``batch``, in evaluation mode."""
@@ -118,17 +128,23 @@ def train_members(stepper: Stepper, task: Task, cfg: TrainConfig, held_out: Batc
             if on_step is not None:
                 on_step(step)
             losses = stepper.losses(step)
-            finite = torch.isfinite(losses.detach()).tolist()
-            for k in members.running():
-                if not finite[k]:
-                    members.last_loss[k] = float("nan")
-                    _record(stepper, members, k, {"step": step, "event": "nan", "loss": "nan"})
-                    members.stop(k, "nan", step)
-                    stepper.stopped(k, members, step)
-            if not any(members.alive):
-                break
-            stepper.update(step, losses, members.alive)
-            done = step + 1
+            if getattr(stepper, "defers_sync", False):
+                stepper.update(step, losses, None)   # non-finite members are frozen on the device
+                done = step + 1
+                if _reads_device(cfg, done, interrupt.requested()):
+                    last = _read_stopped(stepper, members)
+                    if not any(members.alive):
+                        step = last
+                        break
+            else:
+                finite = torch.isfinite(losses.detach()).tolist()
+                for k in members.running():
+                    if not finite[k]:
+                        _stop_nan(stepper, members, k, step)
+                if not any(members.alive):
+                    break
+                stepper.update(step, losses, members.alive)
+                done = step + 1
             _log_and_evaluate(stepper, task, cfg, held_out, members, losses, done)
             if bar is not None:
                 if describe is not None and done % cfg.eval_every == 0:
@@ -143,6 +159,30 @@ def train_members(stepper: Stepper, task: Task, cfg: TrainConfig, held_out: Batc
     seconds = time.perf_counter() - t0
     stepper.finish(step, members)
     return step, seconds
+
+
+def _stop_nan(stepper: Stepper, members: Members, k: int, step: int) -> None:
+    members.last_loss[k] = float("nan")
+    _record(stepper, members, k, {"step": step, "event": "nan", "loss": "nan"})
+    members.stop(k, "nan", step)
+    stepper.stopped(k, members, step)
+
+
+def _reads_device(cfg: TrainConfig, done: int, interrupted: bool) -> bool:
+    """Whether a stepper that keeps non-finite losses on the device is read after step ``done``:
+    whenever the loop logs, evaluates or checkpoints, at the last step and on Ctrl-C."""
+    return (interrupted or done == cfg.steps or done % cfg.log_every == 0 or done % cfg.eval_every == 0
+            or done % cfg.checkpoint_every == 0)
+
+
+def _read_stopped(stepper, members: Members) -> int:
+    """Stop the members the device found non-finite (at the steps it found them, in step order);
+    returns the last such step (-1 when none)."""
+    nan_steps = stepper.nan_steps()
+    found = sorted((s, k) for k, s in enumerate(nan_steps) if s >= 0 and members.alive[k])
+    for s, k in found:
+        _stop_nan(stepper, members, k, s)
+    return max((s for s in nan_steps if s >= 0), default=-1)
 
 
 def _record(stepper: Stepper, members: Members, k: int, entry: dict) -> None:

@@ -84,37 +84,66 @@ class FlatAdamW:
         self.grad.zero_()
 
     @torch.no_grad()
-    def step(self, t: int, lrs: Sequence[float], alive: Sequence[bool]) -> None:
+    def step(self, t: int, lrs: Sequence[float], alive: Sequence[bool] | torch.Tensor) -> None:
         """Step ``t`` (1 for the first) with member ``k``'s learning rate ``lrs[k]``; members not
-        ``alive`` keep their parameters."""
+        ``alive`` keep their parameters. ``alive`` may be a ``(K,)`` bool tensor on the device and
+        ``lrs`` then a ``(K, 1)`` float64 tensor there too (a stepper that does not read the device
+        every step): the same arithmetic, with no host read or copy."""
+        if isinstance(alive, torch.Tensor):
+            return self._step_masked(t, lrs, alive)
         tc = self.train
         g = self.grad
         if not all(alive):
             g[~torch.tensor(list(alive), device=g.device)] = 0.0
-        # clip_grad_norm_: each parameter's norm, then the norm of those, per member
-        norms = torch.stack([torch.linalg.vector_norm(g[:, cols], dim=1) for cols in self.columns], 1)
-        total = torch.linalg.vector_norm(norms, dim=1, keepdim=True)
-        g.mul_(torch.clamp(tc.grad_clip / (total + 1e-6), max=1.0))
+        self._clip(g)
         if tc.weight_decay:
             # 1 - lr wd in double, rounded once to float32 (as torch rounds a Python scalar)
-            shrink = torch.tensor([[1 - (lr if a else 0.0) * tc.weight_decay] for lr, a in zip(lrs, alive)],
-                                  dtype=torch.float64).to(self.flat)
-            for cols in self.decayed_runs:
-                self.flat[:, cols].mul_(shrink)
-        b1, b2 = tc.beta1, tc.beta2
-        self.m1.lerp_(g, 1 - b1)
-        self.m2.mul_(b2).addcmul_(g, g, value=1 - b2)
-        denom = torch.sqrt(self.m2, out=self._denom).div_((1 - b2 ** t) ** 0.5).add_(tc.eps)
+            self._decay(torch.tensor([[1 - (lr if a else 0.0) * tc.weight_decay] for lr, a in zip(lrs, alive)],
+                                     dtype=torch.float64).to(self.flat))
+        denom = self._moments(g, t)
         # torch: p.addcdiv_(m1, denom, value=-lr / (1 - b1^t)), which computes p + (value * m1) / denom
         # in float32; value * m1 is formed first here because each member has its own value
         # (0 for a member that stopped: its parameters stay as they are)
-        bias_correction1 = 1 - b1 ** t
+        bias_correction1 = 1 - tc.beta1 ** t
         if all(alive) and len(set(lrs)) == 1:   # one run, or members that share their learning rate
             self.flat.addcdiv_(self.m1, denom, value=-(lrs[0] / bias_correction1))   # torch's own call
             return
         value = torch.tensor([[-(lr / bias_correction1) if a else 0.0] for lr, a in zip(lrs, alive)],
                              dtype=torch.float64).to(self.flat)
         self.flat.addcdiv_(torch.mul(self.m1, value, out=self._update), denom)
+
+    def _step_masked(self, t: int, lrs: Sequence[float] | torch.Tensor, alive: torch.Tensor) -> None:
+        """:meth:`step` with ``alive`` a ``(K,)`` bool tensor: its operations, members masked on the device."""
+        tc, g = self.train, self.grad
+        keep = alive.view(-1, 1)
+        g.masked_fill_(~keep, 0.0)
+        self._clip(g)
+        if not isinstance(lrs, torch.Tensor):
+            lrs = torch.tensor([[lr] for lr in lrs], dtype=torch.float64).to(self.flat.device)
+        rates = lrs * keep
+        if tc.weight_decay:
+            self._decay((1 - rates * tc.weight_decay).to(self.flat))
+        denom = self._moments(g, t)
+        value = (-rates / (1 - tc.beta1 ** t)).to(self.flat)
+        self.flat.addcdiv_(torch.mul(self.m1, value, out=self._update), denom)
+
+    def _clip(self, g: torch.Tensor) -> None:
+        """clip_grad_norm_: each parameter's norm, then the norm of those, per member."""
+        norms = torch.stack([torch.linalg.vector_norm(g[:, cols], dim=1) for cols in self.columns], 1)
+        total = torch.linalg.vector_norm(norms, dim=1, keepdim=True)
+        g.mul_(torch.clamp(self.train.grad_clip / (total + 1e-6), max=1.0))
+
+    def _decay(self, shrink: torch.Tensor) -> None:
+        """Decoupled weight decay: the weight matrices' columns times ``shrink`` ``(K, 1)``."""
+        for cols in self.decayed_runs:
+            self.flat[:, cols].mul_(shrink)
+
+    def _moments(self, g: torch.Tensor, t: int) -> torch.Tensor:
+        """Update both moments with ``g``; returns the step's denominator ``sqrt(m2 / (1 - b2^t)) + eps``."""
+        b1, b2 = self.train.beta1, self.train.beta2
+        self.m1.lerp_(g, 1 - b1)
+        self.m2.mul_(b2).addcmul_(g, g, value=1 - b2)
+        return torch.sqrt(self.m2, out=self._denom).div_((1 - b2 ** t) ** 0.5).add_(self.train.eps)
 
     # ---- torch.optim.AdamW's state_dict layout (single-run checkpoints) ------------------------
     def _group_order(self) -> list[int]:

@@ -33,12 +33,15 @@ from expressivity.manifest import (MANIFEST, TRAINED_RUN_FILES, NetworkEntry, ch
                                    trained_run_files, write_manifest)
 from expressivity.nn.model import Model
 from expressivity.tasks import Batch, Task
-from expressivity.training.budget import check_run_budget
-from expressivity.training.checkpoint import FINISHED, RUNNING, checkpoint_exists, load_checkpoint, save_checkpoint
+from expressivity.training.budget import Budget, check_run_budget, estimate_run, memory_budget
+from expressivity.training.checkpoint import (FINISHED, RUNNING, checkpoint_exists, load_checkpoint,
+                                              read_checkpoint_config, save_checkpoint)
 from expressivity.training.config import RunConfig, check_run_arguments
+from expressivity.training.execution import Execution
 from expressivity.training.loop import Members, train_members
 from expressivity.training.optimizer import FlatAdamW
 from expressivity.training.schedule import SPLIT_SEEDS
+from expressivity.training.step import DeviceAlive, batch_source, loss_function
 
 
 @dataclass
@@ -65,6 +68,7 @@ class RunResult:
     device: str = "cpu"
     history: list[dict] = field(default_factory=list, repr=False)
     model: Model | None = field(default=None, repr=False)
+    execution: dict = field(default_factory=dict)   # how the steps ran (Execution.record())
 
     @property
     def seed(self) -> int:
@@ -75,7 +79,8 @@ class RunResult:
         return {"id": self.id, "seed": self.seed, "status": self.status, "steps": self.steps,
                 "seconds": self.seconds, "params": self.params, "final_loss": self.final_loss,
                 "final_metric": self.final_metric, "best_metric": self.best_metric, "best_step": self.best_step,
-                "lengths": {str(k): v for k, v in self.lengths.items()}, "device": self.device}
+                "lengths": {str(k): v for k, v in self.lengths.items()}, "device": self.device,
+                "execution": self.execution}
 
 
 def eval_batch(task: Task, size: int, length: int | None = None, split: str = "val", device="cpu",
@@ -102,17 +107,26 @@ def resolve_device(device: str = "cpu") -> str:
 
 
 @torch.no_grad()
-def evaluate(model: torch.nn.Module, task: Task, batch: Batch) -> tuple[float, float]:
-    """``(loss, metric)`` of ``model`` on ``batch``, in evaluation mode."""
+def evaluate(model: torch.nn.Module, task: Task, batch: Batch, chunk: int | None = None) -> tuple[float, float]:
+    """``(loss, metric)`` of ``model`` on ``batch``, in evaluation mode; ``chunk``: the sequences
+    one pass takes (:func:`~expressivity.training.budget.eval_chunk`; default all of them)."""
     model.eval()
+    if chunk is not None and chunk < len(batch.x):
+        scores = task.chunked_member_scores(lambda x: model(x).unsqueeze(0), batch, chunk)[0]
+        model.train()
+        return scores
     out = model(batch.x)
     model.train()
     return task.loss(out, batch).item(), task.metric(out, batch)
 
 
-def evaluate_lengths(model: torch.nn.Module, config: RunConfig, task: Task, device="cpu") -> dict[int, dict]:
-    """Validation and test loss and metric at the training length and at every ``config.eval_lengths``."""
-    return score_lengths(lambda batch: [evaluate(model, task, batch)], 1, config, task, device)[0]
+def evaluate_lengths(model: torch.nn.Module, config: RunConfig, task: Task, device="cpu",
+                     chunks: dict | None = None) -> dict[int, dict]:
+    """Validation and test loss and metric at the training length and at every ``config.eval_lengths``;
+    ``chunks``: held-out sequences per pass by sequence length (default: the run's estimate's)."""
+    chunks = estimate_run(config, task).chunks if chunks is None else chunks
+    return score_lengths(lambda batch: [evaluate(model, task, batch, chunks.get(batch.x.shape[1]))], 1, config, task,
+                         device)[0]
 
 
 def score_lengths(score: Callable[[Batch], list[tuple[float, float]]], size: int, config: RunConfig, task: Task,
@@ -142,13 +156,23 @@ class SingleStepper:
 
     size = 1
 
-    def __init__(self, config: RunConfig, task: Task, out_dir: Path | None, device: str):
-        self.config, self.task, self.device = config, task, device
+    def __init__(self, config: RunConfig, task: Task, out_dir: Path | None, execution: Execution | str,
+                 chunks: dict | None = None):
+        """``execution``: how the steps run (:mod:`expressivity.training.execution`; a device name
+        for its defaults); ``chunks``: held-out sequences per pass by sequence length
+        (:attr:`~expressivity.training.budget.MemoryEstimate.chunks`)."""
+        execution = Execution.choose(execution) if isinstance(execution, str) else execution
+        self.config, self.task, self.execution, self.device = config, task, execution, execution.device
         cfg = config.train
         torch.manual_seed(config.seed)
-        self.model = Model(config.model).to(device)
+        self.model = Model(config.model).to(self.device)
         self.optimizer = FlatAdamW(list(self.model.named_parameters()), None, self.model.weight_matrix_names(), cfg)
         self.gen = torch.Generator().manual_seed(config.seed)
+        self.sample = batch_source(task, execution, cfg.batch_size, [config.seed], [self.gen], members=False)
+        self._loss = None   # built at the first step, on the model the stepper then has
+        self.defers_sync = execution.host_sync == "log"
+        self.alive = DeviceAlive(1, self.device, rates=[cfg.lr]) if self.defers_sync else None
+        self.chunks = chunks or {}
         self.ckpt = Path(out_dir) / "checkpoint" if out_dir is not None else None
         self.metrics_path = Path(out_dir) / "metrics.jsonl" if out_dir is not None else None
         self.log = None
@@ -199,16 +223,26 @@ class SingleStepper:
         return self.config.train.lr_at(step)
 
     def losses(self, step: int) -> torch.Tensor:
-        batch = to_device(self.task.sample(self.config.train.batch_size, None, self.gen), self.device)
-        return self.task.loss(self.model(batch.x), batch).reshape(1)
+        if self._loss is None:
+            self._loss = loss_function(self.model, self.task, self.execution, members=False)
+        return self._loss(self.sample(step))
 
-    def update(self, step: int, losses: torch.Tensor, alive: list[bool]) -> None:
+    def update(self, step: int, losses: torch.Tensor, alive: list[bool] | None) -> None:
+        """``alive=None``: the loop reads the device only when it logs (``host_sync="log"``)."""
         self.optimizer.zero_grad()
+        if alive is None:
+            self.alive.screen(step, losses).sum().backward()
+            self.optimizer.step(step + 1, self.alive.rates(self.config.train, step), self.alive.alive)
+            return
         losses.sum().backward()
         self.optimizer.step(step + 1, [self.lr(0, step)], alive)
 
+    def nan_steps(self) -> list[int]:
+        return self.alive.nan_steps()
+
     def evaluate(self, batch: Batch) -> list[tuple[float, float]]:
-        return [evaluate(self.model, self.task, batch)]
+        with self.execution.autocast():
+            return [evaluate(self.model, self.task, batch, self.chunks.get(batch.x.shape[1]))]
 
     def record(self, k: int, entry: dict) -> None:
         if self.log is not None:
@@ -216,6 +250,8 @@ class SingleStepper:
             self.log.flush()
 
     def stopped(self, k: int, members: Members, step: int) -> None:
+        if self.alive is not None:
+            self.alive.stop(k)
         if members.status[k] == "nan":
             _mark_nan(self.ckpt, step)
 
@@ -227,7 +263,8 @@ class SingleStepper:
         state = {"optimizer": optimizer, "generator": self.gen.get_state(),
                  "torch_rng": torch.get_rng_state(), "step": step, "history": list(members.histories[0]),
                  "last_metric": members.last_metric[0], "last_loss": members.last_loss[0], "best": list(members.best[0])}
-        config = {"run": self.config.to_dict(), "id": self.config.id(), "step": step, "status": status}
+        config = {"run": self.config.to_dict(), "id": self.config.id(), "step": step, "status": status,
+                  "execution": self.execution.record()}
         save_checkpoint(self.ckpt, self.model.state_dict(), config, state)
         return True
 
@@ -237,35 +274,64 @@ class SingleStepper:
 
 
 def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False, progress: bool = False,
-        on_step: Callable[[int, Model], None] | None = None, device: str = "cpu") -> RunResult:
+        on_step: Callable[[int, Model], None] | None = None, device: str = "cpu",
+        execution: Execution | dict | None = None, memory_budget=None) -> RunResult:
     """Train one model as ``config`` says; with ``out_dir`` write ``metrics.jsonl``, ``checkpoint/``
     and ``manifest.json`` (:func:`write_run_manifest`, when training starts).
 
     ``resume=True`` continues from ``out_dir/checkpoint`` (which must hold the same
     configuration); a finished run is returned as it ended, without training further.
     ``on_step(step, model)`` is called before every step (tests use it to simulate crashes).
-    ``device``: ``"cpu"``, ``"cuda"`` or ``"auto"``; data is drawn on the CPU (same batches
-    everywhere) and moved there. Bit-exact resume is promised on the CPU.
+    ``device``: ``"cpu"``, ``"cuda"`` or ``"auto"``. ``execution``: how the steps run, an
+    :class:`~expressivity.training.execution.Execution` or a dict of its choices (default: the
+    device's; on the CPU today's arithmetic, with data drawn on the CPU). ``memory_budget``: bytes
+    or a size (``"8GiB"``) the run may use (default: from the device, :mod:`~expressivity.training.budget`);
+    a run estimated above it is refused before anything is built. Bit-exact resume is promised
+    on the CPU.
     """
     check_run_arguments(config, out_dir)
     device = resolve_device(device)
+    execution = resolve_execution(execution, device)
     task, cfg = config.build_task(), config.train
-    check_run_budget(config, task)
+    estimate = check_run_budget(config, task, 1, memory_budget_of(memory_budget, device))
     if out_dir is not None and not resume:   # a resumed folder is the run's own: its checkpoint decides
         check_run_folder(out_dir)
-    stepper = SingleStepper(config, task, out_dir, device)
+    if resume and out_dir is not None and checkpoint_exists(Path(out_dir) / "checkpoint"):
+        execution = execution.resumed(read_checkpoint_config(Path(out_dir) / "checkpoint").get("execution"))
+    stepper = SingleStepper(config, task, out_dir, execution.for_task(task), estimate.chunks)
     held_out = eval_batch(task, cfg.eval_size, device=device)
     start, members = stepper.load(out_dir) if resume else (0, Members(1, cfg.steps))
     if out_dir is not None and (not resume or not (Path(out_dir) / MANIFEST).exists()):
         write_run_manifest(out_dir, config, "run")   # a resume keeps the manifest its run wrote
     with ExitStack() as stack:
+        stack.enter_context(stepper.execution.matmul_mode())
         stepper.open_log(stack, members)
         step, seconds = train_members(
             stepper, task, cfg, held_out, members, start, label=f"{task.name} seed {config.seed}", progress=progress,
             on_step=None if on_step is None else (lambda s: on_step(s, stepper.model)),
             describe=lambda m: (f"{task.name} seed {config.seed} loss {m.last_loss[0]:.4f} "
                                 f"{task.metric_name} {m.last_metric[0]:.4f}"))
-    return member_result(config, task, members, 0, stepper.model, step, seconds, device)
+        lengths = None if members.status[0] == "nan" else score_lengths(stepper.evaluate, 1, config, task, device)[0]
+    return member_result(config, task, members, 0, stepper.model, step, seconds, device, lengths,
+                         execution=stepper.execution)
+
+
+def resolve_execution(execution: Execution | dict | None, device: str) -> Execution:
+    """An :class:`Execution` for the resolved ``device`` from ``None`` (its defaults), a dict of
+    choices or an :class:`Execution` (whose device must be ``device``)."""
+    if isinstance(execution, Execution):
+        if execution.device != device:
+            raise ExpressivityError(f"the execution is for {execution.device} but the run is on {device}; "
+                                    "give one device")
+        return execution
+    if execution is not None and not isinstance(execution, dict):
+        raise ExpressivityError(f"execution must be an Execution or a dict of its choices, got {type(execution).__name__}")
+    return Execution.choose(device, **(execution or {}))
+
+
+def memory_budget_of(given, device: str) -> Budget:
+    """A :class:`Budget` from ``given`` (a Budget, bytes, a size string or ``None``: the device's)."""
+    return given if isinstance(given, Budget) else memory_budget(given, device)
 
 
 # the functions that write a trained run's folder (manifest.json's "command")
@@ -299,10 +365,11 @@ def write_run_manifest(run_dir: Path, config: RunConfig, command: str) -> None:
 
 
 def member_result(config: RunConfig, task: Task, members: Members, k: int, model: Model, step: int, seconds: float,
-                  device: str, lengths: dict | None = None, run_id: str | None = None) -> RunResult:
+                  device: str, lengths: dict | None = None, run_id: str | None = None,
+                  execution: Execution | None = None) -> RunResult:
     """Member ``k``'s :class:`RunResult` after the loop ended at ``step``, with ``lengths`` (its
-    :func:`evaluate_lengths`, computed here when not given; none for a NaN run) and ``run_id``
-    (``config.id()``, hashed here when not given)."""
+    :func:`evaluate_lengths`, computed here when not given; none for a NaN run), ``run_id``
+    (``config.id()``, hashed here when not given) and the ``execution`` it ran with."""
     status = members.status[k]
     if status == "nan":
         lengths = {}
@@ -311,7 +378,8 @@ def member_result(config: RunConfig, task: Task, members: Members, k: int, model
     last_loss = float("nan") if status == "nan" else members.last_loss[k]
     return RunResult(run_id or config.id(), config, status, min(members.stop_step[k], step), seconds,
                      model.parameter_count(), last_loss, members.last_metric[k], members.best[k][0], members.best[k][1],
-                     lengths, device, members.histories[k], model.cpu())
+                     lengths, device, members.histories[k], model.cpu(),
+                     (execution or Execution.choose(device)).record())
 
 
 def _load_weights(model: torch.nn.Module, tensors: dict, where) -> None:

@@ -125,6 +125,8 @@ class ClaimContext:
     on_progress: Callable | None = None
     overrides: dict = field(default_factory=dict)
     retry_failed: bool = False   # run again the runs recorded as failed by an error (a worker that died), not NaN
+    execution: dict = field(default_factory=dict)   # Execution choices for every run (default: the device's)
+    memory_budget: object = None   # bytes or a size per pack (default: the device's memory shared by the workers)
     extensions: list = field(default_factory=list)   # grid extensions the bracketing rule made (claims.grids)
 
     def __post_init__(self) -> None:
@@ -157,7 +159,7 @@ class ClaimContext:
         sweep = replace(sweep, configs=extended(sweep.configs, name, self.extensions))
         report = run_sweep(sweep, self.out / name, backend=self.backend, workers=self.workers, threads=self.threads,
                            device=self.device, ray_address=self.ray_address, on_progress=self.on_progress,
-                           retry_failed=self.retry_failed)
+                           retry_failed=self.retry_failed, execution=self.execution, memory_budget=self.memory_budget)
         return self.out / name, report
 
 

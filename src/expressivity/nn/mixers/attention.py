@@ -8,13 +8,15 @@ import math
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from expressivity.errors import NetworkError
 from expressivity.network.layers import AttentionLayer, Head, LayerNorm
 from expressivity.network.torch_functions import hardmax
 from expressivity.nn.layers import Linear, linear
-from expressivity.nn.mixers.base import HeadMixer, Placed, agreed, keys_seen, set_param, softmax, to_numpy
+from expressivity.nn.mixers.base import (FUSED_SOFTMAX_FROM, Footprint, HeadMixer, Placed, agreed, keys_seen, set_param,
+                                         softmax, to_numpy)
 from expressivity.nn.positional import Rotary, bias_parameter_count, make_relative_bias
 
 
@@ -24,6 +26,10 @@ class Attention(HeadMixer):
     layer_kind = "attention"
     switches = HeadMixer.switches | {"rotary", "normalization", "q_bias", "qk_scale"}
     holds_what = "heads with a dot product, or any heads under hardmax"
+    # how softmax heads compute: "explicit" (the reference: scores, bias, mask, softmax, values)
+    # or "sdpa" (torch's scaled_dot_product_attention with the bias as an additive mask: fused
+    # kernels on a GPU); a choice of the training execution, not of the model (never saved)
+    kernel = "explicit"
 
     def __init__(self, d: int, heads: int, d_head: int, causal: bool, bias: nn.Module | None,
                  rotary: bool, q_bias: bool = False, scale: float | None = None, hardmax: bool = False,
@@ -53,6 +59,18 @@ class Attention(HeadMixer):
         # q, k, v projections; W_O; scores and the weighted sum of values
         d, hm = cfg.d_model, cfg.heads * cfg.head_dim
         return 2 * d * 3 * hm + 2 * hm * d + 4 * hm * keys_seen(cfg, n)
+
+    @staticmethod
+    def activations(cfg, n: int) -> Footprint:
+        # kept for backward: the input, the fused q|k|v (k and v are views of it), the scaled
+        # queries, the attention weights (the spelled-out softmax of short rows keeps its
+        # exponentials too) and the heads' outputs laid out for W_O; rotary keeps rotated q and k
+        d, H, hm = cfg.d_model, cfg.heads, cfg.heads * cfg.head_dim
+        weights = H * n * n * (1 if n >= FUSED_SOFTMAX_FROM else 2)
+        saved = n * (d + 5 * hm + (4 * hm if cfg.rotary else 0)) + weights
+        working = 5 * n * hm + 2 * H * n * n   # q|k|v, scores and the next of their chain
+        fixed = 2 * H * n * n if cfg.rpe != "none" else 0   # the bias table and its gradient
+        return Footprint(saved, working, fixed)
 
     @classmethod
     def holds(cls, layer: AttentionLayer) -> bool:
@@ -84,16 +102,8 @@ class Attention(HeadMixer):
         return self.unstacked(self._attend(self.stacked(x))[0])
 
     def _attend(self, x: torch.Tensor):
-        K, b, n, _ = x.shape
-        H, m = self.heads, self.d_head
-        # One fused projection for q, k, v (fewer, larger matmuls); the three Linear modules
-        # remain the parameters, so loaders and checkpoints see W_Q, W_K, W_V separately.
-        w = torch.cat([self.stacked(p.weight) for p in (self.q, self.k, self.v)], dim=1)
-        qb = self.stacked(self.q.bias)
-        bias = None if qb is None else torch.cat([qb, qb.new_zeros(K, 2 * H * m)], dim=1)
-        q, k, v = linear(x, w, bias).view(K, b, n, 3, H, m).permute(3, 0, 1, 4, 2, 5).unbind(0)   # (K, b, H, n, m)
-        if self.rotary is not None:
-            q, k = self.rotary(q), self.rotary(k)
+        n = x.shape[2]
+        q, k, v = self._qkv(x)   # (K, b, H, n, m)
         scores = (q * self.scale) @ k.transpose(-1, -2)
         if self.bias is not None:
             scores = scores + self.stacked(self.bias(n)).unsqueeze(1)
@@ -104,10 +114,44 @@ class Attention(HeadMixer):
 
     def run(self, x: torch.Tensor) -> torch.Tensor:
         K, b, n, _ = x.shape
-        # Explicit softmax rather than F.scaled_dot_product_attention: measured no faster at these
-        # sizes on the CPU, and the hardmax needs the scores anyway.
+        if self.kernel == "sdpa" and not self.hardmax:
+            return self.o.run(self._fused(x))
+        # Explicit softmax by default: measured no faster than F.scaled_dot_product_attention at
+        # these sizes on the CPU, and the hardmax needs the scores anyway.
         A, v = self._attend(x)
         return self.o.run((A @ v).transpose(2, 3).reshape(K, b, n, -1))
+
+    def _qkv(self, x: torch.Tensor):
+        """Queries, keys and values ``(K, b, H, n, m)`` (rotary applied)."""
+        K, b, n, _ = x.shape
+        H, m = self.heads, self.d_head
+        # One fused projection for q, k, v (fewer, larger matmuls); the three Linear modules
+        # remain the parameters, so loaders and checkpoints see W_Q, W_K, W_V separately.
+        w = torch.cat([self.stacked(p.weight) for p in (self.q, self.k, self.v)], dim=1)
+        qb = self.stacked(self.q.bias)
+        bias = None if qb is None else torch.cat([qb, qb.new_zeros(K, 2 * H * m)], dim=1)
+        q, k, v = linear(x, w, bias).view(K, b, n, 3, H, m).permute(3, 0, 1, 4, 2, 5).unbind(0)
+        if self.rotary is not None:
+            q, k = self.rotary(q), self.rotary(k)
+        return q, k, v
+
+    def _fused(self, x: torch.Tensor) -> torch.Tensor:
+        """The softmax heads through ``F.scaled_dot_product_attention``: members and heads side by
+        side as its head axis and the sequences as its batch, so the position bias ``(K, H, n,
+        n)`` is one additive mask broadcast over the batch (causal: ``-inf`` above the diagonal).
+        Returns the heads' outputs ``(K, b, n, H m)``, as :meth:`run` feeds ``W_O``."""
+        K, b, n, _ = x.shape
+        H, m = self.heads, self.d_head
+        q, k, v = (t.transpose(0, 1).reshape(b, K * H, n, m) for t in self._qkv(x))
+        mask = None if self.bias is None else self.stacked(self.bias(n)).reshape(1, K * H, n, n)
+        if mask is not None and self.causal:
+            above = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(1)
+            mask = mask.masked_fill(above, float("-inf"))
+        if mask is not None:
+            mask = mask.to(q.dtype)   # under autocast the bias joins the products' precision
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=self.causal and mask is None,
+                                             scale=self.scale)
+        return out.view(b, K, H, n, m).permute(1, 0, 3, 2, 4).reshape(K, b, n, H * m)
 
     def to_layer(self, norm: LayerNorm | None, name: str = "") -> AttentionLayer:
         """This mixer as an :class:`AttentionLayer` (``qk_scale`` folded into ``W_Q`` and ``b_Q``)."""

@@ -11,6 +11,8 @@ A mixer maps the residual stream ``(K, batch, n, d)`` (tokens as rows, ``K`` the
 * ``flops_per_token(cfg, n)``: forward multiply-adds x 2 per token on ``n``-token sequences
   (matrix products only; position biases, norms and the softmax are lower order). ``c``, the
   keys a query sees on average, is ``(n + 1) / 2`` causal and ``n`` bidirectional;
+* ``activations(cfg, n)``: the values it holds during a training step and a held-out pass
+  (a :class:`Footprint`; the memory guard, :mod:`expressivity.training.budget`, sums them);
 * ``head_count(cfg)``: the heads of the network layer it becomes (:func:`expressivity.network.layers.head_count`);
 * ``length_limited(cfg)``: whether it has no value beyond ``max_len`` positions;
 * ``switches``: the :class:`~expressivity.nn.config.ModelConfig` fields it reads beyond the sizes
@@ -39,7 +41,7 @@ Adding a mixer is one module here defining such a class, plus its entry in
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 import torch
@@ -50,6 +52,19 @@ from expressivity.nn.positional import bias_length_limited, simplest_bias
 
 # {mixer class: [(network layer index, layer), ...]}: every mixer layer of a network being loaded
 Placed = dict[type, list[tuple[int, object]]]
+
+
+class Footprint(NamedTuple):
+    """The float32 values a layer holds, per member of an ensemble, for sequences of ``n`` tokens:
+    ``saved`` per sequence kept for the backward pass of a training step; ``working`` per sequence
+    alive at once at the layer's busiest moment of a forward pass without gradients (a held-out
+    pass), beyond its input; ``fixed`` whatever the batch (input-independent position kernels and
+    biases, with their gradients). Read by the memory estimate (:mod:`expressivity.training.budget`),
+    which is calibrated against measured peaks."""
+
+    saved: float
+    working: float
+    fixed: float
 
 
 class Mixer(EnsembleModule):
@@ -78,6 +93,11 @@ class Mixer(EnsembleModule):
     @staticmethod
     def length_limited(cfg) -> bool:
         return False
+
+    @staticmethod
+    def activations(cfg, n: int) -> Footprint:  # pragma: no cover - abstract
+        """What this mixer holds on ``n``-token sequences (see :class:`Footprint`)."""
+        raise NotImplementedError
 
     def check_single(self) -> None:
         """Conversions read one model's weights: refuse an ensemble (take a member first)."""

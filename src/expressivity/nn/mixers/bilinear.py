@@ -12,7 +12,7 @@ from torch import nn
 from expressivity.errors import NetworkError
 from expressivity.network.layers import LayerNorm, MixingHead, MixingLayer
 from expressivity.nn.layers import Linear
-from expressivity.nn.mixers.base import Mixer, keys_seen, set_param, to_numpy
+from expressivity.nn.mixers.base import Footprint, Mixer, keys_seen, set_param, to_numpy
 
 
 class Bilinear(Mixer):
@@ -40,6 +40,11 @@ class Bilinear(Mixer):
     @staticmethod
     def flops_per_token(cfg, n: int) -> float:
         return 2 * keys_seen(cfg, n) * cfg.d_model + 2 * cfg.d_model**2
+
+    @staticmethod
+    def activations(cfg, n: int) -> Footprint:
+        # the input and the mixed rows (W_O's input); the (n, n) slice of P and its gradient
+        return Footprint(2 * n * cfg.d_model, 2 * n * cfg.d_model, 2 * n * n)
 
     @staticmethod
     def length_limited(cfg) -> bool:

@@ -14,7 +14,7 @@ from torch import nn
 from expressivity.errors import NetworkError
 from expressivity.network.layers import AttentionLayer, Head, LayerNorm
 from expressivity.nn.layers import Linear
-from expressivity.nn.mixers.base import HeadMixer, Placed, agreed, keys_seen, set_param, softmax, to_numpy
+from expressivity.nn.mixers.base import Footprint, HeadMixer, Placed, agreed, keys_seen, set_param, softmax, to_numpy
 from expressivity.nn.positional import bias_parameter_count, make_relative_bias, offsets, spread_offsets
 
 
@@ -49,6 +49,13 @@ class DPFree(HeadMixer):
         # W_V and W_O; the kernel applied to the values
         hm = cfg.heads * cfg.head_dim
         return 4 * cfg.d_model * hm + 2 * hm * keys_seen(cfg, n)
+
+    @staticmethod
+    def activations(cfg, n: int) -> Footprint:
+        # per sequence the input and the values before and after the kernel; the kernel itself is
+        # input-independent: one (heads, n, n) per member with its bias, mask and gradients
+        d, hm = cfg.d_model, cfg.heads * cfg.head_dim
+        return Footprint(n * (d + 2 * hm), n * (d + 2 * hm), 4 * cfg.heads * n * n)
 
     @classmethod
     def holds(cls, layer: AttentionLayer) -> bool:

@@ -13,7 +13,7 @@ from torch import nn
 from expressivity.errors import NetworkError
 from expressivity.network.layers import LayerNorm, MixingHead, MixingLayer
 from expressivity.nn.layers import Linear
-from expressivity.nn.mixers.base import Mixer, Placed, agreed, set_param, to_numpy
+from expressivity.nn.mixers.base import Footprint, Mixer, Placed, agreed, set_param, to_numpy
 
 
 class SepConv(Mixer):
@@ -42,6 +42,11 @@ class SepConv(Mixer):
     @staticmethod
     def flops_per_token(cfg, n: int) -> float:
         return 2 * cfg.conv_kernel * cfg.d_model + 2 * cfg.d_model**2
+
+    @staticmethod
+    def activations(cfg, n: int) -> Footprint:
+        # the padded channels, the convolved ones and their copy laid out for W_O
+        return Footprint(3 * n * cfg.d_model, 3 * n * cfg.d_model, 0)
 
     @classmethod
     def holds(cls, layer: MixingLayer) -> bool:

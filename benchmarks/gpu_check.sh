@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The GPU check of issue 29 (see benchmarks/gpu_check.py): run from a checkout with its
+# environment, e.g.  bash benchmarks/gpu_check.sh --out gpu_check
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$here")"
+python="${PYTHON:-$root/.venv/bin/python}"
+[ -x "$python" ] || python="$(command -v python3)"
+PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}" exec "$python" "$here/gpu_check.py" "$@"

@@ -1,0 +1,97 @@
+"""The parts of a training step that an :class:`~expressivity.training.execution.Execution`
+changes, shared by both steppers (:class:`~expressivity.training.trainer.SingleStepper`,
+:class:`~expressivity.training.ensemble.EnsembleStepper`): where the batch is sampled, how the
+forward pass and loss run (eager or captured, fp32 or autocast, which attention kernel), and, for
+steppers that do not read the device every step, which members are still alive.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+from expressivity.tasks import Batch, Task
+from expressivity.tasks.streams import CounterStream
+from expressivity.training.execution import Execution
+
+
+def set_attention_kernel(model: torch.nn.Module, kernel: str) -> None:
+    """Every dot-product attention layer of ``model`` computes with ``kernel`` (``"explicit"`` or ``"sdpa"``)."""
+    from expressivity.nn.mixers import Attention
+
+    for module in model.modules():
+        if isinstance(module, Attention):
+            module.kernel = kernel
+
+
+def batch_source(task: Task, execution: Execution, batch_size: int, seeds: list[int],
+                 generators: list[torch.Generator], members: bool) -> Callable[[int], Batch]:
+    """``source(step)``: the training batch of ``step`` on ``execution.device``, for one run
+    (``members=False``) or K members (a leading ``K`` axis). The host sampler draws from
+    ``generators`` (stream 1, one ``torch.Generator`` per member, advanced as before); the device
+    sampler draws stream 2 from the seeds alone."""
+    device = execution.device
+    if execution.sampler == "device":
+        stream = CounterStream(seeds, device, members=members)
+        return lambda step: task.sample(batch_size, None, stream.at(step))
+    if members:
+        def host_members(step: int) -> Batch:
+            batch = task.sample_members(batch_size, None, generators)
+            return batch if device == "cpu" else Batch(*(t.to(device) for t in batch))
+        return host_members
+
+    def host_one(step: int) -> Batch:
+        batch = task.sample(batch_size, None, generators[0])
+        return batch if device == "cpu" else Batch(*(t.to(device) for t in batch))
+    return host_one
+
+
+def loss_function(model: torch.nn.Module, task: Task, execution: Execution,
+                  members: bool) -> Callable[[Batch], torch.Tensor]:
+    """``losses(batch)``: each member's training loss ``(K,)`` (``(1,)`` for one run), forward
+    pass and loss under the execution's autocast; with ``capture="compiled"`` the function is
+    compiled once (CUDA: ``mode="reduce-overhead"``, CUDA graphs) and replayed every step."""
+    set_attention_kernel(model, execution.attention)
+
+    def losses(x, y, mask):
+        with execution.autocast():
+            out = model(x)
+            if members:
+                return task.member_losses(out, Batch(x, y, mask)).float()
+            return task.loss(out, Batch(x, y, mask)).float().reshape(1)
+
+    if execution.capture == "compiled":
+        mode = "reduce-overhead" if execution.device == "cuda" else None
+        losses = torch.compile(losses, mode=mode, dynamic=False)
+    return lambda batch: losses(*batch)
+
+
+class DeviceAlive:
+    """Which of K members are alive, the step each turned non-finite (-1: never) and their peak
+    learning rates, kept on the device so a step needs no host read or copy (``host_sync="log"``);
+    the loop reads :meth:`nan_steps` when it logs."""
+
+    def __init__(self, size: int, device, rates: list[float], alive: list[bool] | None = None):
+        self.alive = torch.tensor(alive if alive is not None else [True] * size, device=device)
+        self.nan_step = torch.full((size,), -1, dtype=torch.int64, device=device)
+        self.peak = torch.tensor([[r] for r in rates], dtype=torch.float64, device=device)
+
+    def rates(self, train, step: int) -> torch.Tensor:
+        """``(K, 1)`` learning rates at ``step``: each member's peak times the schedule's factor (the
+        members of a pack share the schedule; only the peak differs), a product on the device."""
+        return self.peak * train.lr_at(step, 1.0)
+
+    def screen(self, step: int, losses: torch.Tensor) -> torch.Tensor:
+        """Freeze the members whose loss at ``step`` is not finite; the losses to back-propagate
+        (0 for every member not alive, so its gradient is 0)."""
+        finite = torch.isfinite(losses.detach())
+        self.nan_step = torch.where(self.alive & ~finite, step, self.nan_step)
+        self.alive = self.alive & finite
+        return torch.where(self.alive, losses, torch.zeros_like(losses))
+
+    def stop(self, k: int) -> None:
+        self.alive[k] = False
+
+    def nan_steps(self) -> list[int]:
+        return self.nan_step.tolist()

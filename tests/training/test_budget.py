@@ -1,0 +1,119 @@
+"""The memory guard (training/budget.py): what the estimate counts, held-out chunks, the device's
+budget, refusals before anything is built, and chunked held-out passes equal to whole ones."""
+
+import pytest
+import torch
+
+from expressivity.errors import BudgetError, ExpressivityError
+from expressivity.nn import ModelConfig
+from expressivity.training import RunConfig, budget, run, run_ensemble
+from expressivity.training.budget import (EVAL_FLOOR, Budget, eval_chunk, estimate_run, evaluation_bytes,
+                                          memory_budget, parse_memory_size, training_bytes)
+
+LM_FULL = ModelConfig(vocab_size=256, d_out=256, max_len=256, mixer="attention", layers=8, heads=4, d_model=128,
+                      ffn_width=512, rpe="t5", norm="pre", activation="gelu")
+
+
+def test_held_out_passes_are_counted_without_backward_and_in_chunks():
+    # the fixed guard counted 1,024 held-out windows as if they kept a backward pass: 39 GiB for
+    # "activations alone" of one L = 8 model; a training step of 64 windows is what it keeps
+    step = training_bytes(LM_FULL, 256, 64)
+    assert 1.0 * 2**30 < step < 2.5 * 2**30   # measured 2.18 GiB for the whole process (bench_memory.py)
+    whole = evaluation_bytes(LM_FULL, 256, 1024)
+    assert whole > step   # one pass over all 1,024 windows would be the peak...
+    chunk = eval_chunk(LM_FULL, 256, 1024, 256, 64)
+    assert chunk < 1024 and evaluation_bytes(LM_FULL, 256, chunk) <= max(step, EVAL_FLOOR)   # ...so it is split
+    assert 1024 % chunk == 0 or -(-1024 // chunk) * chunk - 1024 < -(-1024 // chunk)   # near-equal parts
+
+
+def test_an_ensemble_costs_its_members_and_the_chunk_does_not_depend_on_them():
+    config = RunConfig.for_task("kernel-memory", {"length": 64})
+    task = config.build_task()
+    one, eight = estimate_run(config, task, 1), estimate_run(config, task, 8)
+    assert eight.training == 8 * one.training and eight.evaluation == 8 * one.evaluation
+    assert eight.chunks == one.chunks   # a function of the configuration alone
+
+
+def test_small_runs_are_never_chunked():
+    assert eval_chunk(ModelConfig(vocab_size=16, d_out=16, max_len=8), 8, 512, 8, 64) == 512
+
+
+def test_the_budget_comes_from_the_device_and_is_shared(monkeypatch):
+    monkeypatch.setattr(budget, "available_ram", lambda: (20 * 2**30, True))
+    b = budget.device_budget("cpu")
+    assert b.bytes == int(20 * 2**30 * 0.8) and "80% of the 20 GiB of RAM available now" in b.source
+    assert budget.device_budget("cpu", share=4).bytes == int(20 * 2**30 * 0.8) // 4
+    assert memory_budget("3GiB", "cpu") == Budget(3 * 2**30, "--memory-budget")
+    assert memory_budget(None, "cpu", share=2).bytes == int(20 * 2**30 * 0.8) // 2
+
+
+def test_available_ram_is_read_from_the_kernel():
+    ram, known = budget.available_ram()
+    assert known and 2**28 < ram < 2**50
+
+
+@pytest.mark.parametrize("text, size", [("24GiB", 24 * 2**30), ("512MB", 512 * 10**6), ("80G", 80 * 2**30),
+                                        ("1e9", 10**9), (" 2 gib ", 2 * 2**30), ("1.5TiB", int(1.5 * 2**40))])
+def test_memory_sizes(text, size):
+    assert parse_memory_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "abc", "12 parsecs", "-1GiB", "nan", "inf", "1e400", "10", "0GiB", "2EiB"])
+def test_bad_memory_sizes_are_refused_in_one_line(text):
+    with pytest.raises(ExpressivityError, match="--memory-budget") as exc:
+        parse_memory_size(text)
+    assert "\n" not in str(exc.value)
+
+
+def test_a_run_over_its_budget_is_refused_before_anything_is_built(monkeypatch):
+    from expressivity.training import ensemble, trainer
+
+    def built(*args, **kwargs):
+        raise AssertionError("a model was built")
+
+    monkeypatch.setattr(trainer, "Model", built)
+    monkeypatch.setattr(ensemble, "Model", built)
+    config = RunConfig.for_task("reverse", {"length": 8}, steps=2)
+    with pytest.raises(BudgetError, match=r"above the budget of .* GiB \(--memory-budget\); use a shorter length"):
+        run(config, memory_budget="1MiB")
+    with pytest.raises(BudgetError, match="2 members"):
+        run_ensemble([config, config.with_changes(seed=1)], memory_budget=2**20)
+
+
+@pytest.mark.parametrize("task, args", [("reverse", {"length": 6, "vocab": 8}), ("kernel-memory", {"length": 16}),
+                                        ("parity", {"length": 8})])
+def test_a_chunked_held_out_pass_equals_the_whole_one(task, args):
+    from expressivity.training.trainer import SingleStepper, eval_batch
+
+    config = RunConfig.for_task(task, args, steps=3, eval_size=48)
+    t = config.build_task()
+    whole = SingleStepper(config, t, None, "cpu")
+    chunked = SingleStepper(config, t, None, "cpu", chunks={t.seq_len: 10})   # 5 chunks, the last of 8
+    batch = eval_batch(t, 48)
+    (lw, mw), = whole.evaluate(batch)
+    (lc, mc), = chunked.evaluate(batch)
+    assert lc == pytest.approx(lw, rel=1e-6) and mc == pytest.approx(mw, rel=1e-6, abs=1e-9)
+
+
+def test_a_chunked_ensemble_pass_equals_the_whole_one():
+    from expressivity.training.ensemble import EnsembleStepper
+    from expressivity.training.trainer import eval_batch
+
+    base = RunConfig.for_task("fixed-memory", {"length": 16, "lags": "2,5"}, steps=3, eval_size=40)
+    configs = [base.with_changes(seed=s) for s in range(3)]
+    t = base.build_task()
+    batch = eval_batch(t, 40)
+    whole = EnsembleStepper(configs, t, None, "cpu").evaluate(batch)
+    chunked = EnsembleStepper(configs, t, None, "cpu", chunks={t.seq_len: 16}).evaluate(batch)
+    for (lw, mw), (lc, mc) in zip(whole, chunked):
+        assert lc == pytest.approx(lw, rel=1e-6) and mc == pytest.approx(mw, rel=1e-6)
+
+
+def test_a_run_whose_held_out_pass_is_chunked_trains_and_records_it(monkeypatch):
+    monkeypatch.setattr(budget, "EVAL_FLOOR", 1)   # every held-out pass above one training step: chunked
+    config = RunConfig.for_task("reverse", {"length": 8}, steps=4, eval_every=2, eval_size=512, batch_size=4)
+    task = config.build_task()
+    assert estimate_run(config, task).chunks[8] < 512
+    result = run(config)
+    assert result.status == "done" and 0 <= result.lengths[8]["val_metric"] <= 1
+    assert torch.isfinite(torch.tensor(result.lengths[8]["test_loss"]))

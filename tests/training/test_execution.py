@@ -1,0 +1,128 @@
+"""How steps run (training/execution.py): per-device defaults and refusals, and every choice that
+is not the CPU reference tested against it on the CPU where PyTorch runs it there: bf16 autocast,
+the device sampler, host reads at the log cadence (non-finite members found on the device), and
+torch.compile (slow). The attention kernels are tested in tests/nn/test_attention_kernels.py; the
+CPU reference's own numbers in test_cpu_unchanged.py."""
+
+import pytest
+import torch
+
+from expressivity.errors import ExpressivityError
+from expressivity.training import RunConfig, run, run_ensemble
+from expressivity.training import execution as execution_module
+from expressivity.training.checkpoint import read_checkpoint_config
+from expressivity.training.ensemble import EnsembleStepper
+from expressivity.training.execution import Execution
+from expressivity.training.trainer import SingleStepper
+
+
+def small(seed=0, **train):
+    settings = dict(steps=12, batch_size=8, eval_every=4, eval_size=16, log_every=2) | train
+    return RunConfig.for_task("reverse", {"length": 4, "vocab": 4}, dict(layers=1, heads=2, d_model=16, ffn_width=16),
+                              settings, seed)
+
+
+def test_each_device_has_its_defaults_and_the_cpu_ones_are_the_reference(monkeypatch):
+    cpu = Execution.choose("cpu")
+    assert cpu.is_reference and cpu.record() == {"device": "cpu", "precision": "fp32", "attention": "explicit",
+                                                 "capture": "eager", "sampler": "host", "host_sync": "step",
+                                                 "stream": 1}
+    monkeypatch.setattr(execution_module, "_has_triton", lambda: True)
+    cuda = Execution.choose("cuda")
+    assert (cuda.precision, cuda.attention, cuda.capture, cuda.sampler, cuda.host_sync) == \
+        ("tf32", "sdpa", "compiled", "device", "log")
+    assert Execution.choose("cuda", precision="bf16", capture="auto").precision == "bf16"
+    monkeypatch.setattr(execution_module, "_has_triton", lambda: False)
+    assert Execution.choose("cuda").capture == "eager"   # no Triton: compilation does not apply
+    assert Execution.choose("cuda", capture="compiled").capture == "compiled"   # asked for: kept (and it fails loudly)
+
+
+@pytest.mark.parametrize("given, needle", [({"precision": "tf32"}, "CUDA matrix-unit mode"),
+                                           ({"precision": "fp16"}, "unknown precision 'fp16'"),
+                                           ({"capture": "graphs"}, "unknown capture"),
+                                           ({"turbo": True}, "unknown execution settings turbo")])
+def test_bad_choices_are_refused_in_one_line(given, needle):
+    with pytest.raises(ExpressivityError, match=needle):
+        Execution.choose("cpu", **given)
+
+
+def test_an_execution_for_another_device_is_refused():
+    with pytest.raises(ExpressivityError, match="execution is for cuda but the run is on cpu"):
+        run(small(), execution=Execution("cuda"))
+
+
+def test_a_task_that_cannot_sample_on_the_device_runs_on_the_host_and_says_so():
+    config = RunConfig.for_task("associative-recall", {"length": 4, "queries": 2, "keys": 8, "values": 8},
+                                dict(layers=1, heads=1, d_model=8, ffn_width=8), dict(steps=2, eval_every=2, eval_size=8))
+    assert run(config, execution={"sampler": "device"}).execution["sampler"] == "host"
+
+
+def test_bf16_autocast_trains_close_to_fp32_and_is_recorded(tmp_path):
+    fp32 = run(small())
+    bf16 = run(small(), tmp_path / "bf16", execution={"precision": "bf16"})
+    assert bf16.execution["precision"] == "bf16" and fp32.execution["precision"] == "fp32"
+    assert read_checkpoint_config(tmp_path / "bf16" / "checkpoint")["execution"]["precision"] == "bf16"
+    losses = [(a["loss"], b["loss"]) for a, b in zip(fp32.history, bf16.history) if "loss" in a]
+    assert losses and all(abs(a - b) < 0.05 * abs(a) for a, b in losses)   # bf16 keeps ~3 significant digits
+    assert any(a != b for a, b in losses)   # and it did run in bf16
+
+
+def test_a_resumed_run_keeps_the_precision_and_sampler_it_started_with(tmp_path):
+    config = small(steps=12, checkpoint_every=4)
+    whole = run(config, execution={"precision": "bf16", "sampler": "device"})
+
+    def stop(step, model):
+        if step == 6:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run(config, tmp_path / "r", execution={"precision": "bf16", "sampler": "device"}, on_step=stop)
+    resumed = run(config, tmp_path / "r", resume=True)   # no choices given: the checkpoint's
+    assert (resumed.execution["precision"], resumed.execution["sampler"]) == ("bf16", "device")
+    assert resumed.final_loss == whole.final_loss and resumed.lengths == whole.lengths
+
+
+def test_the_device_sampler_trains_and_members_see_their_single_runs_batches():
+    configs = [small(seed=s) for s in (0, 1)]
+    members, _ = run_ensemble(configs, execution={"sampler": "device"})
+    alone = run(configs[1], execution={"sampler": "device"})
+    host = run(configs[1])
+    assert members[1].execution["stream"] == 2 and host.execution["stream"] == 1
+    first = [h["loss"] for h in members[1].history if "loss" in h][0]
+    assert first == pytest.approx([h["loss"] for h in alone.history if "loss" in h][0], rel=1e-5)
+    assert first != [h["loss"] for h in host.history if "loss" in h][0]   # another stream of batches
+
+
+@pytest.mark.parametrize("members", [1, 3])
+def test_reading_the_device_only_when_logging_gives_the_same_run(members):
+    configs = [small(seed=s) for s in range(members)]
+    every = run_ensemble(configs)[0] if members > 1 else [run(configs[0])]
+    logged = (run_ensemble(configs, execution={"host_sync": "log"})[0] if members > 1
+              else [run(configs[0], execution={"host_sync": "log"})])
+    for a, b in zip(every, logged):
+        assert [set(h) for h in a.history] == [set(h) for h in b.history] and a.steps == b.steps
+        for ha, hb in zip(a.history, b.history):
+            for key in ha:
+                assert hb[key] == pytest.approx(ha[key], rel=1e-5, abs=1e-7), key
+
+
+@pytest.mark.parametrize("members", [1, 3])
+def test_a_member_found_non_finite_on_the_device_stops_at_its_step(members, poison_first_member):
+    poison_first_member(EnsembleStepper if members > 1 else SingleStepper, 5)
+    configs = [small(seed=s) for s in range(members)]
+    how = {"host_sync": "log"}
+    results = run_ensemble(configs, execution=how)[0] if members > 1 else [run(configs[0], execution=how)]
+    assert (results[0].status, results[0].steps) == ("nan", 5)
+    assert results[0].history[-1] == {"step": 5, "event": "nan", "loss": "nan"}
+    assert all(h["step"] <= 5 for h in results[0].history)
+    assert all((r.status, r.steps) == ("done", 12) for r in results[1:])
+
+
+@pytest.mark.slow
+def test_a_compiled_step_gives_the_eager_losses():
+    eager = run(small(steps=8))
+    compiled = run(small(steps=8), execution={"capture": "compiled"})
+    assert compiled.execution["capture"] == "compiled"
+    for a, b in zip(eager.history, compiled.history):
+        for key in a:
+            assert b[key] == pytest.approx(a[key], rel=1e-5, abs=1e-6), key
