@@ -52,6 +52,17 @@ def test_plan_prints_runs_packs_memory_and_time_and_writes_nothing(tmp_path):
     assert not out.exists()
 
 
+def test_plan_of_a_numerics_claim_says_it_trains_nothing(tmp_path):
+    out = tmp_path / "w8"
+    res = CliRunner().invoke(cli, ["reproduce", "wang-e-8", "--plan", "--out", str(out)])
+    assert res.exit_code == 0 and "wang-e-8 trains nothing" in res.stdout and not out.exists()
+    res = CliRunner().invoke(cli, ["reproduce", "wang-e-8", "--plan", "--json", "--out", str(out)])
+    import json
+
+    answer = json.loads(res.stdout)
+    assert res.exit_code == 0 and answer["plan"] is None and "trains nothing" in answer["note"] and not out.exists()
+
+
 def test_a_run_estimated_above_an_hour_needs_yes(tmp_path, monkeypatch):
     from expressivity.experiments import plan
 

@@ -114,6 +114,8 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
     plan = _plan_first(name, scale, out, device, execution, workers, threads, backend, memory_budget, plan_only,
                        yes, as_json) if claim.trains else None
     if plan_only:
+        if plan is None:  # a numerics claim trains nothing: say so rather than print nothing
+            _no_plan(name, scale, out, as_json)
         return
     if backend == "ray":
         from expressivity.experiments.ray_backend import check_address
@@ -148,6 +150,16 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
                    "figure": None if result.figure is None else str(result.figure), "out": str(out),
                    "plan": None if plan is None else plan.as_dict(),
                    "run": run_record(f"reproduce {name}", {"scale": scale, "out": str(out)})})
+
+
+def _no_plan(name, scale, out, as_json):
+    note = (f"{name} trains nothing: it is computed (numerics, seconds to minutes on a CPU); "
+            f"run it without --plan")
+    if as_json:
+        emit_json({"claim": name, "scale": scale, "plan": None, "note": note,
+                   "run": run_record(f"reproduce {name} --plan", {"scale": scale, "out": str(out)})})
+    else:
+        console.print(f"plan: {note}", soft_wrap=True, markup=False)
 
 
 def _plan_first(name, scale, out, device, execution, workers, threads, backend, memory_budget, plan_only, yes,
