@@ -44,7 +44,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
-PAGES = [README, *sorted(p for p in DOCS.rglob("*.md") if "results" not in p.relative_to(DOCS).parts[:1])]
+PAGES = [README, *sorted(p for p in DOCS.rglob("*.md") if p.relative_to(DOCS).parts[0] != "results")]
 # docs/results/ holds finished runs' files (criterion.md beside verdict.json), not guide pages
 README_MAX_LINES = 300
 FENCE = re.compile(r"^```(\w*)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)

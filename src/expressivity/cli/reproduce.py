@@ -153,8 +153,7 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
 
 
 def _no_plan(name, scale, out, as_json):
-    note = (f"{name} trains nothing: it is computed (numerics, seconds to minutes on a CPU); "
-            f"run it without --plan")
+    note = f"{name} trains nothing: it is computed, not trained (numerics), so there are no packs to plan"
     if as_json:
         emit_json({"claim": name, "scale": scale, "plan": None, "note": note,
                    "run": run_record(f"reproduce {name} --plan", {"scale": scale, "out": str(out)})})
