@@ -43,7 +43,7 @@ from expressivity.rasp.graph import Graph, Node
 from expressivity.rasp.interpreter import evaluate
 from expressivity.rasp.language import Comparison, RASPError
 from expressivity.rasp.uniqueness import Uniqueness
-from expressivity.rasp.values import value_key
+from expressivity.rasp.values import index_of, value_key
 
 MAX_TABLE = 4_000_000    # predicate-table entries of one Select (sort_freq at L = 40: 1640 x 1640)
 _OUTER = {Comparison.EQ: np.equal, Comparison.LT: np.less, Comparison.LEQ: np.less_equal, Comparison.GT: np.greater,
@@ -62,8 +62,8 @@ class PredicateTable:
     query_index: dict = field(init=False)
 
     def __post_init__(self):
-        self.key_index = {value_key(v): k for k, v in enumerate(self.keys)}
-        self.query_index = {value_key(v): k for k, v in enumerate(self.queries)}
+        self.key_index = index_of(self.keys)
+        self.query_index = index_of(self.queries)
 
     def selects(self, key, query) -> bool:
         return bool(self.matrix[self.query_index[value_key(query)], self.key_index[value_key(key)]])

@@ -138,12 +138,10 @@ def estimate_run(config, task, members: int = 1) -> MemoryEstimate:
                           evaluation, data + members * data_bytes(task, n, tc.batch_size), chunks, tc.eval_size)
 
 
-def check_run_budget(config, task, models: int = 1, budget: Budget | None = None,
-                     device: str = "cpu") -> MemoryEstimate:
+def check_run_budget(config, task, models: int, budget: Budget) -> MemoryEstimate:
     """:func:`estimate_run`, or :class:`BudgetError` with the estimate and the fix when it is above
-    ``budget`` (default: :func:`device_budget` of ``device``)."""
+    ``budget`` (:func:`device_budget`, or the user's ``--memory-budget``)."""
     estimate = estimate_run(config, task, models)
-    budget = device_budget(device) if budget is None else budget
     if estimate.peak > budget.bytes:
         cfg = config.model
         raise BudgetError(

@@ -210,11 +210,6 @@ class Claim:
     # fine-tuned scores by masked-LM loss): the tag says where the claim comes from, this what was measured.
     proxy: str = ""
 
-    @property
-    def tag_line(self) -> str:
-        """The tag, with ``proxy`` when the claim is measured by a proxy (for tables)."""
-        return f"{self.tag} proxy" if self.proxy else self.tag
-
     def __post_init__(self) -> None:
         if self.tag not in TAGS:
             raise ValueError(f"tag must be one of {TAGS}, got {self.tag!r}")

@@ -22,7 +22,8 @@ import math
 from dataclasses import dataclass
 
 from expressivity.experiments.claims import UNDECIDED_REASONS, Verdict
-from expressivity.statistics import Interval, clopper_pearson, newcombe, paired_difference, rate_difference, wilson
+from expressivity.statistics import (Interval, clopper_pearson, newcombe, paired_difference, rate_difference,
+                                     t_quantile_975, wilson)
 
 MAJORITY = 0.5   # a cell "solves" when the exact interval of its share of passing seeds lies above this
 
@@ -172,7 +173,7 @@ def paired_detectable(n: int, power: float = 0.8) -> float:
 
     if n < 2:
         return math.inf
-    return float((t.ppf(0.975, n - 1) + t.ppf(power, n - 1)) / math.sqrt(n))
+    return float((t_quantile_975(n - 1) + t.ppf(power, n - 1)) / math.sqrt(n))
 
 
 def equivalence_sd(n: int, margin: float, power: float = 0.8) -> float:
@@ -183,7 +184,7 @@ def equivalence_sd(n: int, margin: float, power: float = 0.8) -> float:
 
     if n < 2:
         return 0.0
-    return float(margin * math.sqrt(n) / (t.ppf(0.975, n - 1) + t.ppf((1 + power) / 2, n - 1)))
+    return float(margin * math.sqrt(n) / (t_quantile_975(n - 1) + t.ppf((1 + power) / 2, n - 1)))
 
 
 def min_majority(n: int) -> int | None:

@@ -30,8 +30,6 @@ from expressivity.experiments.claims.rules import (Outcomes, combine, compare_pa
 from expressivity.statistics import (R2_RESOLUTION, Interval, clopper_pearson, fisher_exact, floored_geometric_interval,
                                      interval, paired_difference)
 
-SEEDS = (0, 1, 2, 3, 4)
-
 # ---- shared pieces ---------------------------------------------------------------------------------
 
 
