@@ -50,14 +50,14 @@ def assemble(graph: Graph, values: dict[int, list], layout: Layout, sublayers: l
         embed_entries.append((t, layout.index(ONE), 1))
         for node in graph.nodes:
             if node.kind == "tokens":
-                embed_entries += [(t, dim, v) for dim, v in encode(node, layout, values[node.id], token).items()]
+                embed_entries += [(t, dim, v) for dim, v in encode(node, layout, token).items()]
             elif node.kind == "full":
-                embed_entries += [(t, dim, v) for dim, v in encode(node, layout, values[node.id], node.fill).items()]
+                embed_entries += [(t, dim, v) for dim, v in encode(node, layout, node.fill).items()]
     pos_entries = []
     for p in range(1, max_seq_len + 1):
         for node in graph.nodes:
             if node.kind == "indices":
-                pos_entries += [(p, dim, v) for dim, v in encode(node, layout, values[node.id], p - 1).items()]
+                pos_entries += [(p, dim, v) for dim, v in encode(node, layout, p - 1).items()]
     layers = []
     for k, ((kind, _), blocks) in enumerate(zip(layout.sublayers, sublayers)):
         names = "+".join(graph.nodes[b.node].name for b in blocks)

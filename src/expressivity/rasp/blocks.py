@@ -75,7 +75,7 @@ class AttentionBlock:
     how: str
 
 
-def encode(node: Node, layout: Layout, values: list, value) -> dict[int, object]:
+def encode(node: Node, layout: Layout, value) -> dict[int, object]:
     """The residual entries (dim -> number) that hold ``value`` of ``node`` (typed: ``True`` and ``1`` have
     different dimensions in a categorical SOp); ``None`` is all-zero."""
     if value is None:
@@ -185,7 +185,6 @@ def _copy(node: Node, graph: Graph, layout: Layout, values: dict[int, list], d: 
 def _table_units(node: Node, graph: Graph, layout: Layout, values: dict[int, list]) -> list[Unit]:
     """One unit per input value (``relu(x_v)``) or value pair (``relu(a_u + b_v - one)``) whose output is not
     ``None``; a value on which ``f`` raises ``ArithmeticError`` gets none (the interpreter raises there)."""
-    out_vals = values[node.id]
     ins = [graph.nodes[i] for i in node.inputs]
     one = layout.index(ONE)
     units = []
@@ -193,7 +192,7 @@ def _table_units(node: Node, graph: Graph, layout: Layout, values: dict[int, lis
         src = ins[0]
         for dim, x in zip(layout.dims[src.id], [v for v in values[src.id] if v is not None]):
             ok, r = _try(node.f, x)
-            w_out = encode(node, layout, out_vals, r) if ok else {}
+            w_out = encode(node, layout, r) if ok else {}
             if w_out:
                 units.append(Unit({dim: 1}, w_out))
         return units
@@ -208,7 +207,7 @@ def _table_units(node: Node, graph: Graph, layout: Layout, values: dict[int, lis
     for da, x in zip(layout.dims[a.id], a_vals):
         for db, y in zip(layout.dims[b.id], b_vals):
             ok, r = _try(node.f, x, y)
-            w_out = encode(node, layout, out_vals, r) if ok else {}
+            w_out = encode(node, layout, r) if ok else {}
             if w_out:
                 units.append(Unit({da: 1, db: 1, one: -1}, w_out))
     return units
@@ -398,13 +397,12 @@ def mlp_block(node: Node, graph: Graph, layout: Layout, values: dict[int, list],
               max_seq_len: int) -> MLPBlock:
     """The feed-forward block of ``node`` (see the module notes); ``robust``: steps (softmax) or interpolation."""
     one = layout.index(ONE)
-    out_vals = values[node.id]
     if node.kind == "selector_width":
         form = {layout.index(width_label(node.name)): 1}
         points = []
         for w in range(max_seq_len, -1, -1):   # s = 1/(w+1) ascending
             ok, r = (True, w) if node.f is None else _try(node.f, w)
-            points.append((Fraction(1, w + 1), encode(node, layout, out_vals, r) if ok else {}))
+            points.append((Fraction(1, w + 1), encode(node, layout, r) if ok else {}))
         units, margin = piecewise_units(form, points, one, robust)
         bos = layout.index(BOS)
         for u in units:   # at BOS s = 1 and one = 0: push every unit below 0 there
@@ -421,7 +419,7 @@ def mlp_block(node: Node, graph: Graph, layout: Layout, values: dict[int, list],
             table_units = _table_units(node, graph, layout, values)
     if scalar is not None:
         form, by_s = scalar
-        points = [(s, encode(node, layout, out_vals, by_s[s])) for s in sorted(by_s)]
+        points = [(s, encode(node, layout, by_s[s])) for s in sorted(by_s)]
         units, margin = piecewise_units(form, points, one, robust)
         if table_units is None or len(units) <= len(table_units):
             _check_hidden(node, len(units))

@@ -121,7 +121,7 @@ def _mlp_inputs(node: Node, graph: Graph, layout: Layout, values: dict, max_seq_
         widths = list(range(max_seq_len + 1))
         return [widths], [[{wdim: Fraction(1, w + 1)} for w in widths]], {bos: 1, wdim: 1}
     ins = [graph.nodes[i] for i in node.inputs]
-    return ([values[n.id] for n in ins], [[encode(n, layout, values[n.id], v) for v in values[n.id]] for n in ins],
+    return ([values[n.id] for n in ins], [[encode(n, layout, v) for v in values[n.id]] for n in ins],
             {bos: 1})
 
 
@@ -307,7 +307,7 @@ def prove_head(head, node: Node, graph: Graph, layout: Layout, values: dict) -> 
         raise _refuse("attention", node, "it reads or writes a dimension outside its SOps, or has a bias")
     table = node.table
     _check_table(node, table)
-    real = lambda sop, vals: [{one: 1, **encode(graph.nodes[sop], layout, values[sop], v)} for v in vals]  # noqa: E731
+    real = lambda sop, vals: [{one: 1, **encode(graph.nodes[sop], layout, v)} for v in vals]  # noqa: E731
     A, den_q = _linear(real(queries, table.queries) + [{bos: 1}], head.W_Q)
     B, den_k = _linear(real(keys, table.keys) + [{bos: 1}], head.W_K)
     gap = Fraction(_score_gap(_int_product(A, B.T), table, width, node), den_q * den_k)
@@ -315,8 +315,8 @@ def prove_head(head, node: Node, graph: Graph, layout: Layout, values: dict) -> 
         cases, expected = [{bos: 1}], [{layout.index(width_label(node.name)): 1}]
     else:
         src = graph.nodes[node.inputs[2]]
-        cases = [encode(src, layout, values[src.id], v) for v in values[src.id]] + [{bos: 1}]
-        expected = [encode(node, layout, values[node.id], v) for v in values[src.id]] + [{}]
+        cases = [encode(src, layout, v) for v in values[src.id]] + [{bos: 1}]
+        expected = [encode(node, layout, v) for v in values[src.id]] + [{}]
     out, den = _linear(cases, head.W_V, head.W_O)
     columns = sorted(out_dims)
     want = _rows(expected, columns, den)
@@ -358,12 +358,12 @@ def prove_io(network, graph: Graph, layout: Layout, values: dict, vocab: list, m
     for token in vocab:
         row = {one: 1}
         for n in constant:
-            row.update(encode(n, layout, values[n.id], token if n.kind == "tokens" else n.fill))
+            row.update(encode(n, layout, token if n.kind == "tokens" else n.fill))
         rows.append(row)
     name = network.name
     _equal(network.embedding, rows, "embedding", name)
     index = [n for n in graph.nodes if n.kind == "indices"]    # indices and its annotated copies
-    positions = [{}] + [{d: v for n in index for d, v in encode(n, layout, values[n.id], p).items()}
+    positions = [{}] + [{d: v for n in index for d, v in encode(n, layout, p).items()}
                         for p in range(max_seq_len)]
     _equal(network.positional_encoding, positions, "positional encoding", name)
     out = layout.dims[graph.output]

@@ -36,15 +36,13 @@ def batch_source(task: Task, execution: Execution, batch_size: int, seeds: list[
         stream = CounterStream(seeds, device, members=members)
         return lambda step: task.sample(batch_size, None, stream.at(step))
     if members:
-        def host_members(step: int) -> Batch:
-            batch = task.sample_members(batch_size, None, generators)
-            return batch if device == "cpu" else Batch(*(t.to(device) for t in batch))
-        return host_members
+        return lambda step: to_device(task.sample_members(batch_size, None, generators), device)
+    return lambda step: to_device(task.sample(batch_size, None, generators[0]), device)
 
-    def host_one(step: int) -> Batch:
-        batch = task.sample(batch_size, None, generators[0])
-        return batch if device == "cpu" else Batch(*(t.to(device) for t in batch))
-    return host_one
+
+def to_device(batch: Batch, device) -> Batch:
+    """``batch`` on ``device`` (the same object on the CPU: no copy)."""
+    return batch if str(device) == "cpu" else Batch(*(t.to(device) for t in batch))
 
 
 def loss_function(model: torch.nn.Module, task: Task, execution: Execution,

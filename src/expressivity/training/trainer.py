@@ -41,7 +41,7 @@ from expressivity.training.execution import Execution
 from expressivity.training.loop import Members, train_members
 from expressivity.training.optimizer import FlatAdamW
 from expressivity.training.schedule import SPLIT_SEEDS
-from expressivity.training.step import DeviceAlive, batch_source, loss_function
+from expressivity.training.step import DeviceAlive, batch_source, loss_function, to_device
 
 
 @dataclass
@@ -89,10 +89,6 @@ def eval_batch(task: Task, size: int, length: int | None = None, split: str = "v
     (drawn with ``seed``, default the split's own: ``TrainConfig.split_seed`` gives a run's)."""
     batch = task.sample(size, length, torch.Generator().manual_seed(SPLIT_SEEDS[split] if seed is None else seed), split)
     return to_device(batch, device)
-
-
-def to_device(batch: Batch, device) -> Batch:
-    return batch if str(device) == "cpu" else Batch(*(t.to(device) for t in batch))
 
 
 def resolve_device(device: str = "cpu") -> str:
