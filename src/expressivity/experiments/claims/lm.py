@@ -383,6 +383,26 @@ def secondary(word: Verdict) -> dict:
     return {"verdict": word.word, "reason": word.reason}
 
 
+def judge_protocols(arms: dict, judge) -> tuple[dict, list]:
+    """``({protocol: judge(arms[protocol], seen)}, seen)``: ``judge(models, seen)`` gives a protocol's
+    word(s); only the primary protocol's call gets the list ``seen`` (the comparisons the regime
+    check ties its tolerance to), the secondary's gets ``None``."""
+    seen = []
+    return {p: judge(arms[p], seen if p == PROTOCOLS[0] else None) for p in PROTOCOLS}, seen
+
+
+def protocol_numbers(parts: dict, flops_verdict: Verdict, arms: dict, rows: list[dict], scale: Scale,
+                     scale_extra: dict, **claim_numbers) -> dict:
+    """The numbers every LM claim writes to ``verdict.json``: the primary protocol's part words, the
+    claim's own numbers, the secondary word, every model's test bits per byte under both protocols,
+    the corpus, the scale (with ``scale_extra``) and each row's grid-edge count."""
+    return {"parts": {k: v.word for k, v in parts.items()}, **claim_numbers,
+            "equal_flops": secondary(flops_verdict),
+            "test_bits_per_byte": {f"{p}: {lab}": list(v.test[:3]) for p in PROTOCOLS for lab, v in arms[p].items()},
+            "corpus": _corpus_facts(scale), "scale": {**scale.__dict__, **scale_extra, "tokens": scale.tokens},
+            "lr_at_grid_edge": {f"{r['config']} ({r['protocol']})": [r["lr_at_grid_edge"], r["seeds"]] for r in rows}}
+
+
 # ---- (a) Yun et al. §5: hybrids of separable convolutions and attention ----------------------------
 
 YUN_SCALES = {"quick": (Scale(steps=240, **QUICK), 3), "medium": (Scale(steps=1000, **MEDIUM), 3),
@@ -436,11 +456,8 @@ def yun_hybrids(ctx: ClaimContext, scale: Scale | None = None, layers: int | Non
     default_scale, default_layers = YUN_SCALES[ctx.scale]
     scale, L = replace(scale or default_scale, test_seed=ctx.test_seed), layers or default_layers
     folder, arms, primary = train_protocols(ctx, scale, yun_configs(scale, L), yun_label, "yun-hybrids")
-    words, seen = {}, []
-    for protocol in PROTOCOLS:
-        a = arms[protocol]
-        words[protocol] = yun_verdict({j: a[f"k={j}"] for j in range(L + 1)}, a["bilinear"],
-                                      seen if protocol == PROTOCOLS[0] else None)
+    words, seen = judge_protocols(arms, lambda a, seen: yun_verdict(
+        {j: a[f"k={j}"] for j in range(L + 1)}, a["bilinear"], seen))
     (verdict, parts, best), (flops_verdict, _, flops_best) = words["equal steps"], words["equal FLOPs"]
     a = arms["equal steps"]
     k = {j: a[f"k={j}"] for j in range(L + 1)}
@@ -457,11 +474,8 @@ def yun_hybrids(ctx: ClaimContext, scale: Scale | None = None, layers: int | Non
               f"(k={L}) {_fmt(k[L])}; bilinear only {_fmt(a['bilinear'])}. Better hybrid chosen on validation: k={best}. "
               "Parts (paired per-seed differences): " + "; ".join(f"{n}: {v.reason}" for n, v in parts.items())
               + f". Equal FLOPs (secondary): {flops_verdict.word} (better hybrid k={flops_best})")
-    numbers = {"parts": {n: v.word for n, v in parts.items()}, "best_hybrid_k_on_validation": best,
-               "equal_flops": secondary(flops_verdict),
-               "test_bits_per_byte": {f"{p}: {lab}": list(v.test[:3]) for p in PROTOCOLS for lab, v in arms[p].items()},
-               "corpus": _corpus_facts(scale), "scale": {**scale.__dict__, "layers": L, "tokens": scale.tokens}}
-    numbers["lr_at_grid_edge"] = {f"{r['config']} ({r['protocol']})": [r["lr_at_grid_edge"], r["seeds"]] for r in rows}
+    numbers = protocol_numbers(parts, flops_verdict, arms, rows, scale, {"layers": L},
+                               best_hybrid_k_on_validation=best)
     return ClaimResult(verdict, reason, rows, fig, numbers, _notes(_YUN_NOTES, rows),
                        lm_regime(folder, scale, ctx.scale, primary, seen, ("k=0", scale.steps)))
 
@@ -574,13 +588,9 @@ def wang_e_depth(ctx: ClaimContext, scale: Scale | None = None, budgets: tuple[i
     scale, budgets = replace(scale or default_scale, test_seed=ctx.test_seed), budgets or default_budgets
     pairs = depth_pairs(scale, budgets)
     folder, arms, primary = train_protocols(ctx, scale, depth_configs(scale, budgets), depth_label, "wang-e-depth")
-    words, seen = {}, []
-    for protocol in PROTOCOLS:
-        a = arms[protocol]
-        words[protocol] = {f"budget {B}": paired_loss(
-            a[f"L={m[0][0]},H={m[0][1]}"], a[f"L={m[-1][0]},H={m[-1][1]}"],
-            f"budget {B}: L={m[0][0]} minus L={m[-1][0]}", seen if protocol == PROTOCOLS[0] else None)[1]
-            for B, m in pairs.items()}
+    words, seen = judge_protocols(arms, lambda a, seen: {f"budget {B}": paired_loss(
+        a[f"L={m[0][0]},H={m[0][1]}"], a[f"L={m[-1][0]},H={m[-1][1]}"],
+        f"budget {B}: L={m[0][0]} minus L={m[-1][0]}", seen)[1] for B, m in pairs.items()})
     parts, a = words["equal steps"], arms["equal steps"]
     verdict, flops_verdict = combine(parts), combine(words["equal FLOPs"])
     budget_of = {f"L={L},H={H}": B for B, m in reversed(list(pairs.items())) for L, H in m}
@@ -595,11 +605,8 @@ def wang_e_depth(ctx: ClaimContext, scale: Scale | None = None, budgets: tuple[i
         f"budget {B}: " + ", ".join(f"L={L},H={H} {_fmt(a[f'L={L},H={H}'])}" for L, H in m)
         + f" -> {parts[f'budget {B}'].reason}" for B, m in pairs.items()) + (
         f". Equal FLOPs (secondary): {flops_verdict.word}")
-    numbers = {"parts": {k: v.word for k, v in parts.items()}, "pairs": {str(B): m for B, m in pairs.items()},
-               "equal_flops": secondary(flops_verdict),
-               "test_bits_per_byte": {f"{p}: {lab}": list(v.test[:3]) for p in PROTOCOLS for lab, v in arms[p].items()},
-               "corpus": _corpus_facts(scale), "scale": {**scale.__dict__, "budgets": list(budgets), "tokens": scale.tokens}}
-    numbers["lr_at_grid_edge"] = {f"{r['config']} ({r['protocol']})": [r["lr_at_grid_edge"], r["seeds"]] for r in rows}
+    numbers = protocol_numbers(parts, flops_verdict, arms, rows, scale, {"budgets": list(budgets)},
+                               pairs={str(B): m for B, m in pairs.items()})
     first = pairs[budgets[0]][0]
     return ClaimResult(verdict, reason, rows, fig, numbers, _notes(
         f"heads have a fixed width ({head_width(scale)}), so a head costs parameters and the pairs trade heads for "
@@ -712,12 +719,8 @@ def wang_e_dp(ctx: ClaimContext, scale: Scale | None = None, depths: tuple[int, 
     default_scale, default_depths = DP_SCALES[ctx.scale]
     scale, depths = replace(scale or default_scale, test_seed=ctx.test_seed), depths or default_depths
     folder, arms, primary = train_protocols(ctx, scale, dp_configs(scale, depths), dp_label, "wang-e-dp")
-    words, seen = {}, []
-    for protocol in PROTOCOLS:
-        a = arms[protocol]
-        words[protocol] = {f"L={L}": paired_loss(a[f"attention,L={L}"], a[f"dpfree,L={L}"],
-                                                 f"L={L}: with DP minus DP-free",
-                                                 seen if protocol == PROTOCOLS[0] else None)[1] for L in depths}
+    words, seen = judge_protocols(arms, lambda a, seen: {f"L={L}": paired_loss(
+        a[f"attention,L={L}"], a[f"dpfree,L={L}"], f"L={L}: with DP minus DP-free", seen)[1] for L in depths})
     parts, a = words["equal steps"], arms["equal steps"]
     verdict, flops_verdict = combine(parts), combine(words["equal FLOPs"])
     copy = {f"L={L}": copy_comparison(folder, a[f"attention,L={L}"], a[f"dpfree,L={L}"], scale.eval_size, L)
@@ -741,11 +744,7 @@ def wang_e_dp(ctx: ClaimContext, scale: Scale | None = None, depths: tuple[int, 
                        f"{copy[f'L={L}']['with_dp_copy_bits']:.3f} vs {copy[f'L={L}']['dpfree_copy_bits']:.3f} "
                        f"({copy[f'L={L}']['verdict_on_copy_bytes']})" for L in depths) + (
         f". Equal FLOPs (secondary): {flops_verdict.word}")
-    numbers = {"parts": {k: v.word for k, v in parts.items()}, "copy_bytes": copy,
-               "equal_flops": secondary(flops_verdict),
-               "test_bits_per_byte": {f"{p}: {lab}": list(v.test[:3]) for p in PROTOCOLS for lab, v in arms[p].items()},
-               "corpus": _corpus_facts(scale), "scale": {**scale.__dict__, "depths": list(depths), "tokens": scale.tokens}}
-    numbers["lr_at_grid_edge"] = {f"{r['config']} ({r['protocol']})": [r["lr_at_grid_edge"], r["seeds"]] for r in rows}
+    numbers = protocol_numbers(parts, flops_verdict, arms, rows, scale, {"depths": list(depths)}, copy_bytes=copy)
     return ClaimResult(verdict, reason, rows, fig, numbers, _notes(
         "the DP-free stack has no W_Q, W_K, so it has fewer parameters and FLOPs per token than the one with DP (see "
         "the table); the verdict compares the two trained the same steps; at equal training FLOPs (secondary) the "
