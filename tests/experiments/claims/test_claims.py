@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from expressivity.errors import ExpressivityError
 from expressivity.experiments.claims import (CLAIMS, Claim, ClaimResult, Regime, Verdict, apply_regime, get_claim,
                                              register, reproduce, summary)
-from expressivity.experiments.claims.rules import Outcomes, combine, compare, compare_paired
+from expressivity.experiments.claims.rules import Outcomes, combine, compare, compare_paired, explained
 from expressivity.experiments.claims.wang_e import _threshold, growth_bic, growth_verdict, separation_verdict
 from expressivity.experiments.claims.wang_e_trained import (capacity_bound, depth_verdict, role_verdict, scan_verdict,
                                                             trainability_verdict, width_reading)
@@ -88,6 +88,11 @@ def test_comparisons_need_intervals_and_pair_over_seeds():
     assert combine(words("reproduced", "refuted", "undecided")).word == "refuted"
     assert combine(words("reproduced", "not reproduced", "undecided")).word == "not reproduced"
     assert combine(words("reproduced", "undecided")).word == "undecided"
+    # an undecided verdict is led by the reason word of its first undecided part, whatever the detail
+    grid = {"a": Verdict("reproduced", "x"), "b": Verdict("undecided", "lr on grid edge: b")}
+    assert combine(grid).reason == "lr on grid edge: a: reproduced; b: undecided"
+    assert explained(grid, "more").reason == "lr on grid edge: x; lr on grid edge: b; more"
+    assert explained({"c": Verdict("undecided", "out of regime: c")}).reason == "out of regime: c"
 
 
 def test_the_last_fifth_change_reads_the_evaluations_either_side_of_80_percent():

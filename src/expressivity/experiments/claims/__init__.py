@@ -47,7 +47,8 @@ SCALES = ("quick", "medium", "full")
 TAGS = ("[V]", "[R]", "[D]")
 # The test sample of the deciding scales (medium, full): drawn from a generator no development run
 # used. The criteria were developed on quick runs and earlier medium runs, scored on the default
-# test sample (training.schedule.TEST_SEED); this one was fixed on 2026-11-28, before any run used it.
+# test sample (training.schedule.TEST_SEED); this one was fixed on 2026-11-27 (commit abeea71), before any
+# run used it.
 FRESH_TEST_SEED = 20_261_128
 
 
@@ -68,6 +69,12 @@ class Verdict:
     @property
     def decided(self) -> bool:
         return self.word != "undecided"
+
+
+def led_by_reason(reason: str, source: str) -> str:
+    """``reason`` as an *undecided* verdict must read: led by ``source``'s reason word (its text before
+    the first colon, one of :data:`UNDECIDED_REASONS`) unless it already starts with one."""
+    return reason if reason.startswith(UNDECIDED_REASONS) else f"{source.split(':')[0]}: {reason}"
 
 
 @dataclass
@@ -185,8 +192,8 @@ class ClaimResult:
             # words); an undecided one keeps the verdict's reason word first.
             word, short = self.verdict.word, self.verdict.reason
             reason = self.reason or short
-            if word == "undecided" and not reason.startswith(UNDECIDED_REASONS):
-                reason = f"{short.split(':')[0]}: {reason}"
+            if word == "undecided":
+                reason = led_by_reason(reason, short)
             self.verdict, self.reason = word, reason
         Verdict(self.verdict, self.reason)  # validates the word (and an undecided reason)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from expressivity.experiments.claims import UNDECIDED_REASONS, Verdict
+from expressivity.experiments.claims import Verdict, led_by_reason
 from expressivity.statistics import (Interval, clopper_pearson, newcombe, paired_difference, rate_difference,
                                      t_quantile_975, wilson)
 
@@ -92,15 +92,15 @@ def combine(parts: dict[str, Verdict]) -> Verdict:
     if "not reproduced" in words:
         return Verdict("not reproduced", summary)
     first = next(v.reason for v in parts.values() if v.word == "undecided")
-    return Verdict("undecided", f"{first.split(':')[0]}: {summary}")
+    return Verdict("undecided", led_by_reason(summary, first))
 
 
 def explained(parts: dict[str, Verdict], extra: str = "") -> Verdict:
     """:func:`combine`'s word with every part's reason (and ``extra``) in place of the words."""
     verdict = combine(parts)
     detail = "; ".join(v.reason for v in parts.values()) + (f"; {extra}" if extra else "")
-    if verdict.word == "undecided" and not detail.startswith(UNDECIDED_REASONS):
-        detail = f"{verdict.reason.split(':')[0]}: {detail}"
+    if verdict.word == "undecided":
+        detail = led_by_reason(detail, verdict.reason)
     return Verdict(verdict.word, detail)
 
 
