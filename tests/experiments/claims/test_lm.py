@@ -2,7 +2,9 @@
 parameter counts, and the table, figure and verdict plumbing (the verdicts themselves need the
 real runs: ``expressivity reproduce yun-hybrids|wang-e-depth|wang-e-dp``)."""
 
+import json
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -116,6 +118,21 @@ def test_each_claim_runs_tiny_and_writes_its_table_and_figure(name, extra, tmp_p
     if name == "yun":   # at 4 steps the depth and DP pairs' FLOPs-matched steps round to the same 4
         assert any(p.get("equal FLOPs", TINY.steps) > TINY.steps for p in protocols.values())
     assert result.numbers["equal_flops"]["verdict"] in VERDICTS
+    # the verdict rests on the equal-steps models: their edges block a word (and are extended by the
+    # grid rule); the equal-FLOPs models' edges are warnings beside it
+    from expressivity.experiments.claims.grids import apply_grid_edges, extension_steps, grid_edges
+
+    edges = [e for e in grid_edges(tmp_path) if e.most_seeds]
+    primary = [e for e in edges if e.config["train"]["steps"] == TINY.steps]
+    assert primary and {e.config["train"]["steps"] for e in edges} == {p.get("equal FLOPs", TINY.steps) for p in
+                                                                        protocols.values()} | {TINY.steps}
+    extend = extension_steps(edges, result, [])
+    assert {json.loads(x["group"])["train"]["steps"] for x in extend} == {TINY.steps}
+    decided = lambda: replace(result, verdict="reproduced", reason="stand-in", numbers={})  # noqa: E731
+    assert apply_grid_edges(decided(), edges).reason.startswith("lr on grid edge")
+    secondary_only = apply_grid_edges(decided(), [e for e in edges if e not in primary])
+    assert secondary_only.verdict == "reproduced"
+    assert len(secondary_only.numbers.get("grid_edges_outside_the_verdict", [])) == len(edges) - len(primary)
     corpus = result.numbers["corpus"]
     assert corpus["include"] == "wsgiref/*" and corpus["python"] and corpus["bytes"] > 0
     assert set(result.numbers["parts"].values()) <= set(VERDICTS)

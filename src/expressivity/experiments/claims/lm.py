@@ -347,6 +347,13 @@ def _errorbar_figure(path, series: dict, xlabel: str, title: str, xticks=None, h
     return save(fig, path)
 
 
+def primary_protocol(scale: Scale):
+    """``ClaimResult.decides`` of an LM claim: the verdict rests on the models trained ``scale.steps``
+    (equal steps, the primary protocol; the reference model's one run serves both); the equal-FLOPs
+    models are reported beside it, so a grid edge there is a warning, not a reason to extend."""
+    return lambda config: config["train"]["steps"] == scale.steps
+
+
 def train_protocols(ctx: ClaimContext, scale: Scale, flops_configs: list, label, name: str):
     """Run ``flops_configs`` (equal training FLOPs) and their equal-steps twins as one sweep; returns
     ``(folder, {protocol: {label: Summary}}, regime label)``, the regime label naming the primary
@@ -477,7 +484,8 @@ def yun_hybrids(ctx: ClaimContext, scale: Scale | None = None, layers: int | Non
     numbers = protocol_numbers(parts, flops_verdict, arms, rows, scale, {"layers": L},
                                best_hybrid_k_on_validation=best)
     return ClaimResult(verdict, reason, rows, fig, numbers, _notes(_YUN_NOTES, rows),
-                       lm_regime(folder, scale, ctx.scale, primary, seen, ("k=0", scale.steps)))
+                       lm_regime(folder, scale, ctx.scale, primary, seen, ("k=0", scale.steps)),
+                       decides=primary_protocol(scale))
 
 
 _YUN_NOTES = ("masked-LM test loss stands in for the paper's fine-tuned SQuAD/MNLI scores (a proxy measurement); "
@@ -613,7 +621,8 @@ def wang_e_depth(ctx: ClaimContext, scale: Scale | None = None, budgets: tuple[i
         "layers; the feed-forward layers (width 2d) come with the layers, as in any Transformer; the verdict compares "
         "models trained the same steps; at equal FLOPs (secondary) every model of a budget has the training FLOPs of "
         "its deepest model", rows),
-        lm_regime(folder, scale, ctx.scale, primary, seen, (f"L={first[0]},H={first[1]}", scale.steps)))
+        lm_regime(folder, scale, ctx.scale, primary, seen, (f"L={first[0]},H={first[1]}", scale.steps)),
+        decides=primary_protocol(scale))
 
 
 DEPTH_CRITERION = (
@@ -751,7 +760,8 @@ def wang_e_dp(ctx: ClaimContext, scale: Scale | None = None, depths: tuple[int, 
         "DP-free one trains more steps; the spec does not recover whether the paper matched parameters or compute. "
         "Copy bytes: targets completing a 4-gram seen earlier in the window, where content-based retrieval should "
         "pay off first", rows),
-        lm_regime(folder, scale, ctx.scale, primary, seen, (f"attention,L={depths[0]}", scale.steps)))
+        lm_regime(folder, scale, ctx.scale, primary, seen, (f"attention,L={depths[0]}", scale.steps)),
+        decides=primary_protocol(scale))
 
 
 DP_CRITERION = (
