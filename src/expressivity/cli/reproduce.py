@@ -17,7 +17,8 @@ from expressivity.cli.common import (EXECUTION_PARAMS, check_memory_budget, cons
 @click.command("reproduce")
 @click.argument("names", nargs=-1)
 @click.option("--scale", type=click.Choice(["quick", "medium", "full"]), default=None,
-              help="quick: CI and a first look (<= 15 CPU-minutes); medium: about one CPU-hour on 2 cores; "
+              help="quick: CI and a first look (seconds to about an hour of 2 cores); medium: minutes to a few hours "
+                   "of 2 cores (--list gives each claim's, --plan estimates it here); "
                    "full: the paper's regime, sized for one GPU  [default: quick]")
 @click.option("--quick", is_flag=True, help="the same as --scale quick")
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,

@@ -18,9 +18,9 @@ comparison) gets *undecided: out of regime*; a configuration the verdict rests o
 rate was chosen at the edge of its grid for most seeds has its grid extended by the bracketing rule
 (:mod:`.grids`), and a verdict resting on an edge that remains is *undecided: lr on grid edge*.
 
-**The scale ladder**: ``quick`` (CI and a first look, <= 15 CPU-minutes), ``medium`` (about one
-CPU-hour on 2 cores, as close to the honest regime as that allows) and ``full`` (the honest
-regime, sized for one GPU). The regime check, not the scale's name, says whether a run got there.
+**The scale ladder**: ``quick`` (CI and a first look: seconds to about an hour of 2 cores),
+``medium`` (minutes to a few hours of 2 cores, as close to the honest regime as that allows) and
+``full`` (the honest regime, sized for one GPU). The regime check, not the scale's name, says whether a run got there.
 
 Output folder: ``criterion.md``, ``results.csv`` and ``results.json`` (the table), ``figure.png``,
 ``verdict.json``, ``run.json``, and ``sweep/`` (or another folder) for claims that train (the
