@@ -188,3 +188,35 @@ def test_a_folder_written_before_manifests_is_not_replaced(tmp_path):
     (out / "report.json").write_text("x")
     with pytest.raises(ExpressivityError, match="without a manifest.json listing its files"):
         staged_output(out, "circuit")
+
+
+def test_a_run_record_names_the_source_commit_and_whether_it_was_changed(tmp_path):
+    """The package version does not say which code made a result; the git commit of the package's
+    tree does, with ``dirty`` when its tracked files differ from it, and ``None`` outside git."""
+    import shutil
+    import subprocess
+
+    from expressivity.records import source_revision
+
+    git = shutil.which("git")
+    if git is None:
+        pytest.fail("git is needed by this test (CI clones the repository with it)")
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "a.py").write_text("x = 1\n")
+
+    def run(*args):
+        return subprocess.run([git, "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+    run("init", "-q")
+    run("add", "pkg/a.py")
+    run("-c", "user.email=t@example.org", "-c", "user.name=t", "commit", "-q", "-m", "one")
+    source_revision.cache_clear()
+    assert source_revision(repo / "pkg") == {"commit": run("rev-parse", "HEAD"), "dirty": False}
+    (repo / "pkg" / "a.py").write_text("x = 2\n")
+    source_revision.cache_clear()
+    assert source_revision(repo / "pkg")["dirty"] is True
+    (tmp_path / "plain").mkdir()
+    assert source_revision(tmp_path / "plain") is None
+    source_revision.cache_clear()
+    assert run_record("x", {})["source"] == source_revision()

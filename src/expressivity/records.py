@@ -7,6 +7,7 @@ seed, package and Python versions, and time.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import platform
@@ -98,13 +99,40 @@ def installed_version(package: str) -> str | None:
         return None
 
 
+@functools.lru_cache(maxsize=None)
+def source_revision(where: Path | None = None) -> dict | None:
+    """The git commit of the source tree the package runs from (``where``: its folder by default), and
+    whether its tracked files differ from it: ``{"commit": 40 hex digits, "dirty": bool}``. The package
+    version alone does not say which code made a result; ``None`` where the package is not in a git
+    checkout (an installed wheel, a copied tree) or git is not available."""
+    import shutil
+    import subprocess
+
+    folder = Path(where) if where is not None else Path(expressivity.__file__).resolve().parent
+    git = shutil.which("git")
+    if git is None:
+        return None
+    try:
+        head = subprocess.run([git, "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10)
+        if head.returncode != 0 or not re.fullmatch(r"[0-9a-f]{40}", head.stdout.strip()):
+            return None
+        status = subprocess.run([git, "-C", str(folder), "status", "--porcelain", "--untracked-files=no", "--", "."],
+                                capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": head.stdout.strip(), "dirty": status.returncode != 0 or bool(status.stdout.strip())}
+
+
 def run_record(command: str, config: dict, seed: int | None = None) -> dict:
-    """What every run records about itself: command, config, seed, package versions, platform, time."""
+    """What every run records about itself: command, config, seed, package versions and the source's
+    git commit (:func:`source_revision`), platform, time."""
     return {
         "command": command,
         "config": jsonable(config),
         "seed": seed,
         "expressivity_version": expressivity.__version__,
+        "source": source_revision(),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "torch": installed_version("torch"),
