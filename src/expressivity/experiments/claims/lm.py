@@ -644,7 +644,8 @@ DEPTH_CRITERION = (
 register(Claim(
     "wang-e-depth", "At matched parameters, more layers cut validation loss more than more heads (Table 2)",
     "Wang & E 2024, Table 2 (insight 1a); spec wang_e_2024.md §4",
-    DEPTH_CRITERION, wang_e_depth, "about 50 minutes (60 CPU-minutes; from its last 80 of 160 runs, " + "measured 2026-11-27, 2 cores shared with other work)",
+    DEPTH_CRITERION, wang_e_depth, "about 50 minutes (60 CPU-minutes; from its last 80 of 160 runs, "
+    "measured 2026-11-27, 2 cores shared with other work)",
     f"budgets {', '.join(map(str, DEPTH_SCALES['full'][1]))}, {describe(DEPTH_SCALES['full'][0])}; sized for a GPU",
     tag="[R]", medium=f"budget 2, {describe(DEPTH_SCALES['medium'][0])}",
     paper_claim="at a matched parameter count, adding layers lowers validation loss more than adding heads "
@@ -782,7 +783,8 @@ DP_CRITERION = (
 register(Claim(
     "wang-e-dp", "Models with the dot product reach lower language-model loss than DP-free ones (Table 7)",
     "Wang & E 2024, Table 7 (insight 3b); spec wang_e_2024.md §4",
-    DP_CRITERION, wang_e_dp, "about 30 minutes (23 CPU-minutes; from its last 80 of 120 runs, " + "measured 2026-11-27, 2 cores shared with other work)",
+    DP_CRITERION, wang_e_dp, "about 30 minutes (23 CPU-minutes; from its last 80 of 120 runs, "
+    "measured 2026-11-27, 2 cores shared with other work)",
     f"L = {', '.join(map(str, DP_SCALES['full'][1]))}, {describe(DP_SCALES['full'][0])}; sized for a GPU", tag="[R]",
     medium=f"L = 2, {describe(DP_SCALES['medium'][0])}: about one CPU-hour",
     paper_claim="language models with dot-product attention reach lower loss than the same models without the dot "

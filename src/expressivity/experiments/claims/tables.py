@@ -1,7 +1,8 @@
 """Markdown tables of finished ``reproduce`` runs, read from their output folders only (``verdict.json``,
 ``results.json``, ``criterion.md``): ``expressivity reproduce --summary DIR... --markdown``. The
-README's verdict tables are this output, so they can be regenerated after any change by running
-the claims again and this command; nothing in them is typed by hand.
+folders the README's verdict table quotes are kept in ``docs/results/SCALE/NAME/``; this command
+prints their verdicts, reasons and tables, and ``tests/test_verdict_tables.py`` checks every word
+of the README's table against them.
 """
 
 from __future__ import annotations
