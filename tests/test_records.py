@@ -218,5 +218,8 @@ def test_a_run_record_names_the_source_commit_and_whether_it_was_changed(tmp_pat
     assert source_revision(repo / "pkg")["dirty"] is True
     (tmp_path / "plain").mkdir()
     assert source_revision(tmp_path / "plain") is None
+    (repo / "venv" / "pkg").mkdir(parents=True)     # an untracked copy inside the repository is not its code
+    (repo / "venv" / "pkg" / "a.py").write_text("x = 3\n")
+    assert source_revision(repo / "venv" / "pkg") is None
     source_revision.cache_clear()
     assert run_record("x", {})["source"] == source_revision()

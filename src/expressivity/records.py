@@ -104,7 +104,7 @@ def source_revision(where: Path | None = None) -> dict | None:
     """The git commit of the source tree the package runs from (``where``: its folder by default), and
     whether its tracked files differ from it: ``{"commit": 40 hex digits, "dirty": bool}``. The package
     version alone does not say which code made a result; ``None`` where the package is not in a git
-    checkout (an installed wheel, a copied tree) or git is not available."""
+    checkout that tracks it (an installed wheel, a copied tree) or git is not available."""
     import shutil
     import subprocess
 
@@ -115,7 +115,11 @@ def source_revision(where: Path | None = None) -> dict | None:
     try:
         head = subprocess.run([git, "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True,
                               timeout=10)
-        if head.returncode != 0 or not re.fullmatch(r"[0-9a-f]{40}", head.stdout.strip()):
+        # a folder git does not track (an installed copy inside an ignored .venv of some repository)
+        # is not that repository's code
+        tracked = subprocess.run([git, "-C", str(folder), "ls-files", "--", "."], capture_output=True, text=True,
+                                 timeout=10)
+        if head.returncode != 0 or not re.fullmatch(r"[0-9a-f]{40}", head.stdout.strip()) or not tracked.stdout.strip():
             return None
         status = subprocess.run([git, "-C", str(folder), "status", "--porcelain", "--untracked-files=no", "--", "."],
                                 capture_output=True, text=True, timeout=10)

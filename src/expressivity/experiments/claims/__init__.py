@@ -20,7 +20,8 @@ rate was chosen at the edge of its grid for most seeds has its grid extended by 
 
 **The scale ladder**: ``quick`` (CI and a first look: seconds to about an hour of 2 cores),
 ``medium`` (minutes to a few hours of 2 cores, as close to the honest regime as that allows) and
-``full`` (the honest regime, sized for one GPU). The regime check, not the scale's name, says whether a run got there.
+``full`` (the honest regime, sized for one GPU). The regime check, not the scale's name, says
+whether a run got there.
 
 Output folder: ``criterion.md``, ``results.csv`` and ``results.json`` (the table), ``figure.png``,
 ``verdict.json``, ``run.json``, and ``sweep/`` (or another folder) for claims that train (the
