@@ -4,7 +4,8 @@
 files (``criterion.md``, ``verdict.json``, ``results.csv``, ``results.json``, ``figure.png``,
 ``run.json``). The README's table has a row per claim and a column per scale; a cell that gives a
 verdict starts with it in bold, and that word must be the one ``verdict.json`` holds, under the
-criterion ``criterion.md`` states (its SHA-256 is in ``verdict.json``). A cell without a word
+criterion ``criterion.md`` states (its SHA-256 is in ``verdict.json``), with any amendment of that
+criterion named in the cell. A cell without a word
 (``not run``, ``—``) must have no folder, and every folder must be quoted. Re-judging a folder with
 newer code and copying its files back is how the table is regenerated; this test says when it
 was not.
@@ -68,6 +69,9 @@ def test_a_cell_gives_the_word_its_folder_holds(name, scale):
     assert not missing, f"{folder} lacks {missing}"
     verdict = json.loads((folder / "verdict.json").read_text())
     assert verdict["verdict"] == word.group(1) and verdict["scale"] == scale and verdict["claim"] == name
+    # a criterion amended after the folder's first run is said in the cell, with when
+    for amendment in verdict["amendments"]:
+        assert "amended" in cell and amendment["time"][:10] in cell, f"{folder}: amendment not in the README: {cell}"
     # the word was reached under the criterion the folder states, and that is today's criterion
     criterion = (folder / "criterion.md").read_bytes()
     assert verdict["criterion_sha256"] == hashlib.sha256(criterion).hexdigest()
