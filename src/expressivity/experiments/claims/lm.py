@@ -786,7 +786,7 @@ register(Claim(
     DP_CRITERION, wang_e_dp, "about 30 minutes (23 CPU-minutes; from its last 80 of 120 runs, "
     "measured 2026-11-27, 2 cores shared with other work)",
     f"L = {', '.join(map(str, DP_SCALES['full'][1]))}, {describe(DP_SCALES['full'][0])}; sized for a GPU", tag="[R]",
-    medium=f"L = 2, {describe(DP_SCALES['medium'][0])}: about one CPU-hour",
+    medium=f"L = 2, {describe(DP_SCALES['medium'][0])}: about an hour on 2 cores (reproduce --plan, 2026-11-27)",
     paper_claim="language models with dot-product attention reach lower loss than the same models without the dot "
                 "product (Table 7, insight 3b)"))
 
