@@ -115,6 +115,26 @@ def test_a_plan_times_a_few_steps_and_prices_every_pack(tmp_path):
     assert not (tmp_path / "out").exists()   # nothing written
 
 
+def test_every_shape_is_timed_so_a_slow_shape_with_few_flops_is_priced_by_its_own_steps(tmp_path, monkeypatch):
+    """Claim 7's T = 64 packs cost 515 ms a step at 2.0e9 counted FLOPs where another shape's
+    9.2e9-FLOP pack cost 169 ms: a line through the FLOPs extremes priced them ten times too low."""
+    from expressivity.experiments import plan as plan_module
+
+    def fake_time(pack, execution, threads):   # the middle width is slow, the extremes fast
+        return 0.0, (1.0 if pack.configs[0].model.ffn_width == 8 else 0.01), 3
+
+    monkeypatch.setattr(plan_module, "time_pack", fake_time)
+    sizes = {"steps": 40, "seeds": (0, 1), "lrs": (1e-2,), "widths": (4, 8, 16), "heads": (2,)}
+    plan = plan_claim("wang-e-4", "quick", tmp_path / "out", workers=1, threads=1, overrides=sizes)
+    assert len(plan.packs) == 3 and len(plan.calibration) == 3
+    slow = sorted(plan.packs, key=lambda p: p.flops_per_step)[1]    # width 8: neither FLOPs extreme
+    assert slow.seconds == pytest.approx(1.0 * slow.flops / slow.flops_per_step)
+    # with no time left after the extremes, the middle shape is priced on their line, far lower
+    monkeypatch.setattr(plan_module, "CALIBRATION_TOTAL_SECONDS", -1.0)
+    lined = plan_claim("wang-e-4", "quick", tmp_path / "out", workers=1, threads=1, overrides=sizes)
+    assert len(lined.calibration) == 2 and lined.seconds < plan.seconds / 10
+
+
 def test_a_numerics_claim_plans_nothing(tmp_path):
     plan = plan_claim("wang-e-2", "quick", tmp_path)
     assert not plan.packs and "nothing trains" in plan.lines()[0]

@@ -9,11 +9,13 @@ would. Packs and memory are the engine's (:func:`~expressivity.experiments.packi
 :func:`~expressivity.training.budget.estimate_run`).
 
 **Time** is measured, not guessed: a few training steps of the pack with the most FLOPs per
-step and of the pack with the fewest are timed here, with the execution the runs will use
-(device, precision, capture, sampler) and the threads a worker gets; a line through the two,
-``seconds per step = a + b x FLOPs per step``, prices every pack's steps and held-out passes
-(FLOPs by :func:`~expressivity.nn.model.flops_per_token`, training 3x a forward pass), plus the
-first step's start-up (compilation, caches) per pack. Packs run ``workers`` at a time. Runs that
+step, of the pack with the fewest, and of the largest pack of every other shape (while a minute
+of timing lasts) are timed here, with the execution the runs will use
+(device, precision, capture, sampler) and the threads a worker gets. A pack of a timed shape
+costs its shape's time scaled by FLOPs; any other, the line through the two extremes, ``seconds
+per step = a + b x FLOPs per step``; that prices every pack's steps and held-out passes (FLOPs by
+:func:`~expressivity.nn.model.flops_per_token`, training 3x a forward pass), plus the first
+step's start-up (compilation, caches) per pack. Packs run ``workers`` at a time. Runs that
 reach their target metric early stop sooner, so the estimate is an upper bound there.
 """
 
@@ -30,6 +32,7 @@ from expressivity.training.budget import Budget, GiB, estimate_run
 
 CALIBRATION_STEPS = 3        # timed steps per calibrated pack, after one untimed step
 CALIBRATION_SECONDS = 20.0   # stop timing a pack once this much was spent on it
+CALIBRATION_TOTAL_SECONDS = 60.0   # time further shapes until this much was spent on timing in all
 ASK_ABOVE = 3600.0           # seconds: a run estimated longer asks for --yes
 
 
@@ -111,9 +114,13 @@ class Plan:
         out = [f"plan: {self.runs} runs ({self.recorded} recorded before), {len(self.packs)} packs to train "
                f"({sizes or 'none'}) on {self.device} ({how}), {self.workers} at a time x {self.threads} threads",
                f"memory: largest pack about {self.largest_memory() / GiB:.3g} GiB of a budget of {self.budget}"]
-        for c in self.calibration:
+        for c in self.calibration[:2]:     # the FLOPs extremes; every other shape timed in one line
             out.append(f"timed here: a pack of {c['size']} at {c['flops_per_step']:.3g} FLOPs a step, "
                        f"{1e3 * c['seconds_per_step']:.3g} ms a step ({c['steps']} steps; first step {c['first_step']:.2f} s)")
+        if len(self.calibration) > 2:
+            rest = [1e3 * c["seconds_per_step"] / c["size"] for c in self.calibration[2:]]
+            out.append(f"timed here: {len(rest)} more shapes, {min(rest):.3g} to {max(rest):.3g} ms a step per run "
+                       "(--json lists each)")
         if self.packs:
             out.append(f"estimated time: {format_seconds(self.seconds)} on this machine "
                        f"({sum(p.steps * p.size for p in self.packs):,} run-steps)")
@@ -178,26 +185,55 @@ def _pack_plan(pack: Pack) -> PackPlan:
     return PackPlan(pack.size, tc.steps, estimate_run(c, task, pack.size).peak, per_step, flops)
 
 
+def shape_of(pack: Pack) -> str:
+    """What sets a pack's cost a step besides its size: its runs' configuration without seed and
+    learning rate (task arguments, model, batch, steps). Time is not proportional to counted FLOPs
+    across shapes (claim 7's 128-long, 16-wide sequences cost 515 ms a step at 2.0e9 FLOPs where
+    a 9.2e9-FLOP pack of another shape cost 169 ms), so each shape is timed where time allows."""
+    import json
+
+    config = pack.configs[0].to_dict()
+    config.pop("seed", None)
+    config["train"] = {k: v for k, v in config["train"].items() if k != "lr"}
+    return json.dumps(config, sort_keys=True, default=str)
+
+
 def _calibrate(plan: Plan, packs: list[Pack], execution, threads: int) -> None:
-    """Time the packs with the most and the fewest FLOPs a step; a pack's step costs the line
-    through them at its FLOPs (the larger of the two times where they do not rise with FLOPs), and
-    its held-out passes cost their FLOPs at that step's rate."""
+    """Time the packs with the most and the fewest FLOPs a step, then the largest pack of every
+    other shape (:func:`shape_of`), most total FLOPs first, until :data:`CALIBRATION_TOTAL_SECONDS`
+    are spent. A pack of a timed shape costs that timing scaled by its FLOPs a step; a pack of a
+    shape left untimed costs the line through the two extremes at its FLOPs (the larger of the two
+    times where they do not rise with FLOPs). Held-out passes cost their FLOPs at the step's rate."""
     order = sorted(range(len(packs)), key=lambda i: plan.packs[i].flops_per_step)
-    points = []
-    for i in dict.fromkeys([order[-1], order[0]]):
+    shapes: dict[str, list[int]] = {}
+    for i in order:
+        shapes.setdefault(shape_of(packs[i]), []).append(i)
+    by_cost = sorted(shapes.values(), key=lambda idx: -sum(plan.packs[i].flops for i in idx))
+    first_two = list(dict.fromkeys([order[-1], order[0]]))
+    timed: dict[str, tuple[float, float]] = {}     # shape -> (FLOPs a step, seconds a step) of its timed pack
+    spent = 0.0
+    for i in first_two + [idx[-1] for idx in by_cost]:
+        shape = shape_of(packs[i])
+        if shape in timed or (i not in first_two and spent > CALIBRATION_TOTAL_SECONDS):
+            continue
+        t0 = time.perf_counter()
         first, per_step, steps = time_pack(packs[i], execution, threads)
-        points.append((plan.packs[i].flops_per_step, per_step))
+        spent += time.perf_counter() - t0
+        timed[shape] = (plan.packs[i].flops_per_step, per_step)
         plan.calibration.append({"size": packs[i].size, "flops_per_step": plan.packs[i].flops_per_step,
                                  "seconds_per_step": per_step, "first_step": first, "steps": steps})
-    (f1, t1), (f2, t2) = points[0], points[-1]
+    (f1, t1), (f2, t2) = timed[shape_of(packs[order[-1]])], timed[shape_of(packs[order[0]])]
     rising = f1 > f2 and t1 > t2
 
-    def step_seconds(flops: float) -> float:
+    def step_seconds(pack: Pack, flops: float) -> float:
+        if shape_of(pack) in timed:
+            f, t = timed[shape_of(pack)]
+            return t * flops / f
         return t2 + (t1 - t2) * (flops - f2) / (f1 - f2) if rising else max(t1, t2)
 
     startup = max(max(c["first_step"] - c["seconds_per_step"], 0.0) for c in plan.calibration)
-    for p in plan.packs:
-        per_step = step_seconds(p.flops_per_step)
+    for pack, p in zip(packs, plan.packs):
+        per_step = step_seconds(pack, p.flops_per_step)
         p.seconds = startup + per_step * p.flops / p.flops_per_step
     plan.seconds = _wall(sorted((p.seconds for p in plan.packs), reverse=True), plan.workers)
 
