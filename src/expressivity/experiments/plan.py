@@ -187,15 +187,13 @@ def _pack_plan(pack: Pack) -> PackPlan:
 
 def shape_of(pack: Pack) -> str:
     """What sets a pack's cost a step besides its size: its runs' configuration without seed and
-    learning rate (task arguments, model, batch, steps). Time is not proportional to counted FLOPs
-    across shapes (claim 7's 128-long, 16-wide sequences cost 515 ms a step at 2.0e9 FLOPs where
-    a 9.2e9-FLOP pack of another shape cost 169 ms), so each shape is timed where time allows."""
-    import json
+    learning rate (task arguments, model, batch, steps; the selection group of
+    :func:`~expressivity.experiments.claims.grids.group_key`). Time is not proportional to counted
+    FLOPs across shapes (claim 7's 128-long, 16-wide sequences cost 515 ms a step at 2.0e9 FLOPs
+    where a 9.2e9-FLOP pack of another shape cost 169 ms), so each shape is timed where time allows."""
+    from expressivity.experiments.claims.grids import AXIS, group_key
 
-    config = pack.configs[0].to_dict()
-    config.pop("seed", None)
-    config["train"] = {k: v for k, v in config["train"].items() if k != "lr"}
-    return json.dumps(config, sort_keys=True, default=str)
+    return group_key(pack.configs[0].to_dict(), AXIS)
 
 
 def _calibrate(plan: Plan, packs: list[Pack], execution, threads: int) -> None:
@@ -204,37 +202,38 @@ def _calibrate(plan: Plan, packs: list[Pack], execution, threads: int) -> None:
     are spent. A pack of a timed shape costs that timing scaled by its FLOPs a step; a pack of a
     shape left untimed costs the line through the two extremes at its FLOPs (the larger of the two
     times where they do not rise with FLOPs). Held-out passes cost their FLOPs at the step's rate."""
+    shape = [shape_of(p) for p in packs]
     order = sorted(range(len(packs)), key=lambda i: plan.packs[i].flops_per_step)
-    shapes: dict[str, list[int]] = {}
+    largest: dict[str, int] = {}      # shape -> its pack with the most FLOPs a step
+    total: dict[str, float] = {}      # shape -> FLOPs of all its packs
     for i in order:
-        shapes.setdefault(shape_of(packs[i]), []).append(i)
-    by_cost = sorted(shapes.values(), key=lambda idx: -sum(plan.packs[i].flops for i in idx))
-    first_two = list(dict.fromkeys([order[-1], order[0]]))
+        largest[shape[i]] = i
+        total[shape[i]] = total.get(shape[i], 0.0) + plan.packs[i].flops
+    extremes = list(dict.fromkeys([order[-1], order[0]]))
     timed: dict[str, tuple[float, float]] = {}     # shape -> (FLOPs a step, seconds a step) of its timed pack
     spent = 0.0
-    for i in first_two + [idx[-1] for idx in by_cost]:
-        shape = shape_of(packs[i])
-        if shape in timed or (i not in first_two and spent > CALIBRATION_TOTAL_SECONDS):
+    for i in extremes + [largest[k] for k in sorted(total, key=total.get, reverse=True)]:
+        if shape[i] in timed or (i not in extremes and spent > CALIBRATION_TOTAL_SECONDS):
             continue
         t0 = time.perf_counter()
         first, per_step, steps = time_pack(packs[i], execution, threads)
         spent += time.perf_counter() - t0
-        timed[shape] = (plan.packs[i].flops_per_step, per_step)
+        timed[shape[i]] = (plan.packs[i].flops_per_step, per_step)
         plan.calibration.append({"size": packs[i].size, "flops_per_step": plan.packs[i].flops_per_step,
                                  "seconds_per_step": per_step, "first_step": first, "steps": steps})
-    (f1, t1), (f2, t2) = timed[shape_of(packs[order[-1]])], timed[shape_of(packs[order[0]])]
+    (f1, t1), (f2, t2) = timed[shape[order[-1]]], timed[shape[order[0]]]
     rising = f1 > f2 and t1 > t2
 
-    def step_seconds(pack: Pack, flops: float) -> float:
-        if shape_of(pack) in timed:
-            f, t = timed[shape_of(pack)]
+    def step_seconds(i: int) -> float:
+        flops = plan.packs[i].flops_per_step
+        if shape[i] in timed:
+            f, t = timed[shape[i]]
             return t * flops / f
         return t2 + (t1 - t2) * (flops - f2) / (f1 - f2) if rising else max(t1, t2)
 
     startup = max(max(c["first_step"] - c["seconds_per_step"], 0.0) for c in plan.calibration)
-    for pack, p in zip(packs, plan.packs):
-        per_step = step_seconds(pack, p.flops_per_step)
-        p.seconds = startup + per_step * p.flops / p.flops_per_step
+    for i, p in enumerate(plan.packs):
+        p.seconds = startup + step_seconds(i) * p.flops / p.flops_per_step
     plan.seconds = _wall(sorted((p.seconds for p in plan.packs), reverse=True), plan.workers)
 
 
