@@ -23,6 +23,7 @@ LAYERS = (
     ("export", "experiments"),
     ("inspect",),
     ("cli",),
+    ("__main__",),   # ``python -m expressivity``: the command, run as a module
 )
 RANK = {name: k for k, names in enumerate(LAYERS) for name in names}
 

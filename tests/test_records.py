@@ -223,3 +223,22 @@ def test_a_run_record_names_the_source_commit_and_whether_it_was_changed(tmp_pat
     assert source_revision(repo / "venv" / "pkg") is None
     source_revision.cache_clear()
     assert run_record("x", {})["source"] == source_revision()
+
+
+def test_the_hardware_record_resolves_the_device_and_names_it(monkeypatch):
+    """A verdict's record names the machine that computed it: ``auto`` resolved as training resolves
+    it, the GPU's name on CUDA, the CPU's model otherwise, and the cores."""
+    import os
+
+    import torch
+
+    from expressivity.records import hardware
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    on_cpu = hardware("auto")
+    assert on_cpu["device"] == "cpu" and on_cpu["cpus"] == os.cpu_count()
+    assert hardware("cpu") == on_cpu and hardware(None) == on_cpu
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda index=0: "Test GPU 80GB")
+    assert hardware("auto") == {"device": "cuda", "name": "Test GPU 80GB", "cpus": os.cpu_count()}
+    assert hardware("cuda")["name"] == "Test GPU 80GB" and hardware("cpu")["device"] == "cpu"

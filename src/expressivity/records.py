@@ -128,6 +128,31 @@ def source_revision(where: Path | None = None) -> dict | None:
     return {"commit": head.stdout.strip(), "dirty": status.returncode != 0 or bool(status.stdout.strip())}
 
 
+def hardware(device: str | None = "cpu") -> dict:
+    """Where a run computes, for the record beside its verdict and minutes: ``{"device": "cpu" or
+    "cuda" (``"auto"`` resolved as training resolves it), "name": the GPU's name on CUDA, else the
+    CPU's model (``None`` where the system does not say), "cpus": logical cores}``."""
+    import os
+
+    device = device or "cpu"
+    name = None
+    if device in ("auto", "cuda"):
+        import torch
+
+        if torch.cuda.is_available():
+            device, name = "cuda", torch.cuda.get_device_name(0)
+        else:
+            device = "cpu" if device == "auto" else device
+    if name is None and device == "cpu":
+        try:
+            name = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                         if line.startswith("model name")), None)
+        except OSError:
+            pass
+        name = name or platform.processor() or None
+    return {"device": device, "name": name, "cpus": os.cpu_count()}
+
+
 def run_record(command: str, config: dict, seed: int | None = None) -> dict:
     """What every run records about itself: command, config, seed, package versions and the source's
     git commit (:func:`source_revision`), platform, time."""

@@ -122,7 +122,9 @@ _register()
 
 
 def main() -> None:
-    cli()
+    # the name its messages give, also when run as ``python -m expressivity`` (click would say
+    # "python -m expressivity.expressivity" there)
+    cli(prog_name="expressivity")
 
 
 if __name__ == "__main__":

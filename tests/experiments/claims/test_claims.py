@@ -313,7 +313,9 @@ def test_trained_claims_run_end_to_end_at_toy_size(name, sizes, tmp_path):
         assert (out / f).exists(), f
     verdict = json.loads((out / "verdict.json").read_text())
     assert verdict["verdict"] == result.verdict and verdict["criterion"] == get_claim(name).criterion
-    assert json.loads((out / "run.json").read_text())["config"]["overrides"]["steps"] == 20
+    record = json.loads((out / "run.json").read_text())
+    assert record["config"]["overrides"]["steps"] == 20
+    assert record["hardware"]["device"] == "cpu" and verdict["hardware"] == record["hardware"]  # no GPU in CI
     assert verdict["regime"]["checks"] and verdict["scale"] == "quick"
     assert all(row["seeds"] == 2 for row in result.rows if "seeds" in row)
 

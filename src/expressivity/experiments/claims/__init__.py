@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Callable
 
 from expressivity.errors import ExpressivityError
-from expressivity.records import check_output_dir, jsonable, run_record, write_json
+from expressivity.records import check_output_dir, hardware, jsonable, run_record, write_json
 
 VERDICTS = ("reproduced", "not reproduced", "refuted", "undecided")
 UNDECIDED_REASONS = ("out of regime", "underpowered", "lr on grid edge")
@@ -297,6 +297,8 @@ def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = N
     amended = criterion.settle(out, claim, scale, amend)
     stated = {"criterion_sha256": criterion.sha256(out), "amendments": [asdict(a) for a in amended]}
     config = {"claim": name, "scale": scale, **{k: v for k, v in context.items() if k != "on_progress"}}
+    # the machine of this invocation (a folder resumed elsewhere names the last one; numerics run on the CPU)
+    stated |= {"hardware": hardware(context.get("device", "cpu") if claim.trains else "cpu")}
     write_json(out / "run.json", run_record(f"reproduce {name}", config) | stated)
     ctx = ClaimContext(out, scale, extensions=grids.read_extensions(out), **context)
     result, edges = run_bracketed(claim, ctx)
