@@ -105,6 +105,53 @@ def test_the_gpu_check_keeps_its_budget_and_says_what_it_skipped(tmp_path):
         assert res.returncode == 2 and "--budget-s" in res.stderr and not (tmp_path / bad).exists()
 
 
+def _full_on_gpu(*args, timeout=600):
+    return subprocess.run([sys.executable, str(BENCHMARKS / "full_on_gpu.py"), *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_the_full_scale_script_bundles_what_finished_and_stops_at_its_budget_resumably(tmp_path):
+    """On the CPU (``--device cpu --scale quick``): a claim that finishes is bundled with the files a
+    README cell quotes, under SCALE/NAME/; the next one is stopped by Ctrl-C's signal when the budget
+    runs out and reported as such, with its resume command; the claim after it is not started."""
+    import tarfile
+
+    out = tmp_path / "gpu"
+    res = _full_on_gpu("--device", "cpu", "--scale", "quick", "--minutes", "0.4", "--start-at-least", "0",
+                       "--out", out, "wang-e-8", "wang-e-6", "wang-e-2")
+    assert res.returncode == 0, res.stderr[-2000:]
+    summary = json.loads((out / "summary.json").read_text())
+    first, second, third = summary["claims"]
+    verdict = json.loads((out / "runs" / "wang-e-8" / "verdict.json").read_text())
+    assert first["status"] == "finished" and first["verdict"] == verdict["verdict"]
+    assert first["hardware"]["device"] == "cpu"
+    assert second["status"] == "stopped at the budget" and second["resume"].startswith(
+        "python -m expressivity reproduce wang-e-6 --scale quick --device cpu --out ")
+    assert third["status"].startswith("not started")
+    assert summary["used_minutes"] < 0.4 + 2.0   # the budget, and the stopped claim's grace to record its runs
+    with tarfile.open(out / "full_results.tar.gz") as tar:
+        names = set(tar.getnames())
+        assert {f"quick/wang-e-8/{f}" for f in ("criterion.md", "verdict.json", "results.csv", "run.json")} <= names
+        assert not any("wang-e-6" in n for n in names)
+        assert json.load(tar.extractfile("quick/wang-e-8/verdict.json")) == verdict
+    assert set(summary["files"]) <= {"full_results.tar.gz", "resume_wang-e-6.tar.gz"}
+    assert "wang-e-6 (quick): stopped at the budget" in (out / "summary.md").read_text()
+
+
+def test_the_full_scale_script_refuses_in_one_line_what_it_cannot_do(tmp_path):
+    import torch
+
+    cases = [(["--minutes", "nan"], "--minutes"), (["--minutes", "-1"], "--minutes"), (["nosuch"], "unknown claim"),
+             (["wang-e-7", "wang-e-7"], "named twice"), (["--device", "cpu", "--check-seconds", "5"], "does not apply"),
+             (["--check-seconds", "600", "--minutes", "5"], "leaves nothing")]
+    if not torch.cuda.is_available():
+        cases.append(([], "no CUDA GPU here"))
+    for args, needle in cases:
+        res = _full_on_gpu(*args, "--out", tmp_path / "o", timeout=120)
+        assert res.returncode == 2 and needle in res.stderr and len(res.stderr.strip().splitlines()) == 1, (args, res.stderr)
+        assert not (tmp_path / "o").exists()
+
+
 @pytest.fixture(scope="module")
 def bench_tracr():
     sys.path.insert(0, str(BENCHMARKS))

@@ -1,0 +1,255 @@
+"""The deciding scale on one GPU within a fixed number of minutes (issue 29, item 5), in one go:
+
+1. the GPU check (``gpu_check.py``) with ``--check-seconds`` of the budget (0 skips it);
+2. each claim's full profile in turn (default: wang-e-7, wang-e-dp, wang-e-3, wang-e-6, the
+   issue's order), ``python -m expressivity reproduce NAME --scale full --device cuda --yes`` into
+   ``RUNS/NAME``; when the budget runs out the running claim gets Ctrl-C's signal, which leaves
+   its folder resumable (the same command, here or on another machine with the folder copied);
+   a claim is not started with less than a minute left;
+3. what a README cell quotes, bundled: ``full_results.tar.gz`` holds ``full/NAME/`` (``SCALE/NAME/``) with each
+   finished folder's criterion.md, verdict.json, results.csv, results.json, figure.png, run.json
+   and grid_extensions.json (unpack it into ``docs/results/``), ``resume_NAME.tar.gz`` the whole
+   folder of a claim stopped at the budget (checkpoints included), and ``summary.json`` /
+   ``summary.md`` each claim's word, minutes and device, with ``log.txt`` everything printed.
+
+At most seven files land in ``--out`` (gpu_check.json and .md, summary.json and .md, log.txt and
+the two bundles); the run folders stay in ``--runs`` (default ``OUT/runs``). Run from a checkout
+with any Python that has PyTorch, click, rich, safetensors, numpy, scipy and matplotlib (the
+package need not be installed: ``src`` is put on the path). Without a GPU it refuses in one line
+(exit 2) unless ``--device cpu``, which with ``--scale quick`` checks this script on a CPU.
+
+    python benchmarks/full_on_gpu.py --minutes 9 --out full_on_gpu [--check-seconds 150] [NAMES...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ORDER = ("wang-e-7", "wang-e-dp", "wang-e-3", "wang-e-6")
+QUOTED = ("criterion.md", "verdict.json", "results.csv", "results.json", "figure.png", "run.json",
+          "grid_extensions.json")
+START_AT_LEAST_S = 60.0   # a claim's plan alone times its packs for up to a minute
+STOP_GRACE_S = 90.0
+CHECK_S = 150.0           # the GPU check's share by default (its parts, most telling first, fit their budget)       # after Ctrl-C's signal, time to record the runs in flight before a kill
+
+
+def fail(message: str) -> None:
+    """One line naming the problem and the fix, exit code 2, nothing written."""
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:   # one line and the fix, not argparse's usage block
+        fail(f"{message}; see --help")
+
+
+def positive(text: str) -> float:
+    value = float(text)
+    if not (0 < value <= 1e6):
+        raise argparse.ArgumentTypeError(f"must be a number of minutes in (0, 1e6], got {text}")
+    return value
+
+
+def non_negative(text: str) -> float:
+    value = float(text)
+    if not (0 <= value <= 6e7):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds in [0, 6e7], got {text}")
+    return value
+
+
+def environment() -> dict:
+    """The child processes' environment: this checkout's ``src`` first on the path, output unbuffered."""
+    path = os.environ.get("PYTHONPATH")
+    return os.environ | {"PYTHONPATH": str(ROOT / "src") + (os.pathsep + path if path else ""), "PYTHONUNBUFFERED": "1"}
+
+
+def run_until(command: list[str], seconds: float, log, stdout=None) -> tuple[int, bool]:
+    """Run ``command`` for at most ``seconds``; then send its process group SIGINT (Ctrl-C), wait
+    ``STOP_GRACE_S``, and kill it if it is still there. Returns ``(exit code, stopped by us)``."""
+    log.write(f"$ {' '.join(command)}\n")
+    log.flush()
+    child = subprocess.Popen(command, stdout=stdout or log, stderr=log, env=environment(), start_new_session=True)
+    try:
+        return child.wait(timeout=max(seconds, 1.0)), False
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGINT)
+        try:
+            return child.wait(timeout=STOP_GRACE_S), True
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            return child.wait(), True
+    except KeyboardInterrupt:   # our own Ctrl-C: the child got it too (same terminal); let it finish recording
+        try:
+            child.wait(timeout=STOP_GRACE_S)
+        finally:
+            if child.poll() is None:
+                os.killpg(child.pid, signal.SIGKILL)
+        raise
+
+
+def progress(folder: Path) -> tuple[int, int]:
+    """``(runs recorded done, runs configured)`` over every sweep in a claim's folder (a grid the
+    rule extended adds configurations as it goes)."""
+    done = total = 0
+    for sweep in folder.rglob("sweep.json"):
+        try:
+            total += len(json.loads(sweep.read_text()).get("configs") or [])
+            records = sweep.parent / "records.jsonl"
+            if records.exists():
+                for line in records.read_text().splitlines():
+                    try:
+                        done += json.loads(line).get("status") == "done"
+                    except json.JSONDecodeError:   # a torn last line of a killed writer
+                        pass
+        except (OSError, json.JSONDecodeError):
+            continue
+    return done, total
+
+
+def claim_row(name: str, folder: Path, seconds: float, code: int, stopped: bool, resume: str, log_path: Path) -> dict:
+    done, total = progress(folder)
+    row = {"claim": name, "minutes": round(seconds / 60, 2), "runs_done": done, "runs_configured": total,
+           "folder": str(folder)}
+    verdict = folder / "verdict.json"
+    if code == 0 and verdict.exists():
+        v = json.loads(verdict.read_text())
+        return row | {"status": "finished", "verdict": v["verdict"], "reason": v["reason"],
+                      "hardware": v.get("hardware")}
+    if stopped or code == 130:
+        return row | {"status": "stopped at the budget", "resume": resume}
+    tail = [line for line in log_path.read_text(errors="replace").splitlines() if line.strip()][-1:]
+    return row | {"status": f"failed (exit code {code})", "last_line": tail[0] if tail else "", "resume": resume}
+
+
+def bundle(rows: list[dict], out: Path, scale: str) -> list[str]:
+    """``full_results.tar.gz`` (the quoted files of every finished claim under ``SCALE/NAME/``) and
+    one ``resume_NAME.tar.gz`` per stopped claim (its whole folder). Returns the files written."""
+    written = []
+    finished = [r for r in rows if r.get("status") == "finished"]
+    if finished:
+        with tarfile.open(out / "full_results.tar.gz", "w:gz") as tar:
+            for r in finished:
+                for name in QUOTED:
+                    path = Path(r["folder"]) / name
+                    if path.exists():
+                        tar.add(path, arcname=f"{scale}/{r['claim']}/{name}")
+        written.append("full_results.tar.gz")
+    for r in rows:
+        if r.get("status", "").startswith(("stopped", "failed")) and Path(r["folder"]).exists():
+            with tarfile.open(out / f"resume_{r['claim']}.tar.gz", "w:gz") as tar:
+                tar.add(r["folder"], arcname=r["claim"])
+            written.append(f"resume_{r['claim']}.tar.gz")
+    return written
+
+
+def summary_lines(summary: dict) -> list[str]:
+    lines = [f"device {summary['device']}, budget {summary['minutes']:g} min, used {summary['used_minutes']:.1f} min"]
+    for r in summary["claims"]:
+        head = f"{r['claim']} ({summary['scale']}): {r['status']}"
+        if "minutes" in r:
+            head += f" after {r['minutes']:.1f} min"
+        if r.get("runs_configured"):   # numerics claims train nothing
+            head += f", runs {r['runs_done']} of {r['runs_configured']}"
+        if r.get("verdict"):
+            head += f"; verdict {r['verdict']}: {r['reason']}"
+        if r.get("last_line"):
+            head += f"; last line: {r['last_line']}"
+        if r.get("resume"):
+            head += f"; resume: {r['resume']}"
+        lines.append(head)
+    return lines
+
+
+def main(argv=None) -> int:
+    p = Parser(description=__doc__.splitlines()[0])
+    p.add_argument("names", nargs="*", metavar="NAME", help=f"claims, in order (default: {' '.join(ORDER)})")
+    p.add_argument("--minutes", type=positive, default=9.0, help="wall minutes for everything (default 9)")
+    p.add_argument("--check-seconds", type=non_negative, default=None,
+                   help=f"of those, seconds for the GPU check (0: skip it; default {CHECK_S:g}; not with --device cpu)")
+    p.add_argument("--out", type=Path, default=Path("full_on_gpu"), help="where the bundles and summary go")
+    p.add_argument("--runs", type=Path, default=None, help="where the claims' folders go (default OUT/runs)")
+    p.add_argument("--scale", choices=("quick", "medium", "full"), default="full")
+    p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    p.add_argument("--start-at-least", type=non_negative, default=START_AT_LEAST_S, metavar="SECONDS",
+                   help=f"start no claim with less left (default {START_AT_LEAST_S:g}: a plan times packs for up to a minute)")
+    a = p.parse_args(argv)
+    started = time.monotonic()
+    deadline = started + 60 * a.minutes
+    sys.path.insert(0, str(ROOT / "src"))
+    from expressivity.experiments.claims import all_claims
+
+    names = a.names or list(ORDER)
+    unknown = [n for n in names if n not in all_claims()]
+    if unknown:
+        fail(f"unknown claim {unknown[0]!r}; use names from `python -m expressivity reproduce --list`")
+    if len(set(names)) < len(names):
+        fail("a claim is named twice; name each once")
+    if a.device == "cpu" and a.check_seconds is not None:
+        fail("--check-seconds does not apply with --device cpu (the GPU check is the GPU's); leave it out")
+    a.check_seconds = CHECK_S if a.check_seconds is None and a.device == "cuda" else (a.check_seconds or 0.0)
+    if a.check_seconds >= 60 * a.minutes:
+        fail(f"--check-seconds {a.check_seconds:g} leaves nothing of --minutes {a.minutes:g}; give fewer seconds")
+    if a.out.exists() and not a.out.is_dir():
+        fail(f"--out {a.out} is a file; name a folder")
+    import torch
+
+    if a.device == "cuda" and not torch.cuda.is_available():
+        fail("no CUDA GPU here (PyTorch sees none); run this on a GPU machine, or pass --device cpu "
+             "--scale quick to check the script on the CPU")
+    device_name = torch.cuda.get_device_name(0) if a.device == "cuda" else "cpu"
+    a.out = a.out.resolve()
+    runs = (a.runs or a.out / "runs").resolve()
+    a.out.mkdir(parents=True, exist_ok=True)
+    runs.mkdir(parents=True, exist_ok=True)
+    log_path = a.out / "log.txt"
+    summary = {"device": device_name, "scale": a.scale, "minutes": a.minutes, "claims": [],
+               "command": " ".join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])])}
+    with log_path.open("a") as log:
+        try:
+            if a.check_seconds > 0 and a.device == "cuda":
+                print(f"GPU check on {device_name} ({a.check_seconds:g} s)", flush=True)
+                code, _ = run_until([sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--budget-s",
+                                     str(a.check_seconds), "--out", str(a.out)], a.check_seconds + 60, log)
+                summary["gpu_check"] = {"exit_code": code, "files": ["gpu_check.json", "gpu_check.md"]}
+            for name in names:
+                left = deadline - time.monotonic()
+                if left < a.start_at_least:
+                    summary["claims"].append({"claim": name, "status": f"not started: {max(left, 0):.0f} s left, "
+                                                                      f"a claim starts with {a.start_at_least:g}"})
+                    continue
+                folder = runs / name
+                device = ["--device", a.device] if all_claims()[name].trains else []   # numerics run on the CPU
+                command = [sys.executable, "-m", "expressivity", "reproduce", name, "--scale", a.scale, *device,
+                           "--out", str(folder), "--yes", "--json"]
+                print(f"{name} ({a.scale}, {a.device}): up to {left / 60:.1f} min", flush=True)
+                t0 = time.monotonic()
+                with (runs / f"{name}.json").open("w") as stdout:
+                    code, stopped = run_until(command, left, log, stdout)
+                row = claim_row(name, folder, time.monotonic() - t0, code, stopped,
+                                " ".join(["python -m expressivity", *command[3:-1]]), log_path)
+                summary["claims"].append(row)
+                print("  " + summary_lines(summary | {"used_minutes": 0, "claims": [row]})[1], flush=True)
+        except KeyboardInterrupt:
+            summary["interrupted"] = True
+        summary["used_minutes"] = (time.monotonic() - started) / 60
+        summary["files"] = bundle(summary["claims"], a.out, a.scale)
+    (a.out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    text = summary_lines(summary)
+    (a.out / "summary.md").write_text("\n".join(f"- {line}" for line in text) + "\n")
+    print("\n".join(text))
+    print(f"written to {a.out}: {', '.join(['summary.json', 'summary.md', 'log.txt', *summary['files']])}")
+    return 130 if summary.get("interrupted") else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
