@@ -4,6 +4,7 @@ the ones the fixed guard made (so CPU sweeps keep their records); quick and medi
 passes are never chunked; a plan times a few steps and prices every pack."""
 
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -133,6 +134,29 @@ def test_every_shape_is_timed_so_a_slow_shape_with_few_flops_is_priced_by_its_ow
     monkeypatch.setattr(plan_module, "CALIBRATION_TOTAL_SECONDS", -1.0)
     lined = plan_claim("wang-e-4", "quick", tmp_path / "out", workers=1, threads=1, overrides=sizes)
     assert len(lined.calibration) == 2 and lined.seconds < plan.seconds / 10
+
+
+def test_a_pack_is_timed_in_the_arithmetic_its_runs_will_use(monkeypatch):
+    """TF32 is switched on only inside ``Execution.matmul_mode``; a plan that timed a TF32 pack
+    outside it priced fp32 steps (and the GPU check's tf32 rows were fp32 ones)."""
+    from contextlib import contextmanager
+
+    from expressivity.experiments.packing import Pack
+    from expressivity.experiments.plan import time_pack
+    from expressivity.training.execution import Execution
+
+    entered = []
+
+    @contextmanager
+    def watched(self):
+        entered.append(self.precision)
+        yield
+
+    monkeypatch.setattr(Execution, "matmul_mode", watched)
+    sweep, _ = claim_sweep("wang-e-4", "quick", Path("/nonexistent-plan-test"), overrides={"steps": 10, "seeds": (0,), "lrs": (1e-2,),
+                                                                 "widths": (4,), "heads": (2,)})
+    first, per_step, timed = time_pack(Pack(tuple(sweep.configs[:1])), Execution("cpu", precision="bf16"), 1, steps=2)
+    assert entered == ["bf16"] and timed == 2 and per_step > 0
 
 
 def test_a_numerics_claim_plans_nothing(tmp_path):

@@ -261,3 +261,21 @@ def test_tasks_that_draw_members_at_once_call_generate_once(monkeypatch):
         monkeypatch.setattr(type(task), "generate", lambda self, *a: calls.append(type(a[2])) or original(self, *a))
         batch = task.sample_members(4, None, [gen(1), gen(2)])
         assert calls == expected and batch.x.shape[:2] == (2, 4)
+
+
+def test_a_bf16_output_does_not_round_the_count_of_scored_positions():
+    """Under bf16 autocast the model's output is bf16; the loss's mask weights and sums stay in
+    float32, so 48 x 127 = 6,096 scored positions (10 significant bits; bf16 keeps 8) are counted
+    exactly: a constant error of 0.5 per position has loss 0.5 exactly, for one run and K members."""
+    from expressivity.tasks import Batch
+
+    task = make_task("fixed-memory", length=128, lags="2,5")
+    y = torch.zeros(48, 128, 1)
+    mask = torch.ones(48, 128, dtype=torch.bool)
+    mask[:, 0] = False                                   # 48 x 127 scored
+    out = torch.full((48, 128, 1), 0.5 ** 0.5, dtype=torch.bfloat16)
+    error = float(torch.tensor(0.5 ** 0.5, dtype=torch.bfloat16)) ** 2
+    assert task.loss(out, Batch(y, y, mask)).item() == pytest.approx(error, rel=1e-6)
+    members = task.member_losses(out.expand(2, *out.shape), Batch(y.expand(2, *y.shape), y.expand(2, *y.shape),
+                                                                  mask.expand(2, *mask.shape)))
+    assert members.tolist() == pytest.approx([error, error], rel=1e-6)

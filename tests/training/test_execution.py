@@ -126,3 +126,42 @@ def test_a_compiled_step_gives_the_eager_losses():
     for a, b in zip(eager.history, compiled.history):
         for key in a:
             assert b[key] == pytest.approx(a[key], rel=1e-5, abs=1e-6), key
+
+
+def test_a_process_compiles_every_shape_of_a_claim_not_only_the_first_eight(monkeypatch):
+    """One worker compiles every pack of a claim through one function, each pack its own static
+    shape; Dynamo's default cap (8) would run the ninth eagerly while the record says compiled.
+    (Dynamo's own ``eager`` backend stands in for inductor: the cap is Dynamo's, and it is fast.)"""
+    import torch._dynamo
+    from torch._dynamo.utils import counters
+
+    from expressivity.training import step as step_module
+
+    real = torch.compile
+    monkeypatch.setattr(step_module.torch, "compile", lambda fn, mode=None, dynamic=None: real(fn, backend="eager",
+                                                                                                 dynamic=dynamic))
+    monkeypatch.setattr(torch._dynamo.config, "recompile_limit", 8)   # the default, whatever a test before set
+    torch._dynamo.reset()
+    counters.clear()
+    execution = Execution("cpu", capture="compiled")
+    widths = (8, 12, 16, 20, 24, 28, 32, 36, 40, 44)
+    for d in widths:
+        config = RunConfig.for_task("reverse", {"length": 4, "vocab": 4}, dict(layers=1, heads=2, d_model=d, ffn_width=16),
+                                    dict(steps=2, batch_size=4, eval_every=2, eval_size=8, log_every=1))
+        stepper = SingleStepper(config, config.build_task(), None, execution)
+        stepper.update(0, stepper.losses(0), [True])
+    assert counters["stats"]["unique_graphs"] == len(widths)
+    from expressivity.training.step import forget_compiled
+
+    def first_width_compiles() -> int:
+        counters.clear()
+        config = RunConfig.for_task("reverse", {"length": 4, "vocab": 4}, dict(layers=1, heads=2, d_model=8, ffn_width=16),
+                                    dict(steps=2, batch_size=4, eval_every=2, eval_size=8, log_every=1))
+        stepper = SingleStepper(config, config.build_task(), None, execution)
+        stepper.update(0, stepper.losses(0), [True])
+        return counters["stats"]["unique_graphs"]
+
+    assert first_width_compiles() == 0   # kept: the same shape replays what was compiled
+    forget_compiled()                    # between packs the compiled functions (and CUDA graphs) are dropped
+    assert first_width_compiles() == 1
+    torch._dynamo.reset()

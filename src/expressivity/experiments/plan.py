@@ -253,6 +253,7 @@ def time_pack(pack: Pack, execution, threads: int, steps: int = CALIBRATION_STEP
     import torch
 
     from expressivity.training.ensemble import EnsembleStepper
+    from expressivity.training.step import forget_compiled
     from expressivity.training.trainer import SingleStepper
 
     before = torch.get_num_threads()
@@ -272,17 +273,20 @@ def time_pack(pack: Pack, execution, threads: int, steps: int = CALIBRATION_STEP
                 torch.cuda.synchronize()
             return time.perf_counter() - t0
 
-        first = step(0)
-        timed, spent = [], 0.0
-        while len(timed) < steps and spent < limit:
-            timed.append(step(len(timed) + 1))
-            spent += timed[-1]
+        with run.matmul_mode():   # TF32 is timed as TF32, as the runs will compute
+            first = step(0)
+            timed, spent = [], 0.0
+            while len(timed) < steps and spent < limit:
+                timed.append(step(len(timed) + 1))
+                spent += timed[-1]
         del stepper
-        if run.device == "cuda":
-            torch.cuda.empty_cache()   # the runs, started next, get the memory back
         return first, sorted(timed)[len(timed) // 2], len(timed)
     finally:
         torch.set_num_threads(before)
+        if execution.capture == "compiled":
+            forget_compiled()   # its CUDA graphs' pool would keep memory from the runs started next
+        if execution.device == "cuda":
+            torch.cuda.empty_cache()   # the runs, started next, get the memory back
 
 
 def check_affordable(plan: Plan, yes: bool) -> None:

@@ -23,6 +23,7 @@ from expressivity.manifest import remove_written
 from expressivity.training import RunConfig, run, run_ensemble
 from expressivity.training.checkpoint import FINISHED, checkpoint_exists, read_checkpoint_config
 from expressivity.training.ensemble import ENSEMBLE_FILES
+from expressivity.training.step import forget_compiled
 from expressivity.training.trainer import clear_run_folder
 
 OK_STATUSES = ("done", "target-reached")
@@ -64,8 +65,22 @@ def execute_pack(job: dict, on_progress: Callable[[int], None] | None = None) ->
     except (Exception, SystemExit) as exc:  # a failure of this pack, not of the engine: record it
         reason = _reason(exc)
         return [failed_record(c, reason, pack, time.perf_counter() - t0) for c in configs]
+    finally:
+        if _compiles(job):
+            forget_compiled()   # the next pack in this process compiles its own shape, with the memory back
     pack["seconds"] = time.perf_counter() - t0
     return [record_of(r, pack) for r in results]
+
+
+def _compiles(job: dict) -> bool:
+    """Whether ``job``'s steps run through ``torch.compile`` (its execution as resolved on its device)."""
+    from expressivity.training.execution import Execution
+    from expressivity.training.trainer import resolve_device
+
+    try:
+        return Execution.choose(resolve_device(job.get("device", "cpu")), **(job.get("execution") or {})).capture == "compiled"
+    except (ExpressivityError, TypeError, ValueError):
+        return False
 
 
 def _how(job: dict, device: str) -> dict:

@@ -159,7 +159,7 @@ class Task:
     def loss(self, out: torch.Tensor, batch: Batch) -> torch.Tensor:
         """Mean cross-entropy (classification) or mean squared error (regression) over scored
         positions, divided by :attr:`loss_unit`; ``out`` is the model output ``(batch, n, d_out)``."""
-        w = batch.mask.to(out.dtype)
+        w = batch.mask.to(_at_least_float32(out.dtype))
         per = self._per_position(out, batch.y)
         loss = (per * w).sum() / w.sum()
         return loss if self.loss_unit == 1.0 else loss / self.loss_unit
@@ -168,7 +168,7 @@ class Task:
         """:meth:`loss` of each of K models at once: ``out`` ``(K, batch, n, d_out)``, ``batch``
         tensors with the same leading ``K`` axis; returns ``(K,)`` (member ``k``'s loss on its own
         batch). Mask-weighted rather than mask-indexed, so every member reduces the same shape."""
-        w = batch.mask.to(out.dtype)
+        w = batch.mask.to(_at_least_float32(out.dtype))
         per = self._per_position(out, batch.y)
         dims = tuple(range(1, per.dim()))
         loss = (per * w).sum(dims) / w.sum(dims)
@@ -287,3 +287,10 @@ def integers(high: int, shape: tuple[int, ...], generator: torch.Generator | Cou
     if isinstance(generator, CounterStream):
         return generator.integers(high, tuple(shape))
     return torch.randint(0, high, tuple(shape), generator=generator)
+
+
+def _at_least_float32(dtype: torch.dtype) -> torch.dtype:
+    """The dtype a loss's mask weights and sums are kept in: ``dtype``, or float32 where ``out`` is
+    bf16 (autocast), whose 8 significant bits would round a count of scored positions such as
+    48 x 127 (float32 and float64 outputs are unchanged, so their losses are too)."""
+    return torch.promote_types(dtype, torch.float32)

@@ -59,10 +59,48 @@ def loss_function(model: torch.nn.Module, task: Task, execution: Execution,
                 return task.member_losses(out, Batch(x, y, mask)).float()
             return task.loss(out, Batch(x, y, mask)).float().reshape(1)
 
-    if execution.capture == "compiled":
-        mode = "reduce-overhead" if execution.device == "cuda" else None
-        losses = torch.compile(losses, mode=mode, dynamic=False)
-    return lambda batch: losses(*batch)
+    if execution.capture != "compiled":
+        return lambda batch: losses(*batch)
+    allow_recompiles()
+    cuda = execution.device == "cuda"
+    compiled = torch.compile(losses, mode="reduce-overhead" if cuda else None, dynamic=False)
+    if not cuda:
+        return lambda batch: compiled(*batch)
+
+    def replayed(batch):
+        # a new generation of CUDA graphs every step: a step whose forward had no backward (a loop
+        # stopped between them, an error) leaves the next one on the graphs' fast path
+        torch.compiler.cudagraph_mark_step_begin()
+        return compiled(*batch)
+
+    return replayed
+
+
+# One worker process compiles every pack of a claim, each its own static shape (claim 7's full
+# profile has 21), through the one function above; at Dynamo's default cap (8 compiles of a
+# function) the packs after the eighth would run eagerly while their records say "compiled".
+RECOMPILE_LIMIT = 256
+
+
+def allow_recompiles(limit: int = RECOMPILE_LIMIT) -> None:
+    """Let Dynamo compile one function for at least ``limit`` shapes (never lowers a larger setting)."""
+    import torch._dynamo
+
+    config = torch._dynamo.config
+    for name in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit"):
+        if hasattr(config, name) and isinstance(getattr(config, name), int):
+            setattr(config, name, max(getattr(config, name), limit))
+
+
+def forget_compiled() -> None:
+    """Drop every compiled function and its CUDA graphs (their private memory pool): between packs
+    of one process, so a finished pack's graphs neither hold memory the next one needs nor count
+    towards Dynamo's limit (only where something was compiled: the call costs nothing then)."""
+    import sys
+
+    dynamo = sys.modules.get("torch._dynamo")
+    if dynamo is not None:
+        dynamo.reset()
 
 
 class DeviceAlive:
