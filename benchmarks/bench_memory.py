@@ -83,7 +83,7 @@ def child(name: str, device: str) -> dict:
     base = RunConfig.for_task(task_name, args, model=model, train={**train, "steps": 10})
     configs = [base.with_changes(seed=s) for s in range(members)]
     task = base.build_task()
-    estimate = estimate_run(base, task, members)
+    estimate = estimate_run(base, task, members, device)
     keep_freed_memory()
     gc.collect()
     if device == "cuda":

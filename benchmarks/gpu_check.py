@@ -150,7 +150,7 @@ def memory_rows(configs_by_label: dict, device: str) -> list[dict]:
     rows = []
     for label, (configs, _) in configs_by_label.items():
         task = configs[0].build_task()
-        estimate = estimate_run(configs[0], task, len(configs))
+        estimate = estimate_run(configs[0], task, len(configs), device)
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
         start = torch.cuda.memory_allocated()

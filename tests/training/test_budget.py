@@ -34,6 +34,18 @@ def test_an_ensemble_costs_its_members_and_the_chunk_does_not_depend_on_them():
     assert eight.chunks == one.chunks   # a function of the configuration alone
 
 
+def test_on_cuda_a_held_out_pass_is_counted_beside_the_captured_step_not_instead_of_it():
+    """CUDA graphs keep a training step's memory in their own pool, which the eager held-out pass
+    cannot reuse: on CUDA the two add; on the CPU the larger counts (as before). The chunks, and so
+    the held-out numbers, are the same on both devices."""
+    config = RunConfig.for_task("kernel-memory", {"length": 64})
+    task = config.build_task()
+    cpu, cuda = estimate_run(config, task, 4), estimate_run(config, task, 4, "cuda")
+    assert cpu.peak == cpu.parameters + cpu.data + max(cpu.training, cpu.evaluation)
+    assert cuda.peak == cpu.parameters + cpu.data + cpu.training + cpu.evaluation
+    assert cpu.peak < cuda.peak <= 2 * cpu.peak and cuda.chunks == cpu.chunks
+
+
 def test_small_runs_are_never_chunked():
     assert eval_chunk(ModelConfig(vocab_size=16, d_out=16, max_len=8), 8, 512, 8, 64) == 512
 

@@ -66,10 +66,10 @@ def plan_packs(configs, max_pack: int | None = DEFAULT_MAX_PACK, *, device: str 
     for members in groups.values():
         task = members[0].build_task()
         if budget is not None:
-            _check_alone(members[0], task, budget)
+            _check_alone(members[0], task, budget, device)
         fits = _fits_former_guard if device == "cpu" else _fits_budget
         parts = math.ceil(len(members) / (max_pack or len(members)))
-        while parts < len(members) and not fits(members[0], task, math.ceil(len(members) / parts), budget):
+        while parts < len(members) and not fits(members[0], task, math.ceil(len(members) / parts), budget, device):
             parts += 1
         for k in range(parts):  # near-equal chunks: 20 runs at max 16 -> 10 + 10, not 16 + 4
             chunk = members[k * len(members) // parts:(k + 1) * len(members) // parts]
@@ -77,18 +77,18 @@ def plan_packs(configs, max_pack: int | None = DEFAULT_MAX_PACK, *, device: str 
     return packs
 
 
-def _check_alone(config: RunConfig, task, budget: Budget) -> None:
+def _check_alone(config: RunConfig, task, budget: Budget, device: str) -> None:
     try:
-        check_run_budget(config, task, 1, budget)
+        check_run_budget(config, task, 1, budget, device)
     except BudgetError as exc:
         raise BudgetError(f"run {config.id()} (seed {config.seed}): {exc}") from None
 
 
-def _fits_budget(config: RunConfig, task, models: int, budget: Budget | None) -> bool:
-    return budget is None or estimate_run(config, task, models).peak <= budget.bytes
+def _fits_budget(config: RunConfig, task, models: int, budget: Budget | None, device: str) -> bool:
+    return budget is None or estimate_run(config, task, models, device).peak <= budget.bytes
 
 
-def _fits_former_guard(config: RunConfig, task, models: int, budget=None) -> bool:
+def _fits_former_guard(config: RunConfig, task, models: int, budget=None, device: str = "cpu") -> bool:
     tc = config.train
     return former_guard_bytes(config.model, task.seq_len, tc.batch_size, tc.eval_size, models) <= FORMER_GUARD
 

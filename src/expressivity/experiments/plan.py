@@ -166,13 +166,13 @@ def plan_claim(name: str, scale: str, out: Path, *, device: str = "cpu", executi
     except BudgetError as exc:
         plan.note = f"refused: {exc}"
         return plan
-    plan.packs = [_pack_plan(p) for p in packs]
+    plan.packs = [_pack_plan(p, device) for p in packs]
     if calibrate and packs:
         _calibrate(plan, packs, chosen, threads)
     return plan
 
 
-def _pack_plan(pack: Pack) -> PackPlan:
+def _pack_plan(pack: Pack, device: str = "cpu") -> PackPlan:
     from expressivity.nn.model import flops_per_token
 
     c = pack.configs[0]
@@ -182,7 +182,7 @@ def _pack_plan(pack: Pack) -> PackPlan:
     per_step = 3 * forward * tc.batch_size * pack.size
     evals = tc.steps // tc.eval_every + 2 * (1 + len(c.eval_lengths))   # periodic, then val and test per length
     flops = tc.steps * per_step + evals * forward * tc.eval_size * pack.size
-    return PackPlan(pack.size, tc.steps, estimate_run(c, task, pack.size).peak, per_step, flops)
+    return PackPlan(pack.size, tc.steps, estimate_run(c, task, pack.size, device).peak, per_step, flops)
 
 
 def shape_of(pack: Pack) -> str:

@@ -254,7 +254,7 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     ids = check_packable(configs)   # before the budget check and anything is built
     base_cfg, task = configs[0], configs[0].build_task()
     tc = base_cfg.train
-    estimate = check_run_budget(base_cfg, task, len(configs), memory_budget_of(memory_budget, device))
+    estimate = check_run_budget(base_cfg, task, len(configs), memory_budget_of(memory_budget, device), device)
     listed = group_dir is not None and member_dirs is None   # the members under group_dir, which lists them
     if listed:
         member_dirs = [Path(group_dir) / f"seed_{c.seed}" for c in configs]

@@ -289,7 +289,7 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
     device = resolve_device(device)
     execution = resolve_execution(execution, device)
     task, cfg = config.build_task(), config.train
-    estimate = check_run_budget(config, task, 1, memory_budget_of(memory_budget, device))
+    estimate = check_run_budget(config, task, 1, memory_budget_of(memory_budget, device), device)
     if out_dir is not None and not resume:   # a resumed folder is the run's own: its checkpoint decides
         check_run_folder(out_dir)
     if resume and out_dir is not None and checkpoint_exists(Path(out_dir) / "checkpoint"):
