@@ -12,17 +12,26 @@ about 9 minutes, it prints and writes to one folder (``gpu_check.json`` and ``gp
 * runs per hour of the claim-7 and wang-e-dp full profiles against the same figures on this
   machine's CPU with 2 threads (the CI machines' 2 cores);
 * TF32 and bf16 against fp32 on two claims' cells, paired over 5 seeds, against the seed-to-seed
-  spread (``precision_agreement.py``).
+  spread (``precision_agreement.py``);
+* first of all, whether the fast paths compute what the reference computes there: each model
+  kind of claims 6, 7 and wang-e-dp (two members, the full profiles' shapes) a few steps with the
+  explicit softmax, with SDPA and compiled, and its first step on the device against the CPU's
+  (``agreement``; relative tolerance 1e-4 in fp32).
 
-The CPU half runs first, everywhere: the same packs on the CPU (eager fp32, the reference) and
-the claim-4 comparison there. On a machine without a GPU the script says so in one line after
-the CPU half and exits 0. ``--quick`` shrinks every size (the test of this script uses it).
+On a GPU the GPU parts run first, in the order of their worth (agreement; each pack eager and
+captured in fp32; the memory estimate; the ensemble; the other precisions; precision against
+fp32), then the CPU half with what is left: the same packs on the CPU (eager fp32, the
+reference) and the claim-4 comparison there. On a machine without a GPU the CPU half runs (with
+the agreement of the CPU's own paths) and the script says so in one line and exits 0.
+``--quick`` shrinks every size (the test of this script uses it).
 
 Nine minutes are kept by construction, not hoped for: ``--budget-s`` (default 540) is the whole
-script's wall time, and a part that would start after it is spent is recorded and printed as
-skipped, never run past it (the CPU half times packs of at most four members, 20 s a way, since
-its figures are rates a run). Compilation on a GPU was not measured here (no GPU was lent to the
-sessions that wrote this): the order of the parts is the order of their worth.
+script's wall time; a part that would start after it is spent, or a compiled way with less than
+:data:`COMPILE_RESERVE_S` left (a compile is not bounded by the clock), is recorded and printed as
+skipped. A part that raises is recorded with its error and the others still run; Ctrl-C (or
+SIGINT from a caller's deadline) ends the script with what it measured written (``.json`` and
+``.md``), exit 130. Compilation on a GPU was not measured here (no GPU was lent to the sessions
+that wrote this).
 
     bash benchmarks/gpu_check.sh [--out gpu_check] [--quick] [--budget-s 540]
 """
@@ -38,6 +47,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 CPU_MEMBERS, CPU_SECONDS_A_WAY = 4, 20.0
+COMPILE_RESERVE_S = 60.0   # a compiled way is not started with less left: its compile is not bounded by the clock
+AGREEMENT_RTOL = 1e-4      # fp32 paths of one device, and the CPU's against a GPU's first step
+
 
 
 def write_report(report: dict, out: Path) -> dict:
@@ -57,7 +69,10 @@ class Clock:
     def left(self) -> float:
         return self.budget - (time.perf_counter() - self.start)
 
-    def skipped(self) -> dict:
+    def skipped(self, reserve: float = 0.0) -> dict:
+        if reserve and self.left() > 0:
+            return {"skipped": f"{self.left():.0f} s of the {self.budget:g} s budget left, under the {reserve:g} s "
+                               "a compile may take"}
         return {"skipped": f"the {self.budget:g} s budget was spent"}
 
 
@@ -90,25 +105,113 @@ def packs(quick: bool) -> dict:
 
 
 def time_ways(configs: list, device: str, ways, steps: int, threads: int, clock: Clock,
-              limit: float = 60.0) -> list[dict]:
+              limit: float = 60.0, reserve: float = COMPILE_RESERVE_S) -> list[dict]:
     """Steps per second of ``configs`` as one pack on ``device`` for each ``(capture, precision)``
-    (at most ``limit`` seconds of timed steps each; a way that would start after ``clock`` ran out
-    is marked skipped)."""
+    (at most ``limit`` seconds of timed steps each; a way that would start after ``clock`` ran out,
+    or a compiled one with less than ``reserve`` seconds left, is marked skipped; one that raises
+    is recorded with its error)."""
     from expressivity.experiments.packing import Pack
     from expressivity.experiments.plan import time_pack
     from expressivity.training.execution import Execution
 
     rows = []
     for capture, precision in ways:
-        if clock.left() <= 0:
-            rows.append({"capture": capture, "precision": precision} | clock.skipped())
+        way = {"capture": capture, "precision": precision}
+        if clock.left() <= 0 or (capture == "compiled" and clock.left() < reserve):
+            rows.append(way | clock.skipped(reserve if capture == "compiled" else 0.0))
             continue
         execution = Execution.choose(device, capture=capture, precision=precision)
-        first, per_step, timed = time_pack(Pack(tuple(configs)), execution, threads, steps=steps,
-                                           limit=min(limit, max(clock.left(), 1.0)))
-        rows.append({"capture": capture, "precision": precision, "first_step_s": first, "step_s": per_step,
-                     "steps_per_s": 1 / per_step, "run_steps_per_s": len(configs) / per_step, "timed": timed,
-                     "execution": execution.record()})
+        try:
+            first, per_step, timed = time_pack(Pack(tuple(configs)), execution, threads, steps=steps,
+                                               limit=min(limit, max(clock.left(), 1.0)))
+        except Exception as exc:   # noqa: BLE001 - one way's failure (a compile, memory) is a figure too
+            rows.append(way | failure(exc))
+            continue
+        rows.append(way | {"first_step_s": first, "step_s": per_step, "steps_per_s": 1 / per_step,
+                           "run_steps_per_s": len(configs) / per_step, "timed": timed,
+                           "execution": execution.record()})
+    return rows
+
+
+def failure(exc: BaseException) -> dict:
+    """A part's error as recorded: its type and first line (the GPU memory it held given back)."""
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except Exception:   # noqa: BLE001 - recording the first error matters more
+        pass
+    text = str(exc).strip().splitlines()
+    return {"error": f"{type(exc).__name__}: {text[0] if text else ''}"[:300]}
+
+
+AGREEMENT_CELLS = {   # label -> (claim, full-profile selection, quick selection): each model kind of the full runs
+    "claim 7 attention": ("wang-e-7", lambda c: c.task.args.get("max_lag") == 64 and c.model.mixer == "attention"
+                          and c.model.layers == 2,
+                          lambda c: c.task.args.get("max_lag") == 8 and c.model.mixer == "attention" and c.model.layers == 2),
+    "claim 7 DP-free": ("wang-e-7", lambda c: c.task.args.get("max_lag") == 64 and c.model.mixer == "dpfree",
+                        lambda c: c.task.args.get("max_lag") == 8 and c.model.mixer == "dpfree"),
+    "wang-e-dp L=2 attention": ("wang-e-dp", lambda c: c.model.layers == 2 and c.model.mixer == "attention",
+                                lambda c: c.model.layers == 2 and c.model.mixer == "attention"),
+    "claim 6 attention": ("wang-e-6", lambda c: c.model.mixer == "attention", lambda c: c.model.mixer == "attention"),
+}
+COMPILED_AGREEMENT = ("claim 7 attention", "wang-e-dp L=2 attention")   # a compile each: the two kinds timed below
+
+
+def pack_losses(configs: list, execution, steps: int):
+    """``(steps, K)`` training losses of ``configs`` trained as one pack with ``execution`` (float64, CPU)."""
+    import torch
+
+    from expressivity.training.ensemble import EnsembleStepper
+
+    task = configs[0].build_task()
+    run = execution.for_task(task)
+    stepper = EnsembleStepper(configs, task, None, run)
+    alive = None if stepper.defers_sync else [True] * stepper.size
+    rows = []
+    with run.matmul_mode():
+        for k in range(steps):
+            losses = stepper.losses(k)
+            rows.append(losses.detach().double().cpu())
+            stepper.update(k, losses, alive)
+    return torch.stack(rows)
+
+
+def agreement(device: str, quick: bool, clock: Clock, compile_ways: bool = True) -> list[dict]:
+    """Whether ``device``'s fast paths compute what its reference computes: for each model kind of
+    the full runs (two members, 3 steps, fp32), the largest relative difference of the training
+    losses with SDPA and compiled (SDPA) against the explicit softmax, eager; on CUDA also the first
+    step's losses against the CPU's (host sampler on both: the same batches)."""
+    from expressivity.training.execution import Execution
+
+    scale, steps, rows = ("quick" if quick else "full"), 3, []
+    for label, (claim, keep_full, keep_quick) in AGREEMENT_CELLS.items():
+        if clock.left() <= 0:
+            rows.append({"cell": label} | clock.skipped())
+            continue
+        row = {"cell": label, "steps": steps, "members": 2, "rtol": AGREEMENT_RTOL}
+        try:
+            configs = claim_pack(claim, scale, keep_quick if quick else keep_full, 2)
+            fp32 = {"precision": "fp32"}
+            reference = pack_losses(configs, Execution.choose(device, **fp32, attention="explicit", capture="eager"), steps)
+            ways = {"sdpa": {"attention": "sdpa", "capture": "eager"}}
+            if compile_ways and label in COMPILED_AGREEMENT and clock.left() >= (0 if quick else COMPILE_RESERVE_S):
+                ways["compiled"] = {"attention": "sdpa", "capture": "compiled"}
+            scale_of = float(reference.abs().max().clamp(min=1e-12))
+            row["relative"] = {}
+            for way, given in ways.items():
+                losses = pack_losses(configs, Execution.choose(device, **fp32, **given), steps)
+                row["relative"][way] = float((losses - reference).abs().max()) / scale_of
+            if device == "cuda":
+                host = {**fp32, "attention": "explicit", "capture": "eager", "sampler": "host"}
+                gpu = pack_losses(configs, Execution.choose("cuda", **host), 1)
+                cpu = pack_losses(configs, Execution.choose("cpu", **host), 1)
+                row["relative"]["cuda vs cpu, first step"] = float((gpu - cpu).abs().max()) / float(cpu.abs().max())
+            row["ok"] = all(r <= AGREEMENT_RTOL for r in row["relative"].values())
+        except Exception as exc:   # noqa: BLE001 - recorded, and the next cell still runs
+            row |= failure(exc) | {"ok": False}
+        rows.append(row)
     return rows
 
 
@@ -123,7 +226,9 @@ def ensemble_vs_sequential(device: str, k: int, steps: int, clock: Clock, quick:
     train = {**train, "eval_every": 2, "eval_size": 16} if quick else train
     base = RunConfig.for_task(task, args, model=model, train={**train, "steps": steps})
     configs = [base.with_changes(seed=s) for s in range(k)]
-    run(configs[0].with_changes(train={"steps": 2}), device=device)   # warm: kernels, caches
+    # warm both shapes (one run, and K members: on CUDA each compiles once), so neither side pays a compile
+    run(configs[0].with_changes(train={"steps": 2}), device=device)
+    run_ensemble([c.with_changes(train={"steps": 2}) for c in configs], device=device)
     each = []
     for c in configs:
         t0 = time.perf_counter()
@@ -161,8 +266,10 @@ def memory_rows(configs_by_label: dict, device: str) -> list[dict]:
             stepper.update(step, stepper.losses(step), alive)
         stepper.evaluate(eval_batch(task, configs[0].train.eval_size, device=device))
         peak = torch.cuda.max_memory_allocated() - start
+        # what the caching allocator holds besides (CUDA graphs' private pools among it)
+        reserved = torch.cuda.max_memory_reserved()
         rows.append({"pack": label, "members": len(configs), "estimate_gib": estimate.peak / 2**30,
-                     "measured_gib": peak / 2**30, "ratio": estimate.peak / peak})
+                     "measured_gib": peak / 2**30, "reserved_gib": reserved / 2**30, "ratio": estimate.peak / peak})
         del stepper
     return rows
 
@@ -170,17 +277,22 @@ def memory_rows(configs_by_label: dict, device: str) -> list[dict]:
 def runs_per_hour(rows: list[dict], configs: list) -> float | None:
     """Runs of ``configs``' length an hour at the best way's run-steps per second (None where
     every way was skipped)."""
-    timed = [r["run_steps_per_s"] for r in rows if "skipped" not in r]
+    timed = [r["run_steps_per_s"] for r in rows if "run_steps_per_s" in r]   # not the skipped or failed
     return 3600 * max(timed) / configs[0].train.steps if timed else None
 
 
-def cpu_half(quick: bool, report: dict, clock: Clock, out: Path) -> dict:
+def cpu_half(quick: bool, chosen: dict, report: dict, clock: Clock, out: Path) -> None:
+    """The same packs on the CPU with 2 threads (eager fp32, the reference: rates a run, packs of at
+    most four), claim 4's ensemble against its runs one after another, and where there is no GPU,
+    the agreement of the CPU's own fast paths."""
     import torch
 
     threads = 2
     torch.set_num_threads(threads)
-    chosen = packs(quick)
     report["cpu"] = {"threads": threads, "packs": {}}
+    if not torch.cuda.is_available():
+        report["cpu"]["agreement"] = part(lambda: agreement("cpu", quick, clock, compile_ways=not quick), clock)
+        write_report(report, out)
     for label, (configs, steps) in chosen.items():
         configs = configs[:CPU_MEMBERS]   # a rate a run: a CPU pack of 16 is no faster a run than one of 4
         rows = time_ways(configs, "cpu", [("eager", "fp32")], steps, threads, clock, CPU_SECONDS_A_WAY)
@@ -188,77 +300,124 @@ def cpu_half(quick: bool, report: dict, clock: Clock, out: Path) -> dict:
                                          "runs_per_hour": runs_per_hour(rows, configs)}
         write_report(report, out)
     # 300 steps, not the cell's 1,500: both sides are timed in this process, a rate a step
-    report["cpu"]["ensemble_vs_sequential"] = (
-        ensemble_vs_sequential("cpu", 2 if quick else 8, 4 if quick else 300, clock, quick) if clock.left() > 0
-        else clock.skipped())
+    report["cpu"]["ensemble_vs_sequential"] = part(
+        lambda: ensemble_vs_sequential("cpu", 2 if quick else 8, 4 if quick else 300, clock, quick), clock)
     write_report(report, out)
-    return chosen
+
+
+def part(measure, clock: Clock):
+    """``measure()``, or a record that it was skipped (budget spent) or raised (its error): one
+    part's failure, a compile or an out-of-memory on a GPU never tried, leaves the others' figures."""
+    if clock.left() <= 0:
+        return clock.skipped()
+    try:
+        return measure()
+    except Exception as exc:   # noqa: BLE001 - recorded in the report and its lines
+        return failure(exc)
 
 
 def gpu_half(quick: bool, chosen: dict, report: dict, clock: Clock, out: Path) -> None:
-    """The GPU figures, most telling first: the packs (fp32 eager and captured before the other
-    precisions), the memory estimate, the ensemble, then precision against fp32."""
+    """The GPU figures, most telling first: the fast paths' agreement with the reference, each pack
+    eager and captured in fp32, the memory estimate, the ensemble, the other precisions, then
+    precision against fp32 over seeds."""
     import torch
 
-    report["gpu"] = {"device": torch.cuda.get_device_name(0), "packs": {}}
-    ways = sorted(WAYS, key=lambda w: w[1] != "fp32")
+    report["gpu"] = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+                     "cuda": torch.version.cuda, "packs": {}}
+    reserve = 0.0 if quick else COMPILE_RESERVE_S
+    report["gpu"]["agreement"] = part(lambda: agreement("cuda", quick, clock), clock)
+    write_report(report, out)
+    first_ways = [("eager", "fp32"), ("compiled", "fp32")]
     for label, (configs, steps) in chosen.items():
-        rows = time_ways(configs, "cuda", ways, steps, 1, clock, 30.0)
-        eager, captured = (next(r for r in rows if r["capture"] == c and r["precision"] == "fp32")
-                           for c in ("eager", "compiled"))
-        both = "skipped" not in eager and "skipped" not in captured
-        report["gpu"]["packs"][label] = {"members": len(configs), "ways": rows,
-                                         "captured_vs_eager": eager["step_s"] / captured["step_s"] if both else None,
-                                         "runs_per_hour": runs_per_hour(rows, configs)}
+        rows = time_ways(configs, "cuda", first_ways, steps, 1, clock, 30.0, reserve)
+        report["gpu"]["packs"][label] = {"members": len(configs), "ways": rows}
+        set_rates(report["gpu"]["packs"][label], configs)
         write_report(report, out)
-    report["gpu"]["memory"] = memory_rows(chosen, "cuda") if clock.left() > 0 else []
+    report["gpu"]["memory"] = part(lambda: memory_rows(chosen, "cuda"), clock)
     write_report(report, out)
-    report["gpu"]["ensemble_vs_sequential"] = (
-        ensemble_vs_sequential("cuda", 2 if quick else 8, 4 if quick else 1500, clock, quick) if clock.left() > 0
-        else clock.skipped())
+    report["gpu"]["ensemble_vs_sequential"] = part(
+        lambda: ensemble_vs_sequential("cuda", 2 if quick else 8, 4 if quick else 1500, clock, quick), clock)
     write_report(report, out)
+    for label, (configs, steps) in chosen.items():
+        rest = [w for w in WAYS if w not in first_ways]
+        report["gpu"]["packs"][label]["ways"] += time_ways(configs, "cuda", rest, steps, 1, clock, 30.0, reserve)
+        set_rates(report["gpu"]["packs"][label], configs)
+        write_report(report, out)
     from precision_agreement import CELLS, compare
 
     report["gpu"]["precision"], last = [], 0.0
     for precision in ("tf32", "bf16"):
         for label in CELLS:   # one comparison is not started where the last one's time is not left
-            if clock.left() <= last:
+            if clock.left() <= max(last, reserve):
                 report["gpu"]["precision"].append({"cell": label, "precision": precision} | clock.skipped())
                 continue
             t0 = time.perf_counter()
-            report["gpu"]["precision"].append(compare(label, "cuda", 2 if quick else 5, 20 if quick else 1500,
-                                                      precision))
+            row = part(lambda: compare(label, "cuda", 2 if quick else 5, 20 if quick else 1500, precision), clock)
+            report["gpu"]["precision"].append({"cell": label, "precision": precision} | row)
             last = time.perf_counter() - t0
             write_report(report, out)
 
 
+def set_rates(pack: dict, configs: list) -> None:
+    """A pack's captured-over-eager ratio (fp32) and best runs an hour, from its timed ways."""
+    rows = pack["ways"]
+    eager, captured = (next((r for r in rows if r["capture"] == c and r["precision"] == "fp32"), {}) for c in
+                       ("eager", "compiled"))
+    timed = "step_s" in eager and "step_s" in captured
+    pack["captured_vs_eager"] = eager["step_s"] / captured["step_s"] if timed else None
+    pack["runs_per_hour"] = runs_per_hour(rows, configs)
+
+
 def lines(report: dict) -> list[str]:
     out = []
-    for side in ("cpu", "gpu"):
+    for side in ("gpu", "cpu"):
         if side not in report:
             continue
-        where = f"GPU ({report['gpu']['device']})" if side == "gpu" else f"CPU ({report['cpu']['threads']} threads)"
-        for label, p in report[side]["packs"].items():
+        r_side = report[side]
+        where = (f"GPU ({r_side['device']}, torch {r_side.get('torch')}, CUDA {r_side.get('cuda')})" if side == "gpu"
+                 else f"CPU ({r_side['threads']} threads)")
+        rows = r_side.get("agreement")
+        if isinstance(rows, dict):   # the whole part skipped or failed
+            out.append(f"{where}: agreement with the reference: {rows.get('skipped') or rows.get('error')}")
+        for row in rows if isinstance(rows, list) else []:
+            if "relative" in row:
+                worst = ", ".join(f"{way} {value:.2g}" for way, value in row["relative"].items())
+                out.append(f"{where}: {row['cell']}: fast paths against the reference, largest relative difference "
+                           f"of {row['steps']} steps' losses: {worst} (tolerance {row['rtol']:g}): "
+                           f"{'AGREE' if row['ok'] else 'DISAGREE'}")
+            else:
+                out.append(f"{where}: {row['cell']}: agreement {row.get('skipped') or row.get('error')}")
+        for label, p in r_side["packs"].items():
             ways = "; ".join(f"{r['capture']} {r['precision']} " + (f"skipped ({r['skipped']})" if "skipped" in r
+                                                                      else f"failed ({r['error']})" if "error" in r
                                                                       else f"{r['steps_per_s']:.3g} steps/s")
                              for r in p["ways"])
-            rate = f"{p['runs_per_hour']:.3g} runs an hour" if p["runs_per_hour"] else "no rate"
+            rate = f"{p['runs_per_hour']:.3g} runs an hour" if p.get("runs_per_hour") else "no rate"
             out.append(f"{where}: {label} of {p['members']}: {ways}; {rate}")
             if p.get("captured_vs_eager"):
                 out.append(f"  captured / eager (fp32): {p['captured_vs_eager']:.2f}x (goal >= "
                            f"{GOALS['captured_vs_eager_tiny']:g} on a tiny model)")
-        e = report[side]["ensemble_vs_sequential"]
-        out.append(f"{where}: claim 4's widest cell: skipped ({e['skipped']})" if "skipped" in e else
-                   f"{where}: claim 4's widest cell, {e['runs']} runs of {e['steps']} steps: one after another "
-                   f"{e['sequential_s']:.1f} s" + (f" ({e['timed']} timed, times {e['runs']})" if e["timed"] < e["runs"]
-                                                  else "") + f", one ensemble {e['ensemble_s']:.1f} s: {e['ratio']:.2f}x "
-                   f"(goal {e['goal']})")
-        for m in report[side].get("memory", []):
+        e = r_side.get("ensemble_vs_sequential")
+        if e is None:
+            pass
+        elif "skipped" in e or "error" in e:
+            out.append(f"{where}: claim 4's widest cell: {'skipped (' + e['skipped'] if 'skipped' in e else 'failed (' + e['error']})")
+        else:
+            out.append(f"{where}: claim 4's widest cell, {e['runs']} runs of {e['steps']} steps: one after another "
+                       f"{e['sequential_s']:.1f} s" + (f" ({e['timed']} timed, times {e['runs']})" if e["timed"] < e["runs"]
+                                                      else "") + f", one ensemble {e['ensemble_s']:.1f} s: "
+                       f"{e['ratio']:.2f}x (goal {e['goal']})")
+        memory = r_side.get("memory", [])
+        if isinstance(memory, dict):
+            out.append(f"{where}: memory: {memory.get('skipped') or memory.get('error')}")
+        for m in memory if isinstance(memory, list) else []:
             out.append(f"{where}: {m['pack']} of {m['members']}: estimate {m['estimate_gib']:.3g} GiB, measured "
-                       f"{m['measured_gib']:.3g} GiB, ratio {m['ratio']:.2f} (goal within 2x)")
-        for r in report[side].get("precision", []):
-            if "skipped" in r:
-                out.append(f"{where}: {r['cell']}: {r['precision']} against fp32 skipped ({r['skipped']})")
+                       f"{m['measured_gib']:.3g} GiB (reserved {m['reserved_gib']:.3g}), ratio {m['ratio']:.2f} "
+                       "(goal within 2x)")
+        for r in r_side.get("precision", []):
+            if "skipped" in r or "error" in r:
+                out.append(f"{where}: {r['cell']}: {r['precision']} against fp32 "
+                           f"{'skipped (' + r['skipped'] if 'skipped' in r else 'failed (' + r['error']})")
                 continue
             d = r["paired_minus_fp32"]
             out.append(f"{where}: {r['cell']}: final test loss {r['precision']} - fp32 {d['value']:.3g} [{d['low']:.3g}, "
@@ -282,19 +441,25 @@ def main(argv=None) -> int:
     report = {"version": expressivity.__version__, "torch": torch.__version__, "quick": a.quick,
               "goals": GOALS, "budget_s": a.budget_s}
     has_gpu = torch.cuda.is_available()
-    # With a GPU the CPU half gets a third of the budget; the GPU half what is left.
-    chosen = cpu_half(a.quick, report, Clock(a.budget_s / 3) if has_gpu else clock, a.out)
-    if has_gpu:
-        gpu_half(a.quick, chosen, report, clock, a.out)
+    code = 0
+    try:
+        chosen = packs(a.quick)
+        if has_gpu:   # the GPU's figures first; the CPU half gets what is left
+            gpu_half(a.quick, chosen, report, clock, a.out)
+        cpu_half(a.quick, chosen, report, clock, a.out)
+    except KeyboardInterrupt:   # Ctrl-C, or a caller's deadline: keep what was measured
+        report["interrupted"], code = True, 130
     report["seconds"] = time.perf_counter() - clock.start
     write_report(report, a.out)
     text = lines(report)
+    if report.get("interrupted"):
+        text.append(f"interrupted after {report['seconds']:.0f} s: the figures above are those measured before")
     if not has_gpu:
         text.append("no CUDA GPU here: the GPU half did not run (the CPU figures above are this machine's)")
     (a.out / "gpu_check.md").write_text("\n".join(f"- {line}" for line in text) + "\n")
     print("\n".join(text))
     print(f"written to {a.out}/gpu_check.json and gpu_check.md in {report['seconds']:.0f} s")
-    return 0
+    return code
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -82,6 +83,10 @@ def test_the_gpu_check_runs_its_cpu_half_and_says_in_one_line_when_there_is_no_g
         assert all(w["steps_per_s"] > 0 and w["execution"]["device"] == "cpu" for w in pack["ways"])
     assert report["cpu"]["ensemble_vs_sequential"]["ratio"] > 0
     notes = [line for line in out.stdout.splitlines() if "GPU half" in line]
+    side = report["gpu" if torch.cuda.is_available() else "cpu"]["agreement"]   # the fast paths against the reference
+    assert [row["cell"] for row in side] == ["claim 7 attention", "claim 7 DP-free", "wang-e-dp L=2 attention",
+                                             "claim 6 attention"]
+    assert all(row["ok"] and "sdpa" in row["relative"] for row in side)
     if torch.cuda.is_available():
         assert not notes and report["gpu"]["packs"]
     else:
@@ -103,6 +108,36 @@ def test_the_gpu_check_keeps_its_budget_and_says_what_it_skipped(tmp_path):
         res = subprocess.run(["bash", str(BENCHMARKS / "gpu_check.sh"), "--budget-s", bad, "--out", str(tmp_path / bad)],
                              capture_output=True, text=True, timeout=600)
         assert res.returncode == 2 and "--budget-s" in res.stderr and not (tmp_path / bad).exists()
+
+
+def test_a_gpu_check_part_that_raises_is_recorded_and_the_others_still_run(tmp_path, monkeypatch):
+    """On a GPU never tried, a compile or an out-of-memory error in one part must not cost the
+    other parts' figures: the error is recorded and printed, the script ends normally."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import gpu_check
+
+        from expressivity.experiments import plan
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("CUDA error: an illegal memory access was encountered\nmore lines")
+
+        monkeypatch.setattr(plan, "time_pack", broken)
+        threads = torch.get_num_threads()
+        try:
+            assert gpu_check.main(["--quick", "--out", str(tmp_path / "check")]) == 0
+        finally:
+            torch.set_num_threads(threads)
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    report = json.loads((tmp_path / "check" / "gpu_check.json").read_text())
+    for pack in report["cpu"]["packs"].values():
+        assert [w["error"] for w in pack["ways"]] == ["RuntimeError: CUDA error: an illegal memory access was encountered"]
+    assert report["cpu"]["ensemble_vs_sequential"]["ratio"] > 0   # the part after the failures still ran
+    text = (tmp_path / "check" / "gpu_check.md").read_text()
+    assert "eager fp32 failed (RuntimeError: CUDA error: an illegal memory access was encountered)" in text
+    assert gpu_check.part(lambda: 1 / 0, gpu_check.Clock(60)) == {"error": "ZeroDivisionError: division by zero"}
+    assert "skipped" in gpu_check.part(lambda: 1, gpu_check.Clock(1e-9))
 
 
 def _full_on_gpu(*args, timeout=600):
