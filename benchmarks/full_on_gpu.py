@@ -5,12 +5,14 @@
    issue's order), ``python -m expressivity reproduce NAME --scale full --device cuda --yes`` into
    ``RUNS/NAME``; when the budget runs out the running claim gets Ctrl-C's signal, which leaves
    its folder resumable (the same command, here or on another machine with the folder copied);
-   a claim is not started with less than a minute left;
+   a claim is not started with less than a minute left, and each stops early enough for its
+   grace (90 s to record the runs in flight) and the bundles (30 s) to fit in ``--minutes``;
 3. what a README cell quotes, bundled: ``full_results.tar.gz`` holds ``full/NAME/`` (``SCALE/NAME/``) with each
    finished folder's criterion.md, verdict.json, results.csv, results.json, figure.png, run.json
-   and grid_extensions.json (unpack it into ``docs/results/``), ``resume_NAME.tar.gz`` the whole
+   and grid_extensions.json (unpack it into ``docs/results/``), ``resume_NAME.tar`` the whole
    folder of a claim stopped at the budget (checkpoints included), and ``summary.json`` /
-   ``summary.md`` each claim's word, minutes and device, with ``log.txt`` everything printed.
+   ``summary.md`` each claim's word, minutes and device (rewritten after every claim), with
+   ``log.txt`` everything printed.
 
 At most seven files land in ``--out`` (gpu_check.json and .md, summary.json and .md, log.txt and
 the two bundles); the run folders stay in ``--runs`` (default ``OUT/runs``). Run from a checkout
@@ -38,8 +40,10 @@ ORDER = ("wang-e-7", "wang-e-dp", "wang-e-3", "wang-e-6")
 QUOTED = ("criterion.md", "verdict.json", "results.csv", "results.json", "figure.png", "run.json",
           "grid_extensions.json")
 START_AT_LEAST_S = 60.0   # a claim's plan alone times its packs for up to a minute
-STOP_GRACE_S = 90.0
-CHECK_S = 150.0           # the GPU check's share by default (its parts, most telling first, fit their budget)       # after Ctrl-C's signal, time to record the runs in flight before a kill
+STOP_GRACE_S = 90.0       # after Ctrl-C's signal, time for a claim to record the runs in flight before a kill
+CHECK_GRACE_S = 30.0      # the same for the GPU check (it writes what it measured)
+BUNDLE_S = 30.0           # kept at the end for the bundles and the summary
+CHECK_S = 150.0           # the GPU check's share by default (its parts run most telling first)
 
 
 def fail(message: str) -> None:
@@ -73,9 +77,9 @@ def environment() -> dict:
     return os.environ | {"PYTHONPATH": str(ROOT / "src") + (os.pathsep + path if path else ""), "PYTHONUNBUFFERED": "1"}
 
 
-def run_until(command: list[str], seconds: float, log, stdout=None) -> tuple[int, bool]:
+def run_until(command: list[str], seconds: float, log, stdout=None, grace: float = STOP_GRACE_S) -> tuple[int, bool]:
     """Run ``command`` for at most ``seconds``; then send its process group SIGINT (Ctrl-C), wait
-    ``STOP_GRACE_S``, and kill it if it is still there. Returns ``(exit code, stopped by us)``."""
+    ``grace`` seconds, and kill it if it is still there. Returns ``(exit code, stopped by us)``."""
     log.write(f"$ {' '.join(command)}\n")
     log.flush()
     child = subprocess.Popen(command, stdout=stdout or log, stderr=log, env=environment(), start_new_session=True)
@@ -84,7 +88,7 @@ def run_until(command: list[str], seconds: float, log, stdout=None) -> tuple[int
     except subprocess.TimeoutExpired:
         os.killpg(child.pid, signal.SIGINT)
         try:
-            return child.wait(timeout=STOP_GRACE_S), True
+            return child.wait(timeout=grace), True
         except subprocess.TimeoutExpired:
             os.killpg(child.pid, signal.SIGKILL)
             return child.wait(), True
@@ -133,7 +137,8 @@ def claim_row(name: str, folder: Path, seconds: float, code: int, stopped: bool,
 
 def bundle(rows: list[dict], out: Path, scale: str) -> list[str]:
     """``full_results.tar.gz`` (the quoted files of every finished claim under ``SCALE/NAME/``) and
-    one ``resume_NAME.tar.gz`` per stopped claim (its whole folder). Returns the files written."""
+    one ``resume_NAME.tar`` per stopped claim (its whole folder, checkpoints included, not
+    compressed: they do not compress, and the time is the budget's). Returns the files written."""
     written = []
     finished = [r for r in rows if r.get("status") == "finished"]
     if finished:
@@ -146,9 +151,10 @@ def bundle(rows: list[dict], out: Path, scale: str) -> list[str]:
         written.append("full_results.tar.gz")
     for r in rows:
         if r.get("status", "").startswith(("stopped", "failed")) and Path(r["folder"]).exists():
-            with tarfile.open(out / f"resume_{r['claim']}.tar.gz", "w:gz") as tar:
+            with tarfile.open(out / f"resume_{r['claim']}.tar", "w") as tar:
                 tar.add(r["folder"], arcname=r["claim"])
-            written.append(f"resume_{r['claim']}.tar.gz")
+            written.append(f"resume_{r['claim']}.tar")
+            r["resume_bundle_mib"] = round((out / written[-1]).stat().st_size / 2**20, 1)
     return written
 
 
@@ -166,8 +172,19 @@ def summary_lines(summary: dict) -> list[str]:
             head += f"; last line: {r['last_line']}"
         if r.get("resume"):
             head += f"; resume: {r['resume']}"
+        if r.get("resume_bundle_mib") is not None:
+            head += f" (folder in resume_{r['claim']}.tar, {r['resume_bundle_mib']:g} MiB)"
         lines.append(head)
     return lines
+
+
+def write_summary(summary: dict, out: Path, started: float) -> list[str]:
+    """``summary.json`` and ``summary.md`` as they stand (after every claim, and at the end)."""
+    summary["used_minutes"] = (time.monotonic() - started) / 60
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    text = summary_lines(summary)
+    (out / "summary.md").write_text("\n".join(f"- {line}" for line in text) + "\n")
+    return text
 
 
 def main(argv=None) -> int:
@@ -180,6 +197,8 @@ def main(argv=None) -> int:
     p.add_argument("--runs", type=Path, default=None, help="where the claims' folders go (default OUT/runs)")
     p.add_argument("--scale", choices=("quick", "medium", "full"), default="full")
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    p.add_argument("--stop-grace", type=non_negative, default=STOP_GRACE_S, metavar="SECONDS",
+                   help=f"after the signal, time a claim has to record its runs in flight (default {STOP_GRACE_S:g})")
     p.add_argument("--start-at-least", type=non_negative, default=START_AT_LEAST_S, metavar="SECONDS",
                    help=f"start no claim with less left (default {START_AT_LEAST_S:g}: a plan times packs for up to a minute)")
     a = p.parse_args(argv)
@@ -199,6 +218,11 @@ def main(argv=None) -> int:
     a.check_seconds = CHECK_S if a.check_seconds is None and a.device == "cuda" else (a.check_seconds or 0.0)
     if a.check_seconds >= 60 * a.minutes:
         fail(f"--check-seconds {a.check_seconds:g} leaves nothing of --minutes {a.minutes:g}; give fewer seconds")
+    for_claims = 60 * a.minutes - a.check_seconds - a.stop_grace - BUNDLE_S
+    if for_claims < max(a.start_at_least, 1.0):
+        fail(f"--minutes {a.minutes:g} leaves {max(for_claims, 0):.0f} s for the claims after the check "
+             f"({a.check_seconds:g} s), the stop grace ({a.stop_grace:g} s) and the bundles ({BUNDLE_S:g} s); "
+             "give more minutes")
     if a.out.exists() and not a.out.is_dir():
         fail(f"--out {a.out} is a file; name a folder")
     import torch
@@ -217,12 +241,16 @@ def main(argv=None) -> int:
     with log_path.open("a") as log:
         try:
             if a.check_seconds > 0 and a.device == "cuda":
+                # its own budget leaves room for a part past it; SIGINT then makes it write what it has
                 print(f"GPU check on {device_name} ({a.check_seconds:g} s)", flush=True)
                 code, _ = run_until([sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--budget-s",
-                                     str(a.check_seconds), "--out", str(a.out)], a.check_seconds + 60, log)
+                                     str(max(a.check_seconds - CHECK_GRACE_S, 1.0)), "--out", str(a.out)],
+                                    a.check_seconds, log, grace=CHECK_GRACE_S)
                 summary["gpu_check"] = {"exit_code": code, "files": ["gpu_check.json", "gpu_check.md"]}
+                write_summary(summary, a.out, started)
             for name in names:
-                left = deadline - time.monotonic()
+                # the claim's share ends early enough for its grace to record and for the bundles
+                left = deadline - a.stop_grace - BUNDLE_S - time.monotonic()
                 if left < a.start_at_least:
                     summary["claims"].append({"claim": name, "status": f"not started: {max(left, 0):.0f} s left, "
                                                                       f"a claim starts with {a.start_at_least:g}"})
@@ -234,18 +262,16 @@ def main(argv=None) -> int:
                 print(f"{name} ({a.scale}, {a.device}): up to {left / 60:.1f} min", flush=True)
                 t0 = time.monotonic()
                 with (runs / f"{name}.json").open("w") as stdout:
-                    code, stopped = run_until(command, left, log, stdout)
+                    code, stopped = run_until(command, left, log, stdout, grace=a.stop_grace)
                 row = claim_row(name, folder, time.monotonic() - t0, code, stopped,
                                 " ".join(["python -m expressivity", *command[3:-1]]), log_path)
                 summary["claims"].append(row)
+                write_summary(summary, a.out, started)   # a caller's kill past the minutes keeps what finished
                 print("  " + summary_lines(summary | {"used_minutes": 0, "claims": [row]})[1], flush=True)
         except KeyboardInterrupt:
             summary["interrupted"] = True
-        summary["used_minutes"] = (time.monotonic() - started) / 60
         summary["files"] = bundle(summary["claims"], a.out, a.scale)
-    (a.out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    text = summary_lines(summary)
-    (a.out / "summary.md").write_text("\n".join(f"- {line}" for line in text) + "\n")
+    text = write_summary(summary, a.out, started)
     print("\n".join(text))
     print(f"written to {a.out}: {', '.join(['summary.json', 'summary.md', 'log.txt', *summary['files']])}")
     return 130 if summary.get("interrupted") else 0
