@@ -119,13 +119,58 @@ def test_a_member_found_non_finite_on_the_device_stops_at_its_step(members, pois
 
 
 @pytest.mark.slow
-def test_a_compiled_step_gives_the_eager_losses():
-    eager = run(small(steps=8))
-    compiled = run(small(steps=8), execution={"capture": "compiled"})
-    assert compiled.execution["capture"] == "compiled"
+@pytest.mark.parametrize("sampler", ["host", "device"])
+def test_a_compiled_step_gives_the_eager_losses(sampler):
+    """Compiled, with the device sampler the batch is drawn inside the compiled step (the step a
+    tensor input): the same losses as the eager step on the same stream."""
+    eager = run(small(steps=8), execution={"sampler": sampler})
+    compiled = run(small(steps=8), execution={"capture": "compiled", "sampler": sampler})
+    assert compiled.execution["capture"] == "compiled" and compiled.execution["sampler"] == sampler
     for a, b in zip(eager.history, compiled.history):
         for key in a:
             assert b[key] == pytest.approx(a[key], rel=1e-5, abs=1e-6), key
+
+
+@pytest.mark.parametrize("task, args, model", [
+    ("nested-memory", {"length": 16, "max_lag": 8, "depth": 1}, {"mixer": "attention", "layers": 2, "rpe": "free"}),
+    ("nested-memory", {"length": 16, "max_lag": 8, "depth": 1}, {"mixer": "dpfree", "layers": 2, "rpe": "free"}),
+    ("fixed-memory", {"length": 16, "lags": "2,5,9", "readout": "boolean"}, {"mixer": "attention", "rpe": "free"}),
+    ("kernel-memory", {"length": 32}, {}),
+    ("lm-causal", {"length": 32, "include": "wsgiref/*"}, {"mixer": "attention", "layers": 2}),
+])
+def test_a_captured_step_draws_its_batch_in_one_graph(task, args, model, monkeypatch):
+    """With the device sampler a captured step is one graph: sampling, forward and loss (each a
+    few hundred small kernels launched one by one otherwise). Every trained claim's task kind;
+    Dynamo's ``eager`` backend stands in for inductor (the graph breaks are Dynamo's)."""
+    import torch._dynamo
+    from torch._dynamo.utils import counters
+
+    from expressivity.training import step as step_module
+
+    real = torch.compile
+    monkeypatch.setattr(step_module.torch, "compile", lambda fn, mode=None, dynamic=None: real(fn, backend="eager",
+                                                                                                 dynamic=dynamic))
+    torch._dynamo.reset()
+    counters.clear()
+    configs = [RunConfig.for_task(task, args, model=dict(heads=2, d_model=8, ffn_width=8) | model,
+                                  train=dict(steps=4, batch_size=4, eval_every=2, eval_size=8, log_every=1), seed=s)
+               for s in (0, 1)]
+    task = configs[0].build_task()
+    eager = [0]   # calls of task.sample outside a compiled graph (counted only there: nothing traced reads it)
+    sample = type(task).sample
+
+    def watched(self, *a, **k):
+        if not torch.compiler.is_compiling():
+            eager[0] += 1
+        return sample(self, *a, **k)
+
+    monkeypatch.setattr(type(task), "sample", watched)
+    stepper = EnsembleStepper(configs, task, None, Execution("cpu", capture="compiled", sampler="device"))
+    for k in range(3):
+        stepper.update(k, stepper.losses(k), [True, True])
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+    assert eager == [1]   # one eager draw fills the task's caches; every step's is drawn in the graph
+    torch._dynamo.reset()
 
 
 def test_a_process_compiles_every_shape_of_a_claim_not_only_the_first_eight(monkeypatch):

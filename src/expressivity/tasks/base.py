@@ -127,6 +127,8 @@ class Task:
             if not self.device_sampling():
                 raise ExpressivityError(f"task {self.name!r} samples on the host only; use the host sampler")
             generator.at(generator.step, split)
+            if torch.compiler.is_compiling():   # Dynamo cannot enter the context: a captured step is
+                return self._generate(batch_size, length, generator, split)   # traced inside it instead
             with torch.device(generator.device):   # the tasks' own tensors (positions, masks) there too
                 return self._generate(batch_size, length, generator, split)
         return self._generate(batch_size, length, generator, split)

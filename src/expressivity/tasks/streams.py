@@ -63,9 +63,12 @@ class CounterStream:
         self._seed = hash32(s[:, 0] ^ hash32(s[:, 1] ^ 0x9E3779B9))
         self.step, self.split, self.draws = 0, "train", 0
 
-    def at(self, step: int, split: str = "train") -> "CounterStream":
-        """This stream positioned at the start of ``step``'s batch of ``split``."""
-        self.step, self.split, self.draws = int(step), split, 0
+    def at(self, step, split: str = "train") -> "CounterStream":
+        """This stream positioned at the start of ``step``'s batch of ``split``; ``step`` an int, or
+        a 0-d int64 tensor on the stream's device (the same draws: inside a captured step the
+        step is an input, not a constant compiled into the graph)."""
+        self.step = step if isinstance(step, torch.Tensor) else int(step)
+        self.split, self.draws = split, 0
         return self
 
     def _keys(self) -> tuple[torch.Tensor, torch.Tensor]:

@@ -10,7 +10,8 @@ precision      ``fp32``                        ``tf32``: float32 storage and sum
                                                products (``bf16`` autocast is an option)
 attention      ``explicit`` softmax            ``sdpa``: ``scaled_dot_product_attention`` with the
                                                additive position bias (hardmax stays explicit)
-capture        ``eager``                       ``compiled``: the forward and loss through
+capture        ``eager``                       ``compiled``: the forward and loss (with the device
+                                               sampler, the batch's drawing too) through
                                                ``torch.compile(mode="reduce-overhead")``, which
                                                captures them as CUDA graphs (eager without Triton)
 sampler        ``host``: stream 1, a           ``device``: stream 2 (:mod:`expressivity.tasks.streams`),

@@ -33,11 +33,21 @@ def batch_source(task: Task, execution: Execution, batch_size: int, seeds: list[
     sampler draws stream 2 from the seeds alone."""
     device = execution.device
     if execution.sampler == "device":
-        stream = CounterStream(seeds, device, members=members)
-        return lambda step: task.sample(batch_size, None, stream.at(step))
+        return DeviceBatches(task, batch_size, CounterStream(seeds, device, members=members))
     if members:
         return lambda step: to_device(task.sample_members(batch_size, None, generators), device)
     return lambda step: to_device(task.sample(batch_size, None, generators[0]), device)
+
+
+class DeviceBatches:
+    """``batches(step)``: the device sampler's training batch of ``step`` (stream 2), a pure function
+    of the seeds and the step, so a captured step can draw it too (:func:`loss_function`)."""
+
+    def __init__(self, task: Task, batch_size: int, stream: CounterStream):
+        self.task, self.batch_size, self.stream = task, batch_size, stream
+
+    def __call__(self, step) -> Batch:
+        return self.task.sample(self.batch_size, None, self.stream.at(step))
 
 
 def to_device(batch: Batch, device) -> Batch:
@@ -45,11 +55,14 @@ def to_device(batch: Batch, device) -> Batch:
     return batch if str(device) == "cpu" else Batch(*(t.to(device) for t in batch))
 
 
-def loss_function(model: torch.nn.Module, task: Task, execution: Execution,
-                  members: bool) -> Callable[[Batch], torch.Tensor]:
-    """``losses(batch)``: each member's training loss ``(K,)`` (``(1,)`` for one run), forward
-    pass and loss under the execution's autocast; with ``capture="compiled"`` the function is
-    compiled once (CUDA: ``mode="reduce-overhead"``, CUDA graphs) and replayed every step."""
+def loss_function(model: torch.nn.Module, task: Task, execution: Execution, members: bool,
+                  source: Callable[[int], Batch]) -> Callable[[int], torch.Tensor]:
+    """``losses(step)``: each member's training loss ``(K,)`` (``(1,)`` for one run) on ``step``'s
+    batch from ``source`` (:func:`batch_source`), forward pass and loss under the execution's
+    autocast. With ``capture="compiled"`` the function is compiled once (CUDA: ``mode=
+    "reduce-overhead"``, CUDA graphs) and replayed every step; with the device sampler the batch is
+    drawn inside it too (the step a 0-d tensor input), so a tiny model's step is not hundreds of
+    sampling kernels launched one by one (claim 7's task: about 260) before the captured part."""
     set_attention_kernel(model, execution.attention)
 
     def losses(x, y, mask):
@@ -60,18 +73,31 @@ def loss_function(model: torch.nn.Module, task: Task, execution: Execution,
             return task.loss(out, Batch(x, y, mask)).float().reshape(1)
 
     if execution.capture != "compiled":
-        return lambda batch: losses(*batch)
+        return lambda step: losses(*source(step))
     allow_recompiles()
     cuda = execution.device == "cuda"
-    compiled = torch.compile(losses, mode="reduce-overhead" if cuda else None, dynamic=False)
-    if not cuda:
-        return lambda batch: compiled(*batch)
+    mode = "reduce-overhead" if cuda else None
+    if isinstance(source, DeviceBatches):
+        device = torch.device(execution.device)
+        source(0)   # the task's caches filled eagerly (a kernel matrix, the corpus on the device), not traced
+        compiled = torch.compile(lambda step: losses(*source(step)), mode=mode, dynamic=False)
 
-    def replayed(batch):
+        def call(step):
+            # traced and run with the stream's device as the default, which Task.sample enters itself
+            # when not traced (Dynamo cannot enter that context, but traces inside it)
+            with torch.device(device):
+                return compiled(torch.tensor(step, dtype=torch.int64, device=device))
+    else:
+        compiled = torch.compile(losses, mode=mode, dynamic=False)
+        call = lambda step: compiled(*source(step))  # noqa: E731
+    if not cuda:
+        return call
+
+    def replayed(step):
         # a new generation of CUDA graphs every step: a step whose forward had no backward (a loop
         # stopped between them, an error) leaves the next one on the graphs' fast path
         torch.compiler.cudagraph_mark_step_begin()
-        return compiled(*batch)
+        return call(step)
 
     return replayed
 

@@ -220,8 +220,8 @@ class SingleStepper:
 
     def losses(self, step: int) -> torch.Tensor:
         if self._loss is None:
-            self._loss = loss_function(self.model, self.task, self.execution, members=False)
-        return self._loss(self.sample(step))
+            self._loss = loss_function(self.model, self.task, self.execution, members=False, source=self.sample)
+        return self._loss(step)
 
     def update(self, step: int, losses: torch.Tensor, alive: list[bool] | None) -> None:
         """``alive=None``: the loop reads the device only when it logs (``host_sync="log"``)."""
