@@ -43,6 +43,10 @@ START_AT_LEAST_S = 60.0   # a claim's plan alone times its packs for up to a min
 STOP_GRACE_S = 90.0       # after Ctrl-C's signal, time for a claim to record the runs in flight before a kill
 CHECK_GRACE_S = 30.0      # the same for the GPU check (it writes what it measured)
 BUNDLE_S = 30.0           # kept at the end for the bundles and the summary
+# reproduce's execution options, passed through (e.g. --capture eager where the GPU check found a
+# compile failing on this machine)
+EXECUTION_OPTIONS = {"precision": ("fp32", "tf32", "bf16"), "attention-kernel": ("explicit", "sdpa"),
+                     "capture": ("eager", "compiled"), "sampler": ("host", "device")}
 CHECK_S = 150.0           # the GPU check's share by default (its parts run most telling first)
 
 
@@ -197,6 +201,9 @@ def main(argv=None) -> int:
     p.add_argument("--runs", type=Path, default=None, help="where the claims' folders go (default OUT/runs)")
     p.add_argument("--scale", choices=("quick", "medium", "full"), default="full")
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    for option, choices in EXECUTION_OPTIONS.items():
+        p.add_argument(f"--{option}", choices=choices, default=None,
+                       help="passed to reproduce for the claims that train (default: the device's choice)")
     p.add_argument("--stop-grace", type=non_negative, default=STOP_GRACE_S, metavar="SECONDS",
                    help=f"after the signal, time a claim has to record its runs in flight (default {STOP_GRACE_S:g})")
     p.add_argument("--start-at-least", type=non_negative, default=START_AT_LEAST_S, metavar="SECONDS",
@@ -256,7 +263,10 @@ def main(argv=None) -> int:
                                                                       f"a claim starts with {a.start_at_least:g}"})
                     continue
                 folder = runs / name
-                device = ["--device", a.device] if all_claims()[name].trains else []   # numerics run on the CPU
+                given = [f"--{o}={getattr(a, o.replace('-', '_'))}" for o in EXECUTION_OPTIONS
+                         if getattr(a, o.replace("-", "_")) is not None]
+                # numerics run on the CPU: the device and execution options are the trained claims'
+                device = ["--device", a.device, *given] if all_claims()[name].trains else []
                 command = [sys.executable, "-m", "expressivity", "reproduce", name, "--scale", a.scale, *device,
                            "--out", str(folder), "--yes", "--json"]
                 print(f"{name} ({a.scale}, {a.device}): up to {left / 60:.1f} min", flush=True)

@@ -153,15 +153,15 @@ def test_the_full_scale_script_bundles_what_finished_and_stops_at_its_budget_res
 
     out = tmp_path / "gpu"
     res = _full_on_gpu("--device", "cpu", "--scale", "quick", "--minutes", "1", "--stop-grace", "10",
-                       "--start-at-least", "0", "--out", out, "wang-e-8", "wang-e-6", "wang-e-2")
+                       "--start-at-least", "0", "--capture", "eager", "--out", out, "wang-e-8", "wang-e-6", "wang-e-2")
     assert res.returncode == 0, res.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())
     first, second, third = summary["claims"]
     verdict = json.loads((out / "runs" / "wang-e-8" / "verdict.json").read_text())
     assert first["status"] == "finished" and first["verdict"] == verdict["verdict"]
     assert first["hardware"]["device"] == "cpu"
-    assert second["status"] == "stopped at the budget" and second["resume"].startswith(
-        "python -m expressivity reproduce wang-e-6 --scale quick --device cpu --out ")
+    assert second["status"] == "stopped at the budget" and second["resume"].startswith(   # options passed through
+        "python -m expressivity reproduce wang-e-6 --scale quick --device cpu --capture=eager --out ")
     assert third["status"].startswith("not started")
     assert summary["used_minutes"] < 1.0 + 0.5   # the minutes hold the claims, their grace and the bundles
     with tarfile.open(out / "full_results.tar.gz") as tar:
@@ -179,7 +179,8 @@ def test_the_full_scale_script_refuses_in_one_line_what_it_cannot_do(tmp_path):
     cases = [(["--minutes", "nan"], "--minutes"), (["--minutes", "-1"], "--minutes"), (["nosuch"], "unknown claim"),
              (["wang-e-7", "wang-e-7"], "named twice"), (["--device", "cpu", "--check-seconds", "5"], "does not apply"),
              (["--check-seconds", "600", "--minutes", "5"], "leaves nothing"),
-             (["--device", "cpu", "--minutes", "1"], "leaves 0 s for the claims")]
+             (["--device", "cpu", "--minutes", "1"], "leaves 0 s for the claims"),
+             (["--capture", "graphs"], "--capture")]
     if not torch.cuda.is_available():
         cases.append(([], "no CUDA GPU here"))
     for args, needle in cases:
