@@ -210,3 +210,38 @@ def test_a_process_compiles_every_shape_of_a_claim_not_only_the_first_eight(monk
     forget_compiled()                    # between packs the compiled functions (and CUDA graphs) are dropped
     assert first_width_compiles() == 1
     torch._dynamo.reset()
+
+
+class _FailingBackward(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("backward compile failed: triton error")
+
+
+@pytest.mark.parametrize("where", ["forward", "backward"])
+def test_a_compile_that_fails_at_the_first_step_falls_back_to_eager_and_says_so(where, monkeypatch):
+    """On a GPU never tried, an inductor or Triton error (the forward's, or the backward's, which
+    compiles lazily at the first backward) must not fail every run of a claim: the steps run
+    eagerly, with a warning, and the record says capture eager. The losses are the eager run's."""
+    from expressivity.training import step as step_module
+
+    def broken_compile(fn, mode=None, dynamic=None):
+        def compiled(*args):
+            if where == "forward":
+                raise RuntimeError("BackendCompilerFailed: inductor error")
+            return _FailingBackward.apply(fn(*args))
+        return compiled
+
+    monkeypatch.setattr(step_module.torch, "compile", broken_compile)
+    eager = run(small(steps=6))
+    with pytest.warns(RuntimeWarning, match="torch.compile failed at the first step"):
+        fallen = run(small(steps=6), execution={"capture": "compiled"})
+    assert fallen.execution["capture"] == "eager"
+    assert [h["loss"] for h in fallen.history if "loss" in h] == [h["loss"] for h in eager.history if "loss" in h]
+    with pytest.warns(RuntimeWarning, match="these steps run eagerly"):
+        results, _ = run_ensemble([small(seed=s, steps=6) for s in (0, 1)], execution={"capture": "compiled"})
+    assert {r.execution["capture"] for r in results} == {"eager"}

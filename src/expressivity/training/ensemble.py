@@ -161,7 +161,9 @@ class EnsembleStepper:
     def losses(self, step: int) -> torch.Tensor:
         if self._loss is None:
             self._loss = loss_function(self.model, self.task, self.execution, members=True, source=self.sample)
-        return self._loss(step)
+        losses = self._loss(step)
+        self.execution = self._loss.execution   # eager where the compile failed: what the record says
+        return losses
 
     def update(self, step: int, losses: torch.Tensor, alive: list[bool] | None) -> None:
         """``alive=None``: the loop reads the device only when it logs (``host_sync="log"``)."""

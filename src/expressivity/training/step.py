@@ -72,8 +72,10 @@ def loss_function(model: torch.nn.Module, task: Task, execution: Execution, memb
                 return task.member_losses(out, Batch(x, y, mask)).float()
             return task.loss(out, Batch(x, y, mask)).float().reshape(1)
 
+    eager = lambda step: losses(*source(step))  # noqa: E731
+    eager.execution = execution
     if execution.capture != "compiled":
-        return lambda step: losses(*source(step))
+        return eager
     allow_recompiles()
     cuda = execution.device == "cuda"
     mode = "reduce-overhead" if cuda else None
@@ -82,24 +84,61 @@ def loss_function(model: torch.nn.Module, task: Task, execution: Execution, memb
         source(0)   # the task's caches filled eagerly (a kernel matrix, the corpus on the device), not traced
         compiled = torch.compile(lambda step: losses(*source(step)), mode=mode, dynamic=False)
 
-        def call(step):
-            # traced and run with the stream's device as the default, which Task.sample enters itself
-            # when not traced (Dynamo cannot enter that context, but traces inside it)
-            with torch.device(device):
-                return compiled(torch.tensor(step, dtype=torch.int64, device=device))
+        def inputs(step):   # the step alone: the batch is drawn inside (a pure function of it)
+            return (torch.tensor(step, dtype=torch.int64, device=device),)
+
+        def fallback(step_tensor):
+            return losses(*source(int(step_tensor)))
     else:
         compiled = torch.compile(losses, mode=mode, dynamic=False)
-        call = lambda step: compiled(*source(step))  # noqa: E731
-    if not cuda:
-        return call
+        inputs, fallback = source, losses   # the batch drawn once (the host stream advances with each draw)
 
-    def replayed(step):
-        # a new generation of CUDA graphs every step: a step whose forward had no backward (a loop
-        # stopped between them, an error) leaves the next one on the graphs' fast path
-        torch.compiler.cudagraph_mark_step_begin()
-        return call(step)
+    def run(*args):
+        if cuda:
+            # a new generation of CUDA graphs every step: a step whose forward had no backward (a
+            # loop stopped between them, an error) leaves the next one on the graphs' fast path
+            torch.compiler.cudagraph_mark_step_begin()
+        if isinstance(source, DeviceBatches):
+            # traced and run with the stream's device as the default, which Task.sample enters
+            # itself when not traced (Dynamo cannot enter that context, but traces inside it)
+            with torch.device(source.stream.device):
+                return compiled(*args)
+        return compiled(*args)
 
-    return replayed
+    return first_compile_or_eager(run, fallback, inputs, model, execution)
+
+
+def first_compile_or_eager(compiled, eager, inputs, model: torch.nn.Module, execution: Execution):
+    """``losses(step)``: ``compiled(*inputs(step))``, checked at the first step: the forward and, by
+    one gradient taken aside (the backward compiles lazily), the backward compile there; where either
+    raises (an inductor or Triton error on a machine never tried, a CUDA graph that does not fit)
+    the steps run ``eager(*inputs(step))`` from then on, with a warning, and the function's
+    ``execution`` says ``capture="eager"`` (what the run records). An error the eager step raises
+    too is raised."""
+    import warnings
+    from dataclasses import replace
+
+    def losses(step):
+        args = inputs(step)   # drawn once: the probe and the step see the same batch
+        if losses.checked:
+            return losses.run(*args)
+        losses.checked = True
+        try:
+            probe = compiled(*args)
+            params = [p for p in model.parameters() if p.requires_grad]
+            torch.autograd.grad(probe.sum(), params, allow_unused=True)   # compiles the backward, touches no .grad
+            del probe
+            return compiled(*args)   # the same batch and weights: the step's own losses
+        except Exception as exc:   # noqa: BLE001 - whatever the compile raised, eager decides
+            text = str(exc).strip().splitlines()
+            warnings.warn(f"torch.compile failed at the first step ({type(exc).__name__}: "
+                          f"{text[0] if text else ''}); these steps run eagerly (recorded as capture='eager')",
+                          RuntimeWarning, stacklevel=2)
+            losses.run, losses.execution = eager, replace(execution, capture="eager")
+            return eager(*args)
+
+    losses.checked, losses.run, losses.execution = False, compiled, execution
+    return losses
 
 
 # One worker process compiles every pack of a claim, each its own static shape (claim 7's full
