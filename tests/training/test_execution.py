@@ -173,7 +173,7 @@ def test_a_captured_step_draws_its_batch_in_one_graph(task, args, model, monkeyp
     torch._dynamo.reset()
 
 
-def test_a_process_compiles_every_shape_of_a_claim_not_only_the_first_eight(monkeypatch):
+def test_a_process_compiles_every_shape_of_a_claim_not_only_the_first_eight(monkeypatch, request):
     """One worker compiles every pack of a claim through one function, each pack its own static
     shape; Dynamo's default cap (8) would run the ninth eagerly while the record says compiled.
     (Dynamo's own ``eager`` backend stands in for inductor: the cap is Dynamo's, and it is fast.)"""
@@ -185,7 +185,9 @@ def test_a_process_compiles_every_shape_of_a_claim_not_only_the_first_eight(monk
     real = torch.compile
     monkeypatch.setattr(step_module.torch, "compile", lambda fn, mode=None, dynamic=None: real(fn, backend="eager",
                                                                                                  dynamic=dynamic))
-    monkeypatch.setattr(torch._dynamo.config, "recompile_limit", 8)   # the default, whatever a test before set
+    limit = torch._dynamo.config.patch(recompile_limit=8)   # the default, whatever a test before set
+    limit.__enter__()
+    request.addfinalizer(lambda: limit.__exit__(None, None, None))
     torch._dynamo.reset()
     counters.clear()
     execution = Execution("cpu", capture="compiled")

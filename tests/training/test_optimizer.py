@@ -158,3 +158,42 @@ def test_a_single_run_does_not_import_torch_dynamo():
             "print('torch._dynamo' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False"], "a single run imported torch._dynamo"
+
+
+@pytest.mark.parametrize("backend", [None, "aot_eager"])
+def test_the_compiled_optimizer_step_is_the_masked_step(backend):
+    """The form of the masked step written for the compiler (new tensors copied into the state, the
+    step a tensor) against the masked step, 20 steps of three members, clipping on odd steps, weight
+    decay, a member stopped at step 10: uncompiled, and traced by Dynamo and AOTAutograd (the
+    graph machinery of the CUDA capture; inductor's CPU code generator fails on it, see capture)."""
+    torch.manual_seed(0)
+    cfg = config({}).train
+    K, shapes = 3, [(4, 5), (5,), (2, 3, 2)]
+    start = [torch.randn(K, *s) for s in shapes]
+    sides = []
+    for _ in range(2):
+        params = [torch.nn.Parameter(p.clone()) for p in start]
+        sides.append((params, FlatAdamW(list(zip(["w", "b", "t"], params)), K, {"w", "t"}, cfg)))
+    reference, functional = sides[0][1], sides[1][1]
+    if backend is not None:
+        functional.capture(backend=backend)
+    lrs = torch.tensor([[0.01], [0.02], [0.03]], dtype=torch.float64)
+    for t in range(1, 21):
+        alive = torch.tensor([True, t <= 10, True])
+        grads = [torch.randn(K, *s) * (3 if t % 2 else 0.001) for s in shapes]
+        for params, opt in sides:
+            opt.zero_grad()
+            for p, g in zip(params, grads):
+                p.grad += g
+        reference.step(t, lrs, alive)
+        if backend is None:
+            functional._step_functional(torch.tensor(float(t), dtype=torch.float64), lrs, alive)
+        else:
+            functional.step(t, lrs, alive)
+        for name in ("flat", "m1", "m2"):
+            assert torch.allclose(getattr(functional, name), getattr(reference, name), rtol=1e-5, atol=1e-7), (t, name)
+        if t == 10:
+            stopped = functional.flat[1].clone()
+    assert torch.equal(functional.flat[1], stopped)   # the member stopped at step 10 was not moved after it
+    if backend is not None:
+        assert functional._captured is not None   # it compiled: no fallback to the eager step

@@ -69,7 +69,30 @@ class FlatAdamW:
             else:
                 self.decayed_runs.append(c)
         self._denom, self._update = torch.empty_like(self.flat), torch.empty_like(self.flat)   # scratch
+        self._captured, self._capture_tried = None, False   # the masked step through torch.compile (:meth:`capture`)
+        self._decayed_columns = torch.zeros(1, self.flat.shape[1], dtype=torch.bool, device=self.flat.device)
+        for cols in self.decayed_runs:
+            self._decayed_columns[:, cols] = True
         self.bind()
+
+    def capture(self, backend: str = "inductor") -> None:
+        """Run the masked step (``alive`` and ``lrs`` on the device) through ``torch.compile``
+        (:meth:`_step_functional`), the step ``t`` a 0-d float64 tensor input (a Python int would be
+        a constant compiled into the graph, one compile a step): its fifty-odd small operations,
+        one norm per parameter among them, become a few fused kernels. The steppers capture it on
+        CUDA only: inductor's CPU code generator fails on it (``KeyError: 'buf25'`` in its outer-loop
+        fusion, torch 2.13), and a failed compile falls back to the eager step with a warning. The
+        arithmetic is tested against the eager step on the CPU (uncompiled, and traced by Dynamo
+        and AOTAutograd with ``backend="aot_eager"``); inductor's CUDA kernels are checked by
+        ``benchmarks/gpu_check.py``'s agreement part."""
+        from expressivity.training.step import allow_recompiles
+
+        if self._capture_tried:   # once: a compile that failed is not tried again every step
+            return
+        self._capture_tried = True
+        allow_recompiles()
+        self._captured = torch.compile(self._step_functional, dynamic=False, backend=backend)
+        self._captured_checked = False
 
     def bind(self) -> None:
         """Make every parameter a view of its columns of :attr:`flat`, its gradient one of :attr:`grad`."""
@@ -90,6 +113,8 @@ class FlatAdamW:
         ``lrs`` then a ``(K, 1)`` float64 tensor there too (a stepper that does not read the device
         every step): the same arithmetic, with no host read or copy."""
         if isinstance(alive, torch.Tensor):
+            if self._captured is not None and isinstance(lrs, torch.Tensor):
+                return self._captured_step(t, lrs, alive)
             return self._step_masked(t, lrs, alive)
         tc = self.train
         g = self.grad
@@ -112,6 +137,23 @@ class FlatAdamW:
                              dtype=torch.float64).to(self.flat)
         self.flat.addcdiv_(torch.mul(self.m1, value, out=self._update), denom)
 
+    def _captured_step(self, t: int, lrs: torch.Tensor, alive: torch.Tensor) -> None:
+        """The compiled masked step; where its compile fails (the first call), the eager one from then on."""
+        step = torch.tensor(float(t), dtype=torch.float64, device=self.flat.device)
+        if self._captured_checked:
+            return self._captured(step, lrs, alive)
+        self._captured_checked = True
+        try:
+            return self._captured(step, lrs, alive)
+        except Exception as exc:   # noqa: BLE001 - the compile's error; the eager step is the reference
+            import warnings
+
+            text = str(exc).strip().splitlines()
+            warnings.warn(f"torch.compile of the optimizer step failed ({type(exc).__name__}: "
+                          f"{text[0] if text else ''}); it runs eagerly", RuntimeWarning, stacklevel=2)
+            self._captured = None
+            return self._step_masked(t, lrs, alive)
+
     def _step_masked(self, t: int, lrs: Sequence[float] | torch.Tensor, alive: torch.Tensor) -> None:
         """:meth:`step` with ``alive`` a ``(K,)`` bool tensor: its operations, members masked on the device."""
         tc, g = self.train, self.grad
@@ -126,6 +168,28 @@ class FlatAdamW:
         denom = self._moments(g, t)
         value = (-rates / (1 - tc.beta1 ** t)).to(self.flat)
         self.flat.addcdiv_(torch.mul(self.m1, value, out=self._update), denom)
+
+    def _step_functional(self, t: torch.Tensor, lrs: torch.Tensor, alive: torch.Tensor) -> None:
+        """:meth:`_step_masked`'s arithmetic written for the compiler: new tensors, copied into the
+        state at the end (inductor failed on the in-place form with views and ``out=``), ``t`` a
+        tensor. The same operations in the same order; rounding may differ where inductor fuses."""
+        tc = self.train
+        keep = alive.view(-1, 1)
+        g = self.grad.masked_fill(~keep, 0.0)
+        norms = torch.stack([torch.linalg.vector_norm(g[:, cols], dim=1) for cols in self.columns], 1)
+        g = g * torch.clamp(tc.grad_clip / (torch.linalg.vector_norm(norms, dim=1, keepdim=True) + 1e-6), max=1.0)
+        rates = lrs * keep
+        flat = self.flat
+        if tc.weight_decay:
+            flat = torch.where(self._decayed_columns, flat * (1 - rates * tc.weight_decay).to(flat), flat)
+        m1 = torch.lerp(self.m1, g, 1 - tc.beta1)
+        m2 = torch.addcmul(self.m2 * tc.beta2, g, g, value=1 - tc.beta2)
+        denom = (torch.sqrt(m2) / torch.sqrt(1 - tc.beta2 ** t).to(m2)) + tc.eps
+        value = (-rates / (1 - tc.beta1 ** t)).to(flat)
+        self.flat.copy_(torch.addcdiv(flat, m1 * value, denom))
+        self.m1.copy_(m1)
+        self.m2.copy_(m2)
+        self.grad.copy_(g)
 
     def _clip(self, g: torch.Tensor) -> None:
         """clip_grad_norm_: each parameter's norm, then the norm of those, per member."""

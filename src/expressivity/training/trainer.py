@@ -222,7 +222,10 @@ class SingleStepper:
         if self._loss is None:
             self._loss = loss_function(self.model, self.task, self.execution, members=False, source=self.sample)
         losses = self._loss(step)
-        self.execution = self._loss.execution   # eager where the compile failed: what the record says
+        if self.execution is not self._loss.execution:
+            self.execution = self._loss.execution   # eager where the compile failed: what the record says
+        elif self.execution.capture == "compiled" and self.defers_sync and self.device == "cuda":
+            self.optimizer.capture()   # the masked step (state on the device) compiled too (once)
         return losses
 
     def update(self, step: int, losses: torch.Tensor, alive: list[bool] | None) -> None:
