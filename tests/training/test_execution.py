@@ -247,3 +247,15 @@ def test_a_compile_that_fails_at_the_first_step_falls_back_to_eager_and_says_so(
     with pytest.warns(RuntimeWarning, match="these steps run eagerly"):
         results, _ = run_ensemble([small(seed=s, steps=6) for s in (0, 1)], execution={"capture": "compiled"})
     assert {r.execution["capture"] for r in results} == {"eager"}
+
+
+def test_the_attention_kernel_is_set_when_the_stepper_is_built_not_at_its_first_step():
+    """A run resumed finished takes no step but scores its held-out lengths: with the kernel it trained with."""
+    from expressivity.nn.mixers import Attention
+
+    sdpa = Execution("cpu", attention="sdpa")
+    single = SingleStepper(small(), small().build_task(), None, sdpa)
+    members = EnsembleStepper([small(seed=s) for s in (0, 1)], small().build_task(), None, sdpa)
+    for stepper in (single, members):
+        kernels = {m.kernel for m in stepper.model.modules() if isinstance(m, Attention)}
+        assert kernels == {"sdpa"}

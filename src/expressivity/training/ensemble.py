@@ -59,7 +59,7 @@ from expressivity.training.config import RunConfig
 from expressivity.training.execution import Execution
 from expressivity.training.loop import Members, train_members
 from expressivity.training.optimizer import FlatAdamW
-from expressivity.training.step import DeviceAlive, batch_source, loss_function
+from expressivity.training.step import DeviceAlive, batch_source, loss_function, set_attention_kernel
 from expressivity.training.trainer import (RunResult, check_run_folder, eval_batch, member_result, memory_budget_of,
                                            resolve_device, resolve_execution, score_lengths, write_run_manifest)
 
@@ -110,6 +110,7 @@ class EnsembleStepper:
             model = Model(c.model)
             models.append(model if device == "cpu" else model.to(device))   # .to walks every module even when a no-op
         self.model = Model.stack(models)
+        set_attention_kernel(self.model, execution.attention)   # held-out passes too, also of a pack resumed finished
         self._singles = models   # reused by member_model() at the end (building K models costs more)
         self.size = len(configs)
         self.optimizer = FlatAdamW(list(self.model.named_parameters()), self.size, self.model.weight_matrix_names(),

@@ -41,7 +41,7 @@ from expressivity.training.execution import Execution
 from expressivity.training.loop import Members, train_members
 from expressivity.training.optimizer import FlatAdamW
 from expressivity.training.schedule import SPLIT_SEEDS
-from expressivity.training.step import DeviceAlive, batch_source, loss_function, to_device
+from expressivity.training.step import DeviceAlive, batch_source, loss_function, set_attention_kernel, to_device
 
 
 @dataclass
@@ -162,6 +162,7 @@ class SingleStepper:
         cfg = config.train
         torch.manual_seed(config.seed)
         self.model = Model(config.model).to(self.device)
+        set_attention_kernel(self.model, execution.attention)   # held-out passes too, also of a run resumed finished
         self.optimizer = FlatAdamW(list(self.model.named_parameters()), None, self.model.weight_matrix_names(), cfg)
         self.gen = torch.Generator().manual_seed(config.seed)
         self.sample = batch_source(task, execution, cfg.batch_size, [config.seed], [self.gen], members=False)
