@@ -119,7 +119,8 @@ class Plan:
                        f"{1e3 * c['seconds_per_step']:.3g} ms a step ({c['steps']} steps; first step {c['first_step']:.2f} s)")
         if len(self.calibration) > 2:
             rest = [1e3 * c["seconds_per_step"] / c["size"] for c in self.calibration[2:]]
-            out.append(f"timed here: {len(rest)} more shapes, {min(rest):.3g} to {max(rest):.3g} ms a step per run "
+            shapes = "1 more shape" if len(rest) == 1 else f"{len(rest)} more shapes"
+            out.append(f"timed here: {shapes}, {min(rest):.3g} to {max(rest):.3g} ms a step per run "
                        "(--json lists each)")
         if self.packs:
             out.append(f"estimated time: {format_seconds(self.seconds)} on this machine "

@@ -516,7 +516,8 @@ register(Claim(
     "Yun et al. 2020, §5 and Figure 1 (Table 1 for bilinear/convolution only); spec yun_2020.md §8",
     YUN_CRITERION, yun_hybrids, "38 minutes (34 CPU-minutes; measured 2026-11-27, 2 cores shared with other work)",
     f"L = {YUN_SCALES['full'][1]}, {describe(YUN_SCALES['full'][0])}; sized for a GPU", tag="[V]",
-    medium=f"L = {YUN_SCALES['medium'][1]}, {describe(YUN_SCALES['medium'][0])}",
+    medium=f"L = {YUN_SCALES['medium'][1]}, {describe(YUN_SCALES['medium'][0])}: about 3.1 hours on 2 cores "
+           "(reproduce --plan timing every shape, 2026-11-27)",
     proxy="masked-LM test loss stands in for the fine-tuned SQuAD/MNLI scores",
     paper_claim="replacing the first one or two attention layers of BERT by separable convolutions improves the "
                 "fine-tuned scores; replacing more hurts, and convolution-only or bilinear-only models are worse "
@@ -647,7 +648,8 @@ register(Claim(
     DEPTH_CRITERION, wang_e_depth, "about 50 minutes (60 CPU-minutes; from its last 80 of 160 runs, "
     "measured 2026-11-27, 2 cores shared with other work)",
     f"budgets {', '.join(map(str, DEPTH_SCALES['full'][1]))}, {describe(DEPTH_SCALES['full'][0])}; sized for a GPU",
-    tag="[R]", medium=f"budget 2, {describe(DEPTH_SCALES['medium'][0])}",
+    tag="[R]", medium=f"budget 2, {describe(DEPTH_SCALES['medium'][0])}: about an hour on 2 cores (reproduce "
+                       "--plan timing every shape, 2026-11-27)",
     paper_claim="at a matched parameter count, adding layers lowers validation loss more than adding heads "
                 "(Table 2, insight 1a)"))
 

@@ -322,7 +322,7 @@ register(Claim(
     "fresh test sample.",
     claim3, "6 minutes (3.2 CPU-minutes; measured 2026-11-27, 2 cores shared with other work)", "20000 steps, 5 learning rates, 12 seeds: sized for a GPU",
     tag="[R]", medium="horizons 64, 256, 1024; lin 1, 2, 4, 8 heads; 1500 steps; 10 seeds; 4 learning rates: about "
-                      "2.4 hours on 2 cores (reproduce --plan, 2026-11-27)",
+                      "1.6 hours on 2 cores (reproduce --plan timing every shape, 2026-11-27)",
     paper_claim="with log-type RPE a single head captures a heavy-tailed (power-law) memory, while lin-type RPE "
                 "shows limited improvement even with many heads (Table 8)"))
 
@@ -914,7 +914,7 @@ register(Claim(
     "any is refuted. Medium and full score on a fresh test sample.",
     claim7, "19 minutes (11.5 CPU-minutes; measured 2026-11-27, 2 cores shared with other work)",
     "10000 steps, 5 learning rates, 4 depths, 12 seeds: sized for a GPU", tag="[R]",
-    medium="ranges up to 64, widths 8-64, 3000 steps, 4 learning rates, 10 seeds: about 2.5 hours on 2 cores "
-           "(95 minutes for 680 of its 760 runs, measured 2026-11-27; the T = 64 runs are the slowest)",
+    medium="ranges up to 64, widths 8-64, 3000 steps, 4 learning rates, 10 seeds: about 2.8 hours on 2 cores "
+           "(measured 2026-11-27, cores shared with other work; the T = 64 runs are the slowest)",
     paper_claim="the dot product is what lets attention retrieve an adaptive (input-dependent) memory, and nested "
                 "memories need depth (insights 3b and 1a); DP-free models need resources growing with the range"))
