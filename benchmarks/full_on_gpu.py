@@ -86,7 +86,10 @@ def run_until(command: list[str], seconds: float, log, stdout=None, grace: float
     ``grace`` seconds, and kill it if it is still there. Returns ``(exit code, stopped by us)``."""
     log.write(f"$ {' '.join(command)}\n")
     log.flush()
-    child = subprocess.Popen(command, stdout=stdout or log, stderr=log, env=environment(), start_new_session=True)
+    # SIGINT as at a terminal in the child, whatever this process inherited (a job started in the
+    # background inherits it ignored, and the child would then keep it ignored and lose its grace)
+    child = subprocess.Popen(command, stdout=stdout or log, stderr=log, env=environment(), start_new_session=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         return child.wait(timeout=max(seconds, 1.0)), False
     except subprocess.TimeoutExpired:
@@ -96,9 +99,12 @@ def run_until(command: list[str], seconds: float, log, stdout=None, grace: float
         except subprocess.TimeoutExpired:
             os.killpg(child.pid, signal.SIGKILL)
             return child.wait(), True
-    except KeyboardInterrupt:   # our own Ctrl-C: the child got it too (same terminal); let it finish recording
+    except KeyboardInterrupt:   # our own Ctrl-C: passed on (the child has its own session), and time to record
         try:
-            child.wait(timeout=STOP_GRACE_S)
+            os.killpg(child.pid, signal.SIGINT)
+            child.wait(timeout=grace)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
         finally:
             if child.poll() is None:
                 os.killpg(child.pid, signal.SIGKILL)
@@ -271,10 +277,15 @@ def main(argv=None) -> int:
                            "--out", str(folder), "--yes", "--json"]
                 print(f"{name} ({a.scale}, {a.device}): up to {left / 60:.1f} min", flush=True)
                 t0 = time.monotonic()
-                with (runs / f"{name}.json").open("w") as stdout:
-                    code, stopped = run_until(command, left, log, stdout, grace=a.stop_grace)
-                row = claim_row(name, folder, time.monotonic() - t0, code, stopped,
-                                " ".join(["python -m expressivity", *command[3:-1]]), log_path)
+                resume = " ".join(["python -m expressivity", *command[3:-1]])
+                try:
+                    with (runs / f"{name}.json").open("w") as stdout:
+                        code, stopped = run_until(command, left, log, stdout, grace=a.stop_grace)
+                except KeyboardInterrupt:   # the claim was passed the signal and recorded its runs
+                    summary["claims"].append(claim_row(name, folder, time.monotonic() - t0, 130, True, resume,
+                                                       log_path) | {"status": "stopped (interrupted)"})
+                    raise
+                row = claim_row(name, folder, time.monotonic() - t0, code, stopped, resume, log_path)
                 summary["claims"].append(row)
                 write_summary(summary, a.out, started)   # a caller's kill past the minutes keeps what finished
                 print("  " + summary_lines(summary | {"used_minutes": 0, "claims": [row]})[1], flush=True)

@@ -173,6 +173,30 @@ def test_the_full_scale_script_bundles_what_finished_and_stops_at_its_budget_res
     assert "wang-e-6 (quick): stopped at the budget" in (out / "summary.md").read_text()
 
 
+def test_ctrl_c_stops_the_running_claim_resumably_and_writes_the_summary(tmp_path):
+    """Ctrl-C (SIGINT to the script) is passed to the running claim, which has its own session,
+    and the script records it as interrupted with its resume command and folder, exit 130."""
+    import signal
+    import time
+
+    out = tmp_path / "gpu"
+    script = subprocess.Popen([sys.executable, str(BENCHMARKS / "full_on_gpu.py"), "--device", "cpu", "--scale", "quick",
+                               "--minutes", "5", "--stop-grace", "30", "--out", str(out), "wang-e-6"],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert "wang-e-6 (quick, cpu): up to" in script.stdout.readline()   # the claim has started
+    deadline = time.monotonic() + 120
+    while not (out / "runs" / "wang-e-6" / "run.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.5)   # its plan timed, its folder begun: training
+    time.sleep(2)
+    script.send_signal(signal.SIGINT)
+    assert script.wait(timeout=120) == 130
+    summary = json.loads((out / "summary.json").read_text())
+    (row,) = summary["claims"]
+    assert summary["interrupted"] and row["status"] == "stopped (interrupted)" and "resume" in row
+    assert (out / "runs" / "wang-e-6").is_dir() and "resume_wang-e-6.tar" in summary["files"]
+
+
 def test_the_full_scale_script_refuses_in_one_line_what_it_cannot_do(tmp_path):
     import torch
 
