@@ -59,7 +59,7 @@ from expressivity.training.config import RunConfig
 from expressivity.training.execution import Execution
 from expressivity.training.loop import Members, train_members
 from expressivity.training.optimizer import FlatAdamW
-from expressivity.training.step import DeviceAlive, batch_source, loss_function, set_attention_kernel
+from expressivity.training.step import DeviceAlive, batch_source, set_attention_kernel, stepper_losses
 from expressivity.training.trainer import (RunResult, check_run_folder, eval_batch, member_result, memory_budget_of,
                                            resolve_device, resolve_execution, score_lengths, write_run_manifest)
 
@@ -160,14 +160,7 @@ class EnsembleStepper:
         return self.configs[k].train.lr_at(step)
 
     def losses(self, step: int) -> torch.Tensor:
-        if self._loss is None:
-            self._loss = loss_function(self.model, self.task, self.execution, members=True, source=self.sample)
-        losses = self._loss(step)
-        if self.execution is not self._loss.execution:
-            self.execution = self._loss.execution   # eager where the compile failed: what the record says
-        elif self.execution.capture == "compiled" and self.defers_sync and self.device == "cuda":
-            self.optimizer.capture()   # the masked step (state on the device) compiled too (once)
-        return losses
+        return stepper_losses(self, step, members=True)
 
     def update(self, step: int, losses: torch.Tensor, alive: list[bool] | None) -> None:
         """``alive=None``: the loop reads the device only when it logs (``host_sync="log"``)."""

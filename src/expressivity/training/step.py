@@ -108,6 +108,22 @@ def loss_function(model: torch.nn.Module, task: Task, execution: Execution, memb
     return first_compile_or_eager(run, fallback, inputs, model, execution)
 
 
+def stepper_losses(stepper, step: int, members: bool) -> torch.Tensor:
+    """Both steppers' ``losses(step)``: the loss function built at the first step (on the model the
+    stepper then has); where its compile failed, the stepper's execution becomes the eager one it
+    records; where it compiled on CUDA with the state on the device, the optimizer's step is
+    captured too (once)."""
+    if stepper._loss is None:
+        stepper._loss = loss_function(stepper.model, stepper.task, stepper.execution, members=members,
+                                      source=stepper.sample)
+    losses = stepper._loss(step)
+    if stepper.execution is not stepper._loss.execution:
+        stepper.execution = stepper._loss.execution
+    elif stepper.execution.capture == "compiled" and stepper.defers_sync and stepper.device == "cuda":
+        stepper.optimizer.capture()
+    return losses
+
+
 def first_compile_or_eager(compiled, eager, inputs, model: torch.nn.Module, execution: Execution):
     """``losses(step)``: ``compiled(*inputs(step))``, checked at the first step: the forward and, by
     one gradient taken aside (the backward compiles lazily), the backward compile there; where either
