@@ -236,8 +236,9 @@ def main(argv=None) -> int:
         fail(f"--minutes {a.minutes:g} leaves {max(for_claims, 0):.0f} s for the claims after the check "
              f"({a.check_seconds:g} s), the stop grace ({a.stop_grace:g} s) and the bundles ({BUNDLE_S:g} s); "
              "give more minutes")
-    if a.out.exists() and not a.out.is_dir():
-        fail(f"--out {a.out} is a file; name a folder")
+    for option, folder in (("--out", a.out), ("--runs", a.runs)):
+        if folder is not None and folder.exists() and not folder.is_dir():
+            fail(f"{option} {folder} is a file; name a folder")
     import torch
 
     if a.device == "cuda" and not torch.cuda.is_available():

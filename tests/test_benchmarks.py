@@ -204,7 +204,8 @@ def test_the_full_scale_script_refuses_in_one_line_what_it_cannot_do(tmp_path):
              (["wang-e-7", "wang-e-7"], "named twice"), (["--device", "cpu", "--check-seconds", "5"], "does not apply"),
              (["--check-seconds", "600", "--minutes", "5"], "leaves nothing"),
              (["--device", "cpu", "--minutes", "1"], "leaves 0 s for the claims"),
-             (["--capture", "graphs"], "--capture")]
+             (["--capture", "graphs"], "--capture"),
+             (["--device", "cpu", "--minutes", "3", "--runs", __file__], "--runs")]
     if not torch.cuda.is_available():
         cases.append(([], "no CUDA GPU here"))
     for args, needle in cases:
