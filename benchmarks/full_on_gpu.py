@@ -114,18 +114,19 @@ def run_until(command: list[str], seconds: float, log, stdout=None, grace: float
 def progress(folder: Path) -> tuple[int, int]:
     """``(runs recorded done, runs configured)`` over every sweep in a claim's folder (a grid the
     rule extended adds configurations as it goes)."""
+    import warnings
+
+    from expressivity.errors import ExpressivityError
+    from expressivity.experiments.store import read_records
+
     done = total = 0
     for sweep in folder.rglob("sweep.json"):
         try:
             total += len(json.loads(sweep.read_text()).get("configs") or [])
-            records = sweep.parent / "records.jsonl"
-            if records.exists():
-                for line in records.read_text().splitlines():
-                    try:
-                        done += json.loads(line).get("status") == "done"
-                    except json.JSONDecodeError:   # a torn last line of a killed writer
-                        pass
-        except (OSError, json.JSONDecodeError):
+            with warnings.catch_warnings():   # a torn last line of a killed writer is skipped, as resuming does
+                warnings.simplefilter("ignore")
+                done += sum(r.get("status") == "done" for r in read_records(sweep.parent))
+        except (OSError, json.JSONDecodeError, ExpressivityError):   # no records yet, or a file cut short
             continue
     return done, total
 

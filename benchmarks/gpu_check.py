@@ -398,11 +398,9 @@ def lines(report: dict) -> list[str]:
                 out.append(f"  captured / eager (fp32): {p['captured_vs_eager']:.2f}x (goal >= "
                            f"{GOALS['captured_vs_eager_tiny']:g} on a tiny model)")
         e = r_side.get("ensemble_vs_sequential")
-        if e is None:
-            pass
-        elif "skipped" in e or "error" in e:
+        if e is not None and ("skipped" in e or "error" in e):
             out.append(f"{where}: claim 4's widest cell: {'skipped (' + e['skipped'] if 'skipped' in e else 'failed (' + e['error']})")
-        else:
+        elif e is not None:   # not reached where the check was interrupted before it
             out.append(f"{where}: claim 4's widest cell, {e['runs']} runs of {e['steps']} steps: one after another "
                        f"{e['sequential_s']:.1f} s" + (f" ({e['timed']} timed, times {e['runs']})" if e["timed"] < e["runs"]
                                                       else "") + f", one ensemble {e['ensemble_s']:.1f} s: "
