@@ -8,8 +8,8 @@ of width 4d with biases, final LayerNorm, linear logits. Printed ratio = their t
 
 ``--capture compiled`` also times our model through ``torch.compile`` (the ``compiled`` capture
 of ``training/execution.py``; on the CPU, inductor's C++ kernels) in the same rounds, against
-their eager model (issue 29's goal where compiling helps on the CPU: >= 1.3); compilation time
-is printed apart and not in the ratio.
+their eager model (issue 29's goal where compiling helps on the CPU: >= 1.3), once with AdamW's
+step eager and once with it compiled too; compilation time is printed apart and not in the ratio.
 
     python benchmarks/bench_xtransformers.py [--json] [--capture compiled] [--d-model 128 --layers 2 --heads 4 --length 64 --batch 32]
 """
@@ -38,15 +38,25 @@ def build_theirs(vocab, n, d, layers, heads):
                               attn_layers=Encoder(dim=d, depth=layers, heads=heads, attn_dim_head=d // heads, ff_mult=4))
 
 
+# each model's AdamW and its step function, made once: interleaved rounds continue one run, and a
+# compiled step is compiled once
+_OPTIMIZERS: dict = {}
+
+
 def step_time(model, x, y, vocab, repeats, warmup=5):
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    """Seconds of each of ``repeats`` training steps after ``warmup``; where ``model.compile_step``
+    is set, the AdamW step is compiled too."""
+    if model not in _OPTIMIZERS:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        _OPTIMIZERS[model] = (opt, torch.compile(opt.step) if getattr(model, "compile_step", False) else opt.step)
+    opt, opt_step = _OPTIMIZERS[model]
 
     def step():
         logits = model(x)
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), y.reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        opt.step()
+        opt_step()
 
     for _ in range(warmup):
         step()
@@ -89,6 +99,12 @@ def main(argv=None):
         step_time(compiled, x, y, a.vocab, 1, warmup=2)   # compiles the forward and backward
         compile_s = time.perf_counter() - t0
         models["ours compiled"] = compiled
+        # the AdamW step compiled as well (its per-parameter operations fused), as the CUDA path
+        # captures its optimizer
+        whole = torch.compile(copy.deepcopy(ours), dynamic=False)
+        whole.compile_step = True
+        step_time(whole, x, y, a.vocab, 1, warmup=2)
+        models["ours compiled, AdamW too"] = whole
     times = {name: [] for name in models}
     for _ in range(a.rounds):  # interleaved rounds, so drifting machine load hits both alike
         for name, model in models.items():
@@ -101,8 +117,10 @@ def main(argv=None):
            "met": m_theirs / m_ours >= 1.0}
     if compile_s is not None:
         ratio = m_theirs / median["ours compiled"]
+        whole = m_theirs / median["ours compiled, AdamW too"]
         res |= {"ours_compiled_ms": 1e3 * median["ours compiled"], "compile_s": compile_s, "ratio_compiled": ratio,
-                "goal_compiled": ">= 1.3", "met_compiled": ratio >= 1.3}
+                "ours_compiled_adamw_ms": 1e3 * median["ours compiled, AdamW too"], "ratio_compiled_adamw": whole,
+                "goal_compiled": ">= 1.3", "met_compiled": max(ratio, whole) >= 1.3}
     if a.json:
         print(json.dumps(res))
     else:
@@ -112,7 +130,9 @@ def main(argv=None):
         if compile_s is not None:
             print(f"ours compiled: {res['ours_compiled_ms']:.2f} ms a step (compiled in {compile_s:.0f} s); ratio "
                   f"(theirs / ours compiled) = {res['ratio_compiled']:.2f}   goal >= 1.3   "
-                  f"{'MET' if res['met_compiled'] else 'NOT MET'}")
+                  f"{'MET' if ratio >= 1.3 else 'NOT MET'}")
+            print(f"ours compiled, AdamW step too: {res['ours_compiled_adamw_ms']:.2f} ms a step; ratio "
+                  f"{res['ratio_compiled_adamw']:.2f}   goal >= 1.3   {'MET' if whole >= 1.3 else 'NOT MET'}")
     return res
 
 

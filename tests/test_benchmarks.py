@@ -263,3 +263,18 @@ def test_the_tracr_benchmark_runs_end_to_end():
     (row,) = result["rows"]
     assert row["correct_full"] == row["correct_short"] == 30 and row["same_inputs_as_tracr"]
     assert row["params"] < row["tracr"]["params"] and row["layers"] == row["tracr"]["layers"] == 1
+
+
+def test_the_x_transformers_benchmark_times_each_step_it_reports(tmp_path):
+    pytest.importorskip("x_transformers")
+    out = subprocess.run([sys.executable, str(BENCHMARKS / "bench_xtransformers.py"), "--capture", "compiled", "--json",
+                          "--d-model", "16", "--layers", "1", "--heads", "2", "--length", "8", "--batch", "2",
+                          "--rounds", "1", "--repeats", "2", "--threads", "1"],
+                         capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    for name in ("ours_ms", "theirs_ms", "ours_compiled_ms", "ours_compiled_adamw_ms"):
+        assert res[name] > 0, name
+    assert res["ratio"] == pytest.approx(res["theirs_ms"] / res["ours_ms"])
+    assert res["ratio_compiled_adamw"] == pytest.approx(res["theirs_ms"] / res["ours_compiled_adamw_ms"])
+    assert res["met_compiled"] == (max(res["ratio_compiled"], res["ratio_compiled_adamw"]) >= 1.3)
