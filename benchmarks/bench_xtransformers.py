@@ -103,7 +103,9 @@ def main(argv=None):
         # captures its optimizer
         whole = torch.compile(copy.deepcopy(ours), dynamic=False)
         whole.compile_step = True
+        t0 = time.perf_counter()
         step_time(whole, x, y, a.vocab, 1, warmup=2)
+        compile_whole_s = time.perf_counter() - t0
         models["ours compiled, AdamW too"] = whole
     times = {name: [] for name in models}
     for _ in range(a.rounds):  # interleaved rounds, so drifting machine load hits both alike
@@ -120,6 +122,7 @@ def main(argv=None):
         whole = m_theirs / median["ours compiled, AdamW too"]
         res |= {"ours_compiled_ms": 1e3 * median["ours compiled"], "compile_s": compile_s, "ratio_compiled": ratio,
                 "ours_compiled_adamw_ms": 1e3 * median["ours compiled, AdamW too"], "ratio_compiled_adamw": whole,
+                "compile_adamw_s": compile_whole_s,
                 "goal_compiled": ">= 1.3", "met_compiled": max(ratio, whole) >= 1.3}
     if a.json:
         print(json.dumps(res))
@@ -131,7 +134,8 @@ def main(argv=None):
             print(f"ours compiled: {res['ours_compiled_ms']:.2f} ms a step (compiled in {compile_s:.0f} s); ratio "
                   f"(theirs / ours compiled) = {res['ratio_compiled']:.2f}   goal >= 1.3   "
                   f"{'MET' if ratio >= 1.3 else 'NOT MET'}")
-            print(f"ours compiled, AdamW step too: {res['ours_compiled_adamw_ms']:.2f} ms a step; ratio "
+            print(f"ours compiled, AdamW step too: {res['ours_compiled_adamw_ms']:.2f} ms a step (compiled in "
+                  f"{compile_whole_s:.0f} s); ratio "
                   f"{res['ratio_compiled_adamw']:.2f}   goal >= 1.3   {'MET' if whole >= 1.3 else 'NOT MET'}")
     return res
 
