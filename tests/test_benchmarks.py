@@ -266,7 +266,6 @@ def test_the_tracr_benchmark_runs_end_to_end():
 
 
 def test_the_x_transformers_benchmark_times_each_step_it_reports(tmp_path):
-    pytest.importorskip("x_transformers")
     out = subprocess.run([sys.executable, str(BENCHMARKS / "bench_xtransformers.py"), "--capture", "compiled", "--json",
                           "--d-model", "16", "--layers", "1", "--heads", "2", "--length", "8", "--batch", "2",
                           "--rounds", "1", "--repeats", "2", "--threads", "1"],
