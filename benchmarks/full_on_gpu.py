@@ -9,8 +9,9 @@
    grace (90 s to record the runs in flight) and the bundles (30 s) to fit in ``--minutes``;
 3. what a README cell quotes, bundled: ``full_results.tar.gz`` holds ``full/NAME/`` (``SCALE/NAME/``) with each
    finished folder's criterion.md, verdict.json, results.csv, results.json, figure.png, run.json
-   and grid_extensions.json (unpack it into ``docs/results/``), ``resume_NAME.tar`` the whole
-   folder of a claim stopped at the budget (checkpoints included), and ``summary.json`` /
+   and grid_extensions.json (unpack it into ``docs/results/``), ``resume_NAME.tar`` the folder
+   of a claim stopped at the budget (its records, and the checkpoints that resuming and judging it
+   need: :func:`resume_files`), and ``summary.json`` /
    ``summary.md`` each claim's word, minutes and device (rewritten after every claim), with
    ``log.txt`` everything printed.
 
@@ -48,6 +49,7 @@ BUNDLE_S = 30.0           # kept at the end for the bundles and the summary
 EXECUTION_OPTIONS = {"precision": ("fp32", "tf32", "bf16"), "attention-kernel": ("explicit", "sdpa"),
                      "capture": ("eager", "compiled"), "sampler": ("host", "device")}
 CHECK_S = 150.0           # the GPU check's share by default (its parts run most telling first)
+RETURN_LIMIT = 15 * 2**20  # a resume bundle's size that comes back from the device tool (16 MiB a file)
 
 
 def fail(message: str) -> None:
@@ -146,10 +148,49 @@ def claim_row(name: str, folder: Path, seconds: float, code: int, stopped: bool,
     return row | {"status": f"failed (exit code {code})", "last_line": tail[0] if tail else "", "resume": resume}
 
 
+def resume_files(folder: Path, reads_weights: bool, limit: int = RETURN_LIMIT) -> tuple[list[Path], dict]:
+    """The files of a stopped claim's ``folder`` that its resume bundle holds, and what it left out.
+
+    Every record, sweep file, metric log and manifest is kept. The checkpoints of runs already
+    recorded (finished) are left out unless the claim's verdict reads weights (``reads_weights``:
+    claim 3's learned kernels; the LM claims read their copy-byte losses from the records): they
+    are never trained again, and a wang-e-dp full folder's would be hundreds of MiB. The folders of
+    runs in flight (``runs/ID`` not yet recorded, ``packs/``) are kept where the bundle then stays
+    within ``limit`` bytes (the device tool returns files of at most 16 MiB), else left out whole:
+    those runs then start again from their first step when the claim is resumed."""
+    import warnings
+
+    from expressivity.experiments.store import read_records
+
+    finished, in_flight, kept, flying = [], [], [], set()
+    recorded: dict[Path, set[str]] = {}
+    for records in folder.rglob("records.jsonl"):
+        with warnings.catch_warnings():   # a torn last line of a killed writer is skipped, as resuming does
+            warnings.simplefilter("ignore")
+            recorded[records.parent] = {r["id"] for r in read_records(records)}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        sweep = next((s for s in recorded if s in path.parents), None)
+        inside = path.relative_to(sweep).parts if sweep is not None else ()
+        if len(inside) > 2 and (inside[0] == "packs" or (inside[0] == "runs" and inside[1] not in recorded[sweep])):
+            in_flight.append(path)
+            flying.add((sweep / inside[0] / inside[1]).relative_to(folder).as_posix())
+        elif len(inside) > 3 and inside[0] == "runs" and inside[2] == "checkpoint" and not reads_weights:
+            finished.append(path)
+        else:
+            kept.append(path)
+    size = lambda paths: sum(p.stat().st_size for p in paths)  # noqa: E731
+    fits = size(kept) + size(in_flight) <= limit
+    facts = {"finished_checkpoints_left_out_mib": round(size(finished) / 2**20, 1),
+             "runs_in_flight_left_out": [] if fits else sorted(flying)}
+    return kept + (in_flight if fits else []), facts
+
+
 def bundle(rows: list[dict], out: Path, scale: str) -> list[str]:
     """``full_results.tar.gz`` (the quoted files of every finished claim under ``SCALE/NAME/``) and
-    one ``resume_NAME.tar`` per stopped claim (its whole folder, checkpoints included, not
-    compressed: they do not compress, and the time is the budget's). Returns the files written."""
+    one ``resume_NAME.tar`` per stopped claim (its folder as :func:`resume_files` chooses, not
+    compressed: checkpoints do not compress, and the time is the budget's). Returns the files written."""
+    from expressivity.experiments.claims import all_claims
+
     written = []
     finished = [r for r in rows if r.get("status") == "finished"]
     if finished:
@@ -162,10 +203,14 @@ def bundle(rows: list[dict], out: Path, scale: str) -> list[str]:
         written.append("full_results.tar.gz")
     for r in rows:
         if r.get("status", "").startswith(("stopped", "failed")) and Path(r["folder"]).exists():
+            folder = Path(r["folder"])
+            files, facts = resume_files(folder, all_claims()[r["claim"]].reads_weights)
             with tarfile.open(out / f"resume_{r['claim']}.tar", "w") as tar:
-                tar.add(r["folder"], arcname=r["claim"])
+                for path in files:
+                    tar.add(path, arcname=f"{r['claim']}/{path.relative_to(folder).as_posix()}")
             written.append(f"resume_{r['claim']}.tar")
             r["resume_bundle_mib"] = round((out / written[-1]).stat().st_size / 2**20, 1)
+            r.update(facts)
     return written
 
 
@@ -184,7 +229,14 @@ def summary_lines(summary: dict) -> list[str]:
         if r.get("resume"):
             head += f"; resume: {r['resume']}"
         if r.get("resume_bundle_mib") is not None:
-            head += f" (folder in resume_{r['claim']}.tar, {r['resume_bundle_mib']:g} MiB)"
+            head += f" (folder in resume_{r['claim']}.tar, {r['resume_bundle_mib']:g} MiB"
+            if r.get("finished_checkpoints_left_out_mib"):
+                head += f", without the finished runs' checkpoints ({r['finished_checkpoints_left_out_mib']:g} MiB)"
+            if r.get("runs_in_flight_left_out"):
+                head += f"; {len(r['runs_in_flight_left_out'])} folders of runs in flight left out to fit, they restart"
+            if r["resume_bundle_mib"] > RETURN_LIMIT / 2**20:
+                head += f"; over the device tool's {RETURN_LIMIT / 2**20:g} MiB a file: it will not come back"
+            head += ")"
         lines.append(head)
     return lines
 

@@ -173,6 +173,45 @@ def test_the_full_scale_script_bundles_what_finished_and_stops_at_its_budget_res
     assert "wang-e-6 (quick): stopped at the budget" in (out / "summary.md").read_text()
 
 
+@pytest.fixture
+def full_on_gpu():
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import full_on_gpu
+
+        yield full_on_gpu
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+def test_a_resume_bundle_leaves_out_finished_weights_the_verdict_does_not_read(full_on_gpu, tmp_path):
+    """Records, logs and manifests always; finished runs' checkpoints only for a claim whose verdict
+    reads weights; the runs in flight (unrecorded run folders, packs) whole where the bundle then
+    fits its limit, else none of them, named."""
+    claim = tmp_path / "claim"
+    sweep = claim / "sweep"
+    files = {"criterion.md": 10, "sweep/sweep.json": 10, "sweep/records.jsonl": 0,
+             "sweep/runs/a/metrics.jsonl": 100, "sweep/runs/a/checkpoint/model.safetensors": 4000,
+             "sweep/runs/b/metrics.jsonl": 100, "sweep/runs/b/checkpoint/state.pt": 3000,
+             "sweep/runs/c/metrics.jsonl": 100, "sweep/runs/c/checkpoint/model.safetensors": 2000,
+             "sweep/packs/p/ensemble/model.safetensors": 2000}
+    for name, size in files.items():
+        (claim / name).parent.mkdir(parents=True, exist_ok=True)
+        (claim / name).write_bytes(b"x" * size)
+    (sweep / "records.jsonl").write_text("".join(json.dumps({"id": i, "status": s, "config": {}}) + "\n"
+                                                 for i, s in (("a", "done"), ("b", "failed"))))
+    names = lambda paths: {p.relative_to(claim).as_posix() for p in paths}  # noqa: E731
+    kept, facts = full_on_gpu.resume_files(claim, reads_weights=False, limit=10**6)
+    assert names(kept) == set(files) - {"sweep/runs/a/checkpoint/model.safetensors", "sweep/runs/b/checkpoint/state.pt"}
+    assert facts == {"finished_checkpoints_left_out_mib": round(7000 / 2**20, 1), "runs_in_flight_left_out": []}
+    kept, facts = full_on_gpu.resume_files(claim, reads_weights=True, limit=10**6)
+    assert names(kept) == set(files) and facts["finished_checkpoints_left_out_mib"] == 0
+    kept, facts = full_on_gpu.resume_files(claim, reads_weights=False, limit=1000)
+    assert names(kept) == {"criterion.md", "sweep/sweep.json", "sweep/records.jsonl", "sweep/runs/a/metrics.jsonl",
+                           "sweep/runs/b/metrics.jsonl"}
+    assert facts["runs_in_flight_left_out"] == ["sweep/packs/p", "sweep/runs/c"]
+
+
 def test_ctrl_c_stops_the_running_claim_resumably_and_writes_the_summary(tmp_path):
     """Ctrl-C (SIGINT to the script) is passed to the running claim, which has its own session,
     and the script records it as interrupted with its resume command and folder, exit 130."""

@@ -9,8 +9,9 @@ import torch
 from expressivity.errors import ExpressivityError
 from expressivity.nn.mixers import MIXER_NAMES
 from expressivity.tasks import make_task, task_args
-from expressivity.tasks.language import MASK_ID
+from expressivity.tasks.language import MASK_ID, copy_positions
 from expressivity.training import RunConfig, run
+from expressivity.training.ensemble import run_ensemble
 from expressivity.training.trainer import eval_batch
 
 SLICE = "wsgiref/*"
@@ -153,3 +154,47 @@ def test_every_mixer_trains_on_both_tasks_and_evaluates_at_another_length(name):
             row = result.lengths[length]
             assert all(math.isfinite(row[k]) for k in ("val_loss", "test_loss")), (mixer, row)
             assert 0 < row["val_loss"] < 12  # bits per byte, near log2(256) = 8 after three steps
+
+
+def test_copy_positions_mark_repeated_four_grams():
+    w = torch.tensor([[1, 2, 3, 4, 9, 2, 3, 4, 5, 1, 2, 3, 4]])
+    got = copy_positions(w)
+    assert got.shape == (1, 12) and got[0].nonzero().flatten().tolist() == [11]
+    rows = torch.randint(0, 3, (5, 40), generator=gen(1))   # three symbols: many repeats
+    brute = [[any(tuple(r[s - 2:s + 2]) == tuple(r[t - 2:t + 2]) for s in range(2, t)) if t >= 2 else False
+              for t in range(39)] for r in rows.tolist()]
+    assert copy_positions(rows).tolist() == brute
+
+
+def _copy_bits(model, task, config):
+    """Test bits per byte on all targets and on the copy targets, from the weights (the reference)."""
+    batch = eval_batch(task, config.train.eval_size, None, "test", seed=config.train.split_seed("test"))
+    copies = copy_positions(torch.cat([batch.x[:, :1], batch.y], dim=1))
+    with torch.no_grad():
+        bits = torch.nn.functional.cross_entropy(model(batch.x).transpose(1, 2), batch.y, reduction="none") / math.log(2)
+    return float(bits.mean()), float(bits[copies].mean()), float(copies.double().mean())
+
+
+def test_causal_runs_record_their_test_loss_on_copy_bytes_single_and_ensemble():
+    configs = [RunConfig.for_task("lm-causal", {"length": 24, "include": SLICE}, model={
+        "layers": 1, "heads": 2, "d_model": 16, "ffn_width": 16}, seed=seed,
+        train={"steps": 4, "batch_size": 4, "eval_every": 4, "eval_size": 16, "lr": 1e-2}) for seed in (0, 1)]
+    single = run(configs[0])
+    members, _ = run_ensemble(configs)
+    for result, config in ((single, configs[0]), *zip(members, configs)):
+        row = result.lengths[24]
+        copies = row["test_subsets"]["copies"]
+        whole, part, share = _copy_bits(result.model.eval(), config.build_task(), config)
+        assert 0 < share < 1 and copies["share"] == pytest.approx(share, abs=1e-12)
+        assert copies["loss"] == pytest.approx(part, rel=1e-5) and row["test_loss"] == pytest.approx(whole, rel=1e-5)
+        assert copies["loss"] != pytest.approx(row["test_loss"], rel=1e-3)   # a subset, not the whole again
+    assert members[0].lengths[24]["test_subsets"]["copies"] == pytest.approx(
+        single.lengths[24]["test_subsets"]["copies"], rel=1e-5)
+
+
+def test_tasks_without_subsets_record_none():
+    config = RunConfig.for_task("lm-masked", {"length": 12, "include": SLICE}, model={
+        "layers": 1, "heads": 2, "d_model": 16, "ffn_width": 16},
+        train={"steps": 2, "batch_size": 4, "eval_every": 2, "eval_size": 8, "lr": 1e-2})
+    assert "test_subsets" not in run(config).lengths[12]
+

@@ -154,6 +154,13 @@ class Task:
         also receive the split. Subclasses implement this."""
         raise NotImplementedError
 
+    def held_out_subsets(self, batch: Batch) -> dict[str, torch.Tensor]:
+        """Named subsets of ``batch``'s scored positions whose test loss every run also records
+        (``lengths[L]["test_subsets"]``, at the training length), each a ``(batch, n)`` bool mask
+        within ``batch.mask``; none by default. A verdict that reads a subset's loss from the record
+        needs no weights (a sweep folder then resumes from its records alone)."""
+        return {}
+
     # ---- loss and metric (higher metric is better) --------------------------------------
     # The loss is reported in units of ``loss_unit`` nats (1: nats or squared error; ln 2 for bits).
     loss_unit: ClassVar[float] = 1.0

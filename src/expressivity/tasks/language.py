@@ -159,6 +159,12 @@ class CausalLM(_CorpusTask):
         w = self.windows(batch_size, length + 1, generator, split)
         return Batch(w[..., :-1], w[..., 1:], torch.ones(w[..., 1:].shape, dtype=torch.bool))
 
+    def held_out_subsets(self, batch: Batch) -> dict[str, torch.Tensor]:
+        """``{"copies": mask}``: the targets a 4-gram earlier in the same window predicts
+        (:func:`copy_positions`), whose test loss ``wang-e-dp`` compares (the dot product's use)."""
+        copies = copy_positions(torch.cat([batch.x[..., :1], batch.y], dim=-1)).to(batch.mask.device)
+        return {"copies": copies & batch.mask}
+
 
 @dataclass
 class MaskedLM(_CorpusTask):
@@ -199,3 +205,18 @@ class MaskedLM(_CorpusTask):
         x = torch.where(chosen & (action < 0.8), MASK_ID, y)
         x = torch.where(chosen & (action >= 0.8) & (action < 0.9), noise, x)
         return Batch(x, y, chosen)
+
+
+def copy_positions(windows: torch.Tensor) -> torch.Tensor:
+    """``(batch, n)`` bool, on the CPU: the target byte ``w[t+1]`` completes a 4-gram ``w[t-2..t+1]``
+    that occurred earlier in the same window (so an induction-style read of the context predicts it).
+    ``windows``: ``(batch, n + 1)`` byte ids; targets are ``windows[:, 1:]``."""
+    marks = []
+    for row in windows.tolist():
+        seen, mark = set(), [False] * (len(row) - 1)
+        for t in range(2, len(row) - 1):
+            gram = tuple(row[t - 2:t + 2])
+            mark[t] = gram in seen
+            seen.add(gram)
+        marks.append(mark)
+    return torch.tensor(marks, dtype=torch.bool).reshape(windows.shape[0], windows.shape[1] - 1)

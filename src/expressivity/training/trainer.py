@@ -49,7 +49,9 @@ class RunResult:
     """What a run ended with.
 
     ``lengths`` maps each evaluated task length (the training length first) to the held-out
-    ``{"val_loss", "val_metric", "test_loss", "test_metric"}`` at the end; ``final_metric`` and
+    ``{"val_loss", "val_metric", "test_loss", "test_metric"}`` at the end (at the training length
+    also ``"test_subsets"``, ``{name: {"loss", "metric", "share"}}``, where the task names subsets:
+    :meth:`~expressivity.tasks.Task.held_out_subsets`); ``final_metric`` and
     ``best_metric`` are validation metrics at the training length (the last and the best of the
     periodic evaluations). ``device`` is where it ran.
     """
@@ -132,12 +134,29 @@ def score_lengths(score: Callable[[Batch], list[tuple[float, float]]], size: int
     out: list[dict[int, dict]] = [{} for _ in range(size)]
     for length in dict.fromkeys((task.length, *config.eval_lengths)):
         for split in ("val", "test"):
-            scores = score(eval_batch(task, config.train.eval_size, length, split, device,
-                                      config.train.split_seed(split)))
-            for k, (loss, metric) in enumerate(scores):
+            batch = eval_batch(task, config.train.eval_size, length, split, device, config.train.split_seed(split))
+            for k, (loss, metric) in enumerate(score(batch)):
                 row = out[k].setdefault(length, {})
                 row[f"{split}_loss"], row[f"{split}_metric"] = loss, metric
+            if split == "test" and length == task.length:
+                for name, subset in task.held_out_subsets(batch).items():
+                    for k, entry in enumerate(subset_scores(score, batch, subset, size)):
+                        out[k][length].setdefault("test_subsets", {})[name] = entry
     return out
+
+
+def subset_scores(score: Callable[[Batch], list[tuple[float, float]]], batch: Batch, subset: torch.Tensor,
+                  size: int) -> list[dict]:
+    """Each member's ``{"loss", "metric", "share"}`` on the scored positions of ``batch`` within
+    ``subset`` (a ``(batch, n)`` bool mask; ``share``: their fraction of the scored positions);
+    loss and metric ``None`` where the subset is empty."""
+    subset = subset & batch.mask
+    count, total = int(subset.sum()), int(batch.mask.sum())
+    share = count / total if total else 0.0
+    if count == 0:
+        return [{"loss": None, "metric": None, "share": share} for _ in range(size)]
+    return [{"loss": loss, "metric": metric, "share": share}
+            for loss, metric in score(Batch(batch.x, batch.y, subset))]
 
 
 def _finite_params(model) -> bool:

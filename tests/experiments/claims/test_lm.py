@@ -142,6 +142,30 @@ def test_each_claim_runs_tiny_and_writes_its_table_and_figure(name, extra, tmp_p
     if name == "dp":
         copy = result.numbers["copy_bytes"]["L=1"]
         assert 0 <= copy["copy_share"] <= 1 and "test_bits_on_copy_bytes" in result.rows[0]
+        _judged_again_without_weights(tmp_path, result, extra)
+
+
+def _judged_again_without_weights(folder, result, extra):
+    """The copy-byte losses come from the run records (the trainer's ``test_subsets``), equal to the
+    weights' own; with every finished run's weights deleted the folder is judged again, retraining
+    nothing, to the same numbers."""
+    from expressivity.experiments.claims.kit import selected_records
+
+    records = [r for r, ok in selected_records(folder / "sweep") if ok]
+    assert records
+    for record in records:
+        run_dir = folder / "sweep" / "runs" / record["id"]
+        from_record = lm.copy_loss(run_dir, TINY.eval_size, record)
+        from_weights = lm.copy_loss(run_dir, TINY.eval_size)
+        assert from_record == pytest.approx(from_weights, rel=1e-5, abs=1e-6)
+        assert lm.recorded_copy_loss(record, TINY.eval_size + 1) is None   # scored on other windows: not used
+    weights = list((folder / "sweep" / "runs").glob("*/checkpoint/model.safetensors"))
+    assert weights
+    for path in weights:
+        path.unlink()
+    again = lm.wang_e_dp(ClaimContext(folder, "quick", workers=1), TINY, **extra)
+    assert again.numbers["copy_bytes"] == result.numbers["copy_bytes"] and again.verdict == result.verdict
+    assert not list((folder / "sweep" / "runs").glob("*/checkpoint/model.safetensors"))   # nothing retrained
 
 
 def _summary(tests: dict, val: float, lrs=None):
@@ -243,11 +267,3 @@ def test_only_the_full_scale_is_sized_for_the_regime():
         quick, full = scales["quick"][0], scales["full"][0]
         assert quick.length < lm.REGIME_CONTEXT <= full.length
         assert quick.tokens < epoch <= full.tokens
-
-
-def test_copy_positions_mark_repeated_four_grams():
-    import torch
-
-    w = torch.tensor([[1, 2, 3, 4, 9, 2, 3, 4, 5, 1, 2, 3, 4]])
-    got = lm.copy_positions(w)
-    assert got.shape == (1, 12) and got[0].nonzero().flatten().tolist() == [11]

@@ -678,31 +678,21 @@ def dp_label(config: dict) -> str:
     return f"{config['model']['mixer']},L={config['model']['layers']}"
 
 
-def copy_positions(windows) -> "torch.Tensor":
-    """``(batch, n)`` bool: the target byte ``w[t+1]`` completes a 4-gram ``w[t-2..t+1]`` that occurred
-    earlier in the same window (so an induction-style read of the context predicts it). ``windows``:
-    ``(batch, n + 1)`` byte ids; targets are ``windows[:, 1:]``."""
-    import torch
-
-    w = windows.tolist()
-    out = torch.zeros(len(w), len(w[0]) - 1, dtype=torch.bool)
-    for b, row in enumerate(w):
-        seen = set()
-        for t in range(2, len(row) - 1):
-            gram = tuple(row[t - 2:t + 2])
-            out[b, t] = gram in seen
-            seen.add(gram)
-    return out
-
-
-def copy_loss(run_dir, eval_size: int) -> dict:
+def copy_loss(run_dir, eval_size: int, record: dict | None = None) -> dict:
     """Test bits per byte of a trained ``lm-causal`` run on all targets and on the copy targets
-    (:func:`copy_positions`) of the same held-out windows the trainer scores, with their share."""
+    (:func:`~expressivity.tasks.language.copy_positions`) of the same held-out windows the trainer
+    scores, with their share: from the run's ``record`` where its trainer recorded them (the task's
+    ``test_subsets``: no weights read, so a sweep folder without its finished runs' checkpoints is
+    judged too), else computed from the weights in ``run_dir`` (records written before they were)."""
     import torch
 
+    from expressivity.tasks.language import copy_positions
     from expressivity.training import load_trained
     from expressivity.training.trainer import eval_batch
 
+    recorded = recorded_copy_loss(record, eval_size) if record is not None else None
+    if recorded is not None:
+        return recorded
     model, task, config = load_trained(run_dir)
     batch = eval_batch(task, eval_size, None, "test", seed=config.train.split_seed("test"))
     model.eval()
@@ -715,9 +705,26 @@ def copy_loss(run_dir, eval_size: int) -> dict:
             "others": float(bits[~copies].mean()), "copy_share": share}
 
 
+def recorded_copy_loss(record: dict, eval_size: int) -> dict | None:
+    """:func:`copy_loss` from a run record's ``test_subsets`` (``None`` where the record has none, or
+    was scored on another number of held-out windows); ``others`` is derived from the whole and the
+    copies (``(all - share * copies) / (1 - share)``)."""
+    config = record.get("config") or {}
+    if (config.get("train") or {}).get("eval_size") != eval_size:
+        return None
+    row = (record.get("lengths") or {}).get(str(config["task"]["args"]["length"])) or {}
+    copies = (row.get("test_subsets") or {}).get("copies")
+    if not copies or row.get("test_loss") is None:
+        return None
+    whole, share = row["test_loss"], copies["share"]
+    part = math.nan if copies["loss"] is None else copies["loss"]
+    others = (whole - share * part) / (1 - share) if share < 1 and copies["loss"] is not None else math.nan
+    return {"all": whole, "copies": part, "others": others, "copy_share": share}
+
+
 def copy_comparison(folder, dp: Summary, free: Summary, eval_size: int, L: int) -> dict:
     """The loss on copy bytes of the two arms, per seed, and their paired difference (DP minus DP-free)."""
-    per = {m: {r["config"]["seed"]: copy_loss(folder / "runs" / r["id"], eval_size) for r in x.records}
+    per = {m: {r["config"]["seed"]: copy_loss(folder / "runs" / r["id"], eval_size, r) for r in x.records}
            for m, x in (("attention", dp), ("dpfree", free))}
     diff, word = paired({k: v["copies"] for k, v in per["attention"].items()},
                         {k: v["copies"] for k, v in per["dpfree"].items()}, f"L={L}: copy bytes, DP minus DP-free")
