@@ -148,33 +148,36 @@ def claim_row(name: str, folder: Path, seconds: float, code: int, stopped: bool,
     return row | {"status": f"failed (exit code {code})", "last_line": tail[0] if tail else "", "resume": resume}
 
 
-def resume_files(folder: Path, reads_weights: bool, limit: int = RETURN_LIMIT) -> tuple[list[Path], dict]:
+def resume_files(folder: Path, needs_weights, limit: int = RETURN_LIMIT) -> tuple[list[Path], dict]:
     """The files of a stopped claim's ``folder`` that its resume bundle holds, and what it left out.
 
-    Every record, sweep file, metric log and manifest is kept. The checkpoints of runs already
-    recorded (finished) are left out unless the claim's verdict reads weights (``reads_weights``:
-    claim 3's learned kernels; the LM claims read their copy-byte losses from the records): they
-    are never trained again, and a wang-e-dp full folder's would be hundreds of MiB. The folders of
-    runs in flight (``runs/ID`` not yet recorded, ``packs/``) are kept where the bundle then stays
-    within ``limit`` bytes (the device tool returns files of at most 16 MiB), else left out whole:
-    those runs then start again from their first step when the claim is resumed."""
+    Every record, sweep file, metric log and manifest is kept. The checkpoint of a run recorded as
+    finished (``done`` or ``target-reached``: never trained again) is left out unless the claim's
+    verdict reads its weights (``needs_weights(record)``, the claim's own: claim 3's learned kernels;
+    wang-e-dp's copy-byte loss only for records written before the trainer recorded it); a failed
+    run's is kept (``--retry-failed`` resumes from it). The folders of the runs in flight (``runs/ID``
+    not yet recorded, and ``packs/``, an ensemble's shared checkpoint) are kept where the bundle then
+    stays within ``limit`` bytes (the device tool returns files of at most 16 MiB), else all left
+    out, so that the folder reads as if they had not started: they start again from their first step."""
     import warnings
 
     from expressivity.experiments.store import read_records
 
     finished, in_flight, kept, flying = [], [], [], set()
-    recorded: dict[Path, set[str]] = {}
+    recorded: dict[Path, dict[str, dict]] = {}
     for records in folder.rglob("records.jsonl"):
         with warnings.catch_warnings():   # a torn last line of a killed writer is skipped, as resuming does
             warnings.simplefilter("ignore")
-            recorded[records.parent] = {r["id"] for r in read_records(records)}
+            recorded[records.parent] = {r["id"]: r for r in read_records(records)}
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         sweep = next((s for s in recorded if s in path.parents), None)
         inside = path.relative_to(sweep).parts if sweep is not None else ()
         if len(inside) > 2 and (inside[0] == "packs" or (inside[0] == "runs" and inside[1] not in recorded[sweep])):
             in_flight.append(path)
             flying.add((sweep / inside[0] / inside[1]).relative_to(folder).as_posix())
-        elif len(inside) > 3 and inside[0] == "runs" and inside[2] == "checkpoint" and not reads_weights:
+        elif (len(inside) > 3 and inside[0] == "runs" and inside[2] == "checkpoint"
+              and recorded[sweep][inside[1]].get("status") in ("done", "target-reached")
+              and not needs_weights(recorded[sweep][inside[1]])):
             finished.append(path)
         else:
             kept.append(path)
@@ -204,7 +207,7 @@ def bundle(rows: list[dict], out: Path, scale: str) -> list[str]:
     for r in rows:
         if r.get("status", "").startswith(("stopped", "failed")) and Path(r["folder"]).exists():
             folder = Path(r["folder"])
-            files, facts = resume_files(folder, all_claims()[r["claim"]].reads_weights)
+            files, facts = resume_files(folder, all_claims()[r["claim"]].needs_weights)
             with tarfile.open(out / f"resume_{r['claim']}.tar", "w") as tar:
                 for path in files:
                     tar.add(path, arcname=f"{r['claim']}/{path.relative_to(folder).as_posix()}")

@@ -185,31 +185,48 @@ def full_on_gpu():
 
 
 def test_a_resume_bundle_leaves_out_finished_weights_the_verdict_does_not_read(full_on_gpu, tmp_path):
-    """Records, logs and manifests always; finished runs' checkpoints only for a claim whose verdict
-    reads weights; the runs in flight (unrecorded run folders, packs) whole where the bundle then
-    fits its limit, else none of them, named."""
+    """Records, logs and manifests always; a finished run's checkpoint only where the claim's verdict
+    reads its weights, a failed run's always (a retry resumes from it); the runs in flight
+    (unrecorded run folders, packs) whole where the bundle then fits its limit, else none, named."""
     claim = tmp_path / "claim"
     sweep = claim / "sweep"
     files = {"criterion.md": 10, "sweep/sweep.json": 10, "sweep/records.jsonl": 0,
              "sweep/runs/a/metrics.jsonl": 100, "sweep/runs/a/checkpoint/model.safetensors": 4000,
              "sweep/runs/b/metrics.jsonl": 100, "sweep/runs/b/checkpoint/state.pt": 3000,
+             "sweep/runs/f/metrics.jsonl": 100, "sweep/runs/f/checkpoint/state.pt": 500,
              "sweep/runs/c/metrics.jsonl": 100, "sweep/runs/c/checkpoint/model.safetensors": 2000,
              "sweep/packs/p/ensemble/model.safetensors": 2000}
     for name, size in files.items():
         (claim / name).parent.mkdir(parents=True, exist_ok=True)
         (claim / name).write_bytes(b"x" * size)
     (sweep / "records.jsonl").write_text("".join(json.dumps({"id": i, "status": s, "config": {}}) + "\n"
-                                                 for i, s in (("a", "done"), ("b", "failed"))))
+                                                 for i, s in (("a", "done"), ("b", "target-reached"), ("f", "failed"))))
     names = lambda paths: {p.relative_to(claim).as_posix() for p in paths}  # noqa: E731
-    kept, facts = full_on_gpu.resume_files(claim, reads_weights=False, limit=10**6)
-    assert names(kept) == set(files) - {"sweep/runs/a/checkpoint/model.safetensors", "sweep/runs/b/checkpoint/state.pt"}
+    finished = {"sweep/runs/a/checkpoint/model.safetensors", "sweep/runs/b/checkpoint/state.pt"}
+    kept, facts = full_on_gpu.resume_files(claim, lambda record: False, limit=10**6)
+    assert names(kept) == set(files) - finished
     assert facts == {"finished_checkpoints_left_out_mib": round(7000 / 2**20, 1), "runs_in_flight_left_out": []}
-    kept, facts = full_on_gpu.resume_files(claim, reads_weights=True, limit=10**6)
-    assert names(kept) == set(files) and facts["finished_checkpoints_left_out_mib"] == 0
-    kept, facts = full_on_gpu.resume_files(claim, reads_weights=False, limit=1000)
+    kept, facts = full_on_gpu.resume_files(claim, lambda record: record["id"] == "b", limit=10**6)
+    assert names(kept) == set(files) - {"sweep/runs/a/checkpoint/model.safetensors"}
+    kept, facts = full_on_gpu.resume_files(claim, lambda record: False, limit=1500)
     assert names(kept) == {"criterion.md", "sweep/sweep.json", "sweep/records.jsonl", "sweep/runs/a/metrics.jsonl",
-                           "sweep/runs/b/metrics.jsonl"}
+                           "sweep/runs/b/metrics.jsonl", "sweep/runs/f/metrics.jsonl", "sweep/runs/f/checkpoint/state.pt"}
     assert facts["runs_in_flight_left_out"] == ["sweep/packs/p", "sweep/runs/c"]
+
+
+def test_which_claims_verdicts_read_finished_runs_weights():
+    """Claim 3's always (learned kernels); wang-e-dp's only for a record without its copy-byte loss;
+    the other claims' never."""
+    from expressivity.experiments.claims import all_claims
+
+    claims = all_claims()
+    record = {"config": {"task": {"args": {"length": 8}}, "train": {"eval_size": 4}},
+              "lengths": {"8": {"test_loss": 2.0}}}
+    assert claims["wang-e-3"].needs_weights(record)
+    assert claims["wang-e-dp"].needs_weights(record)
+    record["lengths"]["8"]["test_subsets"] = {"copies": {"loss": 1.0, "metric": 0.5, "share": 0.25}}
+    assert not claims["wang-e-dp"].needs_weights(record)
+    assert [n for n, c in claims.items() if c.needs_weights(record)] == ["wang-e-3"]
 
 
 def test_ctrl_c_stops_the_running_claim_resumably_and_writes_the_summary(tmp_path):

@@ -217,9 +217,9 @@ class Claim:
     # What stands in for the paper's measurement, when the claim is measured by a proxy (Yun et al.'s
     # fine-tuned scores by masked-LM loss): the tag says where the claim comes from, this what was measured.
     proxy: str = ""
-    # The verdict reads finished runs' weights (claim 3's learned kernels), not only their records:
-    # a sweep folder without its checkpoints is not judged (a resume bundle keeps them).
-    reads_weights: bool = False
+    # Whether the verdict reads this finished run's weights, not only its record (claim 3's learned
+    # kernels; wang-e-dp's copy-byte loss where an older record lacks it): a resume bundle keeps those.
+    needs_weights: Callable[[dict], bool] = field(default=lambda record: False, repr=False)
 
     def __post_init__(self) -> None:
         if self.tag not in TAGS:

@@ -796,6 +796,7 @@ register(Claim(
     "measured 2026-11-27, 2 cores shared with other work)",
     f"L = {', '.join(map(str, DP_SCALES['full'][1]))}, {describe(DP_SCALES['full'][0])}; sized for a GPU", tag="[R]",
     medium=f"L = 2, {describe(DP_SCALES['medium'][0])}: about an hour on 2 cores (reproduce --plan, 2026-11-27)",
+    needs_weights=lambda record: recorded_copy_loss(record, record["config"]["train"]["eval_size"]) is None,
     paper_claim="language models with dot-product attention reach lower loss than the same models without the dot "
                 "product (Table 7, insight 3b)"))
 

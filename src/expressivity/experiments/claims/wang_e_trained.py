@@ -323,7 +323,7 @@ register(Claim(
     claim3, "6 minutes (3.2 CPU-minutes; measured 2026-11-27, 2 cores shared with other work)", "20000 steps, 5 learning rates, 12 seeds: sized for a GPU",
     tag="[R]", medium="horizons 64, 256, 1024; lin 1, 2, 4, 8 heads; 1500 steps; 10 seeds; 4 learning rates: about "
                       "1.6 hours on 2 cores (reproduce --plan timing every shape, 2026-11-27)",
-    reads_weights=True,   # the learned kernels are the trained models' impulse responses
+    needs_weights=lambda record: True,   # the learned kernels are the trained models' impulse responses
     paper_claim="with log-type RPE a single head captures a heavy-tailed (power-law) memory, while lin-type RPE "
                 "shows limited improvement even with many heads (Table 8)"))
 
