@@ -35,6 +35,42 @@ def test_eval_runs_the_interpreter():
     assert code == 0 and "[True, 1/2, 2/3]" in out   # a mean of one value is that value, as in tracr
 
 
+def test_a_program_defined_by_its_vocabulary_is_built_for_the_tokens_given():
+    """sum counts each token of its vocabulary: evaluated on tokens outside the default one it is
+    built over them (no token silently dropped), and compiled for --vocab 6,7 it sums 6s and 7s."""
+    for text, want in (("-1,1", 0), ("7,8,9", 24), ("3,3", 6)):
+        code, out, _ = run("rasp", "eval", "sum", "--input", text, "--json")
+        assert code == 0 and json.loads(out)["output"] == [want] * len(text.split(","))
+    code, out, _ = run("rasp", "compile", "sum", "--vocab", "6,7", "--max-len", "2", "--json")
+    obj = json.loads(out)
+    assert code == 0 and obj["ok"] and obj["report"]["constants"]["vocab"] == ["6", "7"]
+    program = lib.get_program("sum").program(2, (6, 7))
+    assert rasp.evaluate(program, [6, 7]) == [13, 13] and rasp.evaluate(program, [7, 7]) == [14, 14]
+    compiled = rasp.compile(program, vocab=[6, 7], max_seq_len=2)
+    assert compiled.apply([compiled.bos, 6, 7]).decoded[1:] == [13, 13]
+
+
+def test_tokens_keep_their_spelling():
+    """``01`` is add_binary's bit pair, not the integer 1; ``11`` is its token too; ``-3`` is an integer."""
+    # a token is a column "ab": bit a of the first number, bit b of the second
+    code, out, _ = run("rasp", "eval", "add_binary", "--input", "01,10", "--json")
+    assert code == 0 and json.loads(out)["output"] == [1, 1]   # 01 + 10 = 11
+    code, out, _ = run("rasp", "eval", "add_binary", "--input", "00,11", "--json")
+    assert code == 0 and json.loads(out)["output"] == [1, 0]   # 01 + 01 = 10
+    code, out, _ = run("rasp", "compile", "add_binary", "--vocab", "01,11", "--max-len", "2", "--json")
+    assert code == 0 and json.loads(out)["ok"]
+    code, out, _ = run("rasp", "eval", "running_min", "--input", "-3,2", "--json")
+    assert code == 0 and json.loads(out)["output"] == [-3, -3]
+
+
+def test_every_library_program_computes_on_its_own_vocabulary():
+    for entry in lib.PROGRAMS.values():
+        entry.check_vocab(entry.vocab)
+        assert entry.program(3) is not None
+    with pytest.raises(lib.RASPError, match="defined on numbers"):
+        lib.get_program("nary_sequencemap").program(3, ("a", "b"))
+
+
 def test_compile_json_reports_size_margins_and_verification():
     code, out, _ = run("rasp", "compile", "hist", "--vocab", "1,2", "--max-len", "4", "--json")
     assert code == 0
@@ -148,6 +184,12 @@ def test_a_compiled_folder_refuses_lengths_it_was_not_verified_for(tmp_path):
     (("rasp", "compile", "hist", "--max-len", "3", "--seed", "4"), "exhaustive"),
     (("rasp", "compile", "sort_freq", "--max-len", "128"), "above the budget"),
     (("rasp", "eval", "sort", "--input", "1,a"), "fails on"),
+    (("rasp", "eval", "sum", "--input", "1.5,1"), "sum is defined on numbers; --input has '1.5'"),
+    (("rasp", "eval", "sum", "--input", "1e3,1"), "defined on numbers"),
+    (("rasp", "compile", "sum", "--vocab", "a,b", "--max-len", "2"), "sum is defined on numbers; --vocab has 'a'"),
+    (("rasp", "eval", "successor", "--input", "12,3"), "successor is defined on the tokens 0, 1, 2"),
+    (("rasp", "compile", "successor", "--vocab", "1,10", "--max-len", "2"), "--vocab has 10"),
+    (("rasp", "eval", "add_binary", "--input", "01,12"), "--input has 12"),
 ])
 def test_bad_input_is_one_line_with_exit_2(args, words):
     code, out, err = run(*args)

@@ -27,12 +27,14 @@ def rasp_group():
 
 
 def _token(text: str):
-    """A vocabulary or input token: an integer when it reads as one, else the text itself."""
+    """A vocabulary or input token: an integer when written as one (``-3``, ``12``), else the text
+    itself (``01``, ``00``, ``1.5``, ``+1``: tokens such as add_binary's bit pairs keep their spelling)."""
     t = text.strip()
     try:
-        return int(t)
+        value = int(t)
     except ValueError:
         return t
+    return value if str(value) == t else t
 
 
 def parse_tokens(text: str, what: str) -> list:
@@ -46,9 +48,11 @@ def parse_tokens(text: str, what: str) -> list:
     return [_token(f) for f in fields]
 
 
-def load_program(spec: str, max_seq_len: int | None):
-    """``(program, default vocab or None, name)`` for a library name or ``module:function`` /
-    ``path/file.py:function`` (the function is called with ``max_seq_len`` when it takes an argument)."""
+def load_program(spec: str, max_seq_len: int | None, vocab: list | None = None, what: str = "--vocab"):
+    """``(program, vocab or None, name)`` for a library name or ``module:function`` /
+    ``path/file.py:function`` (the function is called with ``max_seq_len`` when it takes an argument).
+    A library program is built for ``vocab`` (default: its own), which it must compute its description
+    on (:meth:`~expressivity.rasp.library.LibraryProgram.check_vocab`; ``what`` names it in the error)."""
     from expressivity.rasp import SOp
     from expressivity.rasp.library import PROGRAMS, get_program
 
@@ -56,7 +60,10 @@ def load_program(spec: str, max_seq_len: int | None):
         raise ExpressivityError("PROGRAM is empty; give a library name (see 'expressivity rasp list') or module:function")
     if ":" not in spec:
         entry = get_program(spec)
-        return entry.build(max_seq_len or 5), list(entry.vocab), entry.name
+        if vocab is not None:
+            vocab = spelled_as(entry.vocab, vocab)
+            entry.check_vocab(vocab, what)
+        return entry.program(max_seq_len or 5, vocab), list(entry.vocab if vocab is None else vocab), entry.name
     module_name, _, attr = spec.rpartition(":")
     if not module_name or not attr.isidentifier():
         raise ExpressivityError(f"PROGRAM {spec!r} must be a library name ({', '.join(list(PROGRAMS)[:4])}, ...) or "
@@ -181,8 +188,9 @@ def rasp_compile(ctx, program, vocab, max_len, causal, attention, dtype, bos, sa
               "dtype": dtype, "bos": bos, "samples": samples, "seed": seed, "out": None if out_dir is None else str(out_dir)}
     record = run_record("rasp compile", config, seed)
     with human_output_to_stderr(as_json):
-        sop, default_vocab, name = load_program(program, max_len)
-        tokens = parse_tokens(vocab, "--vocab") if vocab is not None else default_vocab
+        given = parse_tokens(vocab, "--vocab") if vocab is not None else None
+        sop, library_vocab, name = load_program(program, max_len, given)
+        tokens = library_vocab if library_vocab is not None else given   # a library program's own spelling
         if tokens is None:
             raise ExpressivityError(f"--vocab is required for {program} (give e.g. --vocab 1,2,3)")
         _refuse_sampling_options(ctx, len(set(tokens)), max_len)
@@ -262,13 +270,36 @@ def rasp_eval(program, input_text, max_len, as_json):
                                 "(selectors are n x n)")
     if max_len is not None and len(tokens) > max_len:
         raise ExpressivityError(f"--input has {len(tokens)} tokens, more than --max-len {max_len}")
-    sop, _, name = load_program(program, max_len or len(tokens))
+    if ":" not in program:
+        from expressivity.rasp.library import get_program
+
+        tokens = spelled_as(get_program(program).vocab, tokens)
+    sop, _, name = load_program(program, max_len or len(tokens), eval_vocab(program, tokens), "--input")
     output = rasp.evaluate(sop, tokens)
     record = run_record("rasp eval", {"program": program, "input": input_text, "max_len": max_len})
     if as_json:
         emit_json({"program": name, "input": tokens, "output": output, "run": record})
         return
     _say(f"{name}({', '.join(map(str, tokens))}) = [{', '.join(map(str, output))}]")
+
+
+def spelled_as(known, tokens: list) -> list:
+    """``tokens`` with each one a library program's own token where the two are spelled alike (the bit
+    pair ``11`` parses as the integer 11, but add_binary's token is the text ``"11"``)."""
+    by_spelling = {str(t): t for t in known}
+    return [t if t in known else by_spelling.get(str(t), t) for t in tokens]
+
+
+def eval_vocab(program: str, tokens: list) -> list | None:
+    """The vocabulary a library program is evaluated over: its own and the input's tokens (a program
+    defined on its listed tokens alone gets the input's, which it refuses outside them); ``None`` for
+    a ``module:function`` program (built as written)."""
+    if ":" in program:
+        return None
+    from expressivity.rasp.library import get_program
+
+    entry = get_program(program)
+    return list(dict.fromkeys(tokens if entry.tokens == "listed" else [*entry.vocab, *tokens]))
 
 
 rasp = rasp_group   # the name cli/main.py's COMMANDS registers

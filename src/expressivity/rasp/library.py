@@ -321,16 +321,52 @@ def make_running_extreme(largest: bool = True) -> SOp:
 # ---------------------------------------------------------------------------------------------
 
 
+TOKEN_RULES = {
+    "any": "any tokens (what it computes does not name particular ones)",
+    "numbers": "numbers (it does arithmetic on the tokens)",
+    "listed": "its listed tokens and subsets of them (it is defined on those alone)",
+}
+
+
 @dataclass(frozen=True)
 class LibraryProgram:
     """``build(max_seq_len) -> SOp``; ``vocab``: the tokens it is meant for (strings or numbers); ``origin``: where
-    the program comes from: tracr's lib.py, the course's tutorial circuits, or a paper (see ``ORIGINS``)."""
+    the program comes from: tracr's lib.py, the course's tutorial circuits, or a paper (see ``ORIGINS``).
+    ``tokens``: which vocabularies it computes its description on (``TOKEN_RULES``); ``build_for(max_seq_len,
+    vocab)``: for a program whose definition enumerates the vocabulary (sum: ``sum_v v * count_v``), the
+    program for that vocabulary. Build through :meth:`program`, which checks the vocabulary first."""
 
     name: str
     description: str
     build: Callable[[int], SOp]
     vocab: tuple
     origin: str = "tracr"
+    tokens: str = "any"
+    build_for: Callable[[int, tuple], SOp] | None = None
+
+    def __post_init__(self) -> None:
+        if self.tokens not in TOKEN_RULES:
+            raise ValueError(f"tokens must be one of {sorted(TOKEN_RULES)}, got {self.tokens!r}")
+
+    def program(self, max_seq_len: int, vocab: Sequence | None = None) -> SOp:
+        """The program for ``max_seq_len`` over ``vocab`` (default :attr:`vocab`); a vocabulary it does not
+        compute its description on is refused (:class:`RASPError`, one line) rather than given a program that
+        means something else there (sum over tokens it never counts)."""
+        vocab = self.vocab if vocab is None else tuple(vocab)
+        self.check_vocab(vocab)
+        return self.build_for(max_seq_len, vocab) if self.build_for is not None else self.build(max_seq_len)
+
+    def check_vocab(self, vocab: Sequence, what: str = "the vocabulary") -> None:
+        """Raise :class:`RASPError` unless ``vocab`` obeys :attr:`tokens`."""
+        if self.tokens == "numbers":
+            bad = [t for t in vocab if isinstance(t, bool) or not isinstance(t, (int, Fraction))]
+            if bad:
+                raise RASPError(f"{self.name} is defined on numbers; {what} has {bad[0]!r}; give integer tokens")
+        elif self.tokens == "listed":
+            bad = [t for t in vocab if t not in self.vocab]
+            if bad:
+                raise RASPError(f"{self.name} is defined on the tokens {', '.join(map(str, self.vocab))}; {what} has "
+                                f"{bad[0]!r}; give tokens from those")
 
 
 ORIGINS = {
@@ -370,11 +406,11 @@ PROGRAMS: dict[str, LibraryProgram] = {p.name: p for p in (
     LibraryProgram("count", "how often 'a' occurs", lambda L: make_count(tokens, "a"), ("a", "b", "c")),
     LibraryProgram("nary_sequencemap", "x + y - z of (tokens, tokens, indices) through tuples",
                    lambda L: make_nary_sequencemap(lambda x, y, z: x + y - z, tokens, tokens, indices).named(
-                       "nary_sequencemap"), DIGITS),
+                       "nary_sequencemap"), DIGITS, tokens="numbers"),
     LibraryProgram("most_freq", "the most frequent token (ties: the smallest)", lambda L: make_most_freq(), DIGITS,
                    "Friedman 2023"),
     LibraryProgram("sum", "sum of the tokens (the tutorial's sum circuit)", lambda L: make_sum(DIGITS), DIGITS,
-                   "tutorial"),
+                   "tutorial", tokens="numbers", build_for=lambda L, vocab: make_sum(vocab)),
     LibraryProgram("max", "largest token (the tutorial's max circuit)", lambda L: make_max(), DIGITS, "tutorial"),
     LibraryProgram("dyck3", "Dyck-3 prefix tags: T balanced, P open, F failed", lambda L: make_dyck_ptf(
         ["()", "[]", "{}"]).named("dyck3"), ("(", ")", "[", "]", "{", "}"), "Friedman 2023 (Dyck-PTF)"),
@@ -383,9 +419,9 @@ PROGRAMS: dict[str, LibraryProgram] = {p.name: p for p in (
     LibraryProgram("sort_stable", "tokens sorted by (token, position): duplicates in input order, any order type",
                    lambda L: make_sort_stable(), ("a", "b", "c", "d"), "Weiss 2021"),
     LibraryProgram("successor", "a decimal number plus one, digit by digit", lambda L: make_successor(),
-                   tuple(range(10)), "Zhou 2023 (RASP-L)"),
+                   tuple(range(10)), "Zhou 2023 (RASP-L)", tokens="listed"),
     LibraryProgram("add_binary", "two binary numbers added column by column", lambda L: make_add_binary(),
-                   ("00", "01", "10", "11"), "Zhou 2023 (RASP-L)"),
+                   ("00", "01", "10", "11"), "Zhou 2023 (RASP-L)", tokens="listed"),
     LibraryProgram("majority", "1 if more than half the tokens are 1", lambda L: make_majority(), (0, 1),
                    "Hahn 2020"),
     LibraryProgram("parity", "parity of the number of 1s", lambda L: make_parity(), (0, 1), "Hahn 2020"),
