@@ -1,5 +1,6 @@
 """`expressivity reproduce`: refusals before any claim starts."""
 
+import pytest
 from click.testing import CliRunner
 
 from expressivity.cli.main import cli
@@ -102,3 +103,133 @@ def test_list_shows_every_scales_estimate_not_only_json():
         for scale in ("quick", "medium", "full"):
             if claim[scale]:
                 assert f"{scale}: {' '.join(claim[scale].split())}" in text, (claim["name"], scale)
+
+
+# ---- --summary checks what it reports; --plan refuses what it would ignore ---------------------------
+
+RESULTS = __import__("pathlib").Path(__file__).resolve().parents[2] / "docs" / "results"
+
+
+def _copy(tmp_path, scale, name, to=None):
+    """A copy of the finished run ``docs/results/SCALE/NAME`` under ``tmp_path`` (never the original)."""
+    import shutil
+
+    return shutil.copytree(RESULTS / scale / name, tmp_path / (to or name))
+
+
+def _refused(res, *needles):
+    """``res`` is a one-line ``error:`` with exit 2, nothing on stdout, naming every needle."""
+    assert res.exit_code == 2 and res.stdout == "", (res.exit_code, res.output)
+    assert res.stderr.startswith("error: ") and res.stderr.count("\n") == 1, res.stderr
+    assert "Traceback" not in res.stderr and all(n in res.stderr for n in needles), res.stderr
+
+
+SUMMARY_FIELDS = [  # (field, malformed value, what the error names); field None: the whole file
+    (None, [], "not a JSON object"), ("claim", 123, "'claim' is a number 123"), ("claim", None, "'claim'"),
+    ("regime", "x", "'regime' is a string 'x'"), ("verdict", "banana", "'verdict' is a string 'banana'"),
+    ("scale", "gigantic", "'scale' is a string 'gigantic'"), ("scale", ["quick"], "'scale' is a list"),
+    ("reason", 5, "'reason'"), ("reason", "because", "undecided verdict's reason"), ("tag", "[Z]", "'tag'"),
+    ("seconds", "fast", "'seconds'"), ("test_sample", [1], "'test_sample'"),
+    ("regime", {"checks": {"settled": "yes"}}, "'regime.checks'"),
+    ("regime", {"checks": {}, "parameters": "many"}, "'regime.parameters'"),
+    ("regime", {"checks": {}, "scale": "medium"}, "'regime.scale'"), ("criterion_sha256", 5, "'criterion_sha256'")]
+MARKDOWN_FIELDS = [("notes", 7, "'notes'"), ("numbers", [], "'numbers'"),
+                   ("numbers", {"grid_extensions": [{"label": "a"}]}, "'numbers.grid_extensions'")]
+
+
+@pytest.mark.parametrize("field,value,needle,markdown", [(*case, False) for case in SUMMARY_FIELDS]
+                         + [(*case, True) for case in SUMMARY_FIELDS + MARKDOWN_FIELDS])
+def test_summary_refuses_a_malformed_verdict_in_one_line(tmp_path, field, value, needle, markdown):
+    # before: AttributeError or TypeError tracebacks (exit 1), or a table that printed "banana"
+    import json
+
+    run = _copy(tmp_path, "quick", "wang-e-8")
+    verdict = json.loads((run / "verdict.json").read_text())
+    if field is None:
+        verdict = value
+    else:
+        verdict[field] = value
+    if field == "reason":   # an undecided verdict names its reason first (claims.UNDECIDED_REASONS)
+        verdict["verdict"] = "undecided"
+    (run / "verdict.json").write_text(json.dumps(verdict))
+    res = CliRunner().invoke(cli, ["reproduce", "--summary", str(run), *(["--markdown"] if markdown else [])])
+    _refused(res, f"{run / 'verdict.json'}: ", needle, f"--out {run}", "expressivity reproduce")
+
+
+def test_summary_markdown_refuses_an_unreadable_results_table(tmp_path):
+    run = _copy(tmp_path, "quick", "wang-e-8")
+    (run / "results.json").write_text('{"rows": [[1, 2]]}')
+    _refused(CliRunner().invoke(cli, ["reproduce", "--summary", str(run), "--markdown"]), "results.json", "'rows'")
+    assert CliRunner().invoke(cli, ["reproduce", "--summary", str(run)]).exit_code == 0   # the plain table reads none
+
+
+def test_summary_refuses_the_same_run_folder_given_twice(tmp_path, monkeypatch):
+    # before: one row per spelling, three rows for one run
+    _copy(tmp_path, "quick", "wang-e-8", "w8")
+    monkeypatch.chdir(tmp_path)
+    for args in (["w8", "w8"], ["w8", "./w8", str(tmp_path / "w8")], [".", "w8"]):
+        _refused(CliRunner().invoke(cli, ["reproduce", "--summary", *args]), "twice", str(tmp_path / "w8"))
+    res = CliRunner().invoke(cli, ["reproduce", "--summary", "w8", "--json"])
+    assert res.exit_code == 0 and len(__import__("json").loads(res.stdout)["verdicts"]) == 1
+
+
+@pytest.mark.parametrize("change,needle", [("delete", "criterion.md is missing"),
+                                           ("edit", "criterion.md does not match the SHA-256")])
+def test_summary_refuses_a_criterion_missing_or_changed_after_the_verdict(tmp_path, change, needle):
+    # before: "criterion amended: no" for a folder whose criterion.md was deleted or rewritten
+    run = _copy(tmp_path, "quick", "wang-e-8")
+    if change == "delete":
+        (run / "criterion.md").unlink()
+    else:
+        (run / "criterion.md").write_text((run / "criterion.md").read_text().replace("Criterion:", "Criterion: x"))
+    for fmt in ([], ["--json"], ["--markdown"]):
+        _refused(CliRunner().invoke(cli, ["reproduce", "--summary", str(run), *fmt]), needle, "restore",
+                 "--out NEW_FOLDER")
+
+
+def test_the_plain_summary_gives_an_undecided_verdicts_reason(tmp_path, monkeypatch):
+    # before: "undecided" alone; only --markdown said underpowered
+    import io
+
+    from rich.console import Console
+
+    from expressivity.cli import reproduce as reproduce_cli
+
+    for scale, name in (("medium", "wang-e-4"), ("medium", "wang-e-7"), ("quick", "wang-e-3"), ("quick", "wang-e-8")):
+        _copy(tmp_path, scale, name, f"{name}-{scale}")
+    buffer = io.StringIO()   # a wide console of its own: the shared one's width is whatever the session began with
+    monkeypatch.setattr(reproduce_cli, "console", Console(file=buffer, width=250, highlight=False, color_system=None))
+    res = CliRunner().invoke(cli, ["reproduce", "--summary", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    rows = {line.split("│")[1].split()[0] + " " + line.split("│")[2].strip(): line.split("│")[3].strip()
+            for line in buffer.getvalue().splitlines() if line.startswith("│ wang-e")}
+    assert rows == {"wang-e-4 medium": "undecided: underpowered", "wang-e-7 medium": "undecided: underpowered",
+                    "wang-e-3 quick": "undecided: out of regime", "wang-e-8 quick": "reproduced"}, rows
+
+
+def test_summary_reads_every_folder_the_readme_quotes():
+    # the checks refuse nothing the project wrote: every finished run under docs/results passes
+    folders = sorted(str(p) for p in RESULTS.glob("*/*") if p.is_dir())
+    for fmt in ([], ["--json"], ["--markdown"]):
+        res = CliRunner().invoke(cli, ["reproduce", "--summary", *folders, *fmt], env={"COLUMNS": "200"})
+        assert res.exit_code == 0 and res.stderr == "", (fmt, res.stderr)
+
+
+@pytest.mark.parametrize("args,named", [(["wang-e-8", "--plan", "--yes"], "--yes"),
+                                        (["wang-e-6", "--plan", "--retry-failed"], "--retry-failed"),
+                                        (["wang-e-4", "--plan", "--backend", "ray", "--ray-address", "auto"],
+                                         "--ray-address"),
+                                        (["wang-e-4", "--plan", "--yes", "--retry-failed"], "--yes, --retry-failed")])
+def test_plan_refuses_options_it_would_ignore(tmp_path, args, named):
+    # before: accepted and ignored (the plan runs nothing, confirms nothing, retries nothing)
+    out = tmp_path / "out"
+    _refused(CliRunner().invoke(cli, ["reproduce", *args, "--out", str(out)]), "--plan runs nothing", named)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("option", [["--workers", "2"], ["--plan"], ["--yes"], ["--retry-failed"], ["--scale", "medium"],
+                                    ["--device", "cpu"], ["--amend", "x"], ["--precision", "bf16"]])
+def test_summary_refuses_every_option_of_a_run(tmp_path, option):
+    run = _copy(tmp_path, "quick", "wang-e-8")
+    _refused(CliRunner().invoke(cli, ["reproduce", "--summary", str(run), *option]), "takes no other option",
+             option[0])

@@ -93,6 +93,8 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
         raise click.UsageError(f"--quick is --scale quick; it contradicts --scale {scale}")
     scale = "quick" if quick else scale or "quick"
     claim = get_claim(name)
+    if plan_only:
+        _refuse_with_plan(given("yes", "retry_failed", "ray_address"))
     if not claim.trains:
         sweep_options = given("backend", "workers", "threads", "ray_address", "device", "retry_failed",
                               *EXECUTION_PARAMS)
@@ -219,7 +221,21 @@ def _summary_command(names, extra: list[str], as_json: bool, markdown: bool) -> 
     for folder in names:
         if not Path(folder).is_dir():
             raise click.UsageError(f"--summary takes folders; {folder!r} is not one")
-    _print_summary([Path(f) for f in names], as_json, markdown)
+    folders = [Path(f) for f in names]
+    from expressivity.experiments.claims.verdict_file import check_folders
+
+    check_folders(folders, markdown)
+    _print_summary(folders, as_json, markdown)
+
+
+def _refuse_with_plan(flags: list[str]) -> None:
+    """Refuse, in one line, the options ``--plan`` would ignore (``flags``, as typed): it runs
+    nothing, so there is no start to confirm (``--yes``), no failed run to train again
+    (``--retry-failed``) and no cluster to reach (``--ray-address``)."""
+    if flags:
+        verb, it = ("does", "it") if len(flags) == 1 else ("do", "them")
+        raise click.UsageError(f"--plan runs nothing, so {', '.join(flags)} {verb} not apply; leave {it} out (give "
+                               f"{it} when you start the run, without --plan)")
 
 
 def _print_summary(folders, as_json: bool, markdown: bool = False) -> None:
@@ -241,9 +257,20 @@ def _print_summary(folders, as_json: bool, markdown: bool = False) -> None:
     table = Table("claim", "scale", "verdict", "regime", "criterion amended", "folder")
     for r in rows:
         amended = "; ".join(f"{a['number']}: {a['time']}: {a['reason']}" for a in r["amendments"]) or "no"
-        table.add_row(r["claim"] + (f" {r['tag']}" if r["tag"] else ""), r["scale"], r["verdict"], r["regime"],
+        table.add_row(r["claim"] + (f" {r['tag']}" if r["tag"] else ""), r["scale"], _verdict_cell(r), r["regime"],
                       amended, r["folder"])
     print_table(console, table)
+
+
+def _verdict_cell(row: dict) -> str:
+    """The verdict word of a summary row; an undecided one with its reason word (``undecided:
+    underpowered``), as the start of its reason gives it."""
+    from expressivity.experiments.claims import UNDECIDED_REASONS
+
+    if row["verdict"] != "undecided":
+        return row["verdict"]
+    why = next((w for w in UNDECIDED_REASONS if row["reason"].startswith(w)), None)
+    return f"undecided: {why}" if why else "undecided"
 
 
 def _print_table(rows: list[dict]) -> None:
