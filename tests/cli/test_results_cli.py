@@ -181,3 +181,139 @@ def test_non_finite_values_count_as_missing_and_huge_fits_do_not_overflow(tmp_pa
     assert res.exit_code == 0 and "Traceback" not in res.output
     fit = json.loads(res.stdout)
     assert fit["rows"][0]["prefactor"] is None or math.isfinite(fit["rows"][0]["prefactor"])
+
+
+# ---- an unfinished sweep, a sweep folder without sweep.json, options that do not apply ----------
+def _copy_sweep(sweep_dir, folder, keep=lambda record: True):
+    """The sweep folder's sweep.json, run.json and the records that ``keep`` accepts, in ``folder``:
+    what an interrupted 'sweep run' leaves (records are appended one per finished run)."""
+    folder.mkdir()
+    for name in ("sweep.json", "run.json"):
+        (folder / name).write_text((sweep_dir / name).read_text())
+    lines = (sweep_dir / "records.jsonl").read_text().splitlines(keepends=True)
+    (folder / "records.jsonl").write_text("".join(line for line in lines if keep(json.loads(line))))
+    return folder
+
+
+def _unrecorded(record):
+    """heads 1 at lr 1e-2 (three seeds) and heads 2, seed 0 at lr 1e-3: four runs not recorded yet."""
+    cfg = record["config"]
+    return ((cfg["model"]["heads"], cfg["train"]["lr"]) == (1, 1e-2)
+            or (cfg["model"]["heads"], cfg["seed"], cfg["train"]["lr"]) == (2, 0, 1e-3))
+
+
+@pytest.fixture()
+def unfinished(sweep_dir, tmp_path):
+    return _copy_sweep(sweep_dir, tmp_path / "unfinished", keep=lambda r: not _unrecorded(r))
+
+
+def test_a_finished_sweep_has_no_warning_and_counts_every_run(sweep_dir):
+    code, out, err = run("results", sweep_dir, "--json")
+    assert code == 0 and err == ""
+    obj = json.loads(out)
+    assert (obj["sweep_runs"], obj["unrecorded"], obj["incomplete"]) == (12, 0, 0)
+    assert all("incomplete" not in r for r in obj["rows"])   # a finished sweep's table as before
+
+
+def test_an_unfinished_sweep_reports_incomplete_groups_not_a_selection(sweep_dir, unfinished):
+    """The defect: a sweep stopped after some runs showed n=3, missing=0 per configuration under the
+    title "selected per configuration and seed", from the learning rates recorded so far."""
+    code, out, err = run("results", unfinished, "--json")
+    assert code == 0
+    assert err == (f"warning: 4 of 12 runs of the sweep in {unfinished} are not recorded yet: 4 of 6 "
+                   "configuration-seed groups are incomplete (no selection, no values); 'expressivity sweep run "
+                   f"SWEEP --out {unfinished}' (or the command that wrote {unfinished}) resumes them\n")
+    obj = json.loads(out)
+    assert (obj["sweep_runs"], obj["unrecorded"], obj["incomplete"]) == (12, 4, 4)
+    rows = {r["model.heads"]: r for r in obj["rows"]}
+    assert [(rows[h]["n"], rows[h]["missing"], rows[h]["incomplete"]) for h in (1, 2)] == [(0, 0, 3), (2, 0, 1)]
+    assert rows[1]["mean"] is None and "4 of 12 runs not recorded yet: 4 groups incomplete" in obj["title"]
+    # whatever the expression (here a constant), an incomplete group has no value
+    _, out, _ = run("results", unfinished, "--metric", "1", "--json")
+    assert [(r["n"], r["missing"], r["incomplete"]) for r in json.loads(out)["rows"]] == [(0, 0, 3), (2, 0, 1)]
+    # The complete groups keep the run the finished sweep selects, nothing else is reported as selected.
+    code, out, _ = run("results", unfinished, "--runs", "--json")
+    per_run = json.loads(out)["rows"]
+    incomplete = [r for r in per_run if r["status"] == "incomplete"]
+    assert sorted((r["model.heads"], r["seed"]) for r in incomplete) == [(1, 0), (1, 1), (1, 2), (2, 0)]
+    assert all(r["test_metric"] is None and r["train.lr"] is None and r["id"] is None and r["candidates"] == 2
+               and r["candidates_recorded"] == 1 and r["reason"] == "1 of 2 candidates recorded; no selection until all are"
+               for r in incomplete)
+    _, full, _ = run("results", sweep_dir, "--runs", "--json")
+    selected = {(r["model.heads"], r["seed"]): (r["id"], r["test_metric"]) for r in json.loads(full)["rows"]}
+    assert {(r["model.heads"], r["seed"]): (r["id"], r["test_metric"]) for r in per_run if r["status"] != "incomplete"} \
+        == {k: v for k, v in selected.items() if k in ((2, 1), (2, 2))}
+    # The human table says so too, next to the table.
+    code, out, err = run("results", unfinished)
+    assert code == 0 and "4 of 12 runs not recorded yet" in " ".join(out.split()) and err.startswith("warning: 4 of 12")
+
+
+def test_no_select_shows_every_recorded_run_of_an_unfinished_sweep(unfinished):
+    code, out, err = run("results", unfinished, "--no-select", "--json")
+    assert code == 0 and "4 runs are incomplete (no values)" in err and len(err.splitlines()) == 1
+    rows = {(r["model.heads"], r["train.lr"]): r for r in json.loads(out)["rows"]}
+    assert {k: (r["n"], r["incomplete"]) for k, r in rows.items()} == {
+        (1, 1e-3): (3, 0), (1, 1e-2): (0, 3), (2, 1e-3): (2, 1), (2, 1e-2): (3, 0)}
+
+
+def test_the_resume_hint_is_the_recorded_sweep_run_command(sweep_dir, unfinished):
+    record = json.loads((unfinished / "run.json").read_text())
+    (unfinished / "run.json").write_text(json.dumps({**record, "command": "sweep run gl.json --out swl --workers 1"}))
+    code, _, err = run("results", unfinished, "--runs")
+    assert code == 0 and err.endswith("; 'expressivity sweep run gl.json --out swl --workers 1' resumes them\n")
+
+
+def test_a_sweep_json_that_does_not_list_the_records_is_a_warning(sweep_dir, tmp_path):
+    folder = _copy_sweep(sweep_dir, tmp_path / "s")
+    stored = json.loads((folder / "sweep.json").read_text())
+    (folder / "sweep.json").write_text(json.dumps({**stored, "configs": stored["configs"][:6]}))
+    code, out, err = run("results", folder, "--json")
+    assert code == 0 and f"{folder / 'sweep.json'} does not list 6 of the 12 recorded runs" in err
+    obj = json.loads(out)
+    assert (obj["sweep_runs"], obj["unrecorded"], obj["incomplete"]) == (None, None, None)
+    assert [(r["n"], r.get("incomplete")) for r in obj["rows"]] == [(3, None), (3, None)]   # every record: the sweep
+
+
+@pytest.mark.parametrize("command", [["results"], ["results", "--no-select"], ["fit", "--x", "model.heads", "--y",
+                                                                               "test_metric"],
+                                     ["plot", "--x", "model.heads", "--out", "p.png"]])
+def test_a_sweep_folder_without_sweep_json_is_refused(sweep_dir, tmp_path, command):
+    """The defect: without sweep.json the selection was dropped silently (a row per learning rate)."""
+    folder = _copy_sweep(sweep_dir, tmp_path / "s")
+    (folder / "sweep.json").unlink()
+    code, out, err = run(command[0], folder, *command[1:])
+    assert code == 2 and out == ""
+    assert err == (f"error: {folder} has records.jsonl but no sweep.json (the sweep's runs and selection rules), so "
+                   f"neither its selection nor its unrecorded runs can be told; restore {folder / 'sweep.json'}, or "
+                   f"give {folder / 'records.jsonl'} to read every recorded run without selection\n")
+    code, out, err = run("results", folder / "records.jsonl", "--json")   # the fix it names works
+    assert code == 0 and err == "" and len(json.loads(out)["rows"]) == 4
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--runs", "--log"], "--log applies to aggregates; --runs lists one row per run, nothing is aggregated: drop "
+                          "--log or --runs"),
+    (["--runs", "--group-by", "model.heads"], "--group-by applies to aggregates; --runs lists one row per run, "
+                                              "nothing is aggregated: drop --group-by or --runs"),
+    (["--runs", "--group-by", ""], "--group-by applies to aggregates"),
+    (["--runs", "--log", "--json"], "--log applies to aggregates"),
+])
+def test_options_that_do_not_apply_to_runs_are_refused(sweep_dir, args, message):
+    """The defect: ``--runs --log`` was accepted, and its JSON said "log": true."""
+    code, out, err = run("results", sweep_dir, *args)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert err.startswith(f"error: {message}")
+    code, out, _ = run("results", sweep_dir, "--runs", "--json")
+    assert code == 0 and json.loads(out)["log"] is False
+
+
+def test_no_select_is_refused_on_a_file_without_selection(sweep_dir, tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_text("x,y\n1,1\n2,4\n")
+    for source in (table, sweep_dir / "records.jsonl"):
+        code, out, err = run("results", source, "--no-select")
+        assert code == 2 and out == "" and len(err.splitlines()) == 1
+        assert err.startswith(f"error: --no-select ignores a sweep folder's selection rules; {source} is a file, "
+                              "which has none (every row is shown): drop --no-select, or give the sweep folder")
+    code, _, err = run("results", tmp_path / "nope.csv", "--no-select")
+    assert code == 2 and "not found" in err

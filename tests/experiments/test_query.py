@@ -9,19 +9,23 @@ import pytest
 from expressivity.errors import ExpressivityError
 from expressivity.experiments.query import aggregate, open_source, split_list
 from expressivity.experiments.store import RecordWriter
+from expressivity.records import content_hash
 from expressivity.statistics import log10_t_interval, t_interval
 
 
 def write_records(folder, rows, select=None):
+    """A finished sweep folder: one record per row, its sweep.json listing exactly those runs."""
     folder.mkdir()
+    configs = []
     with RecordWriter(folder / "records.jsonl") as w:
-        for i, (heads, seed, metric, status) in enumerate(rows):
+        for heads, seed, metric, status in rows:
             cfg = {"task": {"name": "associative-recall", "args": {"length": 4, "values": 3}},
                    "model": {"heads": heads}, "train": {"lr": 0.01}, "seed": seed, "eval_lengths": []}
-            w.append({"id": str(i), "config": cfg, "status": status, "reason": None,
+            configs.append(cfg)
+            w.append({"id": content_hash(cfg), "config": cfg, "status": status, "reason": None,
                       "lengths": {} if status == "failed" else {"4": {"val_loss": 1, "val_metric": 0, "test_loss": 1,
                                                                       "test_metric": metric}}})
-    (folder / "sweep.json").write_text(json.dumps({"select": select or {}, "configs": [{"train": {"lr": 1}}]}))
+    (folder / "sweep.json").write_text(json.dumps({"select": select or {}, "configs": configs}))
     return folder
 
 

@@ -63,3 +63,59 @@ def test_non_finite_stored_values_become_missing():
 def test_varying_settings():
     a, b = record(0, 1e-3, 0, 0)["config"], record(1, 1e-2, 0, 0, heads=2)["config"]
     assert varying_settings([a, b]) == {"model.heads": [1, 2], "train.lr": [1e-3, 1e-2]}
+
+
+# ---- groups judged against the whole sweep (its configurations), as for an unfinished sweep ----
+def swept(*records):
+    """``records`` with their ids as a sweep gives them: the content hash of the configuration."""
+    from expressivity.records import content_hash
+
+    return [{**r, "id": content_hash(r["config"])} for r in records]
+
+
+def test_a_group_with_an_unrecorded_candidate_is_incomplete_not_selected():
+    from expressivity.experiments.table import select_groups
+
+    recs = swept(record(0, 1e-3, 0.5, 0.1), record(0, 1e-2, 0.2, 0.3), record(0, 1e-1, 0.9, 0.8),
+                 record(1, 1e-3, 0.1, 0.7))
+    configs = [r["config"] for r in recs] + [record(1, lr, 0, 0)["config"] for lr in (1e-2, 1e-1)]
+    by_seed = {g.config["seed"]: g for g in select_groups(recs, RULE, configs)}
+    # seed 0: all three learning rates recorded, the rule's choice; seed 1: one of three recorded
+    assert by_seed[0].complete and by_seed[0].record["config"]["train"]["lr"] == 1e-2
+    assert (by_seed[0].candidates, by_seed[0].candidates_recorded, by_seed[0].candidates_ok) == (3, 3, 3)
+    g = by_seed[1]
+    assert not g.complete and g.record is None and (g.candidates, g.candidates_recorded, g.candidates_ok) == (3, 1, 1)
+    assert "lr" not in g.config["train"] and g.run_id is None
+    # without the sweep's configurations the records are the whole sweep: seed 1's only run is "selected"
+    assert all(g.complete for g in select_groups(recs, RULE))
+
+
+def test_incomplete_groups_become_rows_without_values_at_every_evaluated_length():
+    recs = swept(record(0, 1e-3, 0.5, 0.1), record(0, 1e-2, 0.2, 0.3))
+    missing = record(1, 1e-3, 0, 0)["config"] | {"eval_lengths": [8]}
+    rows = rows_of(recs, RULE, [r["config"] for r in recs] + [missing, {**missing, "train": {"lr": 1e-2}}])
+    done = [r for r in rows if r["status"] != "incomplete"]
+    assert [(r["seed"], r["test_metric"], r["candidates"], r["candidates_recorded"]) for r in done] == [(0, 0.3, 2, 2)]
+    incomplete = [r for r in rows if r["status"] == "incomplete"]
+    assert [(r["seed"], r["length"], r["test_metric"], r["val_loss"]) for r in incomplete] == [(1, 4, None, None),
+                                                                                              (1, 8, None, None)]
+    assert incomplete[0]["id"] is None and "lr" not in incomplete[0]["train"]
+    assert incomplete[0]["reason"] == "0 of 2 candidates recorded; no selection until all are"
+    assert (incomplete[0]["candidates"], incomplete[0]["candidates_recorded"], incomplete[0]["candidates_ok"]) == (2, 0, 0)
+
+
+def test_without_selection_an_unrecorded_run_is_its_own_incomplete_row():
+    from expressivity.records import content_hash
+
+    recs = swept(record(0, 1e-3, 0.5, 0.1))
+    missing = record(0, 1e-2, 0, 0)["config"]
+    rows = rows_of(recs, None, [recs[0]["config"], missing])
+    assert [(r["id"], r["status"], r["reason"]) for r in rows] == [
+        (recs[0]["id"], "done", None), (content_hash(missing), "incomplete", "not recorded yet")]
+    assert rows[1]["train"]["lr"] == 1e-2 and rows[1]["test_metric"] is None
+
+
+def test_a_record_the_configurations_do_not_list_still_counts():
+    recs = swept(record(0, 1e-3, 0.5, 0.1), record(0, 1e-2, 0.2, 0.3))
+    rows = rows_of(recs, RULE, [recs[0]["config"]])   # the second record is not among the configurations
+    assert [(r["status"], r["test_metric"], r["candidates"]) for r in rows] == [("done", 0.3, 2)]

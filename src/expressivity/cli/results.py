@@ -93,8 +93,28 @@ def _format_option(f):
 
 
 def _refuse_length_on_table(src) -> None:
+    """Refuse ``--length`` on a plain table (it has no evaluation lengths)."""
     if not src.from_records and typed_options(click.get_current_context(), ["length"]):
         raise click.UsageError("--length selects evaluation lengths of a sweep's runs; a plain table has none")
+
+
+def _refuse_inapplicable(runs: bool) -> None:
+    """Refuse the options of ``results`` that do not apply to its mode, before any work: with
+    ``--runs`` (one row per run, nothing aggregated), ``--log`` and ``--group-by``."""
+    ctx = click.get_current_context()
+    if runs:
+        for name, flag in (("log", "--log"), ("group_by", "--group-by")):
+            if name in typed_options(ctx, [name]):
+                raise click.UsageError(f"{flag} applies to aggregates; --runs lists one row per run, nothing is "
+                                       f"aggregated: drop {flag} or --runs")
+
+
+def _refuse_no_select(source: Path) -> None:
+    """Refuse ``--no-select`` on a source without selection rules to ignore: only a sweep folder has
+    them (a table file or a records file has none, and every row is shown already)."""
+    if typed_options(click.get_current_context(), ["no_select"]) and source.exists() and not source.is_dir():
+        raise click.UsageError(f"--no-select ignores a sweep folder's selection rules; {source} is a file, which has "
+                               "none (every row is shown): drop --no-select, or give the sweep folder")
 
 
 @click.command("results")
@@ -103,18 +123,26 @@ def _refuse_length_on_table(src) -> None:
 @click.option("--group-by", "group_by", help="comma-separated columns (default: the settings that vary, less seed and "
                                              "selected ones)")
 @click.option("--metric", default="test_metric", show_default=True, help="column or SQL expression to aggregate")
-@click.option("--log", "log", is_flag=True, help="geometric mean, interval on log10 (errors spanning decades)")
+@click.option("--log", "log", is_flag=True, help="geometric mean, interval on log10 (errors spanning decades); "
+                                                  "not with --runs")
 @LENGTH
 @click.option("--runs", is_flag=True, help="one row per run instead of aggregates")
-@click.option("--no-select", "no_select", is_flag=True, help="ignore the sweep's selection rules (every run)")
+@click.option("--no-select", "no_select", is_flag=True, help="ignore the sweep's selection rules (every recorded run: "
+                                                            "an unfinished sweep's runs so far); sweep folders only")
 @_format_option
 def results(source, where, group_by, metric, log, length, runs, no_select, fmt, out, as_json):
-    """Aggregate a sweep's results (or any table) over seeds: mean and 95% t interval per group."""
+    """Aggregate a sweep's results (or any table) over seeds: mean and 95% t interval per group.
+
+    In a sweep folder, a configuration and seed with a run not yet recorded (an unfinished sweep)
+    is no selection: it is counted in the column ``incomplete``, not in ``n``, and a warning says how
+    many runs are unrecorded; --no-select shows every recorded run."""
     from expressivity.experiments.query import aggregate, open_source, run_rows, split_list
 
     if as_json and fmt not in ("table", "json"):
         raise click.UsageError(f"--json and --format {fmt} ask for two formats; give one")
     fmt = "json" if as_json else fmt
+    _refuse_inapplicable(runs)
+    _refuse_no_select(source)
     _check_out(out, fmt, "results")
     with warnings_as_lines(), human_output_to_stderr(fmt == "json" and out is None):
         src = open_source(source, select=not no_select)
@@ -129,8 +157,12 @@ def results(source, where, group_by, metric, log, length, runs, no_select, fmt, 
             title = (f"{src.label}: {'geometric mean' if log else 'mean'} of {metric} with 95% t interval over seeds"
                      + (f"; selected per configuration and seed: {', '.join(src.selected)} (on validation)"
                         if src.selected else ""))
+        if src.unrecorded:
+            title += (f"; {src.unrecorded} of {src.sweep_runs} runs not recorded yet: {src.incomplete} "
+                      f"{'groups' if src.selected else 'runs'} incomplete")
         _write(head, rows, fmt, out, {"command": "results", "source": str(source), "metric": metric, "log": log,
-                                      "where": where, "length": length, "selected": src.selected, "title": title})
+                                      "where": where, "length": length, "selected": src.selected, **src.counts(),
+                                      "title": title})
 
 
 @click.command("fit")

@@ -2,8 +2,10 @@
 over seeds with 95% intervals, and write tables as text, CSV, JSON or Parquet.
 
 A source is a sweep folder (its records become rows, see :mod:`~expressivity.experiments.table`,
-with the sweep's selection applied), a ``records.jsonl``, or any table file -- CSV, JSON Lines or
-Parquet -- with columns of its own. Expressions (``--where``, ``--group-by``, ``--metric``,
+with the sweep's selection applied; its ``sweep.json`` says which runs the sweep has, so the runs
+of an unfinished sweep not yet recorded are counted and their groups reported as ``incomplete``,
+with a warning), a ``records.jsonl`` (every recorded run, no selection), or any table file -- CSV,
+JSON Lines or Parquet -- with columns of its own. Expressions (``--where``, ``--group-by``, ``--metric``,
 ``--x``...) are DuckDB SQL over the rows: nested settings read as in a sweep grid
 (``model.heads``, ``task.args.kernel``); a name that is a column of the file (``"model.heads"`` in
 a CSV written by ``results``) means that column.
@@ -17,12 +19,13 @@ import json
 import math
 import re
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from expressivity.errors import ExpressivityError
 from expressivity.experiments.store import RECORDS, read_records
-from expressivity.experiments.table import rows_of, varying_settings
+from expressivity.experiments.table import group_rows, select_groups, varying_settings
 from expressivity.statistics import t_quantile_975
 
 FORMATS = ("table", "csv", "json", "parquet")
@@ -36,10 +39,20 @@ def duckdb_module():
     return duckdb
 
 
+class IncompleteSweepWarning(UserWarning):
+    """A sweep folder whose sweep has runs not recorded yet (or whose ``sweep.json`` does not list
+    its records): shown as one ``warning:`` line by the commands."""
+
+
 @dataclass
 class Source:
     """Rows loaded into DuckDB as the table ``t``. ``from_records``: rows made from run records
-    (then ``settings`` lists the paths that vary between runs and ``selected`` the selected ones)."""
+    (then ``settings`` lists the paths that vary between runs and ``selected`` the selected ones).
+
+    For a sweep folder whose ``sweep.json`` lists every recorded run: ``sweep_runs`` (the sweep's
+    runs), ``unrecorded`` (those not recorded yet) and ``incomplete`` (configuration-seed groups, or
+    runs without selection, with an unrecorded run: rows of status ``incomplete``); ``None`` where
+    not known (a table or a records file)."""
 
     con: object
     columns: list[str]
@@ -47,21 +60,47 @@ class Source:
     settings: list[str] = field(default_factory=list)
     selected: list[str] = field(default_factory=list)
     label: str = ""
+    sweep_runs: int | None = None
+    unrecorded: int | None = None
+    incomplete: int | None = None
+
+    def counts(self) -> dict:
+        """``{"sweep_runs", "unrecorded", "incomplete"}`` (for ``--json``)."""
+        return {"sweep_runs": self.sweep_runs, "unrecorded": self.unrecorded, "incomplete": self.incomplete}
 
 
-def _sweep_select(folder: Path) -> dict:
+def _read_sweep(folder: Path) -> tuple[dict, list[dict]]:
+    """``(selection rules, configurations)`` of the sweep in ``folder`` (its ``sweep.json``); a
+    missing or unreadable file is a one-line error naming the fix."""
     from expressivity.experiments.select import parse_select
 
     path = folder / "sweep.json"
     if not path.exists():
-        return {}
+        raise ExpressivityError(f"{folder} has {RECORDS} but no sweep.json (the sweep's runs and selection rules), so "
+                                f"neither its selection nor its unrecorded runs can be told; restore {path}, or give "
+                                f"{folder / RECORDS} to read every recorded run without selection")
     try:
         stored = json.loads(path.read_text())
         select = stored.get("select") or {}
-        example = stored["configs"][0]
+        configs = stored["configs"]
+        example = configs[0]
+        if not isinstance(configs, list) or not all(isinstance(c, dict) for c in configs):
+            raise TypeError
     except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError):
         raise ExpressivityError(f"{path} is unreadable; run the sweep again to rewrite it") from None
-    return parse_select(select, example)
+    return parse_select(select, example), configs
+
+
+def _resume_hint(folder: Path) -> str:
+    """The command that resumes the sweep in ``folder``: the one in its ``run.json`` when that was a
+    ``sweep run`` with its arguments, else its general form."""
+    try:
+        command = json.loads((folder / "run.json").read_text()).get("command")
+    except (OSError, ValueError, AttributeError):
+        command = None
+    if isinstance(command, str) and command.startswith("sweep run ") and "--out" in command:
+        return f"'expressivity {command}' resumes them"
+    return f"'expressivity sweep run SWEEP --out {folder}' (or the command that wrote {folder}) resumes them"
 
 
 def _is_records_file(path: Path) -> bool:
@@ -88,14 +127,38 @@ def open_source(source, select: bool | dict = True) -> Source:
     if path.is_dir() or (suffix in (".jsonl", ".json") and _is_records_file(path)):
         if path.is_dir() and not (path / RECORDS).exists():
             raise ExpressivityError(f"{path} has no {RECORDS}; give a folder written by 'expressivity sweep run'")
+        rules, configs = _read_sweep(path) if path.is_dir() else ({}, None)
+        rules = rules if select is True else (select or {})
         records = read_records(path)
-        rules = (_sweep_select(path) if path.is_dir() else {}) if select is True else (select or {})
         if not records:
             raise ExpressivityError(f"{path} holds no finished runs yet")
-        rows = rows_of(records, rules)
-        settings = [p for p in varying_settings([r["config"] for r in records]) if p not in rules]
+        if configs is not None:
+            from expressivity.records import content_hash
+
+            listed = {content_hash(c) for c in configs}
+            strays = sum(1 for r in records if r["id"] not in listed)
+            if strays:
+                warnings.warn(f"{path / 'sweep.json'} does not list {strays} of the {len(records)} recorded runs, so "
+                              "which runs of the sweep are unrecorded cannot be told; every recorded run is taken as "
+                              "the sweep (restore the sweep.json that 'expressivity sweep run' wrote)",
+                              IncompleteSweepWarning, stacklevel=2)
+                configs = None
+        groups = select_groups(records, rules, configs)
+        rows = group_rows(groups)
+        settings = [p for p in varying_settings(configs if configs is not None else [r["config"] for r in records])
+                    if p not in rules]
+        counts = {}
+        if configs is not None:
+            unrecorded = len(listed) - len(records)
+            incomplete = sum(1 for g in groups if not g.complete)
+            counts = {"sweep_runs": len(listed), "unrecorded": unrecorded, "incomplete": incomplete}
+            if unrecorded:
+                what = (f"{incomplete} of {len(groups)} configuration-seed groups are incomplete (no selection, no "
+                        "values)" if rules else f"{incomplete} runs are incomplete (no values)")
+                warnings.warn(f"{unrecorded} of {len(listed)} runs of the sweep in {path} are not recorded yet: "
+                              f"{what}; {_resume_hint(path)}", IncompleteSweepWarning, stacklevel=2)
         _load_rows(con, rows)
-        return Source(con, _columns(con), True, settings, list(rules), str(path))
+        return Source(con, _columns(con), True, settings, list(rules), str(path), **counts)
     readers = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".jsonl": "read_json_auto", ".json": "read_json_auto",
                ".parquet": "read_parquet"}
     if suffix not in readers:
@@ -212,32 +275,38 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
     95% Student-t interval (on log10 with ``log``) across the group's rows -- its seeds.
 
     Columns: the groups, ``n`` (values), ``mean``/``geomean``, ``ci_low``, ``ci_high``, ``sd``
-    (of log10 with ``log``), ``min``, ``max``, ``failed`` (failed runs) and ``missing`` (other rows
+    (of log10 with ``log``), ``min``, ``max``, ``failed`` (failed runs), ``missing`` (other rows
     without a value: empty cells, inf or NaN, or values <= 0 with ``log``, which a geometric mean
-    cannot take).
+    cannot take) and ``incomplete`` (rows of configuration-seed groups with a run not recorded
+    yet: no selection, no value), the last only where some group has such rows (a finished sweep's
+    table and a plain table look as they did).
     """
     groups = default_group_by(src, length) if group_by is None else group_by
     exprs = [path_sql(g) if src.from_records and g in src.settings else expr(g, src, "--group-by") for g in groups]
     m = expr(metric, src, "--metric")
     finite = f"isfinite(({m})::DOUBLE)"  # inf and NaN (e.g. a metric expression 1/0) count as missing
-    value = (f"CASE WHEN ({m}) > 0 AND {finite} THEN log10(({m})::DOUBLE) END" if log
-             else f"CASE WHEN {finite} THEN ({m})::DOUBLE END")
+    # an incomplete group has no value, whatever the expression (a constant, a setting...)
+    known = "status IS DISTINCT FROM 'incomplete' AND " if src.from_records else ""
+    value = (f"CASE WHEN {known}({m}) > 0 AND {finite} THEN log10(({m})::DOUBLE) END" if log
+             else f"CASE WHEN {known}{finite} THEN ({m})::DOUBLE END")
     cond = f"({length_filter(src, length)}) AND ({where or 'TRUE'})"
     select = ", ".join(f"{e} AS {quote(g)}" for e, g in zip(exprs, groups))
     failed = "count(*) FILTER (WHERE status = 'failed')" if src.from_records else "0"
+    incomplete = "count(*) FILTER (WHERE status = 'incomplete')" if src.from_records else "0"
     sql = (f"SELECT {select + ', ' if select else ''}count(v) AS n, avg(v) AS mean, stddev_samp(v) AS sd, "
-           f"min(v) AS lo, max(v) AS hi, {failed} AS failed, count(*) - count(v) - {failed} AS missing "
+           f"min(v) AS lo, max(v) AS hi, {failed} AS failed, count(*) - count(v) - {failed} - {incomplete} AS missing, "
+           f"{incomplete} AS incomplete "
            f"FROM (SELECT *, {value} AS v FROM t WHERE {cond}) "
            + (f"GROUP BY {', '.join(quote(g) for g in groups)} ORDER BY {', '.join(quote(g) for g in groups)}"
               if groups else ""))
     _, rows = run_sql(src, sql)
     head = [*groups, "n", "geomean" if log else "mean", "ci_low", "ci_high", "sd_log10" if log else "sd", "min", "max",
-            "failed", "missing"]
+            "failed", "missing", "incomplete"]
     out = []
     for row in rows:
-        g, (n, mean, sd, lo, hi, failed, missing) = list(row[:len(groups)]), row[len(groups):]
+        g, (n, mean, sd, lo, hi, failed, missing, incomplete) = list(row[:len(groups)]), row[len(groups):]
         if n == 0:
-            out.append([*g, 0, None, None, None, None, None, None, failed, missing])
+            out.append([*g, 0, None, None, None, None, None, None, failed, missing, incomplete])
             continue
         half = t_quantile_975(n - 1) * sd / math.sqrt(n) if n > 1 and sd is not None else None
         ci = (mean - half, mean + half) if half is not None else (None, None)
@@ -246,7 +315,9 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
             ci = tuple(_pow10(c) for c in ci)
         # a sum of values near the float64 limit overflows: such a statistic is reported as missing (None)
         mean, sd, *ci = (v if v is None or math.isfinite(v) else None for v in (mean, sd, *ci))
-        out.append([*g, n, mean, *ci, sd, lo, hi, failed, missing])
+        out.append([*g, n, mean, *ci, sd, lo, hi, failed, missing, incomplete])
+    if not any(row[-1] for row in out):
+        head, out = head[:-1], [row[:-1] for row in out]
     return head, out
 
 
@@ -257,7 +328,8 @@ def run_rows(src: Source, where: str | None = None, length="train", metric: str 
         extra = f", ({expr(metric, src, '--metric')}) AS metric" if metric else ""
         return run_sql(src, f"SELECT *{extra} FROM t WHERE {cond}")
     cols = ["id", "status", "reason", "task.name", *src.settings, *src.selected, "seed", "length", "val_loss",
-            "val_metric", "test_loss", "test_metric", "steps", "seconds", "candidates", "candidates_ok"]
+            "val_metric", "test_loss", "test_metric", "steps", "seconds", "candidates", "candidates_recorded",
+            "candidates_ok"]
     cols = list(dict.fromkeys(cols))
     parts = [f"{path_sql(c)} AS {quote(c)}" for c in cols]
     if metric:

@@ -4,7 +4,8 @@ A row (what ``expressivity results`` queries; nested settings keep the paths of 
 
     id, status, reason, seed, task {name, args {...}}, model {...}, train {...},
     length (the evaluated task length), train_length, val_loss, val_metric, test_loss, test_metric,
-    steps, seconds, params, final_loss, best_metric, best_step, candidates, candidates_ok
+    steps, seconds, params, final_loss, best_metric, best_step, candidates, candidates_recorded,
+    candidates_ok
 
 Selection (``{"train.lr": ("min", "val_loss")}``): runs equal in everything but the selected
 settings -- the same configuration and seed -- form one group; the run with the best validation
@@ -13,14 +14,22 @@ reported. Equal values break toward the **interior** of the selected settings' g
 farthest from its smallest and largest), so a tie never makes an edge look chosen. ``candidates``
 counts the group's runs, ``candidates_ok`` those that finished. A group whose runs all failed is
 kept as one failed row. Without selection both are 1.
+
+Given the sweep's configurations (``configs``: what ``sweep.json`` lists), a group is judged
+against the whole grid: ``candidates`` counts its runs in the sweep and ``candidates_recorded``
+those recorded. A group with a run not yet recorded (an unfinished sweep) is no selection -- the
+best of part of the grid is not the rule's choice -- so it is kept as rows of status
+``incomplete`` without values (one per length the sweep evaluates), its selected settings empty.
+Without ``configs`` the records are taken as the whole sweep.
 """
 
 from __future__ import annotations
 
 import copy
 import math
+from dataclasses import dataclass
 
-from expressivity.records import canonical_json
+from expressivity.records import canonical_json, content_hash
 
 METRICS = ("val_loss", "val_metric", "test_loss", "test_metric")
 
@@ -69,27 +78,76 @@ def criterion(record: dict, column: str):
     return _number(row.get(column)) if isinstance(row, dict) else None
 
 
-def select_runs(records: list[dict], select: dict) -> list[tuple[dict, int, int]]:
-    """``(record, candidates, candidates_ok)`` per configuration and seed, the best run kept."""
-    if not select:
-        return [(r, 1, int(r.get("status") != "failed")) for r in records]
-    groups: dict[str, list[dict]] = {}
-    for r in records:
-        key = r["config"]
+@dataclass
+class Group:
+    """One configuration and seed of a sweep after selection: ``record`` is the kept run (``None``
+    when the group is incomplete), ``config`` the group's configuration (the kept run's; for an
+    incomplete group its first run's, less the selected settings), ``candidates`` its runs in the
+    sweep, ``candidates_recorded`` those recorded, ``candidates_ok`` the recorded ones that
+    finished. ``run_id``: the id of the group's only run (``None`` for a group of several)."""
+
+    record: dict | None
+    config: dict
+    candidates: int
+    candidates_recorded: int
+    candidates_ok: int
+    run_id: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Whether every run of the group is recorded (only then is its selection the rule's)."""
+        return self.candidates_recorded == self.candidates
+
+
+def select_groups(records: list[dict], select: dict, configs: list[dict] | None = None) -> list[Group]:
+    """The groups of ``records`` per configuration and seed (each run its own group without
+    ``select``), the best recorded run kept where every run of the group is recorded.
+
+    ``configs``: every configuration of the sweep (``sweep.json``); a configuration whose run id
+    is not among the records' is an unrecorded run, and a record not among ``configs`` still
+    counts. Groups come in the order of ``configs``, then of the records."""
+    by_id = {r["id"]: r for r in records}
+    members: list[tuple[dict, dict | None, str]] = []
+    listed: set[str] = set()
+    for config in configs or []:
+        run_id = content_hash(config)
+        listed.add(run_id)
+        members.append((config, by_id.get(run_id), run_id))
+    members += [(r["config"], r, r["id"]) for r in records if r["id"] not in listed]
+    groups: dict[str, list[tuple[dict, dict | None, str]]] = {}
+    for index, (config, record, run_id) in enumerate(members):
+        key = config
         for path in select:
             key = drop_path(key, path)
-        groups.setdefault(canonical_json(key), []).append(r)
-    out = []
-    direction, column = next(iter(select.values()))  # parse_select made the rules one
+        groups.setdefault(canonical_json(key) if select else str(index), []).append((config, record, run_id))
+    direction, column = next(iter(select.values())) if select else ("min", None)  # parse_select made the rules one
     sign = 1 if direction == "min" else -1
-    for members in groups.values():
-        edge = _edge_distance(members, select)
-        ok = [(sign * v, -edge[k], k, r) for k, r in enumerate(members) if (v := criterion(r, column)) is not None]
-        if ok:
-            out.append((min(ok, key=lambda t: t[:3])[3], len(members), len(ok)))
-        else:
-            out.append((members[0], len(members), 0))
+    out = []
+    for group in groups.values():
+        recorded = [r for _, r, _ in group if r is not None]
+        only = group[0][2] if len(group) == 1 else None
+        if len(recorded) < len(group):
+            config = group[0][0]
+            for path in select:
+                config = drop_path(config, path)
+            ok = sum(1 for r in recorded if r.get("status") != "failed")
+            out.append(Group(None, config, len(group), len(recorded), ok, only))
+            continue
+        if not select:
+            r = recorded[0]
+            out.append(Group(r, r["config"], 1, 1, int(r.get("status") != "failed"), only))
+            continue
+        edge = _edge_distance(recorded, select)
+        ok = [(sign * v, -edge[k], k, r) for k, r in enumerate(recorded) if (v := criterion(r, column)) is not None]
+        kept = min(ok, key=lambda t: t[:3])[3] if ok else recorded[0]
+        out.append(Group(kept, kept["config"], len(group), len(group), len(ok), only))
     return out
+
+
+def select_runs(records: list[dict], select: dict) -> list[tuple[dict, int, int]]:
+    """``(record, candidates, candidates_ok)`` per configuration and seed, the best run kept (the
+    records taken as the whole sweep: see :func:`select_groups`)."""
+    return [(g.record, g.candidates, g.candidates_ok) for g in select_groups(records, select)]
 
 
 def _edge_distance(members: list[dict], select: dict) -> list[int]:
@@ -114,19 +172,35 @@ def _lookup(config: dict, path: str):
     return config
 
 
-def rows_of(records: list[dict], select: dict | None = None) -> list[dict]:
-    """The table rows of ``records`` (see the module doc)."""
+def rows_of(records: list[dict], select: dict | None = None, configs: list[dict] | None = None) -> list[dict]:
+    """The table rows of ``records`` (see the module doc); ``configs``: the sweep's configurations
+    (its groups with an unrecorded run become ``incomplete`` rows)."""
+    return group_rows(select_groups(records, select or {}, configs))
+
+
+def group_rows(groups: list[Group]) -> list[dict]:
+    """The table rows of ``groups`` (:func:`select_groups`): per evaluated length of the kept run,
+    one row for a failed group, one ``incomplete`` row per length the sweep evaluates for an
+    incomplete group."""
     rows = []
-    for r, candidates, ok in select_runs(records, select or {}):
-        cfg = r["config"]
+    for g in groups:
+        r = g.record if g.record is not None else {"id": g.run_id, "config": g.config, "status": "incomplete"}
+        cfg = g.config
         base = {"id": r["id"], "status": r.get("status"), "reason": r.get("reason"), "seed": cfg.get("seed"),
                 "task": _flat_lists(cfg.get("task")), "model": _flat_lists(cfg.get("model")),
                 "train": _flat_lists(cfg.get("train")), "train_length": train_length(r),
                 "steps": r.get("steps"), "seconds": _number(r.get("seconds")), "params": r.get("params"),
                 "final_loss": _number(r.get("final_loss")), "best_metric": _number(r.get("best_metric")),
-                "best_step": r.get("best_step"), "candidates": candidates, "candidates_ok": ok}
-        if ok == 0 and candidates > 1:
-            base["status"], base["reason"] = "failed", f"all {candidates} candidates failed ({r.get('reason')})"
+                "best_step": r.get("best_step"), "candidates": g.candidates,
+                "candidates_recorded": g.candidates_recorded, "candidates_ok": g.candidates_ok}
+        if g.record is None:
+            base["reason"] = (f"{g.candidates_recorded} of {g.candidates} candidates recorded; no selection until "
+                              "all are" if g.candidates > 1 else "not recorded yet")
+            for length in dict.fromkeys((base["train_length"], *(cfg.get("eval_lengths") or []))):
+                rows.append({**base, "length": length, **{m: None for m in METRICS}})
+            continue
+        if g.candidates_ok == 0 and g.candidates > 1:
+            base["status"], base["reason"] = "failed", f"all {g.candidates} candidates failed ({r.get('reason')})"
         lengths = r.get("lengths") or {} if base["status"] != "failed" else {}
         if not lengths:
             rows.append({**base, "length": base["train_length"], **{m: None for m in METRICS}})
