@@ -95,15 +95,28 @@ def history(folder, record: dict) -> list[tuple[int, float]]:
 
 
 def line_figure(path, series: dict, xlabel: str, ylabel: str, title: str, logx=True, logy=True,
-                bands: dict | None = None, hlines: dict | None = None, vlines: dict | None = None):
+                bands: dict | None = None, hlines: dict | None = None, vlines: dict | None = None,
+                censored: dict | None = None):
     """Lines (with optional 95% bands) on one axis; ``series`` maps a label to ``(x, y)``; non-finite
-    band edges are left out."""
+    band edges are left out. ``censored`` maps a label to ``[(x, bound)]``: values known only to
+    exceed ``bound`` (beyond the grid), drawn as open upward triangles at the bound, joined to the
+    line by a dotted segment and marked ``> bound``."""
     from expressivity.figures import finish, pyplot
 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for label, (x, y) in series.items():
         line, = ax.plot(x, y, marker="o", label=label)
+        beyond = (censored or {}).get(label) or []
+        if beyond:
+            finite = [(a, b) for a, b in zip(x, y) if b is not None and math.isfinite(b)]
+            if finite:
+                ax.plot([finite[-1][0], beyond[0][0]], [finite[-1][1], beyond[0][1]], ls=":", color=line.get_color())
+            ax.plot([a for a, _ in beyond], [b for _, b in beyond], ls="none", marker="^", markersize=9,
+                    markerfacecolor="none", color=line.get_color(), label=f"{label}: beyond the grid")
+            for a, b in beyond:
+                ax.annotate(f"> {b:g}", (a, b), textcoords="offset points", xytext=(-10, 0), ha="right", va="center",
+                            color=line.get_color(), fontsize=8)
         if bands and label in bands:
             lo, hi = bands[label]
             keep = [k for k in range(len(x)) if math.isfinite(lo[k]) and math.isfinite(hi[k])]

@@ -1,0 +1,26 @@
+"""The claims' figure helpers: a value known only to lie beyond the grid is drawn as such."""
+
+import math
+
+import expressivity.figures as figures
+from expressivity.experiments.claims.kit import line_figure
+
+
+def test_a_censored_value_is_drawn_as_a_bound_not_left_out(tmp_path, monkeypatch):
+    """Claim 1's lin-type H* at T = 48 lies beyond the grid's 16384 heads: the figure must show it
+    (an open upward triangle at 16384, marked '> 16384', joined by a dotted segment), not end the
+    line at T = 32, where the two curves have not crossed yet."""
+    axes = []
+    real = figures.finish
+    monkeypatch.setattr(figures, "finish", lambda fig, ax, path, title: (axes.append(ax), real(fig, ax, path, title))[1])
+    path = line_figure(tmp_path / "f.png", {"lin": ([4, 32, 48], [159.0, 3156.0, math.nan]),
+                                             "log": ([4, 32, 48], [392.0, 3416.0, 6840.0])},
+                       "lag T", "H*", "t", logx=False, censored={"lin": [(48, 16384)], "log": []})
+    assert path.stat().st_size > 1000
+    (ax,) = axes
+    triangles = [line for line in ax.get_lines() if line.get_marker() == "^"]
+    assert len(triangles) == 1 and list(triangles[0].get_xdata()) == [48] and list(triangles[0].get_ydata()) == [16384]
+    assert triangles[0].get_label() == "lin: beyond the grid"
+    dotted = [line for line in ax.get_lines() if line.get_linestyle() == ":"]
+    assert [list(d.get_xdata()) for d in dotted] == [[32, 48]]
+    assert [t.get_text() for t in ax.texts] == ["> 16384"]
