@@ -13,16 +13,22 @@ import torch
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
-@pytest.fixture(scope="module")
-def bench():
+def _imported(*names):
+    """The benchmark scripts ``names`` imported as modules (``benchmarks/`` on the path meanwhile):
+    one module, or a tuple of them."""
+    import importlib
+
     sys.path.insert(0, str(BENCHMARKS))
     try:
-        import bench_ensemble
-        import ensemble_ceiling
-
-        yield bench_ensemble, ensemble_ceiling
+        modules = tuple(importlib.import_module(name) for name in names)
+        yield modules[0] if len(modules) == 1 else modules
     finally:
         sys.path.remove(str(BENCHMARKS))
+
+
+@pytest.fixture(scope="module")
+def bench():
+    yield from _imported("bench_ensemble", "ensemble_ceiling")
 
 
 def test_a_goal_is_met_only_when_the_whole_interval_clears_it(bench):
@@ -175,13 +181,7 @@ def test_the_full_scale_script_bundles_what_finished_and_stops_at_its_budget_res
 
 @pytest.fixture
 def full_on_gpu():
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import full_on_gpu
-
-        yield full_on_gpu
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    yield from _imported("full_on_gpu")
 
 
 def test_a_resume_bundle_leaves_out_finished_weights_the_verdict_does_not_read(full_on_gpu, tmp_path):
@@ -272,13 +272,7 @@ def test_the_full_scale_script_refuses_in_one_line_what_it_cannot_do(tmp_path):
 
 @pytest.fixture(scope="module")
 def bench_tracr():
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import bench_tracr
-
-        yield bench_tracr
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    yield from _imported("bench_tracr")
 
 
 def test_the_recorded_tracr_run_covers_tracrs_library(bench_tracr):
