@@ -245,3 +245,128 @@ def test_hardmax_lambda_is_refused_where_no_hardmax_layer_needs_it(saved, tmp_pa
     for folder in ("rev", "mean"):
         _one_line_error(*run("export", saved / folder, "--to", "transformer-lens", "--out", tmp_path / folder,
                              "--hardmax-lambda", "5")[::2], "drop it")
+
+
+# ---- a file a folder's manifest lists, missing or damaged: one line naming it and the fix, not a reinterpretation ----
+
+def _damaged_copy(src, dst, name, text):
+    """A copy of the folder ``src`` at ``dst`` with its file ``name`` removed (``text`` None) or overwritten."""
+    import shutil
+
+    shutil.copytree(src, dst)
+    if text is None:
+        (dst / name).unlink()
+    else:
+        (dst / name).write_text(text)
+    return dst
+
+
+@pytest.fixture(scope="module")
+def rev_tl(saved):
+    """The reversal circuit exported to TransformerLens (unverified: these tests read the folder back)."""
+    code, _, err = run("export", saved / "rev", "--to", "transformer-lens", "--out", saved / "rev_tl", "--no-verify")
+    assert code == 0, err
+    return saved / "rev_tl"
+
+
+@pytest.mark.parametrize("text, needle", [
+    (None, "expressivity.json is missing, though {f}/manifest.json lists it; export the network again "
+           "(expressivity export {rev} --to transformer-lens --out {f})"),
+    ("{bad", "expressivity.json is not valid JSON"),
+])
+def test_a_transformer_lens_folder_missing_its_listed_description_is_refused_not_read_as_tokens(saved, rev_tl, tmp_path,
+                                                                                                 text, needle):
+    folder = _damaged_copy(rev_tl, tmp_path / "tl", "expressivity.json", text)
+    needle = needle.format(f=folder, rev=saved / "rev")
+    for args in (["run", folder, "--input", "0,1,1,0,1"], ["show", folder, "--out", tmp_path / "p.html"]):
+        code, out, err = run(*args)
+        _one_line_error(code, err, needle)
+        assert out == "" and "answer" not in err
+    assert not (tmp_path / "p.html").exists()
+    if text is not None:
+        assert err.rstrip().endswith("; re-export the network")
+
+
+def test_a_transformer_lens_folder_missing_a_listed_weights_or_config_file_names_it(rev_tl, tmp_path):
+    for name in ("config.json", "model.safetensors"):
+        folder = _damaged_copy(rev_tl, tmp_path / name, name, None)
+        _one_line_error(*run("run", folder, "--input", "1,2,3,4,5")[::2],
+                        f"{folder / name} is missing, though {folder}/manifest.json lists it; export the network again")
+
+
+def test_without_a_manifest_an_export_missing_its_description_is_read_as_tokens_with_a_warning(rev_tl, tmp_path):
+    folder = tmp_path / "bare"
+    folder.mkdir()
+    for name in ("config.json", "model.safetensors"):
+        (folder / name).write_bytes((rev_tl / name).read_bytes())
+    code, out, err = run("run", folder, "--input", "0,1,1,0,1", "--json")
+    assert code == 0, err
+    assert err.strip() == (f"warning: {folder} was exported by expressivity but has no expressivity.json, so it is "
+                           "read as a token model without the export's input layout, labels, valid lengths or input "
+                           "domain; export the network again")
+    assert json.loads(out)["input_ids"] == [0, 1, 1, 0, 1]
+
+
+@pytest.mark.parametrize("text, needle", [
+    (None, "report.json is missing, though {f}/manifest.json lists it as the construction report of {f}/network; "
+           "run the construction again (expressivity circuit ... --out {f}, with the options its run.json records)"),
+    ("{bad", "report.json (the construction report {f}/manifest.json lists) is not valid JSON (JSONDecodeError); "
+             "run the construction again"),
+    ('{"checks": "no"}', "report.json holds no construction report (checks and size), though {f}/manifest.json lists "
+                         "one there; run the construction again"),
+])
+def test_a_construction_missing_its_listed_report_is_refused_not_shown_as_never_saved(saved, tmp_path, text, needle):
+    folder = _damaged_copy(saved / "rev", tmp_path / "rev", "report.json", text)
+    needle = needle.format(f=folder)
+    code, out, err = run("run", folder, "--input", "1,2,3,4,5", "--json")
+    _one_line_error(code, err, needle)
+    assert out == ""
+    code, out, err = run("show", folder, "--out", tmp_path / "p.html")
+    _one_line_error(code, err, needle)
+    assert not (tmp_path / "p.html").exists()
+
+
+def test_a_construction_missing_its_listed_network_file_names_the_fix(saved, tmp_path):
+    folder = _damaged_copy(saved / "rev", tmp_path / "rev", "network/weights.safetensors", None)
+    _one_line_error(*run("run", folder, "--input", "1,2,3,4,5")[::2],
+                    f"{folder}/network/weights.safetensors is missing, though {folder}/manifest.json lists it; "
+                    f"run the construction again (expressivity circuit ... --out {folder}")
+
+
+READ_FIX = ("the run's checkpoint is damaged or missing, so it cannot be read: train it again into a new folder "
+            "(expressivity train ... --out NEW, with the options of the original run)")
+
+
+@pytest.mark.parametrize("damage, needle", [
+    ("truncated", "has unreadable weights (Error while deserializing header"),
+    ("missing weights", "has unreadable weights (No such file or directory"),
+    ("missing config", "(config.json is missing)"),
+    ("another shape", "does not fit this model"),
+])
+def test_a_damaged_trained_run_says_to_train_again_not_to_delete_the_folder(saved, tmp_path, damage, needle):
+    import shutil
+
+    folder = tmp_path / "train"
+    shutil.copytree(saved / "train", folder)
+    ckpt = folder / "seed_0" / "checkpoint"
+    weights = ckpt / "model.safetensors"
+    if damage == "truncated":
+        weights.write_bytes(weights.read_bytes()[:100])
+    elif damage == "missing weights":
+        weights.unlink()
+    elif damage == "missing config":
+        (ckpt / "config.json").unlink()
+    else:
+        from safetensors.torch import load_file, save_file
+
+        tensors = load_file(weights)
+        first = sorted(tensors)[0]
+        tensors[first] = tensors[first][:1].clone()
+        save_file(tensors, weights)
+    code, out, err = run("run", folder, "--input", "1,2,3,0")
+    _one_line_error(code, err, needle)
+    assert err.rstrip().endswith("; " + READ_FIX) and "start over" not in err and "fresh run" not in err
+    if damage in ("truncated", "another shape"):   # resuming training keeps its own advice
+        code, _, err = run("train", "--resume", folder)
+        _one_line_error(code, err, "to start over")
+        assert "train it again" not in err

@@ -259,3 +259,33 @@ def test_a_transformer_lens_export_keeps_the_domain_and_the_answers(tmp_path, tl
     result = json.loads(out)
     assert result["answers"] == ["BOS", 1, 2, 3] and "BOS at the first position only" in result["input_domain"]
     _one_line(*run("run", tmp_path / "tl", "--input", "3,1,2")[::2], "token 0 is not BOS")
+
+
+# ---- a TransformerLens export takes the input its network took: one value per token where one dimension is named ----
+
+@pytest.fixture(scope="module")
+def shift_tl(shift):
+    """The shift circuit (input x, working dimension out) exported to TransformerLens, unverified."""
+    folder = shift.parent / "shift_tl"
+    code, _, err = run("export", shift, "--to", "transformer-lens", "--out", folder, "--no-verify")
+    assert code == 0, err
+    return folder
+
+
+def test_a_transformer_lens_export_of_a_circuit_takes_one_value_per_token_as_the_circuit_does(shift, shift_tl):
+    code, out, err = run("run", shift, "--input", "3,1,4,1,5,8,2,6", "--json")
+    assert code == 0, err
+    circuit = json.loads(out)
+    for text in ("3,1,4,1,5,8,2,6", "3,0; 1,0; 4,0; 1,0; 5,0; 8,0; 2,0; 6,0"):   # one value per token, or whole rows
+        code, out, err = run("run", shift_tl, "--input", text, "--json")
+        assert code == 0, err
+        result = json.loads(out)
+        assert result["within_claim"] is True and result["input_labels"][:2] == ["x", "out"]
+        assert [row[:2] for row in result["input"]] == [[v, 0] for v in (3, 1, 4, 1, 5, 8, 2, 6)]
+        assert [y for (y,) in result["output"]] == pytest.approx([y for (y,) in circuit["output"]], abs=1e-9)
+    _one_line(*run("run", shift_tl, "--input", "3,0,1; 1,0,2")[::2],
+              "--input token 0 has 3 values, the network takes 1 per token; give one value of x per token, e.g. "
+              "'1,2,3' (1 to 8 tokens), or all 2 values (x, out) per token separated by ';'")
+    # a whole row is still checked against the domain: the working dimension must be 0
+    _one_line(*run("run", shift_tl, "--input", "3,1; 1,0")[::2], "token 0 has out = 1")
+    _one_line(*run("run", shift, "--input", "3,0; 1,0")[::2], "token 0 has 2 values, the network takes 1 per token")

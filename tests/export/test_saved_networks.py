@@ -229,3 +229,39 @@ def test_a_nan_weight_is_refused_when_the_network_is_loaded(tmp_path):
     save_file(tensors, str(tmp_path / "net" / "weights.safetensors"))
     with pytest.raises(ExpressivityError, match="NaN"):
         load_network(tmp_path / "net")
+
+
+def test_a_listed_report_inside_a_run_record_must_be_there(folders, tmp_path):
+    import shutil
+
+    yun = tmp_path / "yun"
+    shutil.copytree(folders["yun"], yun)
+    record = json.loads((yun / "run.json").read_text())
+    del record["results"][0]["checks"]
+    (yun / "run.json").write_text(json.dumps(record))
+    with pytest.raises(ExpressivityError) as caught:
+        load_saved(yun / "delta_1_2" / "softened")
+    assert str(caught.value) == (f"{yun}/run.json holds no construction report at #/results/0 (checks and size), "
+                                 f"though {yun}/manifest.json lists one there; run the construction again "
+                                 f"(expressivity yun build ... --out {yun}, with the options its run.json records)")
+    (yun / "run.json").unlink()
+    with pytest.raises(ExpressivityError, match=r"run.json is missing, though .*manifest.json lists it as the "
+                                                r"construction report of .*delta_1_2/softened; run the construction "
+                                                r"again \(expressivity yun build \.\.\. --out \S+\)$"):
+        load_saved(yun / "delta_1_2" / "softened")
+
+
+def test_a_transformer_lens_export_names_its_one_input_dimension_and_keeps_tokens_as_tokens(folders, tmp_path):
+    for name in ("circuit", "train"):
+        code, _, err = cli_run("export", folders[name], "--to", "transformer-lens", "--out", tmp_path / name,
+                               "--no-verify")
+        assert code == 0, err
+    circuit = load_saved(tmp_path / "circuit").network
+    assert circuit.metadata["input_dims"] == ["x"] and circuit.metadata["input_dims_optional"] is True
+    assert input_help(circuit) == "one value of x per token, e.g. '1,2,3' (1 to 5 tokens)"
+    assert parse_input(circuit, "1,2").tolist() == parse_input(circuit, "1,0;2,0").tolist() == [[1, 0], [2, 0]]
+    trained = load_saved(tmp_path / "train").network
+    assert "input_dims" not in trained.metadata and parse_input(trained, "1,2").shape == (2, trained.d_in)
+    # the circuit's own folder keeps its one form
+    with pytest.raises(ExpressivityError, match="token 0 has 2 values, the network takes 1 per token"):
+        parse_input(load_saved(folders["circuit"]).network, "1,0;2,0")

@@ -249,23 +249,88 @@ def _from_manifest(path: Path, root: Path, manifest, rel: str, entries: list) ->
 
 
 def _entry(root: Path, manifest, entry) -> Saved:
-    """One network of a manifest, read as its ``form`` says, with the report its entry points to."""
-    from expressivity.manifest import read_pointer
+    """One network of a manifest, read as its ``form`` says, with the report its entry points to.
+
+    A file the manifest lists that the network is read from (``network.json``, the weights, a
+    TransformerLens folder's ``config.json``, ``model.safetensors`` and ``expressivity.json``), and
+    the report its entry points to, must be there and readable: otherwise a one-line
+    :class:`ExpressivityError` names the file and how to write the folder again (a missing
+    ``expressivity.json`` would make an export read as a token model; a missing report, a
+    construction read as if it never had one)."""
     from expressivity.export.safetensors_io import load_network
+    from expressivity.manifest import NETWORK_FILES
 
     where = root / entry.path
     if entry.form == "trained run":
         return _trained(where)
     if entry.form == "transformer-lens":
-        return _transformer_lens(where)
-    report = read_pointer(root, entry.report) if entry.report else None
-    if not _is_report(report):
-        report = None
+        from expressivity.export.transformer_lens.folder import FOLDER_FILES
+
+        read = [name for name in FOLDER_FILES if name.endswith((".json", ".safetensors"))]   # not README.md
+        _require_listed(root, manifest, entry, read)
+        return _transformer_lens(where, listed=True)
+    _require_listed(root, manifest, entry, list(NETWORK_FILES))
+    report = _listed_report(root, manifest, entry) if entry.report else None
     # a report stored beside its run record (yun build's run.json results) carries that record too
     report = None if report is None else {k: v for k, v in report.items() if k != "run"}
     where_report = None if report is None else root / entry.report.partition("#")[0]
     kind = "construction" if report is not None or manifest.kind in ("construction", "yun build") else "network"
     return Saved(load_network(where), kind, where, report, where_report)
+
+
+def _again(root: Path, manifest) -> str:
+    """How to write the folder at ``root`` again, by the command its manifest names (the fix for a damaged file)."""
+    import shlex
+
+    if manifest.command == "export":
+        config = (_read_json(root / "run.json") or {}).get("config") or {}
+        source, to = config.get("path"), config.get("to")
+        source = shlex.quote(source) if isinstance(source, str) and source.strip() else "SOURCE"
+        to = to if to in ("network", "transformer-lens") else manifest.kind
+        return f"export the network again (expressivity export {source} --to {to} --out {shlex.quote(str(root))})"
+    if manifest.command in MANIFEST_COMMANDS:
+        what = "the construction" if manifest.kind in ("construction", "yun build") else f"'{manifest.command}'"
+        options = ", with the options its run.json records" if (root / "run.json").is_file() else ""
+        return f"run {what} again (expressivity {manifest.command} ... --out {shlex.quote(str(root))}{options})"
+    return f"save the folder again with {manifest.command}"
+
+
+def _require_listed(root: Path, manifest, entry, names: list[str]) -> None:
+    """A one-line :class:`ExpressivityError` for the first of ``names`` (files of the entry's folder) that the
+    manifest lists but that is not a file there, naming the fix (:func:`_again`)."""
+    from expressivity.records import MANIFEST
+
+    for name in names:
+        rel = (Path(entry.path) / name).as_posix()
+        path = root / entry.path / name
+        if rel in manifest.files and not path.is_file():
+            raise ExpressivityError(f"{path} is missing, though {root / MANIFEST} lists it; {_again(root, manifest)}")
+
+
+def _listed_report(root: Path, manifest, entry) -> dict:
+    """The construction report the entry points to (``file.json`` or ``file.json#/pointer``), or a
+    one-line :class:`ExpressivityError` naming the file and the fix when it is missing, not JSON or
+    not a report."""
+    from expressivity.manifest import read_pointer
+    from expressivity.records import MANIFEST
+
+    name, _, pointer = entry.report.partition("#")
+    path = root / name
+    fix = _again(root, manifest)
+    if not path.is_file():
+        raise ExpressivityError(f"{path} is missing, though {root / MANIFEST} lists it as the construction report of "
+                                f"{root / entry.path}; {fix}")
+    try:
+        json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ExpressivityError(f"{path} (the construction report {root / MANIFEST} lists) is not valid JSON "
+                                f"({type(exc).__name__}); {fix}") from None
+    report = read_pointer(root, entry.report)
+    if not _is_report(report):
+        at = f" at #{pointer}" if pointer else ""
+        raise ExpressivityError(f"{path} holds no construction report{at} (checks and size), though {root / MANIFEST} "
+                                f"lists one there; {fix}")
+    return report
 
 
 def _before_manifests(saved: Saved, path: Path) -> Saved:
@@ -311,21 +376,33 @@ def _by_layout(path: Path) -> Saved:
                             "model.safetensors (a TransformerLens export)")
 
 
-def _transformer_lens(path: Path) -> Saved:
-    """A TransformerLens folder as a network, with the valid lengths its ``expressivity.json`` records."""
+def _transformer_lens(path: Path, listed: bool = False) -> Saved:
+    """A TransformerLens folder as a network, with the valid lengths, input domain and answers its
+    ``expressivity.json`` records (``listed``: a manifest lists the folder's files, checked by the caller).
+
+    A folder whose ``config.json`` says expressivity exported it (``model_name`` ``"expressivity: ..."``)
+    but that has no ``expressivity.json`` and no manifest listing it is read as a token model, with a
+    line in ``Saved.warnings`` saying so and how to export it again.
+    """
     from expressivity.export.transformer_lens import load_transformer_lens
 
     net = load_transformer_lens(path)
     config = _read_json(path / "config.json") or {}
     desc = _read_json(path / "expressivity.json") or {}
+    warnings = ()
+    if not listed and not (path / "expressivity.json").exists() and \
+            str(config.get("model_name") or "").startswith("expressivity: "):
+        warnings = (f"{path} was exported by expressivity but has no expressivity.json, so it is read as a token "
+                    "model without the export's input layout, labels, valid lengths or input domain; export the "
+                    "network again",)
     valid = desc.get("valid_lengths")
     if isinstance(valid, dict):
         from expressivity.network.lengths import ValidLengths
 
         net = replace(net, valid_lengths=ValidLengths.from_dict(valid))
-    net = _exported_claim(net, desc, path)
+    net = _one_value_per_token(_exported_claim(net, desc, path))
     return Saved(net, "transformer-lens", path, None, None,
-                 {"transformer_lens_config": config, "exported_from": desc.get("source")})
+                 {"transformer_lens_config": config, "exported_from": desc.get("source")}, warnings)
 
 
 def _exported_claim(net: Network, desc: dict, path: Path) -> Network:
@@ -342,6 +419,22 @@ def _exported_claim(net: Network, desc: dict, path: Path) -> Network:
     if isinstance(answers, dict):
         net = replace(net, metadata={**net.metadata, "answers": answers})
     return net
+
+
+def _one_value_per_token(net: Network) -> Network:
+    """An exported network whose recorded input domain names exactly one input dimension (every other
+    input dimension is 0 in the claim: a circuit's ``x``, its working dimension ``out`` not), with that
+    dimension as its ``input_dims``, so ``run --input 1,2,3`` takes one value per token as on the
+    network exported; ``input_dims_optional`` keeps whole rows (``"1,0; 2,0; 3,0"``) accepted too."""
+    from expressivity.network.inputs import takes_tokens
+
+    domain = net.input_domain
+    if domain is None or takes_tokens(net) or net.d_in < 2 or "input_dims" in net.metadata:
+        return net
+    used = set(domain.dims) | {d for rule in domain.rules for d in rule.dims_used()}
+    if len(domain.dims) != 1 or used != set(domain.dims) or domain.dims[0] not in net.input_labels:
+        return net
+    return replace(net, metadata={**net.metadata, "input_dims": [domain.dims[0]], "input_dims_optional": True})
 
 
 def _trained(run_dir: Path) -> Saved:

@@ -6,7 +6,9 @@ Input text (tokens as rows, like every array here):
   token ids, ``"3,1,2"`` or ``"3 1 2"``;
 * networks whose saved metadata names **input dimensions** (``circuit --out`` saves
   ``input_dims = ["x"]``): one value per token for each named dimension, other dimensions 0;
-  ``"1,2,3"`` is three tokens when one dimension is named;
+  ``"1,2,3"`` is three tokens when one dimension is named; where the metadata also says
+  ``input_dims_optional`` (a TransformerLens export whose input domain names one dimension),
+  whole rows of ``d_in`` values (``"1,0; 2,0"``) are accepted too;
 * otherwise ``d_in`` numbers per token, tokens separated by ``;`` (``"1,0; 0,1"``); when
   ``d_in = 1``, ``"1,2,3"`` is three tokens.
 
@@ -105,12 +107,17 @@ def parse_input(net: Network, text, allow_length: bool = False, allow_outside: b
     rows = _split(text, one_per_token=per_token == 1)
     if not rows:
         raise ExpressivityError(f"--input has no tokens; give {input_help(net)}")
+    if (dims is not None and net.metadata.get("input_dims_optional") is True and per_token != net.d_in
+            and all(len(row) == net.d_in for row in rows)):
+        dims, per_token = None, net.d_in          # whole rows, every input dimension given
     if len(rows) > MAX_TOKENS:
         raise ExpressivityError(f"--input has {len(rows)} tokens; at most {MAX_TOKENS} are allowed")
     for i, row in enumerate(rows):
         if len(row) != per_token:
+            rows_too = (f", or all {net.d_in} values ({', '.join(net.input_labels[:6])}) per token separated by ';'"
+                        if dims is not None and net.metadata.get("input_dims_optional") is True else "")
             raise ExpressivityError(f"--input token {i} has {len(row)} values, the network takes {per_token} per token; "
-                                    f"give {input_help(net)}")
+                                    f"give {input_help(net)}{rows_too}")
     n = len(rows)
     X = np.zeros((n, net.d_in), dtype=object)
     X[:] = 0

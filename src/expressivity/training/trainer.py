@@ -396,12 +396,14 @@ def member_result(config: RunConfig, task: Task, members: Members, k: int, model
                      (execution or Execution.choose(device)).record())
 
 
-def _load_weights(model: torch.nn.Module, tensors: dict, where) -> None:
+def _load_weights(model: torch.nn.Module, tensors: dict, where, fix: str = "delete it to start over") -> None:
+    """Load ``tensors`` into ``model``; a one-line :class:`ExpressivityError` naming checkpoint ``where``
+    and ``fix`` (by default the advice for resuming training) when they do not fit it."""
     try:
         model.load_state_dict(tensors)
     except RuntimeError as exc:
         first = str(exc).strip().splitlines()[0]
-        raise ExpressivityError(f"checkpoint {where} does not fit this model ({first}); delete it to start over") from None
+        raise ExpressivityError(f"checkpoint {where} does not fit this model ({first}); {fix}") from None
 
 
 def _mark_nan(ckpt: Path | None, step: int) -> None:
@@ -413,12 +415,25 @@ def _mark_nan(ckpt: Path | None, step: int) -> None:
 
 
 def load_trained(run_dir: Path) -> tuple[Model, Task, RunConfig]:
-    """The model (weights of the last checkpoint), task and configuration of a run folder."""
+    """The model (weights of the last checkpoint), task and configuration of a run folder.
+
+    A missing or damaged checkpoint (config, weights) is a one-line :class:`ExpressivityError` naming
+    what is wrong and the fix for reading a run: its checkpoint is damaged, so train it again into a
+    new folder. (Deleting the folder to start over is the advice for resuming training, not for this.)
+    """
     run_dir = require_path(run_dir, "load_trained's run folder")
-    saved, tensors, _ = load_checkpoint(run_dir / "checkpoint", with_state=False)
+    fix = ("the run's checkpoint is damaged or missing, so it cannot be read: train it again into a new folder "
+           "(expressivity train ... --out NEW, with the options of the original run)")
+    try:
+        saved, tensors, _ = load_checkpoint(run_dir / "checkpoint", with_state=False)
+    except ExpressivityError as exc:
+        message = str(exc)
+        for resume_advice in ("; delete the folder to start over", "; start a fresh run instead"):
+            message = message.removesuffix(resume_advice)
+        raise ExpressivityError(f"{message}; {fix}") from None
     if "run" not in saved:
         raise ExpressivityError(f"{run_dir}/checkpoint was not written by this version's trainer; retrain it")
     config = RunConfig.from_dict(saved["run"])
     model = Model(config.model)
-    _load_weights(model, tensors, Path(run_dir) / "checkpoint")
+    _load_weights(model, tensors, Path(run_dir) / "checkpoint", fix)
     return model, config.build_task(), config

@@ -97,7 +97,8 @@ def save_transformer_lens(export: TLExport, directory: Path, name: str = "networ
 
 
 def read_folder_config(directory: Path) -> tuple[dict, dict | None]:
-    """``config.json`` (and ``expressivity.json`` when present) of a TransformerLens folder."""
+    """``config.json`` (and ``expressivity.json`` when present) of a TransformerLens folder; a missing or
+    unreadable file is a one-line :class:`ExpressivityError` naming it and the fix."""
     directory = Path(directory)
     path = directory / "config.json"
     if not path.is_file() or not (directory / "model.safetensors").is_file():
@@ -105,15 +106,18 @@ def read_folder_config(directory: Path) -> tuple[dict, dict | None]:
     try:
         config = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
-        raise ExpressivityError(f"{path} is not valid JSON ({' '.join(str(exc).split())})") from None
+        raise ExpressivityError(f"{path} is not valid JSON ({' '.join(str(exc).split())}); export or save the "
+                                "folder again") from None
     if not isinstance(config, dict):
-        raise ExpressivityError(f"{path} is not a TransformerBridgeConfig argument object")
+        raise ExpressivityError(f"{path} is not a TransformerBridgeConfig argument object; export or save the folder "
+                                "again")
     desc = None
     if (directory / "expressivity.json").is_file():
         try:
             desc = json.loads((directory / "expressivity.json").read_text())
         except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
-            raise ExpressivityError(f"{directory}/expressivity.json is not valid JSON ({' '.join(str(exc).split())})") from None
+            raise ExpressivityError(f"{directory}/expressivity.json is not valid JSON ({' '.join(str(exc).split())}); "
+                                    "re-export the network") from None
         if not isinstance(desc, dict) or desc.get("format") != FORMAT:
             raise ExpressivityError(f"{directory}/expressivity.json is not in format {FORMAT}; re-export the network")
     return config, desc
