@@ -270,11 +270,8 @@ def rasp_eval(program, input_text, max_len, as_json):
                                 "(selectors are n x n)")
     if max_len is not None and len(tokens) > max_len:
         raise ExpressivityError(f"--input has {len(tokens)} tokens, more than --max-len {max_len}")
-    if ":" not in program:
-        from expressivity.rasp.library import get_program
-
-        tokens = spelled_as(get_program(program).vocab, tokens)
-    sop, _, name = load_program(program, max_len or len(tokens), eval_vocab(program, tokens), "--input")
+    tokens, vocab = library_input(program, tokens)
+    sop, _, name = load_program(program, max_len or len(tokens), vocab, "--input")
     output = rasp.evaluate(sop, tokens)
     record = run_record("rasp eval", {"program": program, "input": input_text, "max_len": max_len})
     if as_json:
@@ -290,16 +287,18 @@ def spelled_as(known, tokens: list) -> list:
     return [t if t in known else by_spelling.get(str(t), t) for t in tokens]
 
 
-def eval_vocab(program: str, tokens: list) -> list | None:
-    """The vocabulary a library program is evaluated over: its own and the input's tokens (a program
-    defined on its listed tokens alone gets the input's, which it refuses outside them); ``None`` for
-    a ``module:function`` program (built as written)."""
+def library_input(program: str, tokens: list) -> tuple[list, list | None]:
+    """``(tokens, vocab)`` for evaluating ``program``: a library program's input in its own spelling
+    (:func:`spelled_as`) and the vocabulary it is built over, its own and the input's tokens (a program
+    defined on its listed tokens alone gets the input's, which it refuses outside them); a
+    ``module:function`` program's input as given, and ``None`` (built as written)."""
     if ":" in program:
-        return None
+        return tokens, None
     from expressivity.rasp.library import get_program
 
     entry = get_program(program)
-    return list(dict.fromkeys(tokens if entry.tokens == "listed" else [*entry.vocab, *tokens]))
+    tokens = spelled_as(entry.vocab, tokens)
+    return tokens, list(dict.fromkeys(tokens if entry.tokens == "listed" else [*entry.vocab, *tokens]))
 
 
 rasp = rasp_group   # the name cli/main.py's COMMANDS registers

@@ -46,50 +46,56 @@ def checkpoint_exists(path: Path) -> bool:
     return (path / "config.json").exists() or (path.with_name(path.name + ".old") / "config.json").exists()
 
 
-def _resolve(path: Path) -> Path:
+# What a damaged checkpoint's error tells to do, by default (the advice for resuming training; a
+# reader of a finished run passes its own ``fix``: trainer.load_trained).
+RESUME_FIX = "delete the folder to start over"
+
+
+def _resolve(path: Path, fix: str | None = None) -> Path:
     path = Path(path)
     if not (path / "config.json").exists():
         old = path.with_name(path.name + ".old")  # interrupted between the two renames
         if (old / "config.json").exists():
             return old
-        raise ExpressivityError(f"no checkpoint in {path} (config.json is missing); start a fresh run instead")
+        raise ExpressivityError(f"no checkpoint in {path} (config.json is missing); {fix or 'start a fresh run instead'}")
     return path
 
 
-def read_checkpoint_config(path: Path) -> dict:
-    """The ``config.json`` of a checkpoint, or a one-line error if it is missing or corrupt."""
-    path = _resolve(path)
+def read_checkpoint_config(path: Path, fix: str | None = None) -> dict:
+    """The ``config.json`` of a checkpoint, or a one-line error if it is missing or corrupt, ending in
+    ``fix`` (default: the advice for resuming training)."""
+    path = _resolve(path, fix)
+    fix = fix or RESUME_FIX
     try:
         config = json.loads((path / "config.json").read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ExpressivityError(f"checkpoint {path} has a corrupt config.json ({exc}); "
-                                "delete the folder to start over") from None
+        raise ExpressivityError(f"checkpoint {path} has a corrupt config.json ({exc}); {fix}") from None
     if not isinstance(config, dict) or "status" not in config or "step" not in config:
-        raise ExpressivityError(f"checkpoint {path}/config.json is not a checkpoint configuration; "
-                                "delete the folder to start over")
+        raise ExpressivityError(f"checkpoint {path}/config.json is not a checkpoint configuration; {fix}")
     step, status = config["step"], config["status"]
     if isinstance(step, bool) or not isinstance(step, int) or step < 0 or status not in (RUNNING, *FINISHED):
         raise ExpressivityError(f"checkpoint {path}/config.json has step {step!r} and status {status!r} (a step >= 0 "
-                                f"and one of {RUNNING}, {', '.join(FINISHED)} expected); delete the folder to start over")
+                                f"and one of {RUNNING}, {', '.join(FINISHED)} expected); {fix}")
     return config
 
 
-def load_checkpoint(path: Path, with_state: bool = True) -> tuple[dict, dict[str, torch.Tensor], dict | None]:
-    """Return ``(config, tensors, state)`` (``state`` is ``None`` unless ``with_state``)."""
-    config = read_checkpoint_config(path)
-    path = _resolve(path)
+def load_checkpoint(path: Path, with_state: bool = True,
+                    fix: str | None = None) -> tuple[dict, dict[str, torch.Tensor], dict | None]:
+    """Return ``(config, tensors, state)`` (``state`` is ``None`` unless ``with_state``); a missing or
+    damaged file is a one-line error ending in ``fix`` (default: the advice for resuming training)."""
+    config = read_checkpoint_config(path, fix)
+    path, fix = _resolve(path, fix), fix or RESUME_FIX
     try:
         tensors = load_file(str(path / "model.safetensors"))
     except (OSError, SafetensorError, ValueError) as exc:
-        raise ExpressivityError(f"checkpoint {path} has unreadable weights ({exc}); "
-                                "delete the folder to start over") from None
+        raise ExpressivityError(f"checkpoint {path} has unreadable weights ({exc}); {fix}") from None
     state = None
     if with_state:
         try:
             state = torch.load(path / "state.pt", weights_only=False)
         except Exception as exc:  # a truncated pickle can fail in many ways; all mean "corrupt"
-            raise ExpressivityError(f"checkpoint {path} has an unreadable state.pt ({type(exc).__name__}); "
-                                    "delete the folder to start over") from None
+            raise ExpressivityError(f"checkpoint {path} has an unreadable state.pt ({type(exc).__name__}); {fix}") \
+                from None
         if not isinstance(state, dict):
-            raise ExpressivityError(f"checkpoint {path}/state.pt is not a training state; delete the folder to start over")
+            raise ExpressivityError(f"checkpoint {path}/state.pt is not a training state; {fix}")
     return config, tensors, state

@@ -424,13 +424,7 @@ def load_trained(run_dir: Path) -> tuple[Model, Task, RunConfig]:
     run_dir = require_path(run_dir, "load_trained's run folder")
     fix = ("the run's checkpoint is damaged or missing, so it cannot be read: train it again into a new folder "
            "(expressivity train ... --out NEW, with the options of the original run)")
-    try:
-        saved, tensors, _ = load_checkpoint(run_dir / "checkpoint", with_state=False)
-    except ExpressivityError as exc:
-        message = str(exc)
-        for resume_advice in ("; delete the folder to start over", "; start a fresh run instead"):
-            message = message.removesuffix(resume_advice)
-        raise ExpressivityError(f"{message}; {fix}") from None
+    saved, tensors, _ = load_checkpoint(run_dir / "checkpoint", with_state=False, fix=fix)
     if "run" not in saved:
         raise ExpressivityError(f"{run_dir}/checkpoint was not written by this version's trainer; retrain it")
     config = RunConfig.from_dict(saved["run"])

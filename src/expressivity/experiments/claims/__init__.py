@@ -361,14 +361,19 @@ def check_same_run(out: Path, name: str, scale: str) -> None:
                                 f"--out for --scale {scale}")
 
 
+def verdict_files(folder) -> list[Path]:
+    """The ``verdict.json`` of a reproduce output folder, else those one level down (a folder of them)."""
+    folder = Path(folder)
+    return [folder / "verdict.json"] if (folder / "verdict.json").is_file() else sorted(folder.glob("*/verdict.json"))
+
+
 def summary(folders) -> list[dict]:
     """One row per ``verdict.json`` found in ``folders`` (each a reproduce output folder, or a
     folder of them): claim, scale, verdict, regime line, reason. Rows sorted by claim, then scale
     along the ladder. A folder with no ``verdict.json`` (in it or one level down) is an error."""
     rows = []
     for folder in folders:
-        folder = Path(folder)
-        found = [folder / "verdict.json"] if (folder / "verdict.json").is_file() else sorted(folder.glob("*/verdict.json"))
+        found = verdict_files(folder)
         if not found:
             raise ExpressivityError(f"{folder}: no verdict.json in it or one level down; give folders written by "
                                     "'expressivity reproduce'")

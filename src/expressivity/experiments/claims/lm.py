@@ -702,13 +702,12 @@ def copy_loss(run_dir, eval_size: int, record: dict | None = None) -> dict:
     copies = copy_positions(torch.cat([batch.x[:, :1], batch.y], dim=1))
     share = float(copies.float().mean())
     return {"all": float(bits.mean()), "copies": float(bits[copies].mean()) if copies.any() else math.nan,
-            "others": float(bits[~copies].mean()), "copy_share": share}
+            "copy_share": share}
 
 
 def recorded_copy_loss(record: dict, eval_size: int) -> dict | None:
     """:func:`copy_loss` from a run record's ``test_subsets`` (``None`` where the record has none, or
-    was scored on another number of held-out windows); ``others`` is derived from the whole and the
-    copies (``(all - share * copies) / (1 - share)``)."""
+    was scored on another number of held-out windows)."""
     config = record.get("config") or {}
     if (config.get("train") or {}).get("eval_size") != eval_size:
         return None
@@ -716,10 +715,8 @@ def recorded_copy_loss(record: dict, eval_size: int) -> dict | None:
     copies = (row.get("test_subsets") or {}).get("copies")
     if not copies or row.get("test_loss") is None:
         return None
-    whole, share = row["test_loss"], copies["share"]
-    part = math.nan if copies["loss"] is None else copies["loss"]
-    others = (whole - share * part) / (1 - share) if share < 1 and copies["loss"] is not None else math.nan
-    return {"all": whole, "copies": part, "others": others, "copy_share": share}
+    return {"all": row["test_loss"], "copies": math.nan if copies["loss"] is None else copies["loss"],
+            "copy_share": copies["share"]}
 
 
 def copy_comparison(folder, dp: Summary, free: Summary, eval_size: int, L: int) -> dict:

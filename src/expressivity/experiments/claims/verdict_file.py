@@ -13,14 +13,6 @@ from pathlib import Path
 from expressivity.errors import ExpressivityError
 
 
-def _verdict_paths(folder: Path) -> list[Path]:
-    """The ``verdict.json`` files ``--summary`` reads for ``folder``: its own, else those one level
-    down (the same search as :func:`expressivity.experiments.claims.summary`)."""
-    if (folder / "verdict.json").is_file():
-        return [folder / "verdict.json"]
-    return sorted(folder.glob("*/verdict.json"))
-
-
 def _shown(value) -> str:
     """A value of a malformed field as an error message shows it: its JSON type and a short repr."""
     kind = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
@@ -34,9 +26,11 @@ def check_folders(folders: list[Path], markdown: bool) -> None:
     given twice (by several spellings, or inside a folder of folders also given), and any run whose
     ``verdict.json`` is malformed or whose criterion cannot be shown to be the one its verdict was
     reached under (:func:`check_verdict`). Each refusal is one :class:`ExpressivityError` line."""
+    from expressivity.experiments.claims import verdict_files
+
     seen: dict[Path, Path] = {}
     for folder in folders:
-        for path in _verdict_paths(folder):
+        for path in verdict_files(folder):
             where = path.resolve()
             if where in seen:
                 raise ExpressivityError(f"--summary got the run folder {where.parent} twice; give each folder once")
