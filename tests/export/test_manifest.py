@@ -112,6 +112,19 @@ def test_a_folder_saved_before_manifests_loads_with_a_warning(saved, tmp_path):
     assert code == 0 and "warning:" in err and "saved before manifests" in err
 
 
+@pytest.mark.parametrize("damage", ["{torn", '{"checks": "no"}'])
+def test_a_damaged_report_in_a_folder_without_manifest_is_said_not_skipped(saved, tmp_path, damage):
+    folder = tmp_path / "circuit"
+    shutil.copytree(saved / "circuit", folder)
+    (folder / MANIFEST).unlink()
+    (folder / "report.json").write_text(damage)
+    old = load_saved(folder)
+    assert old.report is None
+    assert any(f"{folder / 'report.json'} is not a readable construction report" in w for w in old.warnings)
+    code, _, err = cli_run("run", folder, "--input", "1,2,3,4,5")
+    assert code == 0 and "is not a readable construction report" in err
+
+
 @pytest.mark.parametrize("text, needle", [
     ("{not json", "not valid JSON"), ("[]", "not a manifest"), ('{"format": 99}', "format 99"),
     ('{"format": 1, "kind": "mystery", "command": "x", "files": {}, "networks": []}', "unknown kind"),

@@ -123,6 +123,19 @@ def find_report(folder: Path) -> tuple[dict | None, Path | None]:
     return None, None
 
 
+def _unread_reports(folder: Path, taken: Path | None) -> tuple[str, ...]:
+    """A ``warnings`` line for each ``report.json`` beside the network in ``folder`` (the places
+    :func:`find_report` looks) that could not be read as a construction report: a damaged report
+    must not pass for a missing one, since an old network's input domain is derived from it."""
+    lines = []
+    for candidate in (folder / "report.json", folder.parent / "report.json"):
+        if candidate.is_file() and candidate != taken and not _is_report(_read_json(candidate)):
+            lines.append(f"{candidate} is not a readable construction report (damaged, or another file), so the "
+                         "network was read without it: no checks are shown and no input domain is derived from it "
+                         "(restore the file, or save the network again)")
+    return tuple(lines)
+
+
 def _networks_inside(path: Path, depth: int = 2) -> list[Path]:
     found = []
     for p in sorted(path.rglob("network.json")):
@@ -354,10 +367,12 @@ def _by_layout(path: Path) -> Saved:
 
     if (path / "network.json").exists() or (path / "weights.safetensors").exists():
         report, where = find_report(path)
-        return Saved(load_network(path), "network" if report is None else "construction", path, report, where)
+        return Saved(load_network(path), "network" if report is None else "construction", path, report, where,
+                     warnings=_unread_reports(path, where))
     if (path / "network").is_dir():
         report, where = find_report(path / "network")
-        return Saved(load_network(path / "network"), "construction", path / "network", report, where)
+        return Saved(load_network(path / "network"), "construction", path / "network", report, where,
+                     warnings=_unread_reports(path / "network", where))
     if (path / "checkpoint").is_dir() or (path / "checkpoint.old").is_dir():
         return _trained(path)
     seeds = sorted(p for p in path.glob("seed_*") if (p / "checkpoint").is_dir() or (p / "checkpoint.old").is_dir())
