@@ -14,6 +14,7 @@ import re
 
 from expressivity import rasp
 from expressivity.rasp.language import RASPError
+from expressivity.rasp.values import value_key
 from tests.rasp.random_programs import random_program
 
 PROGRAMS = int(os.environ.get("EXPRESSIVITY_RASP_FUZZ", "30"))
@@ -29,14 +30,23 @@ def _shape(rng: random.Random) -> tuple[list, int]:
             return list(range(start, start + size)), L
 
 
+def _same(got, want, tolerance, typed) -> bool:
+    """A categorical output is one of its typed values (``True`` is not ``1``, ``-0.0`` not ``0.0``); a
+    numerical one a number, equal or within ``tolerance``."""
+    if got is None or want is None:
+        return got is want
+    if typed:
+        return value_key(got) == value_key(want)
+    return got == want if tolerance == 0 else abs(float(got) - float(want)) <= tolerance
+
+
 def _agrees_everywhere(model, program, vocab, L, tolerance) -> int:
     inputs = 0
     for n in range(1, L + 1):
         for xs in itertools.product(vocab, repeat=n):
             got = model.apply([model.bos, *xs]).decoded[1:]
             want = rasp.evaluate(program, list(xs))
-            same = [a == b if tolerance == 0 or a is None or b is None else abs(float(a) - float(b)) <= tolerance
-                    for a, b in zip(got, want)]
+            same = [_same(a, b, tolerance, typed=not model.output_numerical) for a, b in zip(got, want)]
             assert all(same) and all((a is None) == (b is None) for a, b in zip(got, want)), (list(xs), got, want)
             inputs += 1
     return inputs

@@ -1,5 +1,6 @@
 """The reference interpreter on hand-computed examples (tracr's documented outputs, exact)."""
 
+import math
 from fractions import Fraction as F
 
 import pytest
@@ -49,6 +50,25 @@ def test_aggregate_is_an_exact_mean_with_a_default():
     assert rasp.evaluate(agg, [1, 2, 4]) == [0, 1, F(3, 2)]
     none = rasp.Aggregate(select, rasp.tokens)
     assert rasp.evaluate(none, [5, 5]) == [None, 5]
+
+
+def test_a_categorical_aggregate_copies_the_one_value_however_many_keys_hold_it():
+    # several selected keys, one value: a copy keeps its type and sign (the compiled head's average
+    # of equal one-hot vectors is that value's); tracr's evaluator gave 1.0 for [True, True] and
+    # raised on ["a", "a"]
+    T = rasp.tokens
+    same = rasp.Select(T, T, rasp.Comparison.EQ)
+    is_a = rasp.Map(lambda x: x == "a", T)
+    got = rasp.evaluate(rasp.Aggregate(same, is_a), ["a", "a", "b"])
+    assert got == [True, True, False] and all(type(v) is bool for v in got)
+    assert rasp.evaluate(rasp.Aggregate(same, T), ["a", "a"]) == ["a", "a"]
+    signs = rasp.evaluate(rasp.Aggregate(same, rasp.Map(lambda x: -0.0, T)), ["a", "a"])
+    assert [math.copysign(1.0, v) for v in signs] == [-1.0, -1.0]
+    # different values: the mean, as before (a categorical compile refuses it as not single-valued)
+    assert rasp.evaluate(rasp.Aggregate(rasp.Select(T, T, rasp.Comparison.TRUE), T), [1, 2]) == [F(3, 2)] * 2
+    # a numerical Aggregate averages numbers: [True, True] is the number 1
+    numbers = rasp.evaluate(rasp.numerical(rasp.Aggregate(same, rasp.numerical(is_a), default=0)), ["a", "a"])
+    assert numbers == [1, 1] and all(type(v) is int for v in numbers)
 
 
 def test_selector_width_counts_selected_keys():

@@ -9,6 +9,7 @@ import pytest
 
 from expressivity import rasp
 from expressivity.rasp.language import RASPError
+from expressivity.rasp.values import value_key
 
 T, I = rasp.tokens, rasp.indices
 VOCAB = {1, 2, 3, 4, 5}
@@ -51,8 +52,12 @@ def every_input(vocab, L):
 
 
 def assert_agrees_everywhere(model, program, vocab, L):
+    """Decoded outputs equal evaluate's on every input, typed where the output is categorical (``True`` is
+    not ``1``: a later Map may tell them apart)."""
+    key = (lambda v: v) if model.output_numerical else value_key
     for xs in every_input(vocab, L):
-        assert model.apply([model.bos, *xs]).decoded[1:] == rasp.evaluate(program, xs), xs
+        got, want = model.apply([model.bos, *xs]).decoded[1:], rasp.evaluate(program, xs)
+        assert [key(v) for v in got] == [key(v) for v in want], (xs, got, want)
 
 
 @pytest.mark.parametrize("build, causal, rule", [
@@ -136,3 +141,26 @@ def test_float_means_that_float64_holds_exactly_compile_exactly_and_feed_on():
     assert "numerical_output_tolerance" not in model.report.bounds
     assert_agrees_everywhere(model, program, {1, 2}, 2)
     assert rasp.compile(mean, vocab={1, 2}, max_seq_len=2).apply(["BOS", 1, 2]).decoded == ["BOS", 0.5, Fraction(3, 8)]
+
+
+@pytest.mark.parametrize("vocab, L", [(["a", "b"], 3), (["z"] + [f"t{i}" for i in range(39)], 3)])
+def test_a_copy_of_booleans_from_several_keys_stays_a_boolean(vocab, L):
+    # a fresh audit (2026-11-28): the interpreter averaged [True, True] to the int 1 while the head copies
+    # True, so a later str() told them apart; small vocabularies were refused as a compiler bug, the
+    # 40-token one compiled "proven" and answered 'z-flag=True' where evaluate said 'z-flag=1'
+    is_z = rasp.Map(lambda x: x == vocab[0], T).named("is_z")
+    copied = rasp.Aggregate(rasp.Select(T, T, lambda k, q: k == q == vocab[0]), is_z).named("copied")
+    shown = rasp.Map(lambda v: f"flag={v}", copied).named("shown")
+    model = rasp.compile(shown, vocab=vocab, max_seq_len=L)
+    xs = [vocab[0], vocab[1], vocab[0]]
+    assert model.apply([model.bos, *xs]).decoded[1:] == rasp.evaluate(shown, xs) == ["flag=True", None, "flag=True"]
+    if len(vocab) ** L < 100:
+        assert_agrees_everywhere(model, shown, vocab, L)
+
+
+def test_a_copy_of_negative_zero_keeps_its_sign():
+    minus = rasp.Map(lambda x: -0.0 if x == 1 else 1.5, T).named("minus")
+    program = rasp.Aggregate(rasp.Select(T, T, rasp.Comparison.EQ), minus).named("copied")
+    model = rasp.compile(program, vocab={1, 2}, max_seq_len=3)
+    assert_agrees_everywhere(model, program, {1, 2}, 3)
+    assert str(model.apply([model.bos, 1, 1]).decoded[1:]) == "[-0.0, -0.0]"

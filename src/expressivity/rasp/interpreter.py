@@ -3,8 +3,11 @@
 ``evaluate(program, xs)`` returns one value per position for an SOp and the boolean matrix
 ``selected[query][key]`` for a selector. Differences from tracr's evaluator, all in the direction
 of exactness: means of integers are ``Fraction`` (an ``int`` when they divide) rather than
-floats; a function or predicate that raises (e.g. a division by zero, comparing a string with a
-number) is an error of the program, reported in one line with the SOp's name.
+floats; a categorical Aggregate whose query selects several keys holding one value copies that
+value (tracr's evaluator averages it: ``[True, True]`` gives ``1.0``, ``["a", "a"]`` raises; tracr's
+compiled head copies it, as ours does); a function or predicate that raises (e.g. a division by
+zero, comparing a string with a number) is an error of the program, reported in one line with the
+SOp's name.
 :class:`DefaultRASPEvaluator` is tracr's object form of the same function. Importing this module
 installs ``evaluate`` as the meaning of ``expr(xs)`` (:func:`~.language.set_default_evaluator`).
 """
@@ -15,9 +18,10 @@ import abc
 from fractions import Fraction
 from typing import Sequence
 
-from expressivity.rasp.language import (Aggregate, ConstantSelector, ConstantSOp, Full, IndicesType, LengthType, Map,
-                                        RASPError, RASPExpr, Select, SelectorAnd, SelectorNot, SelectorOr,
+from expressivity.rasp.language import (Aggregate, ConstantSelector, ConstantSOp, Encoding, Full, IndicesType,
+                                        LengthType, Map, RASPError, RASPExpr, Select, SelectorAnd, SelectorNot, SelectorOr,
                                         SelectorWidth, SequenceMap, SOp, TokensType, Value, set_default_evaluator)
+from expressivity.rasp.values import value_key
 
 
 def mean(values: Sequence[Value], default: Value) -> Value:
@@ -84,9 +88,23 @@ def _select(expr: Select, xs, memo):
     return [[bool(_call(expr, expr.predicate, k, q)) for k in keys] for q in queries]
 
 
+def copied(values: Sequence[Value], default: Value) -> Value:
+    """A categorical Aggregate's value: the one value its query selected, however many keys hold it
+    (``[True, True]`` is ``True``, ``["a", "a"]`` is ``"a"``, ``[-0.0, -0.0]`` is ``-0.0``: a copy,
+    as the compiled head's average of equal one-hot vectors is), else the :func:`mean`."""
+    if len(values) > 1:
+        try:
+            if len({value_key(v) for v in values}) == 1:
+                return values[0]
+        except TypeError:   # an unhashable value: the mean says what is wrong with it
+            pass
+    return mean(values, default)
+
+
 def _aggregate(expr: Aggregate, xs, memo):
     selected, values = _eval(expr.selector, xs, memo), _eval(expr.sop, xs, memo)
-    return [mean([v for s, v in zip(row, values) if s], expr.default) for row in selected]
+    combine = mean if expr.encoding is Encoding.NUMERICAL else copied
+    return [combine([v for s, v in zip(row, values) if s], expr.default) for row in selected]
 
 
 def _selector_width(expr: SelectorWidth, xs, memo):

@@ -29,6 +29,7 @@ from expressivity.network.reference import forward
 from expressivity.rasp.compiled import CompiledProgram
 from expressivity.rasp.interpreter import evaluate
 from expressivity.rasp.language import RASPError
+from expressivity.rasp.values import value_key
 
 EXHAUSTIVE_LIMIT = 4096     # inputs: check all of them when there are at most this many
 SAMPLES = 64                # random inputs otherwise (the block proofs carry the claim; this is a witness)
@@ -67,11 +68,19 @@ def _expected(compiled: CompiledProgram, seq: tuple) -> list:
         raise RASPError(f"rasp.evaluate fails on the input {tokens}: {exc}") from None
 
 
-def _same(a, b, tolerance: float = 0.0) -> bool:
+def _same(a, b, tolerance: float = 0.0, typed: bool = False) -> bool:
+    """Whether a decoded output ``a`` is evaluate's ``b``: a categorical output (``typed``) is one of its
+    typed values, so ``True`` is not ``1`` nor ``-0.0`` ``0.0`` (:func:`~.values.value_key`); a numerical
+    one is a number, equal or within ``tolerance``."""
     if a is None or b is None:
         return a is b
     if tolerance and isinstance(a, (int, float, Fraction)) and isinstance(b, (int, float, Fraction)):
         return abs(float(a) - float(b)) <= tolerance
+    if typed:
+        try:
+            return value_key(a) == value_key(b)
+        except TypeError:   # an unhashable value has no key; Python's equality is all there is
+            pass
     return a == b
 
 
@@ -106,7 +115,8 @@ def verify(compiled: CompiledProgram, *, exhaustive_limit: int = EXHAUSTIVE_LIMI
     """Check ``compiled`` against the interpreter; returns the checks and facts for the report. ``exact=False``
     checks a hardmax network in float64 only; ``tolerance``: how far a numerical output may be from evaluate's
     (a float mean's, :func:`~.values.float_mean_tolerance`; 0 means equal)."""
-    agree = lambda got, want: all(_same(a, b, tolerance) for a, b in zip(got, want))  # noqa: E731
+    typed = not compiled.output_numerical
+    agree = lambda got, want: all(_same(a, b, tolerance, typed) for a, b in zip(got, want))  # noqa: E731
     inputs = all_inputs(compiled.vocab, compiled.max_seq_len, exhaustive_limit)
     how = "exhaustive" if inputs is not None else f"{samples} random inputs (seed {seed})"
     if inputs is None:
