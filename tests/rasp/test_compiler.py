@@ -53,6 +53,23 @@ def test_verification_is_exhaustive_when_it_fits_and_counts_the_inputs():
     assert sampled.report.checks[0].details["float64_points"] == 20
 
 
+@pytest.mark.parametrize("vocab, L", [({"a", "b"}, 5), ({"a", "b", "c", "d"}, 6)])
+def test_inputs_where_evaluate_fails_are_left_out_of_the_witness_as_of_the_claim(vocab, L):
+    # before: refused at L = 5 (its exhaustive witness met the all-'a' input) and compiled at L = 6 (the
+    # random sample missed it): whether a program compiled depended on the sample
+    T = rasp.tokens
+    hist = rasp.SelectorWidth(rasp.Select(T, T, rasp.Comparison.EQ)).named("hist")
+    length = rasp.SelectorWidth(rasp.Select(T, T, rasp.Comparison.TRUE)).named("length")
+    g = rasp.SequenceMap(lambda h, n: 12 // (h - 5) if n == 5 else 0, hist, length).named("g")
+    model = rasp.compile(g, vocab=vocab, max_seq_len=L, samples=64)
+    check = model.report.check("outputs equal rasp.evaluate")
+    assert check.passed and check.points > 0
+    if len(vocab) == 2:   # exhaustive: 62 inputs, of which the two of five equal tokens fail
+        assert check.details["inputs"] == "exhaustive, less 2 where rasp.evaluate fails" and check.points == 60
+    with pytest.raises(RASPError, match=r"fails on every one of the 6 inputs checked .*fix the program"):
+        rasp.compile(rasp.Map(lambda x: 1 // 0, T).named("bad"), vocab={1, 2}, max_seq_len=2)
+
+
 def test_verification_catches_a_broken_weight():
     model = rasp.compile(lib.make_reverse(), vocab={1, 2, 3}, max_seq_len=3)
     layers = list(model.network.layers)

@@ -10,7 +10,9 @@ by length). A **hardmax** network's claim is exact: as many inputs as ``exact_op
 them when it fits, else the float64 disagreements, then the longest that fit, at least one) are
 re-run in exact rational arithmetic; its check counts exact runs only, and the float64
 disagreements are reported beside it. A **softmax** network is checked in
-float64. Decoded outputs must equal the interpreter's exactly (numerical ones within
+float64. An input where ``rasp.evaluate`` raises (a function failing on a value) is left out, as
+the claim leaves it out, and counted (``inputs_evaluate_fails``). Decoded outputs must equal the
+interpreter's exactly (numerical ones within
 :data:`~expressivity.rasp.compiled.NUMERIC_TOLERANCE` in float64, and a float mean's within its
 stated tolerance).
 """
@@ -60,12 +62,22 @@ def _ops_per_input(compiled: CompiledProgram, n: int) -> float:
     return n * per_token + n * scores
 
 
-def _expected(compiled: CompiledProgram, seq: tuple) -> list:
-    tokens = [compiled.vocab[t] for t in seq]
-    try:
-        return [compiled.bos] + list(evaluate(compiled.program, tokens))
-    except RASPError as exc:
-        raise RASPError(f"rasp.evaluate fails on the input {tokens}: {exc}") from None
+def _expected(compiled: CompiledProgram, inputs: list[tuple]) -> tuple[dict[tuple, list], list[tuple], str]:
+    """evaluate's output (BOS first) on each of ``inputs`` where it returns one; the inputs where it raises
+    (a function failing on a value: left out of the claim, as the block proofs leave the value out) and
+    the first such error. Every input failing is refused: there would be nothing to witness."""
+    expected, failing, first = {}, [], ""
+    for seq in inputs:
+        tokens = [compiled.vocab[t] for t in seq]
+        try:
+            expected[seq] = [compiled.bos] + list(evaluate(compiled.program, tokens))
+        except RASPError as exc:
+            failing.append(seq)
+            first = first or f"on the input {tokens}: {exc}"
+    if not expected:
+        raise RASPError(f"rasp.evaluate fails on every one of the {len(inputs)} inputs checked ({first}); "
+                        "fix the program so that it returns a value on some input")
+    return expected, failing, first
 
 
 def _same(a, b, tolerance: float = 0.0, typed: bool = False) -> bool:
@@ -121,7 +133,10 @@ def verify(compiled: CompiledProgram, *, exhaustive_limit: int = EXHAUSTIVE_LIMI
     how = "exhaustive" if inputs is not None else f"{samples} random inputs (seed {seed})"
     if inputs is None:
         inputs = sampled_inputs(compiled.vocab, compiled.max_seq_len, samples, seed)
-    expected = {seq: _expected(compiled, seq) for seq in inputs}
+    expected, failing, first_failure = _expected(compiled, inputs)
+    if failing:
+        inputs = [seq for seq in inputs if seq in expected]
+        how += f", less {len(failing)} where rasp.evaluate fails"
     start = time.perf_counter()
     float_bad: list[tuple] = []
     for n, group in _batch_by_length(inputs).items():
@@ -132,6 +147,8 @@ def verify(compiled: CompiledProgram, *, exhaustive_limit: int = EXHAUSTIVE_LIMI
     float_seconds = time.perf_counter() - start
     facts = {"inputs": how, "lengths": f"1..{compiled.max_seq_len}", "float64_points": len(inputs),
              "float64_disagreements": len(float_bad)}
+    if failing:
+        facts |= {"inputs_evaluate_fails": len(failing), "evaluate_fails": first_failure}
     examples = lambda bad: tuple({"input": [compiled.vocab[t] for t in s], "expected": expected[s][1:]}  # noqa: E731
                                  for s in bad[:MAX_EXAMPLES])
     if not compiled.exact or not exact:
