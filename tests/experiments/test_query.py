@@ -58,6 +58,39 @@ def test_a_group_with_one_value_has_no_interval(tmp_path):
     assert all(dict(zip(head, r))["ci_low"] is None for r in rows)
 
 
+def test_identical_values_have_no_interval_not_a_zero_width_one(tmp_path):
+    src = open_source(write_records(tmp_path / "s", [(1, 0, 0.5, "done"), (1, 1, 0.5, "done"), (1, 2, 0.5, "done")]))
+    head, rows = aggregate(src)
+    row = dict(zip(head, rows[0]))
+    assert (row["n"], row["mean"], row["ci_low"], row["ci_high"]) == (3, 0.5, None, None)
+
+
+def test_a_failed_run_is_no_value_even_of_a_setting(tmp_path):
+    # a metric that every record has (a setting, a constant) counted the failed runs as values: the
+    # learning rates "chosen" for a configuration whose every run failed, and missing = -3
+    folder = write_records(tmp_path / "s", [(1, 0, 0.5, "done"), (1, 1, 0.7, "done"), (2, 0, None, "failed"),
+                                            (2, 1, None, "failed"), (2, 2, None, "failed")])
+    for metric in ("train.lr", "1"):
+        head, rows = aggregate(open_source(folder), metric)
+        by = {r[0]: dict(zip(head, r)) for r in rows}
+        assert (by[1]["n"], by[1]["failed"], by[1]["missing"]) == (2, 0, 0)
+        assert (by[2]["n"], by[2]["mean"], by[2]["failed"], by[2]["missing"]) == (0, None, 3, 0)
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_a_table_column_named_like_an_inner_alias_is_still_filtered(tmp_path, log):
+    # a CSV column "v" stood in for the filtered value: NaN and (with --log) negatives were averaged
+    (tmp_path / "t.csv").write_text("g,v\na,1\na,-5\na,3\nc,nan\nc,2\nc,3\n")
+    head, rows = aggregate(open_source(tmp_path / "t.csv"), "v", group_by=["g"], log=log)
+    by = {r[0]: dict(zip(head, r)) for r in rows}
+    assert (by["a"]["n"], by["a"]["missing"]) == ((2, 1) if log else (3, 0))
+    assert (by["c"]["n"], by["c"]["missing"]) == (2, 1)
+    if log:
+        assert by["a"]["geomean"] == pytest.approx(math.sqrt(3))
+    else:
+        assert by["c"]["mean"] == pytest.approx(2.5) and by["c"]["max"] == 3
+
+
 def test_split_list():
     assert split_list("a, f(b, c), 'x,y', d") == ["a", "f(b, c)", "'x,y'", "d"]
     assert split_list(None) == []

@@ -269,10 +269,14 @@ def default_group_by(src: Source, length) -> list[str]:
     return groups
 
 
+_VALUE, _STATUS = '"expressivity: value"', '"expressivity: status"'   # aliases no table's column is called
+
+
 def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | None = None, where: str | None = None,
               length="train", log: bool = False) -> tuple[list[str], list[list]]:
     """Mean (or, with ``log``, geometric mean) of ``metric`` over the rows of each group, with a
-    95% Student-t interval (on log10 with ``log``) across the group's rows -- its seeds.
+    95% Student-t interval (on log10 with ``log``) across the group's rows -- its seeds (none for
+    fewer than two values or identical ones: a zero-width interval states no uncertainty).
 
     Columns: the groups, ``n`` (values), ``mean``/``geomean``, ``ci_low``, ``ci_high``, ``sd``
     (of log10 with ``log``), ``min``, ``max``, ``failed`` (failed runs), ``missing`` (other rows
@@ -285,18 +289,23 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
     exprs = [path_sql(g) if src.from_records and g in src.settings else expr(g, src, "--group-by") for g in groups]
     m = expr(metric, src, "--metric")
     finite = f"isfinite(({m})::DOUBLE)"  # inf and NaN (e.g. a metric expression 1/0) count as missing
-    # an incomplete group has no value, whatever the expression (a constant, a setting...)
-    known = "status IS DISTINCT FROM 'incomplete' AND " if src.from_records else ""
+    # a failed run and an incomplete group have no value, whatever the expression (a constant, a setting...)
+    known = "status IS DISTINCT FROM 'incomplete' AND status IS DISTINCT FROM 'failed' AND " if src.from_records else ""
     value = (f"CASE WHEN {known}({m}) > 0 AND {finite} THEN log10(({m})::DOUBLE) END" if log
              else f"CASE WHEN {known}{finite} THEN ({m})::DOUBLE END")
     cond = f"({length_filter(src, length)}) AND ({where or 'TRUE'})"
-    select = ", ".join(f"{e} AS {quote(g)}" for e, g in zip(exprs, groups))
-    failed = "count(*) FILTER (WHERE status = 'failed')" if src.from_records else "0"
-    incomplete = "count(*) FILTER (WHERE status = 'incomplete')" if src.from_records else "0"
-    sql = (f"SELECT {select + ', ' if select else ''}count(v) AS n, avg(v) AS mean, stddev_samp(v) AS sd, "
-           f"min(v) AS lo, max(v) AS hi, {failed} AS failed, count(*) - count(v) - {failed} - {incomplete} AS missing, "
-           f"{incomplete} AS incomplete "
-           f"FROM (SELECT *, {value} AS v FROM t WHERE {cond}) "
+    # the inner query names only what the outer one reads, so a table's own column called like an alias
+    # (a CSV with a column "v") cannot stand in for the filtered value
+    inner = [f"{e} AS {quote(g)}" for e, g in zip(exprs, groups)]
+    inner += [f"{'status' if src.from_records else 'NULL'} AS {_STATUS}", f"{value} AS {_VALUE}"]
+    select = "".join(f"{quote(g)}, " for g in groups)
+    failed = f"count(*) FILTER (WHERE {_STATUS} = 'failed')"
+    incomplete = f"count(*) FILTER (WHERE {_STATUS} = 'incomplete')"
+    v = _VALUE
+    sql = (f"SELECT {select}count({v}) AS n, avg({v}) AS mean, stddev_samp({v}) AS sd, "
+           f"min({v}) AS lo, max({v}) AS hi, {failed} AS failed, "
+           f"count(*) - count({v}) - {failed} - {incomplete} AS missing, {incomplete} AS incomplete "
+           f"FROM (SELECT {', '.join(inner)} FROM t WHERE {cond}) "
            + (f"GROUP BY {', '.join(quote(g) for g in groups)} ORDER BY {', '.join(quote(g) for g in groups)}"
               if groups else ""))
     _, rows = run_sql(src, sql)
@@ -308,7 +317,9 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
         if n == 0:
             out.append([*g, 0, None, None, None, None, None, None, failed, missing, incomplete])
             continue
-        half = t_quantile_975(n - 1) * sd / math.sqrt(n) if n > 1 and sd is not None else None
+        # identical values give no interval, not a zero-width one: a sample of seeds cannot state no uncertainty
+        # (the convention of expressivity.statistics)
+        half = t_quantile_975(n - 1) * sd / math.sqrt(n) if n > 1 and sd else None
         ci = (mean - half, mean + half) if half is not None else (None, None)
         if log:
             mean, lo, hi = _pow10(mean), _pow10(lo), _pow10(hi)
