@@ -91,9 +91,10 @@ def test_fit_recovers_a_known_power_law_from_a_table(power_table):
     for fam, slope in (("a", -0.75), ("b", -2.0)):
         f = fits[fam]
         assert f["ci_low"] < slope < f["ci_high"] and f["n_seeds"] == 4 and f["prefactor"] == pytest.approx(2, rel=0.1)
-    code, out, _ = run("fit", power_table, "--x", "width", "--y", "err", "--where", "family = 'a'", "--ci",
-                       "bootstrap", "--breakpoint")
+    code, out, err = run("fit", power_table, "--x", "width", "--y", "err", "--where", "family = 'a'", "--ci",
+                         "bootstrap", "--breakpoint")
     assert code == 0 and "slope" in out and "preferred" in out
+    assert "bootstrap over 20 points covers well under 95%" in out   # no seed column: 20 points, under 30
 
 
 def test_fit_and_plot_on_a_sweep(sweep_dir, tmp_path):

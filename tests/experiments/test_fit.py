@@ -19,31 +19,55 @@ def synthetic(slope=-1.5, prefactor=3.0, seeds=6, noise=0.05, rng=0):
     return xs, ys, ss
 
 
-@pytest.mark.parametrize("ci", ["t", "bootstrap"])
-def test_recovers_a_known_power_law_across_seeds(ci):
-    x, y, s = synthetic()
+@pytest.mark.parametrize("ci, seeds", [("t", 6), ("bootstrap", 30)])
+def test_recovers_a_known_power_law_across_seeds(ci, seeds):
+    x, y, s = synthetic(seeds=seeds)
     fit = fit_power_law(x, y, s, ci=ci)
     assert fit["slope"] == pytest.approx(-1.5, abs=0.03) and fit["ci_low"] < fit["slope"] < fit["ci_high"]
     assert fit["ci_high"] - fit["ci_low"] < 0.1
-    assert fit["prefactor"] == pytest.approx(3.0, rel=0.15) and fit["r2"] > 0.99 and fit["n_seeds"] == 6
+    assert fit["prefactor"] == pytest.approx(3.0, rel=0.15) and fit["r2"] > 0.99 and fit["n_seeds"] == seeds
 
 
-@pytest.mark.parametrize("ci, datasets, least", [("t", 200, 0.9), ("bootstrap", 60, 0.75)])
-def test_intervals_cover_the_true_rate_about_as_often_as_they_claim(ci, datasets, least):
-    # 95% intervals: the t interval across 6 seeds is calibrated (coverage ~0.95); a percentile
-    # bootstrap over only 6 seeds is known to run narrow, and is held to a lower bar.
+@pytest.mark.parametrize("ci, seeds, datasets", [("t", 6, 200), ("bootstrap", 30, 200)])
+def test_intervals_cover_the_true_rate_about_as_often_as_they_claim(ci, seeds, datasets):
+    # 95% intervals: 200 data sets give a coverage of 0.95 +- 0.03 (two standard errors)
     hits = 0
     for k in range(datasets):
-        x, y, s = synthetic(rng=k)
-        fit = fit_power_law(x, y, s, ci=ci, n_boot=200)
+        x, y, s = synthetic(seeds=seeds, rng=k)
+        fit = fit_power_law(x, y, s, ci=ci, n_boot=500)
         hits += fit["ci_low"] < -1.5 < fit["ci_high"]
-    assert hits / datasets >= least
+    assert hits / datasets >= 0.91
+
+
+@pytest.mark.parametrize("seeds", [2, 5, 29])
+def test_a_bootstrap_over_too_few_seeds_gives_no_interval_and_says_why(seeds):
+    # a fresh audit (2026-11-28): over 2 seeds the "95%" percentile bootstrap covered 52% (5: 84%, 10: 90%)
+    x, y, s = synthetic(seeds=seeds)
+    fit = fit_power_law(x, y, s, ci="bootstrap")
+    assert fit["ci_low"] is None and fit["ci_method"] is None and "use --ci t" in fit["problem"]
+    assert fit["slope"] == fit_power_law(x, y, s, ci="t")["slope"]
+    few = fit_power_law(x[:7], y[:7], ci="bootstrap")   # 7 points, no seeds
+    assert few["ci_low"] is None and "7 points" in few["problem"]
+
+
+def test_the_rate_and_its_curve_do_not_depend_on_the_interval_method():
+    # unbalanced seeds (a failed run): t reported the mean of the seeds' slopes, bootstrap the pooled
+    # slope, both with the pooled fit's prefactor and R-squared, so A x^b was no fitted curve
+    x = [1, 2, 4, 8, 1, 2] * 5
+    y = [1, 0.5, 0.25, 0.125, 1, 0.25] * 5
+    s = sum(([2 * k, 2 * k, 2 * k, 2 * k, 2 * k + 1, 2 * k + 1] for k in range(5)), [])
+    t, boot = fit_power_law(x, y, s, ci="t"), fit_power_law(x, y, s, ci="bootstrap")
+    assert t["slope"] == boot["slope"] == pytest.approx(-1.5) and t["n_seeds"] == 10
+    assert t["prefactor"] == boot["prefactor"] and t["r2"] == boot["r2"]
+    lx, ly = np.log10(x), np.log10(y)
+    assert t["intercept"] == pytest.approx(ly.mean() + 1.5 * lx.mean())   # least squares given the slope
 
 
 def test_without_seeds_the_interval_comes_from_the_standard_error():
     x, y, _ = synthetic(seeds=1, noise=0.02)
     fit = fit_power_law(x, y)
     assert fit["ci_method"].startswith("t (least-squares") and fit["ci_low"] < -1.5 < fit["ci_high"]
+    x, y, _ = synthetic(seeds=5, noise=0.02)   # 35 points
     boot = fit_power_law(x, y, ci="bootstrap")
     assert boot["ci_method"] == "bootstrap over points" and boot["ci_low"] < -1.5 < boot["ci_high"]
 
@@ -73,3 +97,12 @@ def test_break_point_found_where_the_rate_changes():
     assert b["slope_left"] == pytest.approx(0, abs=0.05) and b["slope_right"] == pytest.approx(-2, abs=0.05)
     x, y, _ = synthetic(seeds=1, noise=0.01)
     assert fit_power_law(x, y, breakpoint=True)["preferred"] == "line"
+
+
+@pytest.mark.parametrize("n", [3, 4, 5])
+def test_a_break_point_is_not_compared_on_points_it_fits_exactly(n):
+    # a fresh audit (2026-11-28): three points of a near-perfect power law "preferred" the break model,
+    # whose four parameters fit them exactly (its BIC floored at log 1e-300)
+    x = np.array([1, 2, 4, 8, 16][:n], float)
+    fit = fit_power_law(x, x ** -1.0 * np.array([1, 1.04, 1, 0.98, 1.01][:n]), breakpoint=True)
+    assert fit["preferred"] is None and f"here {n} and {n}" in fit["break_problem"]

@@ -203,7 +203,7 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
         _write(head, rows, fmt, out, {"command": "fit", "source": str(source), "x": x, "y": y, "by": bys,
                                       "seed_col": seed_col, "ci": ci, "where": where, "length": length,
                                       "title": f"{y} = A·({x})^slope; 95% interval: {method}"})
-        problems = {f.get("problem") for f in fits if f.get("problem")}
+        problems = {f.get(k) for f in fits for k in ("problem", "break_problem") if f.get(k)}
         for p in sorted(problems):
             console.print(f"note: {p}", markup=False, soft_wrap=True)
 

@@ -1,16 +1,25 @@
 """Rate fits: ``y ≈ A x^b`` as a straight line in log10-log10 coordinates, per group, with a 95%
 interval for the exponent ``b`` (the rate), and an optional break-point (threshold) model.
 
-Intervals: with seeds, ``b`` is fitted per seed and the interval is Student-t across the seeds'
-slopes (``ci="t"``) or a percentile bootstrap resampling seeds (``ci="bootstrap"``); without
-seeds, from the least-squares standard error (t with ``n - 2`` degrees of freedom) or a
-bootstrap over points. ``A`` (``prefactor``, reported with its log10 ``intercept``) and ``R²``
-come from the fit to all points. Non-positive ``x`` or ``y`` cannot be logged: they are dropped
-and counted.
+With seeds, ``b`` is the mean of the seeds' own least-squares slopes (each seed with two distinct
+``x`` or more), and its interval Student-t across those slopes (``ci="t"``) or a percentile
+bootstrap of their mean, resampling seeds (``ci="bootstrap"``); without seeds, ``b`` is the
+least-squares slope of all points, its interval from the least-squares standard error (t with
+``n - 2`` degrees of freedom) or a bootstrap over points. ``A`` (``prefactor``, with its log10
+``intercept``) is the least-squares prefactor of all points given that ``b``, and ``R²`` that
+curve's on all points, so ``A x^b`` is one fitted curve whatever ``ci``.
+
+A percentile bootstrap runs narrow on few units: simulated coverage of a nominal 95% interval of a
+mean of normal per-seed slopes is 52% with 2 seeds, 83% with 5, 91% with 10, 94% with 20, 95% with
+30 (1,000 data sets each, 2,000 resamples), so ``ci="bootstrap"`` gives an interval from
+:data:`MIN_BOOTSTRAP_UNITS` seeds (or points) on, and below that none, with a ``problem`` naming
+``ci="t"``. Non-positive ``x`` or ``y`` cannot be logged: they are dropped and counted.
 
 Break-point model: a continuous line with one kink at ``log10 x = c``, slopes ``slope_left``
 and ``slope_right`` (``c`` by grid search, least squares for the rest); ``preferred`` is
-``"break"`` when its BIC beats the straight line's by more than 2, else ``"line"``.
+``"break"`` when its BIC beats the straight line's by more than 2, else ``"line"``. The hinge has
+four parameters and fits any four points exactly, so it is compared from
+:data:`MIN_BREAK_POINTS` points and four distinct ``x`` on; below, ``preferred`` is ``None``.
 """
 
 from __future__ import annotations
@@ -22,6 +31,8 @@ import numpy as np
 from expressivity.statistics import t_quantile_975
 
 CI_METHODS = ("t", "bootstrap")
+MIN_BOOTSTRAP_UNITS = 30   # seeds (or points) from which the percentile bootstrap covers about 95% (module notes)
+MIN_BREAK_POINTS = 6       # two residual degrees of freedom left to the four-parameter hinge
 
 
 def ols(lx: np.ndarray, ly: np.ndarray) -> tuple[float, float, float, float | None]:
@@ -52,36 +63,56 @@ def fit_power_law(x, y, seeds=None, ci: str = "t", breakpoint: bool = False, n_b
     lx, ly, s = np.log10(x[keep]), np.log10(y[keep]), s[keep]
     if len(np.unique(lx)) < 2:
         return out | {"problem": "fewer than two distinct x values among the points with positive, finite x and y"}
-    slope, intercept, r2, se = ols(lx, ly)
+    slope, _, _, se = ols(lx, ly)
+    if seeds is not None:
+        groups = [np.flatnonzero(s == v) for v in dict.fromkeys(s.tolist())]
+        slopes = np.array([ols(lx[g], ly[g])[0] for g in groups if len(np.unique(lx[g])) >= 2])
+        out["n_seeds"] = len(slopes)
+        if len(slopes):
+            slope = float(slopes.mean())
+        out.update(_seed_interval(slopes, ci, n_boot, rng_seed))
+    else:
+        out.update(_point_interval(lx, ly, slope, se, ci, n_boot, rng_seed))
+    intercept = float(ly.mean() - slope * lx.mean())   # least squares given the slope
+    tss = float(((ly - ly.mean()) ** 2).sum())
+    r2 = 1.0 - float(((ly - intercept - slope * lx) ** 2).sum()) / tss if tss > 0 else 1.0
     # intercept is log10 of the prefactor; 10^intercept beyond float64 is reported as None
     prefactor = 10.0 ** intercept if abs(intercept) < 308 else None
     out.update(slope=slope, intercept=intercept, prefactor=prefactor, r2=r2)
-    if seeds is not None:
-        groups = [np.flatnonzero(s == v) for v in dict.fromkeys(s.tolist())]
-        usable = [g for g in groups if len(np.unique(lx[g])) >= 2]
-        out["n_seeds"] = len(usable)
-        if ci == "t" and len(usable) >= 2:
-            slopes = np.array([ols(lx[g], ly[g])[0] for g in usable])
-            half = t_quantile_975(len(slopes) - 1) * slopes.std(ddof=1) / math.sqrt(len(slopes))
-            mean = float(slopes.mean())
-            out.update(slope=mean, ci_low=mean - half, ci_high=mean + half, ci_method="t across seeds")
-        elif ci == "bootstrap" and len(usable) >= 2:
-            lo, hi = _bootstrap_slope(lx, ly, lambda rng: np.concatenate(
-                [usable[k] for k in rng.integers(0, len(usable), len(usable))]), n_boot, rng_seed)
-            out.update(ci_low=float(lo), ci_high=float(hi), ci_method="bootstrap over seeds")
-        else:
-            out["problem"] = "fewer than two seeds with two distinct x values: no interval across seeds"
-    elif ci == "t" and se is not None:
-        half = t_quantile_975(len(lx) - 2) * se
-        out.update(ci_low=slope - half, ci_high=slope + half, ci_method="t (least-squares standard error)")
-    elif ci == "bootstrap" and len(lx) >= 3:
-        lo, hi = _bootstrap_slope(lx, ly, lambda rng: rng.integers(0, len(lx), len(lx)), n_boot, rng_seed)
-        out.update(ci_low=float(lo), ci_high=float(hi), ci_method="bootstrap over points")
-    else:
-        out["problem"] = "three points or more are needed for an interval"
     if breakpoint:
         out.update(fit_breakpoint(lx, ly))
     return out
+
+
+def _seed_interval(slopes: np.ndarray, ci: str, n_boot: int, rng_seed: int) -> dict:
+    """The 95% interval of the mean of the seeds' ``slopes`` (see the module notes), or a ``problem``."""
+    if len(slopes) < 2:
+        return {"problem": "fewer than two seeds with two distinct x values: no interval across seeds"}
+    if ci == "t":
+        half = t_quantile_975(len(slopes) - 1) * slopes.std(ddof=1) / math.sqrt(len(slopes))
+        return {"ci_low": float(slopes.mean() - half), "ci_high": float(slopes.mean() + half),
+                "ci_method": "t across seeds"}
+    if len(slopes) < MIN_BOOTSTRAP_UNITS:
+        return {"problem": f"a percentile bootstrap over {len(slopes)} seeds covers well under 95% (it needs "
+                           f"{MIN_BOOTSTRAP_UNITS} or more): no interval; use --ci t"}
+    rng = np.random.default_rng(rng_seed)
+    means = slopes[rng.integers(0, len(slopes), (n_boot, len(slopes)))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return {"ci_low": float(lo), "ci_high": float(hi), "ci_method": "bootstrap over seeds"}
+
+
+def _point_interval(lx, ly, slope: float, se: float | None, ci: str, n_boot: int, rng_seed: int) -> dict:
+    """The 95% interval of the least-squares ``slope`` of all points, or a ``problem``."""
+    if ci == "t":
+        if se is None:
+            return {"problem": "three points or more are needed for an interval"}
+        half = t_quantile_975(len(lx) - 2) * se
+        return {"ci_low": slope - half, "ci_high": slope + half, "ci_method": "t (least-squares standard error)"}
+    if len(lx) < MIN_BOOTSTRAP_UNITS:
+        return {"problem": f"a percentile bootstrap over {len(lx)} points covers well under 95% (it needs "
+                           f"{MIN_BOOTSTRAP_UNITS} or more): no interval; use --ci t"}
+    lo, hi = _bootstrap_slope(lx, ly, lambda rng: rng.integers(0, len(lx), len(lx)), n_boot, rng_seed)
+    return {"ci_low": float(lo), "ci_high": float(hi), "ci_method": "bootstrap over points"}
 
 
 def _bootstrap_slope(lx, ly, draw, n_boot: int, rng_seed: int) -> tuple[float, float]:
@@ -105,12 +136,13 @@ def _hinge_rss(lx, ly, c):
 
 
 def fit_breakpoint(lx: np.ndarray, ly: np.ndarray) -> dict:
-    """The one-kink model in log-log coordinates (see the module doc); needs 3+ distinct x values."""
+    """The one-kink model in log-log coordinates (see the module doc)."""
     xs = np.unique(lx)
-    if len(xs) < 3:
-        return {"break_x": None, "slope_left": None, "slope_right": None, "preferred": "line",
-                "break_problem": "three distinct x values are needed for a break point"}
     n = len(lx)
+    if n < MIN_BREAK_POINTS or len(xs) < 4:
+        return {"break_x": None, "slope_left": None, "slope_right": None, "preferred": None,
+                "break_problem": f"a break point is compared from {MIN_BREAK_POINTS} points and four distinct x "
+                                 f"values on (its four parameters fit fewer exactly); here {n} and {len(xs)}"}
     grid = np.unique(np.concatenate([xs[1:-1], np.linspace(xs[1], xs[-2], 64)]))
     best = min(((_hinge_rss(lx, ly, c), c) for c in grid), key=lambda t: t[0][0])
     (rss_b, coef), c = best
