@@ -407,3 +407,18 @@ def test_claim_3_reports_how_many_seeds_fit_the_kernel_and_their_l1():
     assert (got["escaped"], got["seeds"]) == (2, 4) and got["rate"][1] < 0.5 < got["rate"][2]
     assert got["l1_if_escaped"] == pytest.approx(math.sqrt(1e-5 * 2e-4)) and got["l1_otherwise"] == pytest.approx(math.sqrt(0.02 * 0.05))
     assert escape_summary({})["rate"] is None
+
+
+def test_claim_3_sign_test_leaves_ties_out():
+    """Identical arms are evidence for neither: six ties said 'refuted' (0 of 6 lower); five wins and
+    one tie were undecided. A sign test drops the ties and says how many."""
+    from expressivity.experiments.claims.wang_e_trained import win_verdict
+
+    verdict, share = win_verdict({s: 0.5 for s in range(6)}, {s: 0.5 for s in range(6)}, "log vs lin", min_seeds=5)
+    assert verdict.word == "undecided" and "0 paired seeds (6 tied, left out)" in verdict.reason
+    better = {s: 0.1 for s in range(12)} | {12: 0.5}
+    verdict, share = win_verdict(better, {s: 0.5 for s in range(13)}, "log vs lin", min_seeds=5)
+    assert verdict.word == "reproduced" and "lower in 12 of 12 paired seeds (1 tied, left out)" in verdict.reason
+    assert share.n == 12
+    verdict, _ = win_verdict({s: 0.9 for s in range(8)}, {s: 0.5 for s in range(8)}, "log vs lin", min_seeds=5)
+    assert verdict.word == "refuted"

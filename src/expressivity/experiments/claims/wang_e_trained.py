@@ -175,16 +175,19 @@ def _decides3(config: dict) -> bool:
 
 def win_verdict(better: dict, worse: dict, what: str, min_seeds: int = CLAIM3_MIN_SEEDS) -> tuple[Verdict, Interval]:
     """``better`` claimed lower than ``worse`` (``{seed: value}``) seed by seed: the share of paired
-    seeds where it is, with its exact interval. Reproduced if the interval lies above 1/2, refuted if
-    below; undecided otherwise or with fewer than ``min_seeds`` pairs. Robust to a bimodal arm,
-    which a t interval on the mean hides."""
+    seeds where it is, with its exact interval (a sign test: a tie is evidence for neither and is left
+    out, and said). Reproduced if the interval lies above 1/2, refuted if below; undecided otherwise or
+    with fewer than ``min_seeds`` untied pairs. Robust to a bimodal arm, which a t interval on the mean
+    hides."""
     common = sorted(set(better) & set(worse), key=str)
-    wins = sum(better[s] < worse[s] for s in common)
-    if len(common) < min_seeds:
-        return Verdict("undecided", f"underpowered: {what}: {len(common)} paired seeds, at least {min_seeds} "
-                                    "needed"), Interval(math.nan, 0.0, 1.0, len(common))
-    share = clopper_pearson(wins, len(common))
-    text = f"{what}: lower in {wins} of {len(common)} paired seeds, share {share.fmt(2)}"
+    untied = [s for s in common if better[s] != worse[s]]
+    ties = f" ({len(common) - len(untied)} tied, left out)" if len(untied) < len(common) else ""
+    wins = sum(better[s] < worse[s] for s in untied)
+    if len(untied) < min_seeds:
+        return Verdict("undecided", f"underpowered: {what}: {len(untied)} paired seeds{ties}, at least {min_seeds} "
+                                    "needed"), Interval(math.nan, 0.0, 1.0, len(untied))
+    share = clopper_pearson(wins, len(untied))
+    text = f"{what}: lower in {wins} of {len(untied)} paired seeds{ties}, share {share.fmt(2)}"
     if share.low > 0.5:
         return Verdict("reproduced", text), share
     if share.high < 0.5:
