@@ -2,6 +2,8 @@
 
 import math
 
+import pytest
+
 import expressivity.figures as figures
 from expressivity.experiments.claims.kit import line_figure
 
@@ -24,3 +26,21 @@ def test_a_censored_value_is_drawn_as_a_bound_not_left_out(tmp_path, monkeypatch
     dotted = [line for line in ax.get_lines() if line.get_linestyle() == ":"]
     assert [list(d.get_xdata()) for d in dotted] == [[32, 48]]
     assert [t.get_text() for t in ax.texts] == ["> 16384"]
+
+
+def test_a_run_with_a_non_finite_test_metric_is_failed_not_a_seed(tmp_path):
+    # a fresh audit (2026-11-28): claims 3-5 gave a traceback on such a record ('1.0 - "nan"'), and
+    # max(0, 1 - nan) would have read it as a perfect fit
+    from expressivity.experiments.claims.kit import seed_values
+    from expressivity.experiments.claims.wang_e_trained import _error
+    from expressivity.experiments.store import RecordWriter
+    from expressivity.records import content_hash
+
+    with RecordWriter(tmp_path / "records.jsonl") as w:
+        for seed, metric in enumerate([0.9, float("nan"), float("-inf"), 0.99]):
+            cfg = {"task": {"name": "x", "args": {"length": 4}}, "model": {}, "train": {"lr": 0.01}, "seed": seed}
+            w.append({"id": content_hash(cfg), "config": cfg, "status": "done", "reason": None,
+                      "lengths": {"4": {"val_loss": 1.0, "test_loss": 1.0, "test_metric": metric}}})
+    values, failed = seed_values(tmp_path, lambda c: "cell", _error)
+    assert failed == {"cell": 2} and values["cell"] == {0: pytest.approx(0.1), 3: pytest.approx(0.01)}
+    assert math.isnan(_error({"test_metric": float("nan")})) and _error({"test_metric": 1.0}) == 0.0

@@ -44,18 +44,27 @@ def seed_values(folder, label: Callable[[dict], object], value: Callable[[dict],
     """``({label: {seed: value}}, {label: failed runs})`` over the selected runs of ``folder``.
 
     ``label(config dict)`` names the cell; ``value(row)`` reads a number from the record's row at
-    its training length (``row["test_metric"]``, ``row["test_loss"]``...)."""
+    its training length (``row["test_metric"]``, ``row["test_loss"]``...), where non-finite numbers
+    (stored as the strings ``"nan"``, ``"inf"``) are floats again. A finished run whose value is not
+    finite (a test pass that diverged) is a failed run, never a seed."""
     values: dict = {}
     failed: dict = {}
     for record, ok in selected_records(folder):
         key = label(record["config"])
         values.setdefault(key, {})
         failed.setdefault(key, 0)
-        if not ok:
+        number = float(value(_floats(train_length_row(record)))) if ok else None
+        if number is None or not math.isfinite(number):
             failed[key] += 1
             continue
-        values[key][record["config"]["seed"]] = float(value(train_length_row(record)))
+        values[key][record["config"]["seed"]] = number
     return values, failed
+
+
+def _floats(row: dict) -> dict:
+    """``row`` with the strings a record stores for non-finite floats (:func:`~expressivity.records.jsonable`)
+    read back as floats."""
+    return {k: float(v) if v in ("nan", "inf", "-inf") else v for k, v in row.items()}
 
 
 def selected_lrs(folder, label: Callable[[dict], object]) -> dict:

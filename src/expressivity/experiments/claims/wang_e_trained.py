@@ -58,8 +58,10 @@ def _r2(row: dict) -> float:
 
 
 def _error(row: dict) -> float:
-    """``1 - R^2`` on the test split, at least 0 (an exact 1.0 gives 0, floored later)."""
-    return max(0.0, 1.0 - row["test_metric"])
+    """``1 - R^2`` on the test split, at least 0 (an exact 1.0 gives 0, floored later); NaN stays NaN
+    (``max(0.0, nan)`` would read it as a perfect fit)."""
+    metric = float(row["test_metric"])
+    return max(0.0, 1.0 - metric) if math.isfinite(metric) else math.nan
 
 
 def error_cell(values: dict) -> Interval:
