@@ -18,6 +18,7 @@ import io
 import json
 import math
 import re
+import shlex
 import tempfile
 import warnings
 from dataclasses import dataclass, field
@@ -99,7 +100,15 @@ def _resume_hint(folder: Path) -> str:
     except (OSError, ValueError, AttributeError):
         command = None
     if isinstance(command, str) and command.startswith("sweep run ") and "--out" in command:
-        return f"'expressivity {command}' resumes them"
+        try:
+            words = shlex.split(command)
+            at = words.index("--out") + 1
+        except (ValueError, IndexError):
+            words, at = [], 0
+        if 0 < at < len(words):
+            # a copied or moved folder resumes where it is now, not where run.json says it was written
+            words[at] = str(folder)
+            return f"'expressivity {shlex.join(words)}' resumes them"
     return f"'expressivity sweep run SWEEP --out {folder}' (or the command that wrote {folder}) resumes them"
 
 
