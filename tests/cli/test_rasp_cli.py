@@ -67,8 +67,27 @@ def test_every_library_program_computes_on_its_own_vocabulary():
     for entry in lib.PROGRAMS.values():
         entry.check_vocab(entry.vocab)
         assert entry.program(3) is not None
-    with pytest.raises(lib.RASPError, match="defined on numbers"):
+    with pytest.raises(lib.RASPError, match="defined on integers"):
         lib.get_program("nary_sequencemap").program(3, ("a", "b"))
+
+
+def test_a_library_program_not_marked_sized_means_the_same_whatever_max_len():
+    # rasp eval refuses --max-len for those (it would be ignored): they must not depend on it
+    import itertools
+
+    from expressivity import rasp
+
+    for entry in lib.PROGRAMS.values():
+        if entry.sized:
+            continue
+        inputs = [list(xs) for n in (1, 3, 4) for xs in itertools.islice(itertools.product(entry.vocab, repeat=n), 40)]
+        short, long = entry.program(4), entry.program(9)
+        for xs in inputs:
+            try:
+                want = rasp.evaluate(short, xs)
+            except rasp.RASPError:
+                continue
+            assert rasp.evaluate(long, xs) == want, (entry.name, xs)
 
 
 def test_compile_json_reports_size_margins_and_verification():
@@ -184,9 +203,11 @@ def test_a_compiled_folder_refuses_lengths_it_was_not_verified_for(tmp_path):
     (("rasp", "compile", "hist", "--max-len", "3", "--seed", "4"), "exhaustive"),
     (("rasp", "compile", "sort_freq", "--max-len", "128"), "above the budget"),
     (("rasp", "eval", "sort", "--input", "1,a"), "fails on"),
-    (("rasp", "eval", "sum", "--input", "1.5,1"), "sum is defined on numbers; --input has '1.5'"),
-    (("rasp", "eval", "sum", "--input", "1e3,1"), "defined on numbers"),
-    (("rasp", "compile", "sum", "--vocab", "a,b", "--max-len", "2"), "sum is defined on numbers; --vocab has 'a'"),
+    (("rasp", "eval", "sum", "--input", "1.5,1"), "sum is defined on integers; --input has the text '1.5'"),
+    (("rasp", "eval", "sum", "--input", "1e3,1"), "defined on integers"),
+    (("rasp", "compile", "sum", "--vocab", "a,b", "--max-len", "2"), "sum is defined on integers; --vocab has the text 'a'"),
+    (("rasp", "eval", "reverse", "--input", "1,2", "--max-len", "9"), "--max-len does not apply to reverse"),
+    (("rasp", "compile", "hist", "--vocab", "1,2,1", "--max-len", "2"), "--vocab lists 1 twice"),
     (("rasp", "eval", "successor", "--input", "12,3"), "successor is defined on the tokens 0, 1, 2"),
     (("rasp", "compile", "successor", "--vocab", "1,10", "--max-len", "2"), "--vocab has 10"),
     (("rasp", "eval", "add_binary", "--input", "01,12"), "--input has 12"),
@@ -194,6 +215,26 @@ def test_a_compiled_folder_refuses_lengths_it_was_not_verified_for(tmp_path):
 def test_bad_input_is_one_line_with_exit_2(args, words):
     code, out, err = run(*args)
     assert code == 2 and words in err and err.count("\n") == 1 and err.startswith("error:")
+
+
+def test_a_program_file_takes_max_len_where_it_has_a_parameter_and_refuses_it_where_not(tmp_path):
+    # a fresh audit (2026-11-28): a Selector named as the program gave "evaluate needs a sequence of tokens,
+    # got int"; --max-len was ignored by a function of an optional length and by one of none
+    (tmp_path / "p.py").write_text(
+        "from expressivity import rasp\n"
+        "T = rasp.tokens\n"
+        "selector = rasp.Select(T, T, rasp.Comparison.EQ)\n"
+        "def upto(L=3):\n"
+        "    return rasp.Map(lambda x: min(x, L), T)\n"
+        "def plain():\n"
+        "    return rasp.Map(lambda x: x, T)\n")
+    code, _, err = run("rasp", "eval", f"{tmp_path / 'p.py'}:selector", "--input", "1,2")
+    assert code == 2 and "is a Select, not a program; wrap it in rasp.SelectorWidth" in err
+    code, out, _ = run("rasp", "eval", f"{tmp_path / 'p.py'}:upto", "--input", "4,9", "--max-len", "5")
+    assert code == 0 and out.strip().endswith("= [4, 5]")
+    code, _, err = run("rasp", "eval", f"{tmp_path / 'p.py'}:plain", "--input", "4,9", "--max-len", "5")
+    assert code == 2 and "--max-len does not apply" in err
+    assert run("rasp", "eval", "sort", "--input", "2,1", "--max-len", "5")[0] == 0   # sort is built for it
 
 
 def test_refused_out_folder_is_not_written(tmp_path):

@@ -48,18 +48,24 @@ def parse_tokens(text: str, what: str) -> list:
     return [_token(f) for f in fields]
 
 
-def load_program(spec: str, max_seq_len: int | None, vocab: list | None = None, what: str = "--vocab"):
+def load_program(spec: str, max_seq_len: int | None, vocab: list | None = None, what: str = "--vocab",
+                 max_len_given: bool = False):
     """``(program, vocab or None, name)`` for a library name or ``module:function`` /
-    ``path/file.py:function`` (the function is called with ``max_seq_len`` when it takes an argument).
-    A library program is built for ``vocab`` (default: its own), which it must compute its description
-    on (:meth:`~expressivity.rasp.library.LibraryProgram.check_vocab`; ``what`` names it in the error)."""
-    from expressivity.rasp import SOp
+    ``path/file.py:function`` (the function is called with ``max_seq_len`` when it takes a positional
+    argument, required or not). A library program is built for ``vocab`` (default: its own), which it
+    must compute its description on (:meth:`~expressivity.rasp.library.LibraryProgram.check_vocab`;
+    ``what`` names it in the error). ``max_len_given``: ``--max-len`` was given only to build the program
+    (``rasp eval``), so a program that does not depend on it is refused rather than the option ignored."""
+    from expressivity.rasp import RASPExpr, SOp
     from expressivity.rasp.library import PROGRAMS, get_program
 
     if not isinstance(spec, str) or not spec.strip():
         raise ExpressivityError("PROGRAM is empty; give a library name (see 'expressivity rasp list') or module:function")
     if ":" not in spec:
         entry = get_program(spec)
+        if max_len_given and not entry.sized:
+            raise ExpressivityError(f"--max-len does not apply to {entry.name}: it does not depend on the length; "
+                                    "leave it out")
         if vocab is not None:
             vocab = spelled_as(entry.vocab, vocab)
             entry.check_vocab(vocab, what)
@@ -78,14 +84,19 @@ def load_program(spec: str, max_seq_len: int | None, vocab: list | None = None, 
     target = getattr(module, attr, None)
     if target is None:
         raise ExpressivityError(f"{module_name} has no attribute {attr!r}")
+    if isinstance(target, RASPExpr) and not isinstance(target, SOp):
+        raise ExpressivityError(f"{spec} is a {type(target).__name__}, not a program; wrap it in "
+                                "rasp.SelectorWidth(...) or rasp.Aggregate(..., sop)")
     program = target
     if callable(target) and not isinstance(target, SOp):
-        required = _required_arguments(target)
+        required, accepted = _positional_arguments(target)
         if required > 1:
             raise ExpressivityError(f"{spec} takes {required} arguments; give a function of no argument or of "
                                     "max_seq_len alone")
+        if max_len_given and not accepted:
+            raise ExpressivityError(f"--max-len does not apply to {spec}: it takes no max_seq_len; leave it out")
         try:
-            program = target(max_seq_len or 5) if required else target()
+            program = target(max_seq_len or 5) if accepted else target()
         except ExpressivityError:
             raise
         except (Exception, SystemExit) as exc:
@@ -99,13 +110,16 @@ def _said(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
 
 
-def _required_arguments(function) -> int:
-    """How many positional arguments ``function`` needs (0 when its signature cannot be read)."""
+def _positional_arguments(function) -> tuple[int, int]:
+    """How many positional arguments ``function`` needs and how many it takes (``(0, 0)`` when its
+    signature cannot be read)."""
     try:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
-        return 0
-    return sum(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters)
+        return 0, 0
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    star = any(p.kind is p.VAR_POSITIONAL for p in parameters)
+    return sum(p.default is p.empty for p in positional), len(positional) + star
 
 
 def _import_file(path: Path):
@@ -189,6 +203,9 @@ def rasp_compile(ctx, program, vocab, max_len, causal, attention, dtype, bos, sa
     record = run_record("rasp compile", config, seed)
     with human_output_to_stderr(as_json):
         given = parse_tokens(vocab, "--vocab") if vocab is not None else None
+        twice = next((t for i, t in enumerate(given or []) if t in given[:i]), None)
+        if twice is not None:
+            raise ExpressivityError(f"--vocab lists {twice!r} twice; give each token once")
         sop, library_vocab, name = load_program(program, max_len, given)
         tokens = library_vocab if library_vocab is not None else given   # a library program's own spelling
         if tokens is None:
@@ -271,7 +288,8 @@ def rasp_eval(program, input_text, max_len, as_json):
     if max_len is not None and len(tokens) > max_len:
         raise ExpressivityError(f"--input has {len(tokens)} tokens, more than --max-len {max_len}")
     tokens, vocab = library_input(program, tokens)
-    sop, _, name = load_program(program, max_len or len(tokens), vocab, "--input")
+    sop, _, name = load_program(program, max_len or len(tokens), vocab, "--input",
+                                max_len_given=max_len is not None)
     output = rasp.evaluate(sop, tokens)
     record = run_record("rasp eval", {"program": program, "input": input_text, "max_len": max_len})
     if as_json:

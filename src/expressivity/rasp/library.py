@@ -334,7 +334,7 @@ class LibraryProgram:
     the program comes from: tracr's lib.py, the course's tutorial circuits, or a paper (see ``ORIGINS``).
     ``tokens``: which vocabularies it computes its description on (``TOKEN_RULES``); ``build_for(max_seq_len,
     vocab)``: for a program whose definition enumerates the vocabulary (sum: ``sum_v v * count_v``), the
-    program for that vocabulary. Build through :meth:`program`, which checks the vocabulary first."""
+    program for that vocabulary; ``sized``: whether the program depends on ``max_seq_len`` at all. Build through :meth:`program`, which checks the vocabulary first."""
 
     name: str
     description: str
@@ -343,6 +343,7 @@ class LibraryProgram:
     origin: str = "tracr"
     tokens: str = "any"
     build_for: Callable[[int, tuple], SOp] | None = None
+    sized: bool = False   # whether the program depends on max_seq_len (sort's keys are made unique with it)
 
     def __post_init__(self) -> None:
         if self.tokens not in TOKEN_RULES:
@@ -361,12 +362,17 @@ class LibraryProgram:
         if self.tokens == "numbers":
             bad = [t for t in vocab if isinstance(t, bool) or not isinstance(t, (int, Fraction))]
             if bad:
-                raise RASPError(f"{self.name} is defined on numbers; {what} has {bad[0]!r}; give integer tokens")
+                raise RASPError(f"{self.name} is defined on integers; {what} has {_spelled(bad[0])}; give integer tokens")
         elif self.tokens == "listed":
             bad = [t for t in vocab if t not in self.vocab]
             if bad:
                 raise RASPError(f"{self.name} is defined on the tokens {', '.join(map(str, self.vocab))}; {what} has "
                                 f"{bad[0]!r}; give tokens from those")
+
+
+def _spelled(token) -> str:
+    """A token as an error names it: text as text (``the text '1.5'``), anything else by its repr."""
+    return f"the text {token!r}" if isinstance(token, str) else repr(token)
 
 
 ORIGINS = {
@@ -387,8 +393,8 @@ PROGRAMS: dict[str, LibraryProgram] = {p.name: p for p in (
     LibraryProgram("sort_unique", "tokens sorted (meant for distinct tokens; repeated ones leave gaps)",
                    lambda L: make_sort_unique(tokens, tokens), DIGITS),
     LibraryProgram("sort", "tokens sorted, ties in input order",
-                   lambda L: make_sort(tokens, tokens, max_seq_len=L, min_key=1), DIGITS),
-    LibraryProgram("sort_freq", "tokens by descending frequency", make_sort_freq, DIGITS),
+                   lambda L: make_sort(tokens, tokens, max_seq_len=L, min_key=1), DIGITS, sized=True),
+    LibraryProgram("sort_freq", "tokens by descending frequency", make_sort_freq, DIGITS, sized=True),
     LibraryProgram("frac_prevs", "fraction of 'x' tokens so far", lambda L: make_frac_prevs(tokens == "x"),
                    ("a", "b", "x")),
     LibraryProgram("pair_balance", "fraction of '(' minus fraction of ')' so far",

@@ -255,7 +255,7 @@ def _refusal(node: Node, prop: str, graph: Graph) -> str:
     if prop == "backward-only":
         return (f"refused: causal=True, but the Select of {node.name!r} (keys {keys!r}, queries {queries!r}) may select a key "
                 "after its query: no rule proves it looks back only (C0 never true, C1 keys and queries functions of "
-                "indices with no later key selected); compile without causal=True")
+                "indices with no later key selected); compile without causal=True (--causal at the command line)")
     values = graph.nodes[node.inputs[2]].name
     return (f"refused: Aggregate {node.name!r} is categorical, so each query must select one value of {values!r}, and no rule "
             f"proves it (R1 each query selects one value of the keys {keys!r} or of what they map, and that fixes "
