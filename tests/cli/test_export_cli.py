@@ -115,6 +115,18 @@ def test_export_to_transformer_lens_verifies_and_records(saved, tmp_path, tl):
                          "--hardmax-lambda", "40")
     assert code == 0, err
     assert "at most" in out and "softmax copy vs the hardmax network" in out
+    # a fresh audit (2026-11-28): the softmax copy kept the hardmax claim ("any real [exact]") and `run` marked
+    # its outputs (1.58 where the reversal says 1) within it; it carries no claim, so run refuses or marks them
+    assert json.loads((tmp_path / "hard" / "expressivity.json").read_text())["within_claim"] is False
+    hard_input = ",".join(str(v) for v in range(1, 1 + json.loads((tmp_path / "hard" / "config.json").read_text())["n_ctx"]))
+    code, _, err = run("run", tmp_path / "hard", "--input", hard_input)
+    assert code == 2 and "carries no claim on any input: its hardmax layers were exported as softmax of 40" in err
+    code, out, _ = run("run", tmp_path / "hard", "--input", hard_input, "--allow-outside", "--json")
+    assert code == 0 and json.loads(out)["within_claim"] is False and "no proven bound" in json.loads(out)["outside_claim"]
+    code, _, err = run("export", tmp_path / "hard", "--to", "network", "--out", tmp_path / "hard_net")
+    assert code == 0, err
+    code, _, err = run("run", tmp_path / "hard_net", "--input", hard_input)   # saved again: still no claim
+    assert code == 2 and "carries no claim" in err
     code, out, _ = run("export", saved / "train", "--to", "transformer-lens", "--out", tmp_path / "train")
     assert code == 0 and "float64: output" in out
     code, _, err = run("show", tmp_path / "train", "--out", tmp_path / "train.html")

@@ -139,6 +139,17 @@ def _check(net: Network, export, folder: Path, n: int, verify: bool, seed: int) 
     return checked
 
 
+def _no_claim(export, net) -> str | None:
+    """Why the exported network carries no claim on any input: its hardmax layers were written as a
+    softmax of ``--hardmax-lambda`` times their scores, which approximates the construction with no
+    proven bound (``None`` when nothing was approximated)."""
+    if export.hardmax_lambda is None or export.network is None or export.network is net:
+        return None
+    return (f"its hardmax layers were exported as softmax of {export.hardmax_lambda:g} x their scores, which "
+            "approximates the construction's exact claim with no proven bound (export without --hardmax-lambda "
+            "to keep the claim)")
+
+
 def _margin(report: dict | None) -> tuple[str, float] | None:
     margins = (report or {}).get("margins") or {}
     for key in ("score_gap_per_unit_scale", "score_gap"):
@@ -223,9 +234,12 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
             if target is not None:
                 checked["target"] = target
         answers = answers_of(saved.network)
+        no_claim = _no_claim(export, net)
+        within_claim = within_claim and no_claim is None
         claim = {"valid_lengths": None if exported_valid is None else exported_valid.to_dict(),
                  "input_domain": None if net.input_domain is None else net.input_domain.to_dict(),
-                 "answers": None if answers is None else answers.to_dict(), "within_claim": within_claim}
+                 "answers": None if answers is None else answers.to_dict(), "within_claim": within_claim,
+                 "no_claim": no_claim}
         write_json(stage / "expressivity.json", export.description() | {"verified": jsonable(checked)} | claim)
         files = [str(Path(out) / p.name) for p in paths]
         write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
@@ -233,6 +247,6 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
                        [NetworkEntry(".", net.name or "network", "transformer-lens")])
     return {"to": "transformer-lens", "out": str(out), "files": files + [str(Path(out) / "run.json")],
             "network": net.name, "config": export.config, "cost": export.cost, "changes": list(export.changes),
-            "tolerance": export.tolerance, "verified": checked, "within_claim": within_claim,
+            "tolerance": export.tolerance, "verified": checked, "within_claim": within_claim, "no_claim": no_claim,
             "valid_lengths": None if valid is None else valid.describe(),
             "input_domain": None if net.input_domain is None else net.input_domain.describe(net.input_labels)}

@@ -433,6 +433,8 @@ def _exported_claim(net: Network, desc: dict, path: Path) -> Network:
         raise ExpressivityError(f"{path}/expressivity.json records an invalid input domain ({exc}); export it again") from None
     if isinstance(answers, dict):
         net = replace(net, metadata={**net.metadata, "answers": answers})
+    if isinstance(desc.get("no_claim"), str) and desc["no_claim"]:
+        net = replace(net, metadata={**net.metadata, "no_claim": desc["no_claim"]})
     return net
 
 

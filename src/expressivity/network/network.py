@@ -211,10 +211,21 @@ class Network:
                                f"input{flag}")
         if not allow_length and self.valid_lengths is not None and not self.valid_lengths.contains(n):
             raise NetworkError(refusal(self.name, self.valid_lengths, n))
+        if not allow_outside and self.no_claim is not None:
+            raise NetworkError(f"network {self.name!r} carries no claim on any input: {self.no_claim}; pass "
+                               "allow_outside=True to run it anyway, its outputs marked as outside the claim")
         if not allow_outside and self.input_domain is not None:
             reason = self.input_domain.violation(X, self.input_labels)
             if reason is not None:
                 raise NetworkError(domain_refusal(self.name, self.input_domain, reason, self.input_labels))
+
+    @property
+    def no_claim(self) -> str | None:
+        """Why no input is within this network's claim (``metadata["no_claim"]``: e.g. a hardmax
+        construction exported with its hardmax layers as softmax), or ``None``. Its input domain
+        then describes the inputs the construction was built for, which this network only approximates."""
+        reason = self.metadata.get("no_claim")
+        return reason if isinstance(reason, str) and reason else None
 
     def within_claim(self, n: int) -> bool:
         """False when ``n`` tokens are outside the recorded :attr:`valid_lengths` (see :meth:`outside_claim` for inputs)."""
@@ -222,8 +233,10 @@ class Network:
 
     def outside_claim(self, X: np.ndarray) -> str | None:
         """Why input ``X`` (``(n, d_in)`` or ``(batch, n, d_in)``) is outside the construction's claim
-        (its length is not one of :attr:`valid_lengths`, or a value is outside :attr:`input_domain`),
-        or ``None`` when it is inside (or no claim is recorded)."""
+        (its length is not one of :attr:`valid_lengths`, a value is outside :attr:`input_domain`, or it
+        carries no claim at all: :attr:`no_claim`), or ``None`` when it is inside (or no claim is recorded)."""
+        if self.no_claim is not None:
+            return self.no_claim
         n = int(X.shape[-2])
         if not self.within_claim(n):
             return f"{n} tokens, outside the lengths {self.name!r} is built and verified for ({self.valid_lengths.describe()})"
