@@ -94,6 +94,35 @@ def test_yun_networks_claim_the_unit_cube():
     assert modified.input_domain.exact and modified.outside_claim(np.array([[-3.0], [7.0]])) is None
 
 
+def test_yun_networks_claim_only_the_arithmetic_that_keeps_their_answer():
+    # a fresh audit (2026-11-28): the modified network's float64 answer for x = 1e300 was the in-cube
+    # one (the quantizer's x + (out - x) rounded to 0), and the softened one answered 517 in float32 for a
+    # target in [0, 1]; both were marked within the claim
+    from expressivity.constructions.yun.build import build_yun
+
+    result = build_yun("smooth-rank", n=2, d=1, delta="1/4", samples=200)
+    soft, modified = result.softened, result.build.network
+    far = np.array([[1e300], [0.5]])
+    assert evaluate(modified, far.astype(object), "exact").tolist() == [[0], [0]]
+    with pytest.raises(NetworkError, match=r"beyond 4503599627370496, the largest float64 carries .* exact"):
+        evaluate(modified, far)
+    with pytest.raises(NetworkError, match=r"beyond 8388608, the largest float32"):
+        evaluate(modified, np.array([[1e10], [0.5]]), "float32")
+    rng = np.random.default_rng(0)
+    for limit, dtype in ((2.0 ** 52, "float64"), (2.0 ** 23, "float32")):   # inside the limits: the exact answer
+        for scale in (1.0, 1e-3, 1e-9):
+            x = np.array([[rng.uniform(-1, 1) * limit * scale], [rng.uniform(0, 1)]])
+            want = np.asarray(evaluate(modified, np.array([[Fraction(v)] for v in x[:, 0]], dtype=object), "exact"),
+                              dtype=float)
+            assert np.max(np.abs(evaluate(modified, x, dtype) - want)) < 1e-4
+    assert modified.outside_claim(far, "float64") and modified.outside_claim(far, "exact") is None
+    inside = np.array([[0.02], [0.99]])
+    with pytest.raises(NetworkError, match=r"holds in float64 arithmetic, not float32"):
+        evaluate(soft, inside, "float32")
+    assert soft.outside_claim(inside, "float64") is None
+    assert np.all(np.isfinite(evaluate(soft, inside, "float32", allow_outside=True)))
+
+
 def test_wang_e_signal_constructions_claim_minus_one_to_one():
     from expressivity.constructions.wang_e.essential import build_kernel_memory
     from expressivity.constructions.wang_e.fixed import build_fixed_memory

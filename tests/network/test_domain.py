@@ -84,6 +84,7 @@ def test_pointers_stay_inside_the_sequence():
     (SPREAD, LABELS),
     (InputDomain((Field.real(["x"], 0, 1, hi_open=True),)), LABELS),
     (InputDomain((Field.one_of(["x"], (-1, 1)),), claimed_from=3), LABELS),
+    (InputDomain((Field.real(["x"], -5, 5),), arithmetic={"exact": None, "float64": 2 ** 52, "float32": 0.5}), LABELS),
     (token_domain(["BOS", 1, 2], first="tokens:BOS", labels=("tokens:BOS", "tokens:1", "tokens:2")),
      ("tokens:BOS", "tokens:1", "tokens:2")),
     (InputDomain((Field.real(["v"], -1, 1), Field.one_of(["start"], (0, 1)), Field.one_of(["p[1]", "p[2]"], (0, 1))),
@@ -164,3 +165,15 @@ def test_answers_read_output_columns_as_values():
     answers, argmax = Answers("class").decode(np.array([[0.1, 0.7], [0.9, 0.1]]))
     assert answers == argmax == [1, 0] and all(type(v) is int for v in answers)
     assert Answers.from_dict(sort.to_dict()) == sort
+
+
+def test_an_arithmetic_outside_the_claim_or_beyond_its_magnitude_is_a_violation():
+    domain = InputDomain((Field.real(["x"]),), arithmetic={"exact": None, "float64": 100})
+    X = np.array([[50.0, 0.0], [-101.0, 0.0]])
+    assert domain.violation(X, LABELS) is None and domain.violation(X, LABELS, "exact") is None
+    assert "magnitude 101 is beyond 100, the largest float64" in domain.violation(X, LABELS, "float64")
+    assert domain.violation(X[:1], LABELS, "float64") is None
+    assert "holds in exact, float64 arithmetic, not float32" in domain.violation(X, LABELS, "float32")
+    assert InputDomain((Field.real(["x"]),)).violation(X, LABELS, "float32") is None   # no arithmetic recorded
+    with pytest.raises(NetworkError, match="arithmetic names"):
+        InputDomain((Field.real(["x"]),), arithmetic={"float16": None})

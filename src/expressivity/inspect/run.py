@@ -25,7 +25,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from expressivity.errors import ExpressivityError
+from expressivity.errors import ExpressivityError, NetworkError
 from expressivity.network.answers import answers_of, plain
 from expressivity.network.domain import short
 from expressivity.network.evaluate import DTYPES, evaluate
@@ -152,6 +152,8 @@ def as_flags(message: str) -> str:
     """A library message with its keyword arguments spelled as the command line's flags."""
     for keyword, flag in (("allow_length", "--allow-length"), ("allow_outside", "--allow-outside")):
         message = message.replace(f"{keyword}=True", flag).replace(f"{keyword} cannot", f"{flag} cannot")
+    for arithmetic in ("exact", "float64"):
+        message = message.replace(f"evaluate in {arithmetic} arithmetic", f"run it with --dtype {arithmetic}")
     return message
 
 
@@ -169,9 +171,10 @@ def as_dtype(X: np.ndarray, dtype: str) -> np.ndarray:
     return out
 
 
-def outside_claim(net: Network, X: np.ndarray) -> str | None:
-    """The note every output computed outside the network's claim carries (``None`` inside it)."""
-    reason = net.outside_claim(X)
+def outside_claim(net: Network, X: np.ndarray, dtype: str | None = None) -> str | None:
+    """The note every output computed outside the network's claim carries (``None`` inside it);
+    ``dtype``: the evaluator's (its arithmetic is part of the claim where the domain says so)."""
+    reason = net.outside_claim(X, None if dtype is None else dtype.removeprefix("torch-"))
     if reason is None:
         return None
     return f"outside the construction's claim: {reason}; the output is not covered by any check"
@@ -195,12 +198,15 @@ def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: 
         raise ExpressivityError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
     Xd = as_dtype(X, dtype)
     with np.errstate(all="ignore"):
-        result = evaluate(net, Xd, dtype, allow_length=allow_length, allow_outside=allow_outside,
-                          return_residuals=residuals)   # one pass
+        try:
+            result = evaluate(net, Xd, dtype, allow_length=allow_length, allow_outside=allow_outside,
+                              return_residuals=residuals)   # one pass
+        except NetworkError as exc:   # e.g. an input float64 cannot carry within the claim: the flags that apply
+            raise NetworkError(as_flags(str(exc))) from None
         out, res = (result[0], list(result[1])) if residuals else (result, None)
     _check_finite(out, net, dtype)
     outs = net.output_labels or tuple(f"y[{k}]" for k in range(net.d_out))
-    note = outside_claim(net, X)
+    note = outside_claim(net, X, dtype)
     result = {"network": net.name, "dtype": dtype, "arithmetic": ARITHMETIC[dtype], "length": int(X.shape[0]),
               "input_labels": list(net.input_labels), "input": X, "output_labels": list(outs), "output": out,
               "valid_lengths": net.lengths.describe(), "input_domain": domain_text(net), "within_claim": note is None}

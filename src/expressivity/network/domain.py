@@ -34,6 +34,7 @@ from expressivity.network.sequence_rules import RULES, rule_from_dict
 from expressivity.network.serial import number_from_json, number_to_json
 
 KINDS = ("real", "set", "one-hot")
+ARITHMETICS = ("exact", "float64", "float32")   # what InputDomain.arithmetic may name (torch float64 is float64)
 MAX_NAMES = 8        # describe() lists at most this many names of a one-hot field
 SHORT_DIGITS = 16    # an exact number longer than this is shown as a float (or a power of ten) in messages
 
@@ -276,6 +277,10 @@ class InputDomain:
             reaches before the start); 0: every position.
         origin: ``"recorded"`` (by the construction) or ``"derived: ..."`` (by a loader, for a folder
             saved before domains were recorded).
+        arithmetic: where float evaluation is inside the claim: ``{dtype: largest |value|}`` over
+            :data:`ARITHMETICS` (``None``: any value in the domain); a dtype not listed is outside the
+            claim (its rounding is not shown to keep the answer). Empty: every arithmetic (the
+            default; the claim's checks say in which).
     """
 
     fields: tuple[Field, ...]
@@ -285,8 +290,14 @@ class InputDomain:
     fix: str = ""
     claimed_from: int = 0
     origin: str = "recorded"
+    arithmetic: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        unknown = set(self.arithmetic) - set(ARITHMETICS)
+        if unknown:
+            raise NetworkError(f"an input domain's arithmetic names {sorted(unknown)}; known: {', '.join(ARITHMETICS)}")
+        object.__setattr__(self, "arithmetic", {name: _bound(limit, f"the {name} limit")
+                                                for name, limit in dict(self.arithmetic).items()})
         object.__setattr__(self, "fields", tuple(self.fields))
         object.__setattr__(self, "rules", tuple(self.rules))
         if not all(isinstance(f, Field) for f in self.fields):
@@ -315,9 +326,13 @@ class InputDomain:
             raise NetworkError(f"the input domain names {', '.join(missing[:4])}, which are not input dimensions of "
                                f"the network ({', '.join(input_labels[:6])}{', ...' if len(input_labels) > 6 else ''})")
 
-    def violation(self, X: np.ndarray, input_labels: tuple[str, ...]) -> str | None:
-        """Why ``X`` (``(n, d_in)`` or ``(batch, n, d_in)``, float or exact) is outside the domain, or ``None``."""
+    def violation(self, X: np.ndarray, input_labels: tuple[str, ...], arithmetic: str | None = None) -> str | None:
+        """Why ``X`` (``(n, d_in)`` or ``(batch, n, d_in)``, float or exact) is outside the domain, or ``None``;
+        ``arithmetic`` (one of :data:`ARITHMETICS`; ``None``: not asked) the one it is evaluated in."""
         X3 = X[None] if X.ndim == 2 else X
+        message = self.arithmetic_violation(X3, arithmetic)
+        if message:
+            return message
         batch = X3.shape[0]
 
         def where(b: int, t: int) -> str:
@@ -341,6 +356,23 @@ class InputDomain:
             message = rule.check(X3, input_labels, where, self)
             if message:
                 return message
+        return None
+
+    def arithmetic_violation(self, X: np.ndarray, arithmetic: str | None) -> str | None:
+        """Why evaluating ``X`` in ``arithmetic`` is outside the claim (see :attr:`arithmetic`), or ``None``."""
+        if arithmetic is None or not self.arithmetic:
+            return None
+        if arithmetic not in self.arithmetic:
+            return (f"the claim holds in {', '.join(self.arithmetic)} arithmetic, not {arithmetic} (its rounding is not "
+                    f"shown to keep the answer); evaluate in {next(iter(self.arithmetic))} arithmetic")
+        limit = self.arithmetic[arithmetic]
+        if limit is None or X.size == 0:
+            return None
+        largest = (max(abs(v) for v in X.ravel()) if X.dtype == object
+                   else float(np.max(np.abs(np.asarray(X, dtype=np.float64)))))
+        if largest > limit:
+            return (f"a value of magnitude {short(largest)} is beyond {short(limit)}, the largest {arithmetic} carries "
+                    f"through this network within its claim; evaluate in exact arithmetic")
         return None
 
     def sample(self, rng: np.random.Generator, batch: int, n: int, input_labels: tuple[str, ...]) -> np.ndarray:
@@ -377,9 +409,11 @@ class InputDomain:
 
     # ---- serialisation -----------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {"fields": [f.to_dict() for f in self.fields], "rules": [r.to_dict() for r in self.rules],
+        out = {"fields": [f.to_dict() for f in self.fields], "rules": [r.to_dict() for r in self.rules],
                 "exact": self.exact, "built_for": jsonable(dict(self.built_for)), "fix": self.fix,
                 "claimed_from": self.claimed_from, "origin": self.origin}
+        return out | ({"arithmetic": {k: number_to_json(v) if v is not None else None for k, v in self.arithmetic.items()}}
+                      if self.arithmetic else {})
 
     @classmethod
     def from_dict(cls, d) -> "InputDomain":
@@ -389,10 +423,14 @@ class InputDomain:
         built_for = d.get("built_for") or {}
         if not isinstance(built_for, dict):
             raise NetworkError("input_domain's built_for must be an object")
+        arithmetic = d.get("arithmetic") or {}
+        if not isinstance(arithmetic, dict):
+            raise NetworkError("input_domain's arithmetic must be an object")
         return cls(tuple(Field.from_dict(f) for f in d["fields"]),
                    tuple(rule_from_dict(r) for r in d.get("rules") or ()), exact=bool(d.get("exact")),
                    built_for=built_for, fix=str(d.get("fix") or ""), claimed_from=d.get("claimed_from", 0),
-                   origin=str(d.get("origin") or "recorded"))
+                   origin=str(d.get("origin") or "recorded"),
+                   arithmetic={k: None if v is None else number_from_json(v) for k, v in arithmetic.items()})
 
 
 def refusal(name: str, domain: InputDomain, reason: str, input_labels=None, flag: str = "allow_outside=True") -> str:

@@ -75,7 +75,7 @@ def forward_exact(network: Network, X, *, return_residuals: bool = False, allow_
     Fraction path, the reference that tests hold the fast one to."""
     check_exact_evaluable(network)
     X = to_exact(X)
-    network.check_input(X, allow_length=allow_length, allow_outside=allow_outside)
+    network.check_input(X, allow_length=allow_length, allow_outside=allow_outside, arithmetic="exact")
     single = X.ndim == 2
     run = run_scaled if fast and scaled_refusal(network) is None else _forward_fractions
     out, residuals = run(network, X[None] if single else X, return_residuals)

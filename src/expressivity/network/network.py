@@ -187,12 +187,15 @@ class Network:
             return ValidLengths.range(1, self.max_length)
         return ValidLengths.any()
 
-    def check_input(self, X: np.ndarray, *, allow_length: bool = False, allow_outside: bool = False) -> None:
+    def check_input(self, X: np.ndarray, *, allow_length: bool = False, allow_outside: bool = False,
+                    arithmetic: str | None = None) -> None:
         """Raise :class:`NetworkError` unless ``X`` is ``(n, d_in)`` or ``(batch, n, d_in)`` of the right sizes.
 
         ``n`` must also be one of :attr:`valid_lengths` unless ``allow_length``, and ``X`` inside
         :attr:`input_domain` unless ``allow_outside`` (then the result is outside the
-        construction's claim; the caller says so, see :meth:`outside_claim`).
+        construction's claim; the caller says so, see :meth:`outside_claim`); ``arithmetic``: the one
+        it is evaluated in (``exact``, ``float64``, ``float32``), against the domain's
+        :attr:`~expressivity.network.domain.InputDomain.arithmetic`.
         """
         if X.ndim not in (2, 3) or X.shape[-1] != self.d_in:
             raise NetworkError(f"input must be (n, {self.d_in}) or (batch, n, {self.d_in}); got shape {X.shape}")
@@ -215,7 +218,7 @@ class Network:
             raise NetworkError(f"network {self.name!r} carries no claim on any input: {self.no_claim}; pass "
                                "allow_outside=True to run it anyway, its outputs marked as outside the claim")
         if not allow_outside and self.input_domain is not None:
-            reason = self.input_domain.violation(X, self.input_labels)
+            reason = self.input_domain.violation(X, self.input_labels, arithmetic)
             if reason is not None:
                 raise NetworkError(domain_refusal(self.name, self.input_domain, reason, self.input_labels))
 
@@ -231,7 +234,7 @@ class Network:
         """False when ``n`` tokens are outside the recorded :attr:`valid_lengths` (see :meth:`outside_claim` for inputs)."""
         return self.valid_lengths is None or self.valid_lengths.contains(n)
 
-    def outside_claim(self, X: np.ndarray) -> str | None:
+    def outside_claim(self, X: np.ndarray, arithmetic: str | None = None) -> str | None:
         """Why input ``X`` (``(n, d_in)`` or ``(batch, n, d_in)``) is outside the construction's claim
         (its length is not one of :attr:`valid_lengths`, a value is outside :attr:`input_domain`, or it
         carries no claim at all: :attr:`no_claim`), or ``None`` when it is inside (or no claim is recorded)."""
@@ -241,7 +244,7 @@ class Network:
         if not self.within_claim(n):
             return f"{n} tokens, outside the lengths {self.name!r} is built and verified for ({self.valid_lengths.describe()})"
         if self.input_domain is not None:
-            reason = self.input_domain.violation(X, self.input_labels)
+            reason = self.input_domain.violation(X, self.input_labels, arithmetic)
             if reason is not None:
                 return (f"{reason}, outside the inputs {self.name!r} is built and verified for "
                         f"({self.input_domain.describe(self.input_labels, facts=False)})")

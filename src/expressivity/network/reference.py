@@ -53,7 +53,7 @@ def forward(network: Network, X: np.ndarray, *, return_residuals: bool = False, 
         ``return_residuals`` a pair ``(outputs, [H_0, H_1, ...])``.
     """
     X = _f(X)
-    network.check_input(X, allow_length=allow_length, allow_outside=allow_outside)
+    network.check_input(X, allow_length=allow_length, allow_outside=allow_outside, arithmetic="float64")
     single = X.ndim == 2
     H = embed(network, X[None] if single else X)
     residuals = [H]

@@ -248,7 +248,7 @@ def forward_torch(network: Network, X, dtype: str = "float64", device: str = "cp
     ``allow_length``: run on a length outside ``network.valid_lengths`` (outside its claim);
     ``allow_outside``: on values outside ``network.input_domain`` (outside its claim)."""
     X = np.asarray(X, dtype=np.float64)
-    network.check_input(X, allow_length=allow_length, allow_outside=allow_outside)
+    network.check_input(X, allow_length=allow_length, allow_outside=allow_outside, arithmetic=dtype)
     single = X.ndim == 2
     module = to_torch(network, dtype).to(device)
     with torch.no_grad():
