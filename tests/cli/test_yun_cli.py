@@ -46,7 +46,7 @@ def test_build_json_and_outputs(tmp_path):
     assert isinstance(out, list) and len(out) == 2
     for r in out:
         assert {"size", "checks", "errors", "bounds", "margins", "constants", "ok"} <= set(r)
-        assert r["ok"] and all(c["failures"] == 0 for c in r["checks"]) and len(r["checks"]) == 4
+        assert r["ok"] and all(c["failures"] == 0 for c in r["checks"]) and len(r["checks"]) == 5   # Theorem 2: + equivariance at the classes' other orders
         assert {"d_p(f, g)", "d_p(f, f_bar)", "d_p(f_bar, g_bar)", "d_p(g_bar, g)"} == {e["name"] for e in r["errors"]}
         assert r["size"]["paper_bound"] > 0 and r["size"]["ratio"] > 1 and r["constants"]["lambda"] > 0
     for name in ("run.json", "dp_vs_delta.png", "delta_1_2/contextual_values.png",

@@ -118,7 +118,7 @@ def build_and_check(target: Target, params: YunParams, config: BuildConfig = Bui
         Check("quantizer = g_q^ent at and around every breakpoint (Lemma 4.1)", value.quantizer_points,
               value.quantizer_failures, "Fraction"),
         agreement,
-    )
+    ) + _equivariance_check(build)
     terms = (("d_p(f, g)", dp.total), ("d_p(f, f_bar)", dp.f_fbar), ("d_p(f_bar, g_bar)", dp.fbar_gbar),
              ("d_p(g_bar, g)", dp.gbar_g))
     errors = tuple(ErrorEstimate(name, e.value, e.method, e.ci, samples=e.samples) for name, e in terms)
@@ -140,3 +140,14 @@ def build_and_check(target: Target, params: YunParams, config: BuildConfig = Bui
                    "seconds": round(time.perf_counter() - t0, 3)},
         notes="d_p terms by Monte Carlo on the same uniform samples; every exact check in the arithmetic it names")
     return YunResult(build, soft, report)
+
+
+def _equivariance_check(build) -> tuple:
+    """Theorem 2's premise, where f_bar's table comes from one cube per class: f equivariant at the
+    classes' other orders (:func:`~.compile.check_class_orders`; a failure was refused already)."""
+    e = build.equivariance
+    if e is None:
+        return ()
+    return (Check("target equivariant at the other orders of each class (f_bar there is the permuted value)",
+                  e["points"], 0, e["arithmetic"], 0.0, {"checked": e["checked"], "max_deviation": e["max_deviation"],
+                                                         "tolerance": e["tolerance"]}),)

@@ -22,6 +22,8 @@ from expressivity.network.network import Network
 from expressivity.network.lengths import ValidLengths
 from expressivity.targets import Target, evaluate_target, require_equivariant
 from expressivity.constructions.yun.size import DEFAULT_BUDGET, SizeEstimate, check_budget
+
+ORDER_LIMIT = 200_000   # target evaluations of the equivariance check at the classes' other orders
 from expressivity.constructions.yun.checks.lemmas import LemmaReport, verify_contextual
 
 
@@ -48,6 +50,7 @@ class YunBuild:
     rep_keys: np.ndarray
     A_rep: np.ndarray
     rep_values: dict = field(repr=False, default_factory=dict)
+    equivariance: dict | None = None   # Theorem 2: where f(pi X) = pi f(X) was checked (check_class_orders)
 
 
 def compile_modified(target: Target, p: YunParams, budget: int = DEFAULT_BUDGET, sigma: Fraction | None = None,
@@ -64,6 +67,7 @@ def compile_modified(target: Target, p: YunParams, budget: int = DEFAULT_BUDGET,
         raise ExpressivityError(f"contextual map fails Lemma 4.2 on {p.describe()}: {lemmas.failures_by_property}")
     keys, centres, finals, configs = _representatives(p, lemmas.representatives)
     A = evaluate_target(target, centres)
+    equivariance = None if p.positional else check_class_orders(target, centres, A)
     chosen, top = choose_sigma(p, A, p.t_l)
     sigma = chosen if sigma is None else Fraction(sigma)
     columns = _value_columns(p, configs, finals, A)
@@ -77,7 +81,46 @@ def compile_modified(target: Target, p: YunParams, budget: int = DEFAULT_BUDGET,
                             "sigma": sigma, "stages": {"quantize": len(g_q.layers), "contextual": len(g_c.layers),
                                                        "value": len(g_v.layers)}})
     return YunBuild(params=p, target=target, quantizer=g_q, contextual=g_c, value=g_v, network=net, lemmas=lemmas,
-                    size=size, sigma=sigma, max_uA=top, rep_keys=keys, A_rep=A, rep_values=dict(lemmas.representatives))
+                    size=size, sigma=sigma, max_uA=top, rep_keys=keys, A_rep=A, rep_values=dict(lemmas.representatives),
+                    equivariance=equivariance)
+
+
+def check_class_orders(target: Target, centres: np.ndarray, A: np.ndarray, limit: int = ORDER_LIMIT,
+                       tolerance: float = 1e-9, seed: int = 0) -> dict:
+    """Theorem 2 builds ``f_bar`` from one cube per permutation class (``centres`` ``(K, n, d)``, the
+    target there ``A``): every other distinct-column cube of a class gets its permuted value, which is
+    ``f`` at that cube's centre only if ``f`` is equivariant there. Checks ``f(pi X) = pi f(X)`` at every
+    other order of every class's centre (float64, within ``tolerance`` times the largest output), or,
+    above ``limit`` evaluations, at ``limit`` of them drawn with ``seed`` (said in the returned facts).
+    Refuses (ExpressivityError, pointing to --positional) a target that is not."""
+    import itertools
+
+    K, n, _ = centres.shape
+    orders = np.array(list(itertools.permutations(range(n)))[1:], dtype=np.int64).reshape(-1, n)
+    pairs = [(k, o) for k in range(K) for o in range(len(orders))] if K * len(orders) <= limit else None
+    if pairs is None:
+        rng = np.random.default_rng(seed)
+        pairs = list(zip(rng.integers(0, K, limit).tolist(), rng.integers(0, len(orders), limit).tolist()))
+    scale = max(1.0, float(np.max(np.abs(A), initial=0.0)))
+    worst, where = 0.0, None
+    for start in range(0, len(pairs), 4096):
+        chunk = np.array(pairs[start:start + 4096], dtype=np.int64).reshape(-1, 2)
+        perm = orders[chunk[:, 1]]
+        X = np.take_along_axis(centres[chunk[:, 0]], perm[:, :, None], axis=1)
+        want = np.take_along_axis(A[chunk[:, 0]], perm[:, :, None], axis=1)
+        err = np.max(np.abs(evaluate_target(target, X) - want), axis=(1, 2))
+        if err.size and float(err.max()) > worst:
+            worst, where = float(err.max()), X[int(err.argmax())]
+    if worst > tolerance * scale:
+        raise ExpressivityError(
+            f"target {target.name!r} is not permutation-equivariant at the cube centre "
+            f"{np.round(where.ravel(), 6).tolist()} (f(pi X) - pi f(X) up to {worst:.3g}); Theorem 2 builds f_bar from "
+            "one cube per permutation class, so it needs an equivariant target: use --positional (Theorem 3)")
+    total = K * len(orders)
+    how = (f"at every other order of every class's cube centre ({total})" if len(pairs) == total else
+           f"at {len(pairs)} of the {total} other orders of the classes' cube centres (sampled, seed {seed})")
+    return {"checked": how, "points": len(pairs), "of": total, "max_deviation": worst, "arithmetic": "float64",
+            "tolerance": tolerance * scale}
 
 
 def _representatives(p: YunParams, reps: dict):

@@ -1,0 +1,33 @@
+"""Theorem 2's premise at every cube: f_bar takes one cube per permutation class, so the target must be
+equivariant at every other order of each class's cube centre, not at 64 sampled points."""
+
+import numpy as np
+import pytest
+
+from expressivity.constructions.yun.build import build_yun
+from expressivity.errors import ExpressivityError
+from expressivity.targets import Target, get_target
+
+
+def _bump(X):
+    # equivariant at every random point (the sampled check passes) but not at the cube centre (1/4, 3/4)
+    Y = np.array(X, dtype=float).copy()
+    Y[:, 0, 0] += ((abs(Y[:, 0, 0] - 0.25) < 0.01) & (abs(Y[:, 1, 0] - 0.75) < 0.01)) * 1.0
+    return Y
+
+
+def test_a_target_equivariant_only_off_the_cube_centres_is_refused():
+    # a fresh audit (2026-11-28): it was built with every check passed, and the network answered
+    # (3/4, 5/4) at (3/4, 1/4) where f_bar (f at the cube centre) is (3/4, 1/4)
+    with pytest.raises(ExpressivityError, match=r"not permutation-equivariant at the cube centre \[0.75, 0.25\].*"
+                                                r"--positional"):
+        build_yun(Target("bump", _bump, False, "a bump at one cube centre"), n=2, d=1, delta="1/2", samples=50)
+
+
+@pytest.mark.parametrize("n, classes", [(2, 6), (3, 4)])
+def test_every_other_order_of_every_class_is_checked(n, classes):
+    result = build_yun(get_target("smooth-rank"), n=n, d=1, delta="1/4", samples=50)
+    check = result.report.check("target equivariant at the other orders of each class (f_bar there is the "
+                                "permuted value)")
+    others = {2: 1, 3: 5}[n]
+    assert check.passed and check.points == classes * others and check.details["checked"].startswith("at every")
