@@ -31,3 +31,22 @@ def test_every_other_order_of_every_class_is_checked(n, classes):
                                 "permuted value)")
     others = {2: 1, 3: 5}[n]
     assert check.passed and check.points == classes * others and check.details["checked"].startswith("at every")
+
+
+def test_the_budget_counts_the_network_the_build_reports():
+    # a fresh audit (2026-11-28): --budget 286 was refused ("needs 293") for a build that reports 286
+    # parameters: the budget always counted an output rescale layer that only large targets need
+    from expressivity.constructions.yun.constants import YunParams
+    from expressivity.constructions.yun.contextual import resolve_params
+    from expressivity.constructions.yun.size import estimate
+
+    p = resolve_params(YunParams(n=2, d=1, N=4))
+    plain, rescaled = estimate(p).params_softened, estimate(p, rescale=True).params_softened
+    assert plain < rescaled
+    built = build_yun("smooth-rank", n=2, d=1, delta="1/4", samples=50, budget=plain)
+    assert built.report.size.parameters == plain
+    large = Target("large", lambda X: 1000.0 * get_target("smooth-rank").fn(X), True, "smooth-rank x 1000")
+    with pytest.raises(ExpressivityError, match=rf"needs {rescaled} parameters \(softened network, with the output "
+                                                r"rescale its target needs"):
+        build_yun(large, n=2, d=1, delta="1/4", samples=50, budget=rescaled - 1)
+    assert build_yun(large, n=2, d=1, delta="1/4", samples=50, budget=rescaled).report.size.parameters == rescaled

@@ -70,6 +70,8 @@ def compile_modified(target: Target, p: YunParams, budget: int = DEFAULT_BUDGET,
     equivariance = None if p.positional else check_class_orders(target, centres, A)
     chosen, top = choose_sigma(p, A, p.t_l)
     sigma = chosen if sigma is None else Fraction(sigma)
+    if sigma != 1:   # the output rescale layer the budget could not count before the target was evaluated
+        size = check_budget(p, budget, rescale=True)
     columns = _value_columns(p, configs, finals, A)
     M = Fraction(-((-lemmas.max_abs_entry.numerator) // lemmas.max_abs_entry.denominator))  # integer, keeps g_v integral
     g_v = value_map(p, columns, M, p.t_l, p.t_r, sigma)

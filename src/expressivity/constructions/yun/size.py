@@ -78,14 +78,18 @@ def estimate(p: YunParams, rescale: bool = False) -> SizeEstimate:
     return SizeEstimate(layers, params, lb, ratio, p.extended_grid_points, softened)
 
 
-def check_budget(p: YunParams, budget: int = DEFAULT_BUDGET) -> SizeEstimate:
+def check_budget(p: YunParams, budget: int = DEFAULT_BUDGET, rescale: bool = False) -> SizeEstimate:
     """Raise :class:`BudgetError` (estimate in the message) when the softened network, the one
-    that runs and is reported, would exceed ``budget`` parameters (the rescale layer counted)."""
+    that runs and is reported, would exceed ``budget`` parameters. Before the target is evaluated
+    the output rescale layer (needed only when the target's values are too large for the value
+    map's window) is not known: the check counts it with ``rescale``, which the compiler passes once
+    it has chosen one, so the budget counts the network the build reports."""
     _refuse_astronomical_grid(p, 20 * budget)
-    est = estimate(p, rescale=True)
+    est = estimate(p, rescale=rescale)
     if est.params_softened > budget:
         raise BudgetError(
-            f"{p.describe()} needs {fmt_size(est.params_softened)} parameters (softened network; "
+            f"{p.describe()} needs {fmt_size(est.params_softened)} parameters (softened network"
+            f"{', with the output rescale its target needs' if rescale else ''}; "
             f"{fmt_size(est.params)} before softening) in {fmt_size(est.layers['total'])} layers "
             f"(budget {fmt_size(budget)}); use a larger delta or smaller n, or raise --budget"
         )
