@@ -71,7 +71,10 @@ def test_circuit_human_output_shows_the_table():
     (["equivariance", "reverse", "--length", "4096", "--samples", "50"], "attention scores"),
     (["equivariance", "reverse", "--length", "256", "--dtype", "exact"], "in exact"),
     (["equivariance", "sum", "--scale", "4"], "no scale"),
-    (["circuit", "reverse", "--input", "1e308,1e308"], "too large to bound float64 rounding"),
+    (["circuit", "attention", "--scale", "inf"], "takes no scale (its softmax has the tutorial's fixed sharpness)"),
+    (["circuit", "attention", "--dtype", "exact"], "no exact value; use --dtype float64"),
+    (["circuit", "attention", "--input", "1e200,1,2"], "attention scores (products of the inputs) overflow float64; "
+                                                       "use smaller inputs"),
     (["circuit", "sum", "--shift", "2"], "--shift applies only"),
     (["circuit", "reverse", "--scale", "3", "--tolerance", "1e-3"], "--scale auto"),
     (["circuit", "mean", "--tolerance", "1e-3"], "has none"),
@@ -161,3 +164,13 @@ def test_circuit_json_carries_the_construction_report():
     assert check["passed"] and check["points"] == 12 and check["bound"] >= report["bounds"]["max_abs_error"]
     assert report["margins"]["score_gap_per_unit_scale"] > 0 and report["constants"]["scale"] > 1
     assert report["errors"][0]["name"] == "max_abs_error" and report["errors"][0]["within_bound"]
+
+
+@pytest.mark.parametrize("name", ["mean", "reverse", "shift"])
+def test_values_at_the_top_of_float64_are_answered_where_the_answer_is_representable(name):
+    # a fresh audit (2026-11-28): the mean of 1e308 and 1e308 was refused ("outputs exceed the float64 range"):
+    # the target's mean and the rounding allowance summed the values before dividing
+    code, out, err = run("circuit", name, "--input", "1e308,1e308", "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["output"] == got["target"] == [1e308, 1e308] and got["ok"], got

@@ -39,13 +39,14 @@ class Circuit:
     scaled: bool = True          # takes a scale (softmax sharpness)
     positional: bool = True      # uses position information (so is not permutation-equivariant)
     ranged: bool = False         # its softmax error bound is proven for inputs within an input range
+    fixed_softmax: bool = False  # unscaled, yet softmax (the tutorial's attention): no exact value, no hardmax
 
 
 def _mean(v: np.ndarray) -> np.ndarray:
     """Mean over the last axis; exact (``Fraction``) for object arrays."""
     if v.dtype == object:
         return np.vectorize(lambda t: Fraction(t) / v.shape[-1], otypes=[object])(v.sum(-1, keepdims=True))
-    return v.mean(-1, keepdims=True)
+    return (v / v.shape[-1]).sum(-1, keepdims=True)   # divided first: the mean of 1e308 and 1e308 is no overflow
 
 
 def _scalar_target(fn):
@@ -59,7 +60,7 @@ CIRCUITS: dict[str, Circuit] = {
     c.name: c
     for c in (
         Circuit("attention", "single-head self-attention with sinusoidal encoding (tutorial example 1)",
-                build_attention, target_attention, scaled=False),
+                build_attention, target_attention, scaled=False, fixed_softmax=True),
         Circuit("reverse", "y_i = v_{L-1-i} by an additive position bias (tutorial example 2)",
                 build_reverse, _scalar_target(lambda v, **_: v[..., ::-1]), ranged=True),
         Circuit("reverse-dot", "y_i = v_{L-1-i} by dot-product attention over sinusoidal encodings",

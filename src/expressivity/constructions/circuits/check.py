@@ -63,12 +63,13 @@ def rounding_allowance(dtype: str, floats: np.ndarray, target: np.ndarray) -> fl
     if eps == 0:
         return 0.0
     with np.errstate(over="ignore"):
-        scale = 1.0 + float(np.abs(floats).sum()) + float(np.max(np.abs(target), initial=0.0))
-        allowance = 8 * eps * max(len(floats), 1) * scale
+        # eps times each term before they are summed: the mean of 1e308 and 1e308 has an allowance (1e308 + 1e308 has not)
+        scaled = eps + float((np.abs(floats) * eps).sum()) + float(np.max(np.abs(target), initial=0.0)) * eps
+        allowance = 8 * max(len(floats), 1) * scaled
     if not math.isfinite(allowance):
         # An infinite allowance would let any output pass: refuse instead.
         raise ExpressivityError(f"the inputs are too large to bound {dtype} rounding (the sum of |v| overflows); "
-                                "use smaller values, or --dtype exact with --scale inf")
+                                "use smaller values, or --dtype exact (with --scale inf where the circuit takes one)")
     return allowance
 
 
@@ -93,8 +94,10 @@ def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed
         raise ExpressivityError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
     if not 1 <= len(values) <= MAX_LENGTH:
         raise ExpressivityError(f"give between 1 and {MAX_LENGTH} values, got {len(values)}")
-    if not circuit.scaled and scale not in ("auto", None):
-        raise ExpressivityError(f"circuit {name!r} has no scale (it is exact by construction); drop --scale")
+    _refuse_scale(circuit, scale)
+    if dtype == "exact" and circuit.fixed_softmax:
+        raise ExpressivityError(f"circuit {name!r} is a softmax with a fixed sharpness, which has no exact value; "
+                                "use --dtype float64")
     if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance > 0):
         raise ExpressivityError(f"tolerance must be a finite number > 0, got {tolerance}; e.g. --tolerance 1e-10")
     exact_values = to_exact(np.asarray(list(values), dtype=object))
@@ -108,7 +111,7 @@ def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed
         output = evaluate(net, embed(net, inputs), dtype)
         target = circuit.target(inputs, seed=seed, shift=shift)
     if dtype != "exact" and not (np.isfinite(output).all() and np.isfinite(target).all()):
-        raise ExpressivityError(_overflow_message(name, dtype, report))
+        raise ExpressivityError(_overflow_message(circuit, dtype, report))
     seconds = time.perf_counter() - started
     if dtype == "exact":
         diffs = [abs(a - b) for a, b in zip(output.flat, target.flat)]
@@ -174,13 +177,25 @@ def _as_floats(exact_values: np.ndarray, dtype: str) -> np.ndarray:
     return out
 
 
-def _overflow_message(name: str, dtype: str, report: ConstructionReport) -> str:
+def _refuse_scale(circuit, scale) -> None:
+    if not circuit.scaled and scale not in ("auto", None):
+        why = ("its softmax has the tutorial's fixed sharpness" if circuit.fixed_softmax
+               else "it is exact by construction")
+        raise ExpressivityError(f"circuit {circuit.name!r} takes no scale ({why}); drop --scale")
+
+
+def _overflow_message(circuit, dtype: str, report: ConstructionReport) -> str:
     scale = report.constants.get("scale")
-    cause = (f"scale {scale:.3g} times the inputs overflows {dtype}" if scale is not None and math.isfinite(scale)
-             else f"the outputs (e.g. a sum of the inputs) exceed the {dtype} range")
-    fix = ("use a smaller --scale, --scale auto, or --scale inf (exact hardmax)" if scale is not None
-           else "use smaller inputs or --dtype exact")
-    return f"circuit {name!r} produced non-finite outputs in {dtype}: {cause}; {fix}"
+    if circuit.fixed_softmax:
+        cause, fix = f"its attention scores (products of the inputs) overflow {dtype}", "use smaller inputs"
+    elif scale is not None and math.isfinite(scale):
+        cause, fix = (f"scale {scale:.3g} times the inputs overflows {dtype}",
+                      "use a smaller --scale, --scale auto, or --scale inf (exact hardmax)")
+    elif scale is not None:
+        cause, fix = f"the outputs exceed the {dtype} range", "use smaller inputs or --dtype exact"
+    else:
+        cause, fix = f"the outputs (e.g. a sum of the inputs) exceed the {dtype} range", "use smaller inputs or --dtype exact"
+    return f"circuit {circuit.name!r} produced non-finite outputs in {dtype}: {cause}; {fix}"
 
 
 # The equivariance check evaluates (permutations + 1) x samples inputs, each with L^2 scores per
@@ -202,8 +217,7 @@ def circuit_equivariance(name: str, length: int = 6, samples: int = 16, permutat
     circuit = get_circuit(name)
     if dtype not in DTYPES:
         raise ExpressivityError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
-    if not circuit.scaled and scale not in ("auto", None):
-        raise ExpressivityError(f"circuit {name!r} has no scale (it is exact by construction); drop --scale")
+    _refuse_scale(circuit, scale)
     budget = EQUIVARIANCE_BUDGET[dtype] if budget is None else budget
     work = samples * (permutations + 1) * length * length
     if work > budget:
