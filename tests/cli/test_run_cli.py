@@ -245,6 +245,9 @@ def test_outputs_before_a_parity_s_largest_lag_are_marked_unclaimed(tmp_path):
     assert result["within_claim"] is True and result["unclaimed_positions"] == [0, 1, 2]
     assert [y for (y,) in result["output"]][3:] == [1, -1, -1]      # x_(t-1) x_(t-3), from position 3 on
     _one_line(*run("run", tmp_path / "pb", "--input", "1,0,1")[::2], "not one of {-1, 1}")
+    # shorter than the largest lag: no output is claimed, and the note says position 3 (it said 2)
+    code, out, _ = run("run", tmp_path / "pb", "--input", "1,-1")
+    assert code == 0 and "the claim covers outputs from position 3 on; none of these is covered" in " ".join(out.split())
 
 
 def test_a_transformer_lens_export_keeps_the_domain_and_the_answers(tmp_path, tl):

@@ -109,8 +109,9 @@ def _print(result: dict) -> None:
     if "outside_claim" in result:
         console.print(f"WARNING: {result['outside_claim']}", soft_wrap=True, markup=False, style="bold red")
     if result.get("unclaimed_positions"):
-        console.print(f"note: the claim covers outputs from position {len(result['unclaimed_positions'])} on; those "
-                      "before it are not covered by any check", markup=False, highlight=False)
+        first = result["claimed_from"]
+        tail = ("; none of these is" if first >= n else "; those before it are not") + " covered by any check"
+        console.print(f"note: the claim covers outputs from position {first} on{tail}", markup=False, highlight=False)
     if "input_values" in result:
         print_table(console, _answers_table(result))
     print_table(console, _table("output", result["output"], result["output_labels"], rows))

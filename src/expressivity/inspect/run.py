@@ -215,6 +215,7 @@ def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: 
     claimed_from = 0 if net.input_domain is None else net.input_domain.claimed_from
     if claimed_from:     # e.g. a lag that reaches before the start: the claim says nothing about these outputs
         result["unclaimed_positions"] = list(range(min(claimed_from, int(X.shape[0]))))
+        result["claimed_from"] = claimed_from
     if takes_tokens(net):
         result |= token_answers(net, X, out)
     if res is not None:
