@@ -85,6 +85,11 @@ def test_head_weights_sum_to_one():
     (lambda: interpolation_heads("lin", 3, math.nan), "b must be"),
     (lambda: interpolation_heads("lin", 3, 1.0, heads=3), "cannot interpolate"),
     (lambda: interpolation_heads("lin", 300, 1.0), "budget"),
+    # a fresh audit (2026-11-28): 80 heads (under the old 200-head budget) ran over 2 minutes, and 100,000
+    # chebyshev heads (at the old limit) did not finish in 2; both are now refused with their estimate
+    (lambda: interpolation_heads("log", 3, 2.0, heads=80), r"80 interpolation heads at b = 2 need 3119 digits: about "
+                                                           r"2\d\d s .* over the budget of 120 s"),
+    (lambda: chebyshev_kernel("log", 3, 100_000, 0.1), r"summed over 500,004 lags take about 700 s"),
     (lambda: chebyshev_kernel("lin", 4, 0, 0.1), "heads must be"),
     (lambda: chebyshev_kernel("lin", 4, 16, math.inf), "eps must be"),
     (lambda: head_weights("log", 1.0, [0]), "beta > 1"),

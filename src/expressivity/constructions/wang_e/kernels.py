@@ -53,6 +53,14 @@ def head_weights(rpe: str, beta, s) -> np.ndarray:
     return (1.0 + s) ** (-beta) / float(mpmath.zeta(beta))
 
 
+# Time estimates, measured on the project's 2-core CPU (2026-11-28): 40 interpolation heads at b = 2 solve in
+# 3.5 s (80: over 2 minutes; the LU solve grows as H^3 times the digits' multiplication cost), and 10,000
+# chebyshev log heads at eps 0.1 (cutoff 50,000 lags) take 7 s. Above the budget a fit is refused with its estimate.
+INTERPOLATION_SECONDS = 3.5
+CHEBYSHEV_SECONDS_PER_TERM = 7.0 / (10_000 * 50_001)
+KERNEL_BUDGET_S = 120
+
+
 def _check(rpe: str, lag: int, heads: int | None = None) -> None:
     if rpe not in RPE_TYPES:
         raise ExpressivityError(f"unknown RPE type {rpe!r}; use lin or log")
@@ -120,6 +128,11 @@ def interpolation_heads(rpe: str, lag: int, b: float, heads: int | None = None, 
         raise ExpressivityError(f"{H} interpolation heads is beyond this exact solver's budget (200); the "
                                 "coefficients would need thousands of digits; use --construction chebyshev")
     digits = digits or int(30 + b * (H + 1) ** 2 / (2 * math.log(10)) + 3 * H)
+    seconds = INTERPOLATION_SECONDS * (H / 40) ** 3 * (digits / 881) ** 1.6
+    if seconds > KERNEL_BUDGET_S:
+        raise ExpressivityError(f"{H} interpolation heads at b = {b:g} need {digits} digits: about {seconds:,.0f} s "
+                                f"of LU solve here (40 heads at b = 2: {INTERPOLATION_SECONDS:g} s), over the budget of "
+                                f"{KERNEL_BUDGET_S} s; use fewer heads, a smaller b, or the chebyshev construction")
     with mpmath.workdps(digits):
         betas = [mpmath.mpf(k) * b + (1 if rpe == "log" else 0) for k in range(1, H + 1)]
         weights = _mp_weights(rpe, betas)
@@ -257,6 +270,11 @@ def chebyshev_kernel(rpe: str, lag: int, heads: int, eps: float, cutoff: int | N
         # oscillations in u are ~1/H apart, du/ds = eps u/(1+s)), so the integral replaces the sum.
         cutoff = lag + 1 + (int(math.ceil(17 * math.log(10) / eps)) if rpe == "lin"
                             else max(10 * (lag + 1), int(math.ceil(50 * eps * heads)), 1000))
+    seconds = CHEBYSHEV_SECONDS_PER_TERM * heads * cutoff   # the direct sum: every head at every lag below the cutoff
+    if seconds > KERNEL_BUDGET_S:
+        raise ExpressivityError(f"{heads} chebyshev heads summed over {cutoff:,} lags take about {seconds:,.0f} s here "
+                                f"(10,000 log heads at eps 0.1: 7 s), over the budget of {KERNEL_BUDGET_S} s; use fewer "
+                                "heads or a smaller eps")
     return chebyshev_construction(rpe, heads, eps, lambda x: height * _bump((x - u_T) / width),
                                   lambda s: (np.asarray(s) == lag).astype(float), "chebyshev", cutoff, lag,
                                   {"bump_width": width, "bump_height": height})
