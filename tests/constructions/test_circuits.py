@@ -140,3 +140,12 @@ def test_a_circuit_run_returns_plain_python_numbers(dtype, kinds):
 
     run = run_circuit("sum" if dtype == "exact" else "reverse", [1, Fraction(1, 2), 3], dtype=dtype)
     assert run.values and all(type(v) in kinds for v in run.values), [type(v) for v in run.values]
+
+
+def test_auto_scale_stays_finite_for_a_huge_input_range():
+    # a fresh audit (2026-11-28): (L-1) * 1e298 / 1e-10 overflowed to inf and --scale auto built hardmax
+    from expressivity.constructions.circuits.build import auto_scale, gap_error_bound
+
+    scale = auto_scale(1.0, 6, 1e298, 1e-10)
+    assert math.isfinite(scale) and gap_error_bound(scale, 1.0, 6, 1e298) <= 1e-10 * (1 + 1e-12)
+    assert scale == pytest.approx(math.log(5) + math.log(1e298) - math.log(1e-10), rel=1e-12)

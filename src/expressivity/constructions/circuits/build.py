@@ -105,7 +105,8 @@ def auto_scale(margin: float, length: int, input_range: float, tolerance: float)
     """Smallest scale with ``(L-1) exp(-scale * margin) * input_range <= tolerance`` (at least 1)."""
     if length <= 1 or input_range <= 0 or not math.isfinite(margin):
         return 1.0
-    return max(1.0, math.log((length - 1) * input_range / tolerance) / margin)
+    # in logarithms: (L-1) * 1e298 / 1e-10 overflows to inf, which read as hardmax where softmax was asked for
+    return max(1.0, (math.log(length - 1) + math.log(input_range) - math.log(tolerance)) / margin)
 
 
 def gap_error_bound(scale: float, margin: float, length: int, input_range: float) -> float:
