@@ -63,7 +63,8 @@ def rounding_allowance(dtype: str, floats: np.ndarray, target: np.ndarray) -> fl
     if eps == 0:
         return 0.0
     with np.errstate(over="ignore"):
-        # eps times each term before they are summed: the mean of 1e308 and 1e308 has an allowance (1e308 + 1e308 has not)
+        # eps times each term before they are summed: the mean of 1e308 and 1e308 has an allowance
+        # (1e308 + 1e308 has not)
         scaled = eps + float((np.abs(floats) * eps).sum()) + float(np.max(np.abs(target), initial=0.0)) * eps
         allowance = 8 * max(len(floats), 1) * scaled
     if not math.isfinite(allowance):
@@ -191,10 +192,9 @@ def _overflow_message(circuit, dtype: str, report: ConstructionReport) -> str:
     elif scale is not None and math.isfinite(scale):
         cause, fix = (f"scale {scale:.3g} times the inputs overflows {dtype}",
                       "use a smaller --scale, --scale auto, or --scale inf (exact hardmax)")
-    elif scale is not None:
-        cause, fix = f"the outputs exceed the {dtype} range", "use smaller inputs or --dtype exact"
-    else:
-        cause, fix = f"the outputs (e.g. a sum of the inputs) exceed the {dtype} range", "use smaller inputs or --dtype exact"
+    else:   # hardmax, or exact by construction (a sum)
+        cause = f"the outputs{' (e.g. a sum of the inputs)' if scale is None else ''} exceed the {dtype} range"
+        fix = "use smaller inputs or --dtype exact"
     return f"circuit {circuit.name!r} produced non-finite outputs in {dtype}: {cause}; {fix}"
 
 
