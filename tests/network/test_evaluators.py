@@ -1,6 +1,9 @@
 """The three evaluators implement one semantics: property tests on random small networks."""
 
+from fractions import Fraction
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -105,3 +108,19 @@ def test_evaluate_returns_each_evaluators_residuals_from_one_pass(net, n, seed):
     with mock.patch.object(reference, "forward", wraps=reference.forward) as forward:
         result = run_network(net, X.astype(float), "float64", residuals=True)
     assert forward.call_count == 1 and len(result["residuals"]) == len(net.layers) + 1
+
+
+@pytest.mark.parametrize("values, dtype", [([1e308, 1e308, 0.0], "float64"), ([3e38, 3e38, 0.0], "float32"),
+                                           ([1e39, 1.0, 0.0], "float32")])
+def test_a_float_overflow_is_no_answer_not_inf(values, dtype):
+    # a fresh audit (2026-11-28): evaluate returned inf / NaN for a sum inside its claim ("any real [exact]"),
+    # where the command line refuses the same input
+    from expressivity import build_sum, embed
+    from expressivity.errors import EvaluationError
+
+    net, _ = build_sum(3)
+    with pytest.raises(EvaluationError, match=f"non-finite outputs in {dtype} on this input"):
+        evaluate(net, embed(net, values), dtype)
+    assert not np.all(np.isfinite(evaluate(net, embed(net, values), dtype, check_finite=False)))
+    exact = evaluate(net, embed(net, np.array([Fraction(v) for v in values], dtype=object)), "exact")
+    assert exact[0, 0] == sum(Fraction(v) for v in values)

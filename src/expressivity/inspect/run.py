@@ -200,7 +200,7 @@ def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: 
     with np.errstate(all="ignore"):
         try:
             result = evaluate(net, Xd, dtype, allow_length=allow_length, allow_outside=allow_outside,
-                              return_residuals=residuals)   # one pass
+                              return_residuals=residuals, check_finite=False)   # one pass; _check_finite says it
         except NetworkError as exc:   # e.g. an input float64 cannot carry within the claim: the flags that apply
             raise NetworkError(as_flags(str(exc))) from None
         out, res = (result[0], list(result[1])) if residuals else (result, None)

@@ -22,7 +22,7 @@ DTYPES = ("exact", "float64", "float32", "torch-float64")
 
 
 def evaluate(network: Network, X, dtype: str = "float64", *, allow_length: bool = False,
-             allow_outside: bool = False, return_residuals: bool = False):
+             allow_outside: bool = False, return_residuals: bool = False, check_finite: bool = True):
     """Run ``network`` on ``X`` (``(n, d)`` or ``(batch, n, d)``, tokens as rows).
 
     Returns an object array of exact numbers for ``"exact"``, else float64 values (float32
@@ -31,7 +31,9 @@ def evaluate(network: Network, X, dtype: str = "float64", *, allow_length: bool 
     stream after the input and after every layer, each shaped like ``X`` with ``d`` columns.
     Lengths outside ``network.valid_lengths`` are refused unless ``allow_length`` (then the
     result is outside the construction's claim), and so are values outside ``network.input_domain``
-    unless ``allow_outside``. Wrong types raise a one-line :class:`EvaluationError`.
+    unless ``allow_outside``. Wrong types raise a one-line :class:`EvaluationError`, and so does a
+    float result that is not finite (an overflow: no answer, not ``inf``), unless ``check_finite``
+    is false (for callers that report it themselves).
     """
     check_evaluation(network, X, dtype)
     options = {"allow_length": allow_length, "allow_outside": allow_outside, "return_residuals": return_residuals}
@@ -43,14 +45,21 @@ def evaluate(network: Network, X, dtype: str = "float64", *, allow_length: bool 
         if dtype == "float64":
             from expressivity.network.reference import forward
 
-            return forward(network, X, **options)
-        from expressivity.network.torch_eval import forward_torch
+            result = forward(network, X, **options)
+        else:
+            from expressivity.network.torch_eval import forward_torch
 
-        return forward_torch(network, X, dtype="float32" if dtype == "float32" else "float64", **options)
+            result = forward_torch(network, X, dtype="float32" if dtype == "float32" else "float64", **options)
     except OverflowError:
         raise EvaluationError(
             f"a weight or input of network {network.name!r} is beyond the float range; evaluate it with dtype 'exact'"
         ) from None
+    output = result[0] if return_residuals else result
+    if check_finite and not np.all(np.isfinite(output)):
+        raise EvaluationError(f"network {network.name!r} gives non-finite outputs in {dtype} on this input (an "
+                              "overflow: the float evaluation cannot carry it); use smaller values, or dtype 'exact' "
+                              "where the network allows it" + (" or float64" if dtype == "float32" else ""))
+    return result
 
 
 def check_evaluation(network, X, dtype) -> None:
