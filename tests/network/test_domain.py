@@ -136,6 +136,23 @@ def test_a_composition_reads_the_first_networks_input():
     second = _copy_net(InputDomain((Field.real(["x"], 0, 1),)))
     assert first.then(second).input_domain == SPREAD
     assert _copy_net(None).then(second).input_domain is None   # no claim on the input: none on the composition
+    assert first.then(_copy_net(None)).no_claim is None       # the second states no claim: the first's holds
+
+
+def test_a_composition_whose_second_network_has_a_narrower_claim_carries_none():
+    # a fresh audit (2026-11-28): shift (hardmax, any real) then a reverse built for spread <= 1 was
+    # "any real [exact]"; on a spread of 1e6 it answered 1.000005e6 where reverse(shift(X)) starts 5
+    first = _copy_net(SPREAD)
+    second = _copy_net(InputDomain((Field.real(["x"], 0, 1),)))
+    both = first.then(second)
+    X = np.array([[0.5, 0.0], [0.7, 0.0]])
+    assert "whose claim covers only inputs in its domain" in both.no_claim and both.outside_claim(X) == both.no_claim
+    with pytest.raises(NetworkError, match="carries no claim on any input"):
+        evaluate(both, X)
+    assert evaluate(both, X, allow_outside=True).shape == (2, both.d_out)
+    assert both.then(_copy_net(None)).no_claim == both.no_claim   # kept through a further composition
+    with pytest.raises(NetworkError, match="composes with a Network, got int"):
+        first.then(3)
 
 
 def test_malformed_domains_are_one_line_errors():

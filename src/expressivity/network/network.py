@@ -283,7 +283,13 @@ class Network:
 
     # ---- derived networks --------------------------------------------------------------
     def then(self, other: "Network") -> "Network":
-        """Compose: run ``self``'s layers, then ``other``'s (only ``other`` may have an output map)."""
+        """Compose: run ``self``'s layers, then ``other``'s (only ``other`` may have an output map).
+
+        The composition takes ``self``'s input domain; where ``other`` records a domain of its own
+        (a claim on the inputs it receives, ``self``'s outputs, which nothing checks), the
+        composition carries no claim (:attr:`no_claim`)."""
+        if not isinstance(other, Network):
+            raise NetworkError(f"then() composes with a Network, got {type(other).__name__}")
         if self.readout is not None or self.readout_bias is not None or self.final_norm is not None:
             raise NetworkError("cannot compose after a network that has a readout or final norm")
         if other.positional_encoding is not None or other.embedding is not None or other.embedding_bias is not None:
@@ -292,14 +298,26 @@ class Network:
             raise NetworkError(f"cannot compose widths {self.d} and {other.d}")
         if None not in (self.max_length, other.max_length) and self.max_length != other.max_length:
             raise NetworkError(f"cannot compose max_length {self.max_length} with {other.max_length}")
+        metadata = {**other.metadata, **self.metadata}   # the composition reads the first's input: its keys win
+        reasons = [n.no_claim for n in (self, other) if n.no_claim is not None]
+        if other.input_domain is not None:
+            # the second network's claim covers inputs in its domain, and nothing checks that the first's
+            # outputs lie there: a construction that composes stages and vouches for them records the
+            # composition's domain itself (Yun's compile does)
+            reasons.append(f"it composes {other.name or 'a network'!r}, whose claim covers only inputs in its domain "
+                           f"({other.input_domain.describe(other.input_labels)}), after {self.name or 'a network'!r}, "
+                           "whose outputs are not checked against it")
+        metadata.pop("no_claim", None)
+        if reasons:
+            metadata["no_claim"] = "; ".join(reasons)
         return replace(self, layers=self.layers + other.layers, readout=other.readout, readout_bias=other.readout_bias,
                        final_norm=other.final_norm, output_labels=other.output_labels,
                        max_length=self.max_length or other.max_length,
                        valid_lengths=common_lengths(self.valid_lengths, other.valid_lengths),
-                       # the composition reads the first network's input: its domain is the first's (the
-                       # second's is about the first's outputs, which the composing construction vouches for)
+                       # the composition reads the first network's input: its domain (the inputs' layout, and
+                       # the claim where the second states none) is the first's
                        input_domain=self.input_domain,
-                       name=f"{other.name} o {self.name}".strip(" o"), metadata={**self.metadata, **other.metadata})
+                       name=" o ".join(n for n in (other.name, self.name) if n), metadata=metadata)
 
     # ---- printing ----------------------------------------------------------------------
     def summary(self, max_layers: int = 40) -> str:
