@@ -502,3 +502,19 @@ def test_a_layer_kind_the_exporter_does_not_know_fails_loudly_naming_it():
     net = Network((Novel(np.eye(1), np.zeros(1), np.eye(1), np.zeros(1), ReLU()),), labels=("x",))
     with pytest.raises(NetworkError, match="TransformerLens exporter.*'novel'"):
         to_transformer_lens(net)
+
+
+def test_a_folder_saved_from_python_keeps_the_contract_as_the_command_does(tmp_path):
+    # a fresh audit (2026-11-28): to_transformer_lens + save_transformer_lens wrote no valid lengths or domain,
+    # so the folder ran the reversal on 1e12, 1, ..., 5 (answering 9 where it is 5) as if within a claim
+    from expressivity import build_reverse, build_shift
+
+    net, _ = build_reverse(6, "auto", input_range=5.0)
+    save_transformer_lens(to_transformer_lens(net), tmp_path / "rev")
+    back = load_saved(tmp_path / "rev").network
+    assert back.input_domain == net.input_domain and back.valid_lengths == net.valid_lengths
+    X = embed(net, np.array([1e12, 1, 2, 3, 4, 5.0]))
+    assert back.outside_claim(X) is not None and back.outside_claim(X[:3]) is not None
+    hard, _ = build_shift(6, math.inf)
+    save_transformer_lens(to_transformer_lens(hard, hardmax_lambda=40.0), tmp_path / "hard")
+    assert "softmax of 40 x their scores" in load_saved(tmp_path / "hard").network.no_claim

@@ -139,17 +139,6 @@ def _check(net: Network, export, folder: Path, n: int, verify: bool, seed: int) 
     return checked
 
 
-def _no_claim(export, net) -> str | None:
-    """Why the exported network carries no claim on any input: its hardmax layers were written as a
-    softmax of ``--hardmax-lambda`` times their scores, which approximates the construction with no
-    proven bound (``None`` when nothing was approximated)."""
-    if export.hardmax_lambda is None or export.network is None or export.network is net:
-        return None
-    return (f"its hardmax layers were exported as softmax of {export.hardmax_lambda:g} x their scores, which "
-            "approximates the construction's exact claim with no proven bound (export without --hardmax-lambda "
-            "to keep the claim)")
-
-
 def _margin(report: dict | None) -> tuple[str, float] | None:
     margins = (report or {}).get("margins") or {}
     for key in ("score_gap_per_unit_scale", "score_gap"):
@@ -234,7 +223,7 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
             if target is not None:
                 checked["target"] = target
         answers = answers_of(saved.network)
-        no_claim = _no_claim(export, net)
+        no_claim = None if export.network is None else export.network.no_claim
         within_claim = within_claim and no_claim is None
         claim = {"valid_lengths": None if exported_valid is None else exported_valid.to_dict(),
                  "input_domain": None if net.input_domain is None else net.input_domain.to_dict(),

@@ -8,7 +8,7 @@ express, size the model), write the state dict block by block, state the config 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -77,7 +77,17 @@ class TLExport:
                          "input_bias": None if self.input_bias is None else list(self.input_bias),
                          "input": "bridge(X @ embed.weight" + (" + input_bias" if self.input_bias else "")
                                   + ") for an input X (batch, n, d_in), tokens as rows"
-                                  + ("; or bridge(token_ids)" if self.tokens else "")})
+                                  + ("; or bridge(token_ids)" if self.tokens else "")} | self._claim())
+
+    def _claim(self) -> dict:
+        """The exported network's contract (valid lengths, input domain, or why it carries no claim), so a
+        folder saved from Python is read back with it as one the ``export`` command wrote."""
+        net = self.network
+        if net is None:
+            return {}
+        return {"valid_lengths": None if net.valid_lengths is None else net.valid_lengths.to_dict(),
+                "input_domain": None if net.input_domain is None else net.input_domain.to_dict(),
+                "no_claim": net.no_claim}
 
 
 def _f64(a, what: str) -> np.ndarray:
@@ -564,7 +574,19 @@ def to_transformer_lens(net: Network, *, n_ctx: int | None = None, hardmax_lambd
     return TLExport(_tl_config(net, p), sd, labels, tuple(layer_map), p.d, net.d_in, net.d_out, cost, tuple(p.changes),
                     tuple(net.input_labels), outs, takes_tokens(net), p.rotary_m is not None,
                     None if hardmax_lambda is None else float(hardmax_lambda), source or {},
-                    _as_exported(net, p.attention, p.n), None if input_bias is None else tuple(float(v) for v in input_bias))
+                    _with_claim(_as_exported(net, p.attention, p.n), net, hardmax_lambda),
+                    None if input_bias is None else tuple(float(v) for v in input_bias))
+
+
+def _with_claim(exported: Network, net: Network, hardmax_lambda) -> Network:
+    """``exported`` marked as carrying no claim (:attr:`Network.no_claim`) where its hardmax layers became
+    softmax of ``hardmax_lambda`` times their scores: it approximates the construction with no proven bound."""
+    if exported is net or hardmax_lambda is None:   # without a lambda every layer was written exactly (uniform)
+        return exported
+    reason = (f"its hardmax layers were exported as softmax of {hardmax_lambda:g} x their scores, which "
+              "approximates the construction's exact claim with no proven bound (export without --hardmax-lambda "
+              "to keep the claim)")
+    return replace(exported, metadata={**exported.metadata, "no_claim": reason})
 
 
 def _as_exported(net: Network, plan: dict, n: int) -> Network:
