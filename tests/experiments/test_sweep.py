@@ -50,6 +50,11 @@ def test_a_list_of_grids_is_their_union():
     (grid_spec({"seed": [-1]}), "seed must be"),
     (grid_spec({"train.lr": [float("nan")]}), "finite"),
     (grid_spec({"train.lr": [0.0]}), "lr must be > 0"),
+    # a fresh audit (2026-11-28): 1e38 passed and raised a torch RuntimeError mid-run; "max val_loss" selected
+    # the worst learning rate
+    (grid_spec({"train.lr": [1e38]}), r"lr 1e\+38 makes AdamW's first step .* beyond float32"),
+    (grid_spec(select={"train.lr": "max val_loss"}), 'must be "min val_loss" or "max val_metric"'),
+    (grid_spec(select={"train.lr": "min val_metric"}), 'must be "min val_loss" or "max val_metric"'),
     (grid_spec({"task.args.length": ["x"]}), "length"),
     (grid_spec({"task.name": ["nope"]}), "nope"),
     (grid_spec(select={"train.lr": "min test_loss"}), "validation split only"),

@@ -9,6 +9,9 @@ from __future__ import annotations
 from expressivity.errors import ExpressivityError
 
 SELECT_COLUMNS = ("val_loss", "val_metric")  # selection looks at validation only; test is for reporting
+# the two directions that mean "best on validation": a loss is lower-is-better and every task's metric
+# higher-is-better, so "max val_loss" or "min val_metric" would pick the worst learning rate
+SELECT_RULES = (("min", "val_loss"), ("max", "val_metric"))
 
 
 def parse_select(select, example: dict) -> dict[str, tuple[str, str]]:
@@ -20,7 +23,7 @@ def parse_select(select, example: dict) -> dict[str, tuple[str, str]]:
         if isinstance(rule, (tuple, list)) and len(rule) == 2:
             rule = " ".join(map(str, rule))
         words = rule.split() if isinstance(rule, str) else []
-        if len(words) != 2 or words[0] not in ("min", "max") or words[1] not in SELECT_COLUMNS:
+        if tuple(words) not in SELECT_RULES:
             raise ExpressivityError(f'select rule for {axis!r} must be "min val_loss" or "max val_metric" '
                                     f"(validation split only), got {rule!r}")
         if axis in ("seed", "task.name") or not isinstance(axis, str):

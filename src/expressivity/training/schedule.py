@@ -16,6 +16,7 @@ SPLIT_SEEDS = {"val": EVAL_SEED, "test": TEST_SEED}
 
 
 MAX_COUNT = 10**9  # steps, batch sizes, intervals: far beyond any run on one machine, within int64
+FLOAT32_MAX = 3.4028234663852886e38  # the largest float32: AdamW's step value must fit it
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,10 @@ class TrainConfig:
             bad("eps and grad-clip must be > 0 and weight-decay >= 0")
         if not (0 <= self.beta1 < 1 and 0 <= self.beta2 < 1 and 0 <= self.min_lr_ratio <= 1):
             bad("beta1 and beta2 must be in [0, 1) and min-lr-ratio in [0, 1]")
+        if self.lr / (1 - self.beta1) > FLOAT32_MAX:
+            # AdamW's first step scales by lr / (1 - beta1) in float32: beyond its range torch raises mid-run
+            bad(f"lr {self.lr:g} makes AdamW's first step lr / (1 - beta1) = {self.lr / (1 - self.beta1):.3g}, beyond "
+                f"float32 ({FLOAT32_MAX:.3g}); a run diverges at far smaller rates: lower --lr")
         if self.warmup is not None and (isinstance(self.warmup, bool) or not isinstance(self.warmup, int)
                                         or not 0 <= self.warmup <= self.steps):
             bad(f"warmup must be an integer in [0, steps], got {self.warmup!r}")
