@@ -160,4 +160,22 @@ def test_how_steps_run_is_chosen_recorded_and_kept_on_resume(tmp_path):
         assert (record["precision"], record["sampler"], record["attention"], record["stream"]) == ("bf16", "device",
                                                                                                    "sdpa", 2)
     code, out, _ = run("train", "--resume", str(tmp_path / "r"), "--json")   # execution options are allowed, none given
-    assert code == 0 and json.loads(out)["runs"][0]["execution"]["precision"] == "bf16"
+    resumed = json.loads(out)
+    assert code == 0 and resumed["runs"][0]["execution"]["precision"] == "bf16"
+    assert resumed["run"]["execution"] == resumed["runs"][0]["execution"]   # what ran, not this call's defaults
+
+
+def test_resume_refuses_the_choices_its_checkpoint_keeps_and_records_what_ran(tmp_path):
+    # a fresh audit (2026-11-28): --resume --precision bf16 --sampler device was accepted, ran fp32/host (the
+    # checkpoint's), and --json then said both fp32 (runs) and bf16 (run)
+    out = tmp_path / "r"
+    code, _, err = run("train", "--task", "reverse", "--length", "4", "--d-model", "8", "--ffn-width", "8",
+                       "--batch-size", "4", "--steps", "3", "--out", out)
+    assert code == 0, err
+    for flag, value in (("--precision", "bf16"), ("--sampler", "device")):
+        code, _, err = run("train", "--resume", out, flag, value)
+        assert code == 2 and "keeps the precision and sampler it started with; drop " + flag in err
+    code, text, err = run("train", "--resume", out, "--json")
+    assert code == 0, err
+    result = json.loads(text)
+    assert result["run"]["execution"] == result["runs"][0]["execution"]

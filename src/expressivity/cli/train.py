@@ -172,6 +172,10 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
         if extra:
             raise click.UsageError("--resume continues a run exactly as it was configured; drop "
                                    + ", ".join(option_flag(ctx, n) for n in extra))
+        kept = [n for n in ("precision", "sampler") if ctx.params.get(n) not in (None, "auto")]
+        if kept:   # they change the numbers: the checkpoint's are kept (Execution.resumed)
+            raise click.UsageError("a resumed run keeps the precision and sampler it started with; drop "
+                                   + ", ".join(option_flag(ctx, n) for n in kept))
         configs, ensemble = _read_run_folder(resume)
         out = resume
     else:
@@ -227,8 +231,11 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
             err_console.print(f"error: interrupted after step {exc.step}{where}", markup=False, soft_wrap=True)
             sys.exit(130)
         raise
+    runs = [r.summary() for r in results]
+    if runs and runs[0].get("execution"):   # what ran: a resumed run keeps its checkpoint's precision and sampler
+        record["execution"] = runs[0]["execution"]
     summary = {"task": configs[0].task.name, "seconds": sum(r.seconds for r in results) if not ensemble
-               else results[0].seconds, "runs": [r.summary() for r in results], "run": record}
+               else results[0].seconds, "runs": runs, "run": record}
     if out is not None:
         from expressivity.figures.training import plot_loss_curves
 
