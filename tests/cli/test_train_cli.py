@@ -143,7 +143,7 @@ def test_options_that_no_layer_reads_are_refused_by_name():
 
 
 def test_a_diverged_run_exits_1_with_an_error_line():
-    code, out, err = run("train", "--task", "reverse", "--length", "4", "--d-model", "8", "--steps", "2", "--lr", "1e308",
+    code, out, err = run("train", "--task", "reverse", "--length", "4", "--d-model", "8", "--steps", "2", "--lr", "1e30",
                          "--json")
     assert code == 1 and json.loads(out)["runs"][0]["status"] == "nan"
     assert err.startswith("error:") and "--lr" in err
