@@ -66,6 +66,8 @@ def test_failures_exit_1_with_a_count(tmp_path):
     (["--backend", "spark"], "--backend"),
     (["--device", "tpu"], "--device"),
     (["--workers", "100000"], "far more than"),
+    # a fresh audit (2026-11-28): 2 workers x 2 threads ran on 2 cores ("the pool never oversubscribes the CPU")
+    (["--workers", str(max(2, os.cpu_count() or 1)), "--threads", "2"], "oversubscribes"),
 ])
 def test_bad_options_are_one_line_errors(tmp_path, args, needle):
     spec = write_spec(tmp_path / "s.json", grid_spec({"seed": [0]}))

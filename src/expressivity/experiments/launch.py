@@ -81,6 +81,10 @@ def resolve_workers(backend: str, device: str, workers: int | None, threads: int
         workers = 1 if device == "cuda" else max(1, cores // (threads or 1))
     if workers > 4 * cores:
         raise ExpressivityError(f"--workers {workers} is far more than the {cores} CPU cores here; use at most {cores}")
+    if threads is not None and threads > 1 and workers * threads > cores:
+        raise ExpressivityError(f"--workers {workers} x --threads {threads} is {workers * threads} threads on the {cores} "
+                                f"CPU cores here, which oversubscribes them; use --threads {max(1, cores // workers)} "
+                                "or fewer workers")
     return workers, threads or max(1, cores // workers)
 
 
