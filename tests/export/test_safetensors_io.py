@@ -126,3 +126,19 @@ def test_trained_models_export_and_load_as_networks(tmp_path, kwargs):
         assert torch.allclose(back(x), model(x), rtol=1e-12, atol=1e-12)
     X = one_hot(x.numpy(), 5) if model.cfg.vocab_size else x.numpy()
     assert np.allclose(evaluate(load_network(tmp_path), X), model(x).detach().numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_a_network_that_cannot_be_written_leaves_no_folder_behind(tmp_path):
+    # a fresh audit (2026-11-28): unserialisable metadata raised a raw TypeError after weights.safetensors was
+    # written, and that file then blocked saving the network again
+    import dataclasses
+
+    from expressivity import build_sum
+    from expressivity.errors import ExpressivityError
+
+    net, _ = build_sum(3)
+    with pytest.raises(ExpressivityError, match="cannot be written as JSON"):
+        save_network(dataclasses.replace(net, metadata={"s": {1, 2}}), tmp_path / "n")
+    assert not (tmp_path / "n").exists()
+    save_network(net, tmp_path / "n")
+    assert load_network(tmp_path / "n").name == net.name

@@ -92,14 +92,24 @@ def save_network(network: Network, directory: Path, *, manifest: bool = True) ->
         check_replaceable(directory, "network", ("save_network",), writes=tuple(NETWORK_FILES))
     else:
         refuse_present(directory, NETWORK_FILES, "save_network")
-    directory.mkdir(parents=True, exist_ok=True)
+    # everything is made in memory before the folder is touched: a failure leaves nothing half-written
     tensors: dict[str, np.ndarray] = {}
-    desc = {"format": FORMAT, **network.to_dict(SafetensorsArrays(tensors)),
-            "metadata": jsonable(_plain(network.metadata)),
-            "summary": {"layers": network.layer_counts(), "parameters": network.parameter_count()}}
+    try:
+        desc = {"format": FORMAT, **network.to_dict(SafetensorsArrays(tensors)),
+                "metadata": jsonable(_plain(network.metadata)),
+                "summary": {"layers": network.layer_counts(), "parameters": network.parameter_count()}}
+    except OverflowError:
+        raise ExpressivityError(f"network {network.name!r} holds an exact weight beyond the float64 range, which the "
+                                "safetensors file cannot carry beside its exact form; rescale it") from None
+    try:
+        text = json.dumps(desc, indent=1, allow_nan=False) + "\n"
+    except (TypeError, ValueError) as exc:
+        raise ExpressivityError(f"network {network.name!r} cannot be written as JSON ({' '.join(str(exc).split())[:120]}); "
+                                "keep its metadata to numbers, strings, lists and dicts") from None
+    directory.mkdir(parents=True, exist_ok=True)
     jpath, wpath = directory / "network.json", directory / "weights.safetensors"
     save_file(tensors, str(wpath))
-    jpath.write_text(json.dumps(desc, indent=1, allow_nan=False) + "\n")
+    jpath.write_text(text)
     if manifest:
         write_manifest(directory, "network", "save_network", network_files(),
                        [NetworkEntry(".", network.name or "network", "network")])
