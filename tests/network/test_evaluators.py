@@ -124,3 +124,29 @@ def test_a_float_overflow_is_no_answer_not_inf(values, dtype):
     assert not np.all(np.isfinite(evaluate(net, embed(net, values), dtype, check_finite=False)))
     exact = evaluate(net, embed(net, np.array([Fraction(v) for v in values], dtype=object)), "exact")
     assert exact[0, 0] == sum(Fraction(v) for v in values)
+
+
+def test_bad_inputs_to_the_public_functions_are_one_line_errors():
+    # a fresh audit (2026-11-28): each raised a raw ValueError / TypeError / OverflowError / RuntimeError /
+    # AttributeError, or (complex X) silently dropped the imaginary part
+    import torch
+
+    from expressivity import build_shift, build_sum, embed
+    from expressivity.errors import ExpressivityError
+    from expressivity.export.transformer_lens import from_transformer_lens, save_transformer_lens, to_transformer_lens
+
+    net, _ = build_shift(4, float("inf"))
+    X = embed(net, np.array([1.0, 2, 3, 4]))
+    for bad, dtype, words in ((np.array([["a", 0]] * 4, dtype=object), "exact", "needs numbers, got 'a'"),
+                              (np.array([[None, 0]] * 4, dtype=object), "exact", "needs numbers"),
+                              (np.array([[10**400, 0]] * 4, dtype=object), "float64", "beyond the float64 range"),
+                              (X.astype(complex) + 1j, "float64", "complex")):
+        with pytest.raises(ExpressivityError, match=words):
+            evaluate(net, bad, dtype)
+    assert np.array_equal(evaluate(net, torch.tensor(X, requires_grad=True)), evaluate(net, X))
+    total, _ = build_sum(3)
+    for call, words in ((lambda: to_transformer_lens("x"), "exports a Network, got str"),
+                        (lambda: from_transformer_lens(total), "reads a TransformerLens bridge"),
+                        (lambda: save_transformer_lens(total, "unused"), "writes a TLExport")):
+        with pytest.raises(ExpressivityError, match=words):
+            call()

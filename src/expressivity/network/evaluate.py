@@ -35,7 +35,7 @@ def evaluate(network: Network, X, dtype: str = "float64", *, allow_length: bool 
     float result that is not finite (an overflow: no answer, not ``inf``), unless ``check_finite``
     is false (for callers that report it themselves).
     """
-    check_evaluation(network, X, dtype)
+    X = check_evaluation(network, X, dtype)
     options = {"allow_length": allow_length, "allow_outside": allow_outside, "return_residuals": return_residuals}
     if dtype == "exact":
         from expressivity.network.exact import forward_exact
@@ -62,8 +62,9 @@ def evaluate(network: Network, X, dtype: str = "float64", *, allow_length: bool 
     return result
 
 
-def check_evaluation(network, X, dtype) -> None:
-    """One-line :class:`EvaluationError` unless ``network`` is a Network, ``X`` a numeric array and ``dtype`` known."""
+def check_evaluation(network, X, dtype):
+    """``X`` as the evaluators take it (a torch tensor as NumPy), or a one-line :class:`EvaluationError`
+    unless ``network`` is a Network, ``X`` a real numeric array and ``dtype`` known."""
     if not isinstance(network, Network):
         raise EvaluationError(f"evaluate takes a Network first, got {type(network).__name__}; build or load one "
                               "(expressivity.load_network)")
@@ -71,14 +72,21 @@ def check_evaluation(network, X, dtype) -> None:
         raise EvaluationError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
     if isinstance(X, (str, bytes, dict)) or X is None:
         raise EvaluationError(f"X must be an array (n, d_in) or (batch, n, d_in) of numbers, got {type(X).__name__}")
+    if hasattr(X, "detach") and hasattr(X, "cpu"):   # a torch tensor (one that requires grad has no .numpy())
+        X = X.detach().cpu().numpy()
+    if np.iscomplexobj(X):
+        raise EvaluationError("X holds complex numbers; give real ones")
     try:
         arr = np.asarray(X) if dtype == "exact" else np.asarray(X, dtype=np.float64)
+    except OverflowError:
+        raise EvaluationError(f"X holds a number beyond the {dtype} range; evaluate it with dtype 'exact'") from None
     except (TypeError, ValueError):
         raise EvaluationError("X must be a rectangular array (n, d_in) or (batch, n, d_in) of numbers") from None
     if arr.dtype.kind not in "biufO":
         raise EvaluationError(f"X must hold numbers, got {arr.dtype} entries")
     if dtype != "exact" and not np.all(np.isfinite(arr)):
         raise EvaluationError("X holds NaN or infinite values; give finite numbers")
+    return X
 
 
 def compare_evaluators(network: Network, X, dtypes=("torch-float64", "float32", "exact")) -> dict[str, float | str]:

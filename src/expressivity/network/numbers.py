@@ -64,7 +64,10 @@ def exact_number(v) -> int | Fraction:
         return int(v)
     if isinstance(v, bool | np.bool_):
         return int(v)
-    f = float(v)
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise EvaluationError(f"exact evaluation needs numbers, got {str(v)[:40]!r} ({type(v).__name__})") from None
     if not np.isfinite(f):
         raise EvaluationError(f"exact evaluation needs finite numbers, got {f}")
     return Fraction(f) if not f.is_integer() else int(f)

@@ -566,6 +566,8 @@ def to_transformer_lens(net: Network, *, n_ctx: int | None = None, hardmax_lambd
 
     Raises :class:`ExportError` naming the first part TransformerLens cannot express and the fix.
     """
+    if not isinstance(net, Network):
+        raise ExportError(f"to_transformer_lens exports a Network, got {type(net).__name__}; build or load one first")
     p = _plan(net, n_ctx, hardmax_lambda, margin)
     sd, layer_map, input_bias = _state_dict(net, p)
     cost = _cost(net, p, sd)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from expressivity.errors import ExpressivityError
-from expressivity.export.transformer_lens.export import FORMAT, TL_VERSION, TLExport
+from expressivity.export.transformer_lens.export import FORMAT, TL_VERSION, ExportError, TLExport
 
 
 README = """# {name}
@@ -59,6 +59,9 @@ def save_transformer_lens(export: TLExport, directory: Path, name: str = "networ
     manifest lists: a user's); ``export`` passes ``False`` and writes its own (then nothing already
     there is replaced). Other files in the folder are kept.
     """
+    if not isinstance(export, TLExport):
+        raise ExportError(f"save_transformer_lens writes a TLExport (to_transformer_lens(network)), got "
+                          f"{type(export).__name__}")
     from safetensors.numpy import save_file
 
     from expressivity.manifest import NetworkEntry, check_replaceable, refuse_present, write_manifest

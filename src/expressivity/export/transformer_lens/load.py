@@ -15,6 +15,7 @@ import numpy as np
 
 from expressivity.errors import ExpressivityError
 from expressivity.export.transformer_lens.bridge import require_transformer_lens
+from expressivity.export.transformer_lens.export import ExportError
 from expressivity.export.transformer_lens.folder import read_folder_config
 from expressivity.network.activations import GELU, ReLU
 from expressivity.network.layers import AttentionLayer, FeedForwardLayer, Head, LayerNorm
@@ -224,7 +225,10 @@ def _convert_classic(config: dict, state_dict: dict) -> dict:
 
 def from_transformer_lens(bridge) -> Network:
     """The :class:`Network` of a live ``TransformerBridge`` built by ``boot_native``."""
-    cfg = bridge.cfg
+    cfg = getattr(bridge, "cfg", None)
+    if cfg is None:
+        raise ExportError(f"from_transformer_lens reads a TransformerLens bridge (load_bridge(folder)), got "
+                          f"{type(bridge).__name__}")
     if getattr(cfg, "architecture", None) not in (None, "TransformerLensNative"):
         raise ExpressivityError(f"only native TransformerLens models import; this one is {cfg.architecture!r}")
     config = {k: v for k, v in cfg.to_dict().items() if k in CONFIG_DEFAULTS or k in ("d_model", "d_head", "n_layers",
