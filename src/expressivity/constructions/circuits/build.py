@@ -90,7 +90,7 @@ def _check_scale(scale) -> None:
     if isinstance(scale, str) and scale == "auto":
         return
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or math.isnan(scale):
-        raise ExpressivityError(f"scale must be a positive number, 'inf' or 'auto', got {scale!r}")
+        raise ExpressivityError(f"scale must be a positive number, math.inf (hardmax) or 'auto', got {scale!r}")
     if scale <= 0:
         raise ExpressivityError(f"scale must be positive, got {scale}; larger scales give sharper attention")
 
