@@ -116,3 +116,14 @@ def test_composition_keeps_the_input_map_of_the_first_and_the_output_map_of_the_
         both.then(second)
     slope = AttentionLayer((Head.dp_free(np.ones((1, 1)), np.ones((1, 1)), SlopeBias("lin", 1.0)),))
     assert Network((slope,), labels=("a",)).uses_position and not Network((), labels=("a",)).uses_position
+
+
+def test_a_composition_takes_the_input_layout_of_the_first_and_the_rest_of_the_second():
+    ff = FeedForwardLayer(np.ones((1, 1)), np.zeros(1), np.ones((1, 1)))
+    first = Network((ff,), labels=("a",), name="echo", metadata={"input_dims": ["a"], "note": "first"})
+    second = Network((ff,), labels=("a",), name="out", metadata={"input_dims": ["b"], "answers": {"x": 1},
+                                                                  "note": "second"})
+    both = first.then(second)
+    assert both.metadata["input_dims"] == ["a"] and both.metadata["answers"] == {"x": 1}
+    assert both.metadata["note"] == "second" and both.name == "out o echo"
+    assert "input_dims" not in Network((ff,), labels=("a",)).then(second).metadata   # about the second's input

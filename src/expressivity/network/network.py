@@ -14,6 +14,9 @@ from expressivity.network.lengths import ValidLengths, common_lengths, refusal
 from expressivity.network.numbers import as_weight
 from expressivity.network.serial import ArrayStore
 
+# metadata about the input's layout (inspect.run reads them): a composition takes the first network's
+INPUT_METADATA = ("input", "input_dims", "input_dims_optional")
+
 
 @dataclass(frozen=True)
 class Network:
@@ -298,7 +301,12 @@ class Network:
             raise NetworkError(f"cannot compose widths {self.d} and {other.d}")
         if None not in (self.max_length, other.max_length) and self.max_length != other.max_length:
             raise NetworkError(f"cannot compose max_length {self.max_length} with {other.max_length}")
-        metadata = {**other.metadata, **self.metadata}   # the composition reads the first's input: its keys win
+        # the second's facts describe the outputs (answers, decoding); the input layout is the first's
+        metadata = {**self.metadata, **other.metadata}
+        for key in INPUT_METADATA:
+            metadata.pop(key, None)
+            if key in self.metadata:
+                metadata[key] = self.metadata[key]
         reasons = [n.no_claim for n in (self, other) if n.no_claim is not None]
         if other.input_domain is not None:
             # the second network's claim covers inputs in its domain, and nothing checks that the first's
