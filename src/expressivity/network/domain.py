@@ -371,8 +371,9 @@ class InputDomain:
         largest = (max(abs(v) for v in X.ravel()) if X.dtype == object
                    else float(np.max(np.abs(np.asarray(X, dtype=np.float64)))))
         if largest > limit:
+            wider = "exact" if "exact" in self.arithmetic else "float64" if "float64" in self.arithmetic else "another"
             return (f"a value of magnitude {short(largest)} is beyond {short(limit)}, the largest {arithmetic} carries "
-                    f"through this network within its claim; evaluate in exact arithmetic")
+                    f"through this network within its claim; evaluate in {wider} arithmetic")
         return None
 
     def sample(self, rng: np.random.Generator, batch: int, n: int, input_labels: tuple[str, ...]) -> np.ndarray:
@@ -410,8 +411,8 @@ class InputDomain:
     # ---- serialisation -----------------------------------------------------------------
     def to_dict(self) -> dict:
         out = {"fields": [f.to_dict() for f in self.fields], "rules": [r.to_dict() for r in self.rules],
-                "exact": self.exact, "built_for": jsonable(dict(self.built_for)), "fix": self.fix,
-                "claimed_from": self.claimed_from, "origin": self.origin}
+               "exact": self.exact, "built_for": jsonable(dict(self.built_for)), "fix": self.fix,
+               "claimed_from": self.claimed_from, "origin": self.origin}
         return out | ({"arithmetic": {k: number_to_json(v) if v is not None else None for k, v in self.arithmetic.items()}}
                       if self.arithmetic else {})
 
