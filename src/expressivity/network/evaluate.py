@@ -42,14 +42,16 @@ def evaluate(network: Network, X, dtype: str = "float64", *, allow_length: bool 
 
         return forward_exact(network, X, **options)
     try:
-        if dtype == "float64":
-            from expressivity.network.reference import forward
+        # an overflow is refused below (or asked for, with check_finite=False): NumPy's warning would repeat it
+        with np.errstate(over="ignore", invalid="ignore"):
+            if dtype == "float64":
+                from expressivity.network.reference import forward
 
-            result = forward(network, X, **options)
-        else:
-            from expressivity.network.torch_eval import forward_torch
+                result = forward(network, X, **options)
+            else:
+                from expressivity.network.torch_eval import forward_torch
 
-            result = forward_torch(network, X, dtype="float32" if dtype == "float32" else "float64", **options)
+                result = forward_torch(network, X, dtype="float32" if dtype == "float32" else "float64", **options)
     except OverflowError:
         raise EvaluationError(
             f"a weight or input of network {network.name!r} is beyond the float range; evaluate it with dtype 'exact'"
