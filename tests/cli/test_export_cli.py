@@ -115,6 +115,7 @@ def test_export_to_transformer_lens_verifies_and_records(saved, tmp_path, tl):
                          "--hardmax-lambda", "40")
     assert code == 0, err
     assert "at most" in out and "softmax copy vs the hardmax network" in out
+    assert "carries no claim on any input" in out and "outside the lengths" not in out
     # a fresh audit (2026-11-28): the softmax copy kept the hardmax claim ("any real [exact]") and `run` marked
     # its outputs (1.58 where the reversal says 1) within it; it carries no claim, so run refuses or marks them
     assert json.loads((tmp_path / "hard" / "expressivity.json").read_text())["within_claim"] is False

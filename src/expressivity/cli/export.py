@@ -101,7 +101,10 @@ def _print(result: dict) -> None:
         t = v["target"]
         _say(f"against the construction's target at n_ctx={c['n_ctx']}: max error {t['max_abs_error']:.3g} (bound "
              f"{t['bound']:.3g}): {t['status']}")
-    if not result["within_claim"]:
+    if result.get("no_claim"):
+        _say(f"WARNING: the exported network carries no claim on any input: {result['no_claim']}; run refuses it "
+             "unless --allow-outside")
+    elif not result["within_claim"]:
         _say(f"WARNING: n_ctx={c['n_ctx']} is outside the lengths the network is built and verified for "
              f"({result['valid_lengths']}); the export is outside the construction's claim")
     if "hardmax_vs_softmax" in v:
