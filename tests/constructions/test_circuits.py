@@ -25,7 +25,7 @@ def _values(length, seed=0, integer=False):
 @pytest.mark.parametrize("length", LENGTHS)
 def test_hardmax_circuit_is_exact_in_exact_arithmetic(name, length):
     circuit = get_circuit(name)
-    net, report = circuit.build(length, math.inf if circuit.scaled else None, shift=2)
+    net, report = circuit.make(length, math.inf if circuit.scaled else None, shift=2)
     assert report.bounds["max_abs_error"] == 0.0
     values = to_exact(_values(length, integer=True).astype(object))
     out = evaluate(net, embed(net, values), "exact")
@@ -47,7 +47,7 @@ def test_auto_scale_meets_tolerance_and_bound(name, length, dtype):
     circuit = get_circuit(name)
     values = _values(length)
     input_range = float(values.max() - values.min()) or 1.0
-    net, report = circuit.build(length, "auto", input_range=input_range, tolerance=1e-10)
+    net, report = circuit.make(length, "auto", input_range=input_range, tolerance=1e-10)
     err = np.max(np.abs(evaluate(net, embed(net, values), dtype) - circuit.target(values)))
     # The measured error, not the formula: below the tolerance asked for (plus float64 rounding).
     assert err <= 1e-10 + 1e-13 * (1 + length)
@@ -60,7 +60,7 @@ def test_reversal_auto_float64_exact_to_1e9_for_lengths_1_to_256(name):
     worst = 0.0
     for length in range(1, 257):
         values = np.arange(1, length + 1, dtype=float)  # range L-1: the hardest of the tutorial inputs
-        net, _ = circuit.build(length, "auto", input_range=max(length - 1.0, 1.0))
+        net, _ = circuit.make(length, "auto", input_range=max(length - 1.0, 1.0))
         out = evaluate(net, embed(net, values), "float64")
         worst = max(worst, float(np.max(np.abs(out - circuit.target(values)))))
     assert worst < 1e-9
@@ -79,7 +79,7 @@ def test_error_shrinks_as_scale_grows(name):
     values = _values(12)
     errors = []
     for scale in (0.5, 2.0, 8.0, 32.0):
-        net, _ = circuit.build(12, scale, input_range=2.0)   # values in [-1, 1)
+        net, _ = circuit.make(12, scale, input_range=2.0)   # values in [-1, 1)
         errors.append(float(np.max(np.abs(evaluate(net, embed(net, values), "float64") - circuit.target(values)))))
     assert all(b < a for a, b in zip(errors, errors[1:])), errors
 
@@ -88,12 +88,12 @@ def test_attention_circuit_matches_textbook_loops():
     circuit = get_circuit("attention")
     for length in (1, 5, 33):
         for seed in (0, 3):
-            net, _ = circuit.build(length, None, seed=seed)
+            net, _ = circuit.make(length, None, seed=seed)
             values = _values(length, seed)
             out = evaluate(net, embed(net, values), "float64")
             assert np.max(np.abs(out - circuit.target(values, seed=seed))) < 1e-12
     # and a different seed is a different function (the target is not vacuous)
-    net0, _ = circuit.build(5, None, seed=0)
+    net0, _ = circuit.make(5, None, seed=0)
     assert np.max(np.abs(evaluate(net0, embed(net0, _values(5)), "float64") - circuit.target(_values(5), seed=1))) > 1e-3
 
 
@@ -149,3 +149,22 @@ def test_auto_scale_stays_finite_for_a_huge_input_range():
     scale = auto_scale(1.0, 6, 1e298, 1e-10)
     assert math.isfinite(scale) and gap_error_bound(scale, 1.0, 6, 1e298) <= 1e-10 * (1 + 1e-12)
     assert scale == pytest.approx(math.log(5) + math.log(1e298) - math.log(1e-10), rel=1e-12)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: __import__("expressivity").build_sum(3, input_range=5), "unexpected keyword argument 'input_range'"),
+    (lambda: __import__("expressivity").build_mean(3, 30), "takes no scale \\(it is exact by construction\\)"),
+    (lambda: get_circuit("attention").build(3, 30.0), "takes no scale \\(its softmax has the tutorial's fixed"),
+    (lambda: build_reverse(6, "auto", seed=3), "unexpected keyword argument 'seed'"),
+])
+def test_options_a_builder_does_not_take_are_refused_not_ignored(call, words):
+    # a fresh audit (2026-11-28): build_sum(3, input_range=5, tolerance=-1, foo=1) and build_mean(3, 30) succeeded
+    with pytest.raises((ExpressivityError, TypeError), match=words):
+        call()
+
+
+def test_the_registry_passes_each_builder_only_what_it_takes():
+    for name, circuit in CIRCUITS.items():
+        net, _ = circuit.make(4, None if not circuit.scaled else "auto", input_range=2.0, tolerance=1e-9, seed=1,
+                              shift=1)
+        assert net.d_in >= 1, name

@@ -73,7 +73,7 @@ def test_every_softmax_circuit_at_lengths_1_to_16_loads_into_transformer_lens_an
     for L in range(1, 17):
         circuit = CIRCUITS[name]
         # values in [-1, 1): built for the input range 2
-        net, _ = circuit.build(L, "auto", input_range=2.0) if circuit.scaled else circuit.build(L)
+        net, _ = circuit.make(L, "auto", input_range=2.0) if circuit.scaled else circuit.make(L)
         export = to_transformer_lens(net)
         folder = tmp_path / f"L{L}"
         save_transformer_lens(export, folder, name)

@@ -95,7 +95,7 @@ def test_each_circuit_meets_its_target_at_every_length_it_claims_and_refuses_the
     """The claim is checked, not asserted: at every valid length up to 2L the output meets the target within the
     build's proven bound (plus float64 rounding); the first invalid length is refused."""
     circuit = CIRCUITS[name]
-    net, report = circuit.build(LENGTH, "auto") if circuit.scaled else circuit.build(LENGTH)
+    net, report = circuit.make(LENGTH, "auto") if circuit.scaled else circuit.make(LENGTH)
     valid = net.valid_lengths
     assert valid is not None and valid.contains(LENGTH)
     rng = np.random.default_rng(0)

@@ -113,7 +113,7 @@ def test_round_trips_cover_every_value_of_every_switch():
 def test_every_tutorial_circuit_loads_and_agrees(name, length):
     circuit = CIRCUITS[name]
     for scale in ((math.inf, 3.0) if circuit.scaled else (None,)):
-        net, _ = circuit.build(length, scale, input_range=2.0)   # values in [-1, 1): inside the input domain
+        net, _ = circuit.make(length, scale, input_range=2.0)   # values in [-1, 1): inside the input domain
         X = embed(net, np.random.default_rng(length).uniform(-1, 1, size=(4, length)))
         model = from_network(net)
         with torch.no_grad():

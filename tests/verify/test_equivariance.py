@@ -47,7 +47,7 @@ def test_circuits_break_exactly_when_they_use_position():
     rng = np.random.default_rng(0)
     for name in ("reverse", "shift", "reverse-dot", "attention", "sum", "mean", "max"):
         circuit = get_circuit(name)
-        net, _ = circuit.build(6, 20.0 if circuit.scaled else None, input_range=2.0)   # values in [-1, 1)
+        net, _ = circuit.make(6, 20.0 if circuit.scaled else None, input_range=2.0)   # values in [-1, 1)
         report = check_equivariance(net, embed(net, rng.uniform(-1, 1, size=(8, 6))))
         assert report.equivariant == (not circuit.positional), (name, report)
 

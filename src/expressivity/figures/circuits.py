@@ -27,7 +27,7 @@ def error_vs_scale(name: str, length: int, scales, seed: int = 0) -> list[dict]:
     # the bound is proven for inputs spanning the input range: [-1, 1) spans (less than) 2
     ranged = {"input_range": 2.0} if circuit.ranged else {}
     for s in scales:
-        net, report = circuit.build(length, float(s), **ranged)
+        net, report = circuit.make(length, float(s), **ranged)
         X = embed(net, values)
         row = {"scale": float(s), "error_bound": report.bounds["max_abs_error"]}
         for dtype in ("float64", "float32"):
@@ -78,7 +78,7 @@ def plot_attention_pattern(name: str, length: int, scale, path: Path) -> Path:
     plt = pyplot()
     circuit = get_circuit(name)
     values = np.arange(length, dtype=float)
-    net, report = circuit.build(length, scale, **({"input_range": max(length - 1.0, 1.0)} if circuit.ranged else {}))
+    net, report = circuit.make(length, scale, **({"input_range": max(length - 1.0, 1.0)} if circuit.ranged else {}))
     _, residuals = forward(net, embed(net, values), return_residuals=True)
     A = attention_weights(net.layers[0], residuals[0][None])[0, 0]
     fig, ax = plt.subplots(figsize=(4.8, 4.2))

@@ -41,6 +41,15 @@ class Circuit:
     ranged: bool = False         # its softmax error bound is proven for inputs within an input range
     fixed_softmax: bool = False  # unscaled, yet softmax (the tutorial's attention): no exact value, no hardmax
 
+    def make(self, length: int, *scale, **options) -> tuple[Network, ConstructionReport]:
+        """``build(length[, scale], ...)`` with those of ``options`` its builder takes (a command passes
+        every option to every circuit, having refused those that do not apply; the builders refuse any
+        other keyword, as a Python caller's typo should be)."""
+        import inspect
+
+        taken = inspect.signature(self.build).parameters
+        return self.build(length, *scale, **{k: v for k, v in options.items() if k in taken})
+
 
 def _mean(v: np.ndarray) -> np.ndarray:
     """Mean over the last axis; exact (``Fraction``) for object arrays."""
@@ -75,7 +84,8 @@ CIRCUITS: dict[str, Circuit] = {
                 _scalar_target(lambda v, shift=1, **_: v[..., np.maximum(np.arange(v.shape[-1]) - shift, 0)]),
                 ranged=True),
         Circuit("previous", "y_i = v_{max(i-1,0)}: copy the previous token by relative bias",
-                lambda length, scale="auto", **kw: build_shift(length, scale, **{**kw, "shift": 1}),
+                lambda length, scale="auto", *, input_range=1.0, tolerance=DEFAULT_TOLERANCE: build_shift(
+                    length, scale, shift=1, input_range=input_range, tolerance=tolerance),
                 _scalar_target(lambda v, **_: v[..., np.maximum(np.arange(v.shape[-1]) - 1, 0)]), ranged=True),
         Circuit("max", "y_i = max_j v_j by sharp (large inverse temperature) softmax", build_max,
                 _scalar_target(lambda v, **_: np.broadcast_to(v.max(-1, keepdims=True), v.shape)),

@@ -86,6 +86,12 @@ def check_length(length: int) -> None:
         )
 
 
+def _no_scale(name: str, scale, why: str) -> None:
+    """An unscaled circuit given a scale: refused, not ignored."""
+    if scale is not None:
+        raise ExpressivityError(f"circuit {name!r} takes no scale ({why}); drop it")
+
+
 def _check_scale(scale) -> None:
     if isinstance(scale, str) and scale == "auto":
         return
@@ -196,15 +202,15 @@ def _routing_circuit(name: str, claim: str, length: int, scale, bias_fn, margin:
 # --------------------------------------------------------------------------------------------
 
 
-def build_reverse(length: int, scale="auto", *, input_range: float = 1.0, tolerance: float = DEFAULT_TOLERANCE,
-                  **_) -> tuple[Network, ConstructionReport]:
+def build_reverse(length: int, scale="auto", *, input_range: float = 1.0,
+                  tolerance: float = DEFAULT_TOLERANCE) -> tuple[Network, ConstructionReport]:
     """Reversal by an additive bias ``scale`` at key ``L-1-i`` (0 elsewhere); margin 1 per unit scale."""
     return _routing_circuit("reverse", "y_i = v_(L-1-i)", length, scale, lambda i, j: float(j == length - 1 - i),
                             1.0, input_range, tolerance, "bias scale at key L-1-i, 0 elsewhere")
 
 
 def build_shift(length: int, scale="auto", *, shift: int = 1, input_range: float = 1.0,
-                tolerance: float = DEFAULT_TOLERANCE, **_) -> tuple[Network, ConstructionReport]:
+                tolerance: float = DEFAULT_TOLERANCE) -> tuple[Network, ConstructionReport]:
     """``y_i = v_{max(i-k,0)}`` by relative bias ``-scale |i-j-k|``; margin 1 per unit scale."""
     shift = require_int(shift, "shift", lo=0)
     check_length(length)
@@ -245,7 +251,7 @@ def reverse_dot_margin(length: int, pe_dim: int = PE_DIM) -> float:
 
 
 def build_reverse_dot(length: int, scale="auto", *, input_range: float = 1.0, tolerance: float = DEFAULT_TOLERANCE,
-                      pe_dim: int = PE_DIM, **_) -> tuple[Network, ConstructionReport]:
+                      pe_dim: int = PE_DIM) -> tuple[Network, ConstructionReport]:
     """Reversal by dot-product attention over sinusoidal encodings (inverse temperature = scale).
 
     Residual: ``x``, ``pe[0..pe_dim-1]``, ``out``. The query maps ``PE(i)`` to ``PE(L-1-i)``: per
@@ -295,8 +301,9 @@ def _uniform_head(d: int) -> Head:
     return Head(W_Q=np.zeros((d, 1)), W_K=np.zeros((d, 1)), name="uniform", **_copy_head(d, 0, 1))
 
 
-def build_mean(length: int, scale=None, **_) -> tuple[Network, ConstructionReport]:
+def build_mean(length: int, scale=None) -> tuple[Network, ConstructionReport]:
     """Mean by uniform attention: all scores 0, so every key gets weight ``1/L`` (exact under hardmax)."""
+    _no_scale("mean", scale, "it is exact by construction")
     check_length(length)
     layer = AttentionLayer((_uniform_head(2),), normalization="hardmax", name="uniform attention")
     net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("mean",), name="mean",
@@ -306,8 +313,9 @@ def build_mean(length: int, scale=None, **_) -> tuple[Network, ConstructionRepor
                                notes="constant query; all scores tie, so hardmax and softmax both average")
 
 
-def build_sum(length: int, scale=None, **_) -> tuple[Network, ConstructionReport]:
+def build_sum(length: int, scale=None) -> tuple[Network, ConstructionReport]:
     """Sum = ``L`` x mean: uniform attention, then ``out += (L-1)(ReLU(out) - ReLU(-out))``."""
+    _no_scale("sum", scale, "it is exact by construction")
     check_length(length)
     attn = AttentionLayer((_uniform_head(2),), normalization="hardmax", name="uniform attention")
     rescale = FeedForwardLayer(W_1=np.array([[0.0, 0.0], [1.0, -1.0]]), b_1=np.zeros(2),
@@ -320,8 +328,8 @@ def build_sum(length: int, scale=None, **_) -> tuple[Network, ConstructionReport
                                notes="uniform attention then a ReLU pair rescaling by L")
 
 
-def build_max(length: int, scale="auto", *, tolerance: float = DEFAULT_TOLERANCE, input_range: float = 1.0,
-              **_) -> tuple[Network, ConstructionReport]:
+def build_max(length: int, scale="auto", *, tolerance: float = DEFAULT_TOLERANCE,
+              input_range: float = 1.0) -> tuple[Network, ConstructionReport]:
     """Max by sharp attention: constant query ``b_Q = 1``, key ``v_j``, score ``scale * v_j``."""
     check_length(length)
     _check_scale(scale)
@@ -356,11 +364,12 @@ def _attention_weights(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return Wq, Wk, Wv
 
 
-def build_attention(length: int, scale=None, *, seed: int = 0, **_) -> tuple[Network, ConstructionReport]:
+def build_attention(length: int, scale=None, *, seed: int = 0) -> tuple[Network, ConstructionReport]:
     """The tutorial's single head: tokens ``v_i e_0 + 0.1 PE(i)``, scores ``q.k / sqrt(d_k)``.
 
     Residual: ``x`` (= model dim 0), ``h[1..5]``, ``out[0..3]``; the ``1/sqrt(d_k)`` is folded into ``W_Q``.
     """
+    _no_scale("attention", scale, "its softmax has the tutorial's fixed sharpness")
     check_length(length)
     seed = require_int(seed, "seed", lo=0, hi=2**32 - 1)
     Wq, Wk, Wv = _attention_weights(seed)

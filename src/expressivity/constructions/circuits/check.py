@@ -104,7 +104,7 @@ def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed
     exact_values = to_exact(np.asarray(list(values), dtype=object))
     floats = _as_floats(exact_values, dtype)
     input_range = _input_range(circuit, scale, _spread(exact_values), input_range)
-    net, report = circuit.build(len(floats), scale if circuit.scaled else None, input_range=input_range,
+    net, report = circuit.make(len(floats), scale if circuit.scaled else None, input_range=input_range,
                                 tolerance=tolerance, seed=seed, shift=shift)
     started = time.perf_counter()
     inputs = exact_values if dtype == "exact" else floats
@@ -224,7 +224,7 @@ def circuit_equivariance(name: str, length: int = 6, samples: int = 16, permutat
         raise ExpressivityError(f"{samples} samples x {permutations + 1} evaluations x L^2 = {length}^2 is about "
                                 f"{work:.2g} attention scores (budget {budget:.0e} in {dtype}); use fewer --samples "
                                 "or --permutations, or a shorter --length")
-    net, report = circuit.build(length, scale if circuit.scaled else None, input_range=2.0, seed=seed)
+    net, report = circuit.make(length, scale if circuit.scaled else None, input_range=2.0, seed=seed)
     rng = np.random.default_rng(seed)
     values = rng.integers(-8, 9, size=(samples, length)) if dtype == "exact" else rng.uniform(-1, 1, size=(samples, length))
     X = embed(net, to_exact(values) if dtype == "exact" else values)
