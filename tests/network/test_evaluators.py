@@ -144,6 +144,8 @@ def test_bad_inputs_to_the_public_functions_are_one_line_errors():
         with pytest.raises(ExpressivityError, match=words):
             evaluate(net, bad, dtype)
     assert np.array_equal(evaluate(net, torch.tensor(X, requires_grad=True)), evaluate(net, X))
+    with pytest.raises(ExpressivityError, match="allow_length must be True or False, got 'no'"):
+        evaluate(net, X, allow_length="no")
     total, _ = build_sum(3)
     for call, words in ((lambda: to_transformer_lens("x"), "exports a Network, got str"),
                         (lambda: from_transformer_lens(total), "reads a TransformerLens bridge"),

@@ -36,6 +36,10 @@ def evaluate(network: Network, X, dtype: str = "float64", *, allow_length: bool 
     is false (for callers that report it themselves).
     """
     X = check_evaluation(network, X, dtype)
+    for name, value in (("allow_length", allow_length), ("allow_outside", allow_outside),
+                        ("return_residuals", return_residuals), ("check_finite", check_finite)):
+        if not isinstance(value, (bool, np.bool_)):   # "no" would read as true
+            raise EvaluationError(f"{name} must be True or False, got {value!r}")
     options = {"allow_length": allow_length, "allow_outside": allow_outside, "return_residuals": return_residuals}
     if dtype == "exact":
         from expressivity.network.exact import forward_exact
