@@ -225,10 +225,9 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
         answers = answers_of(saved.network)
         no_claim = None if export.network is None else export.network.no_claim
         within_claim = within_claim and no_claim is None
+        # the input domain and no_claim come with export.description(); the valid lengths are the exported ones
         claim = {"valid_lengths": None if exported_valid is None else exported_valid.to_dict(),
-                 "input_domain": None if net.input_domain is None else net.input_domain.to_dict(),
-                 "answers": None if answers is None else answers.to_dict(), "within_claim": within_claim,
-                 "no_claim": no_claim}
+                 "answers": None if answers is None else answers.to_dict(), "within_claim": within_claim}
         write_json(stage / "expressivity.json", export.description() | {"verified": jsonable(checked)} | claim)
         files = [str(Path(out) / p.name) for p in paths]
         write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
