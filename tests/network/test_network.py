@@ -127,3 +127,17 @@ def test_a_composition_takes_the_input_layout_of_the_first_and_the_rest_of_the_s
     assert both.metadata["input_dims"] == ["a"] and both.metadata["answers"] == {"x": 1}
     assert both.metadata["note"] == "second" and both.name == "out o echo"
     assert "input_dims" not in Network((ff,), labels=("a",)).then(second).metadata   # about the second's input
+
+
+def test_a_composition_of_differently_labelled_residuals_is_refused():
+    ff = FeedForwardLayer(np.ones((2, 1)), np.zeros(1), np.ones((1, 2)))
+    first = Network((ff,), labels=("a", "b"))
+    with pytest.raises(NetworkError, match=r"dimension 1 is 'b' in the first network and 'c' in the second"):
+        first.then(Network((ff,), labels=("a", "c")))
+    assert first.then(Network((ff,), labels=("a", "b"))).labels == ("a", "b")
+
+
+@pytest.mark.parametrize("field, value", [("name", 3), ("name", None), ("metadata", [("a", 1)])])
+def test_a_network_refuses_a_name_or_metadata_of_the_wrong_type(field, value):
+    with pytest.raises(NetworkError, match=field):
+        Network((), labels=("a",), **{field: value})

@@ -78,6 +78,10 @@ def save_network(network: Network, directory: Path, *, manifest: bool = True) ->
     ``weights.safetensors`` that no ``save_network`` manifest lists (a file of the user's). Other
     files in the folder are kept. Commands that save a network inside a folder they describe
     themselves pass ``manifest=False``; then nothing already there is replaced.
+
+    The weights, labels, lengths and input domain come back exactly; ``metadata`` (free-form facts)
+    is written as JSON (:func:`expressivity.records.jsonable`), so a Fraction there comes back as
+    its string ``"p/q"`` and an object as its dictionary.
     """
     from expressivity.manifest import (NETWORK_FILES, NetworkEntry, check_replaceable, network_files, refuse_present,
                                       write_manifest)

@@ -73,6 +73,10 @@ class Network:
     def __post_init__(self) -> None:
         object.__setattr__(self, "layers", tuple(self.layers))
         object.__setattr__(self, "labels", tuple(self.labels))
+        if not isinstance(self.name, str):
+            raise NetworkError(f"a network's name is text, got {type(self.name).__name__} {self.name!r}")
+        if not isinstance(self.metadata, dict):
+            raise NetworkError(f"a network's metadata is a dict, got {type(self.metadata).__name__}")
         d = len(self.labels)
         if d == 0:
             raise NetworkError("a network needs at least one residual dimension")
@@ -299,6 +303,12 @@ class Network:
             raise NetworkError("the second network of a composition cannot have an embedding or positional encoding")
         if other.d != self.d:
             raise NetworkError(f"cannot compose widths {self.d} and {other.d}")
+        if other.labels != self.labels:
+            # equal widths with other names: the second would read the first's dimensions as its own
+            k = next(k for k, (a, b) in enumerate(zip(self.labels, other.labels)) if a != b)
+            raise NetworkError(f"cannot compose: residual dimension {k} is {self.labels[k]!r} in the first network and "
+                               f"{other.labels[k]!r} in the second; relabel one (dataclasses.replace(net, labels=...)) "
+                               "if they mean the same")
         if None not in (self.max_length, other.max_length) and self.max_length != other.max_length:
             raise NetworkError(f"cannot compose max_length {self.max_length} with {other.max_length}")
         # the second's facts describe the outputs (answers, decoding); the input layout is the first's
