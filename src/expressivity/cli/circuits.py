@@ -66,7 +66,8 @@ def _fmt(v) -> str:
 
 def circuit_result(name: str, length: int | None = None, scale="auto", dtype: str = "float64",
                    seed: int | None = None, input_text: str | None = None, shift: int = 1,
-                   tolerance: float = DEFAULT_TOLERANCE, with_network: bool = False, input_range: float | None = None):
+                   tolerance: float = DEFAULT_TOLERANCE, with_network: bool = False, input_range: float | None = None,
+                   measure_outside: bool = False):
     """The JSON object ``expressivity circuit`` prints (also used by the demo); with ``with_network``,
     the pair ``(object, network)``."""
     from expressivity.constructions.circuits.check import ARITHMETIC, default_values, run_circuit
@@ -79,7 +80,7 @@ def circuit_result(name: str, length: int | None = None, scale="auto", dtype: st
     else:
         values = default_values(length, seed)
     run = run_circuit(name, values, scale=scale, dtype=dtype, seed=0 if seed is None else seed, shift=shift,
-                      tolerance=tolerance, input_range=input_range)
+                      tolerance=tolerance, input_range=input_range, measure_outside=measure_outside)
     squeeze = (lambda a: a[..., 0]) if run.output.shape[-1] == 1 else (lambda a: a)
     result = {
         "circuit": name, "length": len(values), "dtype": dtype, "arithmetic": ARITHMETIC[dtype],

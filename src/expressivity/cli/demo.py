@@ -43,7 +43,8 @@ def circuits_section(out: Path) -> dict:
         elif name != "attention":
             row["exact"] = circuit_result(name, DEMO_LENGTH, "auto", "exact", seed=DEMO_SEED)["max_abs_error"]
         for dtype in ("float64", "float32"):
-            res = circuit_result(name, DEMO_LENGTH, "auto", dtype, seed=DEMO_SEED)
+            # float32 rounding exceeds the 1e-10 bounds: measured here, not checked (the check refuses it)
+            res = circuit_result(name, DEMO_LENGTH, "auto", dtype, seed=DEMO_SEED, measure_outside=True)
             row[dtype] = res["max_abs_error"]
             row["scale"] = res["scale"]
         row["equivariant"] = equivariance_result(name, DEMO_LENGTH, seed=DEMO_SEED)["equivariant"]

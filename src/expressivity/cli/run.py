@@ -17,9 +17,11 @@ MAX_COLUMNS = 16   # tables printed for people show at most this many dimensions
 @click.option("--input", "input_text", required=True,
               help="The input, tokens as rows: '1,2,3' (one value per token), '1,0; 0,1' (several), token ids for "
                    "token models, or a JSON list of tokens. Fractions such as 1/3 are kept exact.")
-@click.option("--dtype", type=click.Choice(DTYPES), default="float64", show_default=True,
+@click.option("--dtype", type=click.Choice(DTYPES), default=None,
               help="Arithmetic: exact rationals (hardmax/ReLU/piecewise networks), NumPy float64 (the reference), "
-                   "PyTorch float32 or float64.")
+                   "PyTorch float32 or float64. Default: float64, or exact where the network's claim holds in exact "
+                   "arithmetic only. A float answer of a network whose claim is exact is checked against exact "
+                   "arithmetic, and refused where they differ.")
 @click.option("--residuals", is_flag=True, help="Also print the residual stream after every layer, under its labels.")
 @click.option("--allow-length", "allow_length", is_flag=True,
               help="Run on a length outside the lengths the network is built and verified for; the output is then "
@@ -32,13 +34,14 @@ def run(path, input_text, dtype, residuals, allow_length, allow_outside, as_json
     """Run the saved network at PATH (a saved network, a construction's --out folder, a trained run folder or a
     TransformerLens folder) on --input and print its output; token networks also print the answer per position."""
     from expressivity.export.folders import load_saved
-    from expressivity.inspect.run import parse_input, run_network
+    from expressivity.inspect.run import default_dtype, parse_input, run_network
 
-    record = run_record("run", {"path": str(path), "input": input_text, "dtype": dtype, "residuals": residuals,
-                                "allow_length": allow_length, "allow_outside": allow_outside})
     with human_output_to_stderr(as_json):
         saved = load_saved(path)
         warn(saved)
+        dtype = dtype or default_dtype(saved.network)
+        record = run_record("run", {"path": str(path), "input": input_text, "dtype": dtype, "residuals": residuals,
+                                    "allow_length": allow_length, "allow_outside": allow_outside})
         X = parse_input(saved.network, input_text, allow_length, allow_outside)
         result = run_network(saved.network, X, dtype, residuals, allow_length, allow_outside)
     result |= {"source": saved.describe(), "run": record}
@@ -108,6 +111,14 @@ def _print(result: dict) -> None:
     console.print(f"input domain: {result['input_domain']}", markup=False, highlight=False)
     if "outside_claim" in result:
         console.print(f"WARNING: {result['outside_claim']}", soft_wrap=True, markup=False, style="bold red")
+    rounding = result.get("input_rounding")
+    if rounding is not None:
+        console.print(f"note: {rounding['values']} input value(s) are not {rounding['dtype']} numbers; the network "
+                      f"received the nearest ones (largest change {rounding['largest_change']:.2g})",
+                      soft_wrap=True, markup=False, highlight=False)
+    if result.get("checked_against_exact"):
+        console.print("checked: exact arithmetic on the input as typed gives the same answer", markup=False,
+                      highlight=False)
     if result.get("unclaimed_positions"):
         first = result["claimed_from"]
         tail = ("; none of these is" if first >= n else "; those before it are not") + " covered by any check"

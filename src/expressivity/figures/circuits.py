@@ -31,7 +31,8 @@ def error_vs_scale(name: str, length: int, scales, seed: int = 0) -> list[dict]:
         X = embed(net, values)
         row = {"scale": float(s), "error_bound": report.bounds["max_abs_error"]}
         for dtype in ("float64", "float32"):
-            row[dtype] = float(np.max(np.abs(evaluate(net, X, dtype) - target)))
+            # a measurement of rounding, also where it exceeds the bound (outside the claim's arithmetic)
+            row[dtype] = float(np.max(np.abs(evaluate(net, X, dtype, allow_outside=True) - target)))
         # The same network with a naive float32 softmax: recompute the single layer by hand.
         layer = net.layers[0]
         H = (X + (0 if net.positional_encoding is None else net.positional_encoding))[None]

@@ -171,6 +171,78 @@ def as_dtype(X: np.ndarray, dtype: str) -> np.ndarray:
     return out
 
 
+def default_dtype(net: Network) -> str:
+    """``run``'s arithmetic when none is asked for: float64, or exact where the network's claim holds in
+    exact arithmetic only (:attr:`~expressivity.network.domain.InputDomain.arithmetic`)."""
+    arithmetic = {} if net.input_domain is None else net.input_domain.arithmetic
+    return "exact" if arithmetic and "float64" not in arithmetic and "exact" in arithmetic else "float64"
+
+
+FLOAT_TYPES = {"float64": np.float64, "torch-float64": np.float64, "float32": np.float32}
+
+
+def input_rounding(X: np.ndarray, dtype: str) -> dict | None:
+    """How the float evaluator ``dtype`` rounds the typed (exact) input ``X``: ``None`` when it carries
+    every value exactly (and for ``exact``), else ``{"dtype", "values": how many moved, "largest_change",
+    "examples": [[typed, received], ...]}`` (the first three). The network answers for the rounded values."""
+    cast = FLOAT_TYPES.get(dtype)
+    if cast is None:
+        return None
+    moved, largest, examples = 0, Fraction(0), []
+    for v in X.flat:
+        received = cast(float(v))           # float64 first, as as_dtype does, then the evaluator's type
+        if not math.isfinite(received):     # beyond float32: the domain's limits or the overflow check say it
+            continue
+        change = abs(Fraction(float(received)) - Fraction(v))
+        if change:
+            moved += 1
+            largest = max(largest, change)
+            if len(examples) < 3:
+                examples.append([v, float(received)])
+    if not moved:
+        return None
+    return {"dtype": dtype, "values": moved, "largest_change": float(largest), "examples": examples,
+            "checked_against_exact": False}
+
+
+def _differs_from_exact(net: Network, X: np.ndarray, out: np.ndarray, dtype: str, rounding: dict | None,
+                        outs: tuple[str, ...]) -> str | bool | None:
+    """For a network whose claim is exact: whether the float answer ``out`` differs from the exact one.
+
+    A float pass can leave an exact claim two ways: rounding the typed input (``0.49999999999``
+    becomes ``0.5`` in float32, across a cell boundary), or rounding inside the network (values
+    beyond what the float type carries exactly). The typed input is evaluated exactly and compared
+    with ``out``, float rounding of the output allowed (relative 1e-4 in float32, 1e-9 in float64).
+    Returns the reason when they differ, ``False`` when they agree, ``None`` when no exact comparison
+    applies (the claim is not exact, or the network cannot be evaluated exactly: softmax)."""
+    if net.input_domain is None or not net.input_domain.exact:
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            exact = evaluate(net, X, "exact", allow_length=True, allow_outside=True, check_finite=False)
+    except ExpressivityError:     # softmax: no exact pass to compare with
+        return None
+    tolerance = 1e-4 if dtype == "float32" else 1e-9
+    for (i, k), want in np.ndenumerate(exact):
+        got = float(out[i, k])
+        if abs(got - float(want)) > tolerance * max(1.0, abs(float(want))):
+            where = f"{outs[k]} at token {i}: {fmt(got)} against {fmt(want)}"
+            if rounding is None:
+                return f"the {dtype} answer differs from the exact one ({where}): {dtype} does not carry this network's " \
+                       "arithmetic on this input"
+            moves = ", ".join(f"{_typed(typed)} becomes {received!r}, {float(abs(Fraction(received) - Fraction(typed))):.2g} "
+                              "away" for typed, received in rounding["examples"])
+            return (f"{rounding['values']} input value(s) are not {dtype} numbers ({moves}), and the {dtype} answer "
+                    f"differs from the exact answer for the typed input ({where})")
+    return False
+
+
+def _typed(v) -> str:
+    """A typed value in a message: as a fraction when short (``1/3``), else as its nearest double (``0.49999999999``)."""
+    text = str(v)
+    return text if len(text) <= 12 else repr(float(v))
+
+
 def outside_claim(net: Network, X: np.ndarray, dtype: str | None = None) -> str | None:
     """The note every output computed outside the network's claim carries (``None`` inside it);
     ``dtype``: the evaluator's (its arithmetic is part of the claim where the domain says so)."""
@@ -207,11 +279,27 @@ def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: 
     _check_finite(out, net, dtype)
     outs = net.output_labels or tuple(f"y[{k}]" for k in range(net.d_out))
     note = outside_claim(net, X, dtype)
+    rounding = input_rounding(X, dtype)
+    checked = False
+    if note is None and dtype != "exact":
+        differs = _differs_from_exact(net, X, out, dtype, rounding, outs)
+        checked = differs is False
+        if isinstance(differs, str):
+            if not allow_outside:
+                raise NetworkError(f"--input: {differs}; run it with --dtype exact (or pass --allow-outside to see the "
+                                   f"{dtype} answer, marked)")
+            note = f"outside the construction's claim: {differs}; the output is not covered by any check"
+    if rounding is not None:
+        rounding["checked_against_exact"] = checked
     result = {"network": net.name, "dtype": dtype, "arithmetic": ARITHMETIC[dtype], "length": int(X.shape[0]),
               "input_labels": list(net.input_labels), "input": X, "output_labels": list(outs), "output": out,
               "valid_lengths": net.lengths.describe(), "input_domain": domain_text(net), "within_claim": note is None}
     if note is not None:
         result["outside_claim"] = note
+    if dtype != "exact":
+        result["checked_against_exact"] = checked
+    if rounding is not None:
+        result["input_rounding"] = rounding
     claimed_from = 0 if net.input_domain is None else net.input_domain.claimed_from
     if claimed_from:     # e.g. a lag that reaches before the start: the claim says nothing about these outputs
         result["unclaimed_positions"] = list(range(min(claimed_from, int(X.shape[0]))))

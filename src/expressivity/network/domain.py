@@ -371,9 +371,11 @@ class InputDomain:
         largest = (max(abs(v) for v in X.ravel()) if X.dtype == object
                    else float(np.max(np.abs(np.asarray(X, dtype=np.float64)))))
         if largest > limit:
-            wider = "exact" if "exact" in self.arithmetic else "float64" if "float64" in self.arithmetic else "another"
+            wider = [name for name in ARITHMETICS if name in self.arithmetic and name != arithmetic
+                     and (self.arithmetic[name] is None or self.arithmetic[name] > largest)]
+            fix = f"evaluate in {wider[0]} arithmetic" if wider else "use smaller values"
             return (f"a value of magnitude {short(largest)} is beyond {short(limit)}, the largest {arithmetic} carries "
-                    f"through this network within its claim; evaluate in {wider} arithmetic")
+                    f"through this network within its claim; {fix}")
         return None
 
     def sample(self, rng: np.random.Generator, batch: int, n: int, input_labels: tuple[str, ...]) -> np.ndarray:

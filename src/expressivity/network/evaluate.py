@@ -31,7 +31,9 @@ def evaluate(network: Network, X, dtype: str = "float64", *, allow_length: bool 
     stream after the input and after every layer, each shaped like ``X`` with ``d`` columns.
     Lengths outside ``network.valid_lengths`` are refused unless ``allow_length`` (then the
     result is outside the construction's claim), and so are values outside ``network.input_domain``
-    unless ``allow_outside``. Wrong types raise a one-line :class:`EvaluationError`, and so does a
+    unless ``allow_outside``, and a dtype outside the domain's ``arithmetic`` likewise. A float dtype
+    evaluates ``X`` rounded to it: its claim covers the rounded numbers (``run`` checks a float answer
+    of an exact claim against exact arithmetic on the typed input). Wrong types raise a one-line :class:`EvaluationError`, and so does a
     float result that is not finite (an overflow: no answer, not ``inf``), unless ``check_finite``
     is false (for callers that report it themselves).
     """

@@ -18,7 +18,7 @@ from fractions import Fraction
 import numpy as np
 
 from expressivity.constructions.circuits import get_circuit
-from expressivity.constructions.circuits.build import DEFAULT_TOLERANCE, MAX_LENGTH, embed
+from expressivity.constructions.circuits.build import DEFAULT_TOLERANCE, MAX_LENGTH, UNIT_ROUNDOFF, embed
 from expressivity.constructions.report import Check, ConstructionReport, ErrorEstimate
 from expressivity.errors import ExpressivityError
 from expressivity.network import Network, evaluate
@@ -28,7 +28,7 @@ from expressivity.network.exact import to_exact
 DTYPES = ("exact", "float64", "float32")
 ARITHMETIC = {"exact": "exact rationals (Python int/Fraction)", "float64": "NumPy float64 reference pass",
               "float32": "PyTorch float32, max-subtracted softmax"}
-_UNIT_ROUNDOFF = {"exact": 0.0, "float64": 2.0 ** -53, "float32": 2.0 ** -24}
+_UNIT_ROUNDOFF = {"exact": 0.0, **UNIT_ROUNDOFF}
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,8 @@ def rounding_allowance(dtype: str, floats: np.ndarray, target: np.ndarray) -> fl
 
 
 def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed: int = 0, shift: int = 1,
-                tolerance: float = DEFAULT_TOLERANCE, input_range: float | None = None) -> CircuitRun:
+                tolerance: float = DEFAULT_TOLERANCE, input_range: float | None = None,
+                measure_outside: bool = False) -> CircuitRun:
     """Build circuit ``name`` for ``len(values)`` tokens, run it in ``dtype`` and check it.
 
     Args:
@@ -87,6 +88,9 @@ def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed
         input_range: the spread ``max - min`` of the inputs the network is built for (its
             claim's domain, recorded with it); default the spread of ``values``. Only circuits whose
             softmax bound depends on it take one (``Circuit.ranged``), and not under hardmax.
+        measure_outside: run even where ``dtype``'s rounding can exceed the proven bound on these
+            values (the domain's arithmetic; refused otherwise, as the check would allow more rounding
+            than the bound it checks): the demo's float32 column measures that rounding.
     Returns the run, whose report carries the check ``output = target within the bound`` and
     the measured ``max_abs_error``.
     """
@@ -108,9 +112,19 @@ def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed
                                 tolerance=tolerance, seed=seed, shift=shift)
     started = time.perf_counter()
     inputs = exact_values if dtype == "exact" else floats
+    rounding = net.input_domain.arithmetic_violation(embed(net, inputs), dtype)
+    if rounding is not None and not measure_outside:   # the check would allow more rounding than the bound it checks
+        raise ExpressivityError(f"{dtype} rounding can exceed circuit {name!r}'s proven error bound "
+                                f"{report.bounds['max_abs_error']:.3g} on these values ({rounding}); use --dtype "
+                                "float64, smaller values, a larger --tolerance, or --scale inf (hardmax: exact)")
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, as one line
-        output = evaluate(net, embed(net, inputs), dtype, check_finite=False)   # said below, with the cause
-        target = circuit.target(inputs, seed=seed, shift=shift)
+        output = evaluate(net, embed(net, inputs), dtype, check_finite=False,   # said below, with the cause
+                          allow_outside=rounding is not None)
+        # the target of the values as given (exact), not of their float rounding: the sum of 1e30, 1, -1e30 is 1;
+        # a softmax of fixed sharpness has no exact value, and its target is computed in float64
+        target = circuit.target(floats if circuit.fixed_softmax else exact_values, seed=seed, shift=shift)
+        if dtype != "exact" and not circuit.fixed_softmax:
+            target = _target_floats(np.asarray(target, dtype=object))
     if dtype != "exact" and not (np.isfinite(output).all() and np.isfinite(target).all()):
         raise ExpressivityError(_overflow_message(circuit, dtype, report))
     seconds = time.perf_counter() - started
@@ -126,7 +140,8 @@ def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed
         failures = int(np.count_nonzero(diffs > bound))
     check = Check(f"output equals {report.claim} within the proven bound", points=int(output.size), failures=failures,
                   arithmetic=ARITHMETIC[dtype], seconds=seconds,
-                  details={"bound": bound, "rounding_allowance": bound - report.bounds["max_abs_error"]})
+                  details={"bound": bound, "rounding_allowance": bound - report.bounds["max_abs_error"],
+                           **({"outside_the_claim": rounding} if rounding is not None else {})})
     error = ErrorEstimate("max_abs_error", max_err, f"max over the {len(floats)} given inputs, {ARITHMETIC[dtype]}",
                           bound=bound)
     values = list(inputs.flat) if dtype == "exact" else inputs.tolist()   # plain Python numbers
@@ -161,6 +176,17 @@ def _input_range(circuit, scale, spread: float, input_range) -> float:
                                 f"{short(input_range)} the network would be built for; give --input-range >= "
                                 f"{short(spread)}, or leave it out to build for the values' own range")
     return float(input_range)
+
+
+def _target_floats(target: np.ndarray) -> np.ndarray:
+    """The exact target as float64 (``inf`` beyond float64: reported as an overflow by the caller)."""
+    out = np.empty(target.shape, dtype=np.float64)
+    for k, v in enumerate(target.flat):
+        try:
+            out.flat[k] = float(v)
+        except OverflowError:
+            out.flat[k] = math.inf if v > 0 else -math.inf
+    return out
 
 
 def _as_floats(exact_values: np.ndarray, dtype: str) -> np.ndarray:

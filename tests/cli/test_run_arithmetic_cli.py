@@ -1,0 +1,125 @@
+"""Float answers of constructions whose claim is exact or bounded: ``run`` checks a float answer of an
+exact claim against exact arithmetic on the input as typed (refusing where they differ), picks exact
+arithmetic by default where the claim holds only there, and the circuits' float claims stop where
+rounding could exceed the proven bound (a fresh audit, 2026-11-28: each case answered wrongly with
+``within_claim`` true before)."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from expressivity.cli.main import cli
+
+
+def run(*args):
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _one_line(code, err, needle):
+    assert code == 2 and err.startswith("error:") and len(err.strip().splitlines()) == 1, err
+    assert needle in err, err
+
+
+@pytest.fixture(scope="module")
+def yun_sort(tmp_path_factory) -> Path:
+    """Theorem 3's modified network for sort, n = 2, d = 1, delta = 1/2 (cells [0, 1/2) and [1/2, 1))."""
+    root = tmp_path_factory.mktemp("yun")
+    code, _, err = run("yun", "build", "--target", "sort", "--positional", "--n", "2", "--d", "1", "--delta", "1/2",
+                       "--samples", "20", "--out", root / "out")
+    assert code == 0, err
+    return root / "out" / "delta_1_2" / "modified"
+
+
+def test_a_yun_modified_network_runs_in_exact_arithmetic_by_default(yun_sort):
+    code, out, err = run("run", yun_sort, "--input", "0.49999999999,0.3", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["dtype"] == "exact" and result["output"] == [["1/4"], ["1/4"]] and result["within_claim"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_float_yun_answer_is_refused_outside_its_exact_claim(yun_sort, dtype):
+    """float32 rounded 0.49999999999 to 0.5, the next cell, and answered 0.75 for 1/4 within the claim."""
+    _one_line(*run("run", yun_sort, "--input", "0.49999999999,0.3", "--dtype", dtype)[::2],
+              f"the claim holds in exact arithmetic, not {dtype}")
+
+
+@pytest.fixture(scope="module")
+def hard_sum(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("sum") / "sum"
+    code, _, err = run("circuit", "sum", "--length", "3", "--out", folder)
+    assert code == 0, err
+    return folder
+
+
+def test_a_float_answer_of_an_exact_claim_is_checked_against_exact_arithmetic(hard_sum):
+    code, out, err = run("run", hard_sum, "--input", "0.1,0.2,0.4", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["checked_against_exact"] is True and result["within_claim"]
+    assert result["input_rounding"]["values"] == 3 and result["input_rounding"]["dtype"] == "float64"
+    code, out, _ = run("run", hard_sum, "--input", "0.1,0.2,0.4")
+    assert "checked: exact arithmetic on the input as typed gives the same answer" in out
+
+
+def test_a_float_answer_that_differs_from_the_exact_one_is_refused_then_marked(hard_sum):
+    """The sum of 1e30, 1, -1e30 is 1; float64 answered -1.49e13 within the claim."""
+    code, _, err = run("run", hard_sum, "--input", "1e30,1,-1e30")
+    _one_line(code, err, "the float64 answer differs from the exact answer for the typed input")
+    assert "1e+30 becomes 1e+30, 2e+13 away" in err
+    assert "--dtype exact" in err
+    code, out, err = run("run", hard_sum, "--input", "1e30,1,-1e30", "--allow-outside", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["within_claim"] is False and result["checked_against_exact"] is False
+    assert "differs from the exact answer" in result["outside_claim"]
+    code, out, err = run("run", hard_sum, "--input", "1e30,1,-1e30", "--dtype", "exact", "--json")
+    assert code == 0 and json.loads(out)["output"] == [[1], [1], [1]], err
+
+
+def test_the_circuit_check_compares_with_the_target_of_the_values_as_given():
+    """The target of 1e30, 1, -1e30 was computed in float64 (0, not 1)."""
+    code, out, err = run("circuit", "sum", "--input", "1e30,1,-1e30", "--json")
+    assert code == 0, err
+    assert json.loads(out)["target"] == [1.0, 1.0, 1.0]
+    code, out, err = run("circuit", "mean", "--input", "1e17,1,-1e17", "--dtype", "exact", "--json")
+    assert code == 0 and json.loads(out)["target"] == ["1/3"] * 3, err
+
+
+def test_a_softmax_circuit_s_float_claim_stops_where_rounding_could_exceed_its_bound(tmp_path):
+    """reverse of values near 1e15 answered 999999999999998.6 (outside the inputs) within a 1e-10 claim."""
+    folder = tmp_path / "rev"
+    code, _, err = run("circuit", "reverse", "--length", "6", "--out", folder)
+    assert code == 0, err
+    domain = json.loads((folder / "network" / "network.json").read_text())["input_domain"]
+    limit = float(domain["arithmetic"]["float64"])
+    assert 1e4 < limit < 1e5 and "float32" not in domain["arithmetic"]   # 1e-10 / (16 * 2^-53)
+    near = ",".join(str(10 ** 15 + k % 2) for k in range(6))
+    _one_line(*run("run", folder, "--input", near)[::2], "the largest float64 carries through this network")
+    _one_line(*run("run", folder, "--input", "1,2,3,4,5,6", "--dtype", "float32")[::2],
+              "the claim holds in float64 arithmetic, not float32")
+    code, out, err = run("run", folder, "--input", "1,2,3,4,5,6", "--json")
+    assert code == 0 and json.loads(out)["within_claim"], err
+    # the circuit's own check refuses the arithmetic it would check vacuously, and runs where the bound allows it
+    _one_line(*run("circuit", "reverse", "--dtype", "float32")[::2], "float32 rounding can exceed")
+    code, out, err = run("circuit", "reverse", "--dtype", "float32", "--tolerance", "1e-3", "--json")
+    assert code == 0 and json.loads(out)["ok"], err
+
+
+@pytest.mark.parametrize("args, inputs, exact_only", [
+    (["--memory", "fixed", "--readout", "linear"], "0.5,-0.25,1,0", False),
+    (["--memory", "adaptive", "--length", "12"], '[[0.5, 1, 0, 0, 0, 0, 0, 0, 0, 0], [-1, 0, 1, 0, 0, 0, 0, 0, 0, 0], [0.25, 0, 0, 1, 0, 0, 0, 0, 0, 0]]', True),
+])
+def test_wang_e_claims_name_the_arithmetic_they_are_checked_in(tmp_path, args, inputs, exact_only):
+    """In float32 a fixed memory answered -6.8 for +1 (bound 0.009) and the hardmax pointer chain -1 for 3/4."""
+    code, _, err = run("wang-e", "build", *args, "--out", tmp_path / "net")
+    assert code == 0, err
+    domain = json.loads((tmp_path / "net" / "network" / "network.json").read_text())["input_domain"]
+    assert set(domain["arithmetic"]) == ({"exact"} if exact_only else {"float64"})
+    _one_line(*run("run", tmp_path / "net", "--input", inputs, "--dtype", "float32")[::2], "not float32")
+    code, out, err = run("run", tmp_path / "net", "--input", inputs, "--json")
+    assert code == 0, err
+    assert json.loads(out)["dtype"] == ("exact" if exact_only else "float64")
