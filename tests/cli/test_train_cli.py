@@ -11,7 +11,7 @@ FAST = ["--length", "6", "--d-model", "16", "--heads", "2", "--ffn-width", "16",
 
 
 def run(*args):
-    result = CliRunner().invoke(cli, list(args))
+    result = CliRunner().invoke(cli, [str(a) for a in args])
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -179,3 +179,27 @@ def test_resume_refuses_the_choices_its_checkpoint_keeps_and_records_what_ran(tm
     assert code == 0, err
     result = json.loads(text)
     assert result["run"]["execution"] == result["runs"][0]["execution"]
+
+
+def test_run_json_records_the_sampler_that_ran(tmp_path):
+    """associative-recall samples on the host; run.json said ``sampler: device`` (the --json answer did not)."""
+    code, out, err = run("train", "--task", "associative-recall", "--steps", "3", "--sampler", "device",
+                         "--out", tmp_path / "ar", "--json")
+    assert code == 0, err
+    recorded = json.loads((tmp_path / "ar" / "run.json").read_text())["execution"]
+    assert recorded == json.loads(out)["run"]["execution"] and recorded["sampler"] == "host"
+
+
+def test_a_refused_run_leaves_an_empty_folder_empty(tmp_path):
+    """run.json and manifest.json stayed, and the next try was refused as 'already holds a run'."""
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    code, _, err = run("train", "--task", "reverse", "--steps", "2", "--memory-budget", "1MiB", "--out", folder)
+    assert code == 2 and "above the budget" in err
+    assert list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize("mixer", [["--mixer", "dpfree", "--rpe", "free"], ["--mixer", "sepconv"]])
+def test_the_attention_kernel_is_refused_without_softmax_attention(mixer):
+    code, _, err = run("train", "--task", "reverse", "--steps", "1", *mixer, "--attention-kernel", "sdpa")
+    assert code == 2 and "--attention-kernel (no softmax attention layer" in err

@@ -256,6 +256,10 @@ def test_trained_models_of_every_expressible_mixer_export(name, tmp_path):
     cfg = model.cfg
     X = one_hot(rng.integers(0, 5, size=(3, 6)), 5) if cfg.vocab_size else rng.normal(size=(3, 6, cfg.d_in))
     _check_folder(tmp_path / "tl", net, X, tol64=1e-5 if cfg.rotary else 1e-10)
+    # read back as a network (run, show, export --to network): a rotary model's embedding bias travels in
+    # expressivity.json, and was left out (a trained rotary model answered other numbers within its claim)
+    for back in (load_transformer_lens(tmp_path / "tl"), load_saved(tmp_path / "tl").network):
+        assert _relative(forward(back, X), forward(net, X)) <= (1e-6 if cfg.rotary else 1e-10)
     if cfg.vocab_size:   # token models also take token ids
         bridge = load_bridge(tmp_path / "tl", "float64")
         ids = torch.as_tensor(np.argmax(X, -1))
@@ -518,3 +522,29 @@ def test_a_folder_saved_from_python_keeps_the_contract_as_the_command_does(tmp_p
     hard, _ = build_shift(6, math.inf)
     save_transformer_lens(to_transformer_lens(hard, hardmax_lambda=40.0), tmp_path / "hard")
     assert "softmax of 40 x their scores" in load_saved(tmp_path / "hard").network.no_claim
+
+
+def test_a_folder_read_from_python_keeps_the_claim_its_export_recorded(tmp_path):
+    """load_transformer_lens dropped the valid lengths, domain and no-claim mark: the softmax copy of a hardmax
+    reversal answered 5.09 for 5 on 1e12, 1, ..., 5 with no mark."""
+    net, _ = CIRCUITS["reverse"].build(6, math.inf)
+    save_transformer_lens(to_transformer_lens(net, hardmax_lambda=30.0, margin=("score_gap_per_unit_scale", 1.0)),
+                          tmp_path / "hard")
+    back = load_transformer_lens(tmp_path / "hard")
+    assert back.no_claim is not None and back.valid_lengths == net.valid_lengths
+    assert back.input_domain == net.input_domain
+    with pytest.raises(ExpressivityError, match="carries no claim"):
+        evaluate(back, _as_input(back, [1e12, 1, 2, 3, 4, 5]))
+    soft, _ = CIRCUITS["reverse"].build(6, "auto", input_range=5.0)
+    save_transformer_lens(to_transformer_lens(soft), tmp_path / "soft")
+    back = load_transformer_lens(tmp_path / "soft")
+    assert back.no_claim is None and back.input_domain == soft.input_domain
+    with pytest.raises(ExpressivityError, match="outside the inputs network 'reverse'"):
+        evaluate(back, _as_input(back, [1e12, 1, 2, 3, 4, 5]))
+
+
+def _as_input(net, values):
+    """One value per token in the dimension labelled ``x``, every other input dimension 0."""
+    X = np.zeros((len(values), net.d_in))
+    X[:, net.input_labels.index("x")] = values
+    return X

@@ -83,6 +83,11 @@ def _refuse_unused_options(ctx: click.Context, model) -> None:
         unused.append(f"--heads (the mixers {', '.join(model.layer_mixers())} have no heads)")
     if "rotary" in given and "rotary" not in read:
         unused.append(f"{option_flag(ctx, 'rotary')} (no {readers('rotary')} layer)")
+    softmax = "attention" in model.layer_mixers() and getattr(model, "normalization", "softmax") == "softmax"
+    if ctx.params.get("attention_kernel") not in (None, "auto") and not softmax:
+        unused.append(f"--attention-kernel (no softmax attention layer: the mixers are "
+                      f"{', '.join(dict.fromkeys(model.layer_mixers()))}"
+                      f"{', hardmax' if 'attention' in model.layer_mixers() else ''})")
     if unused:
         raise click.UsageError("options that do not apply: " + "; ".join(unused))
 
@@ -209,10 +214,13 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
     record = run_record("train", configs[0].to_dict(), configs[0].seed) | {
         "seeds": [c.seed for c in configs], "ids": [c.id() for c in configs], "ensemble": ensemble, "device": device,
         "execution": chosen.record()}
+    wrote = []
     try:
         if out is not None and resume is None:
             write_json(out / "run.json", record)
+            wrote.append(out / "run.json")
             _write_manifest(out, configs, ensemble, finished=False)
+            wrote.append(out / "manifest.json")
         results = execute(configs, out, resume=resume is not None, ensemble=ensemble,
                           progress=not as_json and err_console.is_terminal, device=device, execution=execution,
                           memory_budget=memory_budget)
@@ -223,6 +231,9 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
         if created and not kept:
             shutil.rmtree(out, ignore_errors=True)
             remove_empty(made)
+        elif not kept:   # an empty folder given by the user: it is left as it was
+            for path in wrote:
+                path.unlink(missing_ok=True)
         from expressivity.training.interrupt import TrainingInterrupted
 
         if isinstance(exc, TrainingInterrupted):
@@ -233,7 +244,11 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
         raise
     runs = [r.summary() for r in results]
     if runs and runs[0].get("execution"):   # what ran: a resumed run keeps its checkpoint's precision and sampler
-        record["execution"] = runs[0]["execution"]
+        ran = runs[0]["execution"]
+        if out is not None and resume is None and ran != record["execution"]:
+            # a compile that failed (eager instead) or a task that samples on the host: run.json says what ran
+            write_json(out / "run.json", record | {"execution": ran})
+        record["execution"] = ran
     summary = {"task": configs[0].task.name, "seconds": sum(r.seconds for r in results) if not ensemble
                else results[0].seconds, "runs": runs, "run": record}
     if out is not None:

@@ -410,32 +410,9 @@ def _transformer_lens(path: Path, listed: bool = False) -> Saved:
         warnings = (f"{path} was exported by expressivity but has no expressivity.json, so it is read as a token "
                     "model without the export's input layout, labels, valid lengths or input domain; export the "
                     "network again",)
-    valid = desc.get("valid_lengths")
-    if isinstance(valid, dict):
-        from expressivity.network.lengths import ValidLengths
-
-        net = replace(net, valid_lengths=ValidLengths.from_dict(valid))
-    net = _one_value_per_token(_exported_claim(net, desc, path))
+    net = _one_value_per_token(net)   # load_transformer_lens applied the claim expressivity.json records
     return Saved(net, "transformer-lens", path, None, None,
                  {"transformer_lens_config": config, "exported_from": desc.get("source")}, warnings)
-
-
-def _exported_claim(net: Network, desc: dict, path: Path) -> Network:
-    """The input domain and answers an export recorded in ``expressivity.json`` (absent in older exports)."""
-    from expressivity.errors import NetworkError
-    from expressivity.network.domain import InputDomain
-
-    domain, answers = desc.get("input_domain"), desc.get("answers")
-    try:
-        if isinstance(domain, dict):
-            net = replace(net, input_domain=InputDomain.from_dict(domain))
-    except NetworkError as exc:
-        raise ExpressivityError(f"{path}/expressivity.json records an invalid input domain ({exc}); export it again") from None
-    if isinstance(answers, dict):
-        net = replace(net, metadata={**net.metadata, "answers": answers})
-    if isinstance(desc.get("no_claim"), str) and desc["no_claim"]:
-        net = replace(net, metadata={**net.metadata, "no_claim": desc["no_claim"]})
-    return net
 
 
 def _one_value_per_token(net: Network) -> Network:

@@ -173,13 +173,27 @@ def _assemble(config: dict, c: dict, w: _Weights, layers: list, desc: dict | Non
     ins = _labels(desc, "input_labels", V.shape[0]) or tuple(f"token {k}" for k in range(V.shape[0]))
     outs = _labels(desc, "output_labels", V_out) or tuple(f"logit[{k}]" for k in range(V_out))
     name = str(config.get("model_name") or "TransformerLens model").removeprefix("expressivity: ")
+    # a rotary export's embedding bias travels beside the weights (``bridge(X @ embed.weight + input_bias)``,
+    # expressivity.json): left out, a trained rotary model answered other numbers within its claim
+    input_bias = None if not desc or desc.get("input_bias") is None else _input_bias(desc["input_bias"], D)
     return Network(tuple(layers), _labels(desc, "labels", D) or tuple(f"resid[{k}]" for k in range(D)),
                    positional_encoding=pos, readout=w.get("unembed.weight", (V_out, D)).T, output_labels=outs,
                    name=name, metadata={"source": "transformer-lens", "input": "tokens" if tokens else "floats",
                                         "transformer_lens_config": jsonable({k: v for k, v in config.items()
                                                                              if k != "dtype"})},
-                   embedding=V, input_labels=ins, readout_bias=w.get("unembed.bias", (V_out,)) if "unembed.bias" in w else None,
+                   embedding=V, embedding_bias=input_bias, input_labels=ins, readout_bias=w.get("unembed.bias", (V_out,)) if "unembed.bias" in w else None,
                    final_norm=w.norm("ln_final"), max_length=c["n_ctx"])
+
+
+def _input_bias(values, D: int) -> np.ndarray:
+    """expressivity.json's ``input_bias``: ``D`` finite numbers."""
+    try:
+        bias = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        bias = None
+    if bias is None or bias.shape != (D,) or not np.all(np.isfinite(bias)):
+        raise ExpressivityError(f"expressivity.json's input_bias must be {D} finite numbers (d_model); re-export the model")
+    return bias
 
 
 def network_from_config(config: dict, state_dict: dict, desc: dict | None = None) -> Network:
@@ -257,4 +271,28 @@ def load_transformer_lens(directory: Path) -> Network:
             raise
         raise ExpressivityError(f"{directory} holds an inconsistent model ({type(exc).__name__}: "
                                 f"{' '.join(str(exc).split())})") from None
+    return exported_claim(net, desc or {}, directory)
+
+
+def exported_claim(net: Network, desc: dict, path: Path) -> Network:
+    """The valid lengths, input domain, answers and no-claim mark an export recorded in ``expressivity.json``
+    (absent in older exports and in models TransformerLens saved itself): without them a hardmax
+    construction's softmax copy read from Python answered 5.09 for the reversal's 5 with no mark."""
+    from dataclasses import replace
+
+    from expressivity.errors import NetworkError
+    from expressivity.network.domain import InputDomain
+    from expressivity.network.lengths import ValidLengths
+
+    try:
+        if isinstance(desc.get("valid_lengths"), dict):
+            net = replace(net, valid_lengths=ValidLengths.from_dict(desc["valid_lengths"]))
+        if isinstance(desc.get("input_domain"), dict):
+            net = replace(net, input_domain=InputDomain.from_dict(desc["input_domain"]))
+    except NetworkError as exc:
+        raise ExpressivityError(f"{path}/expressivity.json records an invalid claim ({exc}); export it again") from None
+    if isinstance(desc.get("answers"), dict):
+        net = replace(net, metadata={**net.metadata, "answers": desc["answers"]})
+    if isinstance(desc.get("no_claim"), str) and desc["no_claim"]:
+        net = replace(net, metadata={**net.metadata, "no_claim": desc["no_claim"]})
     return net
