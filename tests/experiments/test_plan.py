@@ -174,3 +174,14 @@ def test_a_plan_above_an_hour_needs_yes():
         check_affordable(plan, yes=False)
     check_affordable(plan, yes=True)
     check_affordable(Plan("wang-e-7", "quick", "cpu", {}, 2, 1, "x", seconds=600), yes=False)
+
+
+def test_workers_beyond_the_cores_do_not_shorten_the_plan(monkeypatch):
+    """8 workers on 2 cores planned 38 s for a claim whose packs needed 100 s of the two cores."""
+    from expressivity.experiments import plan as planning
+
+    monkeypatch.setattr("expressivity.experiments.local.cpu_count", lambda: 2)
+    for workers, threads, lanes in ((8, 1, 2), (2, 1, 2), (1, 2, 1), (4, 2, 1)):
+        assert planning._lanes(Plan("x", "quick", "cpu", {}, workers, threads, "")) == lanes
+    assert planning._lanes(Plan("x", "quick", "cuda", {}, 3, 1, "")) == 3
+    assert planning._wall([10.0] * 8, 2) == 40.0

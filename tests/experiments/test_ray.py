@@ -27,6 +27,10 @@ def test_a_48_run_sweep_gives_equal_results_locally_and_on_ray(tmp_path, ray_loc
     assert (local.done, on_ray.done, on_ray.backend) == (48, 48, "ray")
     a, b = records(tmp_path / "local"), records(tmp_path / "ray")
     assert a.keys() == b.keys() == set(sw.ids())
+    # the same packs (at most 16 runs each on the CPU, whatever the backend): a folder resumes across backends
+    # from its packs' checkpoints (Ray packed 24 here, local 12 + 12)
+    assert {(r["pack"]["id"], r["pack"]["size"]) for r in a.values()} == \
+        {(r["pack"]["id"], r["pack"]["size"]) for r in b.values()}
     for i in a:  # bit-equal: the same packs, the same threads, the same arithmetic
         assert (a[i]["lengths"], a[i]["final_loss"], a[i]["status"]) == (b[i]["lengths"], b[i]["final_loss"],
                                                                          b[i]["status"])
@@ -42,6 +46,26 @@ def test_ray_failures_and_rerun(tmp_path, ray_local):
     assert (report.done, report.failed, report.failures) == (1, 1, {"nan": 1})
     again = run_sweep(sw, tmp_path / "s", backend="ray")
     assert (again.skipped, again.done) == (2, 0) and len(records(tmp_path / "s")) == 2
+
+
+def test_cuda_on_a_cluster_without_a_gpu_is_refused_and_the_folder_left_as_it_was(tmp_path, ray_local):
+    """Every task waited for a GPU forever; the folder's run.json and manifest were rewritten anyway."""
+    run_sweep(sweep_from_spec(grid_spec({"seed": [0]})), tmp_path / "s", workers=1)
+    before = {name: (tmp_path / "s" / name).read_bytes() for name in ("run.json", "manifest.json", "sweep.json")}
+    with pytest.raises(ExpressivityError, match="the Ray cluster has no GPU"):
+        run_sweep(sweep_from_spec(grid_spec({"seed": [0]})), tmp_path / "s", backend="ray", device="cuda")
+    assert {name: (tmp_path / "s" / name).read_bytes() for name in before} == before
+    with pytest.raises(ExpressivityError, match="precision tf32"):   # refused before anything, as locally
+        run_sweep(sweep_from_spec(grid_spec({"seed": [0]})), tmp_path / "t", backend="ray", device="cpu",
+                  execution={"precision": "tf32"})
+    assert not (tmp_path / "t").exists()
+
+
+def test_workers_do_not_apply_to_a_ray_cluster(tmp_path):
+    with pytest.raises(ExpressivityError, match="--workers does not apply to a Ray cluster"):
+        run_sweep(sweep_from_spec(grid_spec({"seed": [0]})), tmp_path / "s", backend="ray", workers=3,
+                  ray_address="127.0.0.1:6379")
+    assert not (tmp_path / "s").exists()
 
 
 def test_a_task_that_raises_outside_the_pack_is_reported_as_crashed(ray_local):

@@ -74,6 +74,8 @@ def resolve_workers(backend: str, device: str, workers: int | None, threads: int
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise ExpressivityError(f"{name} must be a positive integer, got {value!r}")
     if backend == "ray":
+        if workers is not None and workers > 4 * cores:
+            raise ExpressivityError(f"--workers {workers} is far more than the {cores} CPU cores here; use at most {cores}")
         return workers or cores, threads or 1
     if threads is not None and threads > cores:
         raise ExpressivityError(f"--threads {threads} is more than the {cores} CPU cores here; use 1 to {cores}")
@@ -117,12 +119,18 @@ def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None 
         from expressivity.training.trainer import resolve_device
 
         device = resolve_device(device)
+    if backend == "ray" and ray_address not in (None, "", "local") and workers is not None:
+        raise ExpressivityError("--workers does not apply to a Ray cluster (its CPUs decide how many packs run at "
+                                "once); drop it, or leave out --ray-address for a private Ray of that many workers")
     workers, threads = resolve_workers(backend, device, workers, threads)
-    if backend == "local":
+    if backend == "local" or device == "cpu":
         from expressivity.training.execution import Execution
 
-        Execution.choose(device, **(execution or {}))   # bad choices refused before any folder is made
-        max_pack = max_pack or default_max_pack(device)
+        # bad choices refused before any folder is made (on Ray where the device is known: the CPU)
+        Execution.choose(device, **(execution or {}))
+    # the packs depend on the sweep and the device asked for, not on the backend, so a folder resumes across
+    # backends from its packs' checkpoints (Ray's "auto" packs as the CPU does)
+    max_pack = max_pack or default_max_pack("cuda" if device == "cuda" else "cpu")
     budget = _budget(memory_budget, backend, device, workers)
     if backend == "ray":
         from expressivity.experiments.ray_backend import check_address
@@ -190,35 +198,56 @@ def _run_in(out: Path, sweep: Sweep, backend, workers, threads, device, ray_addr
     t0 = time.perf_counter()
     with FolderLock(out):
         _check_same_sweep(out, sweep)
-        write_json(out / "sweep.json", sweep.to_dict())
-        write_json(out / "run.json", run_record(command, {"sweep": sweep.id(), "name": sweep.name, "runs": len(sweep.configs),
-                                                          "select": sweep.select_text()})
-                   | {"backend": backend, "workers": workers, "threads": threads, "device": device, "max_pack": max_pack,
-                      "execution": execution, "memory_budget": None if budget is None else budget.line()})
-        _write_manifest(out, sweep)
-        with RecordWriter(out / RECORDS) as writer:
-            recorded = {r["id"]: r for r in read_records(out)}
-            todo = {c.id() for c in sweep.configs if c.id() not in recorded or (
-                retry_failed and recorded[c.id()]["status"] == "failed"
-                and not str(recorded[c.id()].get("reason")).startswith("nan"))}
-            packs = _packs_to_run(sweep, todo, max_pack, out, device, budget)
-            report = SweepReport(str(out), sweep.name, sweep.id(), len(sweep.configs), len(sweep.configs) - len(todo),
-                                 packs=len(packs), backend=backend, workers=workers, threads=threads)
-            # Largest packs first: the last ones to finish are then short (better balance, honest ETA).
-            order = sorted(range(len(packs)), key=lambda i: -packs[i].work())
-            jobs = [(i, {"pack": packs[i].id, "configs": [c.to_dict() for c in packs[i].configs], "out": str(out),
-                         "device": device, "threads": threads, "execution": execution, "share": workers,
-                         "memory_budget": None if budget is None else [budget.bytes, budget.source]})
-                    for i in order]
-            _drive(jobs, packs, todo, writer, report, backend, workers, threads, device, ray_address, on_progress,
-                   verbose)
-        _remove_if_empty(out / "packs")
-        final = {r["id"]: r for r in read_records(out)}
-        for c in sweep.configs:
-            r = final.get(c.id())
-            if r is not None and r["status"] == "failed":
-                kind = str(r.get("reason") or "unknown").split(":", 1)[0]
-                report.failures[kind] = report.failures.get(kind, 0) + 1
+        kept = {name: (out / name).read_bytes() if (out / name).is_file() else None
+                for name in ("sweep.json", "run.json", "manifest.json")}
+        records_before = (out / RECORDS).stat().st_size if (out / RECORDS).is_file() else 0
+        try:
+            return _run_locked(out, sweep, backend, workers, threads, device, ray_address, max_pack, retry_failed,
+                               on_progress, command, verbose, execution, budget, t0)
+        except BaseException:
+            # a command that failed before recording anything (Ray unreachable, a cluster without the
+            # resources asked for) leaves the folder's description as it found it
+            if ((out / RECORDS).stat().st_size if (out / RECORDS).is_file() else 0) == records_before:
+                for name, content in kept.items():
+                    if content is None:
+                        (out / name).unlink(missing_ok=True)
+                    else:
+                        (out / name).write_bytes(content)
+            raise
+
+
+def _run_locked(out: Path, sweep: Sweep, backend, workers, threads, device, ray_address, max_pack, retry_failed,
+                on_progress, command, verbose, execution, budget, t0) -> SweepReport:
+    """The body of :func:`_run_in`, with the folder locked: describe it, then run what is left."""
+    write_json(out / "sweep.json", sweep.to_dict())
+    write_json(out / "run.json", run_record(command, {"sweep": sweep.id(), "name": sweep.name, "runs": len(sweep.configs),
+                                                      "select": sweep.select_text()})
+               | {"backend": backend, "workers": workers, "threads": threads, "device": device, "max_pack": max_pack,
+                  "execution": execution, "memory_budget": None if budget is None else budget.line()})
+    _write_manifest(out, sweep)
+    with RecordWriter(out / RECORDS) as writer:
+        recorded = {r["id"]: r for r in read_records(out)}
+        todo = {c.id() for c in sweep.configs if c.id() not in recorded or (
+            retry_failed and recorded[c.id()]["status"] == "failed"
+            and not str(recorded[c.id()].get("reason")).startswith("nan"))}
+        packs = _packs_to_run(sweep, todo, max_pack, out, device, budget)
+        report = SweepReport(str(out), sweep.name, sweep.id(), len(sweep.configs), len(sweep.configs) - len(todo),
+                             packs=len(packs), backend=backend, workers=workers, threads=threads)
+        # Largest packs first: the last ones to finish are then short (better balance, honest ETA).
+        order = sorted(range(len(packs)), key=lambda i: -packs[i].work())
+        jobs = [(i, {"pack": packs[i].id, "configs": [c.to_dict() for c in packs[i].configs], "out": str(out),
+                     "device": device, "threads": threads, "execution": execution, "share": workers,
+                     "memory_budget": None if budget is None else [budget.bytes, budget.source]})
+                for i in order]
+        _drive(jobs, packs, todo, writer, report, backend, workers, threads, device, ray_address, on_progress,
+               verbose)
+    _remove_if_empty(out / "packs")
+    final = {r["id"]: r for r in read_records(out)}
+    for c in sweep.configs:
+        r = final.get(c.id())
+        if r is not None and r["status"] == "failed":
+            kind = str(r.get("reason") or "unknown").split(":", 1)[0]
+            report.failures[kind] = report.failures.get(kind, 0) + 1
     report.seconds = time.perf_counter() - t0
     return report
 

@@ -214,7 +214,11 @@ def run_ray(jobs: list[tuple[int, dict]], *, address: str | None = None, workers
     from expressivity.experiments.worker import execute_pack
 
     try:
-        gpus = 1 if device == "cuda" or (device == "auto" and ray.cluster_resources().get("GPU", 0) >= 1) else 0
+        cluster_gpus = ray.cluster_resources().get("GPU", 0)
+        if device == "cuda" and cluster_gpus < 1:   # every task would wait for a GPU forever
+            raise ExpressivityError("--device cuda was asked for, but the Ray cluster has no GPU; use --device cpu "
+                                    "or auto, or add a node with a GPU")
+        gpus = 1 if device == "cuda" or (device == "auto" and cluster_gpus >= 1) else 0
         if device == "auto":
             device = "cuda" if gpus else "cpu"
         cpus = ray.cluster_resources().get("CPU", 0)
