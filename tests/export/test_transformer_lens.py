@@ -548,3 +548,20 @@ def _as_input(net, values):
     X = np.zeros((len(values), net.d_in))
     X[:, net.input_labels.index("x")] = values
     return X
+
+
+@pytest.mark.parametrize("example", [np.zeros(3), np.full((2, 2), np.nan), "text"])
+def test_a_bad_example_is_refused_before_anything_is_written(tmp_path, example):
+    """A TypeError or ValueError left three files behind, and the next save was refused as a user's files."""
+    net, _ = CIRCUITS["reverse"].build(6, "auto", input_range=5.0)
+    export = to_transformer_lens(net)
+    with pytest.raises(ExportError, match="example must be an input"):
+        save_transformer_lens(export, tmp_path / "tl", example=example)
+    assert not (tmp_path / "tl").exists() or list((tmp_path / "tl").iterdir()) == []
+    save_transformer_lens(export, tmp_path / "tl")
+    readme = (tmp_path / "tl" / "README.md").read_text()
+    assert "Its claim covers the inputs x with max - min <= 5" in readme and "verified" in readme
+    hard, _ = CIRCUITS["reverse"].build(6, math.inf)
+    save_transformer_lens(to_transformer_lens(hard, hardmax_lambda=30.0, margin=("score_gap_per_unit_scale", 1.0)),
+                          tmp_path / "hard")
+    assert "This model carries no claim" in (tmp_path / "hard" / "README.md").read_text()

@@ -35,9 +35,13 @@ print(cache["blocks.0.attn.hook_pattern"])     # attention weights: (batch, head
 {tokens}
 The first {d} residual dimensions are the network's own (their labels are in `expressivity.json`);
 {extra}. `expressivity.json` also says which network layer became which block and which hooks
-show it, what the export changed, and what it cost. Outputs agree with expressivity's reference
-evaluator within {tol32:g} (relative, float32) and {tol64:g} (float64); the measured differences
-are in `expressivity.json` under `verified`.
+show it, what the export changed, and what it cost. The export's tolerances against expressivity's
+reference evaluator are {tol32:g} (relative, float32) and {tol64:g} (float64); whether this model
+meets them is measured by `expressivity export` and recorded in `expressivity.json` under
+`verified` (a network that asks more of float32 than it has is reported there as "float32 too
+coarse": use float64).
+
+{claim}
 """
 
 
@@ -62,41 +66,86 @@ def save_transformer_lens(export: TLExport, directory: Path, name: str = "networ
     if not isinstance(export, TLExport):
         raise ExportError(f"save_transformer_lens writes a TLExport (to_transformer_lens(network)), got "
                           f"{type(export).__name__}")
-    from safetensors.numpy import save_file
+    from safetensors.numpy import save
 
     from expressivity.manifest import NetworkEntry, check_replaceable, refuse_present, write_manifest
 
     directory = Path(directory)
+    if directory.exists() and not directory.is_dir():
+        raise ExportError(f"{directory} is a file; give save_transformer_lens a folder")
     if manifest:
         check_replaceable(directory, "transformer-lens", ("save_transformer_lens",), writes=tuple(FOLDER_FILES))
     else:
         refuse_present(directory, FOLDER_FILES, "save_transformer_lens")
+    example = _example(export, example)
+    # every file is made in memory before the folder is touched: a failure leaves nothing half-written
+    contents = {"config.json": json.dumps(export.config, indent=1) + "\n",
+                "model.safetensors": save({k: np.ascontiguousarray(v, dtype=np.float64)
+                                           for k, v in export.state_dict.items()}),
+                "expressivity.json": json.dumps(export.description(), indent=1, allow_nan=False) + "\n",
+                "README.md": _readme(export, name, folder or directory.name, example)}
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / n for n in FOLDER_FILES]
-    paths[0].write_text(json.dumps(export.config, indent=1) + "\n")
-    save_file({k: np.ascontiguousarray(v, dtype=np.float64) for k, v in export.state_dict.items()}, str(paths[1]))
-    paths[2].write_text(json.dumps(export.description(), indent=1, allow_nan=False) + "\n")
+    for path in paths:
+        content = contents[path.name]
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    if manifest:
+        write_manifest(directory, "transformer-lens", "save_transformer_lens", dict(FOLDER_FILES),
+                       [NetworkEntry(".", name, "transformer-lens")])
+    return paths
+
+
+def _example(export: TLExport, example) -> np.ndarray:
+    """The README's example input ``(n, d_in)``: the given one, checked, or zeros of up to 4 tokens."""
+    if example is None:
+        return np.zeros((min(export.config["n_ctx"], 4), export.d_in))
+    try:
+        X = np.asarray(example, dtype=np.float64)
+    except (TypeError, ValueError):
+        X = None
+    if X is None or X.ndim != 2 or X.shape[1] != export.d_in or not 1 <= X.shape[0] <= export.config["n_ctx"] \
+            or not np.all(np.isfinite(X)):
+        raise ExportError(f"save_transformer_lens's example must be an input (n, {export.d_in}) of finite numbers with "
+                          f"1 <= n <= {export.config['n_ctx']}; give one, or leave it out for zeros")
+    return X
+
+
+def _readme(export: TLExport, name: str, folder: str, example: np.ndarray) -> str:
+    """The folder's README: how to load and run it in TransformerLens, and what it claims."""
     from expressivity import __version__
 
     P = export.cost["position_dims"]
     extra = (f"dimensions {export.d}..{export.d + P - 1} are one-hot positions that carry the position biases"
              if P else "the export adds no dimensions")
-    if example is None:
-        example = np.zeros((min(export.config["n_ctx"], 4), export.d_in))
-    rows = [[float(v) if float(v) != int(v) else int(v) for v in row] for row in np.asarray(example, dtype=np.float64)]
+    rows = [[float(v) if float(v) != int(v) else int(v) for v in row] for row in example]
     tokens = ""
     if export.tokens:
-        ids = [int(np.argmax(row)) for row in np.asarray(example)]
+        ids = [int(np.argmax(row)) for row in example]
         tokens = f"\nA token network: `bridge.run_with_cache(torch.tensor([{ids}]))` gives the same logits.\n"
     bias = " + torch.tensor(json.load(open(\"{}/expressivity.json\"))[\"input_bias\"], dtype=torch.float64)".format(
-        folder or directory.name) if export.input_bias else ""
-    paths[3].write_text(README.format(name=name, version=__version__, tl=TL_VERSION, folder=folder or directory.name,
-                                      example=json.dumps([rows]), bias=bias, tokens=tokens, d=export.d, extra=extra,
-                                      tol32=export.tolerance["float32"], tol64=export.tolerance["float64"]))
-    if manifest:
-        write_manifest(directory, "transformer-lens", "save_transformer_lens", dict(FOLDER_FILES),
-                       [NetworkEntry(".", name, "transformer-lens")])
-    return paths
+        folder) if export.input_bias else ""
+    return README.format(name=name, version=__version__, tl=TL_VERSION, folder=folder, example=json.dumps([rows]),
+                         bias=bias, tokens=tokens, d=export.d, extra=extra, tol32=export.tolerance["float32"],
+                         tol64=export.tolerance["float64"], claim=_claim_text(export))
+
+
+def _claim_text(export: TLExport) -> str:
+    """What the exported network's claim covers, in words (from the network it was exported from)."""
+    net = export.network
+    if net is None:
+        return "The export records no claim about its inputs."
+    if net.no_claim is not None:
+        return f"**This model carries no claim**: {net.no_claim}. Its outputs approximate the construction's, unchecked."
+    lines = []
+    if net.valid_lengths is not None:
+        lines.append(f"It is built and verified for {net.valid_lengths.describe()}.")
+    if net.input_domain is not None:
+        lines.append(f"Its claim covers the inputs {net.input_domain.describe(net.input_labels)}; outside them "
+                     "(or at other lengths) its outputs are not covered by any check.")
+    return " ".join(lines) or "The export records no claim about its inputs."
 
 
 def read_folder_config(directory: Path) -> tuple[dict, dict | None]:
