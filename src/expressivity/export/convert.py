@@ -38,7 +38,7 @@ def export_network(saved: Saved, out: Path, run: dict) -> dict:
         write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
         write_manifest(stage, "network", "export", {**network_files(), "run.json": RUN_RECORD},
                        [NetworkEntry(".", saved.network.name or "network", "network")])
-    return {"to": "network", "out": str(out), "files": files + [str(Path(out) / "run.json")],
+    return {"to": "network", "out": str(out), "files": files + [str(Path(out) / n) for n in ("run.json", "manifest.json")],
             "network": saved.network.name, "summary": saved.network.summary(max_layers=12)}
 
 
@@ -233,7 +233,8 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
         write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
         write_manifest(stage, "transformer-lens", "export", {**tl.FOLDER_FILES, "run.json": RUN_RECORD},
                        [NetworkEntry(".", net.name or "network", "transformer-lens")])
-    return {"to": "transformer-lens", "out": str(out), "files": files + [str(Path(out) / "run.json")],
+    return {"to": "transformer-lens", "out": str(out),
+            "files": files + [str(Path(out) / n) for n in ("run.json", "manifest.json")],
             "network": net.name, "config": export.config, "cost": export.cost, "changes": list(export.changes),
             "tolerance": export.tolerance, "verified": checked, "within_claim": within_claim, "no_claim": no_claim,
             "valid_lengths": None if valid is None else valid.describe(),

@@ -450,7 +450,7 @@ register(Claim(
     f"{math.exp(ROLE_MARGIN):.2f}), the whole interval inside. Refuted if the mirror image holds or the loss rises "
     "with m; not reproduced if a change in H lies wholly beyond the margin; undecided otherwise, and with fewer "
     f"than {ROLE_MIN_SEEDS} valid seeds in a cell. " + ROLE_POWER + ". Medium and full score on a fresh test sample.",
-    claim4, "2 minutes on 2 cores (1.8 CPU-minutes)", "4 x 4 grid, 4000 steps, 6 learning rates, 10 seeds: estimated "
+    claim4, "2.4 CPU-minutes (5.6 min on 2 cores shared with other jobs)", "4 x 4 grid, 4000 steps, 6 learning rates, 10 seeds: estimated "
     "(not run) 90 minutes on 2 CPU cores", tag="[R]", medium="4 x 4 grid, 2000 steps, 4 learning rates",
     paper_claim="a complex readout of a few memories needs FFN width, not more heads (Table 4, insight 2a)"))
 
