@@ -565,3 +565,36 @@ def test_a_bad_example_is_refused_before_anything_is_written(tmp_path, example):
     save_transformer_lens(to_transformer_lens(hard, hardmax_lambda=30.0, margin=("score_gap_per_unit_scale", 1.0)),
                           tmp_path / "hard")
     assert "This model carries no claim" in (tmp_path / "hard" / "README.md").read_text()
+
+
+def test_a_folder_whose_weights_or_config_were_edited_carries_no_claim(tmp_path):
+    """Doubling attn.o.weight made run answer 6, 6, 2, 8, ... for a shift within its claim."""
+    from safetensors.numpy import load_file, save_file
+
+    net, _ = CIRCUITS["shift"].build(8, "auto", input_range=7.0)
+    save_transformer_lens(to_transformer_lens(net), tmp_path / "tl")
+    X = _as_input(net, [3, 1, 4, 1, 5, 8, 2, 6])
+    assert load_transformer_lens(tmp_path / "tl").no_claim is None
+    weights = load_file(str(tmp_path / "tl" / "model.safetensors"))
+    weights["blocks.0.attn.o.weight"] = weights["blocks.0.attn.o.weight"] * 2
+    save_file(weights, str(tmp_path / "tl" / "model.safetensors"))
+    edited = load_transformer_lens(tmp_path / "tl")
+    assert "model.safetensors differ" in edited.no_claim
+    with pytest.raises(ExpressivityError, match="carries no claim"):
+        evaluate(edited, X)
+    assert load_saved(tmp_path / "tl").network.no_claim == edited.no_claim
+
+
+def test_a_saved_network_whose_weights_were_edited_carries_no_claim(tmp_path):
+    from safetensors.numpy import load_file, save_file
+
+    from expressivity.export.safetensors_io import load_network, save_network
+
+    net, _ = CIRCUITS["shift"].build(8, "auto", input_range=7.0)
+    save_network(net, tmp_path / "n")
+    assert load_network(tmp_path / "n").no_claim is None
+    weights = load_file(str(tmp_path / "n" / "weights.safetensors"))
+    name = next(iter(weights))
+    weights[name] = weights[name] + 1
+    save_file(weights, str(tmp_path / "n" / "weights.safetensors"))
+    assert "weights.safetensors is not the file saved" in load_network(tmp_path / "n").no_claim

@@ -228,7 +228,10 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
         # the input domain and no_claim come with export.description(); the valid lengths are the exported ones
         claim = {"valid_lengths": None if exported_valid is None else exported_valid.to_dict(),
                  "answers": None if answers is None else answers.to_dict(), "within_claim": within_claim}
-        write_json(stage / "expressivity.json", export.description() | {"verified": jsonable(checked)} | claim)
+        from expressivity.export.transformer_lens.folder import digests
+
+        write_json(stage / "expressivity.json", export.description() | {"verified": jsonable(checked)} | claim
+                   | digests((stage / "model.safetensors").read_bytes(), (stage / "config.json").read_bytes()))
         files = [str(Path(out) / p.name) for p in paths]
         write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
         write_manifest(stage, "transformer-lens", "export", {**tl.FOLDER_FILES, "run.json": RUN_RECORD},

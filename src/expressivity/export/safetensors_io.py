@@ -14,12 +14,13 @@ unreadable safetensors file, a missing tensor, a wrong shape, an unknown layer t
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import numpy as np
 from safetensors import SafetensorError
-from safetensors.numpy import load_file, save_file
+from safetensors.numpy import load_file, save
 
 from expressivity.errors import ExpressivityError, NetworkError, require_path, require_type
 from expressivity.network.network import Network
@@ -105,6 +106,8 @@ def save_network(network: Network, directory: Path, *, manifest: bool = True) ->
     except OverflowError:
         raise ExpressivityError(f"network {network.name!r} holds an exact weight beyond the float64 range, which the "
                                 "safetensors file cannot carry beside its exact form; rescale it") from None
+    weights = save(tensors)
+    desc["weights_sha256"] = hashlib.sha256(weights).hexdigest()   # a file edited later carries no claim
     try:
         text = json.dumps(desc, indent=1, allow_nan=False) + "\n"
     except (TypeError, ValueError) as exc:
@@ -112,7 +115,7 @@ def save_network(network: Network, directory: Path, *, manifest: bool = True) ->
                                 "keep its metadata to numbers, strings, lists and dicts") from None
     directory.mkdir(parents=True, exist_ok=True)
     jpath, wpath = directory / "network.json", directory / "weights.safetensors"
-    save_file(tensors, str(wpath))
+    wpath.write_bytes(weights)
     jpath.write_text(text)
     if manifest:
         write_manifest(directory, "network", "save_network", network_files(),
@@ -143,6 +146,10 @@ def _has_nan(value) -> bool:
     return False
 
 
+EDITED = ("{file} is not the file saved with this network (its SHA-256 differs from the one recorded): the weights "
+          "were changed after saving, and no check covers them")
+
+
 def load_network(directory: Path) -> Network:
     """Read a network written by :func:`save_network` (exact arrays come back exact)."""
     directory = require_path(directory, "load_network's directory")
@@ -167,8 +174,12 @@ def load_network(directory: Path) -> Network:
         raise ExpressivityError(f"{wpath} holds NaN in tensor {bad!r}; {fix}")
     if _has_nan(desc):
         raise ExpressivityError(f"{jpath} holds a NaN value; {fix}")
+    metadata = desc.get("metadata") or {}
+    recorded = desc.get("weights_sha256")
+    if isinstance(recorded, str) and hashlib.sha256(wpath.read_bytes()).hexdigest() != recorded:
+        metadata = {**metadata, "no_claim": EDITED.format(file=wpath.name)}
     try:
-        return Network.from_dict(desc, SafetensorsArrays(tensors), metadata=desc.get("metadata") or {})
+        return Network.from_dict(desc, SafetensorsArrays(tensors), metadata=metadata)
     except NetworkError as exc:
         raise ExpressivityError(f"{jpath} describes an invalid network: {_one_line(exc)}; {fix}") from None
     except KeyError as exc:

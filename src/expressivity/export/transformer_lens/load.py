@@ -293,6 +293,9 @@ def exported_claim(net: Network, desc: dict, path: Path) -> Network:
         raise ExpressivityError(f"{path}/expressivity.json records an invalid claim ({exc}); export it again") from None
     if isinstance(desc.get("answers"), dict):
         net = replace(net, metadata={**net.metadata, "answers": desc["answers"]})
-    if isinstance(desc.get("no_claim"), str) and desc["no_claim"]:
-        net = replace(net, metadata={**net.metadata, "no_claim": desc["no_claim"]})
+    from expressivity.export.transformer_lens.folder import edited
+
+    reasons = [r for r in (desc.get("no_claim"), edited(Path(path), desc)) if isinstance(r, str) and r]
+    if reasons:
+        net = replace(net, metadata={**net.metadata, "no_claim": "; ".join(reasons)})
     return net
