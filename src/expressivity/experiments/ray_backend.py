@@ -92,6 +92,8 @@ def connect(address: str | None, workers: int | None, verbose: bool = False):
     if ray.is_initialized():
         return ray, False
     address = check_address(address)
+    if address == "local":   # a private Ray, as with no address (not a cluster to join with a time limit)
+        address = None
     kwargs = dict(include_dashboard=False, log_to_driver=verbose, configure_logging=True,
                   logging_level="info" if verbose else "error")
     try:

@@ -141,7 +141,7 @@ def _check(net: Network, export, folder: Path, n: int, verify: bool, seed: int) 
 
 def _margin(report: dict | None) -> tuple[str, float] | None:
     margins = (report or {}).get("margins") or {}
-    for key in ("score_gap_per_unit_scale", "score_gap"):
+    for key in ("score_gap_per_unit_scale", "score_gap", "attention_score_gap_per_unit_scale"):   # the last: RASP
         value = margins.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
             return key, float(value)

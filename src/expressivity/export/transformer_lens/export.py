@@ -243,7 +243,8 @@ def _attention_plan(net: Network, blocks: list[list], n: int, hardmax_lambda: fl
                 hint = (f"; with the score gap g = {g:.6g} of report.json margins.{key}, lam = {lam_hint:.4g} keeps that "
                         "weight below 1e-10" if lam_hint else "")
             raise ExportError(f"{where} uses hardmax, which TransformerLens (softmax only) cannot express; soften it "
-                              "first (circuits: give a finite --scale; yun build --out saves the softened network), or "
+                              "first (circuits: give a finite --scale; yun build --out saves the softened network; rasp compile "
+                              "--attention softmax; wang-e build --beta B), or "
                               "export with --hardmax-lambda LAM: each hardmax layer becomes softmax of LAM times its "
                               f"scores, and the weight off the arg-max is then at most (n-1)*exp(-LAM*g) per query, g "
                               f"the smallest score gap{hint}")
