@@ -114,10 +114,11 @@ def test_reverse_dot_margin_positive_and_nonincreasing():
 
 
 def test_naive_float32_softmax_overflows_where_stable_softmax_does_not():
+    # a measurement of float32 itself: outside the claim, whose 1e-10 float32 cannot carry
     scores = np.array([[100.0, 0.0, 50.0]])
     assert np.isnan(naive_softmax(scores, np.float32)).any()
     net, _ = get_circuit("reverse-dot").build(8, 400.0, input_range=2.0)
-    out = evaluate(net, embed(net, _values(8)), "float32")
+    out = evaluate(net, embed(net, _values(8)), "float32", allow_outside=True)   # float32 is outside a 1e-10 claim
     assert np.isfinite(out).all()
     assert np.max(np.abs(out - _values(8)[::-1, None])) < 1e-6
 
@@ -138,7 +139,9 @@ def test_bad_scales_refused(bad):
 def test_a_circuit_run_returns_plain_python_numbers(dtype, kinds):
     from expressivity.constructions.circuits.check import run_circuit
 
-    run = run_circuit("sum" if dtype == "exact" else "reverse", [1, Fraction(1, 2), 3], dtype=dtype)
+    # float32 carries the reversal's claim only at a coarse tolerance
+    run = run_circuit("sum" if dtype == "exact" else "reverse", [1, Fraction(1, 2), 3], dtype=dtype,
+                      tolerance=1e-3 if dtype == "float32" else 1e-10)
     assert run.values and all(type(v) in kinds for v in run.values), [type(v) for v in run.values]
 
 

@@ -131,7 +131,8 @@ def test_a_yun_network_loads_as_hardmax_blocks_and_ffn_only_blocks():
     X = np.random.default_rng(0).random((32, 2, 1))
     with torch.no_grad():
         got = model(torch.tensor(X)).numpy()
-    assert _deviation(got, reference_forward(net, X)) < 1e-10
+    # the float64 pass of the same weights (outside the claim, which holds in exact arithmetic), then the exact one
+    assert _deviation(got, reference_forward(net, X, allow_outside=True)) < 1e-10
     assert _deviation(got, forward_exact(net, X).astype(float)) < 1e-10
 
 

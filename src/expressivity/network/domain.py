@@ -330,9 +330,6 @@ class InputDomain:
         """Why ``X`` (``(n, d_in)`` or ``(batch, n, d_in)``, float or exact) is outside the domain, or ``None``;
         ``arithmetic`` (one of :data:`ARITHMETICS`; ``None``: not asked) the one it is evaluated in."""
         X3 = X[None] if X.ndim == 2 else X
-        message = self.arithmetic_violation(X3, arithmetic)
-        if message:
-            return message
         batch = X3.shape[0]
 
         def where(b: int, t: int) -> str:
@@ -356,7 +353,8 @@ class InputDomain:
             message = rule.check(X3, input_labels, where, self)
             if message:
                 return message
-        return None
+        # last: an input outside the domain is named for what it is, not for the arithmetic it would need
+        return self.arithmetic_violation(X3, arithmetic)
 
     def arithmetic_violation(self, X: np.ndarray, arithmetic: str | None) -> str | None:
         """Why evaluating ``X`` in ``arithmetic`` is outside the claim (see :attr:`arithmetic`), or ``None``."""

@@ -140,10 +140,15 @@ def circuit_domain(name: str, length: int, scale, *, input_range: float | None =
         built_for |= {"tolerance": float(tolerance), "max_abs_error": error_bound}
     fix = (f"rebuild it for that range with expressivity circuit {name} --length {length} --input-range R (the scale is "
            "then chosen for R), or with --scale inf (hardmax: exact for any values)") if ranged else ""
+    if not exact and error_bound is not None:
+        fix += ("; " if fix else "") + ("values of larger magnitude need a larger --tolerance (float rounding grows with "
+                                        "|x|), or --scale inf with --dtype exact")
     arithmetic = {}
-    if not exact and error_bound is not None and length and 0 < error_bound < math.inf:
-        arithmetic = float_limits(error_bound, length)
-        built_for["float_rounding"] = "within max_abs_error again, for |x| up to the arithmetic's limit"
+    accuracy = max(error_bound or 0.0, tolerance or 0.0)   # a bound far below the tolerance asks no more of floats
+    if not exact and error_bound is not None and length and 0 < accuracy < math.inf:
+        arithmetic = float_limits(accuracy, length)
+        built_for["float_rounding"] = ("within the tolerance (or max_abs_error where larger) again, for |x| up to the "
+                                       "arithmetic's limit")
     return InputDomain((Field.real(("x",), spread=input_range if ranged else None),), exact=exact,
                        built_for=built_for, fix=fix, arithmetic=arithmetic)
 
@@ -151,19 +156,20 @@ def circuit_domain(name: str, length: int, scale, *, input_range: float | None =
 UNIT_ROUNDOFF = {"float64": 2.0 ** -53, "float32": 2.0 ** -24}
 
 
-def float_limits(error_bound: float, length: int) -> dict:
+def float_limits(accuracy: float, length: int) -> dict:
     """The largest ``|x|`` each float arithmetic carries a softmax circuit's claim to, ``{dtype: limit}``.
 
     The bound is proven in exact arithmetic; floats add rounding. A softmax head averages ``L``
     values with weights normalised by a sum of ``L`` exponentials: its float result is within
     ``(2L + 4) eps max|x|`` of the exact one (the weights carry relative error ``(L + 4) eps``, the
-    weighted sum ``L eps`` more). Inside the limit that rounding is at most the proven bound, so the
-    float error is at most twice it; a dtype whose limit would be below 1 (float32 for a bound of 1e-10)
+    weighted sum ``L eps`` more). Inside the limit that rounding is at most ``accuracy`` (the
+    tolerance the scale was chosen for, or the proven bound where larger), so the float error is at
+    most the bound plus that; a dtype whose limit would be below 1 (float32 for a tolerance of 1e-10)
     is left out: the claim does not hold in it, except for values too small to use. A float64 limit of
     0 when neither holds."""
     limits = {}
     for dtype, eps in UNIT_ROUNDOFF.items():
-        limit = float(error_bound) / ((2 * length + 4) * eps)
+        limit = float(accuracy) / ((2 * length + 4) * eps)
         if limit >= 1:
             limits[dtype] = limit
     return limits or {"float64": 0.0}

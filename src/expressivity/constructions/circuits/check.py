@@ -112,7 +112,7 @@ def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed
                                 tolerance=tolerance, seed=seed, shift=shift)
     started = time.perf_counter()
     inputs = exact_values if dtype == "exact" else floats
-    rounding = net.input_domain.arithmetic_violation(embed(net, inputs), dtype)
+    rounding = None if dtype == "exact" else net.input_domain.arithmetic_violation(embed(net, inputs), dtype)
     if rounding is not None and not measure_outside:   # the check would allow more rounding than the bound it checks
         raise ExpressivityError(f"{dtype} rounding can exceed circuit {name!r}'s proven error bound "
                                 f"{report.bounds['max_abs_error']:.3g} on these values ({rounding}); use --dtype "
