@@ -8,19 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from expressivity.cli.main import cli
-
-
-def run(*args):
-    result = CliRunner().invoke(cli, [str(a) for a in args])
-    return result.exit_code, result.stdout, result.stderr
-
-
-def _one_line(code, err, needle):
-    assert code == 2 and err.startswith("error:") and len(err.strip().splitlines()) == 1, err
-    assert needle in err, err
+from tests.cli_runner import cli_run as run
+from tests.cli_runner import one_line_error as _one_line
 
 
 @pytest.fixture(scope="module")
