@@ -2,6 +2,7 @@
 are recorded with their reasons, and the engine does not change what a run computes."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -111,3 +112,21 @@ def test_a_claims_sweep_lives_inside_the_claims_folder_and_a_failed_start_leaves
     with pytest.raises(ExpressivityError, match="cannot reach Ray"):
         run_sweep(sw, tmp_path / "new" / "deep" / "sweep", backend="ray", ray_address="127.0.0.1:1")
     assert not (tmp_path / "new").exists()
+
+
+def test_a_command_that_fails_before_recording_keeps_a_folder_with_checkpoints_resumable(tmp_path, monkeypatch):
+    """A failed command restores the folder's description (a failed Ray join rewrote run.json and manifest.json);
+    where it made a checkpoint before failing, the new description stays, so the folder resumes."""
+    import expressivity.experiments.launch as launch
+
+    sw = sweep_from_spec(grid_spec({"seed": [0]}))
+
+    def interrupted(jobs, packs, todo, writer, report, *args, **kwargs):
+        (Path(report.out) / "packs" / "p").mkdir(parents=True)
+        (Path(report.out) / "packs" / "p" / "checkpoint").write_text("a pack's checkpoint")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(launch, "_drive", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(sw, tmp_path / "s", workers=1)
+    assert all((tmp_path / "s" / name).is_file() for name in ("sweep.json", "run.json", "manifest.json"))

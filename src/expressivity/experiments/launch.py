@@ -208,11 +208,12 @@ def _run_in(out: Path, sweep: Sweep, backend, workers, threads, device, ray_addr
             # a command that failed before recording anything (Ray unreachable, a cluster without the
             # resources asked for) leaves the folder's description as it found it
             if ((out / RECORDS).stat().st_size if (out / RECORDS).is_file() else 0) == records_before:
+                work = _holds_work(out)   # a checkpoint made now: the folder must still describe its sweep
                 for name, content in kept.items():
-                    if content is None:
-                        (out / name).unlink(missing_ok=True)
-                    else:
+                    if content is not None:
                         (out / name).write_bytes(content)
+                    elif not work:
+                        (out / name).unlink(missing_ok=True)
             raise
 
 
