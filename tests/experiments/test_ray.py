@@ -154,3 +154,20 @@ def test_verbose_applies_only_to_ray(tmp_path):
     spec.write_text(json.dumps(grid_spec({"seed": [0]})))
     res = CliRunner().invoke(cli, ["sweep", "run", str(spec), "--out", str(tmp_path / "o"), "--verbose"])
     assert res.exit_code == 2 and "--verbose" in res.stderr and not (tmp_path / "o").exists()
+
+
+def test_ray_driver_messages_stay_off_stdout(ray_local, capsys):
+    """A killed worker's raylet line reached stdout before the --json object."""
+    from ray._private import worker as ray_worker
+
+    from expressivity.experiments.ray_backend import connect
+
+    connect(None, 1, verbose=False)
+    ray_worker.print_to_stdstream({"lines": ["A worker died or was killed"], "pid": "raylet", "is_err": False},
+                                  ignore_prefix=False)
+    connect(None, 1, verbose=True)
+    ray_worker.print_to_stdstream({"lines": ["A worker died or was killed"], "pid": "raylet", "is_err": False},
+                                  ignore_prefix=False)
+    captured = capsys.readouterr()
+    assert "worker died" not in captured.out and captured.err.count("worker died") == 1
+    connect(None, 1, verbose=False)

@@ -89,6 +89,7 @@ def connect(address: str | None, workers: int | None, verbose: bool = False):
     """Initialise Ray unless it already is; returns ``(ray, started_here)``. Ray's log lines
     (its own and the tasks' output) reach the terminal only with ``verbose``."""
     ray = _import_ray()
+    _route_driver_messages(verbose)
     if ray.is_initialized():
         return ray, False
     address = check_address(address)
@@ -122,6 +123,30 @@ def connect(address: str | None, workers: int | None, verbose: bool = False):
                                     "(or RAY_AUTH_TOKEN)") from None
         raise
     return ray, True
+
+
+_MESSAGES = {"verbose": False}
+
+
+def _route_driver_messages(verbose: bool) -> None:
+    """Keep Ray's driver messages off stdout: its error thread prints raylet lines ("A worker died or
+    was killed ...") to ``sys.stdout`` even with ``log_to_driver=False``, which broke ``--json`` (the
+    record of the pack says what happened). Without ``verbose`` they are dropped, with it sent to stderr."""
+    _MESSAGES["verbose"] = verbose
+    try:
+        from ray._private import worker as ray_worker
+    except ImportError:   # another Ray layout: nothing to route
+        return
+    original = getattr(ray_worker, "print_to_stdstream", None)
+    if original is None or getattr(original, "_expressivity", False):
+        return
+
+    def routed(data, ignore_prefix):
+        if _MESSAGES["verbose"]:
+            original({**data, "is_err": True}, ignore_prefix)
+
+    routed._expressivity = True
+    ray_worker.print_to_stdstream = routed
 
 
 def _within(seconds: float, address: str, join) -> None:
