@@ -61,10 +61,13 @@ def test_cuda_on_a_cluster_without_a_gpu_is_refused_and_the_folder_left_as_it_wa
     assert not (tmp_path / "t").exists()
 
 
-def test_workers_do_not_apply_to_a_ray_cluster(tmp_path):
+def test_workers_do_not_apply_to_a_ray_cluster(tmp_path, monkeypatch):
     with pytest.raises(ExpressivityError, match="--workers does not apply to a Ray cluster"):
         run_sweep(sweep_from_spec(grid_spec({"seed": [0]})), tmp_path / "s", backend="ray", workers=3,
                   ray_address="127.0.0.1:6379")
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:6379")   # the cluster named by the environment instead
+    with pytest.raises(ExpressivityError, match="--workers does not apply to a Ray cluster"):
+        run_sweep(sweep_from_spec(grid_spec({"seed": [0]})), tmp_path / "s", backend="ray", workers=3)
     assert not (tmp_path / "s").exists()
 
 

@@ -16,6 +16,7 @@ checkpoints; a sweep that only adds runs to the one in ``DIR`` extends it.
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -119,7 +120,8 @@ def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None 
         from expressivity.training.trainer import resolve_device
 
         device = resolve_device(device)
-    if backend == "ray" and ray_address not in (None, "", "local") and workers is not None:
+    cluster = ray_address if ray_address is not None else os.environ.get("RAY_ADDRESS")
+    if backend == "ray" and cluster not in (None, "", "local") and workers is not None:
         raise ExpressivityError("--workers does not apply to a Ray cluster (its CPUs decide how many packs run at "
                                 "once); drop it, or leave out --ray-address for a private Ray of that many workers")
     workers, threads = resolve_workers(backend, device, workers, threads)
