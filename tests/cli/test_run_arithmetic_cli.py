@@ -5,6 +5,7 @@ rounding could exceed the proven bound (a fresh audit, 2026-11-28: each case ans
 ``within_claim`` true before)."""
 
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,20 @@ def test_wang_e_claims_name_the_arithmetic_they_are_checked_in(tmp_path, args, i
     code, out, err = run("run", tmp_path / "net", "--input", inputs, "--json")
     assert code == 0, err
     assert json.loads(out)["dtype"] == ("exact" if exact_only else "float64")
+
+
+def test_show_draws_an_exact_only_network_from_its_exact_pass(tmp_path):
+    """A breakpoint at 1/3 is stored rounded: float64 put 0.3333333333333333 in the next cell (0.26722 where the
+    exact answer is 0.25064), and show drew the float64 pass within the claim."""
+    code, _, err = run("yun", "build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/3",
+                       "--samples", "20", "--out", tmp_path / "y3")
+    assert code == 0, err
+    folder = tmp_path / "y3" / "delta_1_3" / "modified"
+    code, out, err = run("run", folder, "--input", "0.3333333333333333; 0.9", "--json")
+    assert code == 0, err
+    result = json.loads(out)   # exact by default: the outputs are "p/q"
+    assert result["dtype"] == "exact" and [round(float(Fraction(y)), 5) for (y,) in result["output"]] == [0.25064, 0.74936]
+    code, out, err = run("show", folder, "--input", "0.3333333333333333; 0.9", "--out", tmp_path / "page.html")
+    assert code == 0, err
+    page = (tmp_path / "page.html").read_text()
+    assert "0.2506" in page and "0.2672" not in page

@@ -309,18 +309,29 @@ _PICTURES = {"attention": _attention_pictures, "mixing": _mixing_pictures, "feed
 
 def _evaluate_for_page(net: Network, X: np.ndarray, allow_length: bool, allow_outside: bool):
     """Outputs ``(1, n, d_out)`` and residuals (``len(layers) + 1`` arrays ``(1, n, d)``) of the float64
-    reference pass on ``X`` ``(n, d_in)`` (exact or float: the claim is checked on it as given),
-    refused when the page would be too big or a value is not finite."""
+    reference pass on ``X`` ``(n, d_in)`` (exact or float: the claim is checked on it as given), or of the
+    exact pass, drawn as floats, where the claim holds in exact arithmetic only (Yun's modified networks:
+    float64 answers another cell's value near a cell boundary); refused when the page would be too big
+    or a value is not finite."""
+    from expressivity.inspect.run import default_dtype
     from expressivity.network.reference import forward
 
     net.check_input(X, allow_length=allow_length, allow_outside=allow_outside)
-    X = _floats(X)
+    exact = default_dtype(net) == "exact"
+    X_given, X = X, _floats(X)
     n = X.shape[0]
     heads = head_count(net.layers)
     cells = heads * n * n + (len(net.layers) + 1) * n * net.d
     if cells > MAX_CELLS:
         raise ExpressivityError(f"the page would draw {cells:,} cells ({heads} heads x {n}^2 plus the residual stream); "
                                 f"the limit is {MAX_CELLS:,}: give a shorter --input")
+    if exact:
+        from expressivity.network.exact import forward_exact
+
+        out, residuals = forward_exact(net, np.asarray(X_given, dtype=object)[None], return_residuals=True,
+                                       allow_length=True, allow_outside=True)
+        out, residuals = _floats(out), [_floats(r) for r in residuals]
+        return out, residuals
     with np.errstate(all="ignore"):   # the claim was checked above, on X as given
         out, residuals = forward(net, X[None], return_residuals=True, allow_length=True, allow_outside=True)
     if not (np.all(np.isfinite(out)) and all(np.all(np.isfinite(r)) for r in residuals)):
