@@ -160,9 +160,10 @@ def float_limits(accuracy: float, length: int) -> dict:
     """The largest ``|x|`` each float arithmetic carries a softmax circuit's claim to, ``{dtype: limit}``.
 
     The bound is proven in exact arithmetic; floats add rounding. A softmax head averages ``L``
-    values with weights normalised by a sum of ``L`` exponentials: its float result is within
-    ``(2L + 4) eps max|x|`` of the exact one (the weights carry relative error ``(L + 4) eps``, the
-    weighted sum ``L eps`` more). Inside the limit that rounding is at most ``accuracy`` (the
+    values with weights normalised by a sum of ``L`` exponentials: a first-order error analysis (ours,
+    not the sources') puts its float result within ``(2L + 4) eps max|x|`` of the exact one (the weights
+    carry relative error ``(L + 4) eps``, the weighted sum ``L eps`` more; the check's rounding allowance,
+    ``8 eps L (1 + sum|v| + max|target|)``, is larger). Inside the limit that rounding is at most ``accuracy`` (the
     tolerance the scale was chosen for, or the proven bound where larger), so the float error is at
     most the bound plus that; a dtype whose limit would be below 1 (float32 for a tolerance of 1e-10)
     is left out: the claim does not hold in it, except for values too small to use. A float64 limit of
