@@ -233,3 +233,17 @@ def test_summary_refuses_every_option_of_a_run(tmp_path, option):
     run = _copy(tmp_path, "quick", "wang-e-8")
     _refused(CliRunner().invoke(cli, ["reproduce", "--summary", str(run), *option]), "takes no other option",
              option[0])
+
+
+def test_an_unreachable_ray_cluster_is_refused_before_the_plan_trains(tmp_path):
+    """reproduce timed a few training steps for its plan, printed it, then said it could not reach Ray."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    res = CliRunner().invoke(cli, ["reproduce", "wang-e-4", "--backend", "ray", "--ray-address", f"127.0.0.1:{port}",
+                                   "--out", str(tmp_path / "r"), "--yes"])
+    assert res.exit_code == 2 and res.stderr.startswith("error: cannot reach Ray"), res.stderr
+    assert "plan" not in res.stdout and len(res.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "r").exists()

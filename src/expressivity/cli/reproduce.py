@@ -114,16 +114,17 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
     criterion.check(out, claim, scale, amend)  # a changed criterion needs --amend; refused before anything runs
     check_memory_budget(memory_budget)
     execution = execution_choices(ctx.params)
+    if backend == "ray" and not plan_only:
+        from expressivity.experiments.ray_backend import check_address
+
+        # an unreachable cluster fails in seconds, before the plan trains a few steps and the folder is made
+        check_address(ray_address)
     plan = _plan_first(name, scale, out, device, execution, workers, threads, backend, memory_budget, plan_only,
                        yes, as_json) if claim.trains else None
     if plan_only:
         if plan is None:  # a numerics claim trains nothing: say so rather than print nothing
             _no_plan(name, scale, out, as_json)
         return
-    if backend == "ray":
-        from expressivity.experiments.ray_backend import check_address
-
-        check_address(ray_address)  # an unreachable cluster fails in seconds, before the claim's folder is made
     with human_output_to_stderr(as_json):
         console.print(f"[bold]{claim.title}[/] ({claim.source}), scale {scale}\nthe paper's claim {claim.tag}: "
                       f"{claim.paper_claim or claim.title}\ncriterion, stated before the run: {claim.criterion}",
