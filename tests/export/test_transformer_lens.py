@@ -99,6 +99,9 @@ def test_minus_infinity_biases_become_a_score_softmax_gives_no_weight():
     X = np.random.default_rng(1).normal(size=(2, 6, 2))
     result = verify(net, export, X)
     assert result["float64"]["status"] == "ok" and result["float64"]["pattern_abs"] == 0.0
+    # the finite mask is said: a head whose scores reach 1e9 (W_Q = 1e10) is not represented, and from Python
+    # nothing else told (the export command's verification refuses it)
+    assert sum("-inf position-bias entries are exported as the score -1e+09" in c for c in export.changes) == 1
 
 
 def _yun_softened():

@@ -429,6 +429,13 @@ def _head_weights(p: _Plan, k: int, h: int, head: Head, w: dict[str, np.ndarray]
             B = _bias_matrix(head, p.n) * bias_mult
             if np.any(np.isnan(B)) or np.any(B == np.inf):
                 raise ExportError(f"{where}: its position bias has a NaN or +inf entry")
+            if np.any(B == -np.inf) and not any("exported as the score" in c for c in p.changes):
+                # TransformerLens takes no -inf: the mask is a finite score, which masks only while the head's
+                # own scores stay far above it (the export command's verification checks it on its inputs)
+                p.changes.append(f"-inf position-bias entries are exported as the score {MASKED_SCORE:g}, which masks "
+                                 f"only while every attention score stays above about {MASKED_SCORE / 10:g}; a head "
+                                 "whose scores reach that is not represented (check the export, as the export "
+                                 "command does)")
             B = np.where(B == -np.inf, MASKED_SCORE, B)
             w["q"][r0 + m:r0 + m + P, d:] = s * B.T   # q_extra[i] = s * B[i, :]
         w["kw"][r0 + m:r0 + m + P, d:] = np.eye(P)  # k_extra[j] = e_j
