@@ -15,6 +15,7 @@ as training goes). ``manifest.json`` lists itself.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import platform
 import time
@@ -242,3 +243,18 @@ def read_pointer(folder: Path, where: str):
         else:
             return None
     return value
+
+
+def file_digests(contents: dict[str, bytes]) -> dict[str, str]:
+    """SHA-256 of each file's bytes as written, by file name: recorded beside a network, so a folder
+    whose files are edited afterwards is read back carrying no claim (:func:`changed_files`)."""
+    return {name: hashlib.sha256(data).hexdigest() for name, data in contents.items()}
+
+
+def changed_files(folder: Path, recorded) -> list[str]:
+    """The files of ``folder`` whose bytes differ from the digests ``recorded`` (:func:`file_digests`;
+    missing files count as changed); none when nothing was recorded (folders older than the digests)."""
+    if not isinstance(recorded, dict):
+        return []
+    return [name for name, digest in recorded.items()
+            if not (Path(folder) / name).is_file() or hashlib.sha256((Path(folder) / name).read_bytes()).hexdigest() != digest]

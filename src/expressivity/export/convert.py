@@ -7,6 +7,7 @@ and return what they wrote and measured, as JSON-ready values.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -228,10 +229,9 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
         # the input domain and no_claim come with export.description(); the valid lengths are the exported ones
         claim = {"valid_lengths": None if exported_valid is None else exported_valid.to_dict(),
                  "answers": None if answers is None else answers.to_dict(), "within_claim": within_claim}
-        from expressivity.export.transformer_lens.folder import digests
-
-        write_json(stage / "expressivity.json", export.description() | {"verified": jsonable(checked)} | claim
-                   | digests((stage / "model.safetensors").read_bytes(), (stage / "config.json").read_bytes()))
+        # what save_transformer_lens wrote (the description and its files' digests), with the verification
+        written = json.loads((stage / "expressivity.json").read_text())
+        write_json(stage / "expressivity.json", written | {"verified": jsonable(checked)} | claim)
         files = [str(Path(out) / p.name) for p in paths]
         write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
         write_manifest(stage, "transformer-lens", "export", {**tl.FOLDER_FILES, "run.json": RUN_RECORD},

@@ -14,7 +14,6 @@ unreadable safetensors file, a missing tensor, a wrong shape, an unknown layer t
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -84,8 +83,8 @@ def save_network(network: Network, directory: Path, *, manifest: bool = True) ->
     is written as JSON (:func:`expressivity.records.jsonable`), so a Fraction there comes back as
     its string ``"p/q"`` and an object as its dictionary.
     """
-    from expressivity.manifest import (NETWORK_FILES, NetworkEntry, check_replaceable, network_files, refuse_present,
-                                      write_manifest)
+    from expressivity.manifest import (NETWORK_FILES, NetworkEntry, check_replaceable, file_digests, network_files,
+                                      refuse_present, write_manifest)
 
     require_type(network, Network, "save_network's network", "build or load one first")
     directory = require_path(directory, "save_network's directory")
@@ -107,7 +106,7 @@ def save_network(network: Network, directory: Path, *, manifest: bool = True) ->
         raise ExpressivityError(f"network {network.name!r} holds an exact weight beyond the float64 range, which the "
                                 "safetensors file cannot carry beside its exact form; rescale it") from None
     weights = save(tensors)
-    desc["weights_sha256"] = hashlib.sha256(weights).hexdigest()   # a file edited later carries no claim
+    desc["sha256"] = file_digests({"weights.safetensors": weights})   # a file edited later carries no claim
     try:
         text = json.dumps(desc, indent=1, allow_nan=False) + "\n"
     except (TypeError, ValueError) as exc:
@@ -174,9 +173,10 @@ def load_network(directory: Path) -> Network:
         raise ExpressivityError(f"{wpath} holds NaN in tensor {bad!r}; {fix}")
     if _has_nan(desc):
         raise ExpressivityError(f"{jpath} holds a NaN value; {fix}")
+    from expressivity.manifest import changed_files
+
     metadata = desc.get("metadata") or {}
-    recorded = desc.get("weights_sha256")
-    if isinstance(recorded, str) and hashlib.sha256(wpath.read_bytes()).hexdigest() != recorded:
+    if changed_files(directory, desc.get("sha256")):
         metadata = {**metadata, "no_claim": EDITED.format(file=wpath.name)}
     try:
         return Network.from_dict(desc, SafetensorsArrays(tensors), metadata=metadata)

@@ -174,8 +174,7 @@ def as_dtype(X: np.ndarray, dtype: str) -> np.ndarray:
 def default_dtype(net: Network) -> str:
     """``run``'s arithmetic when none is asked for: float64, or exact where the network's claim holds in
     exact arithmetic only (:attr:`~expressivity.network.domain.InputDomain.arithmetic`)."""
-    arithmetic = {} if net.input_domain is None else net.input_domain.arithmetic
-    return "exact" if arithmetic and "float64" not in arithmetic and "exact" in arithmetic else "float64"
+    return "exact" if net.input_domain is not None and net.input_domain.exact_only else "float64"
 
 
 FLOAT_TYPES = {"float64": np.float64, "torch-float64": np.float64, "float32": np.float32}
@@ -201,8 +200,7 @@ def input_rounding(X: np.ndarray, dtype: str) -> dict | None:
                 examples.append([v, float(received)])
     if not moved:
         return None
-    return {"dtype": dtype, "values": moved, "largest_change": float(largest), "examples": examples,
-            "checked_against_exact": False}
+    return {"dtype": dtype, "values": moved, "largest_change": float(largest), "examples": examples}
 
 
 def _differs_from_exact(net: Network, X: np.ndarray, out: np.ndarray, dtype: str, rounding: dict | None,
@@ -293,8 +291,6 @@ def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: 
                 raise NetworkError(f"--input: {differs}; run it with --dtype exact (or pass --allow-outside to see the "
                                    f"{dtype} answer, marked)")
             note = f"outside the construction's claim: {differs}; the output is not covered by any check"
-    if rounding is not None:
-        rounding["checked_against_exact"] = checked
     result = {"network": net.name, "dtype": dtype, "arithmetic": ARITHMETIC[dtype], "length": int(X.shape[0]),
               "input_labels": list(net.input_labels), "input": X, "output_labels": list(outs), "output": out,
               "valid_lengths": net.lengths.describe(), "input_domain": domain_text(net), "within_claim": note is None}

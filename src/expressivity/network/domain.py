@@ -356,6 +356,11 @@ class InputDomain:
         # last: an input outside the domain is named for what it is, not for the arithmetic it would need
         return self.arithmetic_violation(X3, arithmetic)
 
+    @property
+    def exact_only(self) -> bool:
+        """Whether the claim holds in exact arithmetic and in no float one (:attr:`arithmetic`)."""
+        return bool(self.arithmetic) and "exact" in self.arithmetic and "float64" not in self.arithmetic
+
     def arithmetic_violation(self, X: np.ndarray, arithmetic: str | None) -> str | None:
         """Why evaluating ``X`` in ``arithmetic`` is outside the claim (see :attr:`arithmetic`), or ``None``."""
         if arithmetic is None or not self.arithmetic:

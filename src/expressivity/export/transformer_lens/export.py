@@ -23,6 +23,11 @@ TL_VERSION = "4.3.0"          # the TransformerLens release these conversions we
 DEFAULT_N_CTX = 64            # positions of a network that fixes none
 MAX_N_CTX = 4096
 MASKED_SCORE = -1e9           # a -inf bias entry: exp(MASKED_SCORE - max) is exactly 0 in float32 and float64
+# TransformerLens takes no -inf: the mask is a finite score, which masks only while the head's own scores stay
+# far above it (the export command's verification checks it on its inputs); said once per export
+MASK_NOTE = (f"-inf position-bias entries are exported as the score {MASKED_SCORE:g}, which masks only while every "
+             f"attention score stays above about {MASKED_SCORE / 10:g}; a head whose scores reach that is not "
+             "represented (check the export, as the export command does)")
 TOLERANCE = {"float32": 1e-5, "float64": 1e-10}
 ROTARY_FLOAT64_TOLERANCE = 1e-5   # TransformerLens's rotary tables are float32 even in a float64 model
 _ACT_NAMES = {"relu": "relu", "gelu": "gelu"}
@@ -429,13 +434,8 @@ def _head_weights(p: _Plan, k: int, h: int, head: Head, w: dict[str, np.ndarray]
             B = _bias_matrix(head, p.n) * bias_mult
             if np.any(np.isnan(B)) or np.any(B == np.inf):
                 raise ExportError(f"{where}: its position bias has a NaN or +inf entry")
-            if np.any(B == -np.inf) and not any("exported as the score" in c for c in p.changes):
-                # TransformerLens takes no -inf: the mask is a finite score, which masks only while the head's
-                # own scores stay far above it (the export command's verification checks it on its inputs)
-                p.changes.append(f"-inf position-bias entries are exported as the score {MASKED_SCORE:g}, which masks "
-                                 f"only while every attention score stays above about {MASKED_SCORE / 10:g}; a head "
-                                 "whose scores reach that is not represented (check the export, as the export "
-                                 "command does)")
+            if np.any(B == -np.inf) and MASK_NOTE not in p.changes:
+                p.changes.append(MASK_NOTE)
             B = np.where(B == -np.inf, MASKED_SCORE, B)
             w["q"][r0 + m:r0 + m + P, d:] = s * B.T   # q_extra[i] = s * B[i, :]
         w["kw"][r0 + m:r0 + m + P, d:] = np.eye(P)  # k_extra[j] = e_j

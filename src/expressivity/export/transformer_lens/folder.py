@@ -6,7 +6,6 @@ reads the JSON parts back (the weights are read by whoever boots or imports the 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -69,7 +68,7 @@ def save_transformer_lens(export: TLExport, directory: Path, name: str = "networ
                           f"{type(export).__name__}")
     from safetensors.numpy import save
 
-    from expressivity.manifest import NetworkEntry, check_replaceable, refuse_present, write_manifest
+    from expressivity.manifest import NetworkEntry, check_replaceable, file_digests, refuse_present, write_manifest
 
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
@@ -84,7 +83,9 @@ def save_transformer_lens(export: TLExport, directory: Path, name: str = "networ
                 "model.safetensors": save({k: np.ascontiguousarray(v, dtype=np.float64)
                                            for k, v in export.state_dict.items()}),
                 "README.md": _readme(export, name, folder or directory.name, example)}
-    description = export.description() | digests(contents["model.safetensors"], contents["config.json"].encode())
+    digests = file_digests({"model.safetensors": contents["model.safetensors"],
+                            "config.json": contents["config.json"].encode()})
+    description = export.description() | {"sha256": digests}
     contents["expressivity.json"] = json.dumps(description, indent=1, allow_nan=False) + "\n"
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / n for n in FOLDER_FILES]
@@ -100,25 +101,18 @@ def save_transformer_lens(export: TLExport, directory: Path, name: str = "networ
     return paths
 
 
-def digests(model: bytes, config: bytes) -> dict:
-    """SHA-256 of ``model.safetensors`` and ``config.json`` as written, for ``expressivity.json``: a folder
-    whose files differ (edited after the export) is read back carrying no claim (:func:`edited`)."""
-    return {"sha256": {"model.safetensors": hashlib.sha256(model).hexdigest(),
-                       "config.json": hashlib.sha256(config).hexdigest()}}
-
-
 def edited(directory: Path, desc: dict) -> str | None:
-    """Why the folder's files are not those its ``expressivity.json`` was written with, or ``None``."""
+    """Why the folder's files are not those its ``expressivity.json`` was written with (its ``sha256``,
+    :func:`~expressivity.manifest.file_digests`), or ``None``."""
+    from expressivity.manifest import changed_files
+
     recorded = desc.get("sha256")
-    if not isinstance(recorded, dict):
-        return None   # an export older than the digests
-    changed = [name for name, digest in recorded.items()
-               if name in FOLDER_FILES and (not (directory / name).is_file()
-                                            or hashlib.sha256((directory / name).read_bytes()).hexdigest() != digest)]
+    changed = changed_files(directory, {k: v for k, v in recorded.items() if k in FOLDER_FILES}
+                            if isinstance(recorded, dict) else None)
     if not changed:
         return None
-    return (f"{' and '.join(changed)} {'differs' if len(changed) == 1 else 'differ'} from the files exported (SHA-256 recorded in expressivity.json): the "
-            "model was changed after the export, and no check covers it")
+    return (f"{' and '.join(changed)} {'differs' if len(changed) == 1 else 'differ'} from the files exported (SHA-256 "
+            "recorded in expressivity.json): the model was changed after the export, and no check covers it")
 
 
 def _example(export: TLExport, example) -> np.ndarray:
