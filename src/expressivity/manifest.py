@@ -251,10 +251,11 @@ def file_digests(contents: dict[str, bytes]) -> dict[str, str]:
     return {name: hashlib.sha256(data).hexdigest() for name, data in contents.items()}
 
 
-def changed_files(folder: Path, recorded) -> list[str]:
-    """The files of ``folder`` whose bytes differ from the digests ``recorded`` (:func:`file_digests`;
-    missing files count as changed); none when nothing was recorded (folders older than the digests)."""
+def changed_files(folder: Path, recorded, names) -> list[str]:
+    """Those of the files ``names`` of ``folder`` whose bytes differ from the digests ``recorded``
+    (:func:`file_digests`; a missing file counts as changed); none when nothing was recorded (folders
+    older than the digests). Only ``names`` are read: a recorded name cannot point outside the folder."""
     if not isinstance(recorded, dict):
         return []
-    return [name for name, digest in recorded.items()
-            if not (Path(folder) / name).is_file() or hashlib.sha256((Path(folder) / name).read_bytes()).hexdigest() != digest]
+    return [name for name, digest in recorded.items() if name in names and (
+        not (Path(folder) / name).is_file() or hashlib.sha256((Path(folder) / name).read_bytes()).hexdigest() != digest)]

@@ -176,7 +176,7 @@ def load_network(directory: Path) -> Network:
     from expressivity.manifest import changed_files
 
     metadata = desc.get("metadata") or {}
-    if changed_files(directory, desc.get("sha256")):
+    if changed_files(directory, desc.get("sha256"), (wpath.name,)):
         metadata = {**metadata, "no_claim": EDITED.format(file=wpath.name)}
     try:
         return Network.from_dict(desc, SafetensorsArrays(tensors), metadata=metadata)

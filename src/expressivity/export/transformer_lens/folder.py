@@ -106,9 +106,7 @@ def edited(directory: Path, desc: dict) -> str | None:
     :func:`~expressivity.manifest.file_digests`), or ``None``."""
     from expressivity.manifest import changed_files
 
-    recorded = desc.get("sha256")
-    changed = changed_files(directory, {k: v for k, v in recorded.items() if k in FOLDER_FILES}
-                            if isinstance(recorded, dict) else None)
+    changed = changed_files(directory, desc.get("sha256"), FOLDER_FILES)
     if not changed:
         return None
     return (f"{' and '.join(changed)} {'differs' if len(changed) == 1 else 'differ'} from the files exported (SHA-256 "
