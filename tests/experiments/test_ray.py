@@ -121,6 +121,20 @@ def test_malformed_ray_addresses_are_refused_before_ray_starts(address, needle):
         check_address(address)  # "" too: an empty --ray-address must not start a private Ray
 
 
+def test_an_address_from_the_environment_is_named_as_ray_address_not_as_the_option(monkeypatch):
+    """A malformed RAY_ADDRESS was reported as "--ray-address 'nohost'", an option the user never gave."""
+    from expressivity.experiments.ray_backend import check_address
+
+    monkeypatch.setenv("RAY_ADDRESS", "nohost")
+    with pytest.raises(ExpressivityError, match=r"^RAY_ADDRESS 'nohost' is not host:port.*unset RAY_ADDRESS"):
+        check_address(None)
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{free_port()}")
+    with pytest.raises(ExpressivityError, match=r"cannot reach Ray at 127\.0\.0\.1:\d+ \(from RAY_ADDRESS\)"):
+        check_address(None, timeout=2.0)
+    with pytest.raises(ExpressivityError, match=r"^--ray-address 'nohost'"):   # the option still named as itself
+        check_address("nohost")
+
+
 def test_a_port_that_is_not_ray_fails_within_30_seconds_without_ray_lines(tmp_path):
     """Something listens but is not a Ray head: Ray's client would retry for many minutes and print
     its warnings; the command gives up in time, prints one line, and leaves no folder. Run as a

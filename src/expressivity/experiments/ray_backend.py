@@ -48,28 +48,32 @@ def check_address(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> st
     cluster started on this machine, found as Ray finds it); ``None`` means a private local Ray
     and needs no check. Returns the address to use; raises a one-line :class:`ExpressivityError`.
     """
+    source = "--ray-address"
     if address is None:
         address = os.environ.get("RAY_ADDRESS") or None
+        source = "RAY_ADDRESS"   # named as such in refusals: the user typed no --ray-address
     if address is None or address == "local":
         return address
     if not isinstance(address, str) or not address.strip():
-        raise ExpressivityError(f"--ray-address {address!r} is empty; give host:port (e.g. 127.0.0.1:6379) or auto")
+        raise ExpressivityError(f"{source} {address!r} is empty; give host:port (e.g. 127.0.0.1:6379) or auto")
     target = address.strip()
     if target == "auto":
         target = _local_cluster_address()
         if target is None:
-            raise ExpressivityError(f"--ray-address auto: no Ray cluster was started on this machine; {START_HINT}")
+            raise ExpressivityError(f"{source} auto: no Ray cluster was started on this machine; {START_HINT}")
     host, sep, port = target.split("://", 1)[-1].rpartition(":")
     host = host.strip("[]")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ExpressivityError(f"--ray-address {address!r} is not host:port with a port from 1 to 65535 "
-                                "(e.g. 127.0.0.1:6379), nor auto")
+        fix = "" if source == "--ray-address" else "; unset RAY_ADDRESS for a private local Ray"
+        raise ExpressivityError(f"{source} {address!r} is not host:port with a port from 1 to 65535 "
+                                f"(e.g. 127.0.0.1:6379), nor auto{fix}")
     try:
         with socket.create_connection((host, int(port)), timeout=timeout):
             pass
     except OSError as exc:
         reason = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__).lower()
-        raise ExpressivityError(f"cannot reach Ray at {address} ({reason} within {timeout:g} s); {START_HINT}") from None
+        where = f"Ray at {address}" + (" (from RAY_ADDRESS)" if source == "RAY_ADDRESS" else "")
+        raise ExpressivityError(f"cannot reach {where} ({reason} within {timeout:g} s); {START_HINT}") from None
     return address
 
 
