@@ -181,6 +181,24 @@ def test_resume_refuses_the_choices_its_checkpoint_keeps_and_records_what_ran(tm
     assert result["run"]["execution"] == result["runs"][0]["execution"]
 
 
+def test_resuming_a_finished_run_reports_how_and_how_long_it_ran_not_this_call(tmp_path):
+    """A fresh audit (2026-11-28): --resume of a finished run said 0.0002 seconds and this call's attention
+    kernel (explicit) for a run trained with sdpa."""
+    for extra in ((), ("--seeds", "0,1", "--ensemble")):
+        out = tmp_path / f"r{len(extra)}"
+        code, text, err = run("train", "--task", "reverse", "--length", "4", "--d-model", "8", "--ffn-width", "8",
+                              "--batch-size", "4", "--steps", "30", "--attention-kernel", "sdpa", *extra, "--json",
+                              "--out", out)
+        assert code == 0, err
+        first = json.loads(text)
+        code, text, err = run("train", "--resume", out, "--json")
+        assert code == 0, err
+        again = json.loads(text)
+        assert [r["execution"]["attention"] for r in again["runs"]] == ["sdpa"] * len(again["runs"])
+        assert [r["execution"] for r in again["runs"]] == [r["execution"] for r in first["runs"]]
+        assert [r["seconds"] for r in again["runs"]] == [r["seconds"] for r in first["runs"]] and again["seconds"] > 0
+
+
 def test_run_json_records_the_sampler_that_ran(tmp_path):
     """associative-recall samples on the host; run.json said ``sampler: device`` (the --json answer did not)."""
     code, out, err = run("train", "--task", "associative-recall", "--steps", "3", "--sampler", "device",

@@ -84,8 +84,10 @@ def test_resume_after_interruption_reaches_the_same_final_state(tmp_path):
         run(c, tmp_path / "cut", on_step=crash)
     # The checkpoint left behind says the run is unfinished (not "done").
     assert read_checkpoint_config(tmp_path / "cut" / "checkpoint")["status"] == "running"
+    trained_before = load_checkpoint(tmp_path / "cut" / "checkpoint")[2]["seconds"]
     resumed = run(c, tmp_path / "cut", resume=True)
     assert resumed.final_loss == full.final_loss and resumed.steps == 40
+    assert 0 < trained_before < resumed.seconds   # the time of both sessions, not only the last
     pa, pb = params(full.model), params(resumed.model)
     assert all(torch.equal(pa[k], pb[k]) for k in pa)
     assert (tmp_path / "full" / "metrics.jsonl").read_text() == (tmp_path / "cut" / "metrics.jsonl").read_text()

@@ -144,7 +144,8 @@ class EnsembleStepper:
             members = Members(self.size, self.train.steps, status=list(st["status"]), stop_step=list(st["stop_step"]),
                               last_loss=list(st["last_loss"]), last_metric=list(st["last_metric"]),
                               best=[tuple(b) for b in st["best"]], histories=st["histories"],
-                              alive=[bool(a) for a in st["alive"].tolist()])
+                              alive=[bool(a) for a in st["alive"].tolist()],
+                              seconds=float(st.get("seconds", 0.0)))   # 0: written before it was kept
             start = st["step"]
             if self.alive is not None:
                 self.alive = DeviceAlive(self.size, self.device, [c.train.lr for c in self.configs], members.alive)
@@ -221,7 +222,7 @@ class EnsembleStepper:
         st = {"generators": [g.get_state() for g in self.gens], "alive": torch.tensor(members.alive),
               "status": list(members.status), "stop_step": list(members.stop_step), "last_loss": list(members.last_loss),
               "last_metric": list(members.last_metric), "best": [list(b) for b in members.best],
-              "histories": [list(h) for h in members.histories], "step": step}
+              "histories": [list(h) for h in members.histories], "step": step, "seconds": members.seconds}
         opt = self.optimizer
         save_checkpoint(self.ckpt, {"flat": opt.flat, "m1": opt.m1, "m2": opt.m2},
                         {"id": self.group_id, "members": self.ids, "step": step,
@@ -265,8 +266,10 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     if listed:   # only once every folder was found writable
         _write_group_manifest(Path(group_dir), configs, earlier)
     ckpt = Path(group_dir) / "ensemble" if group_dir is not None else None
+    ran = None   # a finished ensemble's record of how it ran (nothing runs in this session)
     if resume and ckpt is not None and checkpoint_exists(ckpt):
-        execution = execution.resumed(read_checkpoint_config(ckpt).get("execution"))
+        ran = read_checkpoint_config(ckpt).get("execution")
+        execution = execution.resumed(ran)
     stepper = EnsembleStepper(configs, task, ckpt, execution.for_task(task), ids, estimate.chunks)
     held_out = eval_batch(task, tc.eval_size, device=device)
     start, members = stepper.load(group_dir) if resume else (0, Members(len(configs), tc.steps))
@@ -277,7 +280,7 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
         # every member's held-out lengths in one batched pass per length and split
         lengths = score_lengths(stepper.evaluate, len(configs), base_cfg, task, device)
     results = [member_result(c, task, members, k, stepper.member_model(k), step, seconds, device, lengths[k],
-                             run_id=stepper.ids[k], execution=stepper.execution)
+                             run_id=stepper.ids[k], execution=ran if stepper.finished and ran else stepper.execution)
                for k, c in enumerate(configs)]
     if member_dirs is not None:
         _write_members(results, member_dirs)
@@ -326,4 +329,4 @@ def _write_members(results: list[RunResult], member_dirs: list[Path]) -> None:
                         {"run": r.config.to_dict(), "id": r.id, "step": r.steps, "status": r.status,
                          "trained_in": "ensemble", "execution": r.execution},
                         {"step": r.steps, "history": r.history, "last_metric": r.final_metric,
-                         "last_loss": r.final_loss, "best": [r.best_metric, r.best_step]})
+                         "last_loss": r.final_loss, "best": [r.best_metric, r.best_step], "seconds": r.seconds})

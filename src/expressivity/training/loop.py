@@ -44,7 +44,8 @@ class Members:
 
     ``status[k]`` is ``"done"`` while member ``k`` trains or after its last step,
     ``"target-reached"`` or ``"nan"`` once it stopped early at ``stop_step[k]``; ``best[k]`` is
-    ``(metric, step)`` of its best evaluation.
+    ``(metric, step)`` of its best evaluation. ``seconds``: the wall time the loop has trained these
+    members so far, over every session (a resumed run's starts at its checkpoint's).
     """
 
     size: int
@@ -56,6 +57,7 @@ class Members:
     best: list[tuple] = field(default_factory=list)
     histories: list[list[dict]] = field(default_factory=list)
     alive: list[bool] = field(default_factory=list)
+    seconds: float = 0.0
 
     def __post_init__(self) -> None:
         K = self.size
@@ -114,11 +116,17 @@ def train_members(stepper: Stepper, task: Task, cfg: TrainConfig, held_out: Batc
     """Run the loop from step ``start`` until every member has stopped or ``cfg.steps`` are done.
 
     Returns ``(step, seconds)``: the step the loop ended at (the step that turned the last
-    member's loss non-finite, if that ended it) and the wall time of the loop.
+    member's loss non-finite, if that ended it) and the wall time the members have trained, this
+    loop's added to ``members.seconds`` (the earlier sessions' of a resumed run, from its
+    checkpoint); checkpoints record it as it stands when written.
     """
     keep_freed_memory()
     step = start
-    t0 = time.perf_counter()
+    t0, before, stepped = time.perf_counter(), members.seconds, False
+
+    def clock() -> None:   # before every checkpoint: the time trained so far goes into it
+        if stepped:   # a finished run resumed trains nothing: its time stays the checkpoint's, exactly
+            members.seconds = before + time.perf_counter() - t0
     with ExitStack() as stack:
         bar = stack.enter_context(progress_bar(label, cfg.steps, start, enabled=progress))
         interrupt = stack.enter_context(deferred_interrupt())
@@ -127,6 +135,7 @@ def train_members(stepper: Stepper, task: Task, cfg: TrainConfig, held_out: Batc
                 break
             if on_step is not None:
                 on_step(step)
+            stepped = True
             losses = stepper.losses(step)
             if getattr(stepper, "defers_sync", False):
                 stepper.update(step, losses, None)   # non-finite members are frozen on the device
@@ -153,12 +162,14 @@ def train_members(stepper: Stepper, task: Task, cfg: TrainConfig, held_out: Batc
             step = done
             if done == cfg.steps or not any(members.alive):
                 break
+            if done % cfg.checkpoint_every == 0 or interrupt.requested():
+                clock()
             saved = done % cfg.checkpoint_every == 0 and stepper.checkpoint(done, members)
             if interrupt.requested():
                 raise TrainingInterrupted(done, saved or stepper.checkpoint(done, members))
-    seconds = time.perf_counter() - t0
+    clock()
     stepper.finish(step, members)
-    return step, seconds
+    return step, members.seconds
 
 
 def _stop_nan(stepper: Stepper, members: Members, k: int, step: int) -> None:

@@ -213,7 +213,8 @@ class SingleStepper:
             if state["step"] != saved["step"]:
                 raise ValueError(f"state at step {state['step']}, config at step {saved['step']}")
             members = Members(1, cfg.steps, last_metric=[state["last_metric"]], last_loss=[state["last_loss"]],
-                              best=[tuple(state["best"])], histories=[state["history"]])
+                              best=[tuple(state["best"])], histories=[state["history"]],
+                              seconds=float(state.get("seconds", 0.0)))   # 0: written before it was kept
             if saved["status"] in FINISHED:
                 members.stop(0, saved["status"], cfg.steps)
                 self.finished = True
@@ -276,7 +277,8 @@ class SingleStepper:
         optimizer = self.optimizer.torch_state(step, self.lr(0, max(step - 1, 0)))
         state = {"optimizer": optimizer, "generator": self.gen.get_state(),
                  "torch_rng": torch.get_rng_state(), "step": step, "history": list(members.histories[0]),
-                 "last_metric": members.last_metric[0], "last_loss": members.last_loss[0], "best": list(members.best[0])}
+                 "last_metric": members.last_metric[0], "last_loss": members.last_loss[0], "best": list(members.best[0]),
+                 "seconds": members.seconds}
         config = {"run": self.config.to_dict(), "id": self.config.id(), "step": step, "status": status,
                   "execution": self.execution.record()}
         save_checkpoint(self.ckpt, self.model.state_dict(), config, state)
@@ -310,8 +312,10 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
     estimate = check_run_budget(config, task, 1, memory_budget_of(memory_budget, device), device)
     if out_dir is not None and not resume:   # a resumed folder is the run's own: its checkpoint decides
         check_run_folder(out_dir)
+    ran = None   # a finished run's record of how it ran (nothing runs in this session)
     if resume and out_dir is not None and checkpoint_exists(Path(out_dir) / "checkpoint"):
-        execution = execution.resumed(read_checkpoint_config(Path(out_dir) / "checkpoint").get("execution"))
+        ran = read_checkpoint_config(Path(out_dir) / "checkpoint").get("execution")
+        execution = execution.resumed(ran)
     stepper = SingleStepper(config, task, out_dir, execution.for_task(task), estimate.chunks)
     held_out = eval_batch(task, cfg.eval_size, device=device)
     start, members = stepper.load(out_dir) if resume else (0, Members(1, cfg.steps))
@@ -327,7 +331,7 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
                                 f"{task.metric_name} {m.last_metric[0]:.4f}"))
         lengths = None if members.status[0] == "nan" else score_lengths(stepper.evaluate, 1, config, task, device)[0]
     return member_result(config, task, members, 0, stepper.model, step, seconds, device, lengths,
-                         execution=stepper.execution)
+                         execution=ran if stepper.finished and ran else stepper.execution)
 
 
 def resolve_execution(execution: Execution | dict | None, device: str) -> Execution:
@@ -380,10 +384,11 @@ def write_run_manifest(run_dir: Path, config: RunConfig, command: str) -> None:
 
 def member_result(config: RunConfig, task: Task, members: Members, k: int, model: Model, step: int, seconds: float,
                   device: str, lengths: dict | None = None, run_id: str | None = None,
-                  execution: Execution | None = None) -> RunResult:
+                  execution: Execution | dict | None = None) -> RunResult:
     """Member ``k``'s :class:`RunResult` after the loop ended at ``step``, with ``lengths`` (its
     :func:`evaluate_lengths`, computed here when not given; none for a NaN run), ``run_id``
-    (``config.id()``, hashed here when not given) and the ``execution`` it ran with."""
+    (``config.id()``, hashed here when not given) and the ``execution`` it ran with (an
+    :class:`Execution`, or the record of one: a finished run's, read from its checkpoint)."""
     status = members.status[k]
     if status == "nan":
         lengths = {}
@@ -393,7 +398,7 @@ def member_result(config: RunConfig, task: Task, members: Members, k: int, model
     return RunResult(run_id or config.id(), config, status, min(members.stop_step[k], step), seconds,
                      model.parameter_count(), last_loss, members.last_metric[k], members.best[k][0], members.best[k][1],
                      lengths, device, members.histories[k], model.cpu(),
-                     (execution or Execution.choose(device)).record())
+                     execution if isinstance(execution, dict) else (execution or Execution.choose(device)).record())
 
 
 def _load_weights(model: torch.nn.Module, tensors: dict, where, fix: str = "delete it to start over") -> None:
