@@ -90,6 +90,9 @@ def test_a_run_over_its_budget_is_refused_before_anything_is_built(monkeypatch):
         run(config, memory_budget="1MiB")
     with pytest.raises(BudgetError, match="2 members"):
         run_ensemble([config, config.with_changes(seed=1)], memory_budget=2**20)
+    long = RunConfig.for_task("reverse", {"length": 4}, steps=2, eval_lengths=(100_000,))
+    with pytest.raises(BudgetError, match=r"use shorter evaluation lengths \(--eval-lengths, up to 100,000 now"):
+        run(long, memory_budget="4GiB")   # the training length (4) was named as the thing to shorten
 
 
 @pytest.mark.parametrize("task, args", [("reverse", {"length": 6, "vocab": 8}), ("kernel-memory", {"length": 16}),

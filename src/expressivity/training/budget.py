@@ -153,9 +153,18 @@ def check_run_budget(config, task, models: int, budget: Budget, device: str = "c
         raise BudgetError(
             f"this run needs {estimate.describe()} ({parameter_count(cfg):,} parameters, {task.seq_len} tokens, batch "
             f"{config.train.batch_size}, {cfg.layers} layers, {cfg.heads} heads, d_model {cfg.d_model}), above the "
-            f"budget of {budget.line()}; use a shorter length, a smaller batch, model or pack, fewer workers, or "
-            "--memory-budget SIZE where more memory is free")
+            f"budget of {budget.line()}; {_fix(estimate, config, task)}")
     return estimate
+
+
+def _fix(estimate: MemoryEstimate, config, task) -> str:
+    """The fix a refusal names: the evaluation lengths first where their held-out pass is most of it."""
+    longest = max(config.eval_lengths, default=0)
+    if longest > task.length and estimate.evaluation >= max(estimate.training, estimate.parameters):
+        return (f"use shorter evaluation lengths (--eval-lengths, up to {longest:,} now: their held-out pass is "
+                f"{estimate.evaluation / GiB:.3g} GiB of it), or --memory-budget SIZE where more memory is free")
+    return ("use a shorter length, a smaller batch, model or pack, fewer workers, or --memory-budget SIZE where "
+            "more memory is free")
 
 
 # ---- the budget ------------------------------------------------------------------------------------
