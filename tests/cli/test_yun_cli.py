@@ -97,6 +97,9 @@ B = ["build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2
     ([*B, "--epsilon", "nan"], "--epsilon"), ([*B, "--epsilon", "inf"], "--epsilon"),
     ([*B, "--seed", "-1"], "--seed"),
     ([*B, "--lambda", "1e308"], "float64 overflowed"),
+    # a fresh audit (2026-11-28): at --lambda 50 the softened check passed deviations of 619 against its
+    # first-order "bound" of 1.4e5 (d_2 388 for values in [0, 1]), exit 0
+    ([*B, "--lambda", "50"], "beyond delta/8"), ([*B, "--lambda", "1"], "give a lambda of at least"),
     (["build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2,,1/4"], "empty field"),
     (["build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2,"], "empty field"),
     (["build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2,1/2"], "repeats"),

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from math import exp, log
+from math import ceil, exp, log
 
 import numpy as np
 
@@ -184,6 +184,23 @@ def choose_lambda(p: YunParams, network: Network) -> tuple[float, dict]:
                  scale * (p.n - 1) * V * exp(-lam * gamma), "attention_layers": len(attn)}
 
 
+def check_leakage(p: YunParams, lam: float, margins: dict) -> None:
+    """Refuse a ``lambda`` whose summed softmax leakage bound reaches ``delta/8``, a quarter of the
+    ``delta/2`` lattice margin. The bound is first order: leakage passes through the later layers
+    unchanged only while every perturbed lattice value stays far from the next window and ramp; far
+    above that margin the "bound" (645,121 at lambda 1 for n = 2, d = 1, delta = 1/4) says nothing
+    and a check against it cannot fail (deviations of 619 passed it)."""
+    limit = float(p.delta) / 8
+    if margins["attention_leakage_bound"] <= limit:
+        return
+    smallest = log(margins["attention_layers"] * margins["head_scale"] * (p.n - 1) * margins["key_range"] / limit) \
+        / margins["score_gap"]
+    raise ExpressivityError(
+        f"lambda {lam:g} leaks up to {margins['attention_leakage_bound']:.3g} through the softmax heads, beyond "
+        f"delta/8 = {limit:g}, where the softened network's bound holds; give a lambda of at least "
+        f"{ceil(smallest * 1.0001):g} (or leave it automatic)")
+
+
 def relu_expand(phi: PiecewiseLinear, eps: float) -> tuple[list[tuple[int, float, float]], float]:
     """ReLU form of ``phi``: units ``(sign, offset, coef)`` meaning ``coef*ReLU(sign*(t - offset))``, plus a constant."""
     br = [float(c) for c in phi.breakpoints]
@@ -247,6 +264,7 @@ def soften(p: YunParams, network: Network, n_quantizer: int, precondition_margin
         attn_margins["per_layer_error_bound"] = (attn_margins["head_scale"] * (p.n - 1) * attn_margins["key_range"]
                                                  * exp(-lam * attn_margins["score_gap"]))
     attn_margins["attention_leakage_bound"] = attn_margins["per_layer_error_bound"] * attn_margins["attention_layers"]
+    check_leakage(p, lam, attn_margins)
     # Each entry meets 2 breakpoints per quantizer layer of its coordinate; ramps are eps wide.
     ramps = p.n * p.d * 2 * (p.levels + 1)
     eps_q = config.epsilon if config.epsilon is not None else config.quantizer_measure / ramps
