@@ -89,8 +89,31 @@ def test_fast_id_pass_matches_generic_exact_evaluator(n, d, N, pos):
 @pytest.mark.parametrize("n,d,N,pos", [(2, 1, 2, False), (3, 2, 3, False), (2, 1, 3, True)])
 def test_quantizer_exact(n, d, N, pos):
     p = YunParams(n, d, N, positional=pos)
-    assert verify_quantizer(p, quantizer(p)) == 0
+    pieces, failures = verify_quantizer(p, quantizer(p))
+    assert failures == 0 and pieces >= d * (2 * p.levels + 3)   # every level's point and interval, each coordinate
     assert len(quantizer(p).layers) == p.d * p.levels + p.d
+
+
+@pytest.mark.parametrize("pos", [False, True])
+def test_the_quantizer_check_catches_a_breakpoint_moved_by_less_than_any_sample_offset(pos):
+    """A fresh audit (2026-11-28): the check sampled k/N, k/N + 1/(1000 N), ...; a breakpoint moved by 1e-6
+    or an out-of-range edge moved to 1 - 1/40000 passed, and the network sent 79999/80000 to -16."""
+    import dataclasses
+
+    p = YunParams(2, 1, 4, positional=pos)
+    q = quantizer(p)
+    snap = q.layers[-1]
+    moved_snap = dataclasses.replace(snap, b_1=np.array([snap.b_1[0] - F(1, 10**6)], dtype=object))
+    edge = q.layers[0]
+    phi = edge.activation
+    moved_edge = dataclasses.replace(edge, activation=dataclasses.replace(
+        phi, breakpoints=(phi.breakpoints[0], F(phi.breakpoints[1]) - F(1, 40000))))
+    for i, layer in ((len(q.layers) - 1, moved_snap), (0, moved_edge)):
+        layers = list(q.layers)
+        layers[i] = layer
+        assert verify_quantizer(p, dataclasses.replace(q, layers=tuple(layers)))[1] > 0
+    rescaled = dataclasses.replace(snap, W_1=np.array([[1]], dtype=object), W_2=np.array([[F(1, 10**9) - 1]], dtype=object))
+    assert verify_quantizer(p, dataclasses.replace(q, layers=(*q.layers[:-1], rescaled)))[1] > 0
 
 
 @settings(max_examples=40, deadline=None)

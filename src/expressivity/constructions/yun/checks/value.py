@@ -40,6 +40,7 @@ class ValueReport:
     nonzero_other: int
     quantizer_failures: int
     quantizer_points: int
+    network_is_stages: bool   # build.network is the checked stages' layers, in order (else one more failure)
     precondition_margin: Fraction
     sigma: Fraction
     seconds: float
@@ -49,36 +50,119 @@ class ValueReport:
         return {k: (round(v, 4) if k == "seconds" else v) for k, v in self.__dict__.items()}
 
 
-def quantizer_test_points(p: YunParams) -> int:
-    """How many entries :func:`verify_quantizer` checks: ``(5 + 4 levels)`` scalars in every token and coordinate."""
-    return (5 + 4 * p.levels) * p.n * p.d
+def verify_quantizer(p: YunParams, quantizer) -> tuple[int, int]:
+    """Exact symbolic check that every quantizer coordinate equals ``g_q^ent`` on all of the real line.
 
-
-def verify_quantizer(p: YunParams, quantizer) -> int:
-    """Exact scalar check of every quantizer coordinate at and around every breakpoint.
-
-    Returns the number of checked entries (:func:`quantizer_test_points`) where the network
-    differs from ``g_q^ent``.
+    The quantizer's layers are width-1 feed-forward layers on one coordinate each, so what they do
+    to coordinate ``i`` is a function of one real ``t`` (the entry after the positional row),
+    piecewise linear with jumps. It is carried exactly (Fractions) as pieces (:func:`_compose`),
+    each an open interval or a single point on which it is affine, refined at ``g_q^ent``'s own
+    breakpoints; then slope and intercept are compared on every piece (a value at every point).
+    Sampling points around the breakpoints (what this did before a fresh audit, 2026-11-28) passed a
+    breakpoint moved by less than its 1/(1000 N) offsets. Returns ``(pieces compared, pieces that
+    differ)``; a layer that is not of this form (a unit reading or writing several coordinates, an
+    attention layer, an embedding or readout, another positional encoding) counts as a failure.
     """
-    from expressivity.constructions.yun.quantize import quantize_scalar
-    from expressivity.network.exact import forward_exact
+    from expressivity.constructions.yun.quantize import positional_encoding, quantize_scalar
 
-    eps = Fraction(1, 1000 * p.N)
-    pts = [Fraction(-5), -eps, p.range_hi, p.range_hi + eps, Fraction(p.range_hi * 3)]
-    for k in range(p.levels):
-        a = Fraction(k, p.N)
-        pts += [a, a + eps, a + p.delta / 2, a + p.delta - eps]
-    fails = 0
-    offsets = [j if p.positional else 0 for j in range(p.n)]
-    X = np.empty((len(pts), p.n, p.d), dtype=object)
-    for r, t in enumerate(pts):
-        for j in range(p.n):
-            X[r, j, :] = t - offsets[j]  # the network adds the positional row back
-    out = forward_exact(quantizer, X)
-    for r, t in enumerate(pts):
-        want = quantize_scalar(p, t)
-        fails += int(sum(1 for v in out[r].flat if v != want))
-    return fails
+    foreign = sum(1 for layer in quantizer.layers if not isinstance(layer, FeedForwardLayer))
+    if quantizer.embedding is not None or quantizer.embedding_bias is not None or quantizer.readout is not None:
+        foreign += 1
+    pe = quantizer.positional_encoding
+    want_pe = positional_encoding(p) if p.positional else None
+    if (pe is None) != (want_pe is None) or (pe is not None and (
+            np.shape(pe) != want_pe.shape or any(Fraction(a) != Fraction(b) for a, b in zip(to_exact(pe).flat,
+                                                                                            want_pe.flat)))):
+        foreign += 1
+    edges = sorted({Fraction(0), Fraction(p.range_hi), *(Fraction(k, p.N) for k in range(p.levels + 1))})
+    compared = failures = 0
+    for i in range(p.d):
+        pieces, mixed = _compose([layer for layer in quantizer.layers if isinstance(layer, FeedForwardLayer)], i, p.d)
+        failures += mixed
+        for lo, hi, a, b in _refine(pieces, edges):
+            compared += 1
+            if _is_point(lo, hi):
+                failures += int(a * lo + b != quantize_scalar(p, lo))
+            else:          # an open interval, where g_q^ent is constant
+                inside = (lo + hi) / 2 if lo is not None and hi is not None else (hi - 1 if lo is None else lo + 1)
+                failures += int(a != 0 or b != quantize_scalar(p, inside))
+    return compared, failures + foreign
+
+
+def _compose(layers, i: int, d: int) -> tuple[list, int]:
+    """Coordinate ``i`` after ``layers`` as a function of its input ``t``: sorted pieces ``(lo, hi, a, b)``
+    (value ``a t + b``; ``lo == hi`` a point; ``None`` an infinite end), and how many units read or write
+    coordinate ``i`` together with another (each a failure: the function is then not one of ``t``)."""
+    pieces, mixed = [(None, None, Fraction(1), Fraction(0))], 0
+    for layer in layers:
+        W1, W2 = to_exact(layer.W_1), to_exact(layer.W_2)
+        b1, b2 = to_exact(layer.b_1), to_exact(layer.b_2)
+        units = []
+        for h in range(W1.shape[1]):
+            reads = [j for j in range(d) if W1[j, h] != 0]
+            writes = [j for j in range(d) if W2[h, j] != 0]
+            if i in reads or i in writes:
+                if reads != [i] or writes != [i]:
+                    mixed += 1
+                    continue
+                units.append((Fraction(W1[i, h]), Fraction(b1[h]), Fraction(W2[h, i])))
+        act = layer.activation
+        cuts = [Fraction(c) for c in getattr(act, "breakpoints", (0,))]
+        out = []
+        for lo, hi, a, b in pieces:
+            # where a unit's pre-activation w (a t + b) + beta crosses one of its activation's breakpoints
+            inner = sorted({(c - w * b - beta) / (w * a) for w, beta, _ in units if w * a != 0 for c in cuts})
+            inner = [] if _is_point(lo, hi) else [t for t in inner if (lo is None or t > lo) and (hi is None or t < hi)]
+            for plo, phi_ in _split(lo, hi, inner):
+                probe = plo if _is_point(plo, phi_) else _inside(plo, phi_)
+                slope, icpt = a, b + Fraction(b2[i])
+                for w, beta, v in units:
+                    pre = w * (a * probe + b) + beta
+                    if act.kind == "relu":
+                        ka, kb = Fraction(int(pre > 0)), Fraction(0)
+                    else:
+                        k = act.piece_index(pre)
+                        ka, kb = Fraction(act.slopes[k]), Fraction(act.intercepts[k])
+                    slope += v * ka * w * a
+                    icpt += v * (ka * (w * b + beta) + kb)
+                out.append((plo, phi_, slope, icpt))
+        pieces = out
+    return pieces, mixed
+
+
+def _split(lo, hi, inner: list) -> list:
+    """The open interval ``(lo, hi)`` cut at the sorted points ``inner``: open pieces and the points."""
+    if _is_point(lo, hi):
+        return [(lo, hi)]
+    parts, left = [], lo
+    for t in inner:
+        parts += [(left, t), (t, t)]
+        left = t
+    return parts + [(left, hi)]
+
+
+def _is_point(lo, hi) -> bool:
+    return lo is not None and lo == hi
+
+
+def _inside(lo, hi):
+    """A point strictly inside the open interval ``(lo, hi)`` (``None``: infinite)."""
+    if lo is None and hi is None:
+        return Fraction(0)
+    if lo is None:
+        return hi - 1
+    if hi is None:
+        return lo + 1
+    return (lo + hi) / 2
+
+
+def _refine(pieces: list, edges: list) -> list:
+    """``pieces`` cut also at ``edges`` (the reference's breakpoints)."""
+    out = []
+    for lo, hi, a, b in pieces:
+        inner = [] if _is_point(lo, hi) else [t for t in edges if (lo is None or t > lo) and (hi is None or t < hi)]
+        out += [(plo, phi_, a, b) for plo, phi_ in _split(lo, hi, inner)]
+    return out
 
 
 def _scaled_ff(layer: FeedForwardLayer, Z: np.ndarray, scale: int) -> np.ndarray:
@@ -217,10 +301,23 @@ def verify_value(build, chunk: int = 1 << 16) -> ValueReport:
                     mism += 1
                     break
     margin = (p.t_l - p.delta / 2) - build.sigma * build.max_uA
-    qf = verify_quantizer(p, build.quantizer)
-    return ValueReport(mism + nonzero + qf, good_total, other_total, mism, nonzero, qf, quantizer_test_points(p),
+    quantizer_pieces, qf = verify_quantizer(p, build.quantizer)
+    stages = (*build.quantizer.layers, *build.contextual.layers, *build.value.layers)
+    # the stages are what is checked; the network saved as modified/ must be them (a fresh audit, 2026-11-28:
+    # a build whose network alone was altered verified with 0 failures)
+    same = len(build.network.layers) == len(stages) and all(a is b for a, b in zip(build.network.layers, stages)) \
+        and _same_array(build.network.positional_encoding, build.quantizer.positional_encoding) \
+        and all(getattr(build.network, k) is None for k in ("embedding", "embedding_bias", "readout", "readout_bias"))
+    return ValueReport(mism + nonzero + qf + int(not same), good_total, other_total, mism, nonzero, qf,
+                       quantizer_pieces, same,
                        margin, build.sigma,
                        time.perf_counter() - t0, arith + " + Fraction")
+
+
+def _same_array(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return np.shape(a) == np.shape(b) and all(Fraction(x) == Fraction(y) for x, y in zip(to_exact(a).flat, to_exact(b).flat))
 
 
 def _finish(p, wins, starts, rescale, Z):
