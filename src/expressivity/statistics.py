@@ -138,6 +138,63 @@ def paired_difference(a: dict, b: dict) -> Interval:
 # ---- pass/fail outcomes -----------------------------------------------------------------------------
 
 
+# ---- one-sided p-values of decided intervals (for corrections across a claim's parts) ----------------
+
+
+def t_tail(diff: Interval, threshold: float, above: bool) -> float:
+    """One-sided p-value, from the 95% t interval ``diff`` (:func:`interval`), that the mean lies
+    above ``threshold`` (``above``) or below it: ``P(T_{n-1} >= t)`` with ``t = (mean - threshold) /
+    se`` (``se`` = half width / ``t_{0.975, n-1}``), or ``P(T_{n-1} <= t)``. The interval lies wholly
+    past ``threshold`` on that side exactly when this is at most 0.025. ``1.0`` where there is no
+    interval."""
+    from scipy.stats import t
+
+    if not diff.decided:
+        return 1.0
+    se = diff.half_width / t_quantile_975(diff.n - 1)
+    score = (diff.value - threshold) / se
+    return float(t.sf(score, diff.n - 1) if above else t.cdf(score, diff.n - 1))
+
+
+def binomial_tail(successes: int, trials: int, p0: float, above: bool) -> float:
+    """One-sided exact p-value that the success rate is above ``p0`` (``P(X >= k | p0)``) or below
+    it (``P(X <= k | p0)``): at most 0.025 exactly when :func:`clopper_pearson`'s interval lies
+    wholly past ``p0`` on that side."""
+    from scipy.stats import binom
+
+    k, n = _check_counts(successes, trials)
+    return float(binom.sf(k - 1, n, p0) if above else binom.cdf(k, n, p0))
+
+
+def newcombe_tail(a: tuple[int, int], b: tuple[int, int], margin: float, above: bool) -> float:
+    """One-sided p-value that ``p_a - p_b`` lies above ``margin`` (``above``) or below it: the
+    ``alpha`` at which the end of Newcombe's ``1 - 2 alpha`` interval (:func:`rate_difference` at
+    that level) meets ``margin``, found by bisection (to 1e-6 relative). At most 0.025 exactly when
+    the 95% interval lies wholly past ``margin`` on that side."""
+    from scipy.stats import binomtest
+
+    (ka, na), (kb, nb) = _check_counts(*a), _check_counts(*b)
+
+    def end(alpha: float) -> float:
+        conf = 1 - 2 * alpha
+        ca = binomtest(ka, na).proportion_ci(conf, method="wilson")
+        cb = binomtest(kb, nb).proportion_ci(conf, method="wilson")
+        ra = Interval(ka / na, float(ca.low), float(ca.high), na)
+        rb = Interval(kb / nb, float(cb.low), float(cb.high), nb)
+        diff = newcombe(ra, rb)
+        return diff.low - margin if above else margin - diff.high   # > 0: past the margin at this level
+
+    lo, hi = 1e-12, 0.5   # end(alpha) grows with alpha (a narrower interval)
+    if end(lo) > 0:
+        return lo
+    if end(hi) <= 0:
+        return 1.0
+    while hi - lo > 1e-6 * hi:
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if end(mid) > 0 else (mid, hi)
+    return hi
+
+
 def _check_counts(successes: int, trials: int) -> tuple[int, int]:
     if isinstance(successes, bool) or isinstance(trials, bool) or not (0 <= successes <= trials) or trials < 1:
         raise ValueError(f"need 0 <= successes <= trials and trials >= 1, got {successes} of {trials}")

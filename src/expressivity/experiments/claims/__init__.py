@@ -56,10 +56,14 @@ FRESH_TEST_SEED = 20_261_128
 @dataclass(frozen=True)
 class Verdict:
     """One verdict word and why. ``undecided`` must name its reason first (one of
-    :data:`UNDECIDED_REASONS`, then ``: detail``)."""
+    :data:`UNDECIDED_REASONS`, then ``: detail``). ``p``: for a decided word from sampled data, the
+    one-sided p-value behind it (at most 0.025 for a single 95% interval), what
+    :func:`~expressivity.experiments.claims.rules.combine` corrects across a claim's parts; ``None``
+    for a deterministic decision (numerics) or an undecided word."""
 
     word: str
     reason: str
+    p: float | None = None
 
     def __post_init__(self) -> None:
         if self.word not in VERDICTS:

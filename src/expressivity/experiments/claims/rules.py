@@ -22,10 +22,12 @@ import math
 from dataclasses import dataclass
 
 from expressivity.experiments.claims import Verdict, led_by_reason
-from expressivity.statistics import (Interval, clopper_pearson, newcombe, paired_difference, rate_difference,
-                                     t_quantile_975, wilson)
+from expressivity.statistics import (Interval, binomial_tail, clopper_pearson, newcombe, newcombe_tail,
+                                     paired_difference, rate_difference, t_quantile_975, t_tail, wilson)
 
 MAJORITY = 0.5   # a cell "solves" when the exact interval of its share of passing seeds lies above this
+ALPHA = 0.025    # one side of a 95% interval: the error rate a decided word claims, for a claim as a whole
+NEGATIVE = ("refuted", "not reproduced")
 
 
 # ---- continuous differences ----------------------------------------------------------------------------
@@ -39,9 +41,10 @@ def compare_paired(diff: Interval, what: str) -> Verdict:
                                     "different values)")
     pairs = f"over {diff.n} paired seeds"   # seeds missing from either arm (failed runs) are not pairs
     if diff.high < 0:
-        return Verdict("reproduced", f"{what}: paired difference {diff.fmt()} {pairs} < 0")
+        return Verdict("reproduced", f"{what}: paired difference {diff.fmt()} {pairs} < 0", t_tail(diff, 0.0, False))
     if diff.low > 0:
-        return Verdict("refuted", f"{what}: paired difference {diff.fmt()} {pairs} > 0 (the reverse)")
+        return Verdict("refuted", f"{what}: paired difference {diff.fmt()} {pairs} > 0 (the reverse)",
+                       t_tail(diff, 0.0, True))
     return Verdict("undecided", f"underpowered: {what}: paired difference {diff.fmt()} {pairs} contains 0")
 
 
@@ -51,10 +54,22 @@ def compare(better: Interval, worse: Interval, what: str) -> Verdict:
     if not (better.decided and worse.decided):
         return Verdict("undecided", f"underpowered: {what}: {better.fmt()} and {worse.fmt()}: intervals need 2 seeds")
     if better.below(worse):
-        return Verdict("reproduced", f"{what}: {better.fmt()} below {worse.fmt()}")
+        return Verdict("reproduced", f"{what}: {better.fmt()} below {worse.fmt()}", _welch_tail(better, worse))
     if worse.below(better):
-        return Verdict("refuted", f"{what}: {better.fmt()} above {worse.fmt()} (the reverse)")
+        return Verdict("refuted", f"{what}: {better.fmt()} above {worse.fmt()} (the reverse)", _welch_tail(worse, better))
     return Verdict("undecided", f"underpowered: {what}: {better.fmt()} and {worse.fmt()} overlap")
+
+
+def _welch_tail(low: Interval, high: Interval) -> float:
+    """One-sided Welch p-value that the mean behind ``low`` lies below the one behind ``high`` (their
+    95% t intervals give each standard error); disjoint 95% intervals give at most 0.025 and less."""
+    from scipy.stats import t
+
+    se_low = low.half_width / t_quantile_975(low.n - 1)
+    se_high = high.half_width / t_quantile_975(high.n - 1)
+    var = se_low**2 + se_high**2
+    df = var**2 / (se_low**4 / (low.n - 1) + se_high**4 / (high.n - 1))
+    return float(t.cdf((low.value - high.value) / math.sqrt(var), df))
 
 
 def paired(a: dict, b: dict, what: str) -> tuple[Interval, Verdict]:
@@ -73,35 +88,72 @@ def equivalent(diff: Interval, margin: float, what: str, units: str = "") -> Ver
     if not diff.decided:
         return Verdict("undecided", f"underpowered: {what}: {diff.fmt()}: no interval")
     pairs = f"over {diff.n} paired seeds"
-    if -margin < diff.low and diff.high < margin:
-        return Verdict("reproduced", f"{what}: {diff.fmt()} {pairs} inside the margin {band}")
+    if -margin < diff.low and diff.high < margin:   # two one-sided tests: the larger p is the equivalence's
+        return Verdict("reproduced", f"{what}: {diff.fmt()} {pairs} inside the margin {band}",
+                       max(t_tail(diff, -margin, True), t_tail(diff, margin, False)))
     if diff.low >= margin or diff.high <= -margin:
-        return Verdict("not reproduced", f"{what}: {diff.fmt()} {pairs} wholly beyond the margin {band}")
+        return Verdict("not reproduced", f"{what}: {diff.fmt()} {pairs} wholly beyond the margin {band}",
+                       t_tail(diff, margin, True) if diff.low >= margin else t_tail(diff, -margin, False))
     return Verdict("undecided", f"underpowered: {what}: {diff.fmt()} {pairs} reaches past the margin {band}")
 
 
-def combine(parts: dict[str, Verdict]) -> Verdict:
-    """Any part refuted: refuted; all reproduced: reproduced; any not reproduced: not reproduced;
-    else undecided, with the parts' reasons."""
+def stands(verdict: Verdict, family: int) -> bool:
+    """Whether a decided word from one of ``family`` tests stands for the family: a deterministic
+    one (``p`` is ``None``) always; a sampled one when ``p * family <= 0.025`` (Bonferroni). Any one
+    of several 95% intervals lies past its threshold by chance far more often than 2.5% (a fresh
+    audit, 2026-11-28: claim 5's rule called a null effect *refuted* 14.5% of the time)."""
+    return verdict.p is None or verdict.p * family <= ALPHA
+
+
+def family_p(verdicts, family: int) -> float | None:
+    """The Bonferroni p-value of "at least one of ``verdicts`` (of ``family`` tests) holds": the
+    smallest ``p`` times ``family`` (at most 1); ``None`` when one of them is deterministic."""
+    ps = [v.p for v in verdicts]
+    return None if any(p is None for p in ps) else min(1.0, min(ps) * family)
+
+
+def combine(parts: dict[str, Verdict], also_refute: dict[str, Verdict] | None = None) -> Verdict:
+    """Reproduced when every part is (each at its own 95% interval: an intersection of tests needs no
+    correction); refuted when a refuted part stands across the parts (:func:`stands`: its one-sided
+    p times the number of tests at most 0.025), else not reproduced when such a not-reproduced part
+    stands; else undecided, with the parts' reasons (a part negative on its own interval but not
+    across the parts says so). ``also_refute``: other ways the claim is refuted (a mirror image
+    holding), not needed for *reproduced*: a refuted one among them counts as a refuted part; all
+    are counted in the number of tests."""
+    routes = {name: v for name, v in (also_refute or {}).items() if v.word == "refuted"}
+    k = len(parts) + len(also_refute or {})
     words = {v.word for v in parts.values()}
-    summary = "; ".join(f"{k}: {v.word}" for k, v in parts.items())
-    if "refuted" in words:
-        return Verdict("refuted", summary)
-    if words == {"reproduced"}:
-        return Verdict("reproduced", summary)
-    if "not reproduced" in words:
-        return Verdict("not reproduced", summary)
-    first = next(v.reason for v in parts.values() if v.word == "undecided")
+    weak = {name for name, v in parts.items() if v.word in NEGATIVE and not stands(v, k)}
+    weak |= {name for name, v in routes.items() if not stands(v, k)}
+    parts = {**parts, **routes}
+
+    def said(name: str, v: Verdict) -> str:
+        if name in weak:
+            return f"{name}: {v.word} on its own interval but not across the {k} parts (p {v.p:.2g} x {k} > {ALPHA:g})"
+        return f"{name}: {v.word}"
+
+    summary = "; ".join(said(name, v) for name, v in parts.items())
+    for word in NEGATIVE:
+        standing = [v for name, v in parts.items() if v.word == word and name not in weak]
+        if standing:   # refuted first
+            return Verdict(word, summary, family_p(standing, k))
+    if words == {"reproduced"}:   # (a refuting route that does not stand leaves this as it is)
+        ps = [v.p for name, v in parts.items() if name not in routes]
+        return Verdict("reproduced", summary, None if any(p is None for p in ps) else max(ps))
+    first = next((v.reason for v in parts.values() if v.word == "undecided"), "underpowered")
     return Verdict("undecided", led_by_reason(summary, first))
 
 
 def explained(parts: dict[str, Verdict], extra: str = "") -> Verdict:
     """:func:`combine`'s word with every part's reason (and ``extra``) in place of the words."""
     verdict = combine(parts)
-    detail = "; ".join(v.reason for v in parts.values()) + (f"; {extra}" if extra else "")
+    k = len(parts)
+    detail = "; ".join(v.reason + (f" (on its own interval; not across the {k} parts: p {v.p:.2g} x {k} > {ALPHA:g})"
+                                   if v.word in NEGATIVE and not stands(v, k) else "")
+                       for v in parts.values()) + (f"; {extra}" if extra else "")
     if verdict.word == "undecided":
         detail = led_by_reason(detail, verdict.reason)
-    return Verdict(verdict.word, detail)
+    return Verdict(verdict.word, detail, verdict.p)
 
 
 # ---- success rates -------------------------------------------------------------------------------------
@@ -114,9 +166,9 @@ def rate_margin_verdict(a: tuple[int, int], b: tuple[int, int], margin: float, w
     diff = rate_difference(*a, *b)
     text = f"{what}: {a[0]}/{a[1]} - {b[0]}/{b[1]} = {diff.fmt(2)} (Newcombe 95%), margin {margin:g}"
     if diff.high < margin:
-        return Verdict("reproduced", f"{text}: the upper end is below the margin"), diff
+        return Verdict("reproduced", f"{text}: the upper end is below the margin", newcombe_tail(a, b, margin, False)), diff
     if diff.low > margin:
-        return Verdict("refuted", f"{text}: the lower end is above the margin"), diff
+        return Verdict("refuted", f"{text}: the lower end is above the margin", newcombe_tail(a, b, margin, True)), diff
     return Verdict("undecided", f"underpowered: {text}: the interval contains the margin"), diff
 
 
@@ -143,6 +195,12 @@ class Outcomes:
 
     def fail_rate(self) -> Interval:
         return clopper_pearson(self.failed, self.valid) if self.valid else Interval(math.nan, 0.0, 1.0, 0)
+
+    def p(self, status: str) -> float:
+        """The one-sided exact p-value behind ``status`` ``solved`` (more than half the seeds pass) or
+        ``failed`` (more than half fail): at most 0.025 exactly when :meth:`status` says it."""
+        count = {"solved": self.passed, "failed": self.failed}[status]
+        return binomial_tail(count, self.valid, MAJORITY, True) if self.valid else 1.0
 
     def status(self, min_seeds: int) -> str:
         """``solved`` (the exact interval of the share of passing seeds lies above 1/2), ``failed``

@@ -25,10 +25,10 @@ import numpy as np
 from expressivity.experiments.claims import Claim, ClaimContext, ClaimResult, Verdict, register
 from expressivity.experiments.claims.kit import distinct, line_figure, seed_values, selected_records
 from expressivity.experiments.claims.regime import cell_regime, tolerances
-from expressivity.experiments.claims.rules import (Outcomes, combine, compare_paired, equivalent, explained,
+from expressivity.experiments.claims.rules import (ALPHA, Outcomes, combine, compare_paired, equivalent, explained,
                                                   rate_margin_verdict)
-from expressivity.statistics import (R2_RESOLUTION, Interval, clopper_pearson, fisher_exact, floored_geometric_interval,
-                                     interval, paired_difference)
+from expressivity.statistics import (R2_RESOLUTION, Interval, binomial_tail, clopper_pearson, fisher_exact,
+                                     floored_geometric_interval, interval, paired_difference)
 
 # ---- shared pieces ---------------------------------------------------------------------------------
 
@@ -191,9 +191,9 @@ def win_verdict(better: dict, worse: dict, what: str, min_seeds: int = CLAIM3_MI
     share = clopper_pearson(wins, len(untied))
     text = f"{what}: lower in {wins} of {len(untied)} paired seeds{ties}, share {share.fmt(2)}"
     if share.low > 0.5:
-        return Verdict("reproduced", text), share
+        return Verdict("reproduced", text, binomial_tail(wins, len(untied), 0.5, True)), share
     if share.high < 0.5:
-        return Verdict("refuted", f"{text} (the reverse)"), share
+        return Verdict("refuted", f"{text} (the reverse)", binomial_tail(wins, len(untied), 0.5, False)), share
     return Verdict("undecided", f"underpowered: {text}: the interval contains 1/2"), share
 
 
@@ -369,12 +369,13 @@ def role_verdict(values: dict, matters: list, flat: list, key, names: tuple[str,
         d, ROLE_MARGIN, f"ln(1 - R^2) at {na}={a}: {nb}={b_hi} minus {nb}={b_lo}") for a, d in changes.items()})
     mirror_falls = {a: diff(key(a, b_hi), key(a, b_lo)) for a in matters}
     mirror_flat = {b: diff(key(a_hi, b), key(a_lo, b)) for b in flat}
-    mirror = (all(compare_paired(d, "").word == "reproduced" for d in mirror_falls.values())
-              and all(equivalent(d, ROLE_MARGIN, "").word == "reproduced" for d in mirror_flat.values()))
-    verdict = combine(parts)
-    if mirror:
-        verdict = Verdict("refuted", "the mirror image holds: the loss falls along the other axis and is flat along "
-                                     "the claimed one; " + verdict.reason)
+    mirror = [compare_paired(d, "") for d in mirror_falls.values()] + \
+        [equivalent(d, ROLE_MARGIN, "") for d in mirror_flat.values()]
+    # the mirror image is every one of its parts at once (an intersection: its p is the largest)
+    holds = Verdict("refuted", "holds", max(v.p for v in mirror)) if all(v.word == "reproduced" for v in mirror) \
+        else Verdict("undecided", "underpowered: does not hold")
+    verdict = combine(parts, {"the mirror image (the loss falls along the other axis and is flat along the claimed "
+                              "one)": holds})
     diffs = {(key(a_hi, b), key(a_lo, b)): d for b, d in falls.items()}
     diffs.update({(key(a, b_hi), key(a, b_lo)): d for a, d in changes.items()})
     return verdict, {"parts": {k: v.word for k, v in parts.items()}, "reasons": {k: v.reason for k, v in parts.items()},
@@ -545,9 +546,11 @@ def trainability_verdict(dp: tuple[int, int], free: tuple[int, int], min_seeds: 
     if min(dp[1], free[1]) < min_seeds:
         return Verdict("undecided", f"underpowered: {dp[1]} and {free[1]} valid seeds, at least {min_seeds} per arm "
                                     "needed"), stats
-    learns = (Verdict("reproduced", f"DP-free succeeds in {free[0]}/{free[1]} {rate_free.fmt(2)}: above 1/2")
+    learns = (Verdict("reproduced", f"DP-free succeeds in {free[0]}/{free[1]} {rate_free.fmt(2)}: above 1/2",
+                      binomial_tail(*free, 0.5, True))
               if rate_free.low > 0.5 else
-              Verdict("not reproduced", f"DP-free succeeds in {free[0]}/{free[1]} {rate_free.fmt(2)}: below 1/2")
+              Verdict("not reproduced", f"DP-free succeeds in {free[0]}/{free[1]} {rate_free.fmt(2)}: below 1/2",
+                      binomial_tail(*free, 0.5, False))
               if rate_free.high < 0.5 else
               Verdict("undecided", f"underpowered: DP-free succeeds in {free[0]}/{free[1]} {rate_free.fmt(2)}: the "
                                    "interval contains 1/2"))
@@ -682,10 +685,12 @@ def scan_verdict(table: dict, bound: int, min_seeds: int = CLAIM7_MIN_SEEDS) -> 
     if not above:
         return Verdict("undecided", f"underpowered: no pointer range above the bound {bound} was scanned")
     status = {T: (dp.status(min_seeds), free.status(min_seeds)) for T, (dp, free) in above.items()}
-    solved = [T for T, (_, s) in status.items() if s == "solved"]
+    # "solves at some T" is one of len(above) tests: Bonferroni (each cell's exact p times their number)
+    solved = [T for T, (_, s) in status.items() if s == "solved" and above[T][1].p("solved") * len(above) <= ALPHA]
     if solved:
         return Verdict("refuted", "DP-free solves a pointer range above the capacity bound at fixed width: "
-                       + ", ".join(f"T={T} ({above[T][1].fmt()})" for T in solved))
+                       + ", ".join(f"T={T} ({above[T][1].fmt()})" for T in solved),
+                       min(1.0, min(above[T][1].p("solved") for T in solved) * len(above)))
     parts = {}
     for T, (dp, free) in above.items():
         s_dp, s_free = status[T]
@@ -696,6 +701,9 @@ def scan_verdict(table: dict, bound: int, min_seeds: int = CLAIM7_MIN_SEEDS) -> 
             parts[f"T={T}"] = Verdict("undecided", f"underpowered: T={T}: DP does not solve it ({dp.fmt()})")
         elif s_free == "failed":
             parts[f"T={T}"] = Verdict("reproduced", f"T={T}: DP solves ({dp.fmt()}), DP-free fails ({free.fmt()})")
+        elif s_free == "solved":
+            parts[f"T={T}"] = Verdict("undecided", f"underpowered: T={T}: DP-free solves ({free.fmt()}) on its own "
+                                                   f"interval, not across the {len(above)} ranges scanned")
         else:
             parts[f"T={T}"] = Verdict("undecided", f"underpowered: T={T}: DP-free neither solves nor fails ({free.fmt()})")
     return explained(parts)
@@ -707,14 +715,23 @@ def depth_verdict(table: dict, min_seeds: int = CLAIM7_MIN_SEEDS) -> Verdict:
     reproduced if a deep enough model fails; undecided where a needed cell is unclear or has too
     few valid seeds."""
     status = {key: o.status(min_seeds) for key, o in table.items()}
-    early = [f"k={k} L={L} ({table[k, L].fmt()})" for (k, L), s in status.items() if L <= k and s == "solved"]
-    if early:
-        return Verdict("refuted", "a model with depth <= nesting solves: " + ", ".join(early))
     need = {(k, L): "solved" if L >= k + 1 else "failed" for (k, L) in table}
-    wrong = [key for key, want in need.items() if status[key] not in (want, "unclear", "too few seeds")]
+    # "some cell does the opposite" is a union of len(table) tests: a cell's word counts against the claim
+    # only when its exact p times their number is at most 0.025 (Bonferroni); "every cell as claimed" is an
+    # intersection and needs no correction. A cell opposite on its own interval only is left open.
+    opposite = {key for key, s in status.items() if s in ("solved", "failed") and s != need[key]
+                and table[key].p(s) * len(table) <= ALPHA}
+    early = [f"k={k} L={L} ({table[k, L].fmt()})" for (k, L) in sorted(opposite) if L <= k]
+    def family(cells) -> float:   # the Bonferroni p of "one of these cells is opposite"
+        return min(1.0, min(table[key].p(status[key]) for key in cells) * len(table))
+
+    if early:
+        return Verdict("refuted", "a model with depth <= nesting solves: " + ", ".join(early),
+                       family([key for key in opposite if key[1] <= key[0]]))
+    wrong = sorted(opposite)
     if wrong:
         return Verdict("not reproduced", "deep enough models fail: " + ", ".join(
-            f"k={k} L={L} ({table[k, L].fmt()})" for k, L in wrong))
+            f"k={k} L={L} ({table[k, L].fmt()})" for k, L in wrong), family(wrong))
     open_ = [key for key, want in need.items() if status[key] != want]
     if open_:
         return Verdict("undecided", "underpowered: " + ", ".join(

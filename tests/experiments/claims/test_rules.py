@@ -1,0 +1,104 @@
+"""A claim's verdict over several parts keeps the error rate its words claim (a fresh audit, 2026-11-28:
+"any part refuted" over 4-16 uncorrected 95% intervals called a null effect refuted 14.5% of the time)."""
+
+import collections
+
+import numpy as np
+import pytest
+
+from expressivity.experiments.claims import Verdict
+from expressivity.experiments.claims.rules import (Outcomes, combine, compare_paired, equivalent, explained,
+                                                   rate_margin_verdict)
+from expressivity.experiments.claims.wang_e_trained import depth_verdict, role_verdict, win_verdict
+from expressivity.statistics import Interval, binomial_tail, clopper_pearson, interval, newcombe_tail, t_tail
+
+
+def test_a_sampled_negative_part_must_stand_across_the_parts():
+    parts = {name: Verdict("reproduced", "ok", 0.001) for name in "abc"}
+    assert combine({**parts, "d": Verdict("refuted", "r", 0.005)}).word == "refuted"   # 0.005 x 4 <= 0.025
+    weak = combine({**parts, "d": Verdict("refuted", "r", 0.01)})                      # 0.01 x 4 > 0.025
+    assert weak.word == "undecided" and weak.reason.startswith("underpowered")
+    assert "d: refuted on its own interval but not across the 4 parts (p 0.01 x 4 > 0.025)" in weak.reason
+    assert combine({**parts, "d": Verdict("not reproduced", "n", 0.02)}).word == "undecided"
+    assert combine({**parts, "d": Verdict("not reproduced", "n", 0.006)}).word == "not reproduced"
+    # a deterministic decision (numerics, no p) stands whatever the number of parts
+    assert combine({**parts, "d": Verdict("refuted", "r")}).word == "refuted"
+    # the combined word carries the family's p, so a claim made of claims corrects again
+    inner = combine({**parts, "d": Verdict("refuted", "r", 0.004)})
+    assert inner.p == pytest.approx(0.016)
+    assert combine({"x": inner, "y": Verdict("reproduced", "ok", 0.001)}).word == "undecided"   # 0.016 x 2
+    assert explained({**parts, "d": Verdict("refuted", "r", 0.01)}).reason.count("not across the 4 parts") == 1
+
+
+def test_a_route_that_refutes_counts_in_the_family_and_is_not_needed_to_reproduce():
+    parts = {"a": Verdict("reproduced", "ok", 0.001)}
+    assert combine(parts, {"mirror": Verdict("undecided", "underpowered: no")}).word == "reproduced"
+    assert combine(parts, {"mirror": Verdict("refuted", "holds", 0.01)}).word == "refuted"       # 0.01 x 2
+    assert combine(parts, {"mirror": Verdict("refuted", "holds", 0.02)}).word == "reproduced"    # 0.02 x 2
+
+
+@pytest.mark.parametrize("values", [[0.5, 0.6, 0.7], [0.1, 0.9, 0.2, 0.4], [-1.0, -0.2, -0.3, -0.5, -0.1],
+                                    [0.01, 0.03, -0.01, 0.02, 0.04, 0.0]])
+def test_p_values_agree_with_the_95_percent_intervals_they_come_from(values):
+    diff = interval(values)
+    for side in (True, False):
+        past = diff.low > 0 if side else diff.high < 0
+        assert (t_tail(diff, 0.0, side) <= 0.025) == past
+    word = compare_paired(diff, "x")
+    assert (word.p is not None) == word.decided and (word.p is None or word.p <= 0.025)
+    verdict = equivalent(diff, 0.3, "x")
+    assert verdict.p is None or verdict.p <= 0.025
+
+
+@pytest.mark.parametrize("k, n", [(0, 6), (1, 6), (5, 6), (6, 6), (9, 10), (2, 12), (10, 12)])
+def test_the_exact_binomial_p_matches_clopper_pearson(k, n):
+    ci = clopper_pearson(k, n)
+    assert (binomial_tail(k, n, 0.5, True) <= 0.025) == (ci.low > 0.5)
+    assert (binomial_tail(k, n, 0.5, False) <= 0.025) == (ci.high < 0.5)
+    o = Outcomes(k, n - k, n)
+    if o.status(3) in ("solved", "failed"):
+        assert o.p(o.status(3)) <= 0.025
+
+
+@pytest.mark.parametrize("a, b", [((10, 24), (23, 24)), ((24, 24), (20, 24)), ((24, 24), (6, 24)), ((30, 64), (60, 64))])
+def test_the_newcombe_p_matches_its_interval(a, b):
+    verdict, diff = rate_margin_verdict(a, b, 0.15, "x")
+    assert (newcombe_tail(a, b, 0.15, False) <= 0.025) == (diff.high < 0.15)
+    assert (newcombe_tail(a, b, 0.15, True) <= 0.025) == (diff.low > 0.15)
+    assert verdict.p is None or verdict.p <= 0.0251
+
+
+def test_claim_5s_rule_on_a_null_effect_refutes_at_most_about_its_level():
+    """Claim 5's medium layout (H 1..16 along the axis that matters, m 8..128 along the flat one, 5 paired
+    seeds), every cell the same: the old rule said refuted 14.5% of the time (sd 0.1) and not reproduced
+    32.6% (sd 5, far too noisy to tell)."""
+    H, M, seeds, replicates = [1, 2, 4, 8, 16], [8, 32, 128], 5, 500
+    rng = np.random.default_rng(0)
+    for sd in (0.1, 5.0):
+        tally = collections.Counter()
+        for _ in range(replicates):
+            cells = {(h, m): {s: rng.normal(0, sd) for s in range(seeds)} for h in H for m in M}
+            tally[role_verdict(cells, H, M, lambda h, m: (h, m))[0].word] += 1
+        # each negative word at most 2.5% in truth; 5% leaves three binomial standard deviations of room
+        assert tally["refuted"] / replicates <= 0.05 and tally["not reproduced"] / replicates <= 0.05, (sd, tally)
+
+
+def test_win_and_depth_verdicts_correct_their_unions():
+    rng = np.random.default_rng(1)
+    refuted = 0
+    for _ in range(400):   # claim 3's "log beats lin" sign test, three horizons, null: seeds win with 1/2
+        parts = {N: win_verdict({s: rng.normal() for s in range(10)}, {s: rng.normal() for s in range(10)}, "x")[0]
+                 for N in (64, 256, 1024)}
+        refuted += combine(parts).word == "refuted"
+    assert refuted / 400 <= 0.05
+    # depth: one shallow cell solving 9 of 10 seeds (exact p 0.011) is not a refutation across 6 cells
+    table = {(k, L): Outcomes(0, 10, 10) if L <= k else Outcomes(10, 0, 10) for k in (1, 2) for L in (1, 2, 3)}
+    table[1, 1] = Outcomes(9, 1, 10)
+    assert depth_verdict(table, 5).word == "undecided"
+    table[1, 1] = Outcomes(10, 0, 10)   # exact p 0.00098, x 6 = 0.006
+    verdict = depth_verdict(table, 5)
+    assert verdict.word == "refuted" and verdict.p == pytest.approx(6 * 0.5**10)
+
+
+def test_an_interval_without_width_gives_no_p():
+    assert t_tail(Interval(0.5, -np.inf, np.inf, 1), 0.0, True) == 1.0
