@@ -164,3 +164,47 @@ def test_a_copy_of_negative_zero_keeps_its_sign():
     model = rasp.compile(program, vocab={1, 2}, max_seq_len=3)
     assert_agrees_everywhere(model, program, {1, 2}, 3)
     assert str(model.apply([model.bos, 1, 1]).decoded[1:]) == "[-0.0, -0.0]"
+
+
+# ---- a fresh audit, 2026-11-28: two programs that compiled with "0 failures" and a wrong network ----------------
+def _same_everywhere(L):
+    n = rasp.SelectorWidth(rasp.Select(T, T, rasp.Comparison.TRUE)).named("n")
+    h = rasp.SelectorWidth(rasp.Select(T, T, rasp.Comparison.EQ)).named("h")
+    return rasp.SequenceMap(lambda a, b: a == b == L, h, n).named("same")   # true only on all-equal inputs of length L
+
+
+def test_a_whole_fraction_beside_the_int_it_equals_is_not_the_same_value():
+    """`mixed` is Fraction(t) on all-equal inputs of length 6, t elsewhere; the int and the Fraction shared one
+    key, and the network answered 0.333... (t / 3 on an int) where evaluate says Fraction(1, 3), on 5 of 19,530
+    inputs that the 64-sample check did not draw."""
+    mixed = rasp.SequenceMap(lambda t, s: Fraction(t) if s else t, T, _same_everywhere(6)).named("mixed")
+    third = rasp.Map(lambda x: x / 3, mixed).named("third")
+    program = rasp.SequenceMap(lambda a, b: a, third, rasp.Map(lambda x: x, mixed).named("other")).named("out")
+    assert value_key(Fraction(1)) != value_key(1)
+    try:
+        model = rasp.compile(program, vocab=VOCAB, max_seq_len=6)
+    except RASPError as exc:   # refused in one line, naming the SOp whose values collide
+        assert "'mixed'" in str(exc) and "\n" not in str(exc)
+        return
+    assert model.apply(["BOS", *[1] * 6]).decoded[1:] == rasp.evaluate(program, [1] * 6)
+
+
+def test_softmax_scales_with_the_size_of_the_values_it_averages():
+    """A numerical mean of values near 1,000 next to a 1/224 feed-forward margin: the sharpness ignored the
+    values' size, and the one input where they occur (all 3s at length 7) decoded 7006/7 for 1001."""
+    big = rasp.numerical(rasp.SequenceMap(lambda t, s: 1001 if s and t == 2 else (1000 if s and t == 3 else t), T,
+                                          _same_everywhere(7))).named("big")
+    m = rasp.numerical(rasp.Aggregate(rasp.Select(I, I, rasp.Comparison.LEQ), big, default=0)).named("m")
+    program = rasp.categorical(rasp.Map(lambda x: str(x), m)).named("out")
+    model = rasp.compile(program, vocab={0, 1, 2, 3}, max_seq_len=7, attention="softmax")
+    for xs in ([3] * 7, [2] * 7, [0, 1, 2, 3, 0, 1, 2]):
+        assert model.apply(["BOS", *xs]).decoded[1:] == rasp.evaluate(program, xs), xs
+
+
+def test_a_map_chain_too_deep_for_python_is_named_as_such_not_as_the_vocabulary():
+    x = T
+    for _ in range(1500):
+        x = rasp.Map(lambda v: v, x)
+    with pytest.raises(RASPError, match="nests too deeply") as caught:
+        rasp.compile(x, vocab={1, 2}, max_seq_len=2)
+    assert "vocabulary" not in str(caught.value)

@@ -117,7 +117,7 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
     mlp_margins = [b.margin for blocks in sublayers for b in blocks if getattr(b, "margin", None) is not None]
     output = graph.nodes[graph.output]
     largest = max((abs(float(v)) for v in values[output.id] if isinstance(v, (int, float, Fraction))), default=1)
-    scale, delta = _scale(robust, max_seq_len, mlp_margins, output.numerical, largest)
+    scale, delta = _scale(robust, max_seq_len, mlp_margins, output.numerical, largest, _averaged_size(graph, values))
     parameters = _estimate_parameters(layout, sublayers, vocab, max_seq_len)
     if parameters > MAX_PARAMETERS:
         raise RASPError(f"the network would have about {parameters:,} weights, above the budget of {MAX_PARAMETERS:,}; "
@@ -161,15 +161,26 @@ def _prove(network, graph, layout, sublayers, values, vocab, max_seq_len, causal
                                                          "unit": "cases", "blocks": len(proofs)})
 
 
+def _averaged_size(graph, values) -> float:
+    """The largest ``|value|`` a numerical Aggregate averages (1 where none does: a categorical one moves
+    one-hot entries). A softmax head's weight off the selected keys moves its output by that weight times
+    up to twice this, so ``delta`` shrinks with it."""
+    sizes = [abs(float(v)) for node in graph.nodes if node.kind == "aggregate" and node.numerical
+             for v in values[node.inputs[2]] if isinstance(v, (int, float, Fraction))]
+    return max([1.0, *sizes])
+
+
 def _scale(robust: bool, max_seq_len: int, margins: list, numerical_output: bool,
-           largest: float) -> tuple[float, float | None]:
+           largest: float, averaged: float = 1.0) -> tuple[float, float | None]:
     """Hardmax: ``inf``. Softmax: ``lam`` with ``(n - 1) exp(-lam) <= delta``, ``n = L + 1``, ``delta`` an eighth of
-    the smallest feed-forward input margin (at most 1e-3); for a numerical output, which no feed-forward block
-    cleans, also at most ``NUMERIC_TOLERANCE / (4 (1 + max |value|))``."""
+    the smallest feed-forward input margin divided by twice the largest ``|value|`` a numerical Aggregate averages
+    (``averaged``, at least 1; at most 1e-3); for a numerical output, which no feed-forward block cleans, also at
+    most ``NUMERIC_TOLERANCE / (4 (1 + max |value|))``. Without the value size a mean of values near 1,000 moved
+    by 0.08 past a 1/224 margin (a fresh audit, 2026-11-28)."""
     if not robust:
         return math.inf, None
     smallest = min((float(m) for m in margins), default=0.25)
-    delta = min(1e-3, smallest / 8)
+    delta = min(1e-3, smallest / (8 * 2 * averaged) if averaged > 1 else smallest / 8)
     if numerical_output:
         delta = min(delta, NUMERIC_TOLERANCE / (4 * (1 + largest)))
     return math.log(max(max_seq_len, 1) / delta), delta

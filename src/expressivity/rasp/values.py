@@ -12,8 +12,11 @@ pair does occur, ``rasp.evaluate`` raises too.
 **Values are typed.** ``True``, ``1`` and ``1.0`` are equal in Python but not to every function
 (``str``, ``x / 3`` on a bool or a float gives a float, on an int a ``Fraction``), so a value set
 keeps them apart (:func:`value_key`): each gets its own residual dimension, and every block is
-proven on each of them. ``int`` and ``Fraction`` share a key (the interpreter makes whole
-Fractions ints).
+proven on each of them. So does a whole ``Fraction`` beside the ``int`` it equals: the interpreter
+makes the means it computes ints where they divide, but a program's own function may return
+``Fraction(2)``, and ``x / 3`` is then a Fraction where on ``2`` it is a float (sharing one key
+compiled a network that answered ``0.333...`` where ``evaluate`` says ``1/3``, a fresh audit,
+2026-11-28).
 
 **None** (an empty categorical Aggregate, and what Maps of it give) has no dimension: a
 categorical SOp holds it as all-zero. A numerical SOp cannot hold it (0 would be read), so a
@@ -40,13 +43,15 @@ FLOAT_BITS = 53
 
 def value_key(v) -> tuple:
     """A hashable key that tells apart values Python calls equal but functions may not (``True``, ``1``,
-    ``1.0``, ``-0.0``); ``int`` and ``Fraction`` share one. Raises ``TypeError`` for unhashable values."""
+    ``Fraction(1)``, ``1.0``, ``-0.0``). Raises ``TypeError`` for unhashable values."""
     if v is None:
         return ("none",)
     if isinstance(v, bool):
         return ("bool", v)
-    if isinstance(v, (int, Fraction)):
-        return ("exact", v)
+    if isinstance(v, int):
+        return ("int", v)
+    if isinstance(v, Fraction):
+        return ("fraction", v)
     if isinstance(v, float):
         return ("float", v, math.copysign(1.0, v) < 0)
     if isinstance(v, str):
@@ -68,13 +73,15 @@ def index_of(values: list) -> dict:
 
 
 def sort_values(values) -> list:
-    """Values in a stable order: numbers (bools as numbers; equal ones bool, exact, -0.0, float) ascending, then
+    """Values in a stable order: numbers (bools as numbers; equal ones bool, int, Fraction, -0.0, float) ascending, then
     strings, then the rest by repr."""
     def key(v):
         if isinstance(v, bool):
             return (0, v, 0, "")
-        if isinstance(v, (int, Fraction)):
+        if isinstance(v, int):
             return (0, v, 1, "")
+        if isinstance(v, Fraction):
+            return (0, v, 1.25, "")
         if isinstance(v, float):
             return (0, v, 2 if v or math.copysign(1.0, v) > 0 else 1.5, "")
         return (1, 0, 0, str(v)) if isinstance(v, str) else (2, 0, 0, repr(v))
@@ -96,6 +103,9 @@ def _apply(f, *args, name: str = "a function"):
         return False, None
     except RASPError:
         raise
+    except RecursionError:   # a Map of a Map is one composed function: ~1,000 of them nest past Python's stack
+        raise RASPError(f"{name}: its function nests too deeply for Python to call (a chain of about 1,000 or more "
+                        "Maps, which compose into one function); shorten the chain, or fold steps into one Map") from None
     except Exception as exc:   # e.g. comparing a string token with a number: the program does not fit the vocab
         raise RASPError(f"{name}: its function fails on {args!r} ({type(exc).__name__}: "
                         f"{' '.join(str(exc).split())[:160]}); check the vocabulary") from None
