@@ -70,6 +70,20 @@ def test_mismatched_heads_fit_slowly_on_the_heavy_tail_and_within_their_bound():
     assert essential.check_kernel_memory(net, rep).ok
 
 
+def test_the_l1_of_lin_heads_on_the_power_tail_counts_the_tail_beyond_the_cutoff():
+    """A fresh audit (2026-11-28): e^(-eps S) underflowed at S = 20,000, the remainder integral ran over an empty
+    grid, and 8 heads reported l1 0.1374 where the sum over every lag is 0.1428 (so inputs of length 25,000 broke
+    the bound). Independent: the fit's own kernel summed directly to 400,000 lags, then the target's tail."""
+    import mpmath
+
+    fit = kernel_fit("lin", "power", 0.5, 8)
+    s = np.arange(400_000, dtype=float)
+    rho = (1 + s) ** -1.5 / float(mpmath.zeta(1.5))
+    rho_hat = sum(c * -np.expm1(-b) * np.exp(-b * s) for c, b in zip(fit.coefficients, fit.betas))
+    truth = float(np.abs(rho_hat - rho).sum()) + float(mpmath.zeta(1.5, 400_001) / mpmath.zeta(1.5))
+    assert fit.l1_error == pytest.approx(truth, rel=1e-9)   # was 0.1374: 4% short
+
+
 @pytest.mark.parametrize("depth", [1, 2, 3])
 def test_adaptive_construction_retrieves_exactly_for_every_pointer(depth):
     net, rep = adaptive.build_adaptive_memory(max_lag=4, depth=depth, length=14)
@@ -114,3 +128,21 @@ def test_one_layer_cannot_focus_on_an_input_dependent_lag():
 def test_bad_arguments_are_refused(call, msg):
     with pytest.raises(ExpressivityError, match=msg):
         call()
+
+
+def test_the_fixed_memory_check_tries_the_memories_errors_together():
+    """A fresh audit (2026-11-28): moving one head's weight into m[1] by 0.0035 passed (sup 0.00320 against the
+    bound 0.00344) because each adversarial sequence aligned with one memory; aligned with both (the linear
+    readout's mean) the error is 0.00347."""
+    import dataclasses
+
+    net, rep = fixed.build_fixed_memory("1,3", readout="linear", b=2.0)
+    assert fixed.check_fixed_memory(net, rep).ok
+    layer = net.layers[0]
+    heads = list(layer.heads)
+    W_O = np.array(heads[0].W_O, dtype=float)
+    W_O[0, net.labels.index("m[1]")] += 0.0035
+    heads[0] = dataclasses.replace(heads[0], W_O=W_O)
+    moved = dataclasses.replace(net, layers=(dataclasses.replace(layer, heads=tuple(heads)), *net.layers[1:]))
+    checked = fixed.check_fixed_memory(moved, rep)
+    assert not checked.ok and checked.error("sup_error").value > rep.bounds["sup_error"]

@@ -172,15 +172,23 @@ def target(readout: str, x: np.ndarray, lags: tuple[int, ...]) -> np.ndarray:
 
 def adversarial_sequences(net: Network, report: ConstructionReport, length: int) -> np.ndarray:
     """Per memory, the sign pattern of its kernel error read backwards from the last position: it
-    makes that memory's error at the last position equal its l1 error (truncated at the sequence)."""
+    makes that memory's error at the last position equal its l1 error (truncated at the sequence).
+    Then the patterns of the memories' errors together: their sum (the linear readout's mean is the
+    worst case for it exactly) and, with two memories, their difference (a readout that rises in one
+    and falls in the other); one memory at a time missed a head moved by 0.0035, whose joint error
+    0.00347 broke the bound 0.00344 (a fresh audit, 2026-11-28)."""
     lags = report.constants["lags"]
     layer = net.layers[0]
     s = np.arange(length)
-    rows = []
-    for i, T in enumerate(lags):
+    errors = []
+    for T in lags:
         dim = net.labels.index(f"m[{T}]")
         rho = sum(h.W_O[0, dim] * _weights(h.position_bias, s) for h in layer.heads)
-        sign = np.sign(rho - (s == T))
+        errors.append(rho - (s == T))
+    patterns = errors + [sum(errors)] + ([errors[0] - errors[1]] if len(errors) == 2 else [])
+    rows = []
+    for error in patterns:
+        sign = np.sign(error)
         rows += [sign[::-1], -sign[::-1]]
     return np.array(rows)
 

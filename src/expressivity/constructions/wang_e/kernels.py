@@ -220,13 +220,18 @@ def _variable(rpe: str, eps: float):
 
 
 def chebyshev_construction(rpe: str, heads: int, eps: float, G, rho, name: str, cutoff: int,
-                           lag: int = 0, extra: dict | None = None) -> KernelFit:
+                           lag: int = 0, extra: dict | None = None, target_tail=None) -> KernelFit:
     """Heads ``beta_k = eps k`` (lin) or ``1 + eps k`` (log) whose kernel ``g(s) u P(u)`` has ``P`` the
     Chebyshev interpolant of ``G`` (the target transformed to ``u``: ``rho = g(s) u G(u)``).
 
     l1 error ``sum_s |rho_hat - rho|``: lags below ``cutoff`` summed directly, the rest by the
     Euler-Maclaurin integral ``int_S^inf |rho_hat - rho| dx + |.|(S)/2``, computed in ``u`` as
-    ``(1/eps) int_0^{u_S} |P - G| du`` (trapezoid rule on a grid resolving ``P``).
+    ``(1/eps) int_0^{u_S} |P - G| du`` (trapezoid rule on a grid resolving ``P``). With
+    ``target_tail(S)`` (``sum_{s >= S} |rho(s)|`` in closed form) and lin heads, the rest is bounded
+    instead by ``target_tail(S) + max |P| u_S / (1 - e^-eps)`` (the heads' own tail): lin heads put
+    ``u_S = e^{-eps S}`` at the cutoff, which underflows to 0 at S = 20,000, so the integral ran over an
+    empty grid and a power-law target's tail beyond the cutoff (0.0054 of l1 at 8 heads, a fresh audit,
+    2026-11-28) was left out, and inputs of length 25,000 broke the reported bound.
     """
     u_of, _, g = _variable(rpe, eps)
     cheb = chebyshev_interpolant(G, heads)
@@ -238,17 +243,25 @@ def chebyshev_construction(rpe: str, heads: int, eps: float, G, rho, name: str, 
     us = u_of(s)
     direct = float(np.abs(g(s) * us * P(us) - rho(s)).sum())
     u_cut = float(u_of(cutoff))
-    grid = np.linspace(0.0, u_cut, 20 * heads + 20_001)[1:]  # G may be singular at u = 0; start one step in
-    vals = np.abs(P(grid) - G(grid))
-    remainder = float(np.sum((vals[1:] + vals[:-1]) / 2) * (grid[1] - grid[0])) / eps
-    remainder += abs(float(g(cutoff) * u_cut * (P(u_cut) - G(np.array([u_cut]))[0]))) / 2
+    if target_tail is not None and rpe == "lin":
+        grid = np.linspace(0.0, u_cut, 20 * heads + 20_001)
+        heads_tail = float(np.max(np.abs(P(grid)))) * u_cut / -math.expm1(-eps)
+        remainder = float(target_tail(cutoff)) + heads_tail
+        how = (f"direct sum over s < {cutoff}; remainder bounded by the target's tail beyond it (closed form) plus "
+               "the heads' (max |P| u_S / (1 - e^-eps))")
+    else:
+        grid = np.linspace(0.0, u_cut, 20 * heads + 20_001)[1:]  # G may be singular at u = 0; start one step in
+        vals = np.abs(P(grid) - G(grid))
+        remainder = float(np.sum((vals[1:] + vals[:-1]) / 2) * (grid[1] - grid[0])) / eps
+        remainder += abs(float(g(cutoff) * u_cut * (P(u_cut) - G(np.array([u_cut]))[0]))) / 2
+        how = (f"direct sum over s < {cutoff}; remainder by Euler-Maclaurin: (1/eps) int_0^u |P - G| du "
+               "(trapezoid rule) + half the last term")
     betas = tuple(eps * k + (1.0 if rpe == "log" else 0.0) for k in range(1, heads + 1))
     max_c, c_floats, max_c_log10 = _monomial_coefficients(rpe, cheb, betas, eps)
     return KernelFit(name, rpe, lag, heads, betas, c_floats, direct + remainder, max_c,
                      "float64 in the Chebyshev basis" + ("; monomial coefficients exact in mpmath" if max_c is not None
                                                          else ""),
-                     f"direct sum over s < {cutoff}; remainder by Euler-Maclaurin: (1/eps) int_0^u |P - G| du "
-                     "(trapezoid rule) + half the last term",
+                     how,
                      {"eps": eps, "cutoff": cutoff, "remainder": remainder, "max_abs_coefficient_log10": max_c_log10,
                       **(extra or {})})
 
@@ -371,4 +384,13 @@ def kernel_fit(rpe: str, kernel: str, alpha: float, heads: int, eps: float = 0.1
             out = rho(sv) / (g(sv) * u)
         return np.where(np.isfinite(out), out, 0.0)
 
-    return chebyshev_construction(rpe, heads, eps, G, rho, "chebyshev", cutoff, 0, {"kernel": kernel, "alpha": alpha})
+    return chebyshev_construction(rpe, heads, eps, G, rho, "chebyshev", cutoff, 0, {"kernel": kernel, "alpha": alpha},
+                                  lambda S: target_tail(kernel, alpha, S))
+
+
+def target_tail(kernel: str, alpha: float, S: int) -> float:
+    """``sum_{s >= S} rho(s)`` of :func:`target_kernel`, in closed form: ``e^{-a S}`` (``exp``) or
+    ``zeta(1 + a, S + 1) / zeta(1 + a)`` (``power``, Hurwitz zeta in mpmath)."""
+    if kernel == "exp":
+        return math.exp(-alpha * S)
+    return float(mpmath.zeta(1 + alpha, S + 1) / mpmath.zeta(1 + alpha))
