@@ -197,7 +197,7 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
         if fmt == "table":
             show = [*bys, "n_points", "n_seeds", "slope", "ci_low", "ci_high", "prefactor", "r2", "dropped"]
             if breakpoint_:
-                show += ["break_x", "slope_left", "slope_right", "preferred"]
+                show += ["break_x", "slope_left", "slope_right", "break_p", "preferred"]
             head, rows = show, [[f.get(k) for k in show] for f in fits]
         method = next((f["ci_method"] for f in fits if f.get("ci_method")), "none")
         _write(head, rows, fmt, out, {"command": "fit", "source": str(source), "x": x, "y": y, "by": bys,
