@@ -51,7 +51,7 @@ def test_build_config_refuses_p_below_1_like_the_cli():
 
 
 def test_build_config_refuses_one_sample_with_the_real_reason():
-    _one_line(lambda: E.BuildConfig(samples=1), "samples must be between 2 and")
+    _one_line(lambda: E.BuildConfig(samples=1), "samples must be between 100 and")
     _one_line(lambda: E.BuildConfig(samples=2.5), "samples must be an integer")
     _one_line(lambda: E.BuildConfig(seed=-1), "seed")
 

@@ -36,7 +36,7 @@ def pages(tmp_path_factory):
     root = tmp_path_factory.mktemp("pages")
     _run("circuit", "shift", "--length", "6", "--out", root / "shift")
     _run("circuit", "reverse", "--length", "5", "--scale", "inf", "--out", root / "reverse")
-    _run("yun", "build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2", "--samples", "50",
+    _run("yun", "build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2", "--samples", "100",
          "--out", root / "yun")
     _run("train", "--task", "reverse", "--length", "4", "--d-model", "8", "--heads", "2", "--ffn-width", "8",
          "--batch-size", "8", "--steps", "3", "--layers", "2", "--out", root / "train")

@@ -19,7 +19,7 @@ def yun_sort(tmp_path_factory) -> Path:
     """Theorem 3's modified network for sort, n = 2, d = 1, delta = 1/2 (cells [0, 1/2) and [1/2, 1))."""
     root = tmp_path_factory.mktemp("yun")
     code, _, err = run("yun", "build", "--target", "sort", "--positional", "--n", "2", "--d", "1", "--delta", "1/2",
-                       "--samples", "20", "--out", root / "out")
+                       "--samples", "100", "--out", root / "out")
     assert code == 0, err
     return root / "out" / "delta_1_2" / "modified"
 
@@ -120,7 +120,7 @@ def test_show_draws_an_exact_only_network_from_its_exact_pass(tmp_path):
     """A breakpoint at 1/3 is stored rounded: float64 put 0.3333333333333333 in the next cell (0.26722 where the
     exact answer is 0.25064), and show drew the float64 pass within the claim."""
     code, _, err = run("yun", "build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/3",
-                       "--samples", "20", "--out", tmp_path / "y3")
+                       "--samples", "100", "--out", tmp_path / "y3")
     assert code == 0, err
     folder = tmp_path / "y3" / "delta_1_3" / "modified"
     code, out, err = run("run", folder, "--input", "0.3333333333333333; 0.9", "--json")

@@ -91,7 +91,7 @@ B = ["build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2
     (["build", "--target", "mean-shift", "--n", "2", "--d", "5", "--delta", "1/100", "--budget", "1" + "0" * 21], "about 4.9 x 10^21 parameters (softened network"),
     (["contextual", "--n", "2", "--d", "1", "--delta", "1/1000000000", "--input", "0;0"], "layers"),
     (["contextual", "--n", "2", "--d", "1000", "--delta", "1/1000", "--input", "0;0"], "about 10^"),
-    ([*B[:-2], "--samples", "20000000"], "--samples"),
+    ([*B[:-2], "--samples", "20000000"], "--samples"), ([*B[:-2], "--samples", "2"], "covers far less"),
     ([*B, "--p", "nan"], "--p"), ([*B, "--p", "inf"], "--p"), ([*B, "--p", "0.5"], "--p"),
     ([*B, "--lambda", "nan"], "--lambda"), ([*B, "--lambda", "inf"], "--lambda"), ([*B, "--lambda", "-1"], "--lambda"),
     ([*B, "--epsilon", "nan"], "--epsilon"), ([*B, "--epsilon", "inf"], "--epsilon"),
@@ -123,7 +123,7 @@ def test_huge_target_values_fail_the_softened_check_instead_of_passing(tmp_path,
     # through the softened value map, and the agreement check says so with exit 1.
     (tmp_path / "yun_huge_target.py").write_text("def huge(X):\n    return X * 1e300\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    res = run("build", "--target", "yun_huge_target:huge", "--n", "2", "--d", "1", "--delta", "1/2", "--samples", "50",
+    res = run("build", "--target", "yun_huge_target:huge", "--n", "2", "--d", "1", "--delta", "1/2", "--samples", "100",
               "--json")
     assert res.exit_code == 1 and json.loads(res.stdout)["ok"] is False
     assert res.stderr.startswith("error: verification failed") and "softened g equals" in res.stderr
@@ -186,7 +186,7 @@ def test_a_failure_in_a_later_delta_leaves_no_output_folder(tmp_path, monkeypatc
     monkeypatch.syspath_prepend(str(tmp_path))
     out = tmp_path / "out"
     res = run("build", "--target", "_late_failing_target:f", "--n", "2", "--d", "1", "--delta", "1/2,1/4",
-              "--samples", "50", "--out", str(out))
+              "--samples", "100", "--out", str(out))
     assert res.exit_code == 2 and "ValueError: no" in res.stderr
     assert not out.exists() and not list(tmp_path.glob("out.partial*"))
 
@@ -204,7 +204,7 @@ def test_a_user_target_in_the_current_folder_imports_and_its_prints_leave_json_i
     (tmp_path / "chatty_target.py").write_text(
         'print("importing")\ndef f(X):\n    print("called")\n    return X.mean(axis=1, keepdims=True) + 0 * X\n')
     monkeypatch.chdir(tmp_path)
-    res = run("build", "--target", "chatty_target:f", "--n", "2", "--d", "1", "--delta", "1/2", "--samples", "50",
+    res = run("build", "--target", "chatty_target:f", "--n", "2", "--d", "1", "--delta", "1/2", "--samples", "100",
               "--json")
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["ok"] is True and "called" in res.stderr and "importing" in res.stderr

@@ -18,7 +18,7 @@ COMMANDS = {
     "circuit": (["circuit", "shift", "--length", "5"], "construction", ["network"]),
     "wang-e": (["wang-e", "build", "--memory", "fixed", "--readout", "linear"], "construction", ["network"]),
     "rasp": (["rasp", "compile", "reverse", "--max-len", "3"], "construction", ["network"]),
-    "yun": (["yun", "build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2,1/4", "--samples", "50"],
+    "yun": (["yun", "build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2,1/4", "--samples", "100"],
             "yun build", ["delta_1_2/modified", "delta_1_2/softened", "delta_1_4/modified", "delta_1_4/softened"]),
     "train": (TRAIN, "trained runs", ["seed_0"]),
     "ensemble": (TRAIN + ["--seeds", "0,1", "--ensemble"], "trained runs", ["seed_0", "seed_1"]),

@@ -27,7 +27,7 @@ def folders(tmp_path_factory):
         "circuit": ["circuit", "shift", "--length", "5", "--out", root / "circuit"],
         "hard": ["circuit", "reverse", "--length", "4", "--scale", "inf", "--out", root / "hard"],
         "wang-e": ["wang-e", "build", "--memory", "fixed", "--readout", "linear", "--out", root / "wang_e"],
-        "yun": ["yun", "build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2", "--samples", "50",
+        "yun": ["yun", "build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2", "--samples", "100",
                 "--out", root / "yun"],
         "train": ["train", "--task", "reverse", "--length", "4", "--d-model", "8", "--heads", "2", "--ffn-width", "8",
                   "--batch-size", "8", "--steps", "3", "--out", root / "train"],

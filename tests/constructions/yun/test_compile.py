@@ -21,12 +21,12 @@ def test_a_target_equivariant_only_off_the_cube_centres_is_refused():
     # (3/4, 5/4) at (3/4, 1/4) where f_bar (f at the cube centre) is (3/4, 1/4)
     with pytest.raises(ExpressivityError, match=r"not permutation-equivariant at the cube centre \[0.75, 0.25\].*"
                                                 r"--positional"):
-        build_yun(Target("bump", _bump, False, "a bump at one cube centre"), n=2, d=1, delta="1/2", samples=50)
+        build_yun(Target("bump", _bump, False, "a bump at one cube centre"), n=2, d=1, delta="1/2", samples=100)
 
 
 @pytest.mark.parametrize("n, classes", [(2, 6), (3, 4)])
 def test_every_other_order_of_every_class_is_checked(n, classes):
-    result = build_yun(get_target("smooth-rank"), n=n, d=1, delta="1/4", samples=50)
+    result = build_yun(get_target("smooth-rank"), n=n, d=1, delta="1/4", samples=100)
     check = result.report.check("target equivariant at the other orders of each class (f_bar there is the "
                                 "permuted value)")
     others = {2: 1, 3: 5}[n]
@@ -43,10 +43,10 @@ def test_the_budget_counts_the_network_the_build_reports():
     p = resolve_params(YunParams(n=2, d=1, N=4))
     plain, rescaled = estimate(p).params_softened, estimate(p, rescale=True).params_softened
     assert plain < rescaled
-    built = build_yun("smooth-rank", n=2, d=1, delta="1/4", samples=50, budget=plain)
+    built = build_yun("smooth-rank", n=2, d=1, delta="1/4", samples=100, budget=plain)
     assert built.report.size.parameters == plain
     large = Target("large", lambda X: 1000.0 * get_target("smooth-rank").fn(X), True, "smooth-rank x 1000")
     with pytest.raises(ExpressivityError, match=rf"needs {rescaled} parameters \(softened network, with the output "
                                                 r"rescale its target needs"):
-        build_yun(large, n=2, d=1, delta="1/4", samples=50, budget=rescaled - 1)
-    assert build_yun(large, n=2, d=1, delta="1/4", samples=50, budget=rescaled).report.size.parameters == rescaled
+        build_yun(large, n=2, d=1, delta="1/4", samples=100, budget=rescaled - 1)
+    assert build_yun(large, n=2, d=1, delta="1/4", samples=100, budget=rescaled).report.size.parameters == rescaled
