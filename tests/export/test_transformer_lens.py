@@ -601,3 +601,25 @@ def test_a_saved_network_whose_weights_were_edited_carries_no_claim(tmp_path):
     weights[name] = weights[name] + 1
     save_file(weights, str(tmp_path / "n" / "weights.safetensors"))
     assert "weights.safetensors is not the file saved" in load_network(tmp_path / "n").no_claim
+
+
+def test_a_description_whose_digest_was_removed_carries_no_claim(tmp_path):
+    """The digests were in network.json / expressivity.json themselves: deleting them (and editing the weights)
+    restored the claim. The current formats always write them, so their absence is an edit; older formats
+    (written before the digests) are read as before."""
+    import json
+
+    from expressivity.export.safetensors_io import load_network, save_network
+
+    net, _ = CIRCUITS["shift"].build(8, "auto", input_range=7.0)
+    save_network(net, tmp_path / "n")
+    save_transformer_lens(to_transformer_lens(net), tmp_path / "tl")
+    for path, loader, needle in ((tmp_path / "n" / "network.json", load_network, "records no SHA-256 of weights"),
+                                 (tmp_path / "tl" / "expressivity.json", load_transformer_lens,
+                                  "records no SHA-256 of model.safetensors")):
+        desc = json.loads(path.read_text())
+        path.write_text(json.dumps({k: v for k, v in desc.items() if k != "sha256"}))
+        assert needle in loader(path.parent).no_claim
+        older = desc["format"][:-1] + str(int(desc["format"][-1]) - 1)   # the format before digests were required
+        path.write_text(json.dumps({**{k: v for k, v in desc.items() if k != "sha256"}, "format": older}))
+        assert loader(path.parent).no_claim is None

@@ -26,8 +26,10 @@ from expressivity.network.network import Network
 from expressivity.network.serial import number_from_json, number_to_json
 from expressivity.records import jsonable
 
-FORMAT = "expressivity.network/2"
-READABLE = ("expressivity.network/1", FORMAT)   # format 1 lacks only the fields that version 2 added
+FORMAT = "expressivity.network/3"
+# format 1 lacks only the fields that version 2 added; 3 always records the weights' SHA-256, so a format-3
+# network.json without it was edited (the digest removed), while 1 and 2 may predate digests
+READABLE = ("expressivity.network/1", "expressivity.network/2", FORMAT)
 
 
 class SafetensorsArrays:
@@ -147,6 +149,8 @@ def _has_nan(value) -> bool:
 
 EDITED = ("{file} is not the file saved with this network (its SHA-256 differs from the one recorded): the weights "
           "were changed after saving, and no check covers them")
+UNRECORDED = ("network.json records no SHA-256 of {file} (its format always does: the file was edited), so nothing "
+              "ties the weights to the checks")
 
 
 def load_network(directory: Path) -> Network:
@@ -178,6 +182,8 @@ def load_network(directory: Path) -> Network:
     metadata = desc.get("metadata") or {}
     if changed_files(directory, desc.get("sha256"), (wpath.name,)):
         metadata = {**metadata, "no_claim": EDITED.format(file=wpath.name)}
+    elif desc.get("format") == FORMAT and not (isinstance(desc.get("sha256"), dict) and wpath.name in desc["sha256"]):
+        metadata = {**metadata, "no_claim": UNRECORDED.format(file=wpath.name)}
     try:
         return Network.from_dict(desc, SafetensorsArrays(tensors), metadata=metadata)
     except NetworkError as exc:

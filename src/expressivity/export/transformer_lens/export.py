@@ -18,7 +18,9 @@ from expressivity.network.layers import Head, rule_for
 from expressivity.network.network import Network
 from expressivity.records import jsonable
 
-FORMAT = "expressivity.transformer-lens/1"
+FORMAT = "expressivity.transformer-lens/2"
+# 2 always records the files' SHA-256 (a /2 description without them was edited); 1 may predate them
+READABLE = ("expressivity.transformer-lens/1", FORMAT)
 TL_VERSION = "4.3.0"          # the TransformerLens release these conversions were checked against
 DEFAULT_N_CTX = 64            # positions of a network that fixes none
 MAX_N_CTX = 4096

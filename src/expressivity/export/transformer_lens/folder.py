@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from expressivity.errors import ExpressivityError
-from expressivity.export.transformer_lens.export import FORMAT, TL_VERSION, ExportError, TLExport
+from expressivity.export.transformer_lens.export import FORMAT, READABLE, TL_VERSION, ExportError, TLExport
 
 
 README = """# {name}
@@ -106,7 +106,12 @@ def edited(directory: Path, desc: dict) -> str | None:
     :func:`~expressivity.manifest.file_digests`), or ``None``."""
     from expressivity.manifest import changed_files
 
-    changed = changed_files(directory, desc.get("sha256"), FOLDER_FILES)
+    recorded = desc.get("sha256")
+    if desc.get("format") == FORMAT and not (isinstance(recorded, dict) and
+                                             {"model.safetensors", "config.json"} <= set(recorded)):
+        return ("expressivity.json records no SHA-256 of model.safetensors and config.json (its format always does: "
+                "the file was edited), so nothing ties the model to the checks")
+    changed = changed_files(directory, recorded, FOLDER_FILES)
     if not changed:
         return None
     return (f"{' and '.join(changed)} {'differs' if len(changed) == 1 else 'differ'} from the files exported (SHA-256 "
@@ -185,6 +190,6 @@ def read_folder_config(directory: Path) -> tuple[dict, dict | None]:
         except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
             raise ExpressivityError(f"{directory}/expressivity.json is not valid JSON ({' '.join(str(exc).split())}); "
                                     "re-export the network") from None
-        if not isinstance(desc, dict) or desc.get("format") != FORMAT:
+        if not isinstance(desc, dict) or desc.get("format") not in READABLE:
             raise ExpressivityError(f"{directory}/expressivity.json is not in format {FORMAT}; re-export the network")
     return config, desc
