@@ -109,6 +109,9 @@ def test_a_break_is_preferred_on_few_straight_points_about_as_rarely_as_its_leve
     assert all(0 < f["break_p"] <= 1 for f in fits)
     kinked = np.where(lx < 1.5, -0.2 * lx, -0.3 - 1.5 * (lx - 1.5)) + rng.normal(0, 0.05, 6)
     assert fit_breakpoint(lx, kinked)["preferred"] == "break"
+    for n in (8, 20, 40):   # an exact power law: both residual sums are rounding (a review found "break" here)
+        exact = np.log10(np.geomspace(1, 1000, n))
+        assert fit_breakpoint(exact, np.log10(3 * (10 ** exact) ** -0.7))["preferred"] == "line"
 
 
 @pytest.mark.parametrize("n", [3, 4, 5])

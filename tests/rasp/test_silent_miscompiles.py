@@ -208,3 +208,23 @@ def test_a_map_chain_too_deep_for_python_is_named_as_such_not_as_the_vocabulary(
     with pytest.raises(RASPError, match="nests too deeply") as caught:
         rasp.compile(x, vocab={1, 2}, max_seq_len=2)
     assert "vocabulary" not in str(caught.value)
+
+
+def test_means_of_whole_fractions_are_canonical_so_ordinary_numerical_programs_compile():
+    """A review (2026-11-28) of the typed int/Fraction keys: a mean of one selected value came back as
+    Fraction(1) and of several as 1, so a numerical x + 1 after a prefix mean of 2 * (prefix mean) was
+    refused ("values equal as numbers must give equal results"), though it compiled and agreed before."""
+    v = rasp.numerical(rasp.Map(lambda t: t, T)).named("v")
+    m1 = rasp.numerical(rasp.Aggregate(rasp.Select(I, I, rasp.Comparison.LEQ), v, default=0)).named("m1")
+    d = rasp.numerical(rasp.Map(lambda x: 2 * x, m1)).named("d")
+    m2 = rasp.numerical(rasp.Aggregate(rasp.Select(I, I, rasp.Comparison.LEQ), d, default=0)).named("m2")
+    out = rasp.numerical(rasp.Map(lambda x: x + 1, m2)).named("out")
+    halves = rasp.numerical(rasp.Map(lambda t: Fraction(t, 2), T)).named("halves")
+    mean = rasp.numerical(rasp.Aggregate(rasp.Select(I, I, rasp.Comparison.LEQ), halves, default=0)).named("mean")
+    third = rasp.categorical(rasp.Map(lambda x: x / 3, mean)).named("third")   # a Fraction on every exact mean
+    for program in (out, third):
+        model = rasp.compile(program, vocab={1, 2}, max_seq_len=3)
+        for n in (1, 2, 3):
+            for xs in itertools.product([1, 2], repeat=n):
+                got, want = model.apply(["BOS", *xs]).decoded[1:], rasp.evaluate(program, list(xs))
+                assert [value_key(g) for g in got] == [value_key(w) for w in want], xs

@@ -244,9 +244,12 @@ def _by_scalar(node: Node, outputs: list, scalar) -> dict | None:
     """``{s: output}`` when every input combination with the same scalar ``s = scalar(args)`` has the same typed
     output (else ``None``: the block is not a function of ``s``)."""
     points: dict = {}
+    same = (lambda a, b: stored(a) == stored(b)) if node.numerical else (lambda a, b: value_key(a) == value_key(b))
     for args, r in outputs:
         s = scalar(args)
-        if s in points and value_key(points[s]) != value_key(r):
+        # a numerical output is held as a number, so 2 and 2.0 are one (whatever reads it as a value is proven
+        # on each typed value it may get); a categorical one as its typed value
+        if s in points and not same(points[s], r):
             return None
         points.setdefault(s, r)
     return points

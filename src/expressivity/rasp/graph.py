@@ -128,13 +128,13 @@ def _node_of(expr: SOp, visit) -> Node:
     if isinstance(expr, Full):
         return Node(0, "full", name, enc, fill=expr.fill)
     if isinstance(expr, Map):
-        return Node(0, "map", name, enc, (visit(expr.inner),), f=expr.f)
+        return Node(0, "map", name, enc, (visit(expr.inner),), f=_canonical(expr.f))
     if isinstance(expr, SequenceMap):
         fst, snd = visit(expr.fst), visit(expr.snd)
         if fst == snd:    # one SOp twice: only the pairs (x, x) occur
-            return Node(0, "map", name, enc, (fst,), f=lambda x, f=expr.f: f(x, x), diagonal=True)
+            return Node(0, "map", name, enc, (fst,), f=_canonical(lambda x, f=expr.f: f(x, x)), diagonal=True)
         linear = (expr.fst_fac, expr.snd_fac) if isinstance(expr, LinearSequenceMap) else None
-        return Node(0, "sequence_map", name, enc, (fst, snd), f=expr.f, linear=linear)
+        return Node(0, "sequence_map", name, enc, (fst, snd), f=_canonical(expr.f), linear=linear)
     if isinstance(expr, SelectorWidth):
         keys_queries, select = _select_inputs(expr.selector, visit, f"SelectorWidth {name!r}")
         return Node(0, "selector_width", name, enc, keys_queries, predicate=select.predicate, select=select)
@@ -170,6 +170,16 @@ def _unique_names(graph: Graph) -> None:
             node.name = f"{node.name}#{seen[node.name]}"
         else:
             seen[node.name] = 0
+
+
+def _canonical(f: Callable) -> Callable:
+    """``f`` with its whole-Fraction results made ints (:func:`~.values.canonical`), as the interpreter
+    gives them: every stage (value sets, proofs, fused Maps) then sees the values ``evaluate`` does."""
+    from expressivity.rasp.values import canonical
+
+    def canonical_f(*args):
+        return canonical(f(*args))
+    return canonical_f
 
 
 def _compose(inner: Callable, outer: Callable) -> Callable:

@@ -3,7 +3,8 @@
 ``evaluate(program, xs)`` returns one value per position for an SOp and the boolean matrix
 ``selected[query][key]`` for a selector. Differences from tracr's evaluator, all in the direction
 of exactness: means of integers are ``Fraction`` (an ``int`` when they divide) rather than
-floats; a categorical Aggregate whose query selects several keys holding one value copies that
+floats, and a whole ``Fraction`` a function returns is the ``int`` it equals (one form of every
+exact number: :func:`~.values.canonical`); a categorical Aggregate whose query selects several keys holding one value copies that
 value (tracr's evaluator averages it: ``[True, True]`` gives ``1.0``, ``["a", "a"]`` raises; tracr's
 compiled head copies it, as ours does); a function or predicate that raises (e.g. a division by
 zero, comparing a string with a number) is an error of the program, reported in one line with the
@@ -21,7 +22,7 @@ from typing import Sequence
 from expressivity.rasp.language import (Aggregate, ConstantSelector, ConstantSOp, Encoding, Full, IndicesType,
                                         LengthType, Map, RASPError, RASPExpr, Select, SelectorAnd, SelectorNot, SelectorOr,
                                         SelectorWidth, SequenceMap, SOp, TokensType, Value, set_default_evaluator)
-from expressivity.rasp.values import value_key
+from expressivity.rasp.values import canonical, value_key
 
 
 def mean(values: Sequence[Value], default: Value) -> Value:
@@ -29,7 +30,7 @@ def mean(values: Sequence[Value], default: Value) -> Value:
     if not values:
         return default
     if len(values) == 1:
-        return values[0]
+        return canonical(values[0])
     if all(isinstance(v, (int, Fraction)) for v in values):   # bool is an int
         q = Fraction(sum(values), len(values))
         return int(q) if q.denominator == 1 else q
@@ -66,7 +67,7 @@ def _kind(expr: RASPExpr) -> type:
 
 def _call(expr, f, *args):
     try:
-        return f(*args)
+        return canonical(f(*args))
     except RASPError:
         raise
     except Exception as exc:   # a user's function may raise anything; report it in one line with the SOp's name

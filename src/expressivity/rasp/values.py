@@ -12,11 +12,12 @@ pair does occur, ``rasp.evaluate`` raises too.
 **Values are typed.** ``True``, ``1`` and ``1.0`` are equal in Python but not to every function
 (``str``, ``x / 3`` on a bool or a float gives a float, on an int a ``Fraction``), so a value set
 keeps them apart (:func:`value_key`): each gets its own residual dimension, and every block is
-proven on each of them. So does a whole ``Fraction`` beside the ``int`` it equals: the interpreter
-makes the means it computes ints where they divide, but a program's own function may return
-``Fraction(2)``, and ``x / 3`` is then a Fraction where on ``2`` it is a float (sharing one key
-compiled a network that answered ``0.333...`` where ``evaluate`` says ``1/3``, a fresh audit,
-2026-11-28).
+proven on each of them. A whole ``Fraction`` is the ``int`` it equals (:func:`canonical`): the
+interpreter makes every exact number a function returns or a mean gives canonical, and so do the value
+sets, so ``Fraction(2)`` never stands beside ``2`` (where it did, ``x / 3`` was a Fraction on one and a
+float on the other, and one network answered ``0.333...`` where ``evaluate`` said ``1/3``, a fresh
+audit, 2026-11-28). Their keys differ all the same, so a whole Fraction that a token brings in stays
+apart.
 
 **None** (an empty categorical Aggregate, and what Maps of it give) has no dimension: a
 categorical SOp holds it as all-zero. A numerical SOp cannot hold it (0 would be read), so a
@@ -39,6 +40,12 @@ from expressivity.rasp.language import RASPError
 MAX_VALUES = 4096            # values of a categorical SOp (one residual dimension each)
 MAX_NUMERICAL_VALUES = 200_000   # values of a numerical SOp (one dimension; feed-forward knots where f changes)
 FLOAT_BITS = 53
+
+
+def canonical(v):
+    """``v`` with a whole ``Fraction`` made the ``int`` it equals (anything else unchanged): the one form
+    of an exact number that the interpreter's results and the value sets share."""
+    return int(v) if type(v) is Fraction and v.denominator == 1 else v
 
 
 def value_key(v) -> tuple:
@@ -98,7 +105,7 @@ def stored(v) -> int | Fraction:
 
 def _apply(f, *args, name: str = "a function"):
     try:
-        return True, f(*args)
+        return True, canonical(f(*args))
     except ArithmeticError:
         return False, None
     except RASPError:
@@ -187,6 +194,7 @@ def _means(node: Node, graph: Graph, numbers: list, L: int, budget: int) -> list
     """What a numerical mean of 1..L of ``numbers`` (with repetition) can be, typed as the interpreter types it:
     one selected value is itself; more are an exact mean (int / Fraction) when none is a float, else a float
     (see the module notes)."""
+    numbers = [canonical(v) for v in numbers]   # one selected value is itself, canonical as the interpreter gives it
     exact = sorted({stored(v) for v in numbers})
     sums_all = _mean_set(node, exact, L, budget)
     floats = [v for v in numbers if isinstance(v, float)]

@@ -114,6 +114,12 @@ def test_the_quantizer_check_catches_a_breakpoint_moved_by_less_than_any_sample_
         assert verify_quantizer(p, dataclasses.replace(q, layers=tuple(layers)))[1] > 0
     rescaled = dataclasses.replace(snap, W_1=np.array([[1]], dtype=object), W_2=np.array([[F(1, 10**9) - 1]], dtype=object))
     assert verify_quantizer(p, dataclasses.replace(q, layers=(*q.layers[:-1], rescaled)))[1] > 0
+    from expressivity.network.layers import GELU, LayerNorm   # a review: a norm was ignored, GELU crashed
+
+    normed = dataclasses.replace(q.layers[0], norm=LayerNorm(np.array([1.0]), np.array([0.0])))
+    assert verify_quantizer(p, dataclasses.replace(q, layers=(normed, *q.layers[1:])))[1] > 0
+    smooth = dataclasses.replace(q.layers[0], activation=GELU())
+    assert verify_quantizer(p, dataclasses.replace(q, layers=(smooth, *q.layers[1:])))[1] > 0
 
 
 @settings(max_examples=40, deadline=None)

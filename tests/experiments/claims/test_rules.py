@@ -34,7 +34,8 @@ def test_a_route_that_refutes_counts_in_the_family_and_is_not_needed_to_reproduc
     parts = {"a": Verdict("reproduced", "ok", 0.001)}
     assert combine(parts, {"mirror": Verdict("undecided", "underpowered: no")}).word == "reproduced"
     assert combine(parts, {"mirror": Verdict("refuted", "holds", 0.01)}).word == "refuted"       # 0.01 x 2
-    assert combine(parts, {"mirror": Verdict("refuted", "holds", 0.02)}).word == "reproduced"    # 0.02 x 2
+    weak = combine(parts, {"mirror": Verdict("refuted", "holds", 0.02)})                         # 0.02 x 2
+    assert weak.word == "undecided" and "mirror: refuted on its own interval but not across the 2 parts" in weak.reason
 
 
 @pytest.mark.parametrize("values", [[0.5, 0.6, 0.7], [0.1, 0.9, 0.2, 0.4], [-1.0, -0.2, -0.3, -0.5, -0.1],
@@ -102,3 +103,16 @@ def test_win_and_depth_verdicts_correct_their_unions():
 
 def test_an_interval_without_width_gives_no_p():
     assert t_tail(Interval(0.5, -np.inf, np.inf, 1), 0.0, True) == 1.0
+
+
+def test_a_symmetric_effect_is_never_read_as_the_claim():
+    """A review (2026-11-28): the loss falling by 0.1 along both axes made claim 5's parts (falls along H, flat
+    within 0.2 along m) and its mirror hold on the same paired differences; with the mirror not standing across
+    the parts, the verdict said reproduced (at 230442a: refuted)."""
+    for noise in (0.005, 0.02, 0.03, 0.04):
+        for seed in range(3):
+            rng = np.random.default_rng(seed)
+            base = {s: rng.normal(0, 1) for s in range(5)}
+            cells = {(a, b): {s: base[s] - 0.1 * (a == 16) - 0.1 * (b == 128) + rng.normal(0, noise) for s in range(5)}
+                     for a in (1, 16) for b in (8, 128)}
+            assert role_verdict(cells, [1, 16], [8, 128], lambda a, b: (a, b))[0].word != "reproduced", (noise, seed)

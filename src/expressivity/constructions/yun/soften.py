@@ -198,7 +198,7 @@ def check_leakage(p: YunParams, lam: float, margins: dict) -> None:
     raise ExpressivityError(
         f"lambda {lam:g} leaks up to {margins['attention_leakage_bound']:.3g} through the softmax heads, beyond "
         f"delta/8 = {limit:g}, where the softened network's bound holds; give a lambda of at least "
-        f"{ceil(smallest * 1.0001):g} (or leave it automatic)")
+        f"{ceil(smallest * 10) / 10:g} (or leave it automatic)")   # rounded up to 0.1: it holds, 0.1 less does not
 
 
 def relu_expand(phi: PiecewiseLinear, eps: float) -> tuple[list[tuple[int, float, float]], float]:

@@ -119,7 +119,8 @@ def combine(parts: dict[str, Verdict], also_refute: dict[str, Verdict] | None = 
     stands; else undecided, with the parts' reasons (a part negative on its own interval but not
     across the parts says so). ``also_refute``: other ways the claim is refuted (a mirror image
     holding), not needed for *reproduced*: a refuted one among them counts as a refuted part; all
-    are counted in the number of tests."""
+    are counted in the number of tests; one refuted on its own interval but not across them leaves the
+    verdict undecided (never reproduced)."""
     routes = {name: v for name, v in (also_refute or {}).items() if v.word == "refuted"}
     k = len(parts) + len(also_refute or {})
     words = {v.word for v in parts.values()}
@@ -137,7 +138,9 @@ def combine(parts: dict[str, Verdict], also_refute: dict[str, Verdict] | None = 
         standing = [v for name, v in parts.items() if v.word == word and name not in weak]
         if standing:   # refuted first
             return Verdict(word, summary, family_p(standing, k))
-    if words == {"reproduced"}:   # (a refuting route that does not stand leaves this as it is)
+    if words == {"reproduced"} and not weak & set(routes):
+        # (a refuting route decided on its own interval only leaves the claim open, not reproduced: a review,
+        # 2026-11-28, found claim 5's mirror and parts both holding on the same paired differences)
         ps = [v.p for name, v in parts.items() if name not in routes]
         return Verdict("reproduced", summary, None if any(p is None for p in ps) else max(ps))
     first = next((v.reason for v in parts.values() if v.word == "undecided"), "underpowered")

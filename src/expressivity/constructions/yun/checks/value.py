@@ -65,8 +65,10 @@ def verify_quantizer(p: YunParams, quantizer) -> tuple[int, int]:
     """
     from expressivity.constructions.yun.quantize import positional_encoding, quantize_scalar
 
-    foreign = sum(1 for layer in quantizer.layers if not isinstance(layer, FeedForwardLayer))
-    if quantizer.embedding is not None or quantizer.embedding_bias is not None or quantizer.readout is not None:
+    foreign = sum(1 for layer in quantizer.layers if not isinstance(layer, FeedForwardLayer)
+                  or getattr(layer, "norm", None) is not None or layer.activation.kind not in ("relu", "piecewise"))
+    if any(getattr(quantizer, k, None) is not None
+           for k in ("embedding", "embedding_bias", "readout", "readout_bias", "final_norm")):
         foreign += 1
     pe = quantizer.positional_encoding
     want_pe = positional_encoding(p) if p.positional else None
@@ -77,7 +79,9 @@ def verify_quantizer(p: YunParams, quantizer) -> tuple[int, int]:
     edges = sorted({Fraction(0), Fraction(p.range_hi), *(Fraction(k, p.N) for k in range(p.levels + 1))})
     compared = failures = 0
     for i in range(p.d):
-        pieces, mixed = _compose([layer for layer in quantizer.layers if isinstance(layer, FeedForwardLayer)], i, p.d)
+        pieces, mixed = _compose([layer for layer in quantizer.layers if isinstance(layer, FeedForwardLayer)
+                                  and getattr(layer, "norm", None) is None
+                                  and layer.activation.kind in ("relu", "piecewise")], i, p.d)
         failures += mixed
         for lo, hi, a, b in _refine(pieces, edges):
             compared += 1
@@ -307,7 +311,8 @@ def verify_value(build, chunk: int = 1 << 16) -> ValueReport:
     # a build whose network alone was altered verified with 0 failures)
     same = len(build.network.layers) == len(stages) and all(a is b for a, b in zip(build.network.layers, stages)) \
         and _same_array(build.network.positional_encoding, build.quantizer.positional_encoding) \
-        and all(getattr(build.network, k) is None for k in ("embedding", "embedding_bias", "readout", "readout_bias"))
+        and all(getattr(build.network, k) is None
+                for k in ("embedding", "embedding_bias", "readout", "readout_bias", "final_norm"))
     return ValueReport(mism + nonzero + qf + int(not same), good_total, other_total, mism, nonzero, qf,
                        quantizer_pieces, same,
                        margin, build.sigma,
