@@ -251,6 +251,34 @@ def file_digests(contents: dict[str, bytes]) -> dict[str, str]:
     return {name: hashlib.sha256(data).hexdigest() for name, data in contents.items()}
 
 
+def description_digest(desc: dict) -> str:
+    """SHA-256 of a description (``network.json``, ``expressivity.json``) as JSON without its own
+    ``sha256`` field, keys sorted: recorded under the description's own file name, so an edit to the
+    description (a position bias, the valid lengths, the claim) is noticed as an edit to the weights
+    is. ``desc`` as it reads back from JSON."""
+    body = {k: v for k, v in desc.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()).hexdigest()
+
+
+def with_own_digest(desc: dict, name: str) -> dict:
+    """``desc`` (JSON-ready) with :func:`description_digest` recorded under ``sha256[name]`` (other digests
+    kept): call it last, after every field of the description is in place."""
+    plain = json.loads(json.dumps(desc, allow_nan=False))
+    return {**plain, "sha256": {**(plain.get("sha256") or {}), name: description_digest(plain)}}
+
+
+def described_differently(desc: dict, name: str) -> bool:
+    """Whether ``desc`` (read from the file ``name``) differs from the description its ``sha256`` records
+    under ``name``; ``False`` where none is recorded (older formats)."""
+    recorded = desc.get("sha256")
+    if not isinstance(recorded, dict) or name not in recorded:
+        return False
+    try:
+        return description_digest(desc) != recorded[name]
+    except (TypeError, ValueError):   # not JSON any more (cannot happen for a file read as JSON)
+        return True
+
+
 def changed_files(folder: Path, recorded, names) -> list[str]:
     """Those of the files ``names`` of ``folder`` whose bytes differ from the digests ``recorded``
     (:func:`file_digests`; a missing file counts as changed); none when nothing was recorded (folders

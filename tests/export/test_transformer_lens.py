@@ -623,3 +623,26 @@ def test_a_description_whose_digest_was_removed_carries_no_claim(tmp_path):
         older = desc["format"][:-1] + str(int(desc["format"][-1]) - 1)   # the format before digests were required
         path.write_text(json.dumps({**{k: v for k, v in desc.items() if k != "sha256"}, "format": older}))
         assert loader(path.parent).no_claim is None
+
+
+def test_an_edited_description_carries_no_claim(tmp_path):
+    """A fresh fuzz (2026-11-28): network.json holds the position biases, the layers, the valid lengths and the
+    claim, and only the weights were digested: a shift with its position bias edited answered 2.5, 2.5, 1, 2 for
+    1, 2, 3, 4 within its claim; the same for a TransformerLens folder's expressivity.json."""
+    import json
+
+    from expressivity.export.safetensors_io import load_network, save_network
+
+    net, _ = CIRCUITS["shift"].build(8, "auto", input_range=7.0)
+    save_network(net, tmp_path / "n")
+    path = tmp_path / "n" / "network.json"
+    desc = json.loads(path.read_text())
+    path.write_text(json.dumps({**desc, "valid_lengths": {**desc["valid_lengths"], "hi": 10**30}}))
+    assert "network.json is not the file saved" in load_network(tmp_path / "n").no_claim
+    path.write_text(json.dumps(desc, indent=3))   # the same description, written differently: still the claim
+    assert load_network(tmp_path / "n").no_claim is None
+    save_transformer_lens(to_transformer_lens(net), tmp_path / "tl")
+    path = tmp_path / "tl" / "expressivity.json"
+    desc = json.loads(path.read_text())
+    path.write_text(json.dumps({**desc, "no_claim": None, "input_domain": None}))
+    assert "expressivity.json" in load_transformer_lens(tmp_path / "tl").no_claim

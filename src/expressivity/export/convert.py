@@ -14,7 +14,7 @@ import numpy as np
 
 from expressivity.errors import ExpressivityError
 from expressivity.export.folders import Saved
-from expressivity.manifest import RUN_RECORD, NetworkEntry, network_files, write_manifest
+from expressivity.manifest import RUN_RECORD, NetworkEntry, network_files, with_own_digest, write_manifest
 from expressivity.network.answers import answers_of
 from expressivity.network.inputs import default_input, input_dims, takes_tokens
 from expressivity.network.network import Network
@@ -231,7 +231,8 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
                  "answers": None if answers is None else answers.to_dict(), "within_claim": within_claim}
         # what save_transformer_lens wrote (the description and its files' digests), with the verification
         written = json.loads((stage / "expressivity.json").read_text())
-        write_json(stage / "expressivity.json", written | {"verified": jsonable(checked)} | claim)
+        write_json(stage / "expressivity.json",   # its own digest again, over what it now says
+                   with_own_digest(jsonable(written | {"verified": checked} | claim), "expressivity.json"))
         files = [str(Path(out) / p.name) for p in paths]
         write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
         write_manifest(stage, "transformer-lens", "export", {**tl.FOLDER_FILES, "run.json": RUN_RECORD},

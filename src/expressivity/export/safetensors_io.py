@@ -86,7 +86,7 @@ def save_network(network: Network, directory: Path, *, manifest: bool = True) ->
     its string ``"p/q"`` and an object as its dictionary.
     """
     from expressivity.manifest import (NETWORK_FILES, NetworkEntry, check_replaceable, file_digests, network_files,
-                                      refuse_present, write_manifest)
+                                      refuse_present, with_own_digest, write_manifest)
 
     require_type(network, Network, "save_network's network", "build or load one first")
     directory = require_path(directory, "save_network's directory")
@@ -108,8 +108,9 @@ def save_network(network: Network, directory: Path, *, manifest: bool = True) ->
         raise ExpressivityError(f"network {network.name!r} holds an exact weight beyond the float64 range, which the "
                                 "safetensors file cannot carry beside its exact form; rescale it") from None
     weights = save(tensors)
-    desc["sha256"] = file_digests({"weights.safetensors": weights})   # a file edited later carries no claim
     try:
+        # a file edited later carries no claim: the weights' bytes and the description itself are digested
+        desc = with_own_digest(desc | {"sha256": file_digests({"weights.safetensors": weights})}, "network.json")
         text = json.dumps(desc, indent=1, allow_nan=False) + "\n"
     except (TypeError, ValueError) as exc:
         raise ExpressivityError(f"network {network.name!r} cannot be written as JSON ({' '.join(str(exc).split())[:120]}); "
@@ -147,10 +148,10 @@ def _has_nan(value) -> bool:
     return False
 
 
-EDITED = ("{file} is not the file saved with this network (its SHA-256 differs from the one recorded): the weights "
-          "were changed after saving, and no check covers them")
-UNRECORDED = ("network.json records no SHA-256 of {file} (its format always does: the file was edited), so nothing "
-              "ties the weights to the checks")
+EDITED = ("{file} is not the file saved with this network (its SHA-256 differs from the one recorded): the network "
+          "was changed after saving, and no check covers it")
+UNRECORDED = ("network.json records no SHA-256 of weights.safetensors and of itself (its format always does: the file "
+              "was edited), so nothing ties the network to the checks")
 
 
 def load_network(directory: Path) -> Network:
@@ -177,13 +178,16 @@ def load_network(directory: Path) -> Network:
         raise ExpressivityError(f"{wpath} holds NaN in tensor {bad!r}; {fix}")
     if _has_nan(desc):
         raise ExpressivityError(f"{jpath} holds a NaN value; {fix}")
-    from expressivity.manifest import changed_files
+    from expressivity.manifest import changed_files, described_differently
 
     metadata = desc.get("metadata") or {}
-    if changed_files(directory, desc.get("sha256"), (wpath.name,)):
+    recorded = desc.get("sha256")
+    if changed_files(directory, recorded, (wpath.name,)):
         metadata = {**metadata, "no_claim": EDITED.format(file=wpath.name)}
-    elif desc.get("format") == FORMAT and not (isinstance(desc.get("sha256"), dict) and wpath.name in desc["sha256"]):
-        metadata = {**metadata, "no_claim": UNRECORDED.format(file=wpath.name)}
+    elif desc.get("format") == FORMAT and not (isinstance(recorded, dict) and {wpath.name, jpath.name} <= set(recorded)):
+        metadata = {**metadata, "no_claim": UNRECORDED}
+    elif described_differently(desc, jpath.name):
+        metadata = {**metadata, "no_claim": EDITED.format(file=jpath.name)}
     try:
         return Network.from_dict(desc, SafetensorsArrays(tensors), metadata=metadata)
     except NetworkError as exc:

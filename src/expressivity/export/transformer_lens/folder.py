@@ -85,7 +85,10 @@ def save_transformer_lens(export: TLExport, directory: Path, name: str = "networ
                 "README.md": _readme(export, name, folder or directory.name, example)}
     digests = file_digests({"model.safetensors": contents["model.safetensors"],
                             "config.json": contents["config.json"].encode()})
-    description = export.description() | {"sha256": digests}
+    from expressivity.manifest import with_own_digest
+
+    # the description (claim, labels, biases kept beside the model) is digested as the files are
+    description = with_own_digest(export.description() | {"sha256": digests}, "expressivity.json")
     contents["expressivity.json"] = json.dumps(description, indent=1, allow_nan=False) + "\n"
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / n for n in FOLDER_FILES]
@@ -104,14 +107,16 @@ def save_transformer_lens(export: TLExport, directory: Path, name: str = "networ
 def edited(directory: Path, desc: dict) -> str | None:
     """Why the folder's files are not those its ``expressivity.json`` was written with (its ``sha256``,
     :func:`~expressivity.manifest.file_digests`), or ``None``."""
-    from expressivity.manifest import changed_files
+    from expressivity.manifest import changed_files, described_differently
 
     recorded = desc.get("sha256")
     if desc.get("format") == FORMAT and not (isinstance(recorded, dict) and
-                                             {"model.safetensors", "config.json"} <= set(recorded)):
-        return ("expressivity.json records no SHA-256 of model.safetensors and config.json (its format always does: "
-                "the file was edited), so nothing ties the model to the checks")
-    changed = changed_files(directory, recorded, FOLDER_FILES)
+                                             {"model.safetensors", "config.json", "expressivity.json"} <= set(recorded)):
+        return ("expressivity.json records no SHA-256 of model.safetensors, config.json and itself (its format always "
+                "does: the file was edited), so nothing ties the model to the checks")
+    changed = changed_files(directory, recorded, tuple(n for n in FOLDER_FILES if n != "expressivity.json"))
+    if described_differently(desc, "expressivity.json"):
+        changed.append("expressivity.json")
     if not changed:
         return None
     return (f"{' and '.join(changed)} {'differs' if len(changed) == 1 else 'differ'} from the files exported (SHA-256 "
