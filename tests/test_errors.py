@@ -33,3 +33,19 @@ def test_cli_errors_are_one_short_line(args):
     code, out, err = cli_run(*args)
     assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("error:"), err
     assert len(err) < 400, err
+
+
+def test_running_out_of_memory_is_one_line_not_a_traceback(monkeypatch):
+    """A fresh fuzz (2026-11-28): an allocation no estimate covered ended in NumPy's _ArrayMemoryError traceback."""
+    from click.testing import CliRunner
+
+    import expressivity.constructions.circuits.check as check
+    from expressivity.cli.main import cli
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError("Unable to allocate 2.06 GiB for an array with shape (66, 2048, 2048)")
+
+    monkeypatch.setattr(check, "run_circuit", exhausted)
+    res = CliRunner().invoke(cli, ["circuit", "sum", "--length", "3"])
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1
+    assert res.stderr.startswith("error: ran out of memory (Unable to allocate 2.06 GiB") and "smaller sizes" in res.stderr

@@ -48,6 +48,13 @@ class _Group(click.Group):
                 sys.stderr.flush()
                 os._exit(2)
             sys.exit(2)
+        except MemoryError as exc:
+            # Sizes are estimated before large allocations; one that was not (or an estimate that was short)
+            # still ends in one line, not a traceback.
+            detail = " ".join(str(exc).split())[:160]
+            click.echo(f"error: ran out of memory{f' ({detail})' if detail else ''}; use smaller sizes (a shorter "
+                       "length, fewer samples or a smaller model)", err=True)
+            sys.exit(2)
         except OSError as exc:
             # Almost always an --out/--resume path that cannot be written or read.
             where = f" {exc.filename!r}" if exc.filename else ""

@@ -146,3 +146,18 @@ def test_the_fixed_memory_check_tries_the_memories_errors_together():
     moved = dataclasses.replace(net, layers=(dataclasses.replace(layer, heads=tuple(heads)), *net.layers[1:]))
     checked = fixed.check_fixed_memory(moved, rep)
     assert not checked.ok and checked.error("sup_error").value > rep.bounds["sup_error"]
+
+
+def test_the_kernel_memory_check_holds_a_few_sequences_at_a_time(monkeypatch):
+    """A fresh fuzz (2026-11-28): --length 4096 put all 66 sequences' (length x length) scores in memory at once
+    and the kernel killed it at 24 GB; now about 0.9 GB."""
+    net, rep = essential.build_kernel_memory("power", 0.5)
+    real, batches = essential.forward, []
+
+    def counted(network, X, *args, **kwargs):
+        batches.append(X.shape[0])
+        return real(network, X, *args, **kwargs)
+
+    monkeypatch.setattr(essential, "forward", counted)
+    assert essential.check_kernel_memory(net, rep, length=1024).ok
+    assert sum(batches) == 66 and max(batches) * 1024 * 1024 <= 2**25

@@ -21,6 +21,7 @@ from expressivity.constructions.wang_e.domains import signal_domain
 from expressivity.constructions.wang_e.kernels import KernelFit, head_weights, kernel_fit, matched_head, target_kernel
 from expressivity.errors import ExpressivityError
 from expressivity.network import AttentionLayer, Head, Network, SlopeBias
+from expressivity.network.layers import head_count
 from expressivity.network.reference import forward
 from expressivity.network.lengths import ValidLengths
 
@@ -85,7 +86,12 @@ def check_kernel_memory(net: Network, report: ConstructionReport, length: int = 
     rho_hat = sum(h.W_O[0, 1] * head_weights(h.position_bias.kind, float(h.position_bias.beta), s) for h in layer.heads)
     sign = np.sign(rho_hat - target_kernel(c["kernel"], c["alpha"], s))
     x = np.concatenate([x, sign[None, ::-1], -sign[None, ::-1]])
-    errors = np.abs(forward(net, x[..., None])[..., 0] - kernel_target(c["kernel"], c["alpha"], x))
+    # a few sequences at a time: every head holds (length x length) scores per sequence (all 66 at once
+    # took 24 GB at length 4096, a fresh fuzz, 2026-11-28)
+    heads = max(head_count(net.layers), 1)
+    chunk = max(1, 2 ** 25 // (heads * length * length))
+    out = np.concatenate([forward(net, x[i:i + chunk, :, None])[..., 0] for i in range(0, len(x), chunk)])
+    errors = np.abs(out - kernel_target(c["kernel"], c["alpha"], x))
     bound = report.bounds["sup_error"] + 1e-12  # float64 evaluation of a convolution of length <= n
     check = Check("output = kernel memory within l1 sup|x|", int(errors.size), int(np.count_nonzero(errors > bound)),
                   "float64 (reference pass)", time.perf_counter() - t0, {"bound": bound, "length": length})
