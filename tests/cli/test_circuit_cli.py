@@ -184,3 +184,13 @@ def test_a_softmax_circuit_refuses_values_whose_rounding_exceeds_its_tolerance(n
     assert code == 2 and "float64 rounding can exceed" in err and "a larger --tolerance" in err and out == ""
     code, out, err = run("circuit", name, "--input", "1e308,1e308", "--scale", "inf", "--dtype", "exact", "--json")
     assert code == 0 and json.loads(out)["ok"], err
+
+
+def test_exact_equivariance_draws_inputs_the_circuit_is_built_for():
+    """A fresh fuzz (2026-11-28): exact inputs were integers in [-8, 8], outside the input range 2 the check builds
+    the circuit for, so --dtype exact was refused every time; an arithmetic refusal read as two joined sentences."""
+    code, out, err = run("equivariance", "previous", "--scale", "inf", "--dtype", "exact", "--samples", "4", "--json")
+    assert code == 0, err
+    assert json.loads(out)["equivariant"] is False   # previous uses position: the law breaks, exactly
+    code, _, err = run("equivariance", "reverse", "--dtype", "float32")
+    assert code == 2 and "not float32" in err and "outside the inputs" not in err

@@ -366,7 +366,7 @@ class InputDomain:
         if arithmetic is None or not self.arithmetic:
             return None
         if arithmetic not in self.arithmetic:
-            return (f"the claim holds in {', '.join(self.arithmetic)} arithmetic, not {arithmetic} (its rounding is not "
+            return (f"{ARITHMETIC_REASONS[0]} {', '.join(self.arithmetic)} arithmetic, not {arithmetic} (its rounding is not "
                     f"shown to keep the answer); evaluate in {next(iter(self.arithmetic))} arithmetic")
         limit = self.arithmetic[arithmetic]
         if limit is None or X.size == 0:
@@ -377,7 +377,7 @@ class InputDomain:
             wider = [name for name in ARITHMETICS if name in self.arithmetic and name != arithmetic
                      and (self.arithmetic[name] is None or self.arithmetic[name] > largest)]
             fix = f"evaluate in {wider[0]} arithmetic" if wider else "use smaller values"
-            return (f"a value of magnitude {short(largest)} is beyond {short(limit)}, the largest {arithmetic} carries "
+            return (f"{ARITHMETIC_REASONS[1]} {short(largest)} is beyond {short(limit)}, the largest {arithmetic} carries "
                     f"through this network within its claim; {fix}")
         return None
 
@@ -439,8 +439,15 @@ class InputDomain:
                    arithmetic={k: None if v is None else number_from_json(v) for k, v in arithmetic.items()})
 
 
+# how InputDomain.arithmetic_violation's reasons begin (each ends with its own fix)
+ARITHMETIC_REASONS = ("the claim holds in", "a value of magnitude")
+
+
 def refusal(name: str, domain: InputDomain, reason: str, input_labels=None, flag: str = "allow_outside=True") -> str:
-    """The one-line message for an input outside ``domain``."""
+    """The one-line message for an input outside ``domain`` (or, where :meth:`InputDomain.arithmetic_violation`
+    gave ``reason``, an evaluation in an arithmetic the claim does not hold in: that reason names its own fix)."""
+    if reason.startswith(ARITHMETIC_REASONS):
+        return f"network {name!r}: {reason}; or pass {flag} to run it outside its construction's claim"
     fix = domain.fix or "give an input inside it"
     return (f"{reason}, outside the inputs network {name!r} is built and verified for "
             f"({domain.describe(input_labels, facts=False)}); {fix}, or pass {flag} to run it outside its construction's claim")

@@ -232,8 +232,8 @@ EQUIVARIANCE_BUDGET = {"float64": 2 * 10 ** 9, "float32": 2 * 10 ** 9, "exact": 
 
 def circuit_equivariance(name: str, length: int = 6, samples: int = 16, permutations: int = 8, seed: int = 0,
                          dtype: str = "float64", scale="auto", budget: int | None = None):
-    """Check ``f(PX) = P f(X)`` for circuit ``name`` on random inputs (integers in [-8, 8] for
-    ``exact``, uniform in [-1, 1) otherwise). Returns ``(EquivarianceReport, ConstructionReport)``.
+    """Check ``f(PX) = P f(X)`` for circuit ``name`` on random inputs (multiples of 1/8 in [-1, 1] for
+    ``exact``, uniform in [-1, 1) otherwise: the input range, 2, the network is built for). Returns ``(EquivarianceReport, ConstructionReport)``.
 
     The work is estimated first (score entries over every evaluation) and refused above ``budget``
     (default :data:`EQUIVARIANCE_BUDGET` of the dtype).
@@ -252,8 +252,11 @@ def circuit_equivariance(name: str, length: int = 6, samples: int = 16, permutat
                                 "or --permutations, or a shorter --length")
     net, report = circuit.make(length, scale if circuit.scaled else None, input_range=2.0, seed=seed)
     rng = np.random.default_rng(seed)
-    values = rng.integers(-8, 9, size=(samples, length)) if dtype == "exact" else rng.uniform(-1, 1, size=(samples, length))
-    X = embed(net, to_exact(values) if dtype == "exact" else values)
+    if dtype == "exact":   # integers in [-8, 8] were outside the range 2 the network is built for: refused every time
+        values = to_exact(rng.integers(-8, 9, size=(samples, length))) / 8
+    else:
+        values = rng.uniform(-1, 1, size=(samples, length))
+    X = embed(net, values)
     with np.errstate(over="ignore", invalid="ignore"):  # non-finite outputs are reported in the result
         result = check_equivariance(net, X, permutations=permutations, seed=seed, dtype=dtype)
     return result, report
