@@ -320,3 +320,18 @@ def test_no_select_is_refused_on_a_file_without_selection(sweep_dir, tmp_path):
                               "which has none (every row is shown): drop --no-select, or give the sweep folder")
     code, _, err = run("results", tmp_path / "nope.csv", "--no-select")
     assert code == 2 and "not found" in err
+
+
+def test_json_with_out_writes_the_file_and_says_so_on_stdout(tmp_path):
+    """A fresh fuzz (2026-11-28): --out x.csv --json left stdout empty (the JSON went into x.csv), and
+    --format table --json was accepted with the typed table dropped."""
+    table = tmp_path / "t.csv"
+    table.write_text("x,y\n1,3\n4,1.2\n16,0.5\n64,0.22\n")
+    res = CliRunner().invoke(cli, ["fit", str(table), "--x", "x", "--y", "y", "--out", str(tmp_path / "f.csv"),
+                                   "--format", "csv", "--json"])
+    assert res.exit_code == 0, res.output
+    said = json.loads(res.stdout)
+    assert (said["out"], said["format"], said["rows"]) == (str(tmp_path / "f.csv"), "csv", 1)
+    assert (tmp_path / "f.csv").read_text().startswith("n_points")
+    res = CliRunner().invoke(cli, ["fit", str(table), "--x", "x", "--y", "y", "--format", "table", "--json"])
+    assert res.exit_code == 2 and "two formats" in res.stderr

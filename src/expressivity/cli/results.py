@@ -57,14 +57,30 @@ def _check_out(out: Path | None, fmt: str, command: str) -> None:
         check_output_file(out, _output_kind(fmt, command, None))
 
 
-def _write(head, rows, fmt: str, out: Path | None, meta: dict) -> None:
+def _formats(fmt: str, out: Path | None, as_json: bool) -> tuple[str, bool]:
+    """``(format of the table, whether stdout is one JSON object describing the written file)``. ``--json``
+    asks for JSON on stdout: the table itself without ``--out``; with ``--out`` the table goes to the file
+    (in ``--format``, JSON when none is given) and stdout says what was written (it was left empty)."""
+    typed = "fmt" in typed_options(click.get_current_context(), ["fmt"])
+    if as_json and typed and (fmt == "table" or (out is None and fmt != "json")):
+        raise click.UsageError(f"--json and --format {fmt} ask for two formats; give one")
+    if not as_json:
+        return fmt, False
+    if out is None:
+        return "json", False
+    return (fmt if typed else "json"), True
+
+
+def _write(head, rows, fmt: str, out: Path | None, meta: dict, summary: bool = False) -> None:
+    """The table in ``fmt`` to ``out`` (else stdout); with ``summary`` (``--json --out``) stdout gets one
+    JSON object naming the file, its format and row count, and the run record."""
     from expressivity.experiments.query import to_csv, to_records, write_parquet
     from expressivity.records import OutputFile, run_record, staged_file
 
     if fmt == "parquet":  # with --out: _check_out ran first
         with staged_file(out, _output_kind(fmt, meta["command"], head)) as temp:
             write_parquet(head, rows, temp, OutputFile.software(meta["command"]))
-        console.print(f"wrote {len(rows)} rows to {out}", markup=False, soft_wrap=True)
+        _wrote(out, fmt, head, rows, meta, summary)
         return
     if fmt == "csv":
         text = to_csv(head, rows)
@@ -83,11 +99,23 @@ def _write(head, rows, fmt: str, out: Path | None, meta: dict) -> None:
         return
     with staged_file(out, _output_kind(fmt, meta["command"], head)) as temp:
         temp.write_text(text)
+    _wrote(out, fmt, head, rows, meta, summary)
+
+
+def _wrote(out: Path, fmt: str, head, rows, meta: dict, summary: bool) -> None:
+    from expressivity.records import run_record
+
+    if summary:
+        emit_json({"out": str(out), "format": fmt, "rows": len(rows), "columns": list(head),
+                   "run": run_record(meta.get("command", ""), {k: v for k, v in meta.items() if k != "title"})})
+    else:
+        console.print(f"wrote {len(rows)} rows to {out}", markup=False, soft_wrap=True)
 
 
 def _format_option(f):
     f = click.option("--out", type=click.Path(path_type=Path), help="write the table to this file")(f)
-    f = click.option("--json", "as_json", is_flag=True, help="same as --format json")(f)
+    f = click.option("--json", "as_json", is_flag=True,
+                     help="one JSON object on stdout: the table, or with --out what was written")(f)
     return click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "parquet"]), default="table",
                         show_default=True)(f)
 
@@ -138,13 +166,11 @@ def results(source, where, group_by, metric, log, length, runs, no_select, fmt, 
     many runs are unrecorded; --no-select shows every recorded run."""
     from expressivity.experiments.query import aggregate, open_source, run_rows, split_list
 
-    if as_json and fmt not in ("table", "json"):
-        raise click.UsageError(f"--json and --format {fmt} ask for two formats; give one")
-    fmt = "json" if as_json else fmt
+    fmt, summary = _formats(fmt, out, as_json)
     _refuse_inapplicable(runs)
     _refuse_no_select(source)
     _check_out(out, fmt, "results")
-    with warnings_as_lines(), human_output_to_stderr(fmt == "json" and out is None):
+    with warnings_as_lines(), human_output_to_stderr(as_json):
         src = open_source(source, select=not no_select)
         _refuse_length_on_table(src)
         # --group-by "" asks for one row over everything; unset means the varying settings
@@ -162,7 +188,7 @@ def results(source, where, group_by, metric, log, length, runs, no_select, fmt, 
                       f"{'groups' if src.selected else 'runs'} incomplete")
         _write(head, rows, fmt, out, {"command": "results", "source": str(source), "metric": metric, "log": log,
                                       "where": where, "length": length, "selected": src.selected, **src.counts(),
-                                      "title": title})
+                                      "title": title}, summary)
 
 
 @click.command("fit")
@@ -180,11 +206,9 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
     """Fit y = A x^b per group (a line in log-log): slope b with a 95% interval, A, R²."""
     from expressivity.experiments.query import fit_groups, open_source, split_list
 
-    if as_json and fmt not in ("table", "json"):
-        raise click.UsageError(f"--json and --format {fmt} ask for two formats; give one")
-    fmt = "json" if as_json else fmt
+    fmt, summary = _formats(fmt, out, as_json)
     _check_out(out, fmt, "fit")
-    with warnings_as_lines(), human_output_to_stderr(fmt == "json" and out is None):
+    with warnings_as_lines(), human_output_to_stderr(as_json):
         src = open_source(source)
         _refuse_length_on_table(src)
         if seed_col is None and src.from_records:
@@ -202,7 +226,7 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
         method = next((f["ci_method"] for f in fits if f.get("ci_method")), "none")
         _write(head, rows, fmt, out, {"command": "fit", "source": str(source), "x": x, "y": y, "by": bys,
                                       "seed_col": seed_col, "ci": ci, "where": where, "length": length,
-                                      "title": f"{y} = A·({x})^slope; 95% interval: {method}"})
+                                      "title": f"{y} = A·({x})^slope; 95% interval: {method}"}, summary)
         problems = {f.get(k) for f in fits for k in ("problem", "break_problem") if f.get(k)}
         for p in sorted(problems):
             console.print(f"note: {p}", markup=False, soft_wrap=True)
