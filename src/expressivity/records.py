@@ -202,10 +202,10 @@ def check_output_dir(path: Path, command: str | None = None, *, replaces: bool =
         raise ExpressivityError("--out is empty; name a new folder such as --out results")
     if path.resolve() == Path.cwd().resolve():
         raise ExpressivityError(f"--out {path} is the current folder, which would be replaced; name a new folder")
+    if command is not None:  # a command's --out; library callers nest outputs in their own folders
+        refuse_inside_other_output(path)   # first: the writability probe below touches the parent folder
     # The output is staged beside the folder and renamed into place: the parent must be writable.
     check_writable_parent(path)
-    if command is not None:  # a command's --out; library callers nest outputs in their own folders
-        refuse_inside_other_output(path)
     if path.is_symlink() and not path.is_dir():
         # A dangling link: renaming the finished folder onto it would fail after all the work.
         raise ExpressivityError(f"--out {path} is a symbolic link to nothing; choose a new folder name")
@@ -480,8 +480,8 @@ def check_output_file(path, output: OutputFile) -> Path:
     path = Path(path)
     if path.is_dir():
         raise ExpressivityError(f"--out {path} is a folder; give a file name")
+    refuse_inside_other_output(path)   # first: the writability probe below touches the parent folder
     check_writable_parent(path)
-    refuse_inside_other_output(path)
     if path.is_symlink():
         raise ExpressivityError(f"--out {path} is a symbolic link; give the name of a new file, not a link")
     if path.exists():

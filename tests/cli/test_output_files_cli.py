@@ -15,12 +15,21 @@ def tree(tmp_path_factory):
                             "page.html"})
 
 
+def folder_times(root) -> dict:
+    """Every folder's modification time: a probe file made and removed inside one changes it."""
+    return {str(p): p.stat().st_mtime_ns for p in [root, *root.rglob("*")] if p.is_dir() and not p.is_symlink()}
+
+
 def refused(tree, args, needle):
-    before = fingerprint(tree)
+    before, times = fingerprint(tree), folder_times(tree)
     res = run_in(tree, args)
     errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
     assert res.exit_code == 2 and len(errors) == 1 and needle in errors[0], (args, res.stderr)
     assert not changes(before, fingerprint(tree)), args
+    # a fresh fuzz (2026-11-28): the writability probe ran inside the other command's folder before the refusal
+    # inside another command's folder (the user's own folders may be probed for writability)
+    touched = {k for k, t in folder_times(tree).items() if times.get(k) != t}
+    assert needle != "the output of" or not touched, (args, touched)
     return errors[0]
 
 
