@@ -56,6 +56,7 @@ def test_kernel_command_reproduces_a_spec_value():
     (["build", "--memory", "fixed", "--b", "4"], "float64 cannot carry"),
     (["build", "--memory", "fixed", "--lags", ""], "lags"),
     (["build", "--memory", "nested", "--beta", "-1"], "--beta"),
+    (["build", "--memory", "adaptive", "--beta", "1e999"], "beyond float64; write 'inf'"),   # was built as hardmax
     (["build", "--memory", "kernel", "--alpha", "inf"], "--alpha"),
     (["build", "--memory", "fixed", "--out", ""], "current folder"),
     (["kernel", "--rpe", "lin", "--lag", "3", "--eps", "0.1"], "--eps applies"),

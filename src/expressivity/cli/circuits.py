@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from expressivity.cli.common import (PositiveNumber, console, construction_out_option, emit_json, err_console, run_record,
-                                     typed_options)
+from expressivity.cli.common import (PositiveNumber, console, construction_out_option, emit_json, err_console, overflowed,
+                                     run_record, typed_options)
 from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir
 
@@ -38,7 +38,7 @@ class ScaleType(click.ParamType):
             self.fail(f"{value!r} is not a number; give a positive number, 'inf' (hardmax) or 'auto'", param, ctx)
         if math.isnan(number) or number <= 0:
             self.fail(f"{value!r} must be positive; give a positive number, 'inf' (hardmax) or 'auto'", param, ctx)
-        if math.isinf(number) and text not in ("inf", "+inf", "infinity", "+infinity"):
+        if overflowed(text, number):
             self.fail(f"{value!r} is beyond float64; write 'inf' for hardmax or give a finite number", param, ctx)
         return number
 

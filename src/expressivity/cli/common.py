@@ -18,6 +18,12 @@ console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
 
+def overflowed(text: str, number: float) -> bool:
+    """Whether ``number`` is infinite only because ``text`` overflowed float64 (``1e999``), not written as
+    infinity: such an option value is refused, never read as hardmax."""
+    return math.isinf(number) and str(text).strip().lower() not in ("inf", "+inf", "infinity", "+infinity")
+
+
 def emit_json(obj) -> None:
     """Print one JSON value on stdout."""
     sys.stdout.write(json.dumps(jsonable(obj)) + "\n")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from expressivity.cli.common import console, construction_out_option, emit_json, err_console, refuse_untaken, run_record, typed_options
+from expressivity.cli.common import (console, construction_out_option, emit_json, err_console, overflowed, refuse_untaken,
+                                     run_record, typed_options)
 from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir
 
@@ -37,6 +38,8 @@ class BetaType(click.ParamType):
             self.fail(f"{value!r} is not a number; give a number > 0 or 'inf' (hardmax)", param, ctx)
         if math.isnan(number) or number <= 0:
             self.fail(f"{value!r} must be > 0 (or 'inf' for hardmax)", param, ctx)
+        if overflowed(value, number):   # 1e999 was built as hardmax
+            self.fail(f"{value!r} is beyond float64; write 'inf' for hardmax or give a finite number", param, ctx)
         return number
 
 
