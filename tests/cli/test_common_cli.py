@@ -1,6 +1,7 @@
 """The shared CLI helpers: which options the user typed, and refusing those a command does not take."""
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from expressivity.cli.common import refuse_untaken, typed_options
@@ -68,3 +69,19 @@ def spelled(ctx, task_name, as_json, rotary):
 def test_refused_options_are_spelled_as_typed_not_as_parameter_names():
     result = CliRunner().invoke(spelled, ["--task", "x", "--json", "--no-rotary"])
     assert result.exit_code == 2 and "this probe does not take --task, --json, --rotary/--no-rotary" in result.output
+
+
+@pytest.mark.parametrize("args, option", [
+    (["wang-e", "build", "--memory", "adaptive", "--memory", "fixed"], "--memory"),
+    (["circuit", "sum", "--length", "3", "--length", "4"], "--length"),
+    (["train", "--task", "reverse", "--task", "sort", "--steps", "2"], "--task"),
+    (["results", "x", "--format", "csv", "--format", "json"], "--format"),
+])
+def test_an_option_given_twice_is_refused_not_silently_the_last(args, option):
+    """A fresh fuzz (2026-11-28): click kept the last of a repeated option; wang-e built `fixed`."""
+    from click.testing import CliRunner
+
+    from expressivity.cli.main import cli
+
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 2 and f"error: {option} was given more than once" in res.stderr

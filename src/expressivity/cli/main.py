@@ -117,12 +117,30 @@ def summary_sentence(text: str) -> str:
 
 
 def _whole_summaries(group: click.Group) -> None:
-    """Every command under ``group`` lists with :func:`summary_sentence` (unless it names its own)."""
+    """Every command under ``group`` lists with :func:`summary_sentence` (unless it names its own), and
+    refuses an option given twice (:class:`_OnceEach`)."""
     for command in group.commands.values():
         if command.short_help is None and command.help:
             command.short_help = summary_sentence(command.help)
+        if not isinstance(command, _OnceEach):
+            command.__class__ = type(f"OnceEach{type(command).__name__}", (_OnceEach, type(command)), {})
         if isinstance(command, click.Group):
             _whole_summaries(command)
+
+
+class _OnceEach(click.Command):
+    """Refuses an option that takes one value given more than once: click keeps the last silently
+    (``wang-e build --memory adaptive --memory fixed`` built ``fixed``, a fresh fuzz, 2026-11-28)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        order = self.make_parser(ctx).parse_args(args=list(args))[2]
+        seen: set = set()
+        for param in order:
+            if isinstance(param, click.Option) and not (param.multiple or param.count or param.is_flag):
+                if param in seen:
+                    raise click.UsageError(f"{param.opts[0]} was given more than once; give it once", ctx)
+                seen.add(param)
+        return super().parse_args(ctx, args)
 
 
 _register()
