@@ -107,6 +107,8 @@ def test_export_to_transformer_lens_verifies_and_records(saved, tmp_path, tl):
         "config.json", "model.safetensors", "expressivity.json", "README.md", "run.json", "manifest.json"}
     desc = json.loads((tmp_path / "tl" / "expressivity.json").read_text())
     assert desc["verified"]["float64"]["output_relative"] <= 1e-10 and desc["labels"][:2] == ["x", "out"]
+    record = json.loads((tmp_path / "tl" / "run.json").read_text())   # the commit stays the commit (it was replaced)
+    assert set(record["source"]) == {"commit", "dirty"} and record["exported"]["kind"] == "construction"
     code, out, _ = run("run", tmp_path / "tl", "--input", "1,0; 2,0; 3,0; 4,0; 5,0", "--json")   # imported back
     assert code == 0 and [round(v[0], 9) for v in json.loads(out)["output"]] == [5, 4, 3, 2, 1]
     code, out, _ = run("export", saved / "mean", "--to", "transformer-lens", "--out", tmp_path / "mean")

@@ -221,6 +221,8 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
             wrote.append(out / "run.json")
             _write_manifest(out, configs, ensemble, finished=False)
             wrote.append(out / "manifest.json")
+        if resume is not None:
+            _record_session(out)
         results = execute(configs, out, resume=resume is not None, ensemble=ensemble,
                           progress=not as_json and err_console.is_terminal, device=device, execution=execution,
                           memory_budget=memory_budget)
@@ -267,6 +269,25 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
                           + (" (the last finite weights are kept in the checkpoint)" if out is not None else ""), markup=False,
                           soft_wrap=True)
         sys.exit(1)
+
+
+def _record_session(out: Path) -> None:
+    """Append this session to ``run.json``'s ``resumed`` list (when, which code): steps trained after a
+    resume were credited to the first session's commit (a fresh audit, 2026-11-28)."""
+    import time
+
+    import expressivity
+    from expressivity.records import source_revision
+
+    path = out / "run.json"
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return   # _read_run_folder refused an unreadable folder already; nothing to add to
+    if isinstance(record, dict):
+        sessions = record.get("resumed") if isinstance(record.get("resumed"), list) else []
+        write_json(path, record | {"resumed": sessions + [{"created_unix": time.time(), "source": source_revision(),
+                                                           "expressivity_version": expressivity.__version__}]})
 
 
 def _write_manifest(out: Path, configs: list, ensemble: bool, finished: bool) -> None:

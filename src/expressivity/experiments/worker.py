@@ -157,8 +157,11 @@ def _reason(exc: BaseException) -> str:
 def _facts() -> dict:
     import torch
 
-    return {"version": expressivity.__version__, "torch": torch.__version__, "python": platform.python_version(),
-            "host": platform.node(), "finished_unix": time.time()}
+    from expressivity.records import source_revision
+
+    # the commit too: a sweep resumed under other code shows it run by run (run.json names the last session's)
+    return {"version": expressivity.__version__, "source": source_revision(), "torch": torch.__version__,
+            "python": platform.python_version(), "host": platform.node(), "finished_unix": time.time()}
 
 
 def record_of(result, pack: dict) -> dict:

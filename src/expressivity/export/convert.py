@@ -36,7 +36,7 @@ def export_network(saved: Saved, out: Path, run: dict) -> dict:
     check_output_dir(out, "export", replaces=True)
     with staged_output(out, "export") as stage:
         files = [str(Path(out) / p.name) for p in save_network(saved.network, stage, manifest=False)]
-        write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
+        write_json(stage / "run.json", run | {"exported": saved.describe(), "files": files})   # "source": the commit
         write_manifest(stage, "network", "export", {**network_files(), "run.json": RUN_RECORD},
                        [NetworkEntry(".", saved.network.name or "network", "network")])
     return {"to": "network", "out": str(out), "files": files + [str(Path(out) / n) for n in ("run.json", "manifest.json")],
@@ -234,7 +234,7 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
         write_json(stage / "expressivity.json",   # its own digest again, over what it now says
                    with_own_digest(jsonable(written | {"verified": checked} | claim), "expressivity.json"))
         files = [str(Path(out) / p.name) for p in paths]
-        write_json(stage / "run.json", run | {"source": saved.describe(), "files": files})
+        write_json(stage / "run.json", run | {"exported": saved.describe(), "files": files})   # "source": the commit
         write_manifest(stage, "transformer-lens", "export", {**tl.FOLDER_FILES, "run.json": RUN_RECORD},
                        [NetworkEntry(".", net.name or "network", "transformer-lens")])
     return {"to": "transformer-lens", "out": str(out),
