@@ -211,9 +211,15 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
                                         "or choose a new folder")
     created = out is not None and not out.exists()
     made = make_parents(out) if created else []
+    import torch
+
+    from expressivity.records import hardware
+
     record = run_record("train", configs[0].to_dict(), configs[0].seed) | {
         "seeds": [c.seed for c in configs], "ids": [c.id() for c in configs], "ensemble": ensemble, "device": device,
-        "execution": chosen.record()}
+        "execution": chosen.record(),
+        # the CPU model and thread count: a run's bits are repeatable on one machine (training.md)
+        "hardware": hardware(device), "threads": torch.get_num_threads()}
     wrote = []
     try:
         if out is not None and resume is None:
@@ -286,8 +292,14 @@ def _record_session(out: Path) -> None:
         return   # _read_run_folder refused an unreadable folder already; nothing to add to
     if isinstance(record, dict):
         sessions = record.get("resumed") if isinstance(record.get("resumed"), list) else []
+        import torch
+
+        from expressivity.records import hardware
+
         write_json(path, record | {"resumed": sessions + [{"created_unix": time.time(), "source": source_revision(),
-                                                           "expressivity_version": expressivity.__version__}]})
+                                                           "expressivity_version": expressivity.__version__,
+                                                           "hardware": hardware(record.get("device") or "cpu"),
+                                                           "threads": torch.get_num_threads()}]})
 
 
 def _write_manifest(out: Path, configs: list, ensemble: bool, finished: bool) -> None:
