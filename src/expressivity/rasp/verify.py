@@ -31,11 +31,17 @@ from expressivity.network.reference import forward
 from expressivity.rasp.compiled import CompiledProgram
 from expressivity.rasp.interpreter import evaluate
 from expressivity.rasp.language import RASPError
+from expressivity.rasp.language import RASPError
 from expressivity.rasp.values import value_key
 
 EXHAUSTIVE_LIMIT = 4096     # inputs: check all of them when there are at most this many
 SAMPLES = 64                # random inputs otherwise (the block proofs carry the claim; this is a witness)
 EXACT_OPS = 5e6              # exact-arithmetic budget, in multiply-adds (about a second)
+# budget of the witness, in multiply-adds (tokens x weights): 1,000 inputs of length 128 through sort's 2.9M weights
+# are 3.8e11 and took 2.8 minutes on the 2-core CPU (the interpreter's answers and the float64 pass); --samples
+# 100000 there ran unbounded
+FLOAT_OPS = 1.5e11
+FLOAT_CHUNK_BYTES = 2**28     # residual streams of one forward pass at a time (a batch of every input was 93 GB)
 MAX_EXAMPLES = 3
 
 
@@ -131,6 +137,17 @@ def verify(compiled: CompiledProgram, *, exhaustive_limit: int = EXHAUSTIVE_LIMI
     agree = lambda got, want: all(_same(a, b, tolerance, typed) for a, b in zip(got, want))  # noqa: E731
     inputs = all_inputs(compiled.vocab, compiled.max_seq_len, exhaustive_limit)
     how = "exhaustive" if inputs is not None else f"{samples} random inputs (seed {seed})"
+    L = compiled.max_seq_len
+    first = min(samples, L)   # sampled_inputs' lengths: 1..L once, then L
+    tokens = (sum(len(s) + 1 for s in inputs) if inputs is not None
+              else first * (first + 3) // 2 + (samples - first) * (L + 1))
+    weights = compiled.network.parameter_count()
+    work = tokens * weights
+    if work > FLOAT_OPS:   # before the inputs are drawn and the interpreter runs on them
+        count = len(inputs) if inputs is not None else samples
+        raise RASPError(f"checking {count:,} inputs of up to {compiled.max_seq_len} tokens through {weights:,} "
+                        f"weights is about {work:.1e} multiply-adds (budget {FLOAT_OPS:.0e}, about a minute here); use "
+                        "fewer --samples or a shorter --max-len")
     if inputs is None:
         inputs = sampled_inputs(compiled.vocab, compiled.max_seq_len, samples, seed)
     expected, failing, first_failure = _expected(compiled, inputs)
@@ -139,11 +156,15 @@ def verify(compiled: CompiledProgram, *, exhaustive_limit: int = EXHAUSTIVE_LIMI
         how += f", less {len(failing)} where rasp.evaluate fails"
     start = time.perf_counter()
     float_bad: list[tuple] = []
+    width = len(compiled.network.labels)
     for n, group in _batch_by_length(inputs).items():
-        X = compiled.one_hot([_ids(s) for s in group])
-        with np.errstate(all="ignore"):
-            decoded = compiled.decode(forward(compiled.network, X), exact=False)
-        float_bad += [s for s, got in zip(group, decoded) if not agree(got, expected[s])]
+        step = max(1, FLOAT_CHUNK_BYTES // (8 * (n + 1) * max(width, 1)))
+        for k in range(0, len(group), step):
+            part = group[k:k + step]
+            X = compiled.one_hot([_ids(s) for s in part])
+            with np.errstate(all="ignore"):
+                decoded = compiled.decode(forward(compiled.network, X), exact=False)
+            float_bad += [s for s, got in zip(part, decoded) if not agree(got, expected[s])]
     float_seconds = time.perf_counter() - start
     facts = {"inputs": how, "lengths": f"1..{compiled.max_seq_len}", "float64_points": len(inputs),
              "float64_disagreements": len(float_bad)}
