@@ -335,3 +335,18 @@ def test_json_with_out_writes_the_file_and_says_so_on_stdout(tmp_path):
     assert (tmp_path / "f.csv").read_text().startswith("n_points")
     res = CliRunner().invoke(cli, ["fit", str(table), "--x", "x", "--y", "y", "--format", "table", "--json"])
     assert res.exit_code == 2 and "two formats" in res.stderr
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["plot", "T", "--x", "", "--y", "y", "--out", "P"], "error: --x is empty"),            # said --group-by
+    (["plot", "T", "--x", "x", "--y", " ", "--out", "P"], "error: --y is empty"),           # said --metric
+    (["plot", "T", "--x", "x", "--y", "y", "--length", "nan", "--out", "P"], "a plain table has none"),   # exit 0
+    (["results", "T", "--group-by", "nope"], "--group-by 'nope' is no column of"),         # DuckDB's SELECT text
+])
+def test_a_fresh_fuzz_of_plot_and_results_names_the_option_at_fault(tmp_path, args, needle):
+    table = tmp_path / "t.csv"
+    table.write_text("x,y\n1,2\n2,3\n")
+    args = [str(table) if a == "T" else str(tmp_path / "p.png") if a == "P" else a for a in args]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 2 and needle in res.stderr and res.stderr.count("\n") == 1, res.stderr
+    assert not (tmp_path / "p.png").exists()

@@ -254,6 +254,7 @@ def plot(source, x, y, by, logx, logy, where, length, out, as_json):
             raise ExpressivityError(f"--out {out} must end in .png")
         staging = staged_file(out, OutputFile.png("plot"))
         src = open_source(source)
+        _refuse_length_on_table(src)
         series = band_series(src, x, y, split_list(by), where, length, logy)
         if not series:
             raise ExpressivityError("nothing to plot (no rows with values; check --where and --length)")

@@ -214,6 +214,11 @@ def expr(text: str, src: Source, what: str) -> str:
     text = text.strip()
     if text in src.columns:
         return quote(text)
+    name = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", text)
+    if name and text.split(".")[0] not in src.columns and text.lower() not in ("true", "false", "null"):
+        # a bare name that is no column: DuckDB's own message spoke of "the SELECT clause" (a fresh fuzz)
+        listed = ", ".join(src.columns[:10]) + (f", ... ({len(src.columns)} in all)" if len(src.columns) > 10 else "")
+        raise ExpressivityError(f"{what} {text!r} is no column of {src.label}; its columns: {listed}")
     return text
 
 
@@ -472,6 +477,8 @@ def band_series(src: Source, x: str, y: str, by: list[str] | None, where: str | 
     """``{label: [(x, centre, low, high), ...]}``: mean (geometric with ``log``) and 95% interval of
     ``y`` over the rows at each ``x`` of each ``by`` group."""
     by = by or []
+    expr(x, src, "--x")   # named as the options they came from (an empty --x was called --group-by)
+    expr(y, src, "--y")
     head, rows = aggregate(src, y, [*by, x], where, length, log)
     k = len(by)
     series: dict = {}
