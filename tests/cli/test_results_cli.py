@@ -342,6 +342,8 @@ def test_json_with_out_writes_the_file_and_says_so_on_stdout(tmp_path):
     (["plot", "T", "--x", "x", "--y", " ", "--out", "P"], "error: --y is empty"),           # said --metric
     (["plot", "T", "--x", "x", "--y", "y", "--length", "nan", "--out", "P"], "a plain table has none"),   # exit 0
     (["results", "T", "--group-by", "nope"], "--group-by 'nope' is no column of"),         # DuckDB's SELECT text
+    (["fit", "T", "--x", "x", "--y", "y", "--where", " "], "--where is empty"),             # a TUPLE cast error
+    (["fit", "T", "--x", "x", "--y", "y", "--where", ""], "--where is empty"),              # read as no filter
 ])
 def test_a_fresh_fuzz_of_plot_and_results_names_the_option_at_fault(tmp_path, args, needle):
     table = tmp_path / "t.csv"

@@ -195,7 +195,7 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
                      ffn_width=ffn_width, norm=norm, causal=causal, learnable_slopes=learn_slopes)
         model = {k: v for k, v in model.items() if v is not None}
         training = dict(steps=steps, batch_size=batch_size, lr=lr, eval_every=eval_every, target_metric=target_metric)
-        lengths = tuple(_parse_int_list(eval_lengths, "--eval-lengths", "8,16", least=1)) if eval_lengths else ()
+        lengths = tuple(_parse_int_list(eval_lengths, "--eval-lengths", "8,16", least=1)) if eval_lengths is not None else ()
         configs = build_configs(task_name, args, model, training, _parse_int_list(seeds, "--seeds", "0,1,2"), lengths)
         _refuse_unused_options(ctx, configs[0].model)
         if ensemble:

@@ -143,7 +143,9 @@ def check_contextual_budget(p: YunParams, budget: int = DEFAULT_CONTEXTUAL_BUDGE
     if work > budget:
         windows = (p.n if p.positional else 1) * p.N ** p.d
         layers = p.d * p.levels + p.d + windows + 1
-        raise BudgetError(f"{p.describe()}: the contextual map needs {fmt_size(layers)} layers, about "
-                          f"{fmt_size(work)} exact operations (budget {fmt_size(budget)}); use a larger delta "
+        work_text = fmt_size(work)   # "about 10^k" beyond 10^15 already
+        raise BudgetError(f"{p.describe()}: the contextual map needs {fmt_size(layers)} layers, "
+                          f"{work_text if work_text.startswith('about') else 'about ' + work_text} exact operations "
+                          f"(budget {fmt_size(budget)}); use a larger delta "
                           f"or smaller d, or raise --budget")
     return work
