@@ -160,3 +160,14 @@ def test_killed_twice_with_sigkill_every_run_is_recorded_exactly_once(tmp_path):
     got = {json.loads(r)["id"]: json.loads(r) for r in (out / "records.jsonl").read_text().splitlines()}
     assert all(got[i]["lengths"] == ref[i]["lengths"] and got[i]["final_loss"] == ref[i]["final_loss"] for i in ref)
     assert not list(out.glob("*.partial*"))
+
+
+@pytest.mark.parametrize("command", [["sweep", "show", ""], ["sweep", "run", "", "--out", "OUT"]])
+def test_an_empty_sweep_file_is_named_as_empty(command, tmp_path):
+    """A fresh fuzz (2026-11-28): '' became Path('.'), and the error said "sweep file . not found"."""
+    from click.testing import CliRunner
+
+    from expressivity.cli.main import cli
+
+    res = CliRunner().invoke(cli, [str(tmp_path / "o") if a == "OUT" else a for a in command])
+    assert res.exit_code == 2 and "the sweep file is empty" in res.stderr and not (tmp_path / "o").exists()

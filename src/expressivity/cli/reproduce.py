@@ -139,7 +139,8 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
                                    device=device, ray_address=ray_address, retry_failed=retry_failed, on_progress=show,
                                    **({"execution": execution, "memory_budget": memory_budget} if claim.trains else {}))
         except KeyboardInterrupt:
-            err_console.print(f"interrupted; run the same command again to continue from {out}")
+            err_console.print(f"error: interrupted; run the same command again to continue from {out}" if Path(out).exists()
+                              else "error: interrupted before anything was written", markup=False, soft_wrap=True)
             sys.exit(130)
         _print_table(result.rows)
         console.print(f"regime: {result.regime.line()}", soft_wrap=True)

@@ -47,7 +47,7 @@ def sweep():
 
 
 @sweep.command("run")
-@click.argument("sweep_file", metavar="SWEEP", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("sweep_file", metavar="SWEEP", type=click.Path(dir_okay=False))   # a str: "" is not "."
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True,
               help="folder for records.jsonl, runs/ and sweep.json; run again with the same folder to continue")
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
@@ -97,8 +97,9 @@ def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, p
             from expressivity.experiments.store import RECORDS
 
             n = (out / RECORDS).read_bytes().count(b"\n") if (out / RECORDS).exists() else 0
-            err_console.print(f"interrupted: {n} runs are recorded in {out}; run the same command again to continue",
-                              markup=False, soft_wrap=True)
+            err_console.print(f"error: interrupted: {n} runs are recorded in {out}; run the same command again to "
+                              "continue" if out.exists() else "error: interrupted before anything was recorded; nothing "
+                              "was written", markup=False, soft_wrap=True)
             sys.exit(130)
     summary = report.as_dict() | {"run": run_record("sweep run", {"sweep": report.sweep, "file": str(sweep_file)})}
     if as_json:
@@ -117,7 +118,7 @@ def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, p
 
 
 @sweep.command("show")
-@click.argument("sweep_file", metavar="SWEEP", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("sweep_file", metavar="SWEEP", type=click.Path(dir_okay=False))   # a str: "" is not "."
 @click.option("--pack", "max_pack", type=click.IntRange(min=1), default=16, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def sweep_show(sweep_file, max_pack, as_json):

@@ -227,6 +227,8 @@ def _same(a, b) -> bool:
 def load_sweep(path) -> Sweep:
     """A sweep from a ``.py`` file (``configs()``, optional ``SELECT`` and ``NAME``), or a ``.json``
     / ``.toml`` grid; every problem is a one-line error naming the file."""
+    if isinstance(path, str) and not path.strip():   # Path("") is "." (said "sweep file . not found")
+        raise ExpressivityError("the sweep file is empty; give a .py, .json or .toml sweep")
     path = require_path(path, "load_sweep's sweep file (.py, .json or .toml)")
     if not path.is_file():
         raise ExpressivityError(f"sweep file {path} not found; give a .py, .json or .toml sweep")
