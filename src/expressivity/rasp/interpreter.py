@@ -72,7 +72,8 @@ def _call(expr, f, *args):
         raise
     except Exception as exc:   # a user's function may raise anything; report it in one line with the SOp's name
         raise RASPError(f"{expr.name}: its function fails on {args!r} ({type(exc).__name__}: "
-                        f"{' '.join(str(exc).split())[:160]})") from None
+                        f"{' '.join(str(exc).split())[:160]}); check that the input's tokens are ones the program "
+                        "takes") from None
 
 
 def _map(expr: Map, xs, memo):
