@@ -352,3 +352,15 @@ def test_a_fresh_fuzz_of_plot_and_results_names_the_option_at_fault(tmp_path, ar
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 2 and needle in res.stderr and res.stderr.count("\n") == 1, res.stderr
     assert not (tmp_path / "p.png").exists()
+
+
+def test_where_reads_a_dotted_column_of_an_exported_table_as_group_by_does(tmp_path):
+    """A review (2026-11-28): results --runs wrote model.heads as a flat CSV column; --group-by model.heads read
+    it, --where "model.heads >= 2" failed ('Referenced table "model" not found')."""
+    table = tmp_path / "runs.csv"
+    table.write_text("model.heads,seed,err\n1,0,0.5\n1,1,0.6\n2,0,0.2\n2,1,0.3\n")
+    res = CliRunner().invoke(cli, ["results", str(table), "--metric", "err", "--group-by", "model.heads",
+                                   "--where", "model.heads >= 2", "--json"])
+    assert res.exit_code == 0, res.stderr
+    rows = json.loads(res.stdout)["rows"]
+    assert [r["model.heads"] for r in rows] == [2] and rows[0]["mean"] == pytest.approx(0.25)

@@ -52,7 +52,9 @@ def _check_out(out: Path | None, fmt: str, command: str) -> None:
     if fmt == "parquet" and out is None:
         raise click.UsageError("--format parquet needs --out FILE.parquet")
     if fmt == "table" and out is not None:
-        raise click.UsageError("--out writes csv, json or parquet; add --format")
+        typed = "fmt" in typed_options(click.get_current_context(), ["fmt"])
+        raise click.UsageError("--format table is for the terminal; --out writes csv, json or parquet" if typed
+                               else "--out writes csv, json or parquet; add --format")
     if out is not None:
         check_output_file(out, _output_kind(fmt, command, None))
 

@@ -222,13 +222,18 @@ def expr(text: str, src: Source, what: str) -> str:
     return text
 
 
-def condition(where: str | None) -> str:
+def condition(where: str | None, src: Source | None = None) -> str:
     """``--where`` as SQL: ``TRUE`` when not given; an empty or blank one is refused (it read as "no filter"
-    in one place and as a DuckDB cast error about TUPLE in another, a fresh fuzz, 2026-11-28)."""
+    in one place and as a DuckDB cast error about TUPLE in another, a fresh fuzz, 2026-11-28). A table's
+    flat column whose name has a dot (``model.heads`` in a CSV that ``results --runs`` wrote) is quoted
+    where it appears unquoted, as ``--group-by`` and ``--x`` read it (DuckDB read it as a table)."""
     if where is None:
         return "TRUE"
     if not str(where).strip():
         raise ExpressivityError("--where is empty; give an SQL condition such as \"model.rpe = 'log'\", or leave it out")
+    if src is not None and not src.from_records:
+        for name in sorted((c for c in src.columns if "." in c), key=len, reverse=True):
+            where = re.sub(r'(?<![\w."\'])' + re.escape(name) + r'(?![\w"])', lambda _m, n=name: quote(n), where)
     return where
 
 
@@ -317,7 +322,7 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
     known = "status IS DISTINCT FROM 'incomplete' AND status IS DISTINCT FROM 'failed' AND " if src.from_records else ""
     value = (f"CASE WHEN {known}({m}) > 0 AND {finite} THEN log10(({m})::DOUBLE) END" if log
              else f"CASE WHEN {known}{finite} THEN ({m})::DOUBLE END")
-    cond = f"({length_filter(src, length)}) AND ({condition(where)})"
+    cond = f"({length_filter(src, length)}) AND ({condition(where, src)})"
     # the inner query names only what the outer one reads, so a table's own column called like an alias
     # (a CSV with a column "v") cannot stand in for the filtered value
     inner = [f"{e} AS {quote(g)}" for e, g in zip(exprs, groups)]
@@ -358,7 +363,7 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
 
 def run_rows(src: Source, where: str | None = None, length="train", metric: str | None = None) -> tuple[list, list]:
     """One row per run (and length): identity, the varying settings as dotted columns, metrics."""
-    cond = f"({length_filter(src, length)}) AND ({condition(where)})"
+    cond = f"({length_filter(src, length)}) AND ({condition(where, src)})"
     if not src.from_records:
         extra = f", ({expr(metric, src, '--metric')}) AS metric" if metric else ""
         return run_sql(src, f"SELECT *{extra} FROM t WHERE {cond}")
@@ -451,7 +456,7 @@ def xy_rows(src: Source, x: str, y: str, by: list[str], seed_col: str | None, wh
     parts = [f"{e} AS {quote(g)}" for e, g in zip(_group_exprs(src, by, "--by"), by)]
     parts += [f"TRY_CAST(({expr(x, src, '--x')}) AS DOUBLE) AS __x", f"TRY_CAST(({expr(y, src, '--y')}) AS DOUBLE) AS __y",
               f"CAST(({expr(seed_col, src, '--seed-col')}) AS VARCHAR) AS __s" if seed_col else "NULL AS __s"]
-    cond = f"({length_filter(src, length)}) AND ({condition(where)})"
+    cond = f"({length_filter(src, length)}) AND ({condition(where, src)})"
     _, rows = run_sql(src, f"SELECT {', '.join(parts)} FROM t WHERE {cond}")
     return rows
 

@@ -48,8 +48,8 @@ def _attention_refusal(layer: AttentionLayer, k: int) -> str | None:
     if layer.normaliser == "infinite":
         return f"layer {k} normalises over an infinite past (exp), which has no exact value; {_FIX}"
     if layer.normalization == "softmax":
-        return (f"layer {k} uses softmax, which has no exact value; {_FIX} (a circuit can instead be built "
-                "with hardmax: circuit --scale inf)")
+        return (f"layer {k} uses softmax, which has no exact value; {_FIX} (only hardmax attention has one: "
+                "build the network with hardmax where its command offers it)")
     for h, head in enumerate(layer.heads):
         if head.rotary:
             return f"layer {k}, head {h} is rotary (cos/sin), which has no exact value; {_FIX}"
