@@ -224,3 +224,15 @@ def test_a_refused_run_leaves_an_empty_folder_empty(tmp_path):
 def test_the_attention_kernel_is_refused_without_softmax_attention(mixer):
     code, _, err = run("train", "--task", "reverse", "--steps", "1", *mixer, "--attention-kernel", "sdpa")
     assert code == 2 and "--attention-kernel (no softmax attention layer" in err
+
+
+def test_ctrl_c_outside_the_steps_is_one_line_not_aborted(tmp_path, monkeypatch):
+    """A review (2026-11-28): Ctrl-C after the last step (held-out scores) printed click's 'error: aborted'."""
+    import expressivity.cli.train as train_cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_cli, "execute", interrupted)
+    code, _, err = run("train", "--task", "reverse", "--length", "4", "--steps", "2", "--out", tmp_path / "r")
+    assert code == 130 and err.strip() == "error: interrupted; nothing was written" and not (tmp_path / "r").exists()

@@ -249,6 +249,11 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
                      else "; nothing was written" if out is None or created else "")
             err_console.print(f"error: interrupted after step {exc.step}{where}", markup=False, soft_wrap=True)
             sys.exit(130)
+        if isinstance(exc, KeyboardInterrupt):   # outside the steps (held-out scores, the last checkpoint)
+            where = (f"; the checkpoint is kept: continue with --resume {out}" if kept
+                     else "; nothing was written" if out is None or created else "")
+            err_console.print(f"error: interrupted{where}", markup=False, soft_wrap=True)
+            sys.exit(130)
         raise
     runs = [r.summary() for r in results]
     if runs and runs[0].get("execution"):   # what ran: a resumed run keeps its checkpoint's precision and sampler
