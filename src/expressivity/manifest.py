@@ -267,16 +267,19 @@ def with_own_digest(desc: dict, name: str) -> dict:
     return {**plain, "sha256": {**(plain.get("sha256") or {}), name: description_digest(plain)}}
 
 
-def described_differently(desc: dict, name: str) -> bool:
-    """Whether ``desc`` (read from the file ``name``) differs from the description its ``sha256`` records
-    under ``name``; ``False`` where none is recorded (older formats)."""
+def edits(folder: Path, desc: dict, files, own: str, required: bool) -> list[str] | None:
+    """What of a saved folder differs from the digests its description ``desc`` (read from the file ``own``)
+    records: those of ``files`` whose bytes changed (:func:`changed_files`), then ``own`` if the description
+    itself did (:func:`description_digest`). ``None`` when ``required`` (the description's format always
+    records them) and a digest is missing: it was removed, which is an edit too. Older formats may have
+    none: nothing is then known to differ."""
     recorded = desc.get("sha256")
-    if not isinstance(recorded, dict) or name not in recorded:
-        return False
-    try:
-        return description_digest(desc) != recorded[name]
-    except (TypeError, ValueError):   # not JSON any more (cannot happen for a file read as JSON)
-        return True
+    if required and not (isinstance(recorded, dict) and {*files, own} <= set(recorded)):
+        return None
+    changed = changed_files(folder, recorded, files)
+    if isinstance(recorded, dict) and own in recorded and description_digest(desc) != recorded[own]:
+        changed.append(own)
+    return changed
 
 
 def changed_files(folder: Path, recorded, names) -> list[str]:

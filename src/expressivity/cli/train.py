@@ -211,15 +211,9 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
                                         "or choose a new folder")
     created = out is not None and not out.exists()
     made = make_parents(out) if created else []
-    import torch
-
-    from expressivity.records import hardware
-
     record = run_record("train", configs[0].to_dict(), configs[0].seed) | {
         "seeds": [c.seed for c in configs], "ids": [c.id() for c in configs], "ensemble": ensemble, "device": device,
-        "execution": chosen.record(),
-        # the CPU model and thread count: a run's bits are repeatable on one machine (training.md)
-        "hardware": hardware(device), "threads": torch.get_num_threads()}
+        "execution": chosen.record(), **_machine(device)}
     wrote = []
     try:
         if out is not None and resume is None:
@@ -242,17 +236,15 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
         elif not kept:   # an empty folder given by the user: it is left as it was
             for path in wrote:
                 path.unlink(missing_ok=True)
-        from expressivity.training.interrupt import TrainingInterrupted
-
-        if isinstance(exc, TrainingInterrupted):
-            where = (f"; checkpoint at step {exc.step} kept: continue with --resume {out}" if kept
+        if isinstance(exc, KeyboardInterrupt):
+            # at a step boundary (TrainingInterrupted, with its step), or outside the steps (held-out scores,
+            # the last checkpoint), where click said only "aborted"
+            step = getattr(exc, "step", None)
+            where = ((f"; checkpoint at step {step} kept" if step is not None else "; the checkpoint is kept")
+                     + f": continue with --resume {out}" if kept
                      else "; nothing was written" if out is None or created else "")
-            err_console.print(f"error: interrupted after step {exc.step}{where}", markup=False, soft_wrap=True)
-            sys.exit(130)
-        if isinstance(exc, KeyboardInterrupt):   # outside the steps (held-out scores, the last checkpoint)
-            where = (f"; the checkpoint is kept: continue with --resume {out}" if kept
-                     else "; nothing was written" if out is None or created else "")
-            err_console.print(f"error: interrupted{where}", markup=False, soft_wrap=True)
+            err_console.print(f"error: interrupted{f' after step {step}' if step is not None else ''}{where}",
+                              markup=False, soft_wrap=True)
             sys.exit(130)
         raise
     runs = [r.summary() for r in results]
@@ -282,9 +274,19 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
         sys.exit(1)
 
 
+def _machine(device: str) -> dict:
+    """The CPU (or GPU) model and the thread count a session trains with: a run's bits are repeatable on
+    one machine (training.md)."""
+    import torch
+
+    from expressivity.records import hardware
+
+    return {"hardware": hardware(device), "threads": torch.get_num_threads()}
+
+
 def _record_session(out: Path) -> None:
-    """Append this session to ``run.json``'s ``resumed`` list (when, which code): steps trained after a
-    resume were credited to the first session's commit (a fresh audit, 2026-11-28)."""
+    """Append this session to ``run.json``'s ``resumed`` list (when, which code, where): steps trained after
+    a resume were credited to the first session's commit (a fresh audit, 2026-11-28)."""
     import time
 
     import expressivity
@@ -297,14 +299,9 @@ def _record_session(out: Path) -> None:
         return   # _read_run_folder refused an unreadable folder already; nothing to add to
     if isinstance(record, dict):
         sessions = record.get("resumed") if isinstance(record.get("resumed"), list) else []
-        import torch
-
-        from expressivity.records import hardware
-
-        write_json(path, record | {"resumed": sessions + [{"created_unix": time.time(), "source": source_revision(),
-                                                           "expressivity_version": expressivity.__version__,
-                                                           "hardware": hardware(record.get("device") or "cpu"),
-                                                           "threads": torch.get_num_threads()}]})
+        session = {"created_unix": time.time(), "source": source_revision(),
+                   "expressivity_version": expressivity.__version__, **_machine(record.get("device") or "cpu")}
+        write_json(path, record | {"resumed": sessions + [session]})
 
 
 def _write_manifest(out: Path, configs: list, ensemble: bool, finished: bool) -> None:

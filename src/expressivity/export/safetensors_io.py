@@ -178,16 +178,14 @@ def load_network(directory: Path) -> Network:
         raise ExpressivityError(f"{wpath} holds NaN in tensor {bad!r}; {fix}")
     if _has_nan(desc):
         raise ExpressivityError(f"{jpath} holds a NaN value; {fix}")
-    from expressivity.manifest import changed_files, described_differently
+    from expressivity.manifest import edits
 
     metadata = desc.get("metadata") or {}
-    recorded = desc.get("sha256")
-    if changed_files(directory, recorded, (wpath.name,)):
-        metadata = {**metadata, "no_claim": EDITED.format(file=wpath.name)}
-    elif desc.get("format") == FORMAT and not (isinstance(recorded, dict) and {wpath.name, jpath.name} <= set(recorded)):
+    changed = edits(directory, desc, (wpath.name,), jpath.name, required=desc.get("format") == FORMAT)
+    if changed is None:
         metadata = {**metadata, "no_claim": UNRECORDED}
-    elif described_differently(desc, jpath.name):
-        metadata = {**metadata, "no_claim": EDITED.format(file=jpath.name)}
+    elif changed:
+        metadata = {**metadata, "no_claim": EDITED.format(file=changed[0])}
     try:
         return Network.from_dict(desc, SafetensorsArrays(tensors), metadata=metadata)
     except NetworkError as exc:

@@ -107,16 +107,13 @@ def save_transformer_lens(export: TLExport, directory: Path, name: str = "networ
 def edited(directory: Path, desc: dict) -> str | None:
     """Why the folder's files are not those its ``expressivity.json`` was written with (its ``sha256``,
     :func:`~expressivity.manifest.file_digests`), or ``None``."""
-    from expressivity.manifest import changed_files, described_differently
+    from expressivity.manifest import edits
 
-    recorded = desc.get("sha256")
-    if desc.get("format") == FORMAT and not (isinstance(recorded, dict) and
-                                             {"model.safetensors", "config.json", "expressivity.json"} <= set(recorded)):
+    changed = edits(directory, desc, ("model.safetensors", "config.json"), "expressivity.json",
+                    required=desc.get("format") == FORMAT)
+    if changed is None:
         return ("expressivity.json records no SHA-256 of model.safetensors, config.json and itself (its format always "
                 "does: the file was edited), so nothing ties the model to the checks")
-    changed = changed_files(directory, recorded, tuple(n for n in FOLDER_FILES if n != "expressivity.json"))
-    if described_differently(desc, "expressivity.json"):
-        changed.append("expressivity.json")
     if not changed:
         return None
     return (f"{' and '.join(changed)} {'differs' if len(changed) == 1 else 'differ'} from the files exported (SHA-256 "
