@@ -65,31 +65,23 @@ def verify_quantizer(p: YunParams, quantizer) -> tuple[int, int]:
     """
     from expressivity.constructions.yun.quantize import positional_encoding, quantize_scalar
 
-    foreign = sum(1 for layer in quantizer.layers if not isinstance(layer, FeedForwardLayer)
-                  or getattr(layer, "norm", None) is not None or layer.activation.kind not in ("relu", "piecewise"))
-    if any(getattr(quantizer, k, None) is not None
-           for k in ("embedding", "embedding_bias", "readout", "readout_bias", "final_norm")):
-        foreign += 1
-    pe = quantizer.positional_encoding
-    want_pe = positional_encoding(p) if p.positional else None
-    if (pe is None) != (want_pe is None) or (pe is not None and (
-            np.shape(pe) != want_pe.shape or any(Fraction(a) != Fraction(b) for a, b in zip(to_exact(pe).flat,
-                                                                                            want_pe.flat)))):
-        foreign += 1
+    layers = [layer for layer in quantizer.layers if isinstance(layer, FeedForwardLayer)
+              and getattr(layer, "norm", None) is None and layer.activation.kind in ("relu", "piecewise")]
+    foreign = len(quantizer.layers) - len(layers)
+    foreign += int(any(getattr(quantizer, k, None) is not None
+                       for k in ("embedding", "embedding_bias", "readout", "readout_bias", "final_norm")))
+    foreign += int(not _same_array(quantizer.positional_encoding, positional_encoding(p) if p.positional else None))
     edges = sorted({Fraction(0), Fraction(p.range_hi), *(Fraction(k, p.N) for k in range(p.levels + 1))})
     compared = failures = 0
     for i in range(p.d):
-        pieces, mixed = _compose([layer for layer in quantizer.layers if isinstance(layer, FeedForwardLayer)
-                                  and getattr(layer, "norm", None) is None
-                                  and layer.activation.kind in ("relu", "piecewise")], i, p.d)
+        pieces, mixed = _compose(layers, i, p.d)
         failures += mixed
         for lo, hi, a, b in _refine(pieces, edges):
             compared += 1
             if _is_point(lo, hi):
                 failures += int(a * lo + b != quantize_scalar(p, lo))
             else:          # an open interval, where g_q^ent is constant
-                inside = (lo + hi) / 2 if lo is not None and hi is not None else (hi - 1 if lo is None else lo + 1)
-                failures += int(a != 0 or b != quantize_scalar(p, inside))
+                failures += int(a != 0 or b != quantize_scalar(p, _inside(lo, hi)))
     return compared, failures + foreign
 
 
