@@ -171,17 +171,8 @@ def newcombe_tail(a: tuple[int, int], b: tuple[int, int], margin: float, above: 
     ``alpha`` at which the end of Newcombe's ``1 - 2 alpha`` interval (:func:`rate_difference` at
     that level) meets ``margin``, found by bisection (to 1e-6 relative). At most 0.025 exactly when
     the 95% interval lies wholly past ``margin`` on that side."""
-    from scipy.stats import binomtest
-
-    (ka, na), (kb, nb) = _check_counts(*a), _check_counts(*b)
-
     def end(alpha: float) -> float:
-        conf = 1 - 2 * alpha
-        ca = binomtest(ka, na).proportion_ci(conf, method="wilson")
-        cb = binomtest(kb, nb).proportion_ci(conf, method="wilson")
-        ra = Interval(ka / na, float(ca.low), float(ca.high), na)
-        rb = Interval(kb / nb, float(cb.low), float(cb.high), nb)
-        diff = newcombe(ra, rb)
+        diff = newcombe(wilson(*a, 1 - 2 * alpha), wilson(*b, 1 - 2 * alpha))
         return diff.low - margin if above else margin - diff.high   # > 0: past the margin at this level
 
     lo, hi = 1e-12, 0.5   # end(alpha) grows with alpha (a narrower interval)
@@ -226,13 +217,14 @@ def fisher_exact(successes_a: int, trials_a: int, successes_b: int, trials_b: in
     return float(fisher([[a, n_a - a], [b, n_b - b]]).pvalue)
 
 
-def wilson(successes: int, trials: int) -> Interval:
-    """Success rate with its 95% Wilson score interval (``scipy.stats.binomtest(...).proportion_ci``,
-    no continuity correction): the building block of :func:`rate_difference`."""
+def wilson(successes: int, trials: int, confidence: float = 0.95) -> Interval:
+    """Success rate with its Wilson score interval (``scipy.stats.binomtest(...).proportion_ci``, no
+    continuity correction; 95% unless :func:`newcombe_tail` asks for another level): the building block
+    of :func:`rate_difference`."""
     from scipy.stats import binomtest
 
     k, n = _check_counts(successes, trials)
-    ci = binomtest(k, n).proportion_ci(0.95, method="wilson")
+    ci = binomtest(k, n).proportion_ci(confidence, method="wilson")
     return Interval(k / n, float(ci.low), float(ci.high), n)
 
 

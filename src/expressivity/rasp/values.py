@@ -105,7 +105,7 @@ def stored(v) -> int | Fraction:
 
 def _apply(f, *args, name: str = "a function"):
     try:
-        return True, canonical(f(*args))
+        return True, f(*args)   # a node's function gives canonical numbers already (graph._canonical)
     except ArithmeticError:
         return False, None
     except RASPError:
