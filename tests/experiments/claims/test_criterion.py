@@ -47,6 +47,20 @@ def test_a_resumed_run_keeps_the_criterion_byte_for_byte(claim, tmp_path):
     assert verdict["criterion_sha256"] == sha and verdict["amendments"] == []
 
 
+def test_the_statement_hash_is_the_same_in_every_folder_stated_under_one_criterion(claim, tmp_path, monkeypatch):
+    """The file's hash changes with its date line; the statement's hash names the criterion itself."""
+    reproduce(NAME, tmp_path / "a", "quick")
+    monkeypatch.setattr(criterion_file, "_now", lambda: "2031-01-01 00:00:00 UTC")
+    reproduce(NAME, tmp_path / "b", "quick")
+    a, b = (json.loads((tmp_path / f / "verdict.json").read_text()) for f in "ab")
+    assert a["criterion_sha256"] != b["criterion_sha256"]
+    assert a["statement_sha256"] == b["statement_sha256"] == json.loads((tmp_path / "a/run.json").read_text())[
+        "statement_sha256"]
+    claim("x must be 2 within 0.3, on 5 seeds")
+    reproduce(NAME, tmp_path / "c", "quick")
+    assert json.loads((tmp_path / "c/verdict.json").read_text())["statement_sha256"] != a["statement_sha256"]
+
+
 def test_a_changed_criterion_is_refused_without_amend_and_appended_with_it(claim, tmp_path):
     out = tmp_path / "out"
     reproduce(NAME, out, "quick")

@@ -302,7 +302,8 @@ def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = N
     out.mkdir(parents=True, exist_ok=True)
     started = time.time()
     amended = criterion.settle(out, claim, scale, amend)
-    stated = {"criterion_sha256": criterion.sha256(out), "amendments": [asdict(a) for a in amended]}
+    stated = {"criterion_sha256": criterion.sha256(out), "statement_sha256": criterion.statement_sha256(out),
+              "amendments": [asdict(a) for a in amended]}
     config = {"claim": name, "scale": scale, **{k: v for k, v in context.items() if k != "on_progress"}}
     # the machine of this invocation (a folder resumed elsewhere names the last one; numerics run on the CPU)
     stated |= {"hardware": hardware(context.get("device", "cpu") if claim.trains else "cpu")}

@@ -5,9 +5,11 @@ claim with its tag, the criterion, the scale) with the time it was stated. Runni
 folder -- resuming -- leaves it as it is. A claim whose criterion changed since the folder was
 started is refused, unless the change is given a reason (``reproduce --amend "REASON"``): then a
 dated amendment is **appended**, holding the reason, the new statement and a line diff against
-the one it replaces. The statement in force is the last one in the file. Its SHA-256 goes into
-``run.json`` and ``verdict.json``, and ``reproduce --summary`` lists the amendments, so a verdict
-says which criterion it was reached under and whether that criterion was changed after the
+the one it replaces. The statement in force is the last one in the file. The file's SHA-256
+(``criterion_sha256``: this folder's file, with its dates) and the SHA-256 of the statement in force
+(``statement_sha256``: its words alone, equal in every folder stated under the same criterion) go
+into ``run.json`` and ``verdict.json``, and ``reproduce --summary`` lists the amendments, so a
+verdict says which criterion it was reached under and whether that criterion was changed after the
 folder's first run.
 
 The statement sits between two HTML comments (invisible in rendered Markdown) so it can be read
@@ -92,6 +94,15 @@ def sha256(folder) -> str | None:
         return hashlib.sha256((Path(folder) / FILE).read_bytes()).hexdigest()
     except OSError:
         return None
+
+
+def statement_sha256(folder) -> str | None:
+    """SHA-256 of the statement in force in ``folder/criterion.md``, whitespace-normalised (the
+    words of the criterion, not the file's dates): two folders stated under the same criterion, in
+    any session, have the same one. ``None`` if the folder has no criterion this package wrote."""
+    text = read(folder)
+    stated = None if text is None else in_force(text)
+    return None if stated is None else hashlib.sha256(_normal(stated).encode()).hexdigest()
 
 
 def read(folder) -> str | None:
