@@ -94,9 +94,10 @@ def check_kernel_memory(net: Network, report: ConstructionReport, length: int = 
     errors = np.abs(out - kernel_target(c["kernel"], c["alpha"], x))
     bound = report.bounds["sup_error"] + 1e-12  # float64 evaluation of a convolution of length <= n
     check = Check("output = kernel memory within l1 sup|x|", int(errors.size), int(np.count_nonzero(errors > bound)),
-                  "float64 (reference pass)", time.perf_counter() - t0, {"bound": bound, "length": length})
+                  "float64 (reference pass)", time.perf_counter() - t0, {"bound": bound, "length": length, "seed": seed})
     return report.with_results([check], [ErrorEstimate("sup_error", float(errors.max()),
-                                                       f"max over {len(x)} sequences x {length} positions, float64",
+                                                       f"max over {len(x)} sequences ({samples} U[-1, 1] from seed "
+                                                       f"{seed}, 2 adversarial) x {length} positions, float64",
                                                        bound=bound)])
 
 

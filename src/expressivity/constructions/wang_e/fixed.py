@@ -218,7 +218,9 @@ def check_fixed_memory(net: Network, report: ConstructionReport, length: int | N
     check = Check("sup error within L max l1 sup|x| + FFN error", points=int(errors.size),
                   failures=int(np.count_nonzero(errors > bound)), arithmetic="float64 (reference pass)",
                   seconds=time.perf_counter() - t0,
-                  details={"sequences": len(x), "length": length, "adversarial": len(x) - samples, "bound": bound})
-    sup_error = ErrorEstimate("sup_error", sup, f"max over {len(x)} sequences x {length} positions, float64",
+                  details={"sequences": len(x), "length": length, "adversarial": len(x) - samples, "bound": bound,
+                           "seed": seed})
+    sup_error = ErrorEstimate("sup_error", sup, f"max over {len(x)} sequences ({samples} U[-1, 1] from seed {seed}, "
+                              f"{len(x) - samples} adversarial) x {length} positions, float64",
                               bound=bound)
     return report.with_results([check], [sup_error])
