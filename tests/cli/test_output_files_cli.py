@@ -137,3 +137,12 @@ def test_the_issues_rasp_case_keeps_my_analysis(tmp_path):
     assert res.exit_code == 2 and res.stderr.count("error:") == 1 and "my_analysis.txt" in res.stderr, res.stderr
     assert (tmp_path / "sort10" / "my_analysis.txt").read_text() == "notes\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sort10"]   # no stage left beside it
+
+
+@pytest.mark.parametrize("name", ["net", "we", "yb", "ex"])
+def test_a_run_record_lists_its_files_relative_to_its_folder(tree, name):
+    """A run record's ``files`` carried the ``--out`` prefix ("net/network"): wrong once the folder moved."""
+    import json
+
+    listed = json.loads((tree / name / "run.json").read_text())["files"]
+    assert listed and all(not f.startswith(("/", name + "/")) and (tree / name / f).exists() for f in listed), listed

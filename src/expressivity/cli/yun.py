@@ -297,7 +297,7 @@ def _save_build(out_dir: Path, params, results, run: dict, objs: list[dict]) -> 
                          for form, what in (("modified", "modified Transformer (hardmax, piecewise-linear)"),
                                             ("softened", "softened (softmax, ReLU)"))]
         files.append(dp_vs_delta([res.report for res in results], stage / "dp_vs_delta.png"))
-        names = [str(out_dir / Path(f).relative_to(stage)) for f in files]
+        names = [str(Path(f).relative_to(stage)) for f in files]   # relative: the folder may move
         write_json(stage / "run.json", run | {"results": objs, "files": names})
         listing |= {"dp_vs_delta.png": "figure: d_p error against delta",
                     "run.json": RUN_RECORD + "; construction reports, one per delta, in 'results'"}

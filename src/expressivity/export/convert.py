@@ -35,8 +35,10 @@ def export_network(saved: Saved, out: Path, run: dict) -> dict:
                                 "TransformerLens folders (use --to transformer-lens to export it)")
     check_output_dir(out, "export", replaces=True)
     with staged_output(out, "export") as stage:
-        files = [str(Path(out) / p.name) for p in save_network(saved.network, stage, manifest=False)]
-        write_json(stage / "run.json", run | {"exported": saved.describe(), "files": files})   # "source": the commit
+        names = [p.name for p in save_network(saved.network, stage, manifest=False)]
+        # "source": the commit; "files" relative to the folder (it may move)
+        write_json(stage / "run.json", run | {"exported": saved.describe(), "files": names})
+        files = [str(Path(out) / n) for n in names]
         write_manifest(stage, "network", "export", {**network_files(), "run.json": RUN_RECORD},
                        [NetworkEntry(".", saved.network.name or "network", "network")])
     return {"to": "network", "out": str(out), "files": files + [str(Path(out) / n) for n in ("run.json", "manifest.json")],
@@ -233,8 +235,9 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
         written = json.loads((stage / "expressivity.json").read_text())
         write_json(stage / "expressivity.json",   # its own digest again, over what it now says
                    with_own_digest(jsonable(written | {"verified": checked} | claim), "expressivity.json"))
+        # "source": the commit; "files" relative to the folder (it may move)
+        write_json(stage / "run.json", run | {"exported": saved.describe(), "files": [p.name for p in paths]})
         files = [str(Path(out) / p.name) for p in paths]
-        write_json(stage / "run.json", run | {"exported": saved.describe(), "files": files})   # "source": the commit
         write_manifest(stage, "transformer-lens", "export", {**tl.FOLDER_FILES, "run.json": RUN_RECORD},
                        [NetworkEntry(".", net.name or "network", "transformer-lens")])
     return {"to": "transformer-lens", "out": str(out),

@@ -75,7 +75,7 @@ class Saved:
 def save_construction(out_dir: Path, command: str, network: Network, report: dict, run: dict) -> None:
     """The folder every construction command writes: ``out_dir/network`` (safetensors + JSON),
     ``report.json`` (the :class:`~expressivity.constructions.report.ConstructionReport`) and
-    ``run.json`` (``run`` plus the files written) and ``manifest.json``, staged so a failure leaves nothing behind.
+    ``run.json`` (``run`` plus the files written, relative to ``out_dir``) and ``manifest.json``, staged so a failure leaves nothing behind.
     :func:`load_saved` reads it back."""
     from expressivity.manifest import RUN_RECORD, NetworkEntry, network_files, write_manifest
     from expressivity.export.safetensors_io import save_network
@@ -84,7 +84,7 @@ def save_construction(out_dir: Path, command: str, network: Network, report: dic
     with staged_output(out_dir, command) as stage:
         save_network(network, stage / "network", manifest=False)
         write_json(stage / "report.json", report)
-        write_json(stage / "run.json", run | {"files": [str(out_dir / "network"), str(out_dir / "report.json")]})
+        write_json(stage / "run.json", run | {"files": ["network", "report.json"]})   # relative: the folder may move
         files = {**network_files("network/"), "run.json": RUN_RECORD,
                  "report.json": "construction report: checks, margins, size next to the paper's bound"}
         write_manifest(stage, "construction", command, files,
