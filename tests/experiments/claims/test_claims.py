@@ -228,6 +228,11 @@ def test_pointer_scan_and_depth_verdicts_count_seeds_not_means():
     assert depth_verdict({**claimed, (2, 3): bad}).word == "not reproduced"
     assert depth_verdict({**claimed, (2, 3): mid}).word == "undecided"
     assert depth_verdict({**claimed, (2, 3): _cell(2, 0, 2)}).word == "undecided"   # too few valid seeds
+    # each word stands for all the cells it read, so claim 7's verdict corrects over every cell once
+    assert {depth_verdict({**claimed, (2, 3): c}).tests for c in (ok, bad, mid, _cell(2, 0, 2))} == {6}
+    scan = {8: (ok, ok), 32: (ok, bad), 64: (ok, bad)}
+    assert scan_verdict(scan, 18).tests == 2 and scan_verdict({**scan, 64: (ok, ok)}, 18).tests == 2
+    assert combine({"a": Verdict("reproduced", "c"), "b": scan_verdict(scan, 18), "d": depth_verdict(claimed)}).tests == 9
 
 
 def test_a_cell_whose_mean_passes_but_whose_seeds_do_not_is_not_solved():

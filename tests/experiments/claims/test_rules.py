@@ -18,16 +18,22 @@ def test_a_sampled_negative_part_must_stand_across_the_parts():
     assert combine({**parts, "d": Verdict("refuted", "r", 0.005)}).word == "refuted"   # 0.005 x 4 <= 0.025
     weak = combine({**parts, "d": Verdict("refuted", "r", 0.01)})                      # 0.01 x 4 > 0.025
     assert weak.word == "undecided" and weak.reason.startswith("underpowered")
-    assert "d: refuted on its own interval but not across the 4 parts (p 0.01 x 4 > 0.025)" in weak.reason
+    assert "d: refuted on its own interval but not across the 4 tests (p 0.01 x 4 > 0.025)" in weak.reason
     assert combine({**parts, "d": Verdict("not reproduced", "n", 0.02)}).word == "undecided"
     assert combine({**parts, "d": Verdict("not reproduced", "n", 0.006)}).word == "not reproduced"
     # a deterministic decision (numerics, no p) stands whatever the number of parts
     assert combine({**parts, "d": Verdict("refuted", "r")}).word == "refuted"
-    # the combined word carries the family's p, so a claim made of claims corrects again
+    # the combined word carries the family's p and its number of tests, so a claim made of claims
+    # corrects once over every test (4 + 1 here), not once per level (0.016 x 2 > 0.025 left it open)
     inner = combine({**parts, "d": Verdict("refuted", "r", 0.004)})
-    assert inner.p == pytest.approx(0.016)
-    assert combine({"x": inner, "y": Verdict("reproduced", "ok", 0.001)}).word == "undecided"   # 0.016 x 2
-    assert explained({**parts, "d": Verdict("refuted", "r", 0.01)}).reason.count("not across the 4 parts") == 1
+    assert inner.p == pytest.approx(0.016) and inner.tests == 4
+    outer = combine({"x": inner, "y": Verdict("reproduced", "ok", 0.001)})
+    assert outer.word == "refuted" and outer.p == pytest.approx(0.004 * 5) and outer.tests == 5
+    open_ = combine({"x": combine({**parts, "d": Verdict("refuted", "r", 0.006)}), "y": Verdict("reproduced", "ok")})
+    assert open_.word == "undecided" and "p 0.006 x 5 > 0.025" in open_.reason and open_.tests == 5
+    # a p clipped to 1 by its own correction stands nowhere
+    assert combine({"x": Verdict("refuted", "r", 1.0, 3), "y": Verdict("reproduced", "ok")}).word == "undecided"
+    assert explained({**parts, "d": Verdict("refuted", "r", 0.01)}).reason.count("not across the 4 tests") == 1
 
 
 def test_a_route_that_refutes_counts_in_the_family_and_is_not_needed_to_reproduce():
@@ -35,7 +41,7 @@ def test_a_route_that_refutes_counts_in_the_family_and_is_not_needed_to_reproduc
     assert combine(parts, {"mirror": Verdict("undecided", "underpowered: no")}).word == "reproduced"
     assert combine(parts, {"mirror": Verdict("refuted", "holds", 0.01)}).word == "refuted"       # 0.01 x 2
     weak = combine(parts, {"mirror": Verdict("refuted", "holds", 0.02)})                         # 0.02 x 2
-    assert weak.word == "undecided" and "mirror: refuted on its own interval but not across the 2 parts" in weak.reason
+    assert weak.word == "undecided" and "mirror: refuted on its own interval but not across the 2 tests" in weak.reason
 
 
 @pytest.mark.parametrize("values", [[0.5, 0.6, 0.7], [0.1, 0.9, 0.2, 0.4], [-1.0, -0.2, -0.3, -0.5, -0.1],

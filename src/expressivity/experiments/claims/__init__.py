@@ -59,17 +59,24 @@ class Verdict:
     :data:`UNDECIDED_REASONS`, then ``: detail``). ``p``: for a decided word from sampled data, the
     one-sided p-value behind it (at most 0.025 for a single 95% interval), what
     :func:`~expressivity.experiments.claims.rules.combine` corrects across a claim's parts; ``None``
-    for a deterministic decision (numerics) or an undecided word."""
+    for a deterministic decision (numerics) or an undecided word. ``tests``: how many tests the
+    word stands for -- 1 for one interval; a word made of ``k`` parts (:func:`combine`, a scan of
+    ``k`` cells) has ``tests = k`` and ``p`` already Bonferroni-corrected for them, so a claim
+    that combines it with other parts corrects over every test once (:func:`rules.stands`), not
+    once per level."""
 
     word: str
     reason: str
     p: float | None = None
+    tests: int = 1
 
     def __post_init__(self) -> None:
         if self.word not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.word!r}")
         if self.word == "undecided" and not self.reason.startswith(UNDECIDED_REASONS):
             raise ValueError(f"an undecided verdict must start with one of {UNDECIDED_REASONS}: {self.reason!r}")
+        if not (isinstance(self.tests, int) and self.tests >= 1):
+            raise ValueError(f"tests must be a whole number of tests >= 1, got {self.tests!r}")
 
     @property
     def decided(self) -> bool:

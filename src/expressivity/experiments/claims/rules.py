@@ -97,18 +97,27 @@ def equivalent(diff: Interval, margin: float, what: str, units: str = "") -> Ver
     return Verdict("undecided", f"underpowered: {what}: {diff.fmt()} {pairs} reaches past the margin {band}")
 
 
+def raw_p(verdict: Verdict) -> float | None:
+    """The smallest one-sided p among the tests behind ``verdict``: its ``p`` undone of the
+    correction over its own ``tests`` (a ``p`` that correction clipped to 1 gives ``1 / tests``,
+    which stands in no family of ``tests`` or more)."""
+    return None if verdict.p is None else verdict.p / verdict.tests
+
+
 def stands(verdict: Verdict, family: int) -> bool:
-    """Whether a decided word from one of ``family`` tests stands for the family: a deterministic
-    one (``p`` is ``None``) always; a sampled one when ``p * family <= 0.025`` (Bonferroni). Any one
-    of several 95% intervals lies past its threshold by chance far more often than 2.5% (a fresh
-    audit, 2026-11-28: claim 5's rule called a null effect *refuted* 14.5% of the time)."""
-    return verdict.p is None or verdict.p * family <= ALPHA
+    """Whether a decided word stands in a family of ``family`` tests (its own ``tests`` among them):
+    a deterministic one (``p`` is ``None``) always; a sampled one when its smallest p times
+    ``family`` is at most 0.025 (Bonferroni over every test of the claim, counted once however
+    the parts nest). Any one of several 95% intervals lies past its threshold by chance far more
+    often than 2.5% (a fresh audit, 2026-11-28: claim 5's rule called a null effect *refuted* 14.5%
+    of the time)."""
+    return verdict.p is None or raw_p(verdict) * family <= ALPHA
 
 
 def family_p(verdicts, family: int) -> float | None:
     """The Bonferroni p-value of "at least one of ``verdicts`` (of ``family`` tests) holds": the
-    smallest ``p`` times ``family`` (at most 1); ``None`` when one of them is deterministic."""
-    ps = [v.p for v in verdicts]
+    smallest p behind them times ``family`` (at most 1); ``None`` when one of them is deterministic."""
+    ps = [raw_p(v) for v in verdicts]
     return None if any(p is None for p in ps) else min(1.0, min(ps) * family)
 
 
@@ -120,9 +129,11 @@ def combine(parts: dict[str, Verdict], also_refute: dict[str, Verdict] | None = 
     across the parts says so). ``also_refute``: other ways the claim is refuted (a mirror image
     holding), not needed for *reproduced*: a refuted one among them counts as a refuted part; all
     are counted in the number of tests; one refuted on its own interval but not across them leaves the
-    verdict undecided (never reproduced)."""
+    verdict undecided (never reproduced). The number of tests is every part's ``tests`` summed
+    (a part that is itself a combination counts its own parts), and the verdict returned stands for
+    all of them, so nesting corrects once over the whole family."""
     routes = {name: v for name, v in (also_refute or {}).items() if v.word == "refuted"}
-    k = len(parts) + len(also_refute or {})
+    k = sum(v.tests for v in [*parts.values(), *(also_refute or {}).values()])
     words = {v.word for v in parts.values()}
     weak = {name for name, v in parts.items() if v.word in NEGATIVE and not stands(v, k)}
     weak |= {name for name, v in routes.items() if not stands(v, k)}
@@ -130,33 +141,33 @@ def combine(parts: dict[str, Verdict], also_refute: dict[str, Verdict] | None = 
 
     def said(name: str, v: Verdict) -> str:
         if name in weak:
-            return f"{name}: {v.word} on its own interval but not across the {k} parts (p {v.p:.2g} x {k} > {ALPHA:g})"
+            return f"{name}: {v.word} on its own interval but not across the {k} tests (p {raw_p(v):.2g} x {k} > {ALPHA:g})"
         return f"{name}: {v.word}"
 
     summary = "; ".join(said(name, v) for name, v in parts.items())
     for word in NEGATIVE:
         standing = [v for name, v in parts.items() if v.word == word and name not in weak]
         if standing:   # refuted first
-            return Verdict(word, summary, family_p(standing, k))
+            return Verdict(word, summary, family_p(standing, k), k)
     if words == {"reproduced"} and not weak & set(routes):
         # (a refuting route decided on its own interval only leaves the claim open, not reproduced: a review,
         # 2026-11-28, found claim 5's mirror and parts both holding on the same paired differences)
         ps = [v.p for name, v in parts.items() if name not in routes]
-        return Verdict("reproduced", summary, None if any(p is None for p in ps) else max(ps))
+        return Verdict("reproduced", summary, None if any(p is None for p in ps) else max(ps), k)
     first = next((v.reason for v in parts.values() if v.word == "undecided"), "underpowered")
-    return Verdict("undecided", led_by_reason(summary, first))
+    return Verdict("undecided", led_by_reason(summary, first), None, k)
 
 
 def explained(parts: dict[str, Verdict], extra: str = "") -> Verdict:
     """:func:`combine`'s word with every part's reason (and ``extra``) in place of the words."""
     verdict = combine(parts)
-    k = len(parts)
-    detail = "; ".join(v.reason + (f" (on its own interval; not across the {k} parts: p {v.p:.2g} x {k} > {ALPHA:g})"
-                                   if v.word in NEGATIVE and not stands(v, k) else "")
+    k = verdict.tests
+    detail = "; ".join(v.reason + (f" (on its own interval; not across the {k} tests: p {raw_p(v):.2g} x {k} > "
+                                   f"{ALPHA:g})" if v.word in NEGATIVE and not stands(v, k) else "")
                        for v in parts.values()) + (f"; {extra}" if extra else "")
     if verdict.word == "undecided":
         detail = led_by_reason(detail, verdict.reason)
-    return Verdict(verdict.word, detail, verdict.p)
+    return Verdict(verdict.word, detail, verdict.p, k)
 
 
 # ---- success rates -------------------------------------------------------------------------------------

@@ -693,7 +693,7 @@ def scan_verdict(table: dict, bound: int, min_seeds: int = CLAIM7_MIN_SEEDS) -> 
     if solved:
         return Verdict("refuted", "DP-free solves a pointer range above the capacity bound at fixed width: "
                        + ", ".join(f"T={T} ({above[T][1].fmt()})" for T in solved),
-                       min(1.0, min(above[T][1].p("solved") for T in solved) * len(above)))
+                       min(1.0, min(above[T][1].p("solved") for T in solved) * len(above)), len(above))
     parts = {}
     for T, (dp, free) in above.items():
         s_dp, s_free = status[T]
@@ -730,16 +730,17 @@ def depth_verdict(table: dict, min_seeds: int = CLAIM7_MIN_SEEDS) -> Verdict:
 
     if early:
         return Verdict("refuted", "a model with depth <= nesting solves: " + ", ".join(early),
-                       family([key for key in opposite if key[1] <= key[0]]))
+                       family([key for key in opposite if key[1] <= key[0]]), len(table))
     wrong = sorted(opposite)
     if wrong:
         return Verdict("not reproduced", "deep enough models fail: " + ", ".join(
-            f"k={k} L={L} ({table[k, L].fmt()})" for k, L in wrong), family(wrong))
+            f"k={k} L={L} ({table[k, L].fmt()})" for k, L in wrong), family(wrong), len(table))
     open_ = [key for key, want in need.items() if status[key] != want]
     if open_:
         return Verdict("undecided", "underpowered: " + ", ".join(
-            f"k={k} L={L} {status[k, L]} ({table[k, L].fmt()})" for k, L in open_))
-    return Verdict("reproduced", "every L >= k + 1 solves and every L <= k fails (per-seed outcomes)")
+            f"k={k} L={L} {status[k, L]} ({table[k, L].fmt()})" for k, L in open_), None, len(table))
+    return Verdict("reproduced", "every L >= k + 1 solves and every L <= k fails (per-seed outcomes)", None,
+                   len(table))
 
 
 def width_reading(table: dict, T: int, min_seeds: int = CLAIM7_MIN_SEEDS) -> str:
