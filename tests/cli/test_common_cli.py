@@ -85,3 +85,16 @@ def test_an_option_given_twice_is_refused_not_silently_the_last(args, option):
 
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 2 and f"error: {option} was given more than once" in res.stderr
+
+
+def test_ctrl_c_is_one_line_with_no_blank_line_before_it(monkeypatch):
+    """click printed a blank line before its abort (a fuzz, 2026-11-28): a log got an empty stderr line."""
+    import expressivity.constructions.circuits.check as check
+    from tests.cli_runner import cli_run
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(check, "run_circuit", interrupted)
+    code, out, err = cli_run("circuit", "reverse")
+    assert (code, out, err) == (130, "", "error: aborted\n")

@@ -65,6 +65,16 @@ class _Group(click.Group):
             sys.exit(rv)
         return rv
 
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            # click answers Ctrl-C with a blank line, then "Aborted!"; ours is one line, on a line of its own
+            # in a terminal (past the ^C the terminal echoed) and with no blank line before it in a log
+            if sys.stderr.isatty():
+                click.echo(err=True)
+            raise click.exceptions.Abort() from exc
+
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="expressivity")
