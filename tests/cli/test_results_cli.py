@@ -364,3 +364,35 @@ def test_where_reads_a_dotted_column_of_an_exported_table_as_group_by_does(tmp_p
     assert res.exit_code == 0, res.stderr
     rows = json.loads(res.stdout)["rows"]
     assert [r["model.heads"] for r in rows] == [2] and rows[0]["mean"] == pytest.approx(0.25)
+
+
+def test_plot_refuses_values_a_geometric_mean_cannot_take_and_counts_what_it_leaves_out(tmp_path):
+    """A fresh audit (2026-11-28): --logy drew the geometric mean of {0, 0.25, 0.25} at 0.25 and of {-1, 0.125}
+    at 0.125, silently; rows without a value were left out without a word."""
+    table = tmp_path / "z.csv"
+    table.write_text("x,y,seed\n1,1,0\n1,1,1\n2,0.5,0\n2,0.5,1\n4,0,0\n4,0.25,1\n4,0.25,2\n8,-1,0\n8,0.125,1\n8,,2\n")
+    runner = CliRunner()
+    res = runner.invoke(cli, ["plot", str(table), "--x", "x", "--y", "y", "--logy", "--out", str(tmp_path / "a.png")])
+    errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
+    assert res.exit_code == 2 and len(errors) == 1 and "2 value(s) of y are <= 0 (x=4, x=8)" in errors[0]
+    assert "--where '(y) > 0'" in errors[0] and not (tmp_path / "a.png").exists()
+    res = runner.invoke(cli, ["plot", str(table), "--x", "x", "--y", "y", "--logy", "--where", "y > 0", "--json",
+                              "--out", str(tmp_path / "b.png")])
+    obj = json.loads(res.stdout)
+    assert res.exit_code == 0 and obj["left_out"] == 0 and [p[1] for p in obj["series"][""]][2:] == [0.25, 0.125]
+    res = runner.invoke(cli, ["plot", str(table), "--x", "x", "--y", "y", "--out", str(tmp_path / "c.png")])
+    assert res.exit_code == 0 and "note: 1 row(s) without a finite value of y" in res.output + res.stderr
+    res = runner.invoke(cli, ["plot", str(table), "--x", "x", "--y", "y", "--json", "--out", str(tmp_path / "d.png")])
+    assert json.loads(res.stdout)["left_out"] == 1
+
+
+def test_fit_says_when_it_leaves_points_out(tmp_path):
+    """A fresh audit (2026-11-28): an exact zero at the largest x was dropped from the fit with only a count."""
+    table = tmp_path / "f.csv"
+    table.write_text("x,y,seed\n1,1,0\n2,0.5,0\n4,0.25,0\n8,0,0\n1,1,1\n2,0.4,1\n4,0.2,1\n8,0.1,1\n")
+    res = CliRunner().invoke(cli, ["fit", str(table), "--x", "x", "--y", "y", "--seed-col", "seed"])
+    assert res.exit_code == 0 and "note: 1 point(s) with x or y <= 0, or not finite, were left out" in res.output
+    clean = table.with_name("g.csv")
+    clean.write_text(table.read_text().replace("8,0,0", "8,0.125,0"))
+    res = CliRunner().invoke(cli, ["fit", str(clean), "--x", "x", "--y", "y", "--seed-col", "seed"])
+    assert res.exit_code == 0 and "left out" not in res.output

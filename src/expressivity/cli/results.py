@@ -230,6 +230,11 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
                                       "seed_col": seed_col, "ci": ci, "where": where, "length": length,
                                       "title": f"{y} = A·({x})^slope; 95% interval: {method}"}, summary)
         problems = {f.get(k) for f in fits for k in ("problem", "break_problem") if f.get(k)}
+        dropped = sum(f.get("dropped") or 0 for f in fits)
+        if dropped:   # a y of 0 is often the most telling point (an exact answer): say it went, and the choices
+            problems.add(f"{dropped} point(s) with x or y <= 0, or not finite, were left out of the fits (a line in "
+                         f"log-log cannot take them; with seeds, their seeds' slopes span fewer x); floor exact zeros "
+                         f"(--y 'greatest({y}, 1e-12)') or leave them out yourself (--where)")
         for p in sorted(problems):
             console.print(f"note: {p}", markup=False, soft_wrap=True)
 
@@ -257,14 +262,18 @@ def plot(source, x, y, by, logx, logy, where, length, out, as_json):
         staging = staged_file(out, OutputFile.png("plot"))
         src = open_source(source)
         _refuse_length_on_table(src)
-        series = band_series(src, x, y, split_list(by), where, length, logy)
+        series, left_out = band_series(src, x, y, split_list(by), where, length, logy)
         if not series:
             raise ExpressivityError("nothing to plot (no rows with values; check --where and --length)")
         with staging as temp:
             plot_bands(series, temp, x, f"{y} ({'geometric ' if logy else ''}mean, 95% CI)", src.label, logx, logy,
                        software=OutputFile.software("plot"))
+    dropped = (f"note: {left_out} row(s) without a finite value of {y} (empty, NaN or inf) were left out of the "
+               "means") if left_out else None
     if as_json:
-        emit_json({"figure": str(out), "series": series, "run": run_record("plot", {"source": str(source), "x": x,
-                                                                                   "y": y, "by": by})})
+        emit_json({"figure": str(out), "series": series, "left_out": left_out,
+                   "run": run_record("plot", {"source": str(source), "x": x, "y": y, "by": by})})
     else:
         console.print(f"wrote {out} ({len(series)} line{'s' if len(series) != 1 else ''})", markup=False, soft_wrap=True)
+        if dropped:
+            console.print(dropped, markup=False, soft_wrap=True)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from expressivity.figures import pyplot, save
+from expressivity.figures import interval_band, pyplot, save
 
 
 def plot_bands(series: dict, path: Path, xlabel: str, ylabel: str, title: str = "", logx: bool = False,
                logy: bool = False, software: str | None = None) -> Path:
     """One line per series with its interval band; PNG (``software``: its ``Software`` text chunk).
 
-    ``series`` maps a label to rows ``(x, centre, ci_low, ci_high)`` (``None`` bounds: no band at that x).
+    ``series`` maps a label to rows ``(x, centre, ci_low, ci_high)`` (``None`` bounds: no interval
+    at that x, and the band breaks there: :func:`~expressivity.figures.interval_band`).
     """
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.2, 3.6))
@@ -21,12 +22,8 @@ def plot_bands(series: dict, path: Path, xlabel: str, ylabel: str, title: str = 
             continue
         xs, ys = [r[0] for r in rows], [r[1] for r in rows]
         (line,) = ax.plot(xs, ys, marker="o", ms=3, label=str(label))
-        band = [(r[0], r[2], r[3]) for r in rows if r[2] is not None and r[3] is not None]
-        if band:
-            bx, lo, hi = zip(*band)
-            if logy:  # a t interval on a linear scale can dip below zero; a log axis cannot show it
-                lo = [max(v, 1e-300) for v in lo]
-            ax.fill_between(bx, lo, hi, alpha=0.2, color=line.get_color(), linewidth=0)
+        # (a t interval on a linear scale can dip below zero; a log axis cannot show it)
+        interval_band(ax, xs, [r[2] for r in rows], [r[3] for r in rows], line.get_color(), 1e-300 if logy else None)
     if logx:
         ax.set_xscale("log")
     if logy:

@@ -488,18 +488,34 @@ def _pow10(v):
     return None if v is None or not math.isfinite(v) or v > 308 else 10 ** v
 
 
-def band_series(src: Source, x: str, y: str, by: list[str] | None, where: str | None, length, log: bool) -> dict:
-    """``{label: [(x, centre, low, high), ...]}``: mean (geometric with ``log``) and 95% interval of
-    ``y`` over the rows at each ``x`` of each ``by`` group."""
+def band_series(src: Source, x: str, y: str, by: list[str] | None, where: str | None, length, log: bool
+                ) -> tuple[dict, int]:
+    """``({label: [(x, centre, low, high), ...]}, left_out)``: mean (geometric with ``log``) and 95%
+    interval of ``y`` over the rows at each ``x`` of each ``by`` group, and how many rows had no
+    finite value of ``y`` (left out of every mean; failed runs are not counted here). With ``log``,
+    values <= 0 are refused by count and where they are: a geometric mean cannot take them, and
+    leaving them out drew {0, 0.25, 0.25} at 0.25 (a fresh audit, 2026-11-28)."""
     by = by or []
     expr(x, src, "--x")   # named as the options they came from (an empty --x was called --group-by)
     expr(y, src, "--y")
     head, rows = aggregate(src, y, [*by, x], where, length, log)
     k = len(by)
+    if log:   # the finite values a linear mean takes, less those the geometric one took: the values <= 0
+        _, linear = aggregate(src, y, [*by, x], where, length, False)
+        counts = {tuple(r[:k + 1]): r[k + 1] for r in linear}
+        below = [(r[:k + 1], counts.get(tuple(r[:k + 1]), 0) - r[k + 1]) for r in rows]
+        below = [(g, c) for g, c in below if c > 0]
+        if below:
+            where_ = ", ".join(", ".join(f"{b}={v}" for b, v in zip([*by, x], g)) for g, _ in below[:3])
+            raise ExpressivityError(
+                f"--logy: {sum(c for _, c in below)} value(s) of {y} are <= 0 ({where_}"
+                f"{', ...' if len(below) > 3 else ''}), which a geometric mean cannot take; plot without --logy, "
+                f"or leave them out yourself with --where '({y}) > 0'")
     series: dict = {}
+    left_out = sum(r[head.index("missing")] or 0 for r in rows)
     for r in rows:
         label = ", ".join(f"{b}={v}" for b, v in zip(by, r[:k]))
         if r[k] is None:
             continue
         series.setdefault(label, []).append((r[k], r[k + 2], r[k + 3], r[k + 4]))
-    return series
+    return series, left_out

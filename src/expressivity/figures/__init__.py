@@ -48,6 +48,34 @@ def save(fig, path, dpi: int = 120, software: str | None = None):
     return path
 
 
+def interval_band(ax, xs, lows, highs, color, floor: float | None = None) -> None:
+    """Shade each point's interval ``[low, high]`` around a line: a band over every run of
+    consecutive points that have one, a bar with caps where a point's neighbours have none, and
+    nothing at a point without one (``None`` or non-finite bounds). One band over every point with
+    an interval joined them across the points without one, drawing an interval where none exists
+    (a fresh audit, 2026-11-28). ``floor``: the least value a low end is drawn at (a log axis)."""
+    import math
+
+    def has(k):
+        return all(v is not None and math.isfinite(v) for v in (lows[k], highs[k]))
+
+    k, n = 0, len(xs)
+    while k < n:
+        if not has(k):
+            k += 1
+            continue
+        end = k
+        while end + 1 < n and has(end + 1):
+            end += 1
+        lo = [lows[j] if floor is None else max(lows[j], floor) for j in range(k, end + 1)]
+        hi = [highs[j] for j in range(k, end + 1)]
+        if end > k:
+            ax.fill_between(xs[k:end + 1], lo, hi, alpha=0.2, color=color, linewidth=0)
+        else:
+            ax.plot([xs[k]] * 2, [lo[0], hi[0]], color=color, alpha=0.5, lw=1.5, marker="_", ms=8)
+        k = end + 1
+
+
 def finish(fig, ax, path, title: str, dpi: int = 120):
     """Small title, a legend when there is something to label, then :func:`save`."""
     ax.set_title(title, fontsize=9)

@@ -110,7 +110,7 @@ def line_figure(path, series: dict, xlabel: str, ylabel: str, title: str, logx=T
     band edges are left out. ``censored`` maps a label to ``[(x, bound)]``: values known only to
     exceed ``bound`` (beyond the grid), drawn as open upward triangles at the bound, joined to the
     line by a dotted segment and marked ``> bound``."""
-    from expressivity.figures import finish, pyplot
+    from expressivity.figures import finish, interval_band, pyplot
 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
@@ -127,11 +127,7 @@ def line_figure(path, series: dict, xlabel: str, ylabel: str, title: str, logx=T
                 ax.annotate(f"> {b:g}", (a, b), textcoords="offset points", xytext=(-10, 0), ha="right", va="center",
                             color=line.get_color(), fontsize=8)
         if bands and label in bands:
-            lo, hi = bands[label]
-            keep = [k for k in range(len(x)) if math.isfinite(lo[k]) and math.isfinite(hi[k])]
-            if keep:
-                ax.fill_between([x[k] for k in keep], [lo[k] for k in keep], [hi[k] for k in keep],
-                                color=line.get_color(), alpha=0.2)
+            interval_band(ax, list(x), *bands[label], line.get_color())
     for label, y in (hlines or {}).items():
         ax.axhline(y, ls="--", color="k", lw=0.8, label=label)
     for label, x in (vlines or {}).items():
@@ -146,7 +142,7 @@ def line_figure(path, series: dict, xlabel: str, ylabel: str, title: str, logx=T
 def curves_figure(path, curves: dict, title: str, ylabel: str = "validation loss"):
     """Learning curves: ``curves`` maps a label to a list of per-seed ``[(step, loss)]``; the mean
     over seeds at each evaluation step is drawn, the seeds thin behind it."""
-    from expressivity.figures import finish, pyplot
+    from expressivity.figures import finish, interval_band, pyplot
 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
