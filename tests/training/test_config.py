@@ -79,3 +79,29 @@ def test_an_absurd_model_is_refused_from_its_estimate_before_any_model_is_built(
     config = RunConfig.for_task("reverse", {"length": 8}, layers=4000, steps=2)
     with pytest.raises(BudgetError, match=r"needs about .* GiB: parameters and optimizer .* above the budget of 2 GiB"):
         run(config, memory_budget="2GiB")
+
+def test_a_run_cannot_train_on_its_own_held_out_examples():
+    """A fresh audit (2026-11-28): seed 123456789 drew exactly the test set's batches (512 of 512 test
+    examples seen in 8 steps of sort), 987654321 the validation set's; and lm-causal trained a bidirectional
+    model that read its own target (0.15 bits/byte)."""
+    import torch
+
+    from expressivity.tasks import make_task
+    from expressivity.training.schedule import EVAL_SEED, TEST_SEED
+    from expressivity.training.trainer import eval_batch
+
+    task = make_task("sort")
+    seen = set()
+    generator = torch.Generator().manual_seed(TEST_SEED)
+    for _ in range(8):
+        seen |= {tuple(r.tolist()) for r in task.sample(64, None, generator).x}
+    assert len({tuple(r.tolist()) for r in eval_batch(task, 512, None, "test").x} & seen) == 512   # why it matters
+    for seed, split in ((TEST_SEED, "test"), (EVAL_SEED, "validation")):
+        with pytest.raises(ExpressivityError, match=f"seed {seed} is the seed of the {split} split's generator"):
+            RunConfig.for_task("sort", seed=seed)
+    with pytest.raises(ExpressivityError, match="seed 5 is the seed of the test split"):
+        RunConfig.for_task("sort", seed=5, train={"test_seed": 5})
+    RunConfig.for_task("sort", seed=5, train={"test_seed": 6})
+    RunConfig.for_task("lm-causal", seed=TEST_SEED)   # a corpus's splits are disjoint files whatever the seed
+    with pytest.raises(ExpressivityError, match="predicts the next input: a bidirectional model reads its own target"):
+        RunConfig.for_task("lm-causal", model={"causal": False})

@@ -49,6 +49,10 @@ class Task:
     # disjoint data and receives the split in ``generate``; synthetic tasks draw fresh samples for
     # every split and tell the splits apart by the generator alone.
     has_splits: ClassVar[bool] = False
+    # The target at position t is an input at a later position (next-token prediction): only a
+    # causal model may be trained on it, or it reads its own target (a bidirectional model scored
+    # 0.15 bits/byte on lm-causal by copying the next byte, a fresh audit, 2026-11-28).
+    needs_causal: ClassVar[bool] = False
     # ``generate`` draws only through :func:`uniform`, :func:`uniform_ints` or :func:`normal` and
     # treats every leading axis as a batch axis, with operations that give each element the same
     # bits whatever the batch shape (integer arithmetic, float + - * /, gathers, flips, sorts,

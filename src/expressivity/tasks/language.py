@@ -143,6 +143,7 @@ class CausalLM(_CorpusTask):
     """Next-byte prediction on the CPython standard library (see the module docstring)."""
 
     name = "lm-causal"
+    needs_causal = True
 
     @property
     def vocab_size(self) -> int:

@@ -105,6 +105,18 @@ class RunConfig:
             if getattr(self.model, name) != want:
                 raise ExpressivityError(f"model {name} is {getattr(self.model, name)} but task {task.name!r} needs "
                                         f"{want}; leave it to the task's default")
+        if task.needs_causal and not self.model.causal:
+            raise ExpressivityError(f"task {task.name!r} predicts the next input: a bidirectional model reads its own "
+                                    "target; train a causal one (drop --bidirectional, or model.causal: true)")
+        if not task.has_splits:
+            # a synthetic task's batches come from a generator seeded with the run's seed, its held-out splits
+            # from generators seeded with these: the same seed would train on the held-out examples themselves
+            for split, name in (("val", "validation"), ("test", "test")):
+                if self.seed == self.train.split_seed(split):
+                    raise ExpressivityError(
+                        f"seed {self.seed} is the seed of the {name} split's generator: the run would train on its "
+                        f"{name} examples; choose another seed" + (" (or another test_seed)" if split == "test"
+                                                                   else ""))
         if task.vocab_size == 0 and self.model.d_in != task.d_in:
             raise ExpressivityError(f"model d_in is {self.model.d_in} but task {task.name!r} has {task.d_in} input "
                                     "features; leave it to the task's default")
