@@ -4,9 +4,11 @@ kinds (one model and ensembles; attention, DP-free, a T5-biased pre-norm model; 
 tasks) give the histories and held-out numbers recorded at commit 1e9eded
 (``data/cpu_golden_1e9eded.json``, written by ``data/make_cpu_golden_1e9eded.py``).
 
-Bit for bit where this machine has the torch version and CPU capability that recorded them;
-elsewhere (another CPU's kernels sum in another order) to 1e-5 relative, which still catches any
-change of arithmetic, data or schedule.
+Bit for bit where this machine has the torch version, CPU capability and CPU model of a machine
+that recorded them at 1e9eded (one file each: ``cpu_golden_1e9eded*.json``); elsewhere (another
+CPU's kernels sum in another order) to 1e-5 relative, which still catches any change of
+arithmetic, data or schedule. The CPU model is part of the match: an AMD EPYC and an Intel Xeon
+both report AVX512 and differ at 1e9eded itself in 21 of 68 recorded numbers (up to 4e-6).
 """
 
 import json
@@ -16,18 +18,21 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.training.data.make_cpu_golden_1e9eded import CASES, run_case
+from tests.training.data.make_cpu_golden_1e9eded import CASES, machine, run_case
 
-GOLDEN = json.loads((Path(__file__).parent / "data" / "cpu_golden_1e9eded.json").read_text())
-SAME_MACHINE = (GOLDEN["torch"] == torch.__version__
-                and GOLDEN["cpu_capability"] == torch.backends.cpu.get_cpu_capability())
+_DATA = Path(__file__).parent / "data"
+# the file recorded on this kind of machine, if any (else the first one, to the tolerance)
+_GOLDENS = [json.loads(p.read_text()) for p in sorted(_DATA.glob("cpu_golden_1e9eded*.json"))]
+_HERE = [g for g in _GOLDENS if machine(g) == machine()]
+SAME_MACHINE = bool(_HERE)
+GOLDEN = (_HERE or _GOLDENS)[0]
 
 
 def _close(got, want, where):
     if isinstance(want, str) and want.startswith(("0x", "-0x")):
         a, b = float.fromhex(got), float.fromhex(want)
         if SAME_MACHINE:
-            assert a == b, f"{where}: {a!r} != {b!r} (recorded at 1e9eded)"
+            assert a == b, f"{where}: {a!r} != {b!r} (recorded at 1e9eded on {GOLDEN['cpu_name']})"
         else:
             assert math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-7), f"{where}: {a!r} vs {b!r}"
     else:

@@ -1,8 +1,13 @@
-"""Writes ``cpu_golden_1e9eded.json``: the CPU results of small runs at commit 1e9eded (before
-issue 29's execution choices), which ``tests/training/test_cpu_unchanged.py`` holds today's CPU
-defaults to, bit for bit on a machine with the same torch and CPU capability.
+"""Writes ``cpu_golden_1e9eded_<CPU>.json``: the CPU results of small runs at commit 1e9eded
+(before issue 29's execution choices), which ``tests/training/test_cpu_unchanged.py`` holds today's
+CPU defaults to, bit for bit on a machine with the same torch, CPU capability and CPU model.
+Run from a checkout of 1e9eded with this file copied in (the code recorded is 1e9eded's):
 
-    PYTHONPATH=src python tests/training/data/make_cpu_golden_1e9eded.py
+    git checkout 1e9eded && PYTHONPATH=src python make_cpu_golden_1e9eded.py OUT_FOLDER
+
+``cpu_golden_1e9eded.json`` was recorded on the project's machines of 2026-11-27, whose run
+records name the CPU "Intel(R) Xeon(R) Processor" (its ``cpu_name`` was added from them later);
+``cpu_golden_1e9eded_amd_epyc.json`` on an "AMD EPYC" machine of 2026-11-28, at 1e9eded.
 """
 
 import json
@@ -60,11 +65,32 @@ def run_case(case: dict) -> list:
     return outcome(run_ensemble(cs)[0])
 
 
+def cpu_name() -> str | None:
+    """The CPU's model as /proc/cpuinfo names it (``None`` where it does not)."""
+    try:
+        return next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                     if line.startswith("model name")), None)
+    except OSError:
+        return None
+
+
+def machine(golden: dict | None = None) -> tuple:
+    """What decides whether two runs sum alike: torch, CPU capability and CPU model (of ``golden``,
+    or of this machine)."""
+    if golden is not None:
+        return golden["torch"], golden["cpu_capability"], golden.get("cpu_name")
+    return torch.__version__, torch.backends.cpu.get_cpu_capability(), cpu_name()
+
+
 def main() -> None:
+    import re
+    import sys
+
     torch.set_num_threads(1)
     out = {"torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-           "cases": {name: run_case(case) for name, case in CASES.items()}}
-    path = Path(__file__).with_name("cpu_golden_1e9eded.json")
+           "cpu_name": cpu_name(), "cases": {name: run_case(case) for name, case in CASES.items()}}
+    slug = re.sub(r"[^a-z0-9]+", "_", (out["cpu_name"] or "unknown").lower()).strip("_")
+    path = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent) / f"cpu_golden_1e9eded_{slug}.json"
     path.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {path}")
 
