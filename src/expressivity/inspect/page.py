@@ -13,7 +13,8 @@ script; nothing is fetched, so it opens anywhere without a network). Sections:
 5. the residual stream after the input and after every layer, under the labels;
 6. the construction's checks (with the arithmetic they ran in) and margins.
 
-Everything on the page is evaluated by the NumPy float64 reference pass (the spec).
+Everything on the page is evaluated by the NumPy float64 reference pass (the spec), or by the exact pass where
+the claim holds in exact arithmetic only (Yun's modified networks), drawn as floats.
 """
 
 from __future__ import annotations
@@ -220,10 +221,13 @@ def _size_section(net: Network, report: dict | None) -> str:
     items = [("width d", net.d), ("layers", len(net.layers)),
              *((f"{title} layers", count) for title, count in net.layer_breakdown()), ("parameters", net.parameter_count())]
     size = (report or {}).get("size") or {}
-    if size.get("paper_bound") is not None:
-        ratio = size.get("ratio")
-        items.append(("paper's bound", f"{_fmt(size['paper_bound'])} ({_e(size.get('bound') or '')})"))
-        items.append(("parameters / bound", "" if ratio is None else _fmt(ratio)))
+    bound = size.get("paper_bound")
+    if bound is not None:
+        # this network's parameters over the bound: a report shared by two networks (Yun's modified and
+        # softened forms) states the softened one's ratio, which the modified one's page showed as its own
+        number = isinstance(bound, (int, float)) and not isinstance(bound, bool) and math.isfinite(bound) and bound > 0
+        items.append(("paper's bound", f"{_e(_num(bound))} ({_e(size.get('bound') or '')})"))
+        items.append(("parameters / bound", _fmt(net.parameter_count() / bound) if number else ""))
     rows = "".join(f'<tr><th class="l">{_e(k)}</th><td>{_e(v) if not isinstance(v, str) else v}</td></tr>'
                    for k, v in items)
     return f"<table>{rows}</table>"
@@ -252,7 +256,8 @@ def _checks_section(report: dict | None, where) -> str:
     if checks:
         rows = "".join(
             f'<tr><td class="l">{_e(c.get("property"))}</td><td>{_e(c.get("points"))}</td><td>{_e(c.get("failures"))}</td>'
-            f'<td class="l {"ok" if c.get("passed") else "bad"}">{"passed" if c.get("passed") else "FAILED"}</td>'
+            f'<td class="l {"ok" if c.get("passed") is True else "bad"}">{"passed" if c.get("passed") is True else "FAILED"}'
+            '</td>'
             f'<td class="l">{_e(c.get("arithmetic"))}</td></tr>' for c in checks if isinstance(c, dict))
         out.append('<table><tr><th class="l">check</th><th>points</th><th>failures</th><th class="l">result</th>'
                    f'<th class="l">arithmetic</th></tr>{rows}</table>')
@@ -291,9 +296,16 @@ def _attention_pictures(k: int, layer, H: np.ndarray, n: int) -> str:
 
 def _mixing_pictures(k: int, layer, H: np.ndarray, n: int) -> str:
     """Heatmaps of a mixing layer's fixed matrices (they do not depend on the input ``H``)."""
+    def channels(head) -> str:   # a convolution has taps per value channel; the picture is the first one's
+        if head.matrix is not None or np.asarray(head.kernel).shape[1] < 2:
+            return ""
+        return (f'<p class="muted">channel 0 of {np.asarray(head.kernel).shape[1]}: each channel has its own taps '
+                '(a depth-wise convolution)</p>')
+
     cards = [f'<div class="head"><p><b>layer {k}, mixing head {h}</b></p>'
-             + heatmap_svg(_mixing_matrix(head, n), f"mix-{k}-{h}", f"mixing matrix of layer {k} head {h}", signed=True,
-                           attrs=f'data-layer="{k}" data-head="{h}" data-kind="mixing"') + "</div>"
+             + heatmap_svg(_mixing_matrix(head, n), f"mix-{k}-{h}", f"mixing matrix of layer {k} head {h}"
+                           + ("" if head.matrix is not None else ", channel 0"), signed=True,
+                           attrs=f'data-layer="{k}" data-head="{h}" data-kind="mixing"') + channels(head) + "</div>"
              for h, head in enumerate(layer.heads)]
     return (f'<h3>layer {k}: {_e(layer.name or "mixing")} (fixed, input-independent)</h3>'
             f'<div class="heads">{"".join(cards)}</div>')
@@ -362,7 +374,7 @@ def _answers_section(net: Network, X: np.ndarray, out: np.ndarray) -> str:
 def _source_line(saved: Saved) -> str:
     """Where the network came from (kind, folder, training task) and whether its checks passed."""
     report = saved.report
-    ok = "" if not report else (' &middot; <span class="ok">all checks passed</span>' if report.get("ok")
+    ok = "" if not report else (' &middot; <span class="ok">all checks passed</span>' if report.get("ok") is True
                                 else ' &middot; <span class="bad">a check FAILED</span>')
     source = f"{saved.kind} &middot; <code>{_e(saved.folder)}</code>"
     if saved.info.get("task"):
@@ -400,6 +412,10 @@ def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None, all
     report = saved.report
     source = _source_line(saved)
     given = f"<code>{_e(input_text)}</code>" if input_text else "an example input (give your own with --input)"
+    from expressivity.inspect.run import default_dtype
+
+    arithmetic = ("in exact rational arithmetic (the claim holds in it), drawn as floats"
+                  if default_dtype(net) == "exact" else "in NumPy float64 (the reference pass)")
     body = f"""
 <h1>{_e(net.name or 'network')}</h1>
 <p class="muted">{source}</p>
@@ -410,7 +426,7 @@ def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None, all
 <p class="muted">input: {_e(', '.join(net.input_labels))}{' &rarr; embedding' if net.embedding is not None else ''}
 {' &middot; positional encoding' if net.positional_encoding is not None else ''} &middot; output: {_e(', '.join(outs))}</p>
 <h2>Layers: what each head and MLP reads and writes</h2>{_layers_section(net)}
-<h2>Input and output</h2><p>Input: {given}, {n} tokens, evaluated in NumPy float64 (the reference pass).</p>
+<h2>Input and output</h2><p>Input: {given}, {n} tokens, evaluated {arithmetic}.</p>
 <p id="input-domain">Input domain (what the claim covers): {_e(domain_text(net))}</p>
 {_answers_section(net, X, out[0])}{_value_table(X, net.input_labels, tokens)}{_value_table(out[0], outs, tokens)}
 <h2>Attention patterns</h2><p class="muted">Rows are queries, columns keys; darker is more weight.</p>
