@@ -74,11 +74,14 @@ def figures_section(out: Path) -> dict:
     paths["error_vs_scale"] = plot_error_vs_scale(rows, out / "reverse_dot_error_vs_scale.png",
                                                   "reverse-dot, L=32: error vs scale")
     write_json(out / "reverse_dot_error_vs_scale.json", {"rows": rows})
-    first_nan = next((r["scale"] for r in rows if not math.isfinite(r["float32_naive"])), None)
+    at = next((k for k, r in enumerate(rows) if not math.isfinite(r["float32_naive"])), None)
+    first_nan = None if at is None else rows[at]["scale"]
     console.print(f"figures: {', '.join(p.name for p in paths.values())}")
     if first_nan is not None:
-        console.print(f"naive float32 softmax overflows to NaN from scale {first_nan:.3g}; the evaluators' "
-                      "max-subtracted softmax stays finite at every scale")
+        # the grid's points bracket the overflow; its place is a property of the scores, not of the grid
+        below = f" (finite at {rows[at - 1]['scale']:.3g}, the grid's point below)" if at > 0 else ""
+        console.print(f"naive float32 softmax overflows to NaN at scale {first_nan:.3g} of the scales tried{below}; "
+                      "the evaluators' max-subtracted softmax stays finite at every scale")
     return {"figures": {k: str(v) for k, v in paths.items()}, "naive_float32_nan_from_scale": first_nan}
 
 
