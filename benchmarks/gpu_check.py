@@ -120,16 +120,19 @@ def time_ways(configs: list, device: str, ways, steps: int, threads: int, clock:
         if clock.left() <= 0 or (capture == "compiled" and clock.left() < reserve):
             rows.append(way | clock.skipped(reserve if capture == "compiled" else 0.0))
             continue
-        execution = Execution.choose(device, capture=capture, precision=precision)
+        execution, ran = Execution.choose(device, capture=capture, precision=precision), []
         try:
             first, per_step, timed = time_pack(Pack(tuple(configs)), execution, threads, steps=steps,
-                                               limit=min(limit, max(clock.left(), 1.0)))
+                                               limit=min(limit, max(clock.left(), 1.0)), ran=ran)
         except Exception as exc:   # noqa: BLE001 - one way's failure (a compile, memory) is a figure too
             rows.append(way | failure(exc))
             continue
-        rows.append(way | {"first_step_s": first, "step_s": per_step, "steps_per_s": 1 / per_step,
-                           "run_steps_per_s": len(configs) / per_step, "timed": timed,
-                           "execution": execution.record()})
+        used = ran[0] if ran else execution
+        row = way | {"first_step_s": first, "step_s": per_step, "steps_per_s": 1 / per_step,
+                     "run_steps_per_s": len(configs) / per_step, "timed": timed, "execution": used.record()}
+        if used.capture != capture or used.fallbacks:   # a compile that failed timed the eager step: not this way's
+            row |= {"error": "fell back: " + "; ".join(used.fallbacks or (f"ran with capture {used.capture}",))}
+        rows.append(row)
     return rows
 
 
@@ -160,7 +163,9 @@ COMPILED_AGREEMENT = ("claim 7 attention", "wang-e-dp L=2 attention")   # a comp
 
 
 def pack_losses(configs: list, execution, steps: int):
-    """``(steps, K)`` training losses of ``configs`` trained as one pack with ``execution`` (float64, CPU)."""
+    """``((steps, K) training losses, the first step's gradient)`` of ``configs`` trained as one pack
+    with ``execution`` (float64, CPU), zero-initialised tables drawn from one seed; a ``RuntimeError`` where the steps did not run as chosen (a compile that fell back to
+    eager would compare eager with eager and be called agreement)."""
     import torch
 
     from expressivity.training.ensemble import EnsembleStepper
@@ -168,14 +173,26 @@ def pack_losses(configs: list, execution, steps: int):
     task = configs[0].build_task()
     run = execution.for_task(task)
     stepper = EnsembleStepper(configs, task, None, run)
+    # Tables that start at zero (the position biases) would not enter 3 steps' losses at all: a kernel
+    # that dropped the bias agreed (a fresh audit, 2026-11-28). They get values drawn from one seed,
+    # the same on every path, and the first step's gradient is compared with the losses.
+    draw = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for _, param in sorted(stepper.model.named_parameters()):
+            if not param.any():
+                param.copy_(0.5 * torch.randn(param.shape, generator=draw, dtype=torch.float64))
     alive = None if stepper.defers_sync else [True] * stepper.size
-    rows = []
+    rows, gradient = [], None
     with run.matmul_mode():
         for k in range(steps):
             losses = stepper.losses(k)
             rows.append(losses.detach().double().cpu())
             stepper.update(k, losses, alive)
-    return torch.stack(rows)
+            if gradient is None:
+                gradient = stepper.optimizer.grad.detach().double().cpu().clone()
+    if stepper.execution.capture != execution.capture or stepper.execution.fallbacks:
+        raise RuntimeError("fell back: " + "; ".join(stepper.execution.fallbacks or ("capture changed",)))
+    return torch.stack(rows), gradient
 
 
 def agreement(device: str, quick: bool, clock: Clock, compile_ways: bool = True) -> list[dict]:
@@ -194,20 +211,25 @@ def agreement(device: str, quick: bool, clock: Clock, compile_ways: bool = True)
         try:
             configs = claim_pack(claim, scale, keep_quick if quick else keep_full, 2)
             fp32 = {"precision": "fp32"}
-            reference = pack_losses(configs, Execution.choose(device, **fp32, attention="explicit", capture="eager"), steps)
+            reference, ref_grad = pack_losses(configs, Execution.choose(device, **fp32, attention="explicit",
+                                                                       capture="eager"), steps)
             ways = {"sdpa": {"attention": "sdpa", "capture": "eager"}}
             if compile_ways and label in COMPILED_AGREEMENT and clock.left() >= (0 if quick else COMPILE_RESERVE_S):
                 ways["compiled"] = {"attention": "sdpa", "capture": "compiled"}
             scale_of = float(reference.abs().max().clamp(min=1e-12))
+            grad_of = float(ref_grad.abs().max().clamp(min=1e-12))
             row["relative"] = {}
             for way, given in ways.items():
-                losses = pack_losses(configs, Execution.choose(device, **fp32, **given), steps)
+                losses, grad = pack_losses(configs, Execution.choose(device, **fp32, **given), steps)
                 row["relative"][way] = float((losses - reference).abs().max()) / scale_of
+                row["relative"][f"{way}, first gradient"] = float((grad - ref_grad).abs().max()) / grad_of
             if device == "cuda":
                 host = {**fp32, "attention": "explicit", "capture": "eager", "sampler": "host"}
-                gpu = pack_losses(configs, Execution.choose("cuda", **host), 1)
-                cpu = pack_losses(configs, Execution.choose("cpu", **host), 1)
+                gpu, gpu_grad = pack_losses(configs, Execution.choose("cuda", **host), 1)
+                cpu, cpu_grad = pack_losses(configs, Execution.choose("cpu", **host), 1)
                 row["relative"]["cuda vs cpu, first step"] = float((gpu - cpu).abs().max()) / float(cpu.abs().max())
+                row["relative"]["cuda vs cpu, first gradient"] = (float((gpu_grad - cpu_grad).abs().max())
+                                                                   / float(cpu_grad.abs().max().clamp(min=1e-12)))
             row["ok"] = all(r <= AGREEMENT_RTOL for r in row["relative"].values())
         except Exception as exc:   # noqa: BLE001 - recorded, and the next cell still runs
             row |= failure(exc) | {"ok": False}
@@ -277,7 +299,7 @@ def memory_rows(configs_by_label: dict, device: str) -> list[dict]:
 def runs_per_hour(rows: list[dict], configs: list) -> float | None:
     """Runs of ``configs``' length an hour at the best way's run-steps per second (None where
     every way was skipped)."""
-    timed = [r["run_steps_per_s"] for r in rows if "run_steps_per_s" in r]   # not the skipped or failed
+    timed = [r["run_steps_per_s"] for r in rows if "run_steps_per_s" in r and "error" not in r]   # not skipped, failed, fallen back
     return 3600 * max(timed) / configs[0].train.steps if timed else None
 
 
@@ -363,7 +385,7 @@ def set_rates(pack: dict, configs: list) -> None:
     rows = pack["ways"]
     eager, captured = (next((r for r in rows if r["capture"] == c and r["precision"] == "fp32"), {}) for c in
                        ("eager", "compiled"))
-    timed = "step_s" in eager and "step_s" in captured
+    timed = all("step_s" in r and "error" not in r for r in (eager, captured))   # a fallback timed eager twice
     pack["captured_vs_eager"] = eager["step_s"] / captured["step_s"] if timed else None
     pack["runs_per_hour"] = runs_per_hour(rows, configs)
 

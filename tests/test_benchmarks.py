@@ -327,3 +327,67 @@ def test_the_x_transformers_benchmark_times_each_step_it_reports(tmp_path):
     assert res["ratio"] == pytest.approx(res["theirs_ms"] / res["ours_ms"])
     assert res["ratio_compiled_adamw"] == pytest.approx(res["theirs_ms"] / res["ours_compiled_adamw_ms"])
     assert res["met_compiled"] == (max(res["ratio_compiled"], res["ratio_compiled_adamw"]) >= 1.3)
+
+
+def _gpu_check():
+    import importlib
+    import sys
+
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        return importlib.import_module("gpu_check")
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+def test_the_gpu_checks_agreement_sees_a_kernel_that_drops_the_position_bias(monkeypatch):
+    """A fresh audit (2026-11-28): the position tables start at zero and 3 steps' losses barely move them, so
+    an SDPA path that dropped the bias mask agreed (7.6e-8) on every cell."""
+    import torch.nn.functional as F
+
+    from expressivity.nn.mixers.attention import Attention
+
+    gpu_check = _gpu_check()
+    clock = gpu_check.Clock(600)
+    rows = gpu_check.agreement("cpu", True, clock, compile_ways=False)
+    assert all(row["ok"] for row in rows) and all("sdpa, first gradient" in row["relative"] for row in rows)
+
+    def no_bias(self, x):
+        K, b, n, _ = x.shape
+        q, k, v = (t.transpose(0, 1).reshape(b, K * self.heads, n, self.d_head) for t in self._qkv(x))
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal, scale=self.scale)
+        return out.view(b, K, self.heads, n, self.d_head).permute(1, 0, 3, 2, 4).reshape(K, b, n, -1)
+
+    monkeypatch.setattr(Attention, "_fused", no_bias)
+    broken = gpu_check.agreement("cpu", True, clock, compile_ways=False)
+    biased = [row for row in broken if row["cell"] != "claim 7 DP-free"]   # DP-free has no SDPA path
+    assert biased and not any(row["ok"] for row in biased), broken
+
+
+def test_a_way_whose_compile_fell_back_is_not_timed_as_compiled(monkeypatch):
+    """A fresh audit (2026-11-28): with torch.compile failing, the 'compiled' row held eager timings, the
+    captured/eager ratio compared eager with eager, and the agreement said AGREE."""
+    import torch
+
+    from expressivity.training import step as step_module
+
+    def failing(fn, *args, **kwargs):
+        def compiled(*a, **k):
+            raise RuntimeError("simulated inductor error")
+        return compiled
+
+    monkeypatch.setattr(step_module.torch, "compile", failing)
+    gpu_check = _gpu_check()
+    configs, _ = gpu_check.packs(True)["claim 7 T=8 pack"]
+    clock = gpu_check.Clock(300)
+    with pytest.warns(RuntimeWarning, match="torch.compile failed"):
+        rows = gpu_check.time_ways(configs, "cpu", [("eager", "fp32"), ("compiled", "fp32")], 3, 1, clock, 5.0, 0.0)
+    assert "error" not in rows[0] and rows[1]["error"].startswith("fell back: the compiled step failed")
+    pack = {"ways": rows}
+    gpu_check.set_rates(pack, configs)
+    assert pack["captured_vs_eager"] is None
+    with pytest.warns(RuntimeWarning):
+        cells = gpu_check.agreement("cpu", True, clock, compile_ways=True)
+    compiled = [row for row in cells if row["cell"] in gpu_check.COMPILED_AGREEMENT]
+    assert compiled and all(not row["ok"] and "fell back" in row["error"] for row in compiled)
+    assert torch.compile is failing

@@ -243,10 +243,33 @@ def test_a_compile_that_fails_at_the_first_step_falls_back_to_eager_and_says_so(
     with pytest.warns(RuntimeWarning, match="torch.compile failed at the first step"):
         fallen = run(small(steps=6), execution={"capture": "compiled"})
     assert fallen.execution["capture"] == "eager"
+    assert fallen.execution["fallbacks"] == ["the compiled step failed (RuntimeError); the steps ran eagerly"]
+    assert "fallbacks" not in eager.execution   # a record where everything ran as chosen is as it was
     assert [h["loss"] for h in fallen.history if "loss" in h] == [h["loss"] for h in eager.history if "loss" in h]
     with pytest.warns(RuntimeWarning, match="these steps run eagerly"):
         results, _ = run_ensemble([small(seed=s, steps=6) for s in (0, 1)], execution={"capture": "compiled"})
     assert {r.execution["capture"] for r in results} == {"eager"}
+    assert all(r.execution["fallbacks"] for r in results)
+
+
+def test_a_failed_optimizer_compile_is_in_the_record(monkeypatch):
+    """A fresh audit (2026-11-28): the captured optimizer step fell back to eager with a warning while the
+    run's record said capture compiled, nothing more. (CUDA's path, forced onto the CPU here.)"""
+    from expressivity.training import step as step_module
+
+    configs = [small(seed=s, steps=3) for s in (0, 1)]
+    stepper = EnsembleStepper(configs, configs[0].build_task(), None, Execution("cpu", capture="compiled"))
+    monkeypatch.setattr(stepper, "device", "cuda")
+    monkeypatch.setattr(type(stepper), "defers_sync", property(lambda self: True), raising=False)
+    monkeypatch.setattr(step_module.torch, "compile", lambda fn, **kw: (lambda *a: (_ for _ in ()).throw(
+        RuntimeError("inductor error"))) if getattr(fn, "__name__", "") == "_step_functional" else fn)
+    alive = torch.ones(2, dtype=torch.bool)
+    with pytest.warns(RuntimeWarning, match="optimizer step failed"):
+        for k in range(3):
+            stepper.optimizer._captured_step(k + 1, torch.tensor([[1e-3], [1e-3]], dtype=torch.float64), alive) \
+                if stepper.optimizer._captured is not None else None
+            step_module.stepper_losses(stepper, k, True)
+    assert stepper.execution.record()["fallbacks"] == ["the compiled optimizer step failed; it ran eagerly"]
 
 
 def test_the_attention_kernel_is_set_when_the_stepper_is_built_not_at_its_first_step():

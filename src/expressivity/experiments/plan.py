@@ -258,9 +258,11 @@ def _wall(durations: list[float], workers: int) -> float:
 
 
 def time_pack(pack: Pack, execution, threads: int, steps: int = CALIBRATION_STEPS,
-              limit: float = CALIBRATION_SECONDS) -> tuple[float, float, int]:
+              limit: float = CALIBRATION_SECONDS, ran: list | None = None) -> tuple[float, float, int]:
     """``(first step seconds, seconds per later step, steps timed)`` of training ``pack`` here with
-    ``execution`` on ``threads`` threads (nothing written; the pack's memory is allocated)."""
+    ``execution`` on ``threads`` threads (nothing written; the pack's memory is allocated).
+    ``ran``: a list that receives the execution the steps ran with (a failed compile's fallback
+    recorded), for a caller that reports it."""
     import torch
 
     from expressivity.training.ensemble import EnsembleStepper
@@ -290,6 +292,8 @@ def time_pack(pack: Pack, execution, threads: int, steps: int = CALIBRATION_STEP
             while len(timed) < steps and spent < limit:
                 timed.append(step(len(timed) + 1))
                 spent += timed[-1]
+        if ran is not None:
+            ran.append(stepper.execution)
         del stepper
         return first, sorted(timed)[len(timed) // 2], len(timed)
     finally:

@@ -64,6 +64,8 @@ class Execution:
     capture: str = "eager"
     sampler: str = "host"
     host_sync: str = "step"
+    # what did not run as chosen (a compile that failed and ran eagerly), in the record only when some did
+    fallbacks: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.device not in DEFAULTS:
@@ -109,8 +111,18 @@ class Execution:
         return {k: getattr(self, k) for k in CHOICES} == DEFAULTS["cpu"]
 
     def record(self) -> dict:
-        """The run record's ``execution``: every choice and the data stream's version."""
-        return asdict(self) | {"stream": STREAMS[self.sampler]}
+        """The run record's ``execution``: every choice and the data stream's version, and
+        ``fallbacks`` where something did not run as chosen."""
+        record = asdict(self) | {"stream": STREAMS[self.sampler]}
+        if self.fallbacks:
+            record["fallbacks"] = list(self.fallbacks)
+        else:
+            del record["fallbacks"]
+        return record
+
+    def fell_back(self, what: str) -> "Execution":
+        """This execution with ``what`` (a compile that failed, and what ran instead) recorded."""
+        return self if what in self.fallbacks else replace(self, fallbacks=(*self.fallbacks, what))
 
     def autocast(self):
         """The context a forward pass and its loss run in: bf16 autocast, else nothing."""

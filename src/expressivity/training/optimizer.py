@@ -137,6 +137,11 @@ class FlatAdamW:
                              dtype=torch.float64).to(self.flat)
         self.flat.addcdiv_(torch.mul(self.m1, value, out=self._update), denom)
 
+    @property
+    def capture_failed(self) -> bool:
+        """Whether :meth:`capture` was tried and its compile failed (the step runs eagerly)."""
+        return self._capture_tried and self._captured is None
+
     def _captured_step(self, t: int, lrs: torch.Tensor, alive: torch.Tensor) -> None:
         """The compiled masked step; where its compile fails (the first call), the eager one from then on."""
         step = torch.tensor(float(t), dtype=torch.float64, device=self.flat.device)

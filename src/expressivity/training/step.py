@@ -117,10 +117,12 @@ def stepper_losses(stepper, step: int, members: bool) -> torch.Tensor:
         stepper._loss = loss_function(stepper.model, stepper.task, stepper.execution, members=members,
                                       source=stepper.sample)
     losses = stepper._loss(step)
-    if stepper.execution is not stepper._loss.execution:
+    if stepper.execution.capture != stepper._loss.execution.capture:   # the compile failed: eager, recorded
         stepper.execution = stepper._loss.execution
     elif stepper.execution.capture == "compiled" and stepper.defers_sync and stepper.device == "cuda":
         stepper.optimizer.capture()
+        if stepper.optimizer.capture_failed:   # its compile failed at its first step: the record says so
+            stepper.execution = stepper.execution.fell_back("the compiled optimizer step failed; it ran eagerly")
     return losses
 
 
@@ -150,7 +152,9 @@ def first_compile_or_eager(compiled, eager, inputs, model: torch.nn.Module, exec
             warnings.warn(f"torch.compile failed at the first step ({type(exc).__name__}: "
                           f"{text[0] if text else ''}); these steps run eagerly (recorded as capture='eager')",
                           RuntimeWarning, stacklevel=2)
-            losses.run, losses.execution = eager, replace(execution, capture="eager")
+            losses.run = eager
+            losses.execution = replace(execution, capture="eager").fell_back(
+                f"the compiled step failed ({type(exc).__name__}); the steps ran eagerly")
             return eager(*args)
 
     losses.checked, losses.run, losses.execution = False, compiled, execution
