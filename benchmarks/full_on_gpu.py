@@ -17,7 +17,7 @@
 
 At most seven files land in ``--out`` (gpu_check.json and .md, summary.json and .md, log.txt and
 the two bundles); the run folders stay in ``--runs`` (default ``OUT/runs``). Run from a checkout
-with any Python that has PyTorch, click, rich, safetensors, numpy, scipy and matplotlib (the
+with any Python that has PyTorch, click, rich, safetensors, numpy, scipy, mpmath and matplotlib (the
 package need not be installed: ``src`` is put on the path). Without a GPU it refuses in one line
 (exit 2) unless ``--device cpu``, which with ``--scale quick`` checks this script on a CPU.
 
@@ -253,6 +253,9 @@ def write_summary(summary: dict, out: Path, started: float) -> list[str]:
     return text
 
 
+NEEDED = ("torch", "numpy", "scipy", "mpmath", "click", "rich", "safetensors", "matplotlib")
+
+
 def main(argv=None) -> int:
     p = Parser(description=__doc__.splitlines()[0])
     p.add_argument("names", nargs="*", metavar="NAME", help=f"claims, in order (default: {' '.join(ORDER)})")
@@ -292,6 +295,14 @@ def main(argv=None) -> int:
         fail(f"--minutes {a.minutes:g} leaves {max(for_claims, 0):.0f} s for the claims after the check "
              f"({a.check_seconds:g} s), the stop grace ({a.stop_grace:g} s) and the bundles ({BUNDLE_S:g} s); "
              "give more minutes")
+    import importlib.util
+
+    # what `reproduce` imports, checked before anything is written: a bare GPU machine without one of
+    # them would otherwise train a claim and fail at its figure (matplotlib) or not start at all
+    missing = [m for m in NEEDED if importlib.util.find_spec(m) is None]
+    if missing:
+        fail(f"this Python lacks {', '.join(missing)}: install them (pip install {' '.join(missing)}), or carry "
+             "their wheels to the GPU machine")
     for option, folder in (("--out", a.out), ("--runs", a.runs)):
         if folder is not None and folder.exists() and not folder.is_dir():
             fail(f"{option} {folder} is a file; name a folder")

@@ -114,6 +114,10 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
     criterion.check(out, claim, scale, amend)  # a changed criterion needs --amend; refused before anything runs
     check_memory_budget(memory_budget)
     execution = execution_choices(ctx.params)
+    if not plan_only:   # before the plan times a few steps (reproduce itself checks again)
+        from expressivity.figures import require_plots
+
+        require_plots()
     if backend == "ray" and not plan_only:
         from expressivity.experiments.ray_backend import check_address
 

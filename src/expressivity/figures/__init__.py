@@ -4,6 +4,20 @@ inside a construction or training loop."""
 import os
 import sys
 
+from expressivity.errors import ExpressivityError
+
+
+MISSING = "figures need matplotlib: pip install 'expressivity[plots]'"
+
+
+def require_plots() -> None:
+    """Refuse, in one line, where matplotlib cannot be imported: called before work whose end is a
+    figure (a claim's training), so a bare machine learns it before the work, not after."""
+    import importlib.util
+
+    if "matplotlib" not in sys.modules and importlib.util.find_spec("matplotlib") is None:
+        raise ExpressivityError(MISSING + " (needed for the figure this command ends with; nothing was run)")
+
 
 def pyplot():
     """``matplotlib.pyplot`` with the non-interactive Agg backend, or a one-line install hint.
@@ -17,8 +31,8 @@ def pyplot():
         chosen = os.environ.pop("MPLBACKEND", None)
         try:
             import matplotlib  # noqa: F401
-        except ModuleNotFoundError:  # pragma: no cover - the [plots] extra is installed by make
-            raise ModuleNotFoundError("figures need matplotlib: pip install 'expressivity[plots]'") from None
+        except ModuleNotFoundError:   # the [plots] extra is installed by make; a bare machine may lack it
+            raise ExpressivityError(MISSING) from None
         finally:
             if chosen is not None:
                 os.environ["MPLBACKEND"] = chosen

@@ -303,6 +303,9 @@ def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = N
     if scale not in SCALES:
         raise ExpressivityError(f"unknown scale {scale!r}; use one of {', '.join(SCALES)}")
     claim = get_claim(name)
+    from expressivity.figures import require_plots
+
+    require_plots()   # every claim ends in a figure: a machine without matplotlib learns it before training
     out = check_output_dir(Path(out), f"reproduce {name}")
     check_same_run(out, name, scale)
     criterion.check(out, claim, scale, amend)   # refused before anything is written
