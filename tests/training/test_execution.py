@@ -282,3 +282,24 @@ def test_the_attention_kernel_is_set_when_the_stepper_is_built_not_at_its_first_
     for stepper in (single, members):
         kernels = {m.kernel for m in stepper.model.modules() if isinstance(m, Attention)}
         assert kernels == {"sdpa"}
+
+
+def test_fp32_on_cuda_turns_tf32_off_for_convolutions_too():
+    """A fresh audit (2026-11-28): PyTorch lets cuDNN's convolutions use TF32 by default, so a depth-wise
+    convolution of a run recorded as fp32 on a GPU could run in TF32. (The flags are plain settings: checked
+    without a GPU.)"""
+    flags = torch.backends.cudnn, torch.backends.cuda.matmul
+    before = [f.allow_tf32 for f in flags]
+    try:
+        for f in flags:
+            f.allow_tf32 = True
+        with Execution("cuda", precision="fp32", capture="eager", attention="explicit").matmul_mode():
+            assert [f.allow_tf32 for f in flags] == [False, False]
+        with Execution("cuda", precision="tf32", capture="eager", attention="explicit").matmul_mode():
+            assert [f.allow_tf32 for f in flags] == [True, True]
+        assert [f.allow_tf32 for f in flags] == [True, True]   # restored
+        with Execution("cpu").matmul_mode():   # the CPU's arithmetic does not read them: left as they are
+            assert [f.allow_tf32 for f in flags] == [True, True]
+    finally:
+        for f, b in zip(flags, before):
+            f.allow_tf32 = b

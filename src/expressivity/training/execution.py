@@ -134,14 +134,17 @@ class Execution:
 
     @contextmanager
     def matmul_mode(self):
-        """TF32 matrix products on CUDA while a run trains (``tf32``), restored afterwards."""
-        if self.precision != "tf32":
+        """On CUDA while a run trains: TF32 matrix products and convolutions for ``tf32``, and none
+        for ``fp32`` (PyTorch's default lets cuDNN's convolutions use TF32: a depth-wise
+        convolution recorded as fp32 could run in TF32), restored afterwards."""
+        if self.device != "cuda" or self.precision not in ("fp32", "tf32"):
             yield
             return
         import torch
 
         before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+        tf32 = self.precision == "tf32"
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = tf32
         try:
             yield
         finally:
