@@ -57,6 +57,12 @@ def write_report(report: dict, out: Path) -> dict:
     off by its caller leaves what it measured)."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "gpu_check.json").write_text(json.dumps(report, indent=1) + "\n")
+    if "seconds" not in report:   # the lines so far too: a check killed past its limit keeps its .md
+        try:
+            text = lines(report) + ["(written as the check ran: it was cut off before its end)"]
+        except Exception:   # noqa: BLE001 - a part half-recorded: the JSON holds it
+            text = ["(written as the check ran: see gpu_check.json)"]
+        (out / "gpu_check.md").write_text("\n".join(f"- {line}" for line in text) + "\n")
     return report
 
 
