@@ -1,7 +1,7 @@
 """The GPU check anyone can run in one go (issue 29, item 4): on a machine with one GPU, in at most
 about 9 minutes, it prints and writes to one folder (``gpu_check.json`` and ``gpu_check.md``):
 
-* steps per second of claim 7's widest pack (T = 64, attention, 20 runs) and of wang-e-dp's L = 8
+* steps per second of claim 7's widest pack (T = 64, attention, 60 runs) and of wang-e-dp's L = 8
   pack (attention, every seed and learning rate: 20 runs at 4 rates x 5 seeds), eager and captured (``torch.compile``, CUDA graphs), in fp32, TF32
   and bf16 autocast, with the device sampler and host reads at the log cadence (goal: a tiny
   model's step >= 5x faster captured than eager);
