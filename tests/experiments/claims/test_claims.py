@@ -135,6 +135,7 @@ def test_numeric_claims_reproduce_quickly(name, tmp_path):
     assert obj["scale"] == "quick" and obj["regime"]["ok"] and obj["tag"] == "[V]"
     assert (tmp_path / name / "figure.png").stat().st_size > 1000 and obj["rows"]
     verdict = json.loads((tmp_path / name / "verdict.json").read_text())
+    assert verdict["figure"] == "figure.png"   # relative: an absolute path pointed nowhere once the folder moved
     assert verdict["numbers"]["random_inputs_seed"] == 0   # the random sequences the check drew can be drawn again
     listed = CliRunner().invoke(cli, ["reproduce", "--summary", str(tmp_path), "--json"])
     assert listed.exit_code == 0 and json.loads(listed.stdout)["verdicts"][0]["verdict"] == "reproduced"

@@ -288,6 +288,17 @@ def apply_regime(result: ClaimResult, scale: str) -> ClaimResult:
     return result
 
 
+def _in_folder(path, folder) -> str | None:
+    """``path`` as the verdict records it: relative to the run's folder where it lies inside (the folder
+    may move: absolute paths of the machine that ran it pointed nowhere), else as given."""
+    if path is None:
+        return None
+    try:
+        return str(Path(path).resolve().relative_to(Path(folder).resolve()))
+    except ValueError:
+        return str(path)
+
+
 def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = None, amend: str | None = None,
               **context) -> ClaimResult:
     """State the criterion, run the claim, write the table, figure and verdict under ``out``.
@@ -332,7 +343,7 @@ def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = N
                "tag": claim.tag, "proxy": claim.proxy, "criterion": claim.criterion, "scale": scale,
                "test_sample": test_sample(ctx) if claim.trains else None, "verdict": result.verdict,
                "reason": result.reason, "regime": result.regime.as_dict(), "numbers": result.numbers,
-               "notes": result.notes, "figure": None if result.figure is None else str(result.figure),
+               "notes": result.notes, "figure": _in_folder(result.figure, out),
                "seconds": round(time.time() - started, 1), **stated}
     write_json(out / "verdict.json", verdict)
     write_json(out / "run.json", run_record(f"reproduce {name}", config) | stated | {"verdict": result.verdict})
