@@ -396,3 +396,20 @@ def test_fit_says_when_it_leaves_points_out(tmp_path):
     clean.write_text(table.read_text().replace("8,0,0", "8,0.125,0"))
     res = CliRunner().invoke(cli, ["fit", str(clean), "--x", "x", "--y", "y", "--seed-col", "seed"])
     assert res.exit_code == 0 and "left out" not in res.output
+
+
+def test_results_warns_when_the_selection_sits_at_its_grid_s_edge(tmp_path):
+    """A fresh audit (2026-11-28): every (heads, seed) chose the largest learning rate of the grid and results,
+    fit and plot said nothing; reproduce decides such a claim undecided and extends the grid."""
+    out = tmp_path / "edge"
+    sw = sweep_from_spec(grid_spec({"train.lr": [1e-4, 3e-4, 1e-3], "seed": [0, 1]},
+                                   select={"train.lr": "min val_loss"}, base=BASE))
+    run_sweep(sw, out, workers=1)
+    code, _, err = run("results", out)
+    warned = [line for line in err.splitlines() if "grid's edge" in line]
+    assert code == 0 and len(warned) == 1 and warned[0].startswith("warning: 1 of 1 configurations selected train.lr")
+    assert "the largest of 0.0001 0.0003 0.001 for 2 of 2" in warned[0]
+    code, _, err = run("results", out, "--where", "train.lr > 0")   # the same sweep, other commands: warned too
+    assert "grid's edge" in err
+    code, _, err = run("fit", out, "--x", "seed", "--y", "test_loss")
+    assert "grid's edge" in err

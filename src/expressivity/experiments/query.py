@@ -166,6 +166,8 @@ def open_source(source, select: bool | dict = True) -> Source:
                         "values)" if rules else f"{incomplete} runs are incomplete (no values)")
                 warnings.warn(f"{unrecorded} of {len(listed)} runs of the sweep in {path} are not recorded yet: "
                               f"{what}; {_resume_hint(path)}", IncompleteSweepWarning, stacklevel=2)
+        if rules:
+            _warn_grid_edges(path, records, rules)
         _load_rows(con, rows)
         return Source(con, _columns(con), True, settings, list(rules), str(path), **counts)
     readers = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".jsonl": "read_json_auto", ".json": "read_json_auto",
@@ -179,6 +181,38 @@ def open_source(source, select: bool | dict = True) -> Source:
     if con.execute("SELECT count(*) FROM t").fetchone()[0] == 0:
         raise ExpressivityError(f"{path} has no rows")
     return Source(con, _columns(con), False, label=str(path))
+
+
+class GridEdgeWarning(UserWarning):
+    """Selections at the edge of their grid: the best setting may lie beyond it (one ``warning:`` line)."""
+
+
+def _warn_grid_edges(path: Path, records: list[dict], rules: dict) -> None:
+    """Warn where a configuration's selection (``train.lr``, say) chose the smallest or largest
+    value of its grid (of three or more values) for most seeds: the table's number is then the grid's edge, not the optimum
+    (``reproduce`` decides such a claim *undecided* and extends the grid; a sweep of one's own was
+    silent, a fresh audit, 2026-11-28)."""
+    from expressivity.experiments.claims.grids import _edges_of
+    from expressivity.experiments.table import select_runs
+
+    for axis in rules:
+        # a grid of three or more values searches for the best; two values are a comparison, all edge
+        edges = [e for e in _edges_of(path.name, records, rules, axis, select_runs) if e.most_seeds and len(e.grid) >= 3]
+        if edges:
+            configs = len({json.dumps(_drop(r["config"], axis), sort_keys=True) for r in records})
+            first = edges[0]
+            side = "largest" if first.high >= first.low else "smallest"
+            warnings.warn(f"{len(edges)} of {configs} configurations selected {axis} at its grid's edge for most "
+                          f"seeds (e.g. {first.label}: the {side} of {' '.join(f'{v:g}' for v in first.grid)} for "
+                          f"{first.edge} of {first.total}): their numbers may not be the best the setting gives; "
+                          "extend the grid beyond that edge", GridEdgeWarning, stacklevel=3)
+
+
+def _drop(config: dict, path: str) -> dict:
+    """``config`` less the setting at ``path`` and the seed (one configuration of the sweep)."""
+    from expressivity.experiments.table import drop_path
+
+    return drop_path({k: v for k, v in config.items() if k != "seed"}, path)
 
 
 def _load_rows(con, rows: list[dict]) -> None:
