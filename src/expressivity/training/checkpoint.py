@@ -5,10 +5,16 @@ Writes go to ``<dir>.tmp`` and are swapped in by rename, so an interruption at a
 the previous checkpoint (or the new one) intact. A checkpoint written during training has status
 ``"running"``; the final one says how the run ended (``"done"``, ``"target-reached"``, ``"nan"``).
 Missing, truncated or corrupt files are reported as one-line errors, never as tracebacks.
+``config.json``, written last, records the SHA-256 of the other two files (``files_sha256``), and
+every read checks them: a changed byte (a flipped bit of a weight changed the answers of ``run`` and
+the records of a resumed sweep, silently, a fresh audit, 2026-11-28) is refused by name.
+Checkpoints written before the digest was recorded are read as they are. A write that fails (a
+full disk: ``torch.save`` raises ``RuntimeError``) is one line too, the previous checkpoint kept.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -24,16 +30,35 @@ RUNNING = "running"
 FINISHED = ("done", "target-reached", "nan")
 
 
+DIGESTED = ("model.safetensors", "state.pt")   # config.json records their SHA-256
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def save_checkpoint(path: Path, tensors: dict[str, torch.Tensor], config: dict, state: dict) -> None:
-    """Write ``tensors`` (safetensors), ``config`` (JSON) and ``state`` (torch pickle) atomically."""
+    """Write ``tensors`` (safetensors), ``state`` (torch pickle) and ``config`` (JSON, with the other
+    two files' SHA-256) atomically; a write that fails is a one-line error, the previous checkpoint kept."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     old = path.with_name(path.name + ".old")
     shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    save_file({k: v.detach().contiguous().clone() for k, v in tensors.items()}, str(tmp / "model.safetensors"))
-    (tmp / "config.json").write_text(json.dumps(jsonable(config), indent=2) + "\n")
-    torch.save(state, tmp / "state.pt")
+    try:
+        tmp.mkdir(parents=True)
+        save_file({k: v.detach().contiguous().clone() for k, v in tensors.items()}, str(tmp / "model.safetensors"))
+        torch.save(state, tmp / "state.pt")
+        digests = {name: _sha256(tmp / name) for name in DIGESTED}
+        (tmp / "config.json").write_text(json.dumps(jsonable({**config, "files_sha256": digests}), indent=2) + "\n")
+    except (OSError, RuntimeError, SafetensorError) as exc:   # torch.save's full disk is a RuntimeError
+        shutil.rmtree(tmp, ignore_errors=True)
+        text = (getattr(exc, "strerror", None) or str(exc)).strip().splitlines()
+        raise ExpressivityError(f"cannot write the checkpoint {path} ({text[0] if text else type(exc).__name__}); "
+                                "free some space, or give an --out where the run can be written") from None
     shutil.rmtree(old, ignore_errors=True)
     if path.exists():
         path.rename(old)
@@ -85,6 +110,17 @@ def load_checkpoint(path: Path, with_state: bool = True,
     damaged file is a one-line error ending in ``fix`` (default: the advice for resuming training)."""
     config = read_checkpoint_config(path, fix)
     path, fix = _resolve(path, fix), fix or RESUME_FIX
+    recorded = config.get("files_sha256")
+    if recorded is not None:
+        for name in DIGESTED[:2 if with_state else 1]:
+            try:
+                same = isinstance(recorded, dict) and _sha256(path / name) == recorded.get(name)
+            except OSError as exc:
+                raise ExpressivityError(f"checkpoint {path} has an unreadable {name} ({exc.strerror or exc}); "
+                                        f"{fix}") from None
+            if not same:
+                raise ExpressivityError(f"checkpoint {path}: {name} does not match the SHA-256 its config.json "
+                                        f"records (it was changed after it was written); {fix}")
     try:
         tensors = load_file(str(path / "model.safetensors"))
     except (OSError, SafetensorError, ValueError) as exc:
