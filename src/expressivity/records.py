@@ -531,6 +531,44 @@ class staged_file:
         remove_empty(self.created)
 
 
+class folder_in_use:
+    """Exclusive use of an existing folder by this process for a ``with`` block: ``flock`` on the
+    folder itself (its inode stays whatever files are replaced inside), released when the block
+    ends or the process dies, however it dies. A second process is refused in one line naming
+    ``what`` (two ``train --resume`` of one run interleaved its metrics and one tracebacked, a fresh
+    audit, 2026-11-28)."""
+
+    def __init__(self, folder: Path, what: str):
+        self.folder, self.what, self.fd = Path(folder), what, None
+
+    def __enter__(self) -> "folder_in_use":
+        import errno
+        import fcntl
+        import os
+
+        from expressivity.errors import ExpressivityError
+
+        fd = os.open(self.folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            raise ExpressivityError(f"{self.folder} is in use by another {self.what}; wait for it to finish or stop "
+                                    "it, then run again") from None
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        import os
+
+        if self.fd is not None:
+            os.close(self.fd)   # closing the descriptor releases the flock
+            self.fd = None
+        return False
+
+
 def make_parents(path: Path) -> list[Path]:
     """Make the missing parent folders of ``path``, outermost first; returns those made (for
     :func:`remove_empty`). On a failure part-way, the ones made so far are removed again."""

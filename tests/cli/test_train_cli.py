@@ -236,3 +236,21 @@ def test_ctrl_c_outside_the_steps_is_one_line_not_aborted(tmp_path, monkeypatch)
     monkeypatch.setattr(train_cli, "execute", interrupted)
     code, _, err = run("train", "--task", "reverse", "--length", "4", "--steps", "2", "--out", tmp_path / "r")
     assert code == 130 and err.strip() == "error: interrupted; nothing was written" and not (tmp_path / "r").exists()
+
+
+def test_a_run_folder_is_trained_by_one_process_at_a_time(tmp_path):
+    """A fresh audit (2026-11-28): two `train --resume` of one run both exited 0 with their metrics interleaved
+    (385 lines for 275 steps), or one tracebacked when the other removed its checkpoint.tmp."""
+    from expressivity.records import folder_in_use
+
+    out = tmp_path / "r"
+    code, _, err = run("train", "--task", "reverse", "--length", "4", "--steps", "4", "--out", out)
+    assert code == 0, err
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with folder_in_use(out, "train run"):   # another process holding it (flock: any other open file description)
+        code, _, err = run("train", "--resume", out)
+        assert code == 2 and err == f"error: {out} is in use by another train run; wait for it to finish or stop it, " \
+                                     "then run again\n"
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    code, _, err = run("train", "--resume", out)   # released at the end of the holder's block and of each command
+    assert code == 0, err

@@ -211,6 +211,14 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
                                         "or choose a new folder")
     created = out is not None and not out.exists()
     made = make_parents(out) if created else []
+    if out is not None:   # one process trains into a folder at a time, until this command ends
+        from expressivity.records import folder_in_use
+
+        out.mkdir(exist_ok=True)
+        ctx.call_on_close(folder_in_use(out, "train run").__enter__().__exit__)
+        if resume is None and (out / "run.json").exists():   # written by the one that held it first
+            raise ExpressivityError(f"--out {out} already holds a run; continue it with --resume {out} "
+                                    "or choose a new folder")
     record = run_record("train", configs[0].to_dict(), configs[0].seed) | {
         "seeds": [c.seed for c in configs], "ids": [c.id() for c in configs], "ensemble": ensemble, "device": device,
         "execution": chosen.record(), **_machine(device)}
