@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import json
+import re
 import os
 import time
 import warnings
@@ -39,10 +40,15 @@ def records_path(path) -> Path:
     return path / RECORDS if path.is_dir() else path
 
 
+# the ids this package writes: content_hash of the configuration (records made by hand may name runs otherwise)
+_HASH_ID = re.compile(r"[0-9a-f]{16}")
+
+
 def read_records(path) -> list[dict]:
     """Every record of a sweep folder (or a ``.jsonl`` file), the last one per run id, in file order.
 
-    A torn last line (no newline: the writer was killed mid-line) and malformed lines are skipped
+    A torn last line (no newline: the writer was killed mid-line), malformed lines and records
+    whose configuration does not hash to their id (edited after they were written) are skipped
     with a :class:`RecordWarning`; a missing file gives a one-line error.
     """
     path = records_path(path)
@@ -57,8 +63,10 @@ def read_records(path) -> list[dict]:
     if torn.strip():
         warnings.warn(f"{path}: ignored a torn last line ({len(torn)} bytes; a writer was killed mid-record); "
                       "its run is recorded again when the sweep is run again", RecordWarning, stacklevel=2)
+    from expressivity.records import content_hash
+
     by_id: dict[str, dict] = {}
-    bad, repeated = [], 0
+    bad, repeated, mismatched = [], 0, []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -70,6 +78,12 @@ def read_records(path) -> list[dict]:
         if not isinstance(record, dict) or not isinstance(record.get("id"), str) or "config" not in record:
             bad.append(number)
             continue
+        if _HASH_ID.fullmatch(record["id"]) and content_hash(record["config"]) != record["id"]:
+            # the id is the configuration's hash: a record whose configuration changed after it was written
+            # would be counted as another configuration's run (a fresh audit, 2026-11-28: one edited record
+            # made a cell n = 3 with a seed twice, its own n = 1)
+            mismatched.append(number)
+            continue
         if record["id"] in by_id:
             # a failed run trained again (--retry-failed) is expected to have a second record
             repeated += by_id[record["id"]].get("status") != "failed"
@@ -78,6 +92,11 @@ def read_records(path) -> list[dict]:
     if bad:
         warnings.warn(f"{path}: skipped {len(bad)} line(s) that are not run records (line {', '.join(map(str, bad[:5]))}"
                       f"{', ...' if len(bad) > 5 else ''})", RecordWarning, stacklevel=2)
+    if mismatched:
+        warnings.warn(f"{path}: skipped {len(mismatched)} record(s) whose configuration does not match their id (line "
+                      f"{', '.join(map(str, mismatched[:5]))}{', ...' if len(mismatched) > 5 else ''}: changed after "
+                      "they were written); their runs count as not recorded, and are trained again when the sweep "
+                      "is run again", RecordWarning, stacklevel=2)
     if repeated:
         warnings.warn(f"{path}: {repeated} run(s) have more than one record; the last of each is used",
                       RecordWarning, stacklevel=2)
