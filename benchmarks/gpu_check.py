@@ -203,9 +203,10 @@ def pack_losses(configs: list, execution, steps: int):
 
 def agreement(device: str, quick: bool, clock: Clock, compile_ways: bool = True) -> list[dict]:
     """Whether ``device``'s fast paths compute what its reference computes: for each model kind of
-    the full runs (two members, 3 steps, fp32), the largest relative difference of the training
-    losses with SDPA and compiled (SDPA) against the explicit softmax, eager; on CUDA also the first
-    step's losses against the CPU's (host sampler on both: the same batches)."""
+    the full runs (two members, 3 steps, fp32, zero-initialised tables drawn from one seed), the
+    largest relative difference of the training losses and of the first step's gradient with SDPA
+    and compiled (SDPA) against the explicit softmax, eager; on CUDA also the first step's losses
+    and gradient against the CPU's (host sampler on both: the same batches)."""
     from expressivity.training.execution import Execution
 
     scale, steps, rows = ("quick" if quick else "full"), 3, []
@@ -411,7 +412,7 @@ def lines(report: dict) -> list[str]:
             if "relative" in row:
                 worst = ", ".join(f"{way} {value:.2g}" for way, value in row["relative"].items())
                 out.append(f"{where}: {row['cell']}: fast paths against the reference, largest relative difference "
-                           f"of {row['steps']} steps' losses: {worst} (tolerance {row['rtol']:g}): "
+                           f"of {row['steps']} steps' losses and of the first gradient: {worst} (tolerance {row['rtol']:g}): "
                            f"{'AGREE' if row['ok'] else 'DISAGREE'}")
             else:
                 out.append(f"{where}: {row['cell']}: agreement {row.get('skipped') or row.get('error')}")

@@ -408,7 +408,7 @@ def test_results_warns_when_the_selection_sits_at_its_grid_s_edge(tmp_path):
     code, _, err = run("results", out)
     warned = [line for line in err.splitlines() if "grid's edge" in line]
     assert code == 0 and len(warned) == 1 and warned[0].startswith("warning: 1 of 1 configurations selected train.lr")
-    assert "the largest of 0.0001 0.0003 0.001 for 2 of 2" in warned[0]
+    assert "grid 0.0001 0.0003 0.001, the largest for 2 of 2 seeds" in warned[0]
     code, _, err = run("results", out, "--where", "train.lr > 0")   # the same sweep, other commands: warned too
     assert "grid's edge" in err
     code, _, err = run("fit", out, "--x", "seed", "--y", "test_loss")

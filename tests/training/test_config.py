@@ -96,12 +96,19 @@ def test_a_run_cannot_train_on_its_own_held_out_examples():
     for _ in range(8):
         seen |= {tuple(r.tolist()) for r in task.sample(64, None, generator).x}
     assert len({tuple(r.tolist()) for r in eval_batch(task, 512, None, "test").x} & seen) == 512   # why it matters
+    from expressivity.experiments.sweep import Sweep
+    from expressivity.training import run, run_ensemble
+
     for seed, split in ((TEST_SEED, "test"), (EVAL_SEED, "validation")):
-        with pytest.raises(ExpressivityError, match=f"seed {seed} is the seed of the {split} split's generator"):
-            RunConfig.for_task("sort", seed=seed)
+        config = RunConfig.for_task("sort", seed=seed, train={"steps": 1})   # a folder of such a run still reads
+        assert RunConfig.from_dict(config.to_dict()) == config
+        for train in (lambda: run(config), lambda: run_ensemble([config, config.with_changes(seed=1)]),
+                      lambda: Sweep((config,))):
+            with pytest.raises(ExpressivityError, match=f"seed {seed} is the seed of the {split} split's generator"):
+                train()
     with pytest.raises(ExpressivityError, match="seed 5 is the seed of the test split"):
-        RunConfig.for_task("sort", seed=5, train={"test_seed": 5})
-    RunConfig.for_task("sort", seed=5, train={"test_seed": 6})
-    RunConfig.for_task("lm-causal", seed=TEST_SEED)   # a corpus's splits are disjoint files whatever the seed
+        RunConfig.for_task("sort", seed=5, train={"test_seed": 5}).check_trainable()
+    RunConfig.for_task("sort", seed=5, train={"test_seed": 6}).check_trainable()
+    RunConfig.for_task("lm-causal", seed=TEST_SEED).check_trainable()   # a corpus's splits are disjoint files
     with pytest.raises(ExpressivityError, match="predicts the next input: a bidirectional model reads its own target"):
-        RunConfig.for_task("lm-causal", model={"causal": False})
+        RunConfig.for_task("lm-causal", model={"causal": False}).check_trainable()

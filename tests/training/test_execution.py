@@ -263,12 +263,14 @@ def test_a_failed_optimizer_compile_is_in_the_record(monkeypatch):
     monkeypatch.setattr(type(stepper), "defers_sync", property(lambda self: True), raising=False)
     monkeypatch.setattr(step_module.torch, "compile", lambda fn, **kw: (lambda *a: (_ for _ in ()).throw(
         RuntimeError("inductor error"))) if getattr(fn, "__name__", "") == "_step_functional" else fn)
-    alive = torch.ones(2, dtype=torch.bool)
+    losses = step_module.stepper_losses(stepper, 0, True)   # captures the optimizer's step (compiled at its first)
+    assert "fallbacks" not in stepper.execution.record()
+    optimizer = stepper.optimizer   # the captured call as CUDA's stepper makes it (alive and rates on the device)
+    monkeypatch.setattr(optimizer, "step", lambda t, lrs, alive: optimizer._captured_step(
+        t, torch.tensor([[1e-3], [1e-3]], dtype=torch.float64), torch.ones(2, dtype=torch.bool)))
     with pytest.warns(RuntimeWarning, match="optimizer step failed"):
-        for k in range(3):
-            stepper.optimizer._captured_step(k + 1, torch.tensor([[1e-3], [1e-3]], dtype=torch.float64), alive) \
-                if stepper.optimizer._captured is not None else None
-            step_module.stepper_losses(stepper, k, True)
+        stepper.update(0, losses, [True, True])
+    # recorded by the step at which it failed, before any checkpoint of that step
     assert stepper.execution.record()["fallbacks"] == ["the compiled optimizer step failed; it ran eagerly"]
 
 

@@ -204,6 +204,8 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
             if len(configs) < 2:
                 raise click.UsageError("--ensemble trains several seeds at once; give two or more with --seeds")
             check_packable(configs)
+        for c in configs:   # before anything is written (a folder read with --resume is checked when it trains)
+            c.check_trainable()
         if out is not None:
             check_output_dir(out, "train")
             if (out / "run.json").exists():

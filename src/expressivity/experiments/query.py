@@ -201,11 +201,12 @@ def _warn_grid_edges(path: Path, records: list[dict], rules: dict) -> None:
         if edges:
             configs = len({json.dumps(_drop(r["config"], axis), sort_keys=True) for r in records})
             first = edges[0]
-            side = "largest" if first.high >= first.low else "smallest"
+            sides = " and ".join(f"the {side} for {n}" for side, n in (("smallest", first.low), ("largest", first.high))
+                                 if n)
             warnings.warn(f"{len(edges)} of {configs} configurations selected {axis} at its grid's edge for most "
-                          f"seeds (e.g. {first.label}: the {side} of {' '.join(f'{v:g}' for v in first.grid)} for "
-                          f"{first.edge} of {first.total}): their numbers may not be the best the setting gives; "
-                          "extend the grid beyond that edge", GridEdgeWarning, stacklevel=3)
+                          f"seeds (e.g. {first.label}: grid {' '.join(f'{v:g}' for v in first.grid)}, {sides} of "
+                          f"{first.total} seeds): their numbers may not be the best the setting gives; extend the grid "
+                          "beyond that edge", GridEdgeWarning, stacklevel=3)
 
 
 def _drop(config: dict, path: str) -> dict:

@@ -63,6 +63,8 @@ class Sweep:
         if len(self.configs) > MAX_RUNS:
             raise ExpressivityError(f"sweep {self.name!r} has {len(self.configs):,} runs, above the limit of "
                                     f"{MAX_RUNS:,}; split it into several sweeps")
+        for c in self.configs:   # a sweep is made to be trained: refused before any run starts
+            c.check_trainable()
         ids = [c.id() for c in self.configs]
         if len(set(ids)) != len(ids):
             dup = next(c for c, i in zip(self.configs, ids) if ids.count(i) > 1)

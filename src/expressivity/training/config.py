@@ -105,18 +105,6 @@ class RunConfig:
             if getattr(self.model, name) != want:
                 raise ExpressivityError(f"model {name} is {getattr(self.model, name)} but task {task.name!r} needs "
                                         f"{want}; leave it to the task's default")
-        if task.needs_causal and not self.model.causal:
-            raise ExpressivityError(f"task {task.name!r} predicts the next input: a bidirectional model reads its own "
-                                    "target; train a causal one (drop --bidirectional, or model.causal: true)")
-        if not task.has_splits:
-            # a synthetic task's batches come from a generator seeded with the run's seed, its held-out splits
-            # from generators seeded with these: the same seed would train on the held-out examples themselves
-            for split, name in (("val", "validation"), ("test", "test")):
-                if self.seed == self.train.split_seed(split):
-                    raise ExpressivityError(
-                        f"seed {self.seed} is the seed of the {name} split's generator: the run would train on its "
-                        f"{name} examples; choose another seed" + (" (or another test_seed)" if split == "test"
-                                                                   else ""))
         if task.vocab_size == 0 and self.model.d_in != task.d_in:
             raise ExpressivityError(f"model d_in is {self.model.d_in} but task {task.name!r} has {task.d_in} input "
                                     "features; leave it to the task's default")
@@ -140,6 +128,27 @@ class RunConfig:
                                         f"max_len {limit}; raise the model's max_len to at least {n}")
 
     # ---- building ----------------------------------------------------------------------------
+    def check_trainable(self) -> None:
+        """Refuse a configuration that would train on what it is scored on (checked where a run,
+        ensemble or sweep is about to train; a folder trained before these checks still reads):
+
+        * ``lm-causal`` (the target is the next input) with a bidirectional model, which reads its
+          own target (0.15 bits/byte by copying the next byte, a fresh audit, 2026-11-28);
+        * a synthetic task's seed equal to a held-out split's generator seed: its training batches
+          (the host sampler, the CPU's default, draws them from a generator seeded with the run's
+          seed) would be that split's examples (512 of 512 test examples seen in 8 steps of sort)."""
+        task = self.task.build()
+        if task.needs_causal and not self.model.causal:
+            raise ExpressivityError(f"task {task.name!r} predicts the next input: a bidirectional model reads its own "
+                                    "target; train a causal one (drop --bidirectional, or model.causal: true)")
+        if not task.has_splits:
+            for split, name in (("val", "validation"), ("test", "test")):
+                if self.seed == self.train.split_seed(split):
+                    raise ExpressivityError(
+                        f"seed {self.seed} is the seed of the {name} split's generator: the run would train on its "
+                        f"{name} examples; choose another seed" + (" (or another test_seed)" if split == "test"
+                                                                   else ""))
+
     @classmethod
     def for_task(cls, name: str, task_args: dict | None = None, model: dict | None = None,
                  train: dict | None = None, seed: int = 0, eval_lengths: tuple[int, ...] = (),

@@ -59,7 +59,8 @@ from expressivity.training.config import RunConfig
 from expressivity.training.execution import Execution
 from expressivity.training.loop import Members, train_members
 from expressivity.training.optimizer import FlatAdamW
-from expressivity.training.step import DeviceAlive, batch_source, set_attention_kernel, stepper_losses
+from expressivity.training.step import (DeviceAlive, batch_source, note_optimizer_fallback, set_attention_kernel,
+                                        stepper_losses)
 from expressivity.training.trainer import (RunResult, check_run_folder, eval_batch, member_result, memory_budget_of,
                                            resolve_device, resolve_execution, score_lengths, write_run_manifest)
 
@@ -181,6 +182,7 @@ class EnsembleStepper:
             self.optimizer.step(step + 1, self.alive.rates(self.train, step), self.alive.alive)
         else:
             self.optimizer.step(step + 1, [self.lr(k, step) for k in range(self.size)], alive)
+        note_optimizer_fallback(self)
 
     def nan_steps(self) -> list[int]:
         return self.alive.nan_steps()
@@ -252,6 +254,8 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     device = resolve_device(device)
     execution = resolve_execution(execution, device)
     ids = check_packable(configs)   # before the budget check and anything is built
+    for c in configs:
+        c.check_trainable()
     base_cfg, task = configs[0], configs[0].build_task()
     tc = base_cfg.train
     estimate = check_run_budget(base_cfg, task, len(configs), memory_budget_of(memory_budget, device), device)

@@ -121,9 +121,14 @@ def stepper_losses(stepper, step: int, members: bool) -> torch.Tensor:
         stepper.execution = stepper._loss.execution
     elif stepper.execution.capture == "compiled" and stepper.defers_sync and stepper.device == "cuda":
         stepper.optimizer.capture()
-        if stepper.optimizer.capture_failed:   # its compile failed at its first step: the record says so
-            stepper.execution = stepper.execution.fell_back("the compiled optimizer step failed; it ran eagerly")
     return losses
+
+
+def note_optimizer_fallback(stepper) -> None:
+    """After a step: where the optimizer's compile failed (at that step, its first captured one),
+    the stepper's execution records that it ran eagerly, before any checkpoint of that step."""
+    if stepper.optimizer.capture_failed:
+        stepper.execution = stepper.execution.fell_back("the compiled optimizer step failed; it ran eagerly")
 
 
 def first_compile_or_eager(compiled, eager, inputs, model: torch.nn.Module, execution: Execution):

@@ -41,7 +41,8 @@ from expressivity.training.execution import Execution
 from expressivity.training.loop import Members, train_members
 from expressivity.training.optimizer import FlatAdamW
 from expressivity.training.schedule import SPLIT_SEEDS
-from expressivity.training.step import DeviceAlive, batch_source, set_attention_kernel, stepper_losses, to_device
+from expressivity.training.step import (DeviceAlive, batch_source, note_optimizer_fallback, set_attention_kernel,
+                                        stepper_losses, to_device)
 
 
 @dataclass
@@ -248,9 +249,10 @@ class SingleStepper:
         if alive is None:
             self.alive.screen(step, losses).sum().backward()
             self.optimizer.step(step + 1, self.alive.rates(self.config.train, step), self.alive.alive)
-            return
-        losses.sum().backward()
-        self.optimizer.step(step + 1, [self.lr(0, step)], alive)
+        else:
+            losses.sum().backward()
+            self.optimizer.step(step + 1, [self.lr(0, step)], alive)
+        note_optimizer_fallback(self)
 
     def nan_steps(self) -> list[int]:
         return self.alive.nan_steps()
@@ -306,6 +308,7 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
     on the CPU.
     """
     check_run_arguments(config, out_dir)
+    config.check_trainable()
     device = resolve_device(device)
     execution = resolve_execution(execution, device)
     task, cfg = config.build_task(), config.train

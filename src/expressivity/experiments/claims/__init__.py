@@ -61,9 +61,10 @@ class Verdict:
     :func:`~expressivity.experiments.claims.rules.combine` corrects across a claim's parts; ``None``
     for a deterministic decision (numerics) or an undecided word. ``tests``: how many tests the
     word stands for -- 1 for one interval; a word made of ``k`` parts (:func:`combine`, a scan of
-    ``k`` cells) has ``tests = k`` and ``p`` already Bonferroni-corrected for them, so a claim
-    that combines it with other parts corrects over every test once (:func:`rules.stands`), not
-    once per level."""
+    ``k`` cells) has ``tests = k``. A negative such word's ``p`` is Bonferroni-corrected for its
+    ``k`` tests, so a claim that combines it with other parts corrects over every test once
+    (:func:`rules.stands`), not once per level; a *reproduced* one's ``p`` is the largest of its
+    parts' (an intersection needs no correction)."""
 
     word: str
     reason: str

@@ -142,7 +142,7 @@ def line_figure(path, series: dict, xlabel: str, ylabel: str, title: str, logx=T
 def curves_figure(path, curves: dict, title: str, ylabel: str = "validation loss"):
     """Learning curves: ``curves`` maps a label to a list of per-seed ``[(step, loss)]``; the mean
     over seeds at each evaluation step is drawn, the seeds thin behind it."""
-    from expressivity.figures import finish, interval_band, pyplot
+    from expressivity.figures import finish, pyplot
 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))

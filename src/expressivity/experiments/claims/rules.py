@@ -98,9 +98,11 @@ def equivalent(diff: Interval, margin: float, what: str, units: str = "") -> Ver
 
 
 def raw_p(verdict: Verdict) -> float | None:
-    """The smallest one-sided p among the tests behind ``verdict``: its ``p`` undone of the
-    correction over its own ``tests`` (a ``p`` that correction clipped to 1 gives ``1 / tests``,
-    which stands in no family of ``tests`` or more)."""
+    """For a negative word (*refuted*, *not reproduced*: what :func:`stands` and :func:`family_p`
+    read), the smallest one-sided p among the tests behind it: its ``p`` undone of the correction
+    over its own ``tests`` (a ``p`` that correction clipped to 1 gives ``1 / tests``, which stands
+    in no family of ``tests`` or more). Not meaningful for a *reproduced* word, whose ``p`` is
+    uncorrected."""
     return None if verdict.p is None else verdict.p / verdict.tests
 
 
