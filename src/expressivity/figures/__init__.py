@@ -55,9 +55,15 @@ def save(fig, path, dpi: int = 120, software: str | None = None):
     path = Path(path)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
+    # written beside it and renamed into place: a write cut short (a full disk) leaves the old figure, not half
+    # of a new one
+    partial = path.with_name(f".{path.name}.partial")
     try:
-        fig.savefig(path, dpi=dpi, metadata={"Software": software} if software else None)
+        fig.savefig(partial, dpi=dpi, format=(path.suffix[1:] or "png").lower(),
+                    metadata={"Software": software} if software else None)
+        partial.replace(path)
     finally:
+        partial.unlink(missing_ok=True)
         pyplot().close(fig)
     return path
 

@@ -146,3 +146,24 @@ def test_summary_markdown_prints_the_tables_from_the_folders(claim, tmp_path):
                          (["reproduce", "--summary", str(tmp_path), "--markdown", "--json"], "two formats")):
         res = runner.invoke(cli, args)
         assert res.exit_code == 2 and needle in res.stderr
+
+
+def test_a_run_that_fails_midway_leaves_no_verdict_over_its_half_written_files(claim, tmp_path, monkeypatch):
+    """A fresh audit (2026-11-28): a rerun cut off by a full disk left the old verdict.json beside a figure cut to
+    1 kB and a run.json without its verdict, and --summary still said the old word."""
+    import expressivity.experiments.claims as claims
+
+    out = tmp_path / "out"
+    reproduce(NAME, out, "quick")
+    assert (out / "verdict.json").exists()
+
+    def full_disk(rows, path):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(claims, "write_table", full_disk)
+    with pytest.raises(OSError):
+        reproduce(NAME, out, "quick")
+    assert not (out / "verdict.json").exists()
+    monkeypatch.undo()
+    reproduce(NAME, out, "quick")   # running again judges it again
+    assert json.loads((out / "verdict.json").read_text())["verdict"] == "not reproduced"

@@ -322,6 +322,10 @@ def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = N
     check_same_run(out, name, scale)
     criterion.check(out, claim, scale, amend)   # refused before anything is written
     out.mkdir(parents=True, exist_ok=True)
+    # a verdict stands for the files written with it: running again (to resume, or judge again) removes the
+    # old one first, so a run that fails midway leaves no verdict over its half-written tables (a fresh
+    # audit, 2026-11-28: --summary still said "reproduced" over a figure cut to 1 kB)
+    (out / "verdict.json").unlink(missing_ok=True)
     started = time.time()
     amended = criterion.settle(out, claim, scale, amend)
     stated = {"criterion_sha256": criterion.sha256(out), "statement_sha256": criterion.statement_sha256(out),
@@ -446,6 +450,8 @@ def write_table(rows: list[dict], path: Path) -> None:
     writer.writeheader()
     for row in rows:
         writer.writerow({k: jsonable(row.get(k)) for k in columns})
-    path.write_text(buf.getvalue())
+    partial = path.with_name(f".{path.name}.partial")   # renamed into place: never half a table
+    partial.write_text(buf.getvalue())
+    partial.replace(path)
 
 
