@@ -249,6 +249,18 @@ def test_an_unfinished_sweep_reports_incomplete_groups_not_a_selection(sweep_dir
     assert code == 0 and "4 of 12 runs not recorded yet" in " ".join(out.split()) and err.startswith("warning: 4 of 12")
 
 
+def test_the_runs_of_a_sweep_whose_every_group_is_incomplete_are_listed(sweep_dir, tmp_path):
+    """A fresh audit (2026-11-28): with no group complete yet (a sweep killed early), --runs failed with
+    "bad query (Binder Error: Could not find key "lr" in struct)"."""
+    early = _copy_sweep(sweep_dir, tmp_path / "early", keep=lambda r: r["config"]["train"]["lr"] == 1e-3)
+    code, out, err = run("results", early, "--runs", "--json")
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    assert len(rows) == 6 and all(r["status"] == "incomplete" and r["train.lr"] is None for r in rows)
+    code, out, err = run("results", early, "--runs", "--format", "csv", "--metric", "test_loss")
+    assert code == 0 and out.count("incomplete") == 6
+
+
 def test_no_select_shows_every_recorded_run_of_an_unfinished_sweep(unfinished):
     code, out, err = run("results", unfinished, "--no-select", "--json")
     assert code == 0 and "4 runs are incomplete (no values)" in err and len(err.splitlines()) == 1

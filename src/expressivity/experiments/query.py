@@ -406,10 +406,22 @@ def run_rows(src: Source, where: str | None = None, length="train", metric: str 
             "val_metric", "test_loss", "test_metric", "steps", "seconds", "candidates", "candidates_recorded",
             "candidates_ok"]
     cols = list(dict.fromkeys(cols))
-    parts = [f"{path_sql(c)} AS {quote(c)}" for c in cols]
+    # a selected setting that no row has (every group of an unfinished sweep incomplete: their rows carry the
+    # configuration less the selected setting) is a column of NULLs, not a DuckDB binder error
+    parts = [f"{path_sql(c) if _has_path(src, c) else 'NULL'} AS {quote(c)}" for c in cols]
     if metric:
         parts.append(f"({expr(metric, src, '--metric')}) AS metric")
     return run_sql(src, f"SELECT {', '.join(parts)} FROM t WHERE {cond} ORDER BY id, length")
+
+
+def _has_path(src: Source, path: str) -> bool:
+    """Whether the table has the (dotted, nested) column ``path``."""
+    duckdb = duckdb_module()
+    try:
+        src.con.execute(f"SELECT {path_sql(path)} FROM t LIMIT 0")
+        return True
+    except duckdb.Error:
+        return False
 
 
 # ---- output ------------------------------------------------------------------------------------
