@@ -316,12 +316,36 @@ class staged_output:
         import os
 
         self.command = command
-        self.path = check_output_dir(Path(path), command, replaces=True)
+        path = Path(path)
+        if path.is_symlink() and path.exists():
+            # written through the link, as train and sweep write: the link itself was renamed aside and left
+            # behind as "<name>.replaced-<pid>", the folder it named untouched (a fresh audit, 2026-11-28)
+            check_output_dir(path, command, replaces=True)
+            path = path.resolve()
+        self.path = check_output_dir(path, command, replaces=True)
         self.stage = self.path.with_name(f"{self.path.name}.partial-{os.getpid()}")
+
+    def _remove_stale_stages(self) -> None:
+        """Stages of this output left by processes that died (kill -9) before they could remove them."""
+        import glob
+        import os
+        import shutil
+
+        for stage in self.path.parent.glob(f"{glob.escape(self.path.name)}.partial-*"):
+            pid = stage.name.rsplit("-", 1)[-1]
+            if not pid.isdigit() or int(pid) == os.getpid():
+                continue
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:   # no such process: nobody is writing it
+                shutil.rmtree(stage, ignore_errors=True)
+            except (PermissionError, OverflowError):
+                pass
 
     def __enter__(self) -> Path:
         import shutil
 
+        self._remove_stale_stages()
         shutil.rmtree(self.stage, ignore_errors=True)
         self.created = make_parents(self.stage)
         try:

@@ -146,3 +146,22 @@ def test_a_run_record_lists_its_files_relative_to_its_folder(tree, name):
 
     listed = json.loads((tree / name / "run.json").read_text())["files"]
     assert listed and all(not f.startswith(("/", name + "/")) and (tree / name / f).exists() for f in listed), listed
+
+
+def test_a_linked_out_is_written_through_and_a_killed_writer_s_stage_is_removed(tmp_path):
+    """A fresh audit (2026-11-28): a staged writer renamed a symbolic --out aside (left as "lnk.replaced-<pid>")
+    and wrote a folder in its place; stages of writers killed with -9 ("out.partial-<pid>") stayed for ever."""
+    import subprocess
+
+    (tmp_path / "target").mkdir()
+    (tmp_path / "lnk").symlink_to("target")
+    code = run_in(tmp_path, ["circuit", "reverse", "--out", "lnk"]).exit_code
+    assert code == 0 and (tmp_path / "lnk").is_symlink() and (tmp_path / "target" / "run.json").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lnk", "target"]
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f"net.partial-{dead.pid}"
+    stale.mkdir()
+    (stale / "half.json").write_text("{")
+    assert run_in(tmp_path, ["circuit", "reverse", "--out", "net"]).exit_code == 0
+    assert not stale.exists() and (tmp_path / "net" / "run.json").is_file()
