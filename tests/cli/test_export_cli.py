@@ -353,10 +353,11 @@ READ_FIX = ("the run's checkpoint is damaged or missing, so it cannot be read: t
 
 
 @pytest.mark.parametrize("damage, needle", [
-    ("truncated", "has unreadable weights (Error while deserializing header"),
+    ("truncated", "model.safetensors does not match the SHA-256 its config.json records"),
     ("missing weights", "has unreadable weights (No such file or directory"),
     ("missing config", "(config.json is missing)"),
-    ("another shape", "does not fit this model"),
+    ("another shape", "does not fit this model"),   # saved whole, with its digest: the shapes are what is wrong
+    ("changed", "model.safetensors does not match the SHA-256 its config.json records"),
 ])
 def test_a_damaged_trained_run_says_to_train_again_not_to_delete_the_folder(saved, tmp_path, damage, needle):
     import shutil
@@ -371,17 +372,27 @@ def test_a_damaged_trained_run_says_to_train_again_not_to_delete_the_folder(save
         weights.unlink()
     elif damage == "missing config":
         (ckpt / "config.json").unlink()
+    elif damage == "changed":
+        data = bytearray(weights.read_bytes())
+        data[-5] ^= 1
+        weights.write_bytes(bytes(data))
     else:
+        import hashlib
+        import json
+
         from safetensors.torch import load_file, save_file
 
         tensors = load_file(weights)
         first = sorted(tensors)[0]
         tensors[first] = tensors[first][:1].clone()
         save_file(tensors, weights)
+        config = json.loads((ckpt / "config.json").read_text())
+        config["files_sha256"]["model.safetensors"] = hashlib.sha256(weights.read_bytes()).hexdigest()
+        (ckpt / "config.json").write_text(json.dumps(config))
     code, out, err = run("run", folder, "--input", "1,2,3,0")
     _one_line_error(code, err, needle)
     assert err.rstrip().endswith("; " + READ_FIX) and "start over" not in err and "fresh run" not in err
-    if damage in ("truncated", "another shape"):   # resuming training keeps its own advice
+    if damage in ("truncated", "another shape", "changed"):   # resuming training keeps its own advice
         code, _, err = run("train", "--resume", folder)
         _one_line_error(code, err, "to start over")
         assert "train it again" not in err

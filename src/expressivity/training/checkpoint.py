@@ -116,7 +116,8 @@ def load_checkpoint(path: Path, with_state: bool = True,
             try:
                 same = isinstance(recorded, dict) and _sha256(path / name) == recorded.get(name)
             except OSError as exc:
-                raise ExpressivityError(f"checkpoint {path} has an unreadable {name} ({exc.strerror or exc}); "
+                what = "weights" if name == "model.safetensors" else f"{name}"
+                raise ExpressivityError(f"checkpoint {path} has unreadable {what} ({exc.strerror or exc}); "
                                         f"{fix}") from None
             if not same:
                 raise ExpressivityError(f"checkpoint {path}: {name} does not match the SHA-256 its config.json "
