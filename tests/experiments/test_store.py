@@ -81,3 +81,19 @@ def test_the_lock_waits_for_workers_of_a_dead_driver(tmp_path):
         os.close(fd)
     with FolderLock(tmp_path, wait_s=0.2):
         pass
+
+
+def test_a_record_whose_configuration_does_not_hash_to_its_id_is_skipped(tmp_path):
+    """A fresh audit (2026-11-28): a record edited after it was written ("heads": 1 -> 2) was counted as the other
+    configuration's run (a cell n = 3 with one seed twice, its own n = 1), with exit 0 and no warning."""
+    from expressivity.records import content_hash
+
+    configs = [{"model": {"heads": h}, "seed": s} for h in (1, 2) for s in (0, 1)]
+    lines = [json.dumps({"id": content_hash(c), "config": c, "status": "done"}) for c in configs]
+    lines[1] = lines[1].replace('"heads": 1', '"heads": 2')
+    lines.append(json.dumps({"id": "run-by-hand", "config": {"x": 1}, "status": "done"}))   # not a hash: read as is
+    (tmp_path / "records.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.warns(RecordWarning, match=r"skipped 1 record\(s\) whose configuration does not match their id "
+                                           r"\(line 2: changed after they were written\)"):
+        records = read_records(tmp_path)
+    assert [r["id"] for r in records] == [content_hash(configs[k]) for k in (0, 2, 3)] + ["run-by-hand"]
