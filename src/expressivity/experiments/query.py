@@ -189,15 +189,15 @@ class GridEdgeWarning(UserWarning):
 
 def _warn_grid_edges(path: Path, records: list[dict], rules: dict) -> None:
     """Warn where a configuration's selection (``train.lr``, say) chose the smallest or largest
-    value of its grid (of three or more values) for most seeds: the table's number is then the grid's edge, not the optimum
-    (``reproduce`` decides such a claim *undecided* and extends the grid; a sweep of one's own was
-    silent, a fresh audit, 2026-11-28)."""
-    from expressivity.experiments.claims.grids import _edges_of
+    value of its grid (of three or more values) for most seeds: the table's number is then the
+    grid's edge, not the optimum (``reproduce`` decides such a claim *undecided* and extends the
+    grid; a sweep of one's own was silent, a fresh audit, 2026-11-28)."""
+    from expressivity.experiments.claims.grids import edges_of
     from expressivity.experiments.table import select_runs
 
     for axis in rules:
         # a grid of three or more values searches for the best; two values are a comparison, all edge
-        edges = [e for e in _edges_of(path.name, records, rules, axis, select_runs) if e.most_seeds and len(e.grid) >= 3]
+        edges = [e for e in edges_of(path.name, records, rules, axis, select_runs) if e.most_seeds and len(e.grid) >= 3]
         if edges:
             configs = len({json.dumps(_drop(r["config"], axis), sort_keys=True) for r in records})
             first = edges[0]

@@ -16,8 +16,8 @@ from __future__ import annotations
 import errno
 import fcntl
 import json
-import re
 import os
+import re
 import time
 import warnings
 from pathlib import Path

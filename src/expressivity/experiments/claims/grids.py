@@ -88,11 +88,13 @@ def grid_edges(out: Path) -> list[GridEdge]:
                                   unreadable=True))
             continue
         for axis in rules:
-            found += _edges_of(spec.parent.name, records, rules, axis, select_runs)
+            found += edges_of(spec.parent.name, records, rules, axis, select_runs)
     return found
 
 
-def _edges_of(sweep: str, records: list, rules: dict, axis: str, select_runs) -> list[GridEdge]:
+def edges_of(sweep: str, records: list, rules: dict, axis: str, select_runs) -> list[GridEdge]:
+    """The configurations of one sweep's ``records`` whose selection (``rules``) chose the smallest
+    or largest value of ``axis``'s grid for some seed, with how many seeds chose each edge."""
     grids: dict[str, set] = {}
     counts: dict[str, list[int]] = {}
     for r in records:
