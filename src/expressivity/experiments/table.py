@@ -78,13 +78,22 @@ def criterion(record: dict, column: str):
     return _number(row.get(column)) if isinstance(row, dict) else None
 
 
+def crashed(record: dict) -> bool:
+    """A run that failed without a result: an error or a worker that died (a run whose loss turned
+    NaN is failed too, with a reason ``nan: ...``, and has a result: it diverged)."""
+    return record.get("status") == "failed" and not str(record.get("reason") or "").startswith("nan")
+
+
 @dataclass
 class Group:
     """One configuration and seed of a sweep after selection: ``record`` is the kept run (``None``
     when the group is incomplete), ``config`` the group's configuration (the kept run's; for an
     incomplete group its first run's, less the selected settings), ``candidates`` its runs in the
     sweep, ``candidates_recorded`` those recorded, ``candidates_ok`` the recorded ones that
-    finished. ``run_id``: the id of the group's only run (``None`` for a group of several)."""
+    finished. ``run_id``: the id of the group's only run (``None`` for a group of several).
+    ``crashed``: recorded candidates that failed without a result (a worker that died, an error;
+    not a loss that diverged, which fairly loses the selection): their validation numbers are
+    unknown, so the kept run is the best of part of the grid only."""
 
     record: dict | None
     config: dict
@@ -92,6 +101,7 @@ class Group:
     candidates_recorded: int
     candidates_ok: int
     run_id: str | None = None
+    crashed: int = 0
 
     @property
     def complete(self) -> bool:
@@ -140,7 +150,8 @@ def select_groups(records: list[dict], select: dict, configs: list[dict] | None 
         edge = _edge_distance(recorded, select)
         ok = [(sign * v, -edge[k], k, r) for k, r in enumerate(recorded) if (v := criterion(r, column)) is not None]
         kept = min(ok, key=lambda t: t[:3])[3] if ok else recorded[0]
-        out.append(Group(kept, kept["config"], len(group), len(group), len(ok), only))
+        out.append(Group(kept, kept["config"], len(group), len(group), len(ok), only,
+                         sum(1 for r in recorded if crashed(r))))
     return out
 
 

@@ -1,11 +1,13 @@
-"""The claims' figure helpers: a value known only to lie beyond the grid is drawn as such."""
+"""The claims' helpers: a value known only to lie beyond the grid is drawn as such; which selected runs
+count as seeds."""
 
+import json
 import math
 
 import pytest
 
 import expressivity.figures as figures
-from expressivity.experiments.claims.kit import line_figure
+from expressivity.experiments.claims.kit import line_figure, seed_values, selected_records
 
 
 def test_a_censored_value_is_drawn_as_a_bound_not_left_out(tmp_path, monkeypatch):
@@ -44,3 +46,29 @@ def test_a_run_with_a_non_finite_test_metric_is_failed_not_a_seed(tmp_path):
     values, failed = seed_values(tmp_path, lambda c: "cell", _error)
     assert failed == {"cell": 2} and values["cell"] == {0: pytest.approx(0.1), 3: pytest.approx(0.01)}
     assert math.isnan(_error({"test_metric": float("nan")})) and _error({"test_metric": 1.0}) == 0.0
+
+
+# Which selected runs a verdict may count as seeds (a fresh audit, 2026-11-28, planted truths into finished sweep
+# folders: a run whose test pass turned NaN was a valid seed to the regime check and not to the rule, so claim 4
+# said *reproduced* with a cell below its minimum of seeds; and a seed whose best learning rate's run crashed was
+# decided on the rest of the grid, silently, which made claim 6's DP-free arm fail 20 of 20).
+def _record(seed, lr, val, test, status="done", reason=None):
+    row = {"val_loss": val, "val_metric": 0.5, "test_loss": test, "test_metric": 0.5}
+    return {"id": f"run-{seed}-{lr}", "status": status, "reason": reason,
+            "config": {"task": {"name": "t", "args": {"length": 4}}, "model": {"mixer": "m"}, "train": {"lr": lr},
+                       "seed": seed},
+            "lengths": {} if status == "failed" else {"4": row}}
+
+
+def test_a_seed_counts_only_with_finite_test_numbers_and_no_crashed_candidate(tmp_path):
+    records = [_record(0, 0.1, 1.0, 0.5), _record(0, 0.3, 2.0, 0.4),
+               _record(1, 0.1, 1.0, "nan"), _record(1, 0.3, 2.0, 0.4),                 # the selected test pass diverged
+               _record(2, 0.1, None, None, "failed", "RuntimeError: the worker process died"),  # a crash: unknown val
+               _record(2, 0.3, 2.0, 0.4),
+               _record(3, 0.1, None, None, "failed", "nan: the training loss became non-finite at step 3"),
+               _record(3, 0.3, 2.0, 0.45)]                                                # diverged: fairly lost
+    (tmp_path / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    ok = {r["config"]["seed"]: (r["config"]["train"]["lr"], good) for r, good in selected_records(tmp_path)}
+    assert ok == {0: (0.1, True), 1: (0.1, False), 2: (0.3, False), 3: (0.3, True)}
+    values, failed = seed_values(tmp_path, lambda c: "cell", lambda row: row["test_loss"])
+    assert values == {"cell": {0: 0.5, 3: 0.45}} and failed == {"cell": 2}

@@ -23,16 +23,29 @@ def distinct(configs) -> list:
 
 def selected_records(folder) -> list[tuple[dict, bool]]:
     """``(record, ok)`` per configuration and seed of a sweep folder, the learning rate chosen by
-    the lowest **validation** loss (never a test number): the engine's selection."""
+    the lowest **validation** loss (never a test number): the engine's selection. ``ok``: a seed
+    the verdicts may count -- its selected run finished with finite test numbers, and no candidate
+    of its grid crashed (a crashed candidate's validation loss is unknown: the best of the rest is
+    not the rule's choice, so the seed counts as a failed run; ``--retry-failed`` trains it again)."""
     from expressivity.experiments.store import read_records
-    from expressivity.experiments.table import select_runs
+    from expressivity.experiments.table import select_groups
 
     out = []
-    for record, _, ok in select_runs(read_records(folder), SELECT):
+    for group in select_groups(read_records(folder), SELECT):
+        record = group.record
         row = train_length_row(record)
-        good = bool(ok) and record.get("status") != "failed" and row is not None and row.get("test_loss") is not None
-        out.append((record, good))
+        out.append((record, bool(group.candidates_ok) and not group.crashed and record.get("status") != "failed"
+                    and row is not None and _finite_tests(row)))
     return out
+
+
+def _finite_tests(row: dict) -> bool:
+    """Whether a row's held-out test numbers are there and finite (a test pass that diverged stores
+    ``"nan"``: counted as a valid seed by the regime check while the rule dropped it, the two then
+    disagreed on a cell's seeds, a fresh audit, 2026-11-28)."""
+    numbers = _floats(row)
+    return all(isinstance(numbers.get(k), (int, float)) and math.isfinite(numbers[k])
+               for k in ("test_loss", "test_metric") if k in numbers) and "test_loss" in numbers
 
 
 def train_length_row(record: dict) -> dict | None:
