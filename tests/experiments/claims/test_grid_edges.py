@@ -54,7 +54,7 @@ def test_most_seeds_on_an_edge_make_a_decided_verdict_undecided(tmp_path):
     assert result.numbers["verdict_if_bracketed"] == {"verdict": "reproduced", "reason": "the gap is decided"}
 
 
-def test_an_edge_for_a_minority_of_seeds_or_an_undecided_verdict_is_left_alone(tmp_path):
+def test_an_edge_for_a_minority_of_seeds_is_left_alone_and_an_undecided_verdict_says_it(tmp_path):
     minority = [GridEdge("sweep", "heads=1", "train.lr", 1, 3, (0.001, 0.01, 0.1))]
     assert apply_grid_edges(_decided(), minority).verdict == "reproduced"
     half = [GridEdge("sweep", "heads=1", "train.lr", 2, 4, (0.001, 0.01, 0.1))]
@@ -62,7 +62,10 @@ def test_an_edge_for_a_minority_of_seeds_or_an_undecided_verdict_is_left_alone(t
     undecided = ClaimResult("undecided", "out of regime: too short", [], None)
     majority = [GridEdge("sweep", "heads=1", "train.lr", 3, 3, (0.001, 0.01, 0.1))]
     kept = apply_grid_edges(undecided, majority)
-    assert kept.reason == "out of regime: too short" and "verdict_if_bracketed" not in kept.numbers
+    assert kept.verdict == "undecided" and "verdict_if_bracketed" not in kept.numbers
+    # beside its own reason (a fresh audit, 2026-11-28: "underpowered" alone suggested more seeds would decide it)
+    assert kept.reason == ("out of regime: too short; and lr on grid edge: the selected value is at the edge of its "
+                           "grid for most seeds of heads=1 (3 of 3 seeds, grid 0.001 0.01 0.1)")
 
 
 def test_an_edge_outside_the_cells_the_verdict_rests_on_stays_a_warning(tmp_path):

@@ -175,20 +175,26 @@ def apply_grid_edges(result, edges: list[GridEdge], extensions: list[dict] | Non
     """A decided verdict resting on a selection that still falls on its grid's edge for most seeds
     of some configuration (after the extensions the rule allows), or on a sweep file that cannot be
     read, becomes ``undecided: lr on grid edge``; the word the comparison alone gave is kept in
-    ``numbers["verdict_if_bracketed"]``. An edge for a minority of seeds, or in a configuration
-    the verdict does not rest on (``result.decides``), stays a warning."""
+    ``numbers["verdict_if_bracketed"]``; an undecided verdict says it beside its own reason. An
+    edge for a minority of seeds, or in a configuration the verdict does not rest on
+    (``result.decides``), stays a warning."""
     unbracketed = [e for e in edges if e.most_seeds and _decides(result, e)]
     outside = [e.line() for e in edges if e.most_seeds and not _decides(result, e)]
     if outside:
         result.numbers["grid_edges_outside_the_verdict"] = outside
     if extensions:
         result.numbers["grid_extensions"] = extensions
-    if not unbracketed or result.verdict == "undecided":
+    if not unbracketed:
         return result
-    result.numbers["verdict_if_bracketed"] = {"verdict": result.verdict, "reason": result.reason}
     names = "; ".join(e.line() if e.unreadable else
                       f"{e.label} ({e.edge} of {e.total} seeds, grid {' '.join(f'{v:g}' for v in e.grid)})"
                       for e in unbracketed[:4]) + (f"; and {len(unbracketed) - 4} more" if len(unbracketed) > 4 else "")
+    if result.verdict == "undecided":
+        # already undecided: said beside its reason, so "underpowered" alone does not suggest more seeds would do
+        # (a fresh audit, 2026-11-28: the edge showed only as a warning in the notes)
+        result.reason += f"; and lr on grid edge: the selected value is at the edge of its grid for most seeds of {names}"
+        return result
+    result.numbers["verdict_if_bracketed"] = {"verdict": result.verdict, "reason": result.reason}
     result.reason = (f"lr on grid edge: the selected value is at the edge of its grid for most seeds of {names}, "
                      f"after the extensions the grid rule allows ({MAX_EXTENSIONS} per direction). The comparison "
                      f"alone said '{result.verdict}': {result.reason}")
