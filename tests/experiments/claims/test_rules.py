@@ -122,3 +122,13 @@ def test_a_symmetric_effect_is_never_read_as_the_claim():
             cells = {(a, b): {s: base[s] - 0.1 * (a == 16) - 0.1 * (b == 128) + rng.normal(0, noise) for s in range(5)}
                      for a in (1, 16) for b in (8, 128)}
             assert role_verdict(cells, [1, 16], [8, 128], lambda a, b: (a, b))[0].word != "reproduced", (noise, seed)
+
+
+def test_an_undecided_explanation_leads_with_its_undecided_part():
+    """A fresh audit (2026-11-28): "underpowered:" was put before a part that was decided ("DP-free succeeds in
+    20/20 ...: above 1/2"), the undecided one second."""
+    verdict = explained({"learns": Verdict("reproduced", "DP-free succeeds in 20/20: above 1/2", 0.001),
+                         "margin": Verdict("undecided", "underpowered: the interval contains the margin")})
+    assert verdict.word == "undecided"
+    assert verdict.reason == "underpowered: the interval contains the margin; DP-free succeeds in 20/20: above 1/2"
+

@@ -161,12 +161,18 @@ def combine(parts: dict[str, Verdict], also_refute: dict[str, Verdict] | None = 
 
 
 def explained(parts: dict[str, Verdict], extra: str = "") -> Verdict:
-    """:func:`combine`'s word with every part's reason (and ``extra``) in place of the words."""
+    """:func:`combine`'s word with every part's reason (and ``extra``) in place of the words; an
+    undecided verdict names its undecided parts first, so its reason word ("underpowered: ...")
+    leads what it applies to, not a part that was decided (a fresh audit, 2026-11-28, read
+    "underpowered: DP-free succeeds in 20/20 ...: above 1/2")."""
     verdict = combine(parts)
     k = verdict.tests
+    ordered = list(parts.values())
+    if verdict.word == "undecided":
+        ordered.sort(key=lambda v: v.word != "undecided")   # stable: the parts' order otherwise
     detail = "; ".join(v.reason + (f" (on its own interval; not across the {k} tests: p {raw_p(v):.2g} x {k} > "
                                    f"{ALPHA:g})" if v.word in NEGATIVE and not stands(v, k) else "")
-                       for v in parts.values()) + (f"; {extra}" if extra else "")
+                       for v in ordered) + (f"; {extra}" if extra else "")
     if verdict.word == "undecided":
         detail = led_by_reason(detail, verdict.reason)
     return Verdict(verdict.word, detail, verdict.p, k)
