@@ -91,7 +91,7 @@ def test_comparisons_need_intervals_and_pair_over_seeds():
     # an undecided verdict is led by the reason word of its first undecided part, whatever the detail
     grid = {"a": Verdict("reproduced", "x"), "b": Verdict("undecided", "lr on grid edge: b")}
     assert combine(grid).reason == "lr on grid edge: a: reproduced; b: undecided"
-    assert explained(grid, "more").reason == "lr on grid edge: x; lr on grid edge: b; more"
+    assert explained(grid, "more").reason == "lr on grid edge: b; x; more"   # the undecided part leads
     assert explained({"c": Verdict("undecided", "out of regime: c")}).reason == "out of regime: c"
 
 
