@@ -8,7 +8,7 @@ One thread. Usage: python benchmarks/ensemble_agreement.py 1,15,300 [arch prefix
 import sys, warnings, torch
 warnings.simplefilter("ignore")
 torch.set_num_threads(1)
-from expressivity.experiments.claims.wang_e import CLAIM4_TASK
+from expressivity.experiments.claims.wang_e_trained import CLAIM4_TASK
 from expressivity.training import RunConfig, run, run_ensemble
 
 # claim 4's widest cell: its task, the widest DP-free model of bench_train_ensemble.py's docstring

@@ -73,6 +73,8 @@ def main(argv=None) -> list[dict]:
     a = p.parse_args(argv)
     if a.seeds < 2 or a.steps < 10:
         p.error("--seeds must be at least 2 (a paired interval) and --steps at least 10")
+    if a.precision == "tf32" and a.device != "cuda":   # a CUDA matrix-unit mode (it tracebacked on the CPU)
+        p.error("--precision tf32 is a CUDA mode; on the CPU compare bf16 (the default)")
     import torch
 
     torch.set_num_threads(a.threads)

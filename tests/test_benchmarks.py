@@ -391,3 +391,13 @@ def test_a_way_whose_compile_fell_back_is_not_timed_as_compiled(monkeypatch):
     compiled = [row for row in cells if row["cell"] in gpu_check.COMPILED_AGREEMENT]
     assert compiled and all(not row["ok"] and "fell back" in row["error"] for row in compiled)
     assert torch.compile is failing
+
+
+@pytest.mark.parametrize("args", [["1"], ["2", "claim4"]])
+def test_the_ensemble_agreement_script_runs(args):
+    """A fresh audit (2026-11-28): docs/training.md cites it, and it failed at its import since a constant moved."""
+    out = subprocess.run([sys.executable, str(BENCHMARKS / "ensemble_agreement.py"), *args], capture_output=True,
+                         text=True, timeout=600, env={**__import__("os").environ,
+                                                      "PYTHONPATH": str(BENCHMARKS.parent / "src")})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "max |param diff|" in out.stdout and "max rel loss diff" in out.stdout
