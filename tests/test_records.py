@@ -242,3 +242,19 @@ def test_the_hardware_record_resolves_the_device_and_names_it(monkeypatch):
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda index=0: "Test GPU 80GB")
     assert hardware("auto") == {"device": "cuda", "name": "Test GPU 80GB", "cpus": os.cpu_count()}
     assert hardware("cuda")["name"] == "Test GPU 80GB" and hardware("cpu")["device"] == "cpu"
+
+
+def test_a_folder_that_cannot_be_locked_is_used_unguarded_not_refused(tmp_path, monkeypatch):
+    """A review (2026-11-28): on NFS an exclusive flock of a folder opened read-only fails with EBADF, and every
+    `train --out` there was refused as "cannot use: Bad file descriptor"."""
+    import errno
+    import fcntl
+
+    from expressivity.records import folder_in_use
+
+    def no_locks(fd, op):
+        raise OSError(errno.EBADF, "Bad file descriptor")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    with folder_in_use(tmp_path, "train run") as held:
+        assert held.fd is None

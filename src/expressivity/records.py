@@ -303,10 +303,22 @@ def can_create_in(folder: Path) -> bool:
     return True
 
 
+def _process_tag() -> str:
+    """A short tag of this host and PID namespace: where a pid names one process."""
+    import hashlib
+    import os
+
+    try:
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        namespace = 0
+    return hashlib.sha256(f"{os.uname().nodename}/{namespace}".encode()).hexdigest()[:8]
+
+
 class staged_output:
     """Context manager: write a whole output folder, or nothing.
 
-    Yields a fresh sibling folder ``<path>.partial-<pid>``; on success it replaces ``path``
+    Yields a fresh sibling folder ``<path>.partial-<tag>-<pid>`` (:func:`_process_tag`); on success it replaces ``path``
     (after :func:`check_output_dir` allowed it, with ``replaces``: checked again just before the
     swap, so a file a user put into the old folder meanwhile is not deleted either), on any
     failure or interruption it is removed, with every parent folder made for it.
@@ -323,21 +335,24 @@ class staged_output:
             check_output_dir(path, command, replaces=True)
             path = path.resolve()
         self.path = check_output_dir(path, command, replaces=True)
-        self.stage = self.path.with_name(f"{self.path.name}.partial-{os.getpid()}")
+        self.stage = self.path.with_name(f"{self.path.name}.partial-{_process_tag()}-{os.getpid()}")
 
     def _remove_stale_stages(self) -> None:
-        """Stages of this output left by processes that died (kill -9) before they could remove them."""
+        """Stages of this output left by processes that died (kill -9) before they could remove them:
+        only stages named with this host's and PID namespace's tag (a pid is known dead only there; a
+        writer in another container or on another host sharing the folder is left alone)."""
         import glob
         import os
         import shutil
 
-        for stage in self.path.parent.glob(f"{glob.escape(self.path.name)}.partial-*"):
-            pid = stage.name.rsplit("-", 1)[-1]
+        mine = f"{self.path.name}.partial-{_process_tag()}-"
+        for stage in self.path.parent.glob(f"{glob.escape(mine)}*"):
+            pid = stage.name[len(mine):]
             if not pid.isdigit() or int(pid) == os.getpid():
                 continue
             try:
                 os.kill(int(pid), 0)
-            except ProcessLookupError:   # no such process: nobody is writing it
+            except ProcessLookupError:   # no such process here: nobody is writing it
                 shutil.rmtree(stage, ignore_errors=True)
             except (PermissionError, OverflowError):
                 pass
@@ -560,7 +575,7 @@ class folder_in_use:
     folder itself (its inode stays whatever files are replaced inside), released when the block
     ends or the process dies, however it dies. A second process is refused in one line naming
     ``what`` (two ``train --resume`` of one run interleaved its metrics and one tracebacked, a fresh
-    audit, 2026-11-28)."""
+    audit, 2026-11-28). On a filesystem that cannot lock a folder the block runs unguarded."""
 
     def __init__(self, folder: Path, what: str):
         self.folder, self.what, self.fd = Path(folder), what, None
@@ -577,10 +592,12 @@ class folder_in_use:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             os.close(fd)
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise
-            raise ExpressivityError(f"{self.folder} is in use by another {self.what}; wait for it to finish or stop "
-                                    "it, then run again") from None
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise ExpressivityError(f"{self.folder} is in use by another {self.what}; wait for it to finish or "
+                                        "stop it, then run again") from None
+            # a filesystem that cannot lock a folder (NFS: EBADF; Lustre: ENOSYS): the command runs unguarded,
+            # as it did before there was a lock, rather than being refused on such a filesystem
+            return self
         self.fd = fd
         return self
 

@@ -160,8 +160,12 @@ def test_a_linked_out_is_written_through_and_a_killed_writer_s_stage_is_removed(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lnk", "target"]
     dead = subprocess.Popen(["true"])
     dead.wait()
-    stale = tmp_path / f"net.partial-{dead.pid}"
+    from expressivity.records import _process_tag
+
+    stale = tmp_path / f"net.partial-{_process_tag()}-{dead.pid}"
+    foreign = tmp_path / f"net.partial-{dead.pid}"   # no tag: a writer elsewhere (another host or container)
+    foreign.mkdir()
     stale.mkdir()
     (stale / "half.json").write_text("{")
     assert run_in(tmp_path, ["circuit", "reverse", "--out", "net"]).exit_code == 0
-    assert not stale.exists() and (tmp_path / "net" / "run.json").is_file()
+    assert not stale.exists() and foreign.is_dir() and (tmp_path / "net" / "run.json").is_file()

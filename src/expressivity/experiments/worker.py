@@ -21,7 +21,7 @@ import expressivity
 from expressivity.errors import ExpressivityError
 from expressivity.manifest import remove_written
 from expressivity.training import RunConfig, run, run_ensemble
-from expressivity.training.checkpoint import FINISHED, checkpoint_exists, read_checkpoint_config
+from expressivity.training.checkpoint import FINISHED, CheckpointUnreadable, checkpoint_exists, read_checkpoint_config
 from expressivity.training.ensemble import ENSEMBLE_FILES
 from expressivity.training.step import forget_compiled
 from expressivity.training.trainer import clear_run_folder
@@ -100,11 +100,12 @@ def _run_one(config: RunConfig, out: Path | None, ticker, how: dict):
     hook = (lambda step, model: ticker(step))
     try:
         return run(config, folder, resume=resume, on_step=hook, **how)
-    except ExpressivityError:
+    except CheckpointUnreadable:
         if not resume:
             raise
-        # An unreadable checkpoint (a disk that filled up, a foreign folder): start that run afresh,
-        # removing only what a run writes (a file someone put beside it is kept).
+        # An unreadable checkpoint (a disk that filled up, a foreign folder, a changed byte): start that run
+        # afresh, removing only what a run writes (a file someone put beside it is kept). Other refusals (a
+        # checkpoint that cannot be written, a memory budget) fail the run and keep its checkpoint.
         clear_run_folder(folder)
         return run(config, folder, on_step=hook, **how)
 
@@ -120,7 +121,7 @@ def _run_many(configs: list[RunConfig], out: Path | None, pack_id: str, ticker, 
     hook = (lambda step: ticker(step * len(configs)))
     try:
         results, _ = run_ensemble(configs, group, members, resume=resume, on_step=hook, **how)
-    except ExpressivityError:
+    except CheckpointUnreadable:
         if not resume:
             raise
         remove_written(group, ENSEMBLE_FILES)

@@ -71,7 +71,7 @@ def forward_exact(network: Network, X, *, return_residuals: bool = False, allow_
     ``allow_length``: run on a length outside ``network.valid_lengths`` (outside its claim);
     ``allow_outside``: on values outside ``network.input_domain`` (outside its claim).
     ``fast``: run the scaled-integer pass (:mod:`expressivity.network.exact_scaled`: the same
-    numbers of the same types, ~30x faster) when the network qualifies; ``False`` forces the
+    numbers of the same types; 85-90x faster on a compiled RASP sort, ``bench_exact.py``) when the network qualifies; ``False`` forces the
     Fraction path, the reference that tests hold the fast one to."""
     check_exact_evaluable(network)
     X = to_exact(X)

@@ -26,6 +26,11 @@ from safetensors.torch import load_file, save_file
 from expressivity.errors import ExpressivityError
 from expressivity.records import jsonable
 
+class CheckpointUnreadable(ExpressivityError):
+    """A checkpoint missing, damaged or changed after it was written (what a sweep worker may start
+    afresh from); a checkpoint that could not be *written* is a plain :class:`ExpressivityError`."""
+
+
 RUNNING = "running"
 FINISHED = ("done", "target-reached", "nan")
 
@@ -48,9 +53,10 @@ def save_checkpoint(path: Path, tensors: dict[str, torch.Tensor], config: dict, 
     tmp = path.with_name(path.name + ".tmp")
     old = path.with_name(path.name + ".old")
     shutil.rmtree(tmp, ignore_errors=True)
+    tensors = {k: v.detach().contiguous().clone() for k, v in tensors.items()}   # (a device's errors are its own)
     try:
         tmp.mkdir(parents=True)
-        save_file({k: v.detach().contiguous().clone() for k, v in tensors.items()}, str(tmp / "model.safetensors"))
+        save_file(tensors, str(tmp / "model.safetensors"))
         torch.save(state, tmp / "state.pt")
         digests = {name: _sha256(tmp / name) for name in DIGESTED}
         (tmp / "config.json").write_text(json.dumps(jsonable({**config, "files_sha256": digests}), indent=2) + "\n")
@@ -82,7 +88,7 @@ def _resolve(path: Path, fix: str | None = None) -> Path:
         old = path.with_name(path.name + ".old")  # interrupted between the two renames
         if (old / "config.json").exists():
             return old
-        raise ExpressivityError(f"no checkpoint in {path} (config.json is missing); {fix or 'start a fresh run instead'}")
+        raise CheckpointUnreadable(f"no checkpoint in {path} (config.json is missing); {fix or 'start a fresh run instead'}")
     return path
 
 
@@ -94,13 +100,13 @@ def read_checkpoint_config(path: Path, fix: str | None = None) -> dict:
     try:
         config = json.loads((path / "config.json").read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ExpressivityError(f"checkpoint {path} has a corrupt config.json ({exc}); {fix}") from None
+        raise CheckpointUnreadable(f"checkpoint {path} has a corrupt config.json ({exc}); {fix}") from None
     if not isinstance(config, dict) or "status" not in config or "step" not in config:
-        raise ExpressivityError(f"checkpoint {path}/config.json is not a checkpoint configuration; {fix}")
+        raise CheckpointUnreadable(f"checkpoint {path}/config.json is not a checkpoint configuration; {fix}")
     step, status = config["step"], config["status"]
     if isinstance(step, bool) or not isinstance(step, int) or step < 0 or status not in (RUNNING, *FINISHED):
-        raise ExpressivityError(f"checkpoint {path}/config.json has step {step!r} and status {status!r} (a step >= 0 "
-                                f"and one of {RUNNING}, {', '.join(FINISHED)} expected); {fix}")
+        raise CheckpointUnreadable(f"checkpoint {path}/config.json has step {step!r} and status {status!r} (a step >= 0 "
+                                   f"and one of {RUNNING}, {', '.join(FINISHED)} expected); {fix}")
     return config
 
 
@@ -117,22 +123,22 @@ def load_checkpoint(path: Path, with_state: bool = True,
                 same = isinstance(recorded, dict) and _sha256(path / name) == recorded.get(name)
             except OSError as exc:
                 what = "weights" if name == "model.safetensors" else f"{name}"
-                raise ExpressivityError(f"checkpoint {path} has unreadable {what} ({exc.strerror or exc}); "
-                                        f"{fix}") from None
+                raise CheckpointUnreadable(f"checkpoint {path} has unreadable {what} ({exc.strerror or exc}); "
+                                           f"{fix}") from None
             if not same:
-                raise ExpressivityError(f"checkpoint {path}: {name} does not match the SHA-256 its config.json "
-                                        f"records (it was changed after it was written); {fix}")
+                raise CheckpointUnreadable(f"checkpoint {path}: {name} does not match the SHA-256 its config.json "
+                                           f"records (it was changed after it was written); {fix}")
     try:
         tensors = load_file(str(path / "model.safetensors"))
     except (OSError, SafetensorError, ValueError) as exc:
-        raise ExpressivityError(f"checkpoint {path} has unreadable weights ({exc}); {fix}") from None
+        raise CheckpointUnreadable(f"checkpoint {path} has unreadable weights ({exc}); {fix}") from None
     state = None
     if with_state:
         try:
             state = torch.load(path / "state.pt", weights_only=False)
         except Exception as exc:  # a truncated pickle can fail in many ways; all mean "corrupt"
-            raise ExpressivityError(f"checkpoint {path} has an unreadable state.pt ({type(exc).__name__}); {fix}") \
+            raise CheckpointUnreadable(f"checkpoint {path} has an unreadable state.pt ({type(exc).__name__}); {fix}") \
                 from None
         if not isinstance(state, dict):
-            raise ExpressivityError(f"checkpoint {path}/state.pt is not a training state; {fix}")
+            raise CheckpointUnreadable(f"checkpoint {path}/state.pt is not a training state; {fix}")
     return config, tensors, state

@@ -53,8 +53,8 @@ from expressivity.nn.model import Model
 from expressivity.records import canonical_json, content_hash
 from expressivity.tasks import Batch, Task
 from expressivity.training.budget import check_run_budget
-from expressivity.training.checkpoint import (FINISHED, RUNNING, checkpoint_exists, load_checkpoint,
-                                              read_checkpoint_config, save_checkpoint)
+from expressivity.training.checkpoint import (FINISHED, RUNNING, CheckpointUnreadable, checkpoint_exists,
+                                              load_checkpoint, read_checkpoint_config, save_checkpoint)
 from expressivity.training.config import RunConfig
 from expressivity.training.execution import Execution
 from expressivity.training.loop import Members, train_members
@@ -130,10 +130,10 @@ class EnsembleStepper:
     def load(self, group_dir) -> tuple[int, Members]:
         ckpt = self.ckpt
         if ckpt is None or not checkpoint_exists(ckpt):
-            raise ExpressivityError(f"no ensemble checkpoint to resume in {group_dir}; start a fresh run instead")
+            raise CheckpointUnreadable(f"no ensemble checkpoint to resume in {group_dir}; start a fresh run instead")
         saved, tensors, st = load_checkpoint(ckpt)
         if saved.get("id") != self.group_id:
-            raise ExpressivityError(f"the ensemble checkpoint in {group_dir} belongs to other runs; use a new folder")
+            raise CheckpointUnreadable(f"the ensemble checkpoint in {group_dir} belongs to other runs; use a new folder")
         try:
             for name in ("flat", "m1", "m2"):
                 value, target = tensors[name].to(self.device), getattr(self.optimizer, name)
@@ -151,8 +151,8 @@ class EnsembleStepper:
             if self.alive is not None:
                 self.alive = DeviceAlive(self.size, self.device, [c.train.lr for c in self.configs], members.alive)
         except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
-            raise ExpressivityError(f"checkpoint {ckpt} has an incomplete training state ({type(exc).__name__}: "
-                                    f"{exc}); delete the folder to start over") from None
+            raise CheckpointUnreadable(f"checkpoint {ckpt} has an incomplete training state ({type(exc).__name__}: "
+                                       f"{exc}); delete the folder to start over") from None
         if saved["status"] in FINISHED:
             start, self.finished = self.train.steps, True
         return start, members

@@ -34,8 +34,8 @@ from expressivity.manifest import (MANIFEST, TRAINED_RUN_FILES, NetworkEntry, ch
 from expressivity.nn.model import Model
 from expressivity.tasks import Batch, Task
 from expressivity.training.budget import Budget, check_run_budget, estimate_run, memory_budget
-from expressivity.training.checkpoint import (FINISHED, RUNNING, checkpoint_exists, load_checkpoint,
-                                              read_checkpoint_config, save_checkpoint)
+from expressivity.training.checkpoint import (FINISHED, RUNNING, CheckpointUnreadable, checkpoint_exists,
+                                              load_checkpoint, read_checkpoint_config, save_checkpoint)
 from expressivity.training.config import RunConfig, check_run_arguments
 from expressivity.training.execution import Execution
 from expressivity.training.loop import Members, train_members
@@ -200,15 +200,15 @@ class SingleStepper:
         """The step and members' state of ``out_dir/checkpoint`` (the weights, optimizer and RNGs loaded)."""
         config, cfg, ckpt = self.config, self.config.train, self.ckpt
         if ckpt is None or not checkpoint_exists(ckpt):
-            raise ExpressivityError(f"no checkpoint to resume in {out_dir}; start a fresh run instead")
+            raise CheckpointUnreadable(f"no checkpoint to resume in {out_dir}; start a fresh run instead")
         saved, tensors, state = load_checkpoint(ckpt)
         if saved.get("id") != config.id():
-            raise ExpressivityError(f"the checkpoint in {out_dir} belongs to another configuration "
-                                    f"(id {saved.get('id')}, this run {config.id()}); use a new folder")
+            raise CheckpointUnreadable(f"the checkpoint in {out_dir} belongs to another configuration "
+                                       f"(id {saved.get('id')}, this run {config.id()}); use a new folder")
         if saved["step"] > cfg.steps or (saved["status"] == "done" and saved["step"] != cfg.steps) \
                 or saved.get("run") != config.to_dict():
-            raise ExpressivityError(f"the checkpoint in {out_dir} does not match its run (step {saved['step']} of "
-                                    f"{cfg.steps}, status {saved['status']}); delete the folder to start over")
+            raise CheckpointUnreadable(f"the checkpoint in {out_dir} does not match its run (step {saved['step']} of "
+                                       f"{cfg.steps}, status {saved['status']}); delete the folder to start over")
         _load_weights(self.model, {k: v.to(self.device) for k, v in tensors.items()}, ckpt)
         try:
             if state["step"] != saved["step"]:
@@ -224,8 +224,8 @@ class SingleStepper:
                 self.gen.set_state(state["generator"])
                 torch.set_rng_state(state["torch_rng"])
         except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
-            raise ExpressivityError(f"checkpoint {ckpt} has an incomplete training state ({type(exc).__name__}: "
-                                    f"{exc}); delete the folder to start over") from None
+            raise CheckpointUnreadable(f"checkpoint {ckpt} has an incomplete training state ({type(exc).__name__}: "
+                                       f"{exc}); delete the folder to start over") from None
         return state["step"], members
 
     def open_log(self, stack: ExitStack, members: Members) -> None:
@@ -411,7 +411,7 @@ def _load_weights(model: torch.nn.Module, tensors: dict, where, fix: str = "dele
         model.load_state_dict(tensors)
     except RuntimeError as exc:
         first = str(exc).strip().splitlines()[0]
-        raise ExpressivityError(f"checkpoint {where} does not fit this model ({first}); {fix}") from None
+        raise CheckpointUnreadable(f"checkpoint {where} does not fit this model ({first}); {fix}") from None
 
 
 def _mark_nan(ckpt: Path | None, step: int) -> None:
@@ -434,7 +434,7 @@ def load_trained(run_dir: Path) -> tuple[Model, Task, RunConfig]:
            "(expressivity train ... --out NEW, with the options of the original run)")
     saved, tensors, _ = load_checkpoint(run_dir / "checkpoint", with_state=False, fix=fix)
     if "run" not in saved:
-        raise ExpressivityError(f"{run_dir}/checkpoint was not written by this version's trainer; retrain it")
+        raise CheckpointUnreadable(f"{run_dir}/checkpoint was not written by this version's trainer; retrain it")
     config = RunConfig.from_dict(saved["run"])
     model = Model(config.model)
     _load_weights(model, tensors, Path(run_dir) / "checkpoint", fix)

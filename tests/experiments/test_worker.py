@@ -1,0 +1,53 @@
+"""A sweep worker starts a run afresh only from a checkpoint it cannot read, never because one could not be
+written (a review, 2026-11-28: a resumed run on a full disk cleared its own last good checkpoint)."""
+
+import json
+
+from expressivity.experiments.worker import execute_pack, run_dir
+from expressivity.training import RunConfig, run
+from expressivity.training import checkpoint as checkpoint_module
+from tests.experiments.helpers import BASE
+
+
+class _Crash(Exception):
+    pass
+
+
+def _half_trained(tmp_path):
+    config = RunConfig.for_task(BASE["task"]["name"], BASE["task"]["args"], BASE["model"],
+                                {**BASE["train"], "steps": 20, "lr": 1e-2}, seed=3)
+    folder = run_dir(tmp_path, config.id())
+
+    def crash(step, model):
+        if step == 15:
+            raise _Crash
+
+    try:
+        run(config, folder, on_step=crash)
+    except _Crash:
+        pass
+    assert json.loads((folder / "checkpoint" / "config.json").read_text())["step"] == 10
+    return config, folder
+
+
+def test_a_checkpoint_that_cannot_be_written_fails_the_run_and_keeps_the_last_one(tmp_path, monkeypatch):
+    config, folder = _half_trained(tmp_path)
+    kept = (folder / "checkpoint" / "model.safetensors").read_bytes()
+
+    def full_disk(*args, **kwargs):
+        raise RuntimeError("[enforce fail at inline_container.cc:659] unexpected pos 64 vs 0")
+
+    monkeypatch.setattr(checkpoint_module.torch, "save", full_disk)
+    (record,) = execute_pack({"pack": "p", "configs": [config.to_dict()], "out": str(tmp_path), "device": "cpu"})
+    assert record["status"] == "failed" and "cannot write the checkpoint" in record["reason"]
+    assert (folder / "checkpoint" / "model.safetensors").read_bytes() == kept   # resumable from step 10
+
+
+def test_a_checkpoint_that_cannot_be_read_is_trained_again(tmp_path):
+    config, folder = _half_trained(tmp_path)
+    weights = folder / "checkpoint" / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-5] ^= 1
+    weights.write_bytes(bytes(data))
+    (record,) = execute_pack({"pack": "p", "configs": [config.to_dict()], "out": str(tmp_path), "device": "cpu"})
+    assert record["status"] != "failed" and record["steps"] == 20
