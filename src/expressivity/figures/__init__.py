@@ -45,7 +45,8 @@ def pyplot():
 
 
 def save(fig, path, dpi: int = 120, software: str | None = None):
-    """Tight layout, write ``path`` as PNG (creating its folder) and close the figure; returns ``path``.
+    """Tight layout, write ``path`` in the format its suffix names (PNG: every caller's; creating its
+    folder) and close the figure; returns ``path``.
 
     ``software`` goes into the PNG's ``Software`` text chunk (default: matplotlib's own), so a
     command can later recognise a figure it wrote (:meth:`expressivity.records.OutputFile.png`).

@@ -451,7 +451,10 @@ def write_table(rows: list[dict], path: Path) -> None:
     for row in rows:
         writer.writerow({k: jsonable(row.get(k)) for k in columns})
     partial = path.with_name(f".{path.name}.partial")   # renamed into place: never half a table
-    partial.write_text(buf.getvalue())
-    partial.replace(path)
+    try:
+        partial.write_text(buf.getvalue())
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
