@@ -318,8 +318,8 @@ def _process_tag() -> str:
 class staged_output:
     """Context manager: write a whole output folder, or nothing.
 
-    Yields a fresh sibling folder ``<path>.partial-<tag>-<pid>`` (:func:`_process_tag`); on success it replaces ``path``
-    (after :func:`check_output_dir` allowed it, with ``replaces``: checked again just before the
+    Yields a fresh sibling folder ``<path>.partial-<tag>-<pid>`` (:func:`_process_tag`); on success
+    it replaces ``path`` (after :func:`check_output_dir` allowed it, with ``replaces``: checked again just before the
     swap, so a file a user put into the old folder meanwhile is not deleted either), on any
     failure or interruption it is removed, with every parent folder made for it.
     """

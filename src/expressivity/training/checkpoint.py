@@ -26,6 +26,7 @@ from safetensors.torch import load_file, save_file
 from expressivity.errors import ExpressivityError
 from expressivity.records import jsonable
 
+
 class CheckpointUnreadable(ExpressivityError):
     """A checkpoint missing, damaged or changed after it was written (what a sweep worker may start
     afresh from); a checkpoint that could not be *written* is a plain :class:`ExpressivityError`."""
