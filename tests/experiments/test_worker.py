@@ -51,3 +51,21 @@ def test_a_checkpoint_that_cannot_be_read_is_trained_again(tmp_path):
     weights.write_bytes(bytes(data))
     (record,) = execute_pack({"pack": "p", "configs": [config.to_dict()], "out": str(tmp_path), "device": "cpu"})
     assert record["status"] != "failed" and record["steps"] == 20
+
+
+def test_a_finished_pack_member_that_cannot_be_read_is_trained_again_alone(tmp_path):
+    """A review (2026-11-28): a finished ensemble member whose checkpoint no longer matched its digest failed the
+    whole pack on every --retry-failed, while a single run in that state was trained again."""
+    configs = [RunConfig.for_task(BASE["task"]["name"], BASE["task"]["args"], BASE["model"],
+                                  {**BASE["train"], "steps": 20, "lr": 1e-2}, seed=s) for s in (3, 4)]
+    job = {"pack": "p", "configs": [c.to_dict() for c in configs], "out": str(tmp_path), "device": "cpu"}
+    first = execute_pack(job)
+    assert [r["status"] for r in first] == ["done", "done"]
+    weights = run_dir(tmp_path, configs[1].id()) / "checkpoint" / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-5] ^= 1
+    weights.write_bytes(bytes(data))
+    again = execute_pack(job)
+    assert [r["status"] for r in again] == ["done", "done"]
+    assert again[0]["lengths"] == first[0]["lengths"]   # the readable member read back as it was
+    assert again[1]["lengths"] == first[1]["lengths"]   # the other trained again alone: the same numbers

@@ -193,11 +193,12 @@ def _warn_grid_edges(path: Path, records: list[dict], rules: dict) -> None:
     grid's edge, not the optimum (``reproduce`` decides such a claim *undecided* and extends the
     grid; a sweep of one's own was silent, a fresh audit, 2026-11-28)."""
     from expressivity.experiments.claims.grids import edges_of
-    from expressivity.experiments.table import select_runs
+    from expressivity.experiments.table import select_groups
 
     for axis in rules:
         # a grid of three or more values searches for the best; two values are a comparison, all edge
-        edges = [e for e in edges_of(path.name, records, rules, axis, select_runs) if e.most_seeds and len(e.grid) >= 3]
+        edges = [e for e in edges_of(path.name, records, rules, axis, select_groups)
+                 if e.most_seeds and len(e.grid) >= 3]
         if edges:
             configs = len({json.dumps(_drop(r["config"], axis), sort_keys=True) for r in records})
             first = edges[0]
@@ -420,7 +421,7 @@ def _has_path(src: Source, path: str) -> bool:
     try:
         src.con.execute(f"SELECT {path_sql(path)} FROM t LIMIT 0")
         return True
-    except duckdb.Error:
+    except duckdb.BinderException:   # no such column or key; any other error is the query's own, left to it
         return False
 
 

@@ -115,8 +115,9 @@ def _run_many(configs: list[RunConfig], out: Path | None, pack_id: str, ticker, 
     members = [run_dir(out, c.id()) for c in configs] if out is not None else None
     if members is not None and all(_finished(d) for d in members):
         # Trained before (the ensemble checkpoint is removed once every member folder is final)
-        # but not all recorded: read the members back instead of training again.
-        return [run(c, d, resume=True, **how) for c, d in zip(configs, members)]
+        # but not all recorded: read the members back instead of training again; a member whose
+        # checkpoint cannot be read is trained again alone (a member trains as its single run does).
+        return [_run_one(c, out, ticker, how) for c in configs]
     resume = group is not None and checkpoint_exists(group / "ensemble")
     hook = (lambda step: ticker(step * len(configs)))
     try:

@@ -42,6 +42,19 @@ def test_edge_selections_are_counted_per_configuration(tmp_path):
     assert not any("heads=2" in line for line in lines)
 
 
+def test_a_seed_with_a_crashed_candidate_is_no_selection_at_the_edge(tmp_path):
+    """A review (2026-11-28): a seed whose interior learning rate crashed (its validation loss unknown) counted
+    toward "edge for most seeds", while the verdicts count that seed as a failed run."""
+    _sweep(tmp_path / "sweep", {1: 0.1})
+    records = [json.loads(line) for line in (tmp_path / "sweep" / "records.jsonl").read_text().splitlines()]
+    for r in records:
+        if r["config"]["seed"] in (0, 1) and r["config"]["train"]["lr"] == 0.01:
+            r.update(status="failed", reason="RuntimeError: the worker process died", lengths={})
+    (tmp_path / "sweep" / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (edge,) = grid_edges(tmp_path)
+    assert (edge.edge, edge.total) == (1, 1)   # seed 2 alone is a selection (3 of 3 counted before)
+
+
 def _decided():
     return ClaimResult("reproduced", "the gap is decided", [], None)
 

@@ -75,7 +75,7 @@ def grid_edges(out: Path) -> list[GridEdge]:
     with selection rules and the records beside it; an unreadable one is a closed edge."""
     from expressivity.experiments.store import read_records
     from expressivity.experiments.select import parse_select
-    from expressivity.experiments.table import select_runs
+    from expressivity.experiments.table import select_groups
 
     found = []
     for spec in sorted(Path(out).glob("*/sweep.json")):
@@ -88,18 +88,20 @@ def grid_edges(out: Path) -> list[GridEdge]:
                                   unreadable=True))
             continue
         for axis in rules:
-            found += edges_of(spec.parent.name, records, rules, axis, select_runs)
+            found += edges_of(spec.parent.name, records, rules, axis, select_groups)
     return found
 
 
-def edges_of(sweep: str, records: list, rules: dict, axis: str, select_runs) -> list[GridEdge]:
+def edges_of(sweep: str, records: list, rules: dict, axis: str, select_groups) -> list[GridEdge]:
     """The configurations of one sweep's ``records`` whose selection (``rules``) chose the smallest
-    or largest value of ``axis``'s grid for some seed, with how many seeds chose each edge."""
+    or largest value of ``axis``'s grid for some seed, with how many seeds chose each edge; a seed
+    one of whose candidates crashed is no selection (as the verdicts count it: a failed run)."""
     grids: dict[str, set] = {}
     counts: dict[str, list[int]] = {}
     for r in records:
         grids.setdefault(group_key(r["config"], axis), set()).add(_lookup(r["config"], axis))
-    for record, _, ok in select_runs(records, rules):
+    for group in select_groups(records, rules):
+        record, ok = group.record, group.candidates_ok and not group.crashed
         key = group_key(record["config"], axis)
         grid, value = grids[key], _lookup(record["config"], axis)
         low = bool(ok) and len(grid) > 1 and value == min(grid)
