@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from expressivity.errors import ExpressivityError
-from expressivity.records import MANIFEST
+from expressivity.records import MANIFEST, file_sha256
 
 FORMAT = 1
 # What a folder is, as a whole (``Manifest.kind``); "results": figures and tables, no network (demo).
@@ -289,4 +289,4 @@ def changed_files(folder: Path, recorded, names) -> list[str]:
     if not isinstance(recorded, dict):
         return []
     return [name for name, digest in recorded.items() if name in names and (
-        not (Path(folder) / name).is_file() or hashlib.sha256((Path(folder) / name).read_bytes()).hexdigest() != digest)]
+        not (Path(folder) / name).is_file() or file_sha256(Path(folder) / name) != digest)]

@@ -169,13 +169,31 @@ def run_record(command: str, config: dict, seed: int | None = None) -> dict:
     }
 
 
-def write_json(path: Path, obj: Any) -> None:
-    """Write JSON atomically (temp file then rename), so a crash leaves no half-written file."""
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` atomically (a temporary file beside it, renamed into place; removed if the
+    write fails), so a crash or a full disk leaves the old file whole, never half a new one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(jsonable(obj), indent=2) + "\n")
-    tmp.replace(path)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """Write JSON atomically (:func:`write_text`)."""
+    write_text(path, json.dumps(jsonable(obj), indent=2) + "\n")
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes, read in blocks (a checkpoint may be large)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 OUTPUT_MARKER = "run.json"  # every output folder this package writes has a run record

@@ -192,7 +192,7 @@ def _warn_grid_edges(path: Path, records: list[dict], rules: dict) -> None:
     value of its grid (of three or more values) for most seeds: the table's number is then the
     grid's edge, not the optimum (``reproduce`` decides such a claim *undecided* and extends the
     grid; a sweep of one's own was silent, a fresh audit, 2026-11-28)."""
-    from expressivity.experiments.claims.grids import edges_of
+    from expressivity.experiments.claims.grids import edges_of, group_key
     from expressivity.experiments.table import select_groups
 
     for axis in rules:
@@ -200,7 +200,7 @@ def _warn_grid_edges(path: Path, records: list[dict], rules: dict) -> None:
         edges = [e for e in edges_of(path.name, records, rules, axis, select_groups)
                  if e.most_seeds and len(e.grid) >= 3]
         if edges:
-            configs = len({json.dumps(_drop(r["config"], axis), sort_keys=True) for r in records})
+            configs = len({group_key(r["config"], axis) for r in records})
             first = edges[0]
             sides = " and ".join(f"the {side} for {n}" for side, n in (("smallest", first.low), ("largest", first.high))
                                  if n)
@@ -208,13 +208,6 @@ def _warn_grid_edges(path: Path, records: list[dict], rules: dict) -> None:
                           f"seeds (e.g. {first.label}: grid {' '.join(f'{v:g}' for v in first.grid)}, {sides} of "
                           f"{first.total} seeds): their numbers may not be the best the setting gives; extend the grid "
                           "beyond that edge", GridEdgeWarning, stacklevel=3)
-
-
-def _drop(config: dict, path: str) -> dict:
-    """``config`` less the setting at ``path`` and the seed (one configuration of the sweep)."""
-    from expressivity.experiments.table import drop_path
-
-    return drop_path({k: v for k, v in config.items() if k != "seed"}, path)
 
 
 def _load_rows(con, rows: list[dict]) -> None:

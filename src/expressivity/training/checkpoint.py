@@ -14,7 +14,6 @@ full disk: ``torch.save`` raises ``RuntimeError``) is one line too, the previous
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -24,7 +23,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from expressivity.errors import ExpressivityError
-from expressivity.records import jsonable
+from expressivity.records import file_sha256, jsonable
 
 
 class CheckpointUnreadable(ExpressivityError):
@@ -39,14 +38,6 @@ FINISHED = ("done", "target-reached", "nan")
 DIGESTED = ("model.safetensors", "state.pt")   # config.json records their SHA-256
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def save_checkpoint(path: Path, tensors: dict[str, torch.Tensor], config: dict, state: dict) -> None:
     """Write ``tensors`` (safetensors), ``state`` (torch pickle) and ``config`` (JSON, with the other
     two files' SHA-256) atomically; a write that fails is a one-line error, the previous checkpoint kept."""
@@ -59,7 +50,7 @@ def save_checkpoint(path: Path, tensors: dict[str, torch.Tensor], config: dict, 
         tmp.mkdir(parents=True)
         save_file(tensors, str(tmp / "model.safetensors"))
         torch.save(state, tmp / "state.pt")
-        digests = {name: _sha256(tmp / name) for name in DIGESTED}
+        digests = {name: file_sha256(tmp / name) for name in DIGESTED}
         (tmp / "config.json").write_text(json.dumps(jsonable({**config, "files_sha256": digests}), indent=2) + "\n")
     except (OSError, RuntimeError, SafetensorError) as exc:   # torch.save's full disk is a RuntimeError
         shutil.rmtree(tmp, ignore_errors=True)
@@ -121,9 +112,9 @@ def load_checkpoint(path: Path, with_state: bool = True,
     if recorded is not None:
         for name in DIGESTED[:2 if with_state else 1]:
             try:
-                same = isinstance(recorded, dict) and _sha256(path / name) == recorded.get(name)
+                same = isinstance(recorded, dict) and file_sha256(path / name) == recorded.get(name)
             except OSError as exc:
-                what = "weights" if name == "model.safetensors" else f"{name}"
+                what = "weights" if name == "model.safetensors" else name
                 raise CheckpointUnreadable(f"checkpoint {path} has unreadable {what} ({exc.strerror or exc}); "
                                            f"{fix}") from None
             if not same:

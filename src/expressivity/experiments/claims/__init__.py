@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Callable
 
 from expressivity.errors import ExpressivityError
-from expressivity.records import check_output_dir, hardware, jsonable, run_record, write_json
+from expressivity.records import check_output_dir, hardware, jsonable, run_record, write_json, write_text
 
 VERDICTS = ("reproduced", "not reproduced", "refuted", "undecided")
 UNDECIDED_REASONS = ("out of regime", "underpowered", "lr on grid edge")
@@ -450,11 +450,6 @@ def write_table(rows: list[dict], path: Path) -> None:
     writer.writeheader()
     for row in rows:
         writer.writerow({k: jsonable(row.get(k)) for k in columns})
-    partial = path.with_name(f".{path.name}.partial")   # renamed into place: never half a table
-    try:
-        partial.write_text(buf.getvalue())
-        partial.replace(path)
-    finally:
-        partial.unlink(missing_ok=True)
+    write_text(path, buf.getvalue())   # atomic: never half a table
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from expressivity.errors import ExpressivityError
+from expressivity.records import write_text
 
 FILE = "criterion.md"
 MAX_REASON = 2000   # characters of an amendment's reason
@@ -162,7 +163,7 @@ def settle(folder, claim, scale: str, amend: str | None = None) -> list[Amendmen
     path = Path(folder) / FILE
     new = statement(claim, scale)
     if action == "write":
-        _write(path, f"# {claim.title}\n\nSource: {claim.source}\n\nStated before the run, {_now()}:\n\n"
+        write_text(path, f"# {claim.title}\n\nSource: {claim.source}\n\nStated before the run, {_now()}:\n\n"
                      f"{_OPEN}\n{new}\n{_CLOSE}\n")
     elif action == "amend":
         text = read(folder)
@@ -171,13 +172,6 @@ def settle(folder, claim, scale: str, amend: str | None = None) -> list[Amendmen
         diff = "\n".join(difflib.unified_diff(old.splitlines(), new.splitlines(), "stated", f"amendment {number}",
                                               lineterm=""))
         reason = " ".join(str(amend).split())
-        _write(path, text.rstrip("\n") + f"\n\n## Amendment {number}, {_now()}\n\nReason: {reason}\n\n"
+        write_text(path, text.rstrip("\n") + f"\n\n## Amendment {number}, {_now()}\n\nReason: {reason}\n\n"
                                          f"{_OPEN}\n{new}\n{_CLOSE}\n\nChanges:\n\n```diff\n{diff}\n```\n")
     return amendments(read(folder))
-
-
-def _write(path: Path, text: str) -> None:
-    """Write atomically (a temporary file renamed into place): a crash leaves the old file whole."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)

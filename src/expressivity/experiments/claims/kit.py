@@ -44,8 +44,8 @@ def _finite_tests(row: dict) -> bool:
     ``"nan"``: counted as a valid seed by the regime check while the rule dropped it, the two then
     disagreed on a cell's seeds, a fresh audit, 2026-11-28)."""
     numbers = _floats(row)
-    return all(isinstance(numbers.get(k), (int, float)) and math.isfinite(numbers[k])
-               for k in ("test_loss", "test_metric") if k in numbers) and "test_loss" in numbers
+    present = [numbers[k] for k in ("test_loss", "test_metric") if k in numbers]
+    return "test_loss" in numbers and all(isinstance(v, (int, float)) and math.isfinite(v) for v in present)
 
 
 def train_length_row(record: dict) -> dict | None:
