@@ -274,6 +274,23 @@ def test_trainability_needs_the_gain_of_the_dot_product_below_a_margin():
     assert verdict.word == "undecided" and 0 < stats["rate_dpfree"].low < 0.3 and stats["rate_dpfree"].high <= 1
 
 
+def test_dp_free_failing_counts_against_the_claim_only_where_dp_succeeds():
+    """The claim is comparative: an audit's undertrained plant (both arms 0/20, in regime) was *not
+    reproduced*; where neither arm learns the task the budget failed, not DP-free: undecided."""
+    verdict, _ = trainability_verdict((0, 20), (0, 20))
+    assert verdict.word == "undecided" and verdict.reason.startswith("out of regime")
+    assert "neither arm learns it" in verdict.reason
+    verdict, _ = trainability_verdict((3, 24), (2, 24))
+    assert verdict.word == "undecided" and verdict.reason.startswith("out of regime")
+    # DP-free below 1/2 with DP's interval straddling it: underpowered for this part, whatever the gap says
+    verdict, _ = trainability_verdict((12, 24), (1, 24))
+    assert verdict.word == "refuted" and "below 1/2, but DP in 12/24" in verdict.reason
+    assert "the interval contains 1/2" in verdict.reason
+    # DP learns it and DP-free does not: the part is not reproduced (the gap then refutes the claim)
+    verdict, _ = trainability_verdict((20, 24), (2, 24))
+    assert verdict.word == "refuted" and "below 1/2, DP in 20/24" in verdict.reason
+
+
 def test_a_non_significant_gap_is_not_equivalence():
     """The audit's case: 21/24 against 17/24 (Fisher p = 0.29, DP-free's interval reaching past 1/2)
     read as 'no gap'. The Newcombe interval of the difference, [-0.07, 0.38], reaches far past the
