@@ -261,3 +261,20 @@ def test_a_machine_without_matplotlib_is_told_before_a_claim_trains(tmp_path, mo
     res = CliRunner().invoke(cli, ["reproduce", "wang-e-6", "--scale", "quick", "--yes", "--out", str(tmp_path / "w6")])
     assert res.exit_code == 2 and res.stderr.startswith("error: figures need matplotlib") and res.stderr.count("\n") == 1
     assert not (tmp_path / "w6").exists()
+
+
+@pytest.mark.parametrize("fmt", [[], ["--json"]])
+def test_a_plan_the_run_would_refuse_exits_2(tmp_path, fmt):
+    """`--plan` printed "plan: refused: ..." and exited 0, so a script checking the status would start a run that
+    cannot start. Now the plan is still printed (the JSON object, with its note) and the status is 2."""
+    import json
+
+    out = tmp_path / "p"
+    res = CliRunner().invoke(cli, ["reproduce", "wang-e-dp", "--scale", "full", "--plan", "--device", "cpu",
+                                   "--memory-budget", "20MiB", "--out", str(out), *fmt])
+    assert res.exit_code == 2 and res.stderr.startswith("error: refused: run ") and "--memory-budget" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and not out.exists()
+    if fmt:
+        assert json.loads(res.stdout)["plan"]["note"].startswith("refused: run ")
+    else:
+        assert "plan: refused: run " in res.stdout

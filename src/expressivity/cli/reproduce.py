@@ -128,6 +128,9 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
     if plan_only:
         if plan is None:  # a numerics claim trains nothing: say so rather than print nothing
             _no_plan(name, scale, out, as_json)
+        elif plan.note.startswith("refused"):
+            # the plan is printed (or is the JSON object); the exit status says the run would not start
+            raise click.UsageError(plan.note)
         return
     with human_output_to_stderr(as_json):
         console.print(f"[bold]{claim.title}[/] ({claim.source}), scale {scale}\nthe paper's claim {claim.tag}: "
