@@ -52,8 +52,23 @@ def test_a_float_answer_of_an_exact_claim_is_checked_against_exact_arithmetic(ha
     result = json.loads(out)
     assert result["checked_against_exact"] is True and result["within_claim"]
     assert result["input_rounding"]["values"] == 3 and result["input_rounding"]["dtype"] == "float64"
+    assert result["exact_agreement"]["equal"] is False and 0 < result["exact_agreement"]["relative"] < 1e-15
     code, out, _ = run("run", hard_sum, "--input", "0.1,0.2,0.4")
+    # 0.1 + 0.2 + 0.4 as typed is 7/10, which no double is: "the same answer" was said of it
+    assert "gives the same answer" not in out
+    assert "gives an answer within float64 rounding of this one (largest difference" in " ".join(out.split())
+    code, out, _ = run("run", hard_sum, "--input", "0,0,0")
     assert "checked: exact arithmetic on the input as typed gives the same answer" in out
+
+
+def test_an_exact_claims_float_answer_says_how_far_it_is_from_the_exact_one(hard_sum):
+    """An audit: 1e17 + 1 + 0 is 100000000000000001; float64 answered 1e17 and `run` said exact arithmetic
+    "gives the same answer"."""
+    code, out, err = run("run", hard_sum, "--input", "100000000000000000,1,0", "--json")
+    assert code == 0, err
+    agreement = json.loads(out)["exact_agreement"]
+    assert agreement["equal"] is False and agreement["largest_difference"] == 1.0
+    assert "against 100000000000000001" in agreement["where"]
 
 
 def test_a_float_answer_that_differs_from_the_exact_one_is_refused_then_marked(hard_sum):
@@ -72,10 +87,19 @@ def test_a_float_answer_that_differs_from_the_exact_one_is_refused_then_marked(h
 
 
 def test_the_circuit_check_compares_with_the_target_of_the_values_as_given():
-    """The target of 1e30, 1, -1e30 was computed in float64 (0, not 1)."""
-    code, out, err = run("circuit", "sum", "--input", "1e30,1,-1e30", "--json")
+    """The target of 1e30, 1, -1e30 was computed in float64 (0, not 1). Then (an audit) the float64 answer,
+    -1.5e13, "passed" within a rounding allowance of 5.3e15: an exact claim's float answer must now also be the
+    exact one up to the answer's own rounding (as `run` checks), so it is refused, and exact arithmetic gives 1."""
+    code, out, err = run("circuit", "sum", "--input", "1e30,1,-1e30", "--dtype", "exact", "--json")
     assert code == 0, err
-    assert json.loads(out)["target"] == [1.0, 1.0, 1.0]
+    assert json.loads(out)["target"] == [1, 1, 1] and json.loads(out)["output"] == [1, 1, 1]
+    for circuit, dtype in (("sum", "float64"), ("mean", "float64"), ("sum", "float32")):
+        values = "1e30,1,-1e30" if dtype == "float64" else "1e9,1,-1e9"   # float32 answered 0 for 1
+        code, out, err = run("circuit", circuit, "--input", values, "--dtype", dtype)
+        _one_line(code, err, f"the {dtype} answer differs from the exact one")
+        assert "use --dtype exact" in err and out == ""
+    code, out, err = run("circuit", "sum", "--input", "1e3,1,-1e3", "--json")   # float64 carries this one
+    assert code == 0 and max(abs(v - 1) for v in json.loads(out)["output"]) < 1e-12, err
     code, out, err = run("circuit", "mean", "--input", "1e17,1,-1e17", "--dtype", "exact", "--json")
     assert code == 0 and json.loads(out)["target"] == ["1/3"] * 3, err
 
@@ -131,3 +155,30 @@ def test_show_draws_an_exact_only_network_from_its_exact_pass(tmp_path):
     assert code == 0, err
     page = (tmp_path / "page.html").read_text()
     assert "0.2506" in page and "0.2672" not in page
+
+
+def test_the_circuit_command_names_its_arithmetic_and_the_inputs_float32_rounded():
+    """An audit: a hardmax reversal in float32 was labelled "max-subtracted softmax", and 16777217 (no float32 number)
+    reached the network as 16777216 with nothing said."""
+    code, out, err = run("circuit", "reverse", "--scale", "inf", "--dtype", "float32", "--input", "16777217,1,2", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["arithmetic"] == "PyTorch float32" and result["report"]["checks"][0]["arithmetic"] == "PyTorch float32"
+    assert result["input_rounding"]["examples"] == [[16777217, 16777216.0]]
+    code, out, err = run("circuit", "reverse", "--scale", "inf", "--dtype", "float32", "--input", "16777217,1,2")
+    assert "note: 1 input value(s) are not float32 numbers" in " ".join(out.split())
+    code, out, err = run("circuit", "reverse", "--dtype", "float32", "--tolerance", "1e-3", "--input", "1,2,3", "--json")
+    assert code == 0 and json.loads(out)["arithmetic"] == "PyTorch float32, max-subtracted softmax", err
+    assert "input_rounding" not in json.loads(out)
+
+
+def test_a_typed_value_that_float64_rounds_out_of_the_domain_is_said_so(yun_sort):
+    """An audit: 0.99999999999999999999 is inside [0, 1) but float64 reads it as 1; the refusal said "x[0] = 1,
+    outside [0, 1)" with no word of the rounding."""
+    softened = yun_sort.parent / "softened"   # softmax: float64 over [0, 1)
+    code, _, err = run("run", softened, "--input", "0.99999999999999999999,0.3")
+    _one_line(code, err, "--input: 2 value(s) are not float64 numbers (0.99999999999999999999 becomes 1.0), and the "
+                         "rounded input is refused: token 0 has x[0] = 1, outside [0, 1)")
+    assert "--dtype exact" not in err   # a softmax network has no exact pass
+    code, _, err = run("run", yun_sort, "--input", "0.99999999999999999999,0.3")   # the modified one: exact
+    assert code == 0, err

@@ -361,6 +361,17 @@ def test_the_readme_snippet_runs_and_gives_the_networks_output(tmp_path, monkeyp
     assert scope["cache"]["blocks.0.attn.hook_pattern"].shape == (1, 1, 5, 5)
 
 
+def test_the_readme_says_which_arithmetic_carries_the_claim(tmp_path):
+    """An audit: the snippet said `dtype=torch.float64  # or torch.float32` for a circuit whose claim holds in float64
+    only (|x| up to its limit); TransformerLens checks nothing, so the folder's README must say it."""
+    net, _ = CIRCUITS["reverse"].build(6, "auto", input_range=5.0)
+    save_transformer_lens(to_transformer_lens(net), tmp_path / "rev", "reverse")
+    text = " ".join((tmp_path / "rev" / "README.md").read_text().split())
+    limit = net.input_domain.arithmetic["float64"]
+    assert "float32" not in net.input_domain.arithmetic and "or torch.float32" not in text
+    assert f"its claim holds in float64 (for |x| up to {limit:.6g}) only, not in float32" in text
+
+
 # ---------------------------------------------------------------------------------------------
 # import
 # ---------------------------------------------------------------------------------------------

@@ -194,3 +194,13 @@ def test_an_arithmetic_outside_the_claim_or_beyond_its_magnitude_is_a_violation(
     assert InputDomain((Field.real(["x"]),)).violation(X, LABELS, "float32") is None   # no arithmetic recorded
     with pytest.raises(NetworkError, match="arithmetic names"):
         InputDomain((Field.real(["x"]),), arithmetic={"float16": None})
+
+
+def test_the_spread_of_float_inputs_is_compared_exactly():
+    """An audit: 5 - (-2^-60) rounds to 5 in float64, so an input spanning more than the recorded 5 was inside."""
+    from expressivity.constructions.circuits.build import build_reverse, embed
+
+    net, _ = build_reverse(2, "auto", input_range=5.0)
+    assert net.outside_claim(embed(net, [5.0, 0.0])) is None
+    reason = net.outside_claim(embed(net, [5.0, -2.0**-60]))
+    assert reason is not None and "is 5 + 8.7e-19, above 5" in reason

@@ -70,7 +70,8 @@ def circuit_result(name: str, length: int | None = None, scale="auto", dtype: st
                    measure_outside: bool = False):
     """The JSON object ``expressivity circuit`` prints (also used by the demo); with ``with_network``,
     the pair ``(object, network)``."""
-    from expressivity.constructions.circuits.check import ARITHMETIC, default_values, run_circuit
+    from expressivity.constructions.circuits.check import arithmetic_of, default_values, run_circuit
+    from expressivity.inspect.run import input_rounding
 
     if input_text is not None:
         values = parse_values(input_text)
@@ -83,7 +84,7 @@ def circuit_result(name: str, length: int | None = None, scale="auto", dtype: st
                       tolerance=tolerance, input_range=input_range, measure_outside=measure_outside)
     squeeze = (lambda a: a[..., 0]) if run.output.shape[-1] == 1 else (lambda a: a)
     result = {
-        "circuit": name, "length": len(values), "dtype": dtype, "arithmetic": ARITHMETIC[dtype],
+        "circuit": name, "length": len(values), "dtype": dtype, "arithmetic": arithmetic_of(dtype, run.network),
         "scale": run.report.constants["scale"], "input": run.values, "output": squeeze(run.output),
         "target": squeeze(run.target), "max_abs_error": run.max_abs_error,
         **({"max_abs_error_exact": run.max_abs_error_exact} if run.max_abs_error_exact is not None else {}),
@@ -93,6 +94,11 @@ def circuit_result(name: str, length: int | None = None, scale="auto", dtype: st
                                       "tolerance": tolerance, "shift": shift, "input": input_text,
                                       "input_range": input_range}, seed),
     }
+    import numpy as np
+
+    rounding = input_rounding(np.asarray(values, dtype=object), dtype) if input_text is not None else None
+    if rounding is not None:   # the network saw the nearest floats; the target is of the values as typed
+        result["input_rounding"] = rounding
     return (result, run.network) if with_network else result
 
 
@@ -191,6 +197,11 @@ def _print_circuit(name: str, dtype: str, result: dict) -> None:
     report = result["report"]
     exact = f" (exactly {result['max_abs_error_exact']})" if "max_abs_error_exact" in result else ""
     console.print(f"max abs error: {result['max_abs_error']:.3e}{exact}   [{result['arithmetic']}]")
+    rounding = result.get("input_rounding")
+    if rounding is not None:
+        console.print(f"note: {rounding['values']} input value(s) are not {dtype} numbers; the network received the "
+                      f"nearest ones (largest change {rounding['largest_change']:.2g}), the target is of the values as "
+                      "typed", soft_wrap=True, markup=False, highlight=False)
     margin = report["margins"].get("score_gap_per_unit_scale")
     if margin is not None:
         console.print(f"margin per unit scale: {margin:.6g}; proven error bound: {report['bounds']['max_abs_error']:.3e}")

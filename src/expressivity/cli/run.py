@@ -117,8 +117,12 @@ def _print(result: dict) -> None:
                       f"received the nearest ones (largest change {rounding['largest_change']:.2g})",
                       soft_wrap=True, markup=False, highlight=False)
     if result.get("checked_against_exact"):
-        console.print("checked: exact arithmetic on the input as typed gives the same answer", markup=False,
-                      highlight=False)
+        agreement = result["exact_agreement"]
+        console.print("checked: exact arithmetic on the input as typed gives the same answer" if agreement["equal"] else
+                      f"checked: exact arithmetic on the input as typed gives an answer within {result['dtype']} "
+                      f"rounding of this one (largest difference {agreement['largest_difference']:.3g}, relative "
+                      f"{agreement['relative']:.2g}, allowed {agreement['allowed']:g}: {agreement['where']})",
+                      soft_wrap=True, markup=False, highlight=False)
     if result.get("unclaimed_positions"):
         first = result["claimed_from"]
         tail = ("; none of these is" if first >= n else "; those before it are not") + " covered by any check"

@@ -27,7 +27,7 @@ import numpy as np
 
 from expressivity.errors import ExpressivityError, NetworkError
 from expressivity.network.answers import answers_of, plain
-from expressivity.network.domain import short
+from expressivity.network.domain import EXACT_AGREEMENT, short
 from expressivity.network.evaluate import DTYPES, evaluate
 from expressivity.network.inputs import input_dims, input_help, takes_tokens
 from expressivity.network.network import Network
@@ -204,45 +204,60 @@ def input_rounding(X: np.ndarray, dtype: str) -> dict | None:
 
 
 def _differs_from_exact(net: Network, X: np.ndarray, out: np.ndarray, dtype: str, rounding: dict | None,
-                        outs: tuple[str, ...]) -> str | bool | None:
+                        outs: tuple[str, ...]) -> tuple[str | None, dict | None]:
     """For a network whose claim is exact: whether the float answer ``out`` differs from the exact one.
 
     A float pass can leave an exact claim two ways: rounding the typed input (``0.49999999999``
     becomes ``0.5`` in float32, across a cell boundary), or rounding inside the network (values
     beyond what the float type carries exactly). The typed input is evaluated exactly and compared
-    with ``out``, float rounding of the output allowed (relative 1e-4 in float32, 1e-9 in float64).
-    Returns the reason when they differ, ``False`` when they agree, ``None`` when no exact comparison
-    applies (the claim is not exact, or the network cannot be evaluated exactly: softmax)."""
+    with ``out``, float rounding of the output allowed (:data:`EXACT_AGREEMENT`: relative 1e-4 in
+    float32, 1e-9 in float64). Returns ``(reason, agreement)``: the reason when they differ (else
+    ``None``), and how they compare (``{"equal": bool, "largest_difference", "where", "exact",
+    "relative", "allowed"}``), or ``(None, None)`` when no exact comparison applies (the claim is
+    not exact, or the network cannot be evaluated exactly: softmax)."""
     if net.input_domain is None or not net.input_domain.exact:
-        return None
+        return None, None
     try:
         with np.errstate(all="ignore"):
             exact = evaluate(net, X, "exact", allow_length=True, allow_outside=True, check_finite=False)
     except ExpressivityError:     # softmax: no exact pass to compare with
-        return None
-    tolerance = 1e-4 if dtype == "float32" else 1e-9
+        return None, None
+    tolerance = EXACT_AGREEMENT["float32" if dtype == "float32" else "float64"]
+    agreement = {"equal": True, "largest_difference": 0.0, "relative": 0.0, "allowed": tolerance}
     for (i, k), want in np.ndenumerate(exact):
         got = float(out[i, k])
         try:
-            far = abs(got - float(want)) > tolerance * max(1.0, abs(float(want)))
+            gap = abs(Fraction(got) - Fraction(want)) if math.isfinite(got) else math.inf
+            relative = float(gap / max(Fraction(1), abs(Fraction(want))))
         except OverflowError:   # the exact answer is beyond float64, the float one is not
-            far = True
-        if far:
-            where = f"{outs[k]} at token {i}: {fmt(got)} against {fmt(want)}"
+            gap, relative = math.inf, math.inf
+        where = f"{outs[k]} at token {i}: {fmt(got)} against {fmt(want)}"
+        if gap and relative >= agreement["relative"]:
+            agreement |= {"equal": False, "largest_difference": float(gap), "relative": relative, "where": where}
+        if relative > tolerance:
             if rounding is None:
-                return f"the {dtype} answer differs from the exact one ({where}): {dtype} does not carry this network's " \
-                       "arithmetic on this input"
+                return (f"the {dtype} answer differs from the exact one ({where}): {dtype} does not carry this "
+                        "network's arithmetic on this input"), agreement
             moves = ", ".join(f"{_typed(typed)} becomes {received!r}, {float(abs(Fraction(received) - Fraction(typed))):.2g} "
                               "away" for typed, received in rounding["examples"])
             return (f"{rounding['values']} input value(s) are not {dtype} numbers ({moves}), and the {dtype} answer "
-                    f"differs from the exact answer for the typed input ({where})")
-    return False
+                    f"differs from the exact answer for the typed input ({where})"), agreement
+    return None, agreement
 
 
 def _typed(v) -> str:
-    """A typed value in a message: as a fraction when short (``1/3``), else as its nearest double (``0.49999999999``)."""
+    """A typed value in a message: as a fraction when short (``1/3``), else as its nearest double
+    where that is the value (``0.49999999999``), else in decimal to 25 digits (``0.99999999999999999999``,
+    which no double is)."""
     text = str(v)
-    return text if len(text) <= 12 else repr(float(v))
+    if len(text) <= 12:
+        return text
+    if Fraction(float(v)) == Fraction(v):
+        return repr(float(v))
+    from decimal import Context, Decimal
+
+    v = Fraction(v)
+    return str(Context(prec=25).divide(Decimal(v.numerator), Decimal(v.denominator)).normalize()).replace("E", "e")
 
 
 def outside_claim(net: Network, X: np.ndarray, dtype: str | None = None) -> str | None:
@@ -271,22 +286,30 @@ def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: 
     if dtype not in DTYPES:
         raise ExpressivityError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
     Xd = as_dtype(X, dtype)
+    rounding = input_rounding(X, dtype)
     with np.errstate(all="ignore"):
         try:
             result = evaluate(net, Xd, dtype, allow_length=allow_length, allow_outside=allow_outside,
                               return_residuals=residuals, check_finite=False)   # one pass; _check_finite says it
         except NetworkError as exc:   # e.g. an input float64 cannot carry within the claim: the flags that apply
-            raise NetworkError(as_flags(str(exc))) from None
+            message = as_flags(str(exc))
+            if rounding is not None:  # the typed value may be inside: 0.99999999999999999999 is 1 in float64
+                typed, received = rounding["examples"][0]
+                softmax = any(getattr(layer, "normalization", None) == "softmax" for layer in net.layers)
+                message = (f"--input: {rounding['values']} value(s) are not {dtype} numbers ({_typed(typed)} becomes "
+                           f"{received!r}), and the rounded input is refused: {message}; "
+                           + ("type values the arithmetic carries inside the domain" if softmax else
+                              "--dtype exact takes the values as typed"))
+            raise NetworkError(message) from None
         out, res = (result[0], list(result[1])) if residuals else (result, None)
     _check_finite(out, net, dtype)
     outs = net.output_labels or tuple(f"y[{k}]" for k in range(net.d_out))
     note = outside_claim(net, X, dtype)
-    rounding = input_rounding(X, dtype)
-    checked = False
+    checked, agreement = False, None
     if note is None and dtype != "exact":
-        differs = _differs_from_exact(net, X, out, dtype, rounding, outs)
-        checked = differs is False
-        if isinstance(differs, str):
+        differs, agreement = _differs_from_exact(net, X, out, dtype, rounding, outs)
+        checked = differs is None and agreement is not None
+        if differs is not None:
             if not allow_outside:
                 raise NetworkError(f"--input: {differs}; run it with --dtype exact (or pass --allow-outside to see the "
                                    f"{dtype} answer, marked)")
@@ -298,6 +321,8 @@ def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: 
         result["outside_claim"] = note
     if dtype != "exact":
         result["checked_against_exact"] = checked
+        if checked:   # equal, or within the output's rounding (said with the largest difference)
+            result["exact_agreement"] = agreement
     if rounding is not None:
         result["input_rounding"] = rounding
     claimed_from = 0 if net.input_domain is None else net.input_domain.claimed_from

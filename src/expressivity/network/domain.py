@@ -35,6 +35,9 @@ from expressivity.network.serial import number_from_json, number_to_json
 
 KINDS = ("real", "set", "one-hot")
 ARITHMETICS = ("exact", "float64", "float32")   # what InputDomain.arithmetic may name (torch float64 is float64)
+# A float answer of an exact claim agrees with the exact answer when within this, relative to
+# max(1, |exact answer|): the rounding of the output itself (reported as "within", never as equal)
+EXACT_AGREEMENT = {"float64": 1e-9, "float32": 1e-4}
 MAX_NAMES = 8        # describe() lists at most this many names of a one-hot field
 SHORT_DIGITS = 16    # an exact number longer than this is shown as a float (or a power of ten) in messages
 
@@ -191,11 +194,18 @@ class Field:
                 return message
         if self.spread is not None and values.size:
             flat = values.reshape(values.shape[0], -1)
-            spans = [max(row) - min(row) for row in flat] if exact else list(flat.max(axis=1) - flat.min(axis=1))
+            # exactly, floats too: a float difference rounds, and 5 - (-2^-60) is 5 in float64 (above a spread of 5)
+            spans = [max(row) - min(row) for row in flat] if exact else \
+                [Fraction(float(row.max())) - Fraction(float(row.min())) if np.isfinite(row).all() else row.max() - row.min()
+                 for row in flat]
             for b, span in enumerate(spans):
                 if span > bound(self.spread):
                     label = "the input" if values.shape[0] == 1 else f"input {b}"
-                    return f"max - min of {self.describe_dims()} in {label} is {short(span)}, above {short(self.spread)}"
+                    shown = span if exact else float(span)   # a float input's span as a float (exact above) ...
+                    if not exact and shown <= self.spread:     # ... unless that rounds it onto the bound
+                        shown = f"{short(self.spread)} + {float(span - Fraction(self.spread)):.2g}"
+                    shown = shown if isinstance(shown, str) else short(shown)
+                    return f"max - min of {self.describe_dims()} in {label} is {shown}, above {short(self.spread)}"
         return None
 
     def sample(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:

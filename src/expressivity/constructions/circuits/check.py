@@ -22,12 +22,19 @@ from expressivity.constructions.circuits.build import DEFAULT_TOLERANCE, MAX_LEN
 from expressivity.constructions.report import Check, ConstructionReport, ErrorEstimate
 from expressivity.errors import ExpressivityError
 from expressivity.network import Network, evaluate
-from expressivity.network.domain import short
+from expressivity.network.domain import EXACT_AGREEMENT, short
 from expressivity.network.exact import to_exact
 
 DTYPES = ("exact", "float64", "float32")
 ARITHMETIC = {"exact": "exact rationals (Python int/Fraction)", "float64": "NumPy float64 reference pass",
               "float32": "PyTorch float32, max-subtracted softmax"}
+
+
+def arithmetic_of(dtype: str, net: Network) -> str:
+    """How ``net`` is evaluated in ``dtype``, in words (:data:`ARITHMETIC`; a network without a
+    softmax says no softmax)."""
+    softmax = any(getattr(layer, "normalization", None) == "softmax" for layer in net.layers)
+    return ARITHMETIC[dtype] if softmax or dtype != "float32" else "PyTorch float32"
 _UNIT_ROUNDOFF = {"exact": 0.0, **UNIT_ROUNDOFF}
 
 
@@ -137,12 +144,26 @@ def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed
         diffs = np.abs(output - target)
         bound = report.bounds["max_abs_error"] + rounding_allowance(dtype, floats, target)
         max_err, err_exact = float(diffs.max()), None
-        failures = int(np.count_nonzero(diffs > bound))
+        far = diffs > bound
+        if net.input_domain.exact:
+            # An exact claim in floats: the answer must also be the exact one up to the rounding of the
+            # output itself (as `run` checks): the allowance above grows with |v| and can exceed the answer
+            # (the sum of 1e30, 1, -1e30 in float64 is -1.5e13, within an allowance of 5.3e15)
+            far |= diffs > EXACT_AGREEMENT[dtype] * np.maximum(1.0, np.abs(target))
+            if far.any() and not measure_outside:
+                i, k = np.unravel_index(int(np.argmax(far)), far.shape)
+                raise ExpressivityError(
+                    f"the {dtype} answer differs from the exact one ({net.output_labels[k]} at token {i}: "
+                    f"{output[i, k]:.12g} against {target[i, k]:.12g}, off by {diffs[i, k]:.2g}): {dtype} rounding on "
+                    "these values is larger than "
+                    f"circuit {name!r}'s exact claim allows (relative {EXACT_AGREEMENT[dtype]:g}); use --dtype exact"
+                    + (" or float64" if dtype == "float32" else "") + ", or smaller values")
+        failures = int(np.count_nonzero(far))
     check = Check(f"output equals {report.claim} within the proven bound", points=int(output.size), failures=failures,
-                  arithmetic=ARITHMETIC[dtype], seconds=seconds,
+                  arithmetic=arithmetic_of(dtype, net), seconds=seconds,
                   details={"bound": bound, "rounding_allowance": bound - report.bounds["max_abs_error"],
                            **({"outside_the_claim": rounding} if rounding is not None else {})})
-    error = ErrorEstimate("max_abs_error", max_err, f"max over the {len(floats)} given inputs, {ARITHMETIC[dtype]}",
+    error = ErrorEstimate("max_abs_error", max_err, f"max over the {len(floats)} given inputs, {arithmetic_of(dtype, net)}",
                           bound=bound)
     values = list(inputs.flat) if dtype == "exact" else inputs.tolist()   # plain Python numbers
     return CircuitRun(net, report.with_results([check], [error]), values, output, np.asarray(target), dtype,

@@ -25,7 +25,7 @@ from transformer_lens.model_bridge import TransformerBridge
 from transformer_lens.config import TransformerBridgeConfig
 
 cfg = TransformerBridgeConfig(**json.load(open("{folder}/config.json")))
-bridge = TransformerBridge.boot_native(cfg, dtype=torch.float64)  # or torch.float32
+bridge = TransformerBridge.boot_native(cfg, dtype=torch.float64)  # torch.float32 only where the claim below allows
 bridge.load_state_dict(safetensors.torch.load_file("{folder}/model.safetensors"), strict=True)
 X = torch.tensor({example}, dtype=torch.float64)  # an input of the network: (batch, n, d_in), tokens as rows
 logits, cache = bridge.run_with_cache(X @ bridge.state_dict()["embed.weight"]{bias})
@@ -167,6 +167,15 @@ def _claim_text(export: TLExport) -> str:
     if net.input_domain is not None:
         lines.append(f"Its claim covers the inputs {net.input_domain.describe(net.input_labels)}; outside them "
                      "(or at other lengths) its outputs are not covered by any check.")
+        arithmetic = net.input_domain.arithmetic
+        if arithmetic:
+            # TransformerLens runs whatever dtype it is booted in and checks nothing: say which carry the claim
+            held = [name + (f" (for |x| up to {limit:.6g})" if limit is not None else "")
+                    for name, limit in arithmetic.items()]
+            missing = [name for name in ("float64", "float32") if name not in arithmetic]
+            lines.append("Arithmetic: its claim holds in " + ", ".join(held)
+                         + (f" only, not in {' or '.join(missing)}: boot the bridge in a dtype it holds in"
+                            if missing else "") + "; TransformerLens checks none of this.")
     return " ".join(lines) or "The export records no claim about its inputs."
 
 
