@@ -387,6 +387,26 @@ def test_a_run_recorded_as_failed_by_an_error_is_trained_again_only_with_retry_f
     assert sum(row.get("failed", 0) for row in retried.rows) == 0
     assert {r["id"]: r["status"] for r in read_records(out / "sweep")}[victim["id"]] == "done"
     assert json.loads((out / "run.json").read_text())["config"]["retry_failed"] is True
+    # a fresh audit: run.json named only the last call (workers, machine), which trained nothing or one run;
+    # now every call is listed with how many runs it trained, where and with which code
+    calls = json.loads((out / "run.json").read_text())["invocations"]
+    assert [c["runs_trained"] for c in calls] == [len(lines), 0, 1] and all(c["finished"] for c in calls)
+    assert calls[0]["config"].get("retry_failed") is None and calls[2]["config"]["retry_failed"] is True
+    assert all(c["hardware"]["device"] == "cpu" and c["source"] == calls[0]["source"] for c in calls)
+
+
+def test_run_json_keeps_the_training_call_of_a_folder_written_before_the_list(tmp_path):
+    """A run.json of the older format (one record, no "invocations") is the first invocation, its count unknown."""
+    from expressivity.experiments.claims import invocations
+
+    (tmp_path / "run.json").write_text(json.dumps({"command": "reproduce wang-e-6", "config": {"workers": 2},
+                                                   "source": "abc", "created_unix": 1.0, "verdict": "reproduced"}))
+    assert invocations(tmp_path) == [{"command": "reproduce wang-e-6", "config": {"workers": 2}, "source": "abc",
+                                      "created_unix": 1.0, "expressivity_version": None, "torch": None,
+                                      "hardware": None, "verdict": "reproduced", "runs_trained": None,
+                                      "finished": True}]
+    (tmp_path / "run.json").write_text("{not json")
+    assert invocations(tmp_path) == [] and invocations(tmp_path / "none") == []
 
 
 def test_claim_2_tests_the_convergence_rate_of_the_mismatch():

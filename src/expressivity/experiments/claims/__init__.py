@@ -333,7 +333,11 @@ def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = N
     config = {"claim": name, "scale": scale, **{k: v for k, v in context.items() if k != "on_progress"}}
     # the machine of this invocation (a folder resumed elsewhere names the last one; numerics run on the CPU)
     stated |= {"hardware": hardware(context.get("device", "cpu") if claim.trains else "cpu")}
-    write_json(out / "run.json", run_record(f"reproduce {name}", config) | stated)
+    earlier, recorded_before = invocations(out), _records_in(out)
+    record = run_record(f"reproduce {name}", config) | stated
+    this = {key: record.get(key) for key in INVOCATION_KEYS} | {"runs_recorded_before": recorded_before,
+                                                                 "finished": False}
+    write_json(out / "run.json", record | {"invocations": [*earlier, this]})   # an interrupted call stays listed
     ctx = ClaimContext(out, scale, extensions=grids.read_extensions(out), **context)
     result, edges = run_bracketed(claim, ctx)
     result = grids.apply_grid_edges(apply_regime(result, scale), edges, ctx.extensions)
@@ -351,8 +355,47 @@ def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = N
                "notes": result.notes, "figure": _in_folder(result.figure, out),
                "seconds": round(time.time() - started, 1), **stated}
     write_json(out / "verdict.json", verdict)
-    write_json(out / "run.json", run_record(f"reproduce {name}", config) | stated | {"verdict": result.verdict})
+    record = run_record(f"reproduce {name}", config) | stated | {"verdict": result.verdict}
+    this |= {"verdict": result.verdict, "runs_trained": _records_in(out) - recorded_before, "finished": True}
+    write_json(out / "run.json", record | {"invocations": [*earlier, this]})
     return result
+
+
+# What run.json keeps of every invocation on a folder: the top level is the last one's (a folder judged
+# again without training names the judging call), "invocations" says which calls trained how many runs,
+# where and with which code (a fresh audit, 2026-11-28: the committed folders named the last re-judging
+# call's workers and machine, and nothing committed named the machine that trained the models)
+INVOCATION_KEYS = ("command", "config", "expressivity_version", "source", "torch", "created_unix", "hardware")
+
+
+def invocations(out: Path) -> list[dict]:
+    """The invocations ``out/run.json`` records (a run.json written before the list existed is its one
+    invocation, with ``runs_trained`` unknown); ``[]`` for a new folder or an unreadable file."""
+    try:
+        previous = json.loads((Path(out) / "run.json").read_text())
+    except (OSError, ValueError):
+        return []
+    if not isinstance(previous, dict):
+        return []
+    listed = previous.get("invocations")
+    if isinstance(listed, list):
+        return [i for i in listed if isinstance(i, dict)]
+    if "verdict" not in previous:   # an invocation stopped before its verdict: what it trained is in the records
+        return []
+    return [{key: previous.get(key) for key in INVOCATION_KEYS}
+            | {"verdict": previous["verdict"], "runs_trained": None, "finished": True}]
+
+
+def _records_in(out: Path) -> int:
+    """How many runs the folder's sweeps have recorded (lines of every ``records.jsonl`` under ``out``)."""
+    total = 0
+    for path in Path(out).rglob("records.jsonl"):
+        try:
+            with open(path, "rb") as f:
+                total += sum(1 for line in f if line.strip())
+        except OSError:
+            pass
+    return total
 
 
 def run_bracketed(claim: Claim, ctx: ClaimContext):
