@@ -112,3 +112,16 @@ def test_a_run_cannot_train_on_its_own_held_out_examples():
     RunConfig.for_task("lm-causal", seed=TEST_SEED).check_trainable()   # a corpus's splits are disjoint files
     with pytest.raises(ExpressivityError, match="predicts the next input: a bidirectional model reads its own target"):
         RunConfig.for_task("lm-causal", model={"causal": False}).check_trainable()
+
+
+def test_hardmax_attention_is_refused_for_training():
+    """An audit: hardmax trained "normally", but its arg-max passes no gradient to the query, key and position-bias
+    weights (all-zero gradients measured), so they never moved; the optimizer's docstring says every parameter is
+    reached. Refused where a run is about to train; a hardmax ModelConfig itself stays valid (converted networks)."""
+    from expressivity.training import run
+
+    config = RunConfig.for_task("reverse", {"length": 6}, {"normalization": "hardmax", "rpe": "t5"})
+    with pytest.raises(ExpressivityError, match="hardmax attention passes no gradient"):
+        config.check_trainable()
+    with pytest.raises(ExpressivityError, match="hardmax attention passes no gradient"):
+        run(config.with_changes(train={"steps": 2}))

@@ -87,6 +87,36 @@ def test_each_member_folder_is_an_ordinary_finished_run(tmp_path):
         assert run(c, tmp_path / f"seed_{c.seed}", resume=True).final_metric == r.final_metric
 
 
+def test_a_member_that_turns_non_finite_keeps_its_last_finite_weights_as_a_single_run_does(tmp_path, monkeypatch):
+    """An audit: the member's folder got its NaN weights (155 of 155 entries) with status "nan", where the CLI said
+    "the last finite weights are kept in the checkpoint". Now: its weights at the last checkpoint step with finite
+    ones, the step it turned non-finite beside them; resumed alone (a sweep worker does) it is returned as it ended."""
+    from expressivity.training import ensemble
+    from expressivity.training.checkpoint import load_checkpoint
+
+    steppers = []
+
+    class Recorded(ensemble.EnsembleStepper):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            steppers.append(self)
+
+    def poison(step):   # member 1's weights turn NaN before step 15 (checkpoints every 10 steps)
+        if step == 15:
+            with torch.no_grad():
+                steppers[0].optimizer.flat[1].fill_(float("nan"))
+
+    monkeypatch.setattr(ensemble, "EnsembleStepper", Recorded)
+    cfgs = configs(seeds_lrs=((0, 1e-3), (1, 3e-3)))
+    results, _ = run_ensemble(cfgs, tmp_path, on_step=poison)
+    assert [r.status for r in results] == ["done", "nan"] and results[1].steps == 15
+    saved, tensors, _ = load_checkpoint(tmp_path / "seed_1" / "checkpoint")
+    assert (saved["status"], saved["step"], saved["nan_at_step"]) == ("nan", 10, 15)
+    assert all(torch.isfinite(t).all() for t in tensors.values())
+    alone = run(cfgs[1], tmp_path / "seed_1", resume=True)
+    assert (alone.status, alone.steps, alone.history) == ("nan", 15, results[1].history)
+
+
 def test_ctrl_c_checkpoints_an_ensemble_at_the_step_boundary(tmp_path, terminal_sigint):
     import os
     import signal

@@ -122,6 +122,12 @@ def test_nan_loss_stops_cleanly_and_keeps_the_last_good_checkpoint(tmp_path):
     assert all(torch.isfinite(t).all() for t in tensors.values())
     model, _, _ = load_trained(tmp_path)
     assert all(torch.isfinite(p).all() for p in model.parameters())
+    # an audit: resuming the finished run returned it at step 20 with its history cut there, and rewrote
+    # metrics.jsonl without the NaN event; now it is returned as it ended and the file is left as it is
+    metrics = (tmp_path / "metrics.jsonl").read_text()
+    again = run(c, tmp_path, resume=True)
+    assert (again.status, again.steps, again.history) == ("nan", 25, r.history)
+    assert again.history[-1]["event"] == "nan" and (tmp_path / "metrics.jsonl").read_text() == metrics
 
 
 def test_huge_learning_rate_that_diverges_is_stopped():

@@ -278,9 +278,16 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
         _print_runs(configs[0], results, out)
     diverged = [r.seed for r in results if r.status == "nan"]
     if diverged:  # like a failed run in a sweep: the command did not deliver a trained model
+        from expressivity.training.checkpoint import checkpoint_exists
+
+        kept = [s for s in diverged if out is not None and checkpoint_exists(out / f"seed_{s}" / "checkpoint")]
+        # a run that turned non-finite before its first checkpoint has none: say which kept one
+        said = ("" if out is None else " (the last finite weights are kept in the checkpoint)" if kept == diverged
+                else " (no checkpoint was kept: the loss turned non-finite before the first one)" if not kept
+                else f" (the last finite weights are kept in the checkpoints of seed(s) {', '.join(map(str, kept))}; "
+                     "the others turned non-finite before their first checkpoint)")
         err_console.print(f"error: the loss became non-finite for seed(s) {', '.join(map(str, diverged))}; lower --lr"
-                          + (" (the last finite weights are kept in the checkpoint)" if out is not None else ""), markup=False,
-                          soft_wrap=True)
+                          + said, markup=False, soft_wrap=True)
         sys.exit(1)
 
 

@@ -136,7 +136,13 @@ class RunConfig:
           own target (0.15 bits/byte by copying the next byte, a fresh audit, 2026-11-28);
         * a synthetic task's seed equal to a held-out split's generator seed: its training batches
           (the host sampler, the CPU's default, draws them from a generator seeded with the run's
-          seed) would be that split's examples (512 of 512 test examples seen in 8 steps of sort)."""
+          seed) would be that split's examples (512 of 512 test examples seen in 8 steps of sort);
+        * hardmax attention (``model.normalization``), whose arg-max passes no gradient to the query,
+          key or position-bias weights: they would never move (an audit, 2026-11-28); it is for
+          networks built by hand and converted (``nn.convert``), not for training."""
+        if self.model.normalization == "hardmax":
+            raise ExpressivityError("hardmax attention passes no gradient to its query, key and position-bias weights, "
+                                    "so training would never move them; train with softmax attention (the default)")
         task = self.task.build()
         if task.needs_causal and not self.model.causal:
             raise ExpressivityError(f"task {task.name!r} predicts the next input: a bidirectional model reads its own "

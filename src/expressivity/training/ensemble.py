@@ -41,6 +41,7 @@ a normal final checkpoint, so each member is an ordinary finished run.
 
 from __future__ import annotations
 
+import copy
 import json
 import warnings
 from pathlib import Path
@@ -125,6 +126,32 @@ class EnsembleStepper:
                       else None)
         self.chunks = chunks or {}
         self.finished = False
+        # each member's last finite weights at a checkpoint step, (step, row of the flat parameters): a member
+        # whose loss turns non-finite keeps these, as a single run keeps its last good checkpoint
+        self.last_good: dict[int, tuple[int, torch.Tensor]] = {}
+
+    def keep_good(self, step: int, members: Members) -> None:
+        """Remember the rows of the members still training or finished (not NaN) whose weights are finite."""
+        flat = self.optimizer.flat.detach()
+        finite = torch.isfinite(flat).all(dim=1).tolist()
+        for k in range(self.size):
+            if members.status[k] != "nan" and finite[k]:
+                self.last_good[k] = (step, flat[k].cpu().clone())
+
+    def last_good_model(self, k: int) -> tuple[int, Model] | None:
+        """Member ``k``'s last finite weights kept at a checkpoint, as ``(step, model)`` (a copy on the
+        CPU), or ``None`` when none was kept."""
+        if k not in self.last_good:
+            return None
+        step, row = self.last_good[k]
+        model = copy.deepcopy(self.member_model(k))   # member_model reuses one model per member: a copy
+        singles, at = dict(model.named_parameters()), 0
+        with torch.no_grad():
+            for name, p in zip(self.optimizer.names, self.optimizer._params):   # the flat row's column order
+                width = p[0].numel()
+                singles[name].copy_(row[at:at + width].reshape(singles[name].shape))
+                at += width
+        return step, model
 
     # ---- resume ------------------------------------------------------------------------------
     def load(self, group_dir) -> tuple[int, Members]:
@@ -148,6 +175,7 @@ class EnsembleStepper:
                               alive=[bool(a) for a in st["alive"].tolist()],
                               seconds=float(st.get("seconds", 0.0)))   # 0: written before it was kept
             start = st["step"]
+            self.keep_good(start, members)
             if self.alive is not None:
                 self.alive = DeviceAlive(self.size, self.device, [c.train.lr for c in self.configs], members.alive)
         except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
@@ -219,6 +247,7 @@ class EnsembleStepper:
             self.alive.stop(k)
 
     def checkpoint(self, step: int, members: Members, status: str = RUNNING) -> bool:
+        self.keep_good(step, members)
         if self.ckpt is None:
             return False
         st = {"generators": [g.get_state() for g in self.gens], "alive": torch.tensor(members.alive),
@@ -287,7 +316,8 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
                              run_id=stepper.ids[k], execution=ran if stepper.finished and ran else stepper.execution)
                for k, c in enumerate(configs)]
     if member_dirs is not None:
-        _write_members(results, member_dirs)
+        _write_members(results, member_dirs, {k: stepper.last_good_model(k) for k, r in enumerate(results)
+                                              if r.status == "nan"})
     return results, stepper.model
 
 
@@ -322,15 +352,25 @@ def _write_group_manifest(group_dir: Path, configs: list[RunConfig], earlier) ->
     write_manifest(group_dir, "trained runs", "run_ensemble", files, sorted(entries.values(), key=lambda e: e.path))
 
 
-def _write_members(results: list[RunResult], member_dirs: list[Path]) -> None:
-    """Each member's folder: its metrics, a final checkpoint and a manifest, as a single run would leave them."""
-    for r, d in zip(results, member_dirs):
+def _write_members(results: list[RunResult], member_dirs: list[Path], last_good: dict | None = None) -> None:
+    """Each member's folder: its metrics, a final checkpoint and a manifest, as a single run would leave them.
+    A member whose loss turned non-finite (``last_good``: its ``(step, model)`` at the last checkpoint step
+    with finite weights, or ``None``) keeps those weights, its checkpoint at that step with the step it
+    turned non-finite (``nan_at_step``), as a single run's does; with none kept it gets no checkpoint
+    (its non-finite weights were saved, and the command said the last finite ones were kept)."""
+    for k, (r, d) in enumerate(zip(results, member_dirs)):
         d = Path(d)
         d.mkdir(parents=True, exist_ok=True)
         write_run_manifest(d, r.config, "run_ensemble")
         (d / "metrics.jsonl").write_text("".join(json.dumps(h) + "\n" for h in r.history))
-        save_checkpoint(d / "checkpoint", r.model.state_dict(),
-                        {"run": r.config.to_dict(), "id": r.id, "step": r.steps, "status": r.status,
-                         "trained_in": "ensemble", "execution": r.execution},
-                        {"step": r.steps, "history": r.history, "last_metric": r.final_metric,
+        step, model, extra = r.steps, r.model, {}
+        if r.status == "nan":
+            kept = (last_good or {}).get(k)
+            if kept is None:
+                continue
+            (step, model), extra = kept, {"nan_at_step": r.steps}
+        save_checkpoint(d / "checkpoint", model.state_dict(),
+                        {"run": r.config.to_dict(), "id": r.id, "step": step, "status": r.status,
+                         "trained_in": "ensemble", "execution": r.execution, **extra},
+                        {"step": step, "history": r.history, "last_metric": r.final_metric,
                          "last_loss": r.final_loss, "best": [r.best_metric, r.best_step], "seconds": r.seconds})

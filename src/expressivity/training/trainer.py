@@ -217,8 +217,11 @@ class SingleStepper:
                               best=[tuple(state["best"])], histories=[state["history"]],
                               seconds=float(state.get("seconds", 0.0)))   # 0: written before it was kept
             if saved["status"] in FINISHED:
-                members.stop(0, saved["status"], cfg.steps)
+                # a NaN run's checkpoint is its last good one, at an earlier step: it ended where it turned non-finite
+                ended = saved.get("nan_at_step", cfg.steps) if saved["status"] == "nan" else cfg.steps
+                members.stop(0, saved["status"], ended)
                 self.finished = True
+                return (ended if saved["status"] == "nan" else state["step"]), members
             else:
                 self.optimizer.load_torch_state(state["optimizer"], state["step"])
                 self.gen.set_state(state["generator"])
@@ -270,7 +273,7 @@ class SingleStepper:
         if self.alive is not None:
             self.alive.stop(k)
         if members.status[k] == "nan":
-            _mark_nan(self.ckpt, step)
+            _mark_nan(self.ckpt, step, members)
 
     def checkpoint(self, step: int, members: Members, status: str = RUNNING) -> bool:
         if self.ckpt is None or not _finite_params(self.model):
@@ -414,11 +417,16 @@ def _load_weights(model: torch.nn.Module, tensors: dict, where, fix: str = "dele
         raise CheckpointUnreadable(f"checkpoint {where} does not fit this model ({first}); {fix}") from None
 
 
-def _mark_nan(ckpt: Path | None, step: int) -> None:
-    """Keep the last good checkpoint's weights, but record that the run ended in NaN."""
+def _mark_nan(ckpt: Path | None, step: int, members: Members | None = None) -> None:
+    """Keep the last good checkpoint's weights, but record that the run ended in NaN at ``step``, with
+    the run's whole history (through the NaN event): resuming the finished run returns it as it
+    ended and leaves its ``metrics.jsonl`` as it is (it was cut back to the checkpoint's history)."""
     if ckpt is None or not checkpoint_exists(ckpt):
         return
     config, tensors, state = load_checkpoint(ckpt)
+    if members is not None:
+        state = {**state, "history": list(members.histories[0]), "last_metric": members.last_metric[0],
+                 "best": list(members.best[0])}
     save_checkpoint(ckpt, tensors, {**config, "status": "nan", "nan_at_step": step}, state)
 
 
