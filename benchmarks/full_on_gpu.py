@@ -319,6 +319,13 @@ def main(argv=None) -> int:
     log_path = a.out / "log.txt"
     summary = {"device": device_name, "scale": a.scale, "minutes": a.minutes, "claims": [],
                "command": " ".join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])])}
+    def interrupted(signum, frame):
+        raise KeyboardInterrupt
+
+    # a timeout's or a session's SIGTERM (SIGHUP) stops the claim as Ctrl-C does: passed on to its own
+    # session (it kept training as an orphan before, a fresh audit), its runs recorded, the bundles written
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupted)
     with log_path.open("a") as log:
         try:
             if a.check_seconds > 0 and a.device == "cuda":

@@ -5,5 +5,10 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
 python="${PYTHON:-$root/.venv/bin/python}"
-[ -x "$python" ] || python="$(command -v python3)"
+[ -x "$python" ] || python="$(command -v python3 || true)"
+# a checkout without its environment: one line, not an import traceback
+if [ -z "$python" ] || ! "$python" -c "import torch" 2>/dev/null; then
+  echo "error: ${python:-no python3} cannot import torch; run 'make venv' in $root first, or set PYTHON=/path/to/python" >&2
+  exit 2
+fi
 PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}" exec "$python" "$here/gpu_check.py" "$@"

@@ -229,9 +229,18 @@ def test_which_claims_verdicts_read_finished_runs_weights():
     assert [n for n, c in claims.items() if c.needs_weights(record)] == ["wang-e-3"]
 
 
-def test_ctrl_c_stops_the_running_claim_resumably_and_writes_the_summary(tmp_path):
+def _reads(path: Path) -> str:
+    try:
+        return path.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:   # the process ended meanwhile
+        return ""
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
+def test_ctrl_c_stops_the_running_claim_resumably_and_writes_the_summary(tmp_path, signal_name):
     """Ctrl-C (SIGINT to the script) is passed to the running claim, which has its own session,
-    and the script records it as interrupted with its resume command and folder, exit 130."""
+    and the script records it as interrupted with its resume command and folder, exit 130. So is
+    SIGTERM (a timeout's): the claim trained on as an orphan before (a fresh audit)."""
     import signal
     import time
 
@@ -245,8 +254,11 @@ def test_ctrl_c_stops_the_running_claim_resumably_and_writes_the_summary(tmp_pat
     while not (out / "runs" / "wang-e-6" / "run.json").exists() and time.monotonic() < deadline:
         time.sleep(0.5)   # its plan timed, its folder begun: training
     time.sleep(2)
-    script.send_signal(signal.SIGINT)
+    script.send_signal(getattr(signal, signal_name))
     assert script.wait(timeout=120) == 130
+    time.sleep(1)
+    left = [p.name for p in Path("/proc").glob("[0-9]*") if _reads(p / "cmdline").find(str(out / "runs")) >= 0]
+    assert left == [], f"processes left training: {left}"
     summary = json.loads((out / "summary.json").read_text())
     (row,) = summary["claims"]
     assert summary["interrupted"] and row["status"] == "stopped (interrupted)" and "resume" in row

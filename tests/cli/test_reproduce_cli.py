@@ -73,7 +73,7 @@ def test_a_run_estimated_above_an_hour_needs_yes(tmp_path, monkeypatch):
     monkeypatch.setattr(plan, "plan_claim", slow)
     out = tmp_path / "w7"
     res = CliRunner().invoke(cli, ["reproduce", "wang-e-7", "--out", str(out)])
-    assert res.exit_code == 2 and "estimated at 5 hours on this machine; pass --yes" in res.stderr
+    assert res.exit_code == 2 and "estimated at 5.0 hours on this machine; pass --yes" in res.stderr
     assert not out.exists()
 
 

@@ -38,6 +38,22 @@ def test_packs_respect_the_memory_budget():
     assert len(packs) > 1 and sum(p.size for p in packs) == 8
 
 
+def test_a_cpu_pack_above_a_budget_smaller_than_the_former_guard_is_split_to_fit():
+    """An audit: CPU packs were sized by the former 4 GiB guard alone, so with --workers 8 (a 2.3 GiB share) a 3.1 GiB
+    pack passed the plan and every run in it failed at start (BudgetError). Where the budget is the larger, the packs
+    are the former guard's, unchanged."""
+    from expressivity.training.budget import estimate_run
+
+    cfgs = configs({"train.lr": [1e-3, 1e-2], "seed": list(range(8))})
+    task = cfgs[0].build_task()
+    whole = plan_packs(cfgs, 16, budget=Budget(2**40, "a large budget"))
+    assert [p.size for p in whole] == [16] == [p.size for p in plan_packs(cfgs, 16)]
+    budget = Budget(estimate_run(cfgs[0], task, 5, "cpu").peak, "a test")   # five models fit, six do not
+    packs = plan_packs(cfgs, 16, budget=budget)
+    assert [p.size for p in packs] == [4, 4, 4, 4] and sum(p.size for p in packs) == 16
+    assert all(estimate_run(p.configs[0], task, p.size, "cpu").peak <= budget.bytes for p in packs)
+
+
 def test_one_model_over_budget_refuses_the_sweep_up_front():
     spec = grid_spec({"seed": [0]})
     spec["base"] = {**spec["base"], "model": {"d_model": 4096, "ffn_width": 4096, "heads": 1},

@@ -185,3 +185,11 @@ def test_workers_beyond_the_cores_do_not_shorten_the_plan(monkeypatch):
         assert planning._lanes(Plan("x", "quick", "cpu", {}, workers, threads, "")) == lanes
     assert planning._lanes(Plan("x", "quick", "cuda", {}, 3, 1, "")) == 3
     assert planning._wall([10.0] * 8, 2) == 40.0
+
+
+def test_durations_read_as_words_not_exponents():
+    """An audit: a full profile's plan said "8.8e+02 hours"."""
+    from expressivity.experiments.plan import format_seconds
+
+    assert [format_seconds(s) for s in (5, 90, 3700, 42 * 3600, 880 * 3600)] == [
+        "5 s", "1.5 minutes", "1.0 hours", "42 hours", "880 hours (37 days)"]

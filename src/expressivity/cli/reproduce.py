@@ -194,6 +194,7 @@ def _plan_first(name, scale, out, device, execution, workers, threads, backend, 
     if plan.seconds > ASK_ABOVE and not yes and sys.stdin.isatty() and not as_json:
         yes = click.confirm(f"estimated {format_seconds(plan.seconds)}: start?", default=False, err=True)
         if not yes:
+            err_console.print("not started (answered no); nothing was written", markup=False)
             sys.exit(1)
     check_affordable(plan, yes)
     return plan

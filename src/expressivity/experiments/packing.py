@@ -7,7 +7,9 @@ Packs are sized for the device:
   larger than ``max_pack`` (16) is split into near-equal packs, and packs are split further while
   the former fixed guard (:func:`former_guard_bytes`, an order-of-magnitude estimate that counted
   held-out passes as training steps) puts them above 4 GiB. The packs depend on the sweep alone
-  (not on the backend, the workers or the machine).
+  (not on the backend, the workers or the machine), except where a pack so made is above the
+  memory budget (a small machine, many workers, ``--memory-budget``): it is then split further
+  until it fits, as on CUDA, rather than failing every run in it at start.
 * **CUDA**: every seed and learning rate of a configuration in one pack (one process drives the
   GPU; many small processes time-slicing it were measured far slower), split into near-equal packs
   only where the calibrated estimate (:func:`expressivity.training.budget.estimate_run`) is above
@@ -67,7 +69,10 @@ def plan_packs(configs, max_pack: int | None = DEFAULT_MAX_PACK, *, device: str 
         task = members[0].build_task()
         if budget is not None:
             _check_alone(members[0], task, budget, device)
-        fits = _fits_former_guard if device == "cpu" else _fits_budget
+        # the CPU keeps its packs (and so its runs' bits) where the former guard made them, but a pack must
+        # also fit the budget: a budget below the former guard's pack split it further (a fresh audit: with
+        # --workers 8 a 3.1 GiB pack went past its 2.3 GiB budget, and every run in it failed at start)
+        fits = _fits_cpu if device == "cpu" else _fits_budget
         parts = math.ceil(len(members) / (max_pack or len(members)))
         while parts < len(members) and not fits(members[0], task, math.ceil(len(members) / parts), budget, device):
             parts += 1
@@ -86,6 +91,10 @@ def _check_alone(config: RunConfig, task, budget: Budget, device: str) -> None:
 
 def _fits_budget(config: RunConfig, task, models: int, budget: Budget | None, device: str) -> bool:
     return budget is None or estimate_run(config, task, models, device).peak <= budget.bytes
+
+
+def _fits_cpu(config: RunConfig, task, models: int, budget: Budget | None, device: str = "cpu") -> bool:
+    return _fits_former_guard(config, task, models) and _fits_budget(config, task, models, budget, device)
 
 
 def _fits_former_guard(config: RunConfig, task, models: int, budget=None, device: str = "cpu") -> bool:

@@ -131,8 +131,12 @@ class Plan:
 
 
 def format_seconds(seconds: float) -> str:
+    """A duration in words: ``"42 s"``, ``"7.5 minutes"``, ``"3.1 hours"``, ``"42 hours"``, ``"880 hours (37 days)"``."""
+    if seconds >= 100 * 3600:   # .2g would write 8.8e+02
+        return f"{seconds / 3600:,.0f} hours ({seconds / 86400:,.0f} days)"
     if seconds >= 3600:
-        return f"{seconds / 3600:.2g} hours"
+        hours = seconds / 3600
+        return f"{hours:.1f} hours" if hours < 10 else f"{hours:.0f} hours"
     if seconds >= 60:
         return f"{seconds / 60:.2g} minutes"
     return f"{seconds:.2g} s"

@@ -72,3 +72,15 @@ def test_a_seed_counts_only_with_finite_test_numbers_and_no_crashed_candidate(tm
     assert ok == {0: (0.1, True), 1: (0.1, False), 2: (0.3, False), 3: (0.3, True)}
     values, failed = seed_values(tmp_path, lambda c: "cell", lambda row: row["test_loss"])
     assert values == {"cell": {0: 0.5, 3: 0.45}} and failed == {"cell": 2}
+
+
+def test_a_log_figure_with_no_finite_value_is_drawn_not_a_traceback(tmp_path):
+    """An audit: every run of claim 4 failed (a memory budget), and the figure raised matplotlib's "Data cannot be
+    log-scaled because all values are <= 0" after training, with no verdict written."""
+    pytest.importorskip("matplotlib")
+    from expressivity.experiments.claims.kit import line_figure
+
+    nan = float("nan")
+    path = line_figure(tmp_path / "f.png", {"H = 2": ([4, 32], [nan, nan])}, "m", "1 - R^2", "all failed",
+                       bands={"H = 2": ([nan, nan], [nan, nan])})
+    assert path.stat().st_size > 1000

@@ -145,8 +145,17 @@ def line_figure(path, series: dict, xlabel: str, ylabel: str, title: str, logx=T
         ax.axhline(y, ls="--", color="k", lw=0.8, label=label)
     for label, x in (vlines or {}).items():
         ax.axvline(x, ls=":", color="gray", lw=1.0, label=label)
-    ax.set_xscale("log" if logx else "linear")
-    ax.set_yscale("log" if logy else "linear")
+    def positive(values) -> bool:
+        return any(v is not None and math.isfinite(v) and v > 0 for v in values)
+
+    xs = [v for x, _ in series.values() for v in x]
+    ys = [v for _, y in series.values() for v in y]
+    # a log axis needs a positive value: a claim whose every run failed has none, and matplotlib raised
+    # a traceback at the figure (a fresh audit); the figure says so and the verdict is written
+    ax.set_xscale("log" if logx and positive(xs) else "linear")
+    ax.set_yscale("log" if logy and positive(ys) else "linear")
+    if not positive(ys) and not any(v is not None and math.isfinite(v) for v in ys):
+        ax.text(0.5, 0.5, "no finite value to draw (see the table)", transform=ax.transAxes, ha="center")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     return finish(fig, ax, path, title)
