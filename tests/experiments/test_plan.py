@@ -170,7 +170,7 @@ def test_a_numerics_claim_plans_nothing(tmp_path):
 
 def test_a_plan_above_an_hour_needs_yes():
     plan = Plan("wang-e-7", "full", "cpu", {}, 2, 1, "x", seconds=3 * 3600)
-    with pytest.raises(Exception, match="estimated at 3 hours on this machine; pass --yes"):
+    with pytest.raises(Exception, match="estimated at 3.0 hours on this machine; pass --yes"):
         check_affordable(plan, yes=False)
     check_affordable(plan, yes=True)
     check_affordable(Plan("wang-e-7", "quick", "cpu", {}, 2, 1, "x", seconds=600), yes=False)
