@@ -132,3 +132,24 @@ def test_a_run_whose_held_out_pass_is_chunked_trains_and_records_it(monkeypatch)
     result = run(config)
     assert result.status == "done" and 0 <= result.lengths[8]["val_metric"] <= 1
     assert torch.isfinite(torch.tensor(result.lengths[8]["test_loss"]))
+
+
+def test_a_control_groups_memory_limit_caps_the_cpu_budget(tmp_path, monkeypatch):
+    """An audit: the CPU budget read only the host's MemAvailable, so in a memory-limited container it admitted runs
+    the kernel then kills. The group's limit less its use caps it; "max" (v2) or a huge v1 limit is no limit."""
+    from expressivity.training import budget
+
+    limit, used = tmp_path / "memory.max", tmp_path / "memory.current"
+    files = ((str(limit), str(used)),)
+    limit.write_text("1073741824\n")
+    used.write_text("268435456\n")
+    assert budget.cgroup_memory_left(files) == 768 * 2**20
+    monkeypatch.setattr(budget, "_CGROUP_FILES", files)
+    ram, known = budget.available_ram()
+    assert known and ram == 768 * 2**20   # far below this machine's MemAvailable
+    assert budget.memory_budget(None, "cpu").bytes == int(768 * 2**20 * budget.CPU_SHARE)
+    limit.write_text("max\n")
+    assert budget.cgroup_memory_left(files) is None and budget.available_ram()[0] > 768 * 2**20
+    limit.write_text(f"{2**63 - 4096}\n")
+    assert budget.cgroup_memory_left(files) is None
+    assert budget.cgroup_memory_left(((str(tmp_path / "none"), str(used)),)) is None

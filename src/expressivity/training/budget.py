@@ -190,15 +190,42 @@ def device_budget(device: str = "cpu", share: int = 1) -> Budget:
 
 def available_ram() -> tuple[int, bool]:
     """``(bytes, known)``: ``MemAvailable`` of ``/proc/meminfo`` (what the kernel can give without
-    swapping), else :data:`FALLBACK_RAM` with ``known = False``."""
+    swapping), or less where this process's control group has a memory limit (a container's: the
+    host's ``MemAvailable`` would admit runs the kernel then kills), else :data:`FALLBACK_RAM` with
+    ``known = False``."""
+    found = None
     try:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024, True
+                    found = int(line.split()[1]) * 1024
+                    break
     except (OSError, ValueError, IndexError):
         pass
-    return FALLBACK_RAM, False
+    limited = cgroup_memory_left()
+    if limited is not None:
+        found = limited if found is None else min(found, limited)
+    return (found, True) if found is not None else (FALLBACK_RAM, False)
+
+
+# the memory limit and use of this process's control group: cgroup v2, then v1 (an unlimited v1 group
+# reports a limit near 2^63)
+_CGROUP_FILES = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                 ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"))
+
+
+def cgroup_memory_left(files=None) -> int | None:
+    """Bytes this process's control group may still take (its limit less its use), or ``None`` with no limit."""
+    for limit_file, used_file in files or _CGROUP_FILES:
+        try:
+            limit = open(limit_file).read().strip()
+            used = int(open(used_file).read().strip())
+        except (OSError, ValueError):
+            continue
+        if limit == "max" or not limit.isdigit() or int(limit) >= 2**60:
+            return None
+        return max(int(limit) - used, 0)
+    return None
 
 
 _UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 10**3, "kib": 2**10, "m": 2**20, "mb": 10**6, "mib": 2**20,
