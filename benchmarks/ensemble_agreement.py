@@ -52,5 +52,22 @@ def main(argv):
             print(f"steps {steps:4d}  {name:28s} max |param diff| {p:.2e}  max rel loss diff {l:.2e}")
 
 
+def parse(argv: list[str]) -> list[str]:
+    """``argv`` checked: steps as comma-separated positive integers, then an optional prefix (exit 2, one line)."""
+    import argparse
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("steps", help="comma-separated step counts, e.g. 1,15,300")
+    p.add_argument("which", nargs="?", default="", help="an architecture's name prefix, or claim4")
+    a = p.parse_args(argv[1:])
+    try:
+        steps = [int(s) for s in a.steps.split(",")]
+    except ValueError:
+        steps = []
+    if not steps or min(steps) < 1:
+        p.error(f"steps must be positive whole numbers separated by commas, e.g. 1,15,300; got {a.steps!r}")
+    return [argv[0], ",".join(map(str, steps)), a.which]
+
+
 if __name__ == "__main__":
-    main(sys.argv)
+    main(parse(sys.argv))

@@ -413,3 +413,13 @@ def test_the_ensemble_agreement_script_runs(args):
                                                       "PYTHONPATH": str(BENCHMARKS.parent / "src")})
     assert out.returncode == 0, out.stderr[-2000:]
     assert "max |param diff|" in out.stdout and "max rel loss diff" in out.stdout
+
+
+@pytest.mark.parametrize("args", [["--help"], ["x"], ["0"], []])
+def test_the_ensemble_agreement_script_says_its_usage(args):
+    """An audit: `--help` was a traceback (int('--help'))."""
+    out = subprocess.run([sys.executable, str(BENCHMARKS / "ensemble_agreement.py"), *args], capture_output=True,
+                         text=True, timeout=120, env={**__import__("os").environ,
+                                                      "PYTHONPATH": str(BENCHMARKS.parent / "src")})
+    assert "Traceback" not in out.stderr and "usage: ensemble_agreement.py" in out.stdout + out.stderr
+    assert out.returncode == (0 if args == ["--help"] else 2)
