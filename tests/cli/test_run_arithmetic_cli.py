@@ -182,3 +182,18 @@ def test_a_typed_value_that_float64_rounds_out_of_the_domain_is_said_so(yun_sort
     assert "--dtype exact" not in err   # a softmax network has no exact pass
     code, _, err = run("run", yun_sort, "--input", "0.99999999999999999999,0.3")   # the modified one: exact
     assert code == 0, err
+
+
+def test_an_answer_near_zero_left_by_cancelling_inputs_is_not_within_rounding(tmp_path):
+    """A review: the agreement was 1e-4 of max(1, |exact|), so float32 answering 0 for -1/50000 (every digit wrong)
+    was "within float32 rounding". It is now a fraction of the exact answer itself; an exact 0 must be answered 0."""
+    code, out, err = run("circuit", "sum", "--input", "-1000,0.00002,1000,-0.00003", "--dtype", "float32")
+    _one_line(code, err, "the float32 answer differs from the exact one")
+    code, out, err = run("circuit", "sum", "--input", "0.1,0.2,-0.3")   # 4.4e-17 in float64, exactly 0
+    _one_line(code, err, "against 0")
+    folder = tmp_path / "sum"
+    assert run("circuit", "sum", "--input", "1,2,3", "--out", folder)[0] == 0
+    code, _, err = run("run", folder, "--input", "1000,-0.00002,-1000", "--dtype", "float32")
+    _one_line(code, err, "the float32 answer differs from the exact")
+    code, out, err = run("run", folder, "--input", "1,2,3", "--dtype", "float32", "--json")
+    assert code == 0 and json.loads(out)["exact_agreement"]["relative"] <= 1e-4, err

@@ -139,11 +139,15 @@ def test_a_control_groups_memory_limit_caps_the_cpu_budget(tmp_path, monkeypatch
     the kernel then kills. The group's limit less its use caps it; "max" (v2) or a huge v1 limit is no limit."""
     from expressivity.training import budget
 
-    limit, used = tmp_path / "memory.max", tmp_path / "memory.current"
-    files = ((str(limit), str(used)),)
+    limit, used, stat = tmp_path / "memory.max", tmp_path / "memory.current", tmp_path / "memory.stat"
+    files = ((str(limit), str(used), str(stat), "inactive_file"),)
     limit.write_text("1073741824\n")
-    used.write_text("268435456\n")
-    assert budget.cgroup_memory_left(files) == 768 * 2**20
+    used.write_text("536870912\n")
+    stat.write_text("anon 200000000\nfile 300000000\ninactive_file 268435456\nactive_file 1\n")
+    assert budget.cgroup_memory_left(files) == 768 * 2**20   # the inactive page cache is not counted as used
+    stat.write_text("anon 1\n")
+    assert budget.cgroup_memory_left(files) == 512 * 2**20
+    stat.write_text("inactive_file 268435456\n")
     monkeypatch.setattr(budget, "_CGROUP_FILES", files)
     ram, known = budget.available_ram()
     assert known and ram == 768 * 2**20   # far below this machine's MemAvailable
@@ -152,4 +156,4 @@ def test_a_control_groups_memory_limit_caps_the_cpu_budget(tmp_path, monkeypatch
     assert budget.cgroup_memory_left(files) is None and budget.available_ram()[0] > 768 * 2**20
     limit.write_text(f"{2**63 - 4096}\n")
     assert budget.cgroup_memory_left(files) is None
-    assert budget.cgroup_memory_left(((str(tmp_path / "none"), str(used)),)) is None
+    assert budget.cgroup_memory_left(((str(tmp_path / "none"), str(used), str(stat), "inactive_file"),)) is None

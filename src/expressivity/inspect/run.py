@@ -211,10 +211,11 @@ def _differs_from_exact(net: Network, X: np.ndarray, out: np.ndarray, dtype: str
     becomes ``0.5`` in float32, across a cell boundary), or rounding inside the network (values
     beyond what the float type carries exactly). The typed input is evaluated exactly and compared
     with ``out``, float rounding of the output allowed (:data:`EXACT_AGREEMENT`: relative 1e-4 in
-    float32, 1e-9 in float64). Returns ``(reason, agreement)``: the reason when they differ (else
-    ``None``), and how they compare (``{"equal": bool, "largest_difference", "where", "exact",
-    "relative", "allowed"}``), or ``(None, None)`` when no exact comparison applies (the claim is
-    not exact, or the network cannot be evaluated exactly: softmax)."""
+    float32, 1e-9 in float64, of the exact answer; an exact 0 must be answered 0). Returns ``(reason,
+    agreement)``: the reason when they differ (else ``None``), and how they compare (``{"equal":
+    bool, "largest_difference", "relative", "allowed", "where"}``, ``"where"`` only when not equal),
+    or ``(None, None)`` when no exact comparison applies (the claim is not exact, or the network
+    cannot be evaluated exactly: softmax)."""
     if net.input_domain is None or not net.input_domain.exact:
         return None, None
     try:
@@ -228,7 +229,8 @@ def _differs_from_exact(net: Network, X: np.ndarray, out: np.ndarray, dtype: str
         got = float(out[i, k])
         try:
             gap = abs(Fraction(got) - Fraction(want)) if math.isfinite(got) else math.inf
-            relative = float(gap / max(Fraction(1), abs(Fraction(want))))
+            relative = (0.0 if not gap else math.inf if not want or gap == math.inf
+                        else float(gap / abs(Fraction(want))))
         except OverflowError:   # the exact answer is beyond float64, the float one is not
             gap, relative = math.inf, math.inf
         where = f"{outs[k]} at token {i}: {fmt(got)} against {fmt(want)}"

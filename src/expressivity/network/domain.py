@@ -35,8 +35,10 @@ from expressivity.network.serial import number_from_json, number_to_json
 
 KINDS = ("real", "set", "one-hot")
 ARITHMETICS = ("exact", "float64", "float32")   # what InputDomain.arithmetic may name (torch float64 is float64)
-# A float answer of an exact claim agrees with the exact answer when within this, relative to
-# max(1, |exact answer|): the rounding of the output itself (reported as "within", never as equal)
+# A float answer of an exact claim agrees with the exact answer when within this fraction of |exact answer|
+# (an exact 0 must be answered 0): the rounding of the output itself, reported as "within", never as equal.
+# Relative to the answer, not to max(1, |answer|): an answer near 0 left by cancelling large inputs is
+# rounding noise (float32 answered 0 for -1/50000, a review), not an answer within rounding
 EXACT_AGREEMENT = {"float64": 1e-9, "float32": 1e-4}
 MAX_NAMES = 8        # describe() lists at most this many names of a one-hot field
 SHORT_DIGITS = 16    # an exact number longer than this is shown as a float (or a power of ten) in messages
@@ -201,10 +203,9 @@ class Field:
             for b, span in enumerate(spans):
                 if span > bound(self.spread):
                     label = "the input" if values.shape[0] == 1 else f"input {b}"
-                    shown = span if exact else float(span)   # a float input's span as a float (exact above) ...
-                    if not exact and shown <= self.spread:     # ... unless that rounds it onto the bound
-                        shown = f"{short(self.spread)} + {float(span - Fraction(self.spread)):.2g}"
-                    shown = shown if isinstance(shown, str) else short(shown)
+                    shown = short(span if exact else float(span))   # a float input's span as a float (exact above)
+                    if shown == short(self.spread):   # ... unless that shows it as the bound itself: show the excess
+                        shown = f"{short(self.spread)} + {float(Fraction(span) - Fraction(self.spread)):.2g}"
                     return f"max - min of {self.describe_dims()} in {label} is {shown}, above {short(self.spread)}"
         return None
 

@@ -208,15 +208,20 @@ def available_ram() -> tuple[int, bool]:
     return (found, True) if found is not None else (FALLBACK_RAM, False)
 
 
-# the memory limit and use of this process's control group: cgroup v2, then v1 (an unlimited v1 group
-# reports a limit near 2^63)
-_CGROUP_FILES = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-                 ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"))
+# the memory limit, use and statistics of this process's control group: cgroup v2, then v1 (an unlimited
+# v1 group reports a limit near 2^63); the use counts page cache, which the kernel reclaims under the limit
+_CGROUP_FILES = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current", "/sys/fs/cgroup/memory.stat",
+                  "inactive_file"),
+                 ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+                  "/sys/fs/cgroup/memory/memory.stat", "total_inactive_file"))
 
 
 def cgroup_memory_left(files=None) -> int | None:
-    """Bytes this process's control group may still take (its limit less its use), or ``None`` with no limit."""
-    for limit_file, used_file in files or _CGROUP_FILES:
+    """Bytes this process's control group may still take, or ``None`` with no limit: its limit less
+    its working set (its use less the inactive page cache, which the kernel reclaims before it
+    kills, as ``MemAvailable`` counts it available; a review: after a container wrote checkpoints,
+    its use was mostly cache)."""
+    for limit_file, used_file, stat_file, cache_key in files or _CGROUP_FILES:
         try:
             limit = open(limit_file).read().strip()
             used = int(open(used_file).read().strip())
@@ -224,6 +229,12 @@ def cgroup_memory_left(files=None) -> int | None:
             continue
         if limit == "max" or not limit.isdigit() or int(limit) >= 2**60:
             return None
+        try:
+            with open(stat_file) as f:
+                stats = dict(line.split()[:2] for line in f if len(line.split()) >= 2)
+            used -= min(int(stats.get(cache_key, 0)), used)
+        except (OSError, ValueError):
+            pass
         return max(int(limit) - used, 0)
     return None
 

@@ -149,14 +149,14 @@ def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed
             # An exact claim in floats: the answer must also be the exact one up to the rounding of the
             # output itself (as `run` checks): the allowance above grows with |v| and can exceed the answer
             # (the sum of 1e30, 1, -1e30 in float64 is -1.5e13, within an allowance of 5.3e15)
-            far |= diffs > EXACT_AGREEMENT[dtype] * np.maximum(1.0, np.abs(target))
+            far |= diffs > EXACT_AGREEMENT[dtype] * np.abs(target)
             if far.any() and not measure_outside:
                 i, k = np.unravel_index(int(np.argmax(far)), far.shape)
                 raise ExpressivityError(
                     f"the {dtype} answer differs from the exact one ({net.output_labels[k]} at token {i}: "
                     f"{output[i, k]:.12g} against {target[i, k]:.12g}, off by {diffs[i, k]:.2g}): {dtype} rounding on "
                     "these values is larger than "
-                    f"circuit {name!r}'s exact claim allows (relative {EXACT_AGREEMENT[dtype]:g}); use --dtype exact"
+                    f"circuit {name!r}'s exact claim allows ({EXACT_AGREEMENT[dtype]:g} of the exact answer); use --dtype exact"
                     + (" or float64" if dtype == "float32" else "") + ", or smaller values")
         failures = int(np.count_nonzero(far))
     check = Check(f"output equals {report.claim} within the proven bound", points=int(output.size), failures=failures,
