@@ -122,7 +122,10 @@ def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, p
 @click.option("--pack", "max_pack", type=click.IntRange(min=1), default=16, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def sweep_show(sweep_file, max_pack, as_json):
-    """Check SWEEP and show its runs, varying settings and packs, without training."""
+    """Check SWEEP and show its runs, varying settings and packs, without training.
+
+    The packs are the CPU's before the memory budget: `sweep run` splits a pack further where it is
+    above the budget (many workers, a small machine, --memory-budget), and packs for a GPU."""
     from expressivity.experiments import load_sweep, plan_packs
     from expressivity.experiments.table import varying_settings
 
