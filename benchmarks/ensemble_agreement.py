@@ -52,20 +52,32 @@ def main(argv):
             print(f"steps {steps:4d}  {name:28s} max |param diff| {p:.2e}  max rel loss diff {l:.2e}")
 
 
+ARCHS = ("attention t5 rotary pre-LN", "sepconv+dpfree log slopes", "bilinear")
+MAX_STEPS = 100_000
+
+
 def parse(argv: list[str]) -> list[str]:
-    """``argv`` checked: steps as comma-separated positive integers, then an optional prefix (exit 2, one line)."""
+    """``argv`` checked: steps as comma-separated whole numbers in 1..MAX_STEPS, then an optional
+    architecture prefix or ``claim4``; anything else one line ``error: ...``, exit 2."""
     import argparse
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("steps", help="comma-separated step counts, e.g. 1,15,300")
-    p.add_argument("which", nargs="?", default="", help="an architecture's name prefix, or claim4")
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> None:   # one line, not argparse's usage block
+            print(f"error: {message}; see --help", file=sys.stderr)
+            sys.exit(2)
+
+    p = Parser(description=__doc__.splitlines()[0])
+    p.add_argument("steps", help=f"comma-separated step counts in 1..{MAX_STEPS:,}, e.g. 1,15,300")
+    p.add_argument("which", nargs="?", default="", help=f"claim4, or a prefix of one of: {', '.join(ARCHS)}")
     a = p.parse_args(argv[1:])
     try:
         steps = [int(s) for s in a.steps.split(",")]
     except ValueError:
         steps = []
-    if not steps or min(steps) < 1:
-        p.error(f"steps must be positive whole numbers separated by commas, e.g. 1,15,300; got {a.steps!r}")
+    if not steps or min(steps) < 1 or max(steps) > MAX_STEPS:
+        p.error(f"steps must be whole numbers in 1..{MAX_STEPS:,} separated by commas, e.g. 1,15,300; got {a.steps!r}")
+    if a.which != "claim4" and not any(name.startswith(a.which) for name in ARCHS):
+        p.error(f"{a.which!r} is neither claim4 nor a prefix of an architecture ({', '.join(ARCHS)})")
     return [argv[0], ",".join(map(str, steps)), a.which]
 
 

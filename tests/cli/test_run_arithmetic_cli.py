@@ -197,3 +197,19 @@ def test_an_answer_near_zero_left_by_cancelling_inputs_is_not_within_rounding(tm
     _one_line(code, err, "the float32 answer differs from the exact")
     code, out, err = run("run", folder, "--input", "1,2,3", "--dtype", "float32", "--json")
     assert code == 0 and json.loads(out)["exact_agreement"]["relative"] <= 1e-4, err
+
+
+def test_an_exact_claim_with_no_exact_pass_is_not_shown_as_checked(tmp_path):
+    """A fuzz pass: the TransformerLens export of the sum circuit (its uniform hardmax became a softmax) answered
+    -1.5e13 for 1e30 + 1 - 1e30 with exit 0 under "[exact]", unchecked; the saved network refuses it."""
+    pytest.importorskip("transformer_lens")
+    folder, tl = tmp_path / "sum", tmp_path / "sum_tl"
+    assert run("circuit", "sum", "--length", "3", "--out", folder)[0] == 0
+    code, _, err = run("export", folder, "--to", "transformer-lens", "--out", tl)
+    assert code == 0, err
+    for values in ("1e30,1,-1e30", "1,2,3"):
+        code, out, err = run("run", tl, "--input", values)
+        _one_line(code, err, "the network's claim is exact, but a float64 answer cannot be checked")
+    code, out, err = run("run", tl, "--input", "1,2,3", "--allow-outside", "--json")
+    assert code == 0 and json.loads(out)["within_claim"] is False, err
+    assert "Arithmetic: its claim is exact" in " ".join((tl / "README.md").read_text().split())

@@ -379,7 +379,9 @@ def _print_runs(config, results, out: Path | None) -> None:
                       str(r.params), f"{r.seconds:.1f}")
     print_table(console, table)
     if out is not None:
-        console.print(f"results in {out}/: run.json, loss_curve.png, seed_*/metrics.jsonl and checkpoints")
+        kept = sum(r.status != "nan" or (out / f"seed_{r.seed}" / "checkpoint").is_dir() for r in results)
+        console.print(f"results in {out}/: run.json, loss_curve.png, seed_*/metrics.jsonl and "
+                      + ("checkpoints" if kept == len(results) else f"the checkpoints of {kept} of {len(results)} runs"))
 
 
 @click.command("tasks")

@@ -393,6 +393,11 @@ def test_a_run_recorded_as_failed_by_an_error_is_trained_again_only_with_retry_f
     assert [c["runs_trained"] for c in calls] == [len(lines), 0, 1] and all(c["finished"] for c in calls)
     assert calls[0]["config"].get("retry_failed") is None and calls[2]["config"]["retry_failed"] is True
     assert all(c["hardware"]["device"] == "cpu" and c["source"] == calls[0]["source"] for c in calls)
+    # a fuzz pass: a run trained again over a torn last line replaced a line, and was counted as 0 trained
+    torn = records_path.read_text()   # its last line is the retried run's (its failed line stays before it)
+    records_path.write_text(torn[:-40])
+    reproduce("wang-e-4", out, "quick", overrides=sizes, workers=1, retry_failed=True)
+    assert json.loads((out / "run.json").read_text())["invocations"][-1]["runs_trained"] == 1
 
 
 def test_run_json_keeps_the_training_call_of_a_folder_written_before_the_list(tmp_path):

@@ -122,8 +122,9 @@ def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed
     rounding = None if dtype == "exact" else net.input_domain.arithmetic_violation(embed(net, inputs), dtype)
     if rounding is not None and not measure_outside:   # the check would allow more rounding than the bound it checks
         raise ExpressivityError(f"{dtype} rounding can exceed circuit {name!r}'s proven error bound "
-                                f"{report.bounds['max_abs_error']:.3g} on these values ({rounding}); use --dtype "
-                                "float64, smaller values, a larger --tolerance, or --scale inf (hardmax: exact)")
+                                f"{report.bounds['max_abs_error']:.3g} on these values ({rounding}); use "
+                                + ("--dtype float64, " if dtype != "float64" else "")   # a fuzz pass: it advised float64 to float64
+                                + "smaller values, a larger --tolerance, or --scale inf (hardmax: exact)")
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, as one line
         output = evaluate(net, embed(net, inputs), dtype, check_finite=False,   # said below, with the cause
                           allow_outside=rounding is not None)
@@ -157,7 +158,7 @@ def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed
                     f"{output[i, k]:.12g} against {target[i, k]:.12g}, off by {diffs[i, k]:.2g}): {dtype} rounding on "
                     "these values is larger than "
                     f"circuit {name!r}'s exact claim allows ({EXACT_AGREEMENT[dtype]:g} of the exact answer); use --dtype exact"
-                    + (" or float64" if dtype == "float32" else "") + ", or smaller values")
+                    + (" or float64" if dtype == "float32" else "") + ", or values that do not cancel")
         failures = int(np.count_nonzero(far))
     check = Check(f"output equals {report.claim} within the proven bound", points=int(output.size), failures=failures,
                   arithmetic=arithmetic_of(dtype, net), seconds=seconds,

@@ -334,6 +334,7 @@ def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = N
     # the machine of this invocation (a folder resumed elsewhere names the last one; numerics run on the CPU)
     stated |= {"hardware": hardware(context.get("device", "cpu") if claim.trains else "cpu")}
     earlier, recorded_before = invocations(out), _records_in(out)
+    began = time.time()
     record = run_record(f"reproduce {name}", config) | stated
     this = {key: record.get(key) for key in INVOCATION_KEYS} | {"runs_recorded_before": recorded_before,
                                                                  "finished": False}
@@ -356,7 +357,7 @@ def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = N
                "seconds": round(time.time() - started, 1), **stated}
     write_json(out / "verdict.json", verdict)
     record = run_record(f"reproduce {name}", config) | stated | {"verdict": result.verdict}
-    this |= {"verdict": result.verdict, "runs_trained": _records_in(out) - recorded_before, "finished": True}
+    this |= {"verdict": result.verdict, "runs_trained": _records_in(out, since=began), "finished": True}
     write_json(out / "run.json", record | {"invocations": [*earlier, this]})
     return result
 
@@ -386,13 +387,25 @@ def invocations(out: Path) -> list[dict]:
             | {"verdict": previous["verdict"], "runs_trained": None, "finished": True}]
 
 
-def _records_in(out: Path) -> int:
-    """How many runs the folder's sweeps have recorded (lines of every ``records.jsonl`` under ``out``)."""
+def _records_in(out: Path, since: float | None = None) -> int:
+    """How many runs the folder's sweeps have recorded (the readable lines of every ``records.jsonl``
+    under ``out``); with ``since``, only those finished at or after it (a run trained again over a
+    torn line replaces a line: counting lines would say it was not trained, a fuzz pass)."""
     total = 0
     for path in Path(out).rglob("records.jsonl"):
         try:
             with open(path, "rb") as f:
-                total += sum(1 for line in f if line.strip())
+                for line in f:
+                    if not line.strip():
+                        continue
+                    if since is None:
+                        total += 1
+                        continue
+                    try:
+                        finished = json.loads(line).get("finished_unix")
+                    except (ValueError, AttributeError):
+                        continue
+                    total += isinstance(finished, (int, float)) and finished >= since
         except OSError:
             pass
     return total

@@ -168,6 +168,10 @@ def _claim_text(export: TLExport) -> str:
         lines.append(f"Its claim covers the inputs {net.input_domain.describe(net.input_labels)}; outside them "
                      "(or at other lengths) its outputs are not covered by any check.")
         arithmetic = net.input_domain.arithmetic
+        if net.input_domain.exact and not arithmetic:
+            lines.append("Arithmetic: its claim is exact; TransformerLens computes in floats, whose rounding it does "
+                         "not check (values of very different sizes can cancel to a wrong answer): check an answer "
+                         "against the network it was exported from, in exact arithmetic.")
         if arithmetic:
             # TransformerLens runs whatever dtype it is booted in and checks nothing: say which carry the claim
             held = [name + (f" (for |x| up to {limit:.6g})" if limit is not None else "")
