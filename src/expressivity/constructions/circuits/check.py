@@ -35,6 +35,8 @@ def arithmetic_of(dtype: str, net: Network) -> str:
     softmax says no softmax)."""
     softmax = any(getattr(layer, "normalization", None) == "softmax" for layer in net.layers)
     return ARITHMETIC[dtype] if softmax or dtype != "float32" else "PyTorch float32"
+
+
 _UNIT_ROUNDOFF = {"exact": 0.0, **UNIT_ROUNDOFF}
 
 

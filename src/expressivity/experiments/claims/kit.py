@@ -145,6 +145,7 @@ def line_figure(path, series: dict, xlabel: str, ylabel: str, title: str, logx=T
         ax.axhline(y, ls="--", color="k", lw=0.8, label=label)
     for label, x in (vlines or {}).items():
         ax.axvline(x, ls=":", color="gray", lw=1.0, label=label)
+
     def positive(values) -> bool:
         return any(v is not None and math.isfinite(v) and v > 0 for v in values)
 

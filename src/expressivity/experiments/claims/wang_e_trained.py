@@ -662,12 +662,13 @@ register(Claim(
     f"is below {CLAIM6_MARGIN:g}; refuted if its lower end is above {CLAIM6_MARGIN:g} (a gain of at least the "
     "margin); not reproduced if DP-free's interval lies below 1/2 while DP's lies above it (where both lie "
     "below, neither arm learns the task at this budget: undecided, out of regime); otherwise undecided (a gap "
-    f"that is merely not significant is not equivalence), and with fewer than {CLAIM6_MIN_SEEDS} valid seeds in an arm. Fisher's exact "
-    "p is reported beside it. Power: if both arms succeed with probability 0.9, the margin is met with "
+    f"that is merely not significant is not equivalence), and with fewer than {CLAIM6_MIN_SEEDS} valid seeds in an "
+    "arm. Fisher's exact p is reported beside it. Power: if both arms succeed with probability 0.9, the margin is met with "
     "probability 0.31 at 24 seeds, 0.77 at 64 and 0.91 at 96 (0.42, 0.93, 0.99 at 0.95; 0.26, 0.57, 0.75 at "
     "0.8). The claim is reproduced if (i) and (ii) are, refuted if either is. Medium and full score on a fresh "
     "test sample.",
-    claim6, "5 minutes (3.9 CPU-minutes; measured 2026-11-28, AMD EPYC, 2 cores shared with other work)", f"{CLAIM6_SEEDS['full']} seeds, 8 heads, FFN 256, 5000 steps",
+    claim6, "5 minutes (3.9 CPU-minutes; measured 2026-11-28, AMD EPYC, 2 cores shared with other work)",
+    f"{CLAIM6_SEEDS['full']} seeds, 8 heads, FFN 256, 5000 steps",
     tag="[V]", medium=f"{CLAIM6_SEEDS['medium']} seeds, 3000 steps, 3 learning rates",
     paper_claim="for fixed (content-independent) memories, attention without the dot product performs as well as "
                 "with it (Table 6, insight 3a)"))
