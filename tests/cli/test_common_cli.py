@@ -98,3 +98,32 @@ def test_ctrl_c_is_one_line_with_no_blank_line_before_it(monkeypatch):
     monkeypatch.setattr(check, "run_circuit", interrupted)
     code, out, err = cli_run("circuit", "reverse")
     assert (code, out, err) == (130, "", "error: aborted\n")
+
+
+def test_a_ctrl_c_that_compiled_code_turned_into_another_error_is_an_abort(monkeypatch):
+    """A fuzz run of the demo: Ctrl-C landed while matplotlib's compiled code converted a bounding box, which
+    raised ValueError('Invalid bounding box') instead of KeyboardInterrupt: a traceback, not 'error: aborted'.
+    The same error without a Ctrl-C stays what it is."""
+    import signal
+
+    from expressivity.cli.main import cli
+    from expressivity.constructions.circuits import check
+
+    def interrupted_inside(*args, **kwargs):
+        try:
+            signal.getsignal(signal.SIGINT)(signal.SIGINT, None)   # Ctrl-C, through the handler in place
+        except KeyboardInterrupt:
+            pass   # swallowed by the compiled code, which raises its own error
+        raise ValueError("Invalid bounding box")
+
+    monkeypatch.setattr(check, "run_circuit", interrupted_inside)
+    result = CliRunner().invoke(cli, ["circuit", "sum", "--input", "1,2,3"])
+    assert result.exit_code == 130 and result.stderr == "error: aborted\n"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # put back
+
+    def failing(*args, **kwargs):
+        raise ValueError("Invalid bounding box")
+
+    monkeypatch.setattr(check, "run_circuit", failing)
+    result = CliRunner().invoke(cli, ["circuit", "sum", "--input", "1,2,3"])
+    assert isinstance(result.exception, ValueError)

@@ -142,13 +142,18 @@ def is_within(changed: str, own: list[str]) -> bool:
 
 
 def run_interruptible(root: Path, argv: list[str]):
-    """Run the command; after LIMIT_S raise KeyboardInterrupt in it, as Ctrl-C would. Returns
-    ``(result or None, interrupted)``."""
+    """Run the command; after LIMIT_S interrupt it as Ctrl-C would: through the SIGINT handler in place
+    (the command's own, which may defer it to a safe point, or Python's, which raises KeyboardInterrupt).
+    Returns ``(result or None, interrupted)``."""
     state = {"armed": True, "fired": 0}
 
     def ctrl_c(signum, frame):
         if state["armed"]:
             state["fired"] += 1
+            handler = signal.getsignal(signal.SIGINT)
+            if callable(handler):
+                handler(signal.SIGINT, frame)
+                return
             raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGALRM, ctrl_c)

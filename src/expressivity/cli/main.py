@@ -7,7 +7,9 @@ Every user error (bad option value, unknown name, size over budget) is reported 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import warnings
 
 import click
@@ -16,10 +18,38 @@ from expressivity import __version__
 from expressivity.errors import ExpressivityError, shorten_values
 
 
+class _CtrlC:
+    """Python's default SIGINT handling (raise ``KeyboardInterrupt``) that remembers it fired.
+
+    Compiled code that calls back into Python can turn a ``KeyboardInterrupt`` raised inside it into
+    another error: matplotlib's raised ``ValueError('Invalid bounding box')`` when Ctrl-C landed while it
+    converted a bounding box (a fuzz run of the demo), a traceback instead of ``error: aborted``. An
+    unexpected error after a Ctrl-C is reported as the abort it is."""
+
+    def __init__(self):
+        self.seen = False
+
+    def __call__(self, signum, frame):
+        self.seen = True
+        raise KeyboardInterrupt
+
+
 class _Group(click.Group):
     """A click group that turns usage errors and :class:`ExpressivityError` into one-line errors."""
 
     def main(self, *args, **kwargs):
+        # only where SIGINT has Python's default handler, in the main thread (an ignored one stays ignored)
+        ctrl_c = _CtrlC()
+        mine = threading.current_thread() is threading.main_thread() and \
+            signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        previous = signal.signal(signal.SIGINT, ctrl_c) if mine else None
+        try:
+            return self._main(ctrl_c, *args, **kwargs)
+        finally:
+            if mine:
+                signal.signal(signal.SIGINT, previous)
+
+    def _main(self, ctrl_c: _CtrlC, *args, **kwargs):
         kwargs["standalone_mode"] = False
         # Library code checks finiteness itself and reports it in one line; NumPy's overflow and
         # invalid-value warnings would only put extra lines before that error.
@@ -61,6 +91,11 @@ class _Group(click.Group):
             click.echo(shorten_values(f"error: cannot use{where}: {exc.strerror or exc}; choose a folder you can write to"),
                        err=True)
             sys.exit(2)
+        except Exception:
+            if not ctrl_c.seen:
+                raise
+            click.echo("error: aborted", err=True)   # a Ctrl-C that compiled code turned into another error
+            sys.exit(130)
         if isinstance(rv, int) and rv:
             sys.exit(rv)
         return rv
