@@ -157,6 +157,8 @@ def run_interruptible(root: Path, argv: list[str]):
             raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGALRM, ctrl_c)
+    # SIGINT as a command's process starts with it (an earlier test in this worker may have left another)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.setitimer(signal.ITIMER_REAL, LIMIT_S, SECOND_CTRL_C_S)
     try:
         result = run_in(root, argv)
@@ -166,6 +168,7 @@ def run_interruptible(root: Path, argv: list[str]):
         state["armed"] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGINT, previous_int)
     return result, state["fired"]  # 0, 1, or 2+ Ctrl-Cs
 
 
