@@ -70,6 +70,8 @@ def circuit_result(name: str, length: int | None = None, scale="auto", dtype: st
                    measure_outside: bool = False):
     """The JSON object ``expressivity circuit`` prints (also used by the demo); with ``with_network``,
     the pair ``(object, network)``."""
+    import numpy as np
+
     from expressivity.constructions.circuits.check import arithmetic_of, default_values, run_circuit
     from expressivity.inspect.run import input_rounding
 
@@ -94,8 +96,6 @@ def circuit_result(name: str, length: int | None = None, scale="auto", dtype: st
                                       "tolerance": tolerance, "shift": shift, "input": input_text,
                                       "input_range": input_range}, seed),
     }
-    import numpy as np
-
     rounding = input_rounding(np.asarray(values, dtype=object), dtype) if input_text is not None else None
     if rounding is not None:   # the network saw the nearest floats; the target is of the values as typed
         result["input_rounding"] = rounding

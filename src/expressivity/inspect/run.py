@@ -251,6 +251,17 @@ def _differs_from_exact(net: Network, X: np.ndarray, out: np.ndarray, dtype: str
     return None, agreement
 
 
+def _exact_evaluable(net: Network) -> bool:
+    """Whether ``net`` has an exact pass (:func:`~expressivity.network.exact.check_exact_evaluable`)."""
+    from expressivity.network.exact import check_exact_evaluable
+
+    try:
+        check_exact_evaluable(net)
+    except ExpressivityError:
+        return False
+    return True
+
+
 def _typed(v) -> str:
     """A typed value in a message: as a fraction when short (``1/3``), else as its nearest double
     where that is the value (``0.49999999999``), else in decimal to 25 digits (``0.99999999999999999999``,
@@ -301,11 +312,10 @@ def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: 
             message = as_flags(str(exc))
             if rounding is not None:  # the typed value may be inside: 0.99999999999999999999 is 1 in float64
                 typed, received = rounding["examples"][0]
-                softmax = any(getattr(layer, "normalization", None) == "softmax" for layer in net.layers)
                 message = (f"--input: {rounding['values']} value(s) are not {dtype} numbers ({_typed(typed)} becomes "
                            f"{received!r}), and the rounded input is refused: {message}; "
-                           + ("type values the arithmetic carries inside the domain" if softmax else
-                              "--dtype exact takes the values as typed"))
+                           + ("--dtype exact takes the values as typed" if _exact_evaluable(net) else
+                              "type values the arithmetic carries inside the domain"))
             raise NetworkError(message) from None
         out, res = (result[0], list(result[1])) if residuals else (result, None)
     _check_finite(out, net, dtype)

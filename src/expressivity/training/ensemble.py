@@ -147,7 +147,7 @@ class EnsembleStepper:
         model = copy.deepcopy(self.member_model(k))   # member_model reuses one model per member: a copy
         singles, at = dict(model.named_parameters()), 0
         with torch.no_grad():
-            for name, p in zip(self.optimizer.names, self.optimizer._params):   # the flat row's column order
+            for name, p in self.model.named_parameters():   # the flat row's column order (the optimizer's)
                 width = p[0].numel()
                 singles[name].copy_(row[at:at + width].reshape(singles[name].shape))
                 at += width
