@@ -27,10 +27,12 @@ the agreement of the CPU's own paths) and the script says so in one line and exi
 
 Nine minutes are kept by construction, not hoped for: ``--budget-s`` (default 540) is the whole
 script's wall time; a part that would start after it is spent, or a compiled way with less than
-:data:`COMPILE_RESERVE_S` left (a compile is not bounded by the clock), is recorded and printed as
-skipped. A part that raises is recorded with its error and the others still run; Ctrl-C (or
-SIGINT from a caller's deadline) ends the script with what it measured written (``.json`` and
-``.md``), exit 130. Compilation on a GPU was not measured here (no GPU was lent to the sessions
+:data:`COMPILE_RESERVE_S` left, is recorded and printed as skipped, and a part still running when
+the budget runs out is stopped there (an interval timer; a compile is stopped too, at its next
+Python step), so the script ends within about a second of its budget and says that a part was cut
+off (``cut_at_budget``). A part that raises is recorded with its error and the others still run;
+Ctrl-C (or SIGINT from a caller's deadline) ends the script with what it measured written
+(``.json`` and ``.md``), exit 130. Compilation on a GPU was not measured here (no GPU was lent to the sessions
 that wrote this).
 
     bash benchmarks/gpu_check.sh [--out gpu_check] [--quick] [--budget-s 540]
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -66,11 +69,17 @@ def write_report(report: dict, out: Path) -> dict:
     return report
 
 
+class BudgetSpent(BaseException):
+    """Raised in the main thread when the budget runs out, in whatever part is running (a
+    ``BaseException``: a part's ``except Exception`` must not record it as that part's error)."""
+
+
 class Clock:
-    """The script's time budget: ``left()`` seconds until ``budget`` wall seconds from its start."""
+    """The script's time budget: ``left()`` seconds until ``budget`` wall seconds from its start;
+    :meth:`bounded` stops a part still running when it runs out."""
 
     def __init__(self, budget: float):
-        self.start, self.budget = time.perf_counter(), budget
+        self.start, self.budget, self.running = time.perf_counter(), budget, False
 
     def left(self) -> float:
         return self.budget - (time.perf_counter() - self.start)
@@ -80,6 +89,31 @@ class Clock:
             return {"skipped": f"{self.left():.0f} s of the {self.budget:g} s budget left, under the {reserve:g} s "
                                "a compile may take"}
         return {"skipped": f"the {self.budget:g} s budget was spent"}
+
+    def bounded(self, measure):
+        """``measure()``, stopped if the budget runs out while it runs (SIGALRM in the main thread;
+        the handler before is put back): its value, or a record that it was skipped or stopped.
+        Within another ``bounded`` call it runs under that call's stop."""
+        if self.left() <= 0:
+            return self.skipped()
+        if self.running:
+            return measure()
+
+        def spent(signum, frame):
+            raise BudgetSpent()
+
+        previous, self.running = signal.signal(signal.SIGALRM, spent), True
+        try:
+            try:
+                signal.setitimer(signal.ITIMER_REAL, max(self.left(), 1e-3))
+                return measure()
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except BudgetSpent:   # a value measured as the alarm rang is lost too: a microsecond's window
+            return {"skipped": f"stopped when the {self.budget:g} s budget ran out"}
+        finally:
+            signal.signal(signal.SIGALRM, previous)
+            self.running = False
 
 
 GOALS = {"captured_vs_eager_tiny": 5.0, "ensemble_vs_sequential": 8.0, "memory_ratio": 2.0}
@@ -128,11 +162,15 @@ def time_ways(configs: list, device: str, ways, steps: int, threads: int, clock:
             continue
         execution, ran = Execution.choose(device, capture=capture, precision=precision), []
         try:
-            first, per_step, timed = time_pack(Pack(tuple(configs)), execution, threads, steps=steps,
-                                               limit=min(limit, max(clock.left(), 1.0)), ran=ran)
+            timing = clock.bounded(lambda: time_pack(Pack(tuple(configs)), execution, threads, steps=steps,
+                                                     limit=min(limit, max(clock.left(), 1.0)), ran=ran))
         except Exception as exc:   # noqa: BLE001 - one way's failure (a compile, memory) is a figure too
             rows.append(way | failure(exc))
             continue
+        if isinstance(timing, dict):   # stopped at the budget
+            rows.append(way | timing)
+            continue
+        first, per_step, timed = timing
         used = ran[0] if ran else execution
         row = way | {"first_step_s": first, "step_s": per_step, "steps_per_s": 1 / per_step,
                      "run_steps_per_s": len(configs) / per_step, "timed": timed, "execution": used.record()}
@@ -215,8 +253,9 @@ def agreement(device: str, quick: bool, clock: Clock, compile_ways: bool = True)
             rows.append({"cell": label} | clock.skipped())
             continue
         row = {"cell": label, "steps": steps, "members": 2, "rtol": AGREEMENT_RTOL}
-        try:
-            configs = claim_pack(claim, scale, keep_quick if quick else keep_full, 2)
+
+        def measure(row=row, label=label, claim=claim, keep=keep_quick if quick else keep_full):
+            configs = claim_pack(claim, scale, keep, 2)
             fp32 = {"precision": "fp32"}
             reference, ref_grad = pack_losses(configs, Execution.choose(device, **fp32, attention="explicit",
                                                                        capture="eager"), steps)
@@ -238,6 +277,11 @@ def agreement(device: str, quick: bool, clock: Clock, compile_ways: bool = True)
                 row["relative"]["cuda vs cpu, first gradient"] = (float((gpu_grad - cpu_grad).abs().max())
                                                                    / float(cpu_grad.abs().max().clamp(min=1e-12)))
             row["ok"] = all(r <= AGREEMENT_RTOL for r in row["relative"].values())
+
+        try:
+            stopped = clock.bounded(measure)
+            if stopped is not None:   # the budget ran out in this cell: its partial figures are not kept
+                row = {"cell": label} | stopped
         except Exception as exc:   # noqa: BLE001 - recorded, and the next cell still runs
             row |= failure(exc) | {"ok": False}
         rows.append(row)
@@ -320,7 +364,7 @@ def cpu_half(quick: bool, chosen: dict, report: dict, clock: Clock, out: Path) -
     torch.set_num_threads(threads)
     report["cpu"] = {"threads": threads, "packs": {}}
     if not torch.cuda.is_available():
-        report["cpu"]["agreement"] = part(lambda: agreement("cpu", quick, clock, compile_ways=not quick), clock)
+        report["cpu"]["agreement"] = part(lambda: agreement("cpu", quick, clock, compile_ways=not quick), clock, stop=False)
         write_report(report, out)
     for label, (configs, steps) in chosen.items():
         configs = configs[:CPU_MEMBERS]   # a rate a run: a CPU pack of 16 is no faster a run than one of 4
@@ -334,13 +378,14 @@ def cpu_half(quick: bool, chosen: dict, report: dict, clock: Clock, out: Path) -
     write_report(report, out)
 
 
-def part(measure, clock: Clock):
-    """``measure()``, or a record that it was skipped (budget spent) or raised (its error): one
-    part's failure, a compile or an out-of-memory on a GPU never tried, leaves the others' figures."""
+def part(measure, clock: Clock, stop: bool = True):
+    """``measure()``, or a record that it was skipped or stopped (budget spent) or raised (its
+    error): one part's failure, a compile or an out-of-memory on a GPU never tried, leaves the
+    others' figures. ``stop=False`` where ``measure`` stops its own steps at the budget."""
     if clock.left() <= 0:
         return clock.skipped()
     try:
-        return measure()
+        return clock.bounded(measure) if stop else measure()
     except Exception as exc:   # noqa: BLE001 - recorded in the report and its lines
         return failure(exc)
 
@@ -354,7 +399,7 @@ def gpu_half(quick: bool, chosen: dict, report: dict, clock: Clock, out: Path) -
     report["gpu"] = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
                      "cuda": torch.version.cuda, "packs": {}}
     reserve = 0.0 if quick else COMPILE_RESERVE_S
-    report["gpu"]["agreement"] = part(lambda: agreement("cuda", quick, clock), clock)
+    report["gpu"]["agreement"] = part(lambda: agreement("cuda", quick, clock), clock, stop=False)
     write_report(report, out)
     first_ways = [("eager", "fp32"), ("compiled", "fp32")]
     for label, (configs, steps) in chosen.items():
@@ -415,7 +460,7 @@ def lines(report: dict) -> list[str]:
                            f"of {row['steps']} steps' losses and of the first gradient: {worst} (tolerance {row['rtol']:g}): "
                            f"{'AGREE' if row['ok'] else 'DISAGREE'}")
             else:
-                out.append(f"{where}: {row['cell']}: agreement {row.get('skipped') or row.get('error')}")
+                out.append(f"{where}: {row['cell']}: agreement not measured ({row.get('skipped') or row.get('error')})")
         for label, p in r_side["packs"].items():
             ways = "; ".join(f"{r['capture']} {r['precision']} " + (f"skipped ({r['skipped']})" if "skipped" in r
                                                                       else f"failed ({r['error']})" if "error" in r

@@ -426,3 +426,37 @@ def test_the_ensemble_agreement_script_says_its_usage(args):
         assert out.returncode == 0 and "usage: ensemble_agreement.py" in out.stdout
     else:
         assert out.returncode == 2 and out.stderr.startswith("error: ") and len(out.stderr.splitlines()) == 1, out.stderr
+
+
+def test_a_gpu_check_part_still_running_at_the_budget_is_stopped_there(tmp_path, monkeypatch):
+    """The budget is the script's wall time, not a bound on when its last part may start: a part
+    that would run past it (a compile, a slow step on a GPU never tried) is stopped at the budget
+    and recorded so, the parts after it are skipped, and the alarm is put back as it was."""
+    import signal
+    import time
+
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import gpu_check
+
+        from expressivity.experiments import plan
+
+        monkeypatch.setattr(gpu_check, "agreement", lambda *args, **kwargs: [])
+        monkeypatch.setattr(plan, "time_pack", lambda *args, **kwargs: time.sleep(120))
+        handler = signal.getsignal(signal.SIGALRM)
+        threads = torch.get_num_threads()
+        try:
+            t0 = time.perf_counter()
+            assert gpu_check.main(["--quick", "--budget-s", "15", "--out", str(tmp_path / "check")]) == 0
+            took = time.perf_counter() - t0
+        finally:
+            torch.set_num_threads(threads)
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    assert took < 60   # 120 s a pack, two packs, without the stop
+    assert signal.getsignal(signal.SIGALRM) is handler and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    report = json.loads((tmp_path / "check" / "gpu_check.json").read_text())
+    first, second = (pack["ways"] for pack in report["cpu"]["packs"].values())
+    assert first == [{"capture": "eager", "precision": "fp32", "skipped": "stopped when the 15 s budget ran out"}]
+    assert second == [{"capture": "eager", "precision": "fp32", "skipped": "the 15 s budget was spent"}]
+    assert "eager fp32 skipped (stopped when the 15 s budget ran out)" in (tmp_path / "check" / "gpu_check.md").read_text()
