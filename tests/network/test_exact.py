@@ -48,3 +48,26 @@ def test_exact_mode_runs_mixing_layers_embeddings_and_dp_free_hardmax_exactly():
     after_mix = h + conv + mat
     assert out[0, :, 0].tolist() == list(2 * after_mix + third)
     assert np.allclose(evaluate(net, X.astype(float), "float64"), out.astype(float), rtol=1e-15)
+
+
+def test_exact_inputs_of_every_exact_kind_are_read_as_the_numbers_they_write():
+    """0.1 + 0.2 - 0.3 is 0 exactly: a Decimal, a sympy Rational or a numeric string must not be
+    rounded to the nearest float on the way in (it answered 2^-55, "exact")."""
+    from decimal import Decimal
+
+    import sympy
+
+    from expressivity import build_sum, evaluate
+
+    net, _ = build_sum(3)
+    for values in ([Decimal("0.1"), Decimal("0.2"), Decimal("-0.3")],
+                   [sympy.Rational(1, 10), sympy.Rational(2, 10), sympy.Rational(-3, 10)],
+                   ["0.1", "0.2", " -0.3"], ["1/10", "2/10", "-3/10"],
+                   [Fraction(1, 10), Fraction(2, 10), Fraction(-3, 10)]):
+        got = evaluate(net, np.array([[v, 0] for v in values], dtype=object), "exact")
+        assert got[0, 0] == 0, values
+    assert evaluate(net, np.array([[0.5, 0], [np.float32(0.25), 0], [1, 0]], dtype=object), "exact")[0, 0] == Fraction(7, 4)
+    for bad, says in (("nan", "finite numbers"), (Decimal("inf"), "finite numbers"), ("abc", "needs numbers"),
+                      ("1/0", "needs numbers"), (sympy.Float("0.1", 30), "pass a Fraction"), (None, "pass a Fraction")):
+        with pytest.raises(EvaluationError, match=says):
+            evaluate(net, np.array([[bad, 0]] * 3, dtype=object), "exact")

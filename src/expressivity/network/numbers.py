@@ -7,6 +7,7 @@ entries as the exact rationals they are.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from fractions import Fraction
 from numbers import Rational
 
@@ -57,20 +58,44 @@ def to_exact(values) -> np.ndarray:
 
 def exact_number(v) -> int | Fraction:
     """``v`` as the exact rational it denotes: ``int`` and ``Fraction`` kept, integral floats as ``int``,
-    other floats as ``Fraction``; :class:`EvaluationError` for infinities and NaN."""
+    other floats as ``Fraction``; any other rational (``sympy.Rational``), a ``Decimal`` or a numeric
+    string (``"0.1"``, ``"1/3"``) as the number it writes, not as the float nearest it.
+    :class:`EvaluationError` for infinities, NaN, and numbers whose exact value cannot be read
+    (``sympy.Float``: pass a ``Fraction``)."""
     if isinstance(v, (int, Fraction)) and not isinstance(v, bool):
         return v
-    if isinstance(v, (np.integer,)):
+    if isinstance(v, bool | np.bool_ | np.integer):
         return int(v)
-    if isinstance(v, bool | np.bool_):
-        return int(v)
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        raise EvaluationError(f"exact evaluation needs numbers, got {str(v)[:40]!r} ({type(v).__name__})") from None
+    if isinstance(v, float | np.floating):
+        f = float(v)   # exact: a float64 (or narrower) holds a binary rational
+    elif isinstance(v, Rational):
+        return _integral(Fraction(int(v.numerator), int(v.denominator)))
+    elif isinstance(v, Decimal | str):
+        try:
+            return _integral(Fraction(v.strip() if isinstance(v, str) else v))
+        except (ValueError, OverflowError, ZeroDivisionError):
+            kind = "finite numbers" if _is_float_text(v) else "numbers"
+            raise EvaluationError(f"exact evaluation needs {kind}, got {str(v)[:40]!r} ({type(v).__name__})") from None
+    elif isinstance(v, np.ndarray) and v.shape == () and v.dtype != object:
+        return exact_number(v.item())
+    else:
+        raise EvaluationError(f"exact evaluation needs numbers it can read exactly (int, Fraction, float, Decimal, "
+                              f"a numeric string), got {str(v)[:40]!r} ({type(v).__name__}); pass a Fraction")
     if not np.isfinite(f):
         raise EvaluationError(f"exact evaluation needs finite numbers, got {f}")
     return Fraction(f) if not f.is_integer() else int(f)
+
+
+def _is_float_text(v) -> bool:
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _integral(q: Fraction) -> int | Fraction:
+    return q.numerator if q.denominator == 1 else q
 
 
 def fmt(x) -> str:
