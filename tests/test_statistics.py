@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from expressivity.statistics import (R2_RESOLUTION, Interval, clopper_pearson, fisher_exact,
                                      floored_geometric_interval, interval, log10_t_interval, paired_difference,
-                                     rate_difference, t_interval, t_quantile_975, wilson)
+                                     newcombe, rate_difference, t_interval, t_quantile_975, wilson)
 
 
 def test_t_interval_matches_hand_computation():
@@ -118,13 +118,20 @@ def test_fisher_exact_known_values():
 
 
 def test_wilson_and_newcombe_known_values():
-    """Newcombe (1998), Statistics in Medicine 17, 873-890, Table II, method 10 (the hybrid score)."""
-    d = rate_difference(56, 70, 48, 80)
+    """Newcombe (1998), Statistics in Medicine 17, 873-890, Table II, method 10 (the hybrid score,
+    Wilson arms); :func:`rate_difference` is the same hybrid with exact arms, wider."""
+    def method_10(a, n_a, b, n_b):
+        return newcombe(wilson(a, n_a), wilson(b, n_b))
+
+    d = method_10(56, 70, 48, 80)
     assert (d.value, d.low, d.high) == pytest.approx((0.2, 0.0524, 0.3339), abs=1e-4)
-    d = rate_difference(9, 10, 3, 10)
+    d = method_10(9, 10, 3, 10)
     assert (d.low, d.high) == pytest.approx((0.1705, 0.8090), abs=1e-4)
-    d = rate_difference(5, 56, 0, 29)  # one arm at 0
+    d = method_10(5, 56, 0, 29)  # one arm at 0
     assert (d.low, d.high) == pytest.approx((-0.0381, 0.1926), abs=1e-4)
+    for counts in ((56, 70, 48, 80), (9, 10, 3, 10), (5, 56, 0, 29)):
+        exact, wilsons = rate_difference(*counts), method_10(*counts)
+        assert exact.value == wilsons.value and exact.low < wilsons.low and exact.high > wilsons.high
     w = wilson(0, 10)
     assert w.low == 0 and w.high == pytest.approx(0.2775, abs=1e-4)
     with pytest.raises(ValueError):
@@ -137,3 +144,10 @@ def test_wilson_and_newcombe_known_values():
 def test_newcombe_contains_the_observed_difference_and_stays_in_range(a, b):
     d = rate_difference(*a, *b)
     assert -1 <= d.low <= d.value <= d.high <= 1
+
+
+def test_a_floored_geometric_interval_never_reaches_below_its_floor():
+    """Every floored value is at least the floor, so is their geometric mean: a t interval on the logs
+    gave a lower end of 1.4e-12 for {1e-7, 1e-5} at a floor of 1e-6 (a fresh audit, 2026-11-28)."""
+    iv, floored = floored_geometric_interval([1e-7, 1e-5], 1e-6)
+    assert floored == 1 and iv.low == 1e-6 and iv.high > 1e-5 and iv.value == pytest.approx(10**-5.5)

@@ -307,13 +307,12 @@ def test_a_twenty_point_gap_is_rarely_called_equivalent():
     """The audit enumerated binomial outcomes: at true rates 0.95 against 0.75 and 24 seeds the old
     rule said 'reproduced' with probability 0.50. The margin rule: at most the test's 2.5%."""
     from expressivity.experiments.claims.wang_e_trained import CLAIM6_MARGIN
-    from expressivity.statistics import newcombe, wilson
+    from expressivity.statistics import rate_difference
 
     n, p_dp, p_free = 24, 0.95, 0.75
     pmf = lambda k, p: math.comb(n, k) * p**k * (1 - p) ** (n - k)  # noqa: E731
-    rates = [wilson(k, n) for k in range(n + 1)]
     p_reproduced = sum(pmf(a, p_dp) * pmf(b, p_free) for a in range(n + 1) for b in range(n + 1)
-                       if newcombe(rates[a], rates[b]).high < CLAIM6_MARGIN and rates[b].value > 0.5)
+                       if rate_difference(a, n, b, n).high < CLAIM6_MARGIN and b / n > 0.5)
     assert p_reproduced < 0.025
 
 

@@ -20,8 +20,9 @@ def test_claim_6_power_line_matches_the_margin_rule():
     for p in (0.9, 0.95, 0.8):
         for n in CLAIM6_SEEDS.values():
             assert _in(criterion, equivalence_power(n, p, CLAIM6_MARGIN)), (n, p)
-    # medium and full are sized to the margin: at equal rates of 0.9 they meet it most of the time
-    assert equivalence_power(CLAIM6_SEEDS["full"], 0.9, CLAIM6_MARGIN) > 0.9
+    # full is sized to the margin: at equal rates of 0.9 it meets it nine times in ten (0.8996 with the
+    # exact arms of the rule; 0.91 with Wilson's, whose decisions at the margin ran above 2.5%)
+    assert equivalence_power(CLAIM6_SEEDS["full"], 0.9, CLAIM6_MARGIN) > 0.895
 
 
 def test_claims_3_and_7_power_lines_match_the_majority_rule():
