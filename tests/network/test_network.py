@@ -141,3 +141,20 @@ def test_a_composition_of_differently_labelled_residuals_is_refused():
 def test_a_network_refuses_a_name_or_metadata_of_the_wrong_type(field, value):
     with pytest.raises(NetworkError, match=field):
         Network((), labels=("a",), **{field: value})
+
+
+def test_a_networks_weights_cannot_change_after_it_is_built():
+    """``net.layers[0].heads[0].W_O[...] *= 2`` doubled sum's answers while the network kept its name,
+    claim and domain, and save_network stamped fresh digests on it (a fresh audit, 2026-11-28): the
+    weights are read-only copies, so neither an edit in place nor a later change to the caller's
+    array reaches them."""
+    from expressivity import build_sum, embed, evaluate
+
+    net, _ = build_sum(3)
+    with pytest.raises(ValueError, match="read-only"):
+        net.layers[0].heads[0].W_O[...] *= 2
+    W = np.eye(2)
+    ffn = FeedForwardLayer(W_1=W, b_1=np.zeros(2), W_2=W, b_2=None)
+    W[0, 0] = 7.0
+    assert ffn.W_1[0, 0] == 1.0 and not ffn.W_1.flags.writeable
+    assert evaluate(net, embed(net, np.array([1.0, 2.0, 3.0])), "exact")[0, 0] == 6

@@ -234,3 +234,20 @@ def test_each_mixer_fixes_only_the_switches_it_reads_and_the_holders_are_disjoin
         assert len(holders) == 1, (layer, holders)
         fixed = holders[0].load_switches({holders[0]: [(0, layer)]})
         assert set(fixed) <= holders[0].switches | {"causal"}, (holders[0], set(fixed) - holders[0].switches)
+
+
+def test_a_converted_construction_refuses_the_lengths_it_was_not_built_for():
+    """from_network(reverse of 6) answered 2, 2, 2 for the 3 tokens 1, 2, 3 and sum of 4 answered 8 for
+    1 + 2 + 3 (a fresh audit, 2026-11-28): the model refuses every length its network's claim does not
+    cover, as evaluate does, and keeps them through to_network."""
+    from expressivity import build_reverse, build_sum
+    from expressivity.nn.convert import from_network, to_network
+
+    for build, n, short in ((build_reverse, 6, 3), (build_sum, 4, 3)):
+        net, _ = build(n)
+        model = from_network(net)
+        ok = model(torch.tensor(embed(net, np.arange(1.0, n + 1)))[None])
+        assert ok.shape[1] == n
+        with pytest.raises(ExpressivityError, match=f"input length {short} is not one the network was built for"):
+            model(torch.tensor(embed(net, np.arange(1.0, short + 1)))[None])
+        assert to_network(model).valid_lengths == net.valid_lengths

@@ -293,7 +293,7 @@ class _PrevNext(_Previous):
 
     def load_layer(self, layer):
         for w, head in zip((self.o, self.next), layer.heads):
-            w.weight.copy_(torch.as_tensor(head.W_O.T, dtype=w.weight.dtype))
+            w.weight.copy_(torch.tensor(head.W_O.T, dtype=w.weight.dtype))
 
 
 def test_the_loader_takes_a_new_mixer_from_its_class_and_table_entry(monkeypatch):

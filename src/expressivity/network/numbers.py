@@ -22,11 +22,15 @@ def as_weight(values, shape: tuple[int, ...] | None = None, name: str = "weight"
     """Return ``values`` as a weight array: ``object`` if any entry is a ``Fraction`` or a Python
     int too large for float64 to hold exactly, else ``float64``.
 
-    Keeps exact constructions exact while letting float ones stay fast.
+    Keeps exact constructions exact while letting float ones stay fast. The array is a read-only
+    copy: a network's weights are those it was built (and verified, and digested) with, so an edit
+    in place (``net.layers[0].heads[0].W_O[...] *= 2`` kept the network's name, claim and domain)
+    or a later change to the caller's array cannot change them; build a new layer instead.
     """
-    arr = np.asarray(values, dtype=object) if _needs_object(values) else np.asarray(values, dtype=np.float64)
+    arr = np.array(values, dtype=object if _needs_object(values) else np.float64, copy=True)
     if shape is not None and arr.shape != tuple(shape):
         raise NetworkError(f"{name} has shape {arr.shape}, expected {tuple(shape)}")
+    arr.flags.writeable = False
     return arr
 
 

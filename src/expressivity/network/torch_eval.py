@@ -22,7 +22,7 @@ _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 
 def _t(a, dtype) -> torch.Tensor:
-    return torch.as_tensor(np.asarray(a, dtype=np.float64), dtype=dtype)
+    return torch.tensor(np.asarray(a, dtype=np.float64), dtype=dtype)   # a copy: network weights are read-only
 
 
 def _pad(a, shape) -> np.ndarray:

@@ -76,7 +76,8 @@ def to_network(model: Model) -> Network:
         embedding=_np(embed.weight) if tokens else _np(embed.weight).T,
         embedding_bias=None if tokens else _np(embed.bias),
         input_labels=tuple(f"token {k}" if tokens else f"x[{k}]" for k in range(cfg.vocab_size if tokens else cfg.d_in)),
-        readout_bias=_np(model.readout.bias), final_norm=_norm(model.norm), max_length=cfg.max_len, input_domain=domain)
+        readout_bias=_np(model.readout.bias), final_norm=_norm(model.norm), max_length=cfg.max_len, input_domain=domain,
+        valid_lengths=model.valid_lengths)
 
 
 @dataclass
@@ -199,7 +200,7 @@ def _plan(net: Network, max_len: int | None, tokens: bool) -> tuple[ModelConfig,
 
 
 def _copy(param: torch.Tensor, value) -> None:
-    param.copy_(torch.as_tensor(np.asarray(value, dtype=np.float64), dtype=param.dtype))
+    param.copy_(torch.tensor(np.asarray(value, dtype=np.float64), dtype=param.dtype))
 
 
 def from_network(net: Network, max_len: int | None = None, dtype: torch.dtype = torch.float64, *,
@@ -212,8 +213,9 @@ def from_network(net: Network, max_len: int | None = None, dtype: torch.dtype = 
             ``model(ids)`` equals ``reference.forward(net, one_hot(ids, d_in))``.
 
     Raises :class:`NetworkError` naming the first layer outside the family and the fix. A
-    network that records finite valid lengths gets ``max_len`` = the longest of them by default,
-    so the model refuses what the construction does not claim.
+    network that records valid lengths gets ``max_len`` = the longest of them by default, and
+    the model refuses every other length (``model.valid_lengths``), as :func:`evaluate` does; it
+    does not check the network's input domain (values), which :func:`evaluate` does.
     """
     require_type(net, Network, "from_network's net", "build or load one first")
     if max_len is not None:
@@ -245,6 +247,8 @@ def from_network(net: Network, max_len: int | None = None, dtype: torch.dtype = 
         _copy(model.readout.weight, (np.eye(net.d) if net.readout is None else np.asarray(net.readout, dtype=np.float64)).T)
         if net.readout_bias is not None:
             _copy(model.readout.bias, net.readout_bias)
+    if net.valid_lengths is not None and not net.valid_lengths.is_any:
+        model.valid_lengths = net.valid_lengths
     return model
 
 

@@ -104,11 +104,17 @@ class Model(EnsembleModule):
         self.norm = NormModule(d, members) if cfg.norm == "pre" else nn.Identity()
         self.readout = Linear(d, cfg.d_out, members=members)
         self._limit = length_limit(cfg)
+        # the lengths a constructed network holds its claim for (set by nn.convert.from_network): the
+        # model refuses others, as evaluate does (reverse at 3 tokens of a 6-token construction answered 2, 2, 2)
+        self.valid_lengths = None
 
     def run(self, x: torch.Tensor) -> torch.Tensor:
         n = x.shape[2]
         if self._limit is not None and n > self._limit:
             raise ExpressivityError(f"input length {n} exceeds max_len {self.cfg.max_len} of this model")
+        if self.valid_lengths is not None and not self.valid_lengths.contains(n):
+            raise ExpressivityError(f"input length {n} is not one the network was built for "
+                                    f"({self.valid_lengths.describe()}); give one of those")
         h = self.embed.run(x)
         if self.ape is not None:
             pe = self.ape(n)

@@ -39,7 +39,7 @@ def boot(config: dict, state_dict: dict, dtype: str = "float64"):
     TransformerBridge, TransformerBridgeConfig = require_transformer_lens()
     tdt = _torch_dtype(dtype)
     bridge = TransformerBridge.boot_native(TransformerBridgeConfig(**config), dtype=tdt, device="cpu")
-    tensors = {k: torch.as_tensor(np.asarray(v), dtype=tdt) if isinstance(v, np.ndarray) else v.to(tdt)
+    tensors = {k: torch.tensor(np.asarray(v), dtype=tdt) if isinstance(v, np.ndarray) else v.to(tdt)
                for k, v in state_dict.items()}
     bridge.load_state_dict(tensors, strict=True)
     bridge.eval()

@@ -229,7 +229,7 @@ def _convert_classic(config: dict, state_dict: dict) -> dict:
     from transformer_lens.config import TransformerBridgeConfig
     from transformer_lens.utilities.tl_checkpoint_conversion import convert_tl_checkpoint
 
-    tensors = {k: torch.as_tensor(np.asarray(v)) if not hasattr(v, "detach") else v for k, v in state_dict.items()}
+    tensors = {k: torch.tensor(np.asarray(v)) if not hasattr(v, "detach") else v for k, v in state_dict.items()}
     try:
         converted = convert_tl_checkpoint(tensors, TransformerBridgeConfig(**config))
     except ValueError as exc:

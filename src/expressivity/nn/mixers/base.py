@@ -193,4 +193,4 @@ def to_numpy(t: torch.Tensor) -> np.ndarray:
 
 def set_param(param: torch.Tensor, value, *index) -> None:
     """Copy ``value`` (NumPy, any exact or float dtype) into ``param[index]``."""
-    param[index] = torch.as_tensor(np.asarray(value, dtype=np.float64), dtype=param.dtype)
+    param[index] = torch.tensor(np.asarray(value, dtype=np.float64), dtype=param.dtype)
