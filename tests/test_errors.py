@@ -49,3 +49,40 @@ def test_running_out_of_memory_is_one_line_not_a_traceback(monkeypatch):
     res = CliRunner().invoke(cli, ["circuit", "sum", "--length", "3"])
     assert res.exit_code == 2 and res.stderr.count("\n") == 1
     assert res.stderr.startswith("error: ran out of memory (Unable to allocate 2.06 GiB") and "smaller sizes" in res.stderr
+
+
+@pytest.mark.parametrize("message,one_line", [
+    ("[enforce fail at alloc_cpu.cpp:127] data. DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+     "10319184896 bytes. Error code 12 (Cannot allocate memory)", True),
+    ("CUDA out of memory. Tried to allocate 20.00 GiB", True),
+    ("mat1 and mat2 shapes cannot be multiplied (3x4 and 5x6)", False),   # a bug stays a traceback
+])
+def test_torch_failing_to_allocate_is_one_line_not_a_traceback(monkeypatch, message, one_line):
+    """A fresh audit (2026-11-28): torch's CPU allocator raises RuntimeError, not MemoryError, and
+    ``train`` under ``ulimit -v`` ended in a traceback."""
+    from click.testing import CliRunner
+
+    import expressivity.constructions.circuits.check as check
+    from expressivity.cli.main import cli
+
+    def exhausted(*args, **kwargs):
+        raise RuntimeError(message)
+
+    monkeypatch.setattr(check, "run_circuit", exhausted)
+    res = CliRunner().invoke(cli, ["circuit", "sum", "--length", "3"])
+    if one_line:
+        assert res.exit_code == 2 and res.stderr.count("\n") == 1 and res.stderr.startswith("error: ran out of memory (")
+    else:
+        assert isinstance(res.exception, RuntimeError) and "ran out of memory" not in res.stderr
+
+
+def test_the_memory_budget_counts_an_address_space_limit(monkeypatch):
+    import resource
+
+    from expressivity.training import budget
+
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (3 * 10**9, resource.RLIM_INFINITY))
+    left = budget.address_space_left()
+    assert 0 <= left < 3 * 10**9 and budget.available_ram()[0] <= left
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    assert budget.address_space_left() is None

@@ -7,6 +7,7 @@ Every user error (bad option value, unknown name, size over budget) is reported 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import threading
@@ -32,6 +33,17 @@ class _CtrlC:
     def __call__(self, signum, frame):
         self.seen = True
         raise KeyboardInterrupt
+
+
+# what torch's CPU and CUDA allocators say when an allocation fails
+_ALLOCATOR_FAILED = re.compile(r"can't allocate memory|CUDA out of memory|out of memory", re.I)
+
+
+def _out_of_memory(exc: BaseException) -> None:
+    detail = " ".join(str(exc).split())[:160]
+    click.echo(f"error: ran out of memory{f' ({detail})' if detail else ''}; use smaller sizes (a shorter "
+               "length, fewer samples or a smaller model)", err=True)
+    sys.exit(2)
 
 
 class _Group(click.Group):
@@ -81,17 +93,16 @@ class _Group(click.Group):
         except MemoryError as exc:
             # Sizes are estimated before large allocations; one that was not (or an estimate that was short)
             # still ends in one line, not a traceback.
-            detail = " ".join(str(exc).split())[:160]
-            click.echo(f"error: ran out of memory{f' ({detail})' if detail else ''}; use smaller sizes (a shorter "
-                       "length, fewer samples or a smaller model)", err=True)
-            sys.exit(2)
+            _out_of_memory(exc)
         except OSError as exc:
             # Almost always an --out/--resume path that cannot be written or read.
             where = f" {exc.filename!r}" if exc.filename else ""
             click.echo(shorten_values(f"error: cannot use{where}: {exc.strerror or exc}; choose a folder you can write to"),
                        err=True)
             sys.exit(2)
-        except Exception:
+        except Exception as exc:
+            if isinstance(exc, RuntimeError) and _ALLOCATOR_FAILED.search(str(exc)):
+                _out_of_memory(exc)   # torch's allocators raise RuntimeError (CUDA's OutOfMemoryError is one)
             if not ctrl_c.seen:
                 raise
             click.echo("error: aborted", err=True)   # a Ctrl-C that compiled code turned into another error

@@ -275,7 +275,14 @@ def chebyshev_kernel(rpe: str, lag: int, heads: int, eps: float, cutoff: int | N
         raise ExpressivityError(f"{heads} heads is above the budget of 100,000; use fewer heads")
     u_of, _, g = _variable(rpe, eps)
     u_T = float(u_of(lag))
+    if not float(g(lag)) * u_T > 0:   # the bump's height 1/(g(T) u_T) is beyond float64
+        raise ExpressivityError(f"at lag {lag} with eps {eps:g}, u_T = {u_T:.3g} and g(T) = {float(g(lag)):.3g}: the "
+                                "bump's height 1/(g(T) u_T) is beyond float64 (the chebyshev construction works in "
+                                "float64); use a smaller lag or eps, or --rpe log")
     height = 1.0 / (float(g(lag)) * u_T)
+    if not math.isfinite(height):
+        raise ExpressivityError(f"at lag {lag} with eps {eps:g} the bump's height 1/(g(T) u_T) overflows float64; "
+                                "use a smaller lag or eps, or --rpe log")
     neighbours = [float(u_of(lag + 1))] + ([float(u_of(lag - 1))] if lag > 0 else [1.0])
     width = min(abs(v - u_T) for v in neighbours)
     if cutoff is None:
