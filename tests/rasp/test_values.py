@@ -87,3 +87,16 @@ def test_the_float_mean_tolerance_bounds_the_interpreters_rounding():
             exact = sum(Fraction(v) for v in picked) / n
             worst = max(worst, abs(float(sum(picked) / n - exact)))
     assert 0 < worst <= tau
+
+
+def test_a_sequence_map_over_a_huge_product_is_refused_before_it_is_walked():
+    """pair_balance at max-len 128 built the values of 25 million pairs (minutes, then out of memory)
+    before its budget refused it (a fresh audit, 2026-11-28): the product is refused by its size, and a
+    walk stops at the first value past the budget."""
+    from expressivity.rasp.library import PROGRAMS
+
+    balance = PROGRAMS["pair_balance"]
+    with pytest.raises(RASPError, match=r"5,025 x 5,025 = 25,250,625 value pairs at max_seq_len 128, above the budget"):
+        rasp.compile(balance.program(128), vocab=set(balance.vocab), max_seq_len=128)
+    with pytest.raises(RASPError, match="takes more than 200000 values at max_seq_len 64"):
+        rasp.compile(balance.program(64), vocab=set(balance.vocab), max_seq_len=64)

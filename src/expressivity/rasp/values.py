@@ -39,6 +39,7 @@ from expressivity.rasp.language import RASPError
 
 MAX_VALUES = 4096            # values of a categorical SOp (one residual dimension each)
 MAX_NUMERICAL_VALUES = 200_000   # values of a numerical SOp (one dimension; feed-forward knots where f changes)
+MAX_PAIRS = 20_000_000       # value pairs a SequenceMap's function is applied to (about 10 s of Python calls)
 FLOAT_BITS = 53
 
 
@@ -176,9 +177,7 @@ def _values_of(node: Node, graph: Graph, values: dict, vocab: list, L: int, budg
         return [r for ok, r in (_apply(node.f, x, name=node.name) for x in ins[0] if x is not None) if ok] + \
             ([None] if None in ins[0] else [])
     if node.kind == "sequence_map":
-        out = [r for ok, r in (_apply(node.f, x, y, name=node.name) for x in ins[0] for y in ins[1]
-                               if x is not None and y is not None) if ok]
-        return out + ([None] if None in ins[0] or None in ins[1] else [])
+        return _pairs(node, ins[0], ins[1], L, budget)
     if node.kind == "selector_width":
         return range(L + 1)
     if node.kind == "aggregate":
@@ -188,6 +187,29 @@ def _values_of(node: Node, graph: Graph, values: dict, vocab: list, L: int, budg
             return list(copied) + empty
         return _means(node, graph, [v for v in copied if v is not None], L, budget) + empty
     raise RASPError(f"no value rule for {node.kind}")
+
+
+def _pairs(node: Node, first: list, second: list, L: int, budget: int) -> list:
+    """The values a SequenceMap takes over every pair of its inputs' values: refused before the
+    product is walked where it has more than :data:`MAX_PAIRS` pairs, and as soon as more distinct
+    values than its budget come out (it took minutes and the memory of the whole product, then
+    refused: a fresh audit, 2026-11-28)."""
+    xs, ys = [x for x in first if x is not None], [y for y in second if y is not None]
+    if len(xs) * len(ys) > MAX_PAIRS:
+        raise RASPError(f"SOp {node.name!r} applies its function to {len(xs):,} x {len(ys):,} = {len(xs) * len(ys):,} "
+                        f"value pairs at max_seq_len {L}, above the budget of {MAX_PAIRS:,}; shorten max_seq_len or "
+                        "simplify its inputs")
+    limit = max(budget, MAX_NUMERICAL_VALUES) if node.numerical else budget
+    found: dict = {}
+    for x in xs:
+        for y in ys:
+            ok, r = _apply(node.f, x, y, name=node.name)
+            if ok:
+                found.setdefault(value_key(r), r)
+        if len(found) > limit:
+            raise RASPError(f"SOp {node.name!r} takes more than {limit} values at max_seq_len {L}, above the budget "
+                            f"of {limit} for a {node.encoding.value} SOp; shorten max_seq_len or simplify the SOp")
+    return list(found.values()) + ([None] if None in first or None in second else [])
 
 
 def _means(node: Node, graph: Graph, numbers: list, L: int, budget: int) -> list:
