@@ -71,3 +71,27 @@ def test_exact_inputs_of_every_exact_kind_are_read_as_the_numbers_they_write():
                       ("1/0", "needs numbers"), (sympy.Float("0.1", 30), "pass a Fraction"), (None, "pass a Fraction")):
         with pytest.raises(EvaluationError, match=says):
             evaluate(net, np.array([[bad, 0]] * 3, dtype=object), "exact")
+
+
+def test_a_large_exact_batch_runs_in_chunks_with_the_same_answers(monkeypatch):
+    """2,040 sequences of 256 tokens asked for 8 GB of exact scores at once and ran out of memory (a fresh
+    audit, 2026-11-28): a batch runs a few sequences at a time, with the answers and residual streams of
+    one pass; a sequence whose scores alone are above the budget is refused."""
+    import expressivity.network.exact as exact
+    import math
+
+    from expressivity import build_shift, embed
+    from expressivity.network.exact import forward_exact
+
+    net, _ = build_shift(6, math.inf)   # hardmax: an exact pass exists
+    X = embed(net, np.random.default_rng(0).integers(-9, 9, size=(7, 6)).astype(float))
+    whole, whole_res = forward_exact(net, X, return_residuals=True)
+    assert exact.exact_chunk(net, 6) == exact.EXACT_SCORES_AT_ONCE // 36
+    monkeypatch.setattr(exact, "EXACT_SCORES_AT_ONCE", 2 * 36)   # two sequences at a time
+    assert exact.exact_chunk(net, 6) == 2
+    parts, parts_res = forward_exact(net, X, return_residuals=True)
+    assert (parts == whole).all() and all((a == b).all() for a, b in zip(parts_res, whole_res))
+    assert (forward_exact(net, X[0]) == whole[0]).all()
+    monkeypatch.setattr(exact, "EXACT_MAX_SCORES", 35)
+    with pytest.raises(EvaluationError, match="exact evaluation at 6 tokens holds 36 exact attention scores a head"):
+        forward_exact(net, X)

@@ -78,10 +78,34 @@ def forward_exact(network: Network, X, *, return_residuals: bool = False, allow_
     network.check_input(X, allow_length=allow_length, allow_outside=allow_outside, arithmetic="exact")
     single = X.ndim == 2
     run = run_scaled if fast and scaled_refusal(network) is None else _forward_fractions
-    out, residuals = run(network, X[None] if single else X, return_residuals)
+    batch = X[None] if single else X
+    chunk = exact_chunk(network, batch.shape[1])
+    parts = [run(network, batch[i:i + chunk], return_residuals) for i in range(0, len(batch), chunk)] or \
+        [run(network, batch, return_residuals)]
+    out = np.concatenate([o for o, _ in parts]) if len(parts) > 1 else parts[0][0]
+    residuals = [np.concatenate(r) for r in zip(*(res for _, res in parts))] if len(parts) > 1 else parts[0][1]
     if single:
         out, residuals = out[0], [r[0] for r in residuals]
     return (out, residuals) if return_residuals else out
+
+
+EXACT_SCORES_AT_ONCE = 2**21   # exact attention scores one pass holds per array (a chunk of the batch)
+EXACT_MAX_SCORES = 2**25       # a single sequence's scores above this are refused (about 5 GB of Python numbers)
+
+
+def exact_chunk(network: Network, n: int) -> int:
+    """Sequences of ``n`` tokens one exact pass takes at once: each attention head holds an
+    ``(n, n)`` array of Python numbers per sequence (about 150 bytes a score: a 4096-token
+    circuit's pass peaked at 2.4 GB), so a large batch runs a few sequences at a time (2,040
+    sequences of 256 tokens asked for 8 GB at once: a fresh audit, 2026-11-28);
+    :class:`EvaluationError` where one sequence alone is above :data:`EXACT_MAX_SCORES`."""
+    if not any(layer.kind == "attention" for layer in network.layers):
+        return 1 << 62
+    if n * n > EXACT_MAX_SCORES:
+        raise EvaluationError(f"exact evaluation at {n:,} tokens holds {n * n:,} exact attention scores a head, about "
+                              f"{n * n * 150 / 2**30:.3g} GiB, above the budget of {EXACT_MAX_SCORES:,} scores; use "
+                              "shorter sequences or float64")
+    return max(1, EXACT_SCORES_AT_ONCE // (n * n))
 
 
 def _forward_fractions(network: Network, H: np.ndarray, return_residuals: bool) -> tuple[np.ndarray, list[np.ndarray]]:
