@@ -284,3 +284,18 @@ def test_a_process_that_ignores_sigint_keeps_ignoring_it_while_training(tmp_path
         signal.signal(signal.SIGINT, previous)
     pa, pb = params(full.model), params(ignored.model)
     assert all(torch.equal(pa[k], pb[k]) for k in pa)
+
+
+def test_a_run_folder_that_is_a_file_is_a_one_line_error(tmp_path):
+    """``run(config, "/tmp/f")`` over a file raised FileExistsError from deep in the trainer (a fresh
+    audit, 2026-11-28); so did run_ensemble."""
+    from expressivity.training import RunConfig, run, run_ensemble
+
+    afile = tmp_path / "f"
+    afile.write_text("mine")
+    config = RunConfig.for_task("reverse", steps=2)
+    for call, what in ((lambda: run(config, afile), "out_dir"), (lambda: run_ensemble([config], afile), "group_dir"),
+                       (lambda: run_ensemble([config], None, [afile]), "a member's folder")):
+        with pytest.raises(ExpressivityError, match=f"{what} '.*f' is a file, not a folder"):
+            call()
+    assert afile.read_text() == "mine"

@@ -127,8 +127,11 @@ class ErrorEstimate:
 class ConstructionReport:
     """What a construction built and what was verified about it.
 
-    ``ok`` is true when every check passed and every error respects its bound: a command that
-    built a network whose report is not ``ok`` must not exit 0.
+    ``ok`` is true when at least one check ran, every check passed and every error respects its
+    bound: a command that built a network whose report is not ``ok`` must not exit 0. A report
+    straight from a builder, before its checker ran (``build_sum``, ``build_fixed_memory``), has
+    no checks and is not ``ok``: nothing was verified yet (it said ``True``: a fresh audit,
+    2026-11-28).
     """
 
     construction: str
@@ -143,7 +146,7 @@ class ConstructionReport:
 
     @property
     def ok(self) -> bool:
-        return all(c.passed for c in self.checks) and all(e.within_bound for e in self.errors)
+        return bool(self.checks) and all(c.passed for c in self.checks) and all(e.within_bound for e in self.errors)
 
     def check(self, name: str) -> Check:
         """The check whose property is ``name`` (KeyError if absent)."""

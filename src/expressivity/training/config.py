@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 
 from expressivity.errors import ExpressivityError, require_path
 from expressivity.nn.model import ModelConfig, length_limit
@@ -256,3 +257,12 @@ def check_run_arguments(config, out_dir) -> None:
         raise ExpressivityError(f"run takes a RunConfig, got {type(config).__name__}; make one with "
                                 "RunConfig.for_task('reverse', {'length': 8}, steps=60)")
     require_path(out_dir, "out_dir", optional=True)
+    refuse_file(out_dir, "out_dir")
+
+
+def refuse_file(path, what: str) -> None:
+    """One-line :class:`ExpressivityError` where ``path`` (a run's folder to be) is a file (it was
+    ``FileExistsError`` from deep in the trainer)."""
+    if path is not None and Path(path).exists() and not Path(path).is_dir():
+        raise ExpressivityError(f"{what} {str(path)!r} is a file, not a folder; give a folder for the run "
+                                "(a new one, or a run's own to resume)")

@@ -56,7 +56,7 @@ from expressivity.tasks import Batch, Task
 from expressivity.training.budget import check_run_budget
 from expressivity.training.checkpoint import (FINISHED, RUNNING, CheckpointUnreadable, checkpoint_exists,
                                               load_checkpoint, read_checkpoint_config, save_checkpoint)
-from expressivity.training.config import RunConfig
+from expressivity.training.config import RunConfig, refuse_file
 from expressivity.training.execution import Execution
 from expressivity.training.loop import Members, train_members
 from expressivity.training.optimizer import FlatAdamW
@@ -289,6 +289,9 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     tc = base_cfg.train
     estimate = check_run_budget(base_cfg, task, len(configs), memory_budget_of(memory_budget, device), device)
     listed = group_dir is not None and member_dirs is None   # the members under group_dir, which lists them
+    refuse_file(group_dir, "group_dir")
+    for d in member_dirs or []:
+        refuse_file(d, "a member's folder")
     if listed:
         member_dirs = [Path(group_dir) / f"seed_{c.seed}" for c in configs]
         earlier = replaceable_manifest(Path(group_dir), "trained runs", GROUP_WRITERS, whole=False)
