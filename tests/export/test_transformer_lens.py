@@ -207,7 +207,6 @@ def _attn(d, **kw):
     (lambda: [_attn(2, causal=True), _attn(2)], "causal and others not"),
     (lambda: [_ffn(2), _ffn(2, GELU())], "uses ReLU and layer 1 GELU"),
     (lambda: [_attn(2, norm=LayerNorm(np.ones(2), np.zeros(2))), _ffn(2)], "has a layer norm but"),
-    (lambda: [_attn(2, inverse_temperature=math.inf)], "infinite inverse temperature"),
 ])
 def test_what_transformer_lens_cannot_express_is_refused_by_name(layers, needle):
     net = Network(tuple(layers()), ("a", "b"))

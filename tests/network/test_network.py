@@ -158,3 +158,25 @@ def test_a_networks_weights_cannot_change_after_it_is_built():
     W[0, 0] = 7.0
     assert ffn.W_1[0, 0] == 1.0 and not ffn.W_1.flags.writeable
     assert evaluate(net, embed(net, np.array([1.0, 2.0, 3.0])), "exact")[0, 0] == 6
+
+
+def test_weights_and_temperatures_that_no_evaluator_can_use_are_refused_where_they_are_given():
+    """NaN weights were accepted and evaluate then blamed the input ("use smaller values"); a complex
+    weight became its real part with a NumPy warning; an inverse temperature of NaN or inf was
+    accepted (a fresh audit, 2026-11-28)."""
+    import math
+
+    good = np.ones((2, 1))
+    for W, says in ((np.array([[np.nan], [1.0]]), "1 non-finite"), (np.array([[np.inf], [1.0]]), "non-finite"),
+                    (1j * good, "complex"), (np.array([["a"], ["b"]]), "must hold numbers")):
+        with pytest.raises(NetworkError, match=says):
+            Head(W_Q=W, W_K=good, W_V=good, W_O=good.T)
+    head = Head(W_Q=good, W_K=good, W_V=good, W_O=good.T)
+    for lam in (math.nan, math.inf, "2", True):
+        with pytest.raises(NetworkError, match="inverse_temperature must be a finite number"):
+            AttentionLayer((head,), inverse_temperature=lam)
+    assert AttentionLayer((head,), inverse_temperature=-2).inverse_temperature == -2   # flips the arg-max: allowed
+    # a position bias may mask with -inf, never NaN
+    assert MatrixBias(np.array([[0.0, -np.inf], [0.0, 0.0]])).values[0, 1] == -np.inf
+    with pytest.raises(NetworkError, match="1 NaN entries"):
+        MatrixBias(np.array([[0.0, np.nan], [0.0, 0.0]]))

@@ -69,7 +69,7 @@ class RelativeBias:
 
     def matrix(self, n: int) -> np.ndarray:
         """The ``(n, n)`` bias matrix, object dtype if any entry is exact."""
-        by_offset = as_weight([self.value(o) for o in range(-(n - 1), n)])
+        by_offset = as_weight([self.value(o) for o in range(-(n - 1), n)], allow_inf=True)
         return by_offset[_offsets(n) + n - 1]
 
     def infinite_mass(self) -> float | None:
@@ -109,7 +109,7 @@ class MatrixBias:
     kind: Literal["matrix"] = "matrix"
 
     def __post_init__(self) -> None:
-        v = as_weight(self.values, name="position bias")
+        v = as_weight(self.values, name="position bias", allow_inf=True)
         if v.ndim != 2 or v.shape[0] != v.shape[1]:
             raise NetworkError(f"matrix position bias must be square, got shape {v.shape}")
         object.__setattr__(self, "values", v)
@@ -166,7 +166,7 @@ class SlopeBias:
         if self.kind == "lin":
             if isinstance(self.beta, float):
                 return -self.beta * s.astype(np.float64)
-            return as_weight(-self.beta * s.astype(object))   # an exact beta stays exact
+            return as_weight(-self.beta * s.astype(object), allow_inf=True)   # an exact beta stays exact
         return -float(self.beta) * np.log1p(s.astype(np.float64))
 
     def infinite_mass(self) -> float | None:

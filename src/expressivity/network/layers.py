@@ -21,6 +21,8 @@ an error naming the evaluator and the kind, never a layer silently skipped.
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, Sequence
 
@@ -244,6 +246,10 @@ class AttentionLayer:
             raise NetworkError(f"unknown normalization {self.normalization!r}; use 'softmax' or 'hardmax'")
         if not self.heads:
             raise NetworkError(f"attention layer {self.name!r} has no heads")
+        lam = self.inverse_temperature
+        if not (isinstance(lam, numbers.Real) and not isinstance(lam, bool) and math.isfinite(float(lam))):
+            raise NetworkError(f"attention layer {self.name!r}: inverse_temperature must be a finite number, got "
+                               f"{self.inverse_temperature!r} (hardmax is normalization='hardmax')")
         object.__setattr__(self, "heads", tuple(self.heads))
         dims = {h.d for h in self.heads}
         if len(dims) != 1:

@@ -18,18 +18,28 @@ from expressivity.errors import EvaluationError, NetworkError
 Number = int | float | Fraction
 
 
-def as_weight(values, shape: tuple[int, ...] | None = None, name: str = "weight") -> np.ndarray:
+def as_weight(values, shape: tuple[int, ...] | None = None, name: str = "weight", allow_inf: bool = False) -> np.ndarray:
     """Return ``values`` as a weight array: ``object`` if any entry is a ``Fraction`` or a Python
-    int too large for float64 to hold exactly, else ``float64``.
+    int too large for float64 to hold exactly, else ``float64``; :class:`NetworkError` for NaN or
+    infinite entries (``allow_inf``: a position bias, where ``-inf`` masks a key, may hold them).
 
     Keeps exact constructions exact while letting float ones stay fast. The array is a read-only
     copy: a network's weights are those it was built (and verified, and digested) with, so an edit
     in place (``net.layers[0].heads[0].W_O[...] *= 2`` kept the network's name, claim and domain)
     or a later change to the caller's array cannot change them; build a new layer instead.
     """
-    arr = np.array(values, dtype=object if _needs_object(values) else np.float64, copy=True)
+    if np.iscomplexobj(values):
+        raise NetworkError(f"{name} has complex entries; weights are real numbers")
+    try:
+        arr = np.array(values, dtype=object if _needs_object(values) else np.float64, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise NetworkError(f"{name} must hold numbers ({' '.join(str(exc).split())[:80]})") from None
     if shape is not None and arr.shape != tuple(shape):
         raise NetworkError(f"{name} has shape {arr.shape}, expected {tuple(shape)}")
+    bad = (np.isnan(arr) if allow_inf else ~np.isfinite(arr)) if arr.dtype == np.float64 else None
+    if bad is not None and bad.any():
+        raise NetworkError(f"{name} has {np.count_nonzero(bad)} {'NaN' if allow_inf else 'non-finite (NaN or inf)'} "
+                           f"entries; {'a bias is a number or -inf' if allow_inf else 'weights are finite numbers'}")
     arr.flags.writeable = False
     return arr
 
