@@ -208,3 +208,19 @@ def test_a_user_target_in_the_current_folder_imports_and_its_prints_leave_json_i
               "--json")
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["ok"] is True and "called" in res.stderr and "importing" in res.stderr
+
+
+def test_an_exhaustive_check_above_the_memory_available_is_refused_before_it_starts(monkeypatch):
+    """``yun verify --delta 1/4000`` (16M points, inside the default --budget of 20M) ran out of memory
+    after 38 s under a 3 GB limit (a fresh audit, 2026-11-28): refused at once, with its estimate."""
+    from expressivity.training import budget
+
+    monkeypatch.setattr(budget, "available_ram", lambda: (2 * 2**30, True))
+    for args in (["verify", "--n", "2", "--d", "1", "--delta", "1/4000"],
+                 ["build", "--target", "mean-shift", "--n", "2", "--d", "1", "--delta", "1/4000", "--budget", "300000000"]):
+        res = run(*args)
+        assert res.exit_code == 2 and res.stdout == "" and res.stderr.count("\n") == 1, res.stderr
+        assert "16,008,001 extended-grid points holds about 4.47 GiB" in res.stderr
+        assert "above the budget of 1.6 GiB" in res.stderr
+    res = run("verify", "--n", "2", "--d", "1", "--delta", "1/100")
+    assert res.exit_code == 0 and "0 failures on 10,201 extended-grid points" in res.stdout

@@ -170,6 +170,21 @@ def contextual(n, d, delta, positional, shift, as_json, input_text, budget):
                               soft_wrap=True)
 
 
+GRID_BYTES_A_POINT = 300   # measured peak of verify_contextual: 345 MB at 1.0M points, 1.14 GB at 4.0M (a fresh audit, 2026-11-28)
+
+
+def _check_grid_memory(p) -> None:
+    """Refuse, before anything is built, an exhaustive check whose grid would not fit the memory
+    available (the default --budget of 20M points needs about 6 GB; it ran out at 16M under 3 GB)."""
+    from expressivity.training.budget import GiB, device_budget
+
+    need, budget = p.extended_grid_points * GRID_BYTES_A_POINT, device_budget("cpu")
+    if need > budget.bytes:
+        raise click.ClickException(f"{p.describe()}: checking its {p.extended_grid_points:,} extended-grid points holds "
+                                   f"about {need / GiB:.3g} GiB ({GRID_BYTES_A_POINT} bytes a point), above the budget of "
+                                   f"{budget.line()}; use a larger delta or smaller n")
+
+
 @yun.command()
 @common
 @click.option("--constants", type=click.Choice(["A", "B"]), default="B", show_default=True,
@@ -185,6 +200,7 @@ def verify(n, d, delta, positional, shift, as_json, constants, budget):
     _check_mode_options(positional, constants_option=True)
     p = _params(n, d, parse_delta(delta), positional, shift, constants)
     check_grid_budget(p, budget)  # before building: the window count grows like the grid
+    _check_grid_memory(p)
     g_c = contextual_map(p)
     with _progress("verifying P1-P4") as cb:
         rep = verify_contextual(p, g_c, progress=cb)
@@ -246,6 +262,7 @@ def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, l
     params = [_params(n, d, N, positional, shift) for N in Ns]
     for prm in params:  # refuse every delta before building any
         check_budget(prm, budget)
+        _check_grid_memory(prm)   # building includes the exhaustive lemma check
         float64_limit(resolve_params(prm))
         check_epsilon(prm, epsilon)
     results = []
