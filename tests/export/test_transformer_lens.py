@@ -656,3 +656,23 @@ def test_an_edited_description_carries_no_claim(tmp_path):
     desc = json.loads(path.read_text())
     path.write_text(json.dumps({**desc, "no_claim": None, "input_domain": None}))
     assert "expressivity.json" in load_transformer_lens(tmp_path / "tl").no_claim
+
+
+@pytest.mark.parametrize("name", ["reverse", "shift", "sum", "max"])
+def test_an_exports_size_is_known_before_any_weight_is_written(name, monkeypatch):
+    """A 4096-token reverse ran minutes and out of memory before anything said its size (a fresh audit,
+    2026-11-28): the planned count is the state dict's but for biases and norms, and one above the budget
+    is refused before a weight is written."""
+    import expressivity.export.transformer_lens.export as tl_export
+
+    circuit = CIRCUITS[name]
+    net, _ = circuit.make(16, math.inf if circuit.scaled else None)
+    export = tl_export.to_transformer_lens(net, hardmax_lambda=40.0 if circuit.scaled else None)
+    planned = tl_export.exported_parameters(tl_export._plan(net, None, 40.0 if circuit.scaled else None, None),
+                                            net.d_in, net.d_out)
+    written = export.cost["exported_parameters"]
+    assert 0.8 * written <= planned <= written, (planned, written)
+    monkeypatch.setattr(tl_export, "MAX_EXPORT_PARAMETERS", planned - 1)
+    monkeypatch.setattr(tl_export, "_state_dict", lambda *a: pytest.fail("a weight was written"))
+    with pytest.raises(ExpressivityError, match=f"about {planned:,} weights .* above the budget of {planned - 1:,}"):
+        tl_export.to_transformer_lens(net, hardmax_lambda=40.0 if circuit.scaled else None)

@@ -323,6 +323,34 @@ class _Plan:
         return math.sqrt(self.d_head)
 
 
+MAX_EXPORT_PARAMETERS = 25_000_000   # weights of an export: about 3 GB at its peak (below)
+EXPORT_BYTES_A_WEIGHT = 128   # the peak of writing and checking one: 2.6 GB for the 21M weights of a 2048-token reverse
+
+
+def exported_parameters(p: _Plan, d_in: int, d_out: int) -> int:
+    """The weights :func:`to_transformer_lens` writes for plan ``p``, counted before any is:
+    embedding and unembedding, positions, per block Q, K, V, O (``n_heads x D x d_head`` each) and
+    the MLP's two ``D x d_mlp`` matrices (biases and norms are small beside them)."""
+    blocks = len(p.blocks)
+    attention = 4 * p.n_heads * p.D * p.d_head
+    mlp = 2 * p.D * p.d_mlp if p.has_mlp else 0
+    return (d_in + d_out) * p.D + p.n * p.D + blocks * (attention + mlp)
+
+
+def _check_size(p: _Plan, net: Network) -> None:
+    """Refuse, before any weight is written, an export above :data:`MAX_EXPORT_PARAMETERS` (a
+    4096-token reverse with its position bias asked for minutes and all memory: a fresh audit,
+    2026-11-28): a position bias costs ``n_ctx`` residual dimensions and as many query/key ones."""
+    count = exported_parameters(p, net.d_in, net.d_out)
+    if count > MAX_EXPORT_PARAMETERS:
+        raise ExportError(f"the TransformerLens model would have about {count:,} weights (d_model {p.D:,}, d_head "
+                          f"{p.d_head:,}, {p.n_heads} heads, {len(p.blocks)} blocks, n_ctx {p.n:,}; about "
+                          f"{count * EXPORT_BYTES_A_WEIGHT / 2**30:.3g} GiB at the export's peak), above the budget of "
+                          f"{MAX_EXPORT_PARAMETERS:,}; "
+                          "export a shorter network, or give a smaller --n-ctx where the network takes several "
+                          "lengths (each position of a position bias costs a residual dimension)")
+
+
 def _check_hardmax_lambda(hardmax_lambda) -> None:
     if hardmax_lambda is not None and not (isinstance(hardmax_lambda, (int, float)) and not isinstance(hardmax_lambda, bool)
                                            and math.isfinite(hardmax_lambda) and hardmax_lambda > 0):
@@ -579,6 +607,7 @@ def to_transformer_lens(net: Network, *, n_ctx: int | None = None, hardmax_lambd
     if not isinstance(net, Network):
         raise ExportError(f"to_transformer_lens exports a Network, got {type(net).__name__}; build or load one first")
     p = _plan(net, n_ctx, hardmax_lambda, margin)
+    _check_size(p, net)
     sd, layer_map, input_bias = _state_dict(net, p)
     cost = _cost(net, p, sd)
     labels = tuple(net.labels) + tuple(f"pos={q}" for q in range(p.P))
