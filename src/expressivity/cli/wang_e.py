@@ -76,10 +76,11 @@ def wang_e() -> None:
 @click.option("--width", type=click.IntRange(2, 4096), default=None, help="fixed: intervals per polarised square (32)")
 @click.option("--grid", type=click.IntRange(1, 64), default=None, help="fixed, function readouts: grid cells per side (16)")
 @click.option("--max-lag", "max_lag", type=click.IntRange(1, 64), default=None,
-              help="adaptive/nested/dpfree-pointer: pointers 1..T (8)")
+              help="adaptive/nested/dpfree-pointer: pointers 1..T (8; dpfree-pointer at most 32)")
 @click.option("--depth", type=click.IntRange(1, 8), default=None, help="nested: chain depth (2)")
 @click.option("--beta", type=BetaType(), default=None, help="adaptive/nested: score sharpness, inf = hardmax (inf)")
-@click.option("--length", type=click.IntRange(2, 4096), default=None, help="sequence length of the check")
+@click.option("--length", type=click.IntRange(2, 4096), default=None,
+              help="sequence length of the check (fixed and kernel up to 4096; the others up to 512)")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, help="random check sequences")
 @construction_out_option("out")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")

@@ -126,6 +126,9 @@ def build_dpfree_boolean(lags=(2, 5, 9), length: int = 16) -> tuple[Network, Con
         raise ExpressivityError(f"lags must be distinct positive integers, got {lags!r}")
     if len(lags) > 8:
         raise ExpressivityError(f"at most 8 lags (the exact check enumerates 2^M sign patterns), got {len(lags)}")
+    if max(lags) >= 512:   # the longest sequence checked is 512 tokens, which must reach past the largest lag
+        raise ExpressivityError(f"the largest lag is {max(lags)}; lags must be below 512 (the longest sequence this "
+                                "construction is checked on)")
     _check_int("length", length, max(lags) + 1, 512)
     M = len(lags)
     labels = ("x", *(f"arg[{m}]" for m in range(M)), "y")
