@@ -143,7 +143,7 @@ def _build(memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, grid
     if memory == "fixed":
         net, rep = fixed.build_fixed_memory("1,3" if lags is None else lags, **_given_only(
             readout=readout, rpe=rpe, b=b, heads=heads, width=width, grid=grid))
-        return net, fixed.check_fixed_memory(net, rep, length=length, seed=seed)
+        return net, fixed.check_fixed_memory(net, rep, length=length, seed=seed, progress=True)
     if memory == "kernel":
         kernel = kernel or _default(essential.build_kernel_memory, "kernel")
         alpha = _default(essential.build_kernel_memory, "alpha") if alpha is None else alpha

@@ -200,8 +200,11 @@ def _weights(bias: SlopeBias, s: np.ndarray) -> np.ndarray:
 
 
 def check_fixed_memory(net: Network, report: ConstructionReport, length: int | None = None, samples: int = 256,
-                       seed: int = 0) -> ConstructionReport:
-    """Stage 4: the sup error over random (``U[-1, 1]``) and adversarial sequences, every position."""
+                       seed: int = 0, progress: bool = False) -> ConstructionReport:
+    """Stage 4: the sup error over random (``U[-1, 1]``) and adversarial sequences, every position
+    (``progress``: a bar on a terminal's stderr; at 4,096 tokens this takes minutes)."""
+    from expressivity.progress import progress_bar
+
     t0 = time.perf_counter()
     c = report.constants
     lags, readout = tuple(c["lags"]), c["readout"]
@@ -211,7 +214,13 @@ def check_fixed_memory(net: Network, report: ConstructionReport, length: int | N
     # A few sequences at a time: every head holds (length x length) scores per sequence.
     heads = max(head_count(net.layers), 1)
     chunk = max(1, 2 ** 25 // (heads * length * length))
-    out = np.concatenate([forward(net, x[i:i + chunk, :, None])[..., 0] for i in range(0, len(x), chunk)])
+    outs = []
+    with progress_bar(f"checking {len(x)} sequences of {length} tokens", total=len(x), enabled=progress) as update:
+        for i in range(0, len(x), chunk):
+            outs.append(forward(net, x[i:i + chunk, :, None])[..., 0])
+            if update:
+                update(advance=len(outs[-1]))
+    out = np.concatenate(outs)
     errors = np.abs(out - target(readout, x, lags))
     bound = report.bounds["sup_error"]
     sup = float(errors.max())
