@@ -105,3 +105,16 @@ def test_build_yun_builds_one_delta_with_every_check():
     result = E.build_yun("mean-shift", n=2, d=1, delta="1/2", samples=200)
     assert result.report.ok and result.softened.valid_lengths == E.ValidLengths.of([2])
     assert E.build_yun("mean-shift", 2, 1, 2, samples=200).report.constants["delta"] == result.report.constants["delta"]
+
+
+def test_the_rasp_package_and_the_wang_e_checkers_are_reached_from_the_package_top():
+    """``import expressivity; expressivity.rasp`` raised AttributeError, and the checks that fill a
+    Wang & E builder's report were not exported (a fresh audit, 2026-11-28)."""
+    import subprocess
+    import sys
+
+    code = ("import expressivity as e; print(e.rasp.compile.__name__); "
+            "net, rep = e.build_fixed_memory((1, 3)); print(rep.ok, e.check_fixed_memory(net, rep, samples=4).ok)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["compile", "False", "True"]

@@ -47,6 +47,9 @@ PUBLIC = {
     "build_adaptive_memory": "expressivity.constructions.wang_e.adaptive",
     "build_fixed_memory": "expressivity.constructions.wang_e.fixed",
     "build_kernel_memory": "expressivity.constructions.wang_e.essential",
+    "check_adaptive_memory": "expressivity.constructions.wang_e.adaptive",
+    "check_fixed_memory": "expressivity.constructions.wang_e.fixed",
+    "check_kernel_memory": "expressivity.constructions.wang_e.essential",
     # saving, loading, converting
     "save_network": "expressivity.export",
     "load_network": "expressivity.export",
@@ -61,15 +64,20 @@ PUBLIC = {
     "run_sweep": "expressivity.experiments",
 }
 
+# subpackages reached as attributes (``expressivity.rasp.compile(...)`` after ``import expressivity``)
+SUBPACKAGES = ("rasp",)
+
 __all__ = ["__version__", *PUBLIC]
 
 
 def __getattr__(name: str):
+    import importlib
+
+    if name in SUBPACKAGES:
+        return importlib.import_module(f"expressivity.{name}")
     module = PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'expressivity' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value          # later look-ups skip this function
     return value

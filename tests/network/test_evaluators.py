@@ -152,3 +152,23 @@ def test_bad_inputs_to_the_public_functions_are_one_line_errors():
                         (lambda: save_transformer_lens(total, "unused"), "writes a TLExport")):
         with pytest.raises(ExpressivityError, match=words):
             call()
+
+
+def test_a_float_pass_too_large_to_hold_its_scores_is_refused_before_it_allocates(monkeypatch):
+    """An any-length mean over 20,000 tokens raised NumPy's MemoryError from inside the reference pass
+    (a fresh audit, 2026-11-28): refused first, with its size."""
+    import importlib
+
+    from expressivity import build_mean, embed, evaluate
+    from expressivity.errors import EvaluationError
+
+    net, _ = build_mean(4)
+    with pytest.raises(EvaluationError, match="over 1 sequence.s. of 20,000 tokens holds 400,000,000 attention scores"):
+        evaluate(net, embed(net, np.zeros(20000)))
+    ev = importlib.import_module("expressivity.network.evaluate")   # the module, not the function of its name
+    monkeypatch.setattr(ev, "MAX_FLOAT_SCORES", 3 * 64 - 1)
+    X = embed(net, np.ones((3, 8)))
+    for dtype in ("float64", "float32", "torch-float64"):
+        with pytest.raises(EvaluationError, match="3 sequence.s. of 8 tokens holds 192 attention scores"):
+            evaluate(net, X, dtype)
+    assert evaluate(net, X[:2])[0, 0, 0] == 1.0

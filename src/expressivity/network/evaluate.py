@@ -23,7 +23,8 @@ DTYPES = ("exact", "float64", "float32", "torch-float64")
 
 def evaluate(network: Network, X, dtype: str = "float64", *, allow_length: bool = False,
              allow_outside: bool = False, return_residuals: bool = False, check_finite: bool = True):
-    """Run ``network`` on ``X`` (``(n, d)`` or ``(batch, n, d)``, tokens as rows).
+    """Run ``network`` on ``X`` (``(n, d_in)`` or ``(batch, n, d_in)``, tokens as rows; ``d_in``
+    is the input width, :attr:`Network.d_in`, not the residual width ``d``).
 
     Returns an object array of exact numbers for ``"exact"``, else float64 values (float32
     results are widened after the fact, so they carry float32 rounding). With
@@ -43,6 +44,7 @@ def evaluate(network: Network, X, dtype: str = "float64", *, allow_length: bool 
         if not isinstance(value, (bool, np.bool_)):   # "no" would read as true
             raise EvaluationError(f"{name} must be True or False, got {value!r}")
     options = {"allow_length": allow_length, "allow_outside": allow_outside, "return_residuals": return_residuals}
+    _check_float_scores(network, X, dtype)
     if dtype == "exact":
         from expressivity.network.exact import forward_exact
 
@@ -68,6 +70,23 @@ def evaluate(network: Network, X, dtype: str = "float64", *, allow_length: bool 
                               "overflow: the float evaluation cannot carry it); use smaller values, or dtype 'exact' "
                               "where the network allows it" + (" or float64" if dtype == "float32" else ""))
     return result
+
+
+MAX_FLOAT_SCORES = 2**28   # attention scores of one float pass (2 GiB in float64 for each array of them)
+
+
+def _check_float_scores(network: Network, X, dtype: str) -> None:
+    """Refuse a float pass whose ``(batch, n, n)`` attention scores are above :data:`MAX_FLOAT_SCORES`
+    before it allocates them (20,000 tokens of an any-length mean raised NumPy's MemoryError: a
+    fresh audit, 2026-11-28); the exact pass has its own budget (:func:`~expressivity.network.exact.exact_chunk`)."""
+    if dtype == "exact" or not any(layer.kind == "attention" for layer in network.layers):
+        return
+    shape = np.shape(X)
+    batch, n = (1, shape[0]) if len(shape) == 2 else shape[:2]
+    if batch * n * n > MAX_FLOAT_SCORES:
+        raise EvaluationError(f"a {dtype} pass over {batch:,} sequence(s) of {n:,} tokens holds {batch * n * n:,} "
+                              f"attention scores a head, about {batch * n * n * 8 / 2**30:.3g} GiB, above the budget of "
+                              f"{MAX_FLOAT_SCORES:,}; evaluate fewer or shorter sequences at once")
 
 
 def check_evaluation(network, X, dtype):
