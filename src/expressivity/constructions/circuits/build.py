@@ -236,14 +236,40 @@ def _routing_circuit(name: str, claim: str, length: int, scale, bias_fn, margin:
 
 def build_reverse(length: int, scale="auto", *, input_range: float = 1.0,
                   tolerance: float = DEFAULT_TOLERANCE) -> tuple[Network, ConstructionReport]:
-    """Reversal by an additive bias ``scale`` at key ``L-1-i`` (0 elsewhere); margin 1 per unit scale."""
+    """Reversal by an additive bias ``scale`` at key ``L-1-i`` (0 elsewhere); margin 1 per unit scale.
+
+    Args:
+        length: ``L``, the number of tokens (1..4096); inputs are ``(L, 1)`` values (or
+            ``(batch, L, 1)``), which :func:`embed` places in the residual layout ``x, out``.
+        scale: the attention sharpness: a number > 0 (softmax), ``math.inf`` (hardmax: exact), or
+            ``"auto"``, the smallest scale whose proven output error is at most ``tolerance``.
+        input_range: the largest spread (max - min) of the input values the claim covers, which
+            ``"auto"`` and the bound use.
+        tolerance: the largest absolute output error ``"auto"`` aims for.
+
+    Returns ``(network, report)``; the report holds the proven bound and margin, no check yet:
+    :func:`~expressivity.constructions.circuits.check.run_circuit` (``expressivity circuit``) checks it.
+    """
     return _routing_circuit("reverse", "y_i = v_(L-1-i)", length, scale, lambda i, j: float(j == length - 1 - i),
                             1.0, input_range, tolerance, "bias scale at key L-1-i, 0 elsewhere")
 
 
 def build_shift(length: int, scale="auto", *, shift: int = 1, input_range: float = 1.0,
                 tolerance: float = DEFAULT_TOLERANCE) -> tuple[Network, ConstructionReport]:
-    """``y_i = v_{max(i-k,0)}`` by relative bias ``-scale |i-j-k|``; margin 1 per unit scale."""
+    """``y_i = v_{max(i-k,0)}`` by relative bias ``-scale |i-j-k|``; margin 1 per unit scale.
+
+    Args:
+        length: ``L``, the number of tokens (1..4096); inputs are ``(L, 1)`` values (or
+            ``(batch, L, 1)``), which :func:`embed` places in the residual layout ``x, out``.
+        scale: the attention sharpness: a number > 0 (softmax), ``math.inf`` (hardmax: exact), or
+            ``"auto"``, the smallest scale whose proven output error is at most ``tolerance``.
+        input_range: the largest spread (max - min) of the input values the claim covers, which
+            ``"auto"`` and the bound use.
+        tolerance: the largest absolute output error ``"auto"`` aims for.
+
+    Returns ``(network, report)``; the report holds the proven bound and margin, no check yet:
+    :func:`~expressivity.constructions.circuits.check.run_circuit` (``expressivity circuit``) checks it.
+    """
     shift = require_int(shift, "shift", lo=0)
     check_length(length)
     _check_scale(scale)
@@ -334,7 +360,12 @@ def _uniform_head(d: int) -> Head:
 
 
 def build_mean(length: int, scale=None) -> tuple[Network, ConstructionReport]:
-    """Mean by uniform attention: all scores 0, so every key gets weight ``1/L`` (exact under hardmax)."""
+    """Mean by uniform attention: all scores 0, so every key gets weight ``1/L`` (exact under hardmax).
+
+    ``length``: ``L`` tokens (1..4096; mean takes any length); inputs are ``(L, 1)`` values placed
+    by :func:`embed` in the residual ``x, out``; exact under hardmax. Returns ``(network, report)``
+    with no check yet (``expressivity circuit`` runs one).
+    """
     _no_scale("mean", scale, "it is exact by construction")
     check_length(length)
     layer = AttentionLayer((_uniform_head(2),), normalization="hardmax", name="uniform attention")
@@ -346,7 +377,12 @@ def build_mean(length: int, scale=None) -> tuple[Network, ConstructionReport]:
 
 
 def build_sum(length: int, scale=None) -> tuple[Network, ConstructionReport]:
-    """Sum = ``L`` x mean: uniform attention, then ``out += (L-1)(ReLU(out) - ReLU(-out))``."""
+    """Sum = ``L`` x mean: uniform attention, then ``out += (L-1)(ReLU(out) - ReLU(-out))``.
+
+    ``length``: ``L`` tokens (1..4096; mean takes any length); inputs are ``(L, 1)`` values placed
+    by :func:`embed` in the residual ``x, out``; exact under hardmax. Returns ``(network, report)``
+    with no check yet (``expressivity circuit`` runs one).
+    """
     _no_scale("sum", scale, "it is exact by construction")
     check_length(length)
     attn = AttentionLayer((_uniform_head(2),), normalization="hardmax", name="uniform attention")
@@ -362,7 +398,20 @@ def build_sum(length: int, scale=None) -> tuple[Network, ConstructionReport]:
 
 def build_max(length: int, scale="auto", *, tolerance: float = DEFAULT_TOLERANCE,
               input_range: float = 1.0) -> tuple[Network, ConstructionReport]:
-    """Max by sharp attention: constant query ``b_Q = 1``, key ``v_j``, score ``scale * v_j``."""
+    """Max by sharp attention: constant query ``b_Q = 1``, key ``v_j``, score ``scale * v_j``.
+
+    Args:
+        length: ``L``, the number of tokens (1..4096); inputs are ``(L, 1)`` values (or
+            ``(batch, L, 1)``), which :func:`embed` places in the residual layout ``x, out``.
+        scale: the attention sharpness: a number > 0 (softmax), ``math.inf`` (hardmax: exact), or
+            ``"auto"``, the smallest scale whose proven output error is at most ``tolerance``.
+        input_range: the largest spread (max - min) of the input values the claim covers, which
+            ``"auto"`` and the bound use.
+        tolerance: the largest absolute output error ``"auto"`` aims for.
+
+    Returns ``(network, report)``; the report holds the proven bound and margin, no check yet:
+    :func:`~expressivity.constructions.circuits.check.run_circuit` (``expressivity circuit``) checks it.
+    """
     check_length(length)
     _check_scale(scale)
     _check_accuracy(input_range, tolerance)
