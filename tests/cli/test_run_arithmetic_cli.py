@@ -213,3 +213,10 @@ def test_an_exact_claim_with_no_exact_pass_is_not_shown_as_checked(tmp_path):
     code, out, err = run("run", tl, "--input", "1,2,3", "--allow-outside", "--json")
     assert code == 0 and json.loads(out)["within_claim"] is False, err
     assert "Arithmetic: its claim is exact" in " ".join((tl / "README.md").read_text().split())
+
+
+def test_a_value_below_float64s_range_is_said_to_move_by_what_it_is_not_by_0(hard_sum):
+    """1e-330 rounds to 0.0 in float64; the message said "1e-330 becomes 0.0, 0 away" (the difference
+    underflowed when formatted: a fuzz pass, 2026-11-28)."""
+    code, _, err = run("run", hard_sum, "--input", "1e-330,1,-1")
+    _one_line(code, err, "1e-330 becomes 0.0, 1.0e-330 away")

@@ -1,6 +1,8 @@
 """The memory guard (training/budget.py): what the estimate counts, held-out chunks, the device's
 budget, refusals before anything is built, and chunked held-out passes equal to whole ones."""
 
+import re
+
 import pytest
 import torch
 
@@ -157,3 +159,19 @@ def test_a_control_groups_memory_limit_caps_the_cpu_budget(tmp_path, monkeypatch
     limit.write_text(f"{2**63 - 4096}\n")
     assert budget.cgroup_memory_left(files) is None
     assert budget.cgroup_memory_left(((str(tmp_path / "none"), str(used), str(stat), "inactive_file"),)) is None
+
+
+def test_a_refusal_never_shows_the_estimate_equal_to_the_budget_it_is_above():
+    """A fuzz pass (2026-11-28) read "needs about 0.00283 GiB ... above the budget of 0.00283 GiB"."""
+    from expressivity.errors import BudgetError
+    from expressivity.training import RunConfig
+    from expressivity.training.budget import Budget, check_run_budget, estimate_run
+
+    config = RunConfig.for_task("reverse", steps=2)
+    task = config.build_task()
+    peak = estimate_run(config, task, 1).peak
+    with pytest.raises(BudgetError) as info:
+        check_run_budget(config, task, 1, Budget(peak - 1, "a test"))
+    text = str(info.value)
+    shown = [float(t) for t in re.findall(r"about ([0-9.e-]+) GiB|budget of ([0-9.e-]+) GiB", text) for t in t if t]
+    assert len(shown) == 2 and shown[0] > shown[1], text

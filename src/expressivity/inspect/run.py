@@ -244,7 +244,7 @@ def _differs_from_exact(net: Network, X: np.ndarray, out: np.ndarray, dtype: str
             if rounding is None:
                 return (f"the {dtype} answer differs from the exact one ({where}): {dtype} does not carry this "
                         "network's arithmetic on this input"), agreement
-            moves = ", ".join(f"{_typed(typed)} becomes {received!r}, {float(abs(Fraction(received) - Fraction(typed))):.2g} "
+            moves = ", ".join(f"{_typed(typed)} becomes {received!r}, {_small(abs(Fraction(received) - Fraction(typed)))} "
                               "away" for typed, received in rounding["examples"])
             return (f"{rounding['values']} input value(s) are not {dtype} numbers ({moves}), and the {dtype} answer "
                     f"differs from the exact answer for the typed input ({where})"), agreement
@@ -260,6 +260,16 @@ def _exact_evaluable(net: Network) -> bool:
     except ExpressivityError:
         return False
     return True
+
+
+def _small(q: Fraction) -> str:
+    """A positive exact difference to two digits, also below float64's range (a subnormal input's
+    rounding read "0 away")."""
+    if q == 0 or float(q) != 0:
+        return f"{float(q):.2g}"
+    from decimal import Context, Decimal
+
+    return f"{Context(prec=2).divide(Decimal(q.numerator), Decimal(q.denominator)):.1e}".replace("E", "e")
 
 
 def _typed(v) -> str:

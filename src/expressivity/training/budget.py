@@ -58,8 +58,8 @@ class Budget:
     bytes: int
     source: str
 
-    def line(self) -> str:
-        return f"{self.bytes / GiB:.3g} GiB ({self.source})"
+    def line(self, digits: int = 3) -> str:
+        return f"{self.bytes / GiB:.{digits}g} GiB ({self.source})"
 
 
 @dataclass(frozen=True)
@@ -83,10 +83,10 @@ class MemoryEstimate:
         held = self.training + self.evaluation if self.overlapping else max(self.training, self.evaluation)
         return self.parameters + self.data + held
 
-    def describe(self) -> str:
+    def describe(self, digits: int = 3) -> str:
         split = [f"{self.eval_size} held-out sequences in chunks of {c} at length {n}"
                  for n, c in self.chunks.items() if c < self.eval_size]
-        return (f"about {self.peak / GiB:.3g} GiB: parameters and optimizer {self.parameters / GiB:.3g}, training step "
+        return (f"about {self.peak / GiB:.{digits}g} GiB: parameters and optimizer {self.parameters / GiB:.3g}, training step "
                 f"{self.training / GiB:.3g}, held-out pass {self.evaluation / GiB:.3g}, batches {self.data / GiB:.3g}"
                 f"{f', {self.members} members' if self.members > 1 else ''}" + (f"; {'; '.join(split)}" if split else ""))
 
@@ -150,10 +150,12 @@ def check_run_budget(config, task, models: int, budget: Budget, device: str = "c
     estimate = estimate_run(config, task, models, device)
     if estimate.peak > budget.bytes:
         cfg = config.model
+        need, have = estimate.peak / GiB, budget.bytes / GiB   # shown apart: never "0.00283 GiB ... above 0.00283"
+        digits = next((d for d in range(3, 18) if float(f"{need:.{d}g}") > float(f"{have:.{d}g}")), 17)
         raise BudgetError(
-            f"this run needs {estimate.describe()} ({parameter_count(cfg):,} parameters, {task.seq_len} tokens, batch "
-            f"{config.train.batch_size}, {cfg.layers} layers, {cfg.heads} heads, d_model {cfg.d_model}), above the "
-            f"budget of {budget.line()}; {_fix(estimate, config, task)}")
+            f"this run needs {estimate.describe(digits)} ({parameter_count(cfg):,} parameters, {task.seq_len} tokens, "
+            f"batch {config.train.batch_size}, {cfg.layers} layers, {cfg.heads} heads, d_model {cfg.d_model}), above "
+            f"the budget of {budget.line(digits)}; {_fix(estimate, config, task)}")
     return estimate
 
 
