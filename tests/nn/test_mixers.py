@@ -355,7 +355,7 @@ class _PreviousValue(_Previous):
     def load_layer(self, layer):
         (head,) = layer.heads
         for w, value in ((self.v, head.W_V), (self.o, head.W_O)):
-            w.weight.copy_(torch.as_tensor(value.T, dtype=w.weight.dtype))
+            w.weight.copy_(torch.tensor(value.T, dtype=w.weight.dtype))
 
 
 def test_a_new_convolution_mixer_after_sepconv_loads_its_own_layers(monkeypatch):

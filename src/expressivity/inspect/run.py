@@ -189,7 +189,8 @@ def input_rounding(X: np.ndarray, dtype: str) -> dict | None:
         return None
     moved, largest, examples = 0, Fraction(0), []
     for v in X.flat:
-        received = cast(float(v))           # float64 first, as as_dtype does, then the evaluator's type
+        with np.errstate(over="ignore"):    # a value beyond float32 becomes inf, skipped below: no warning
+            received = cast(float(v))       # float64 first, as as_dtype does, then the evaluator's type
         if not math.isfinite(received):     # beyond float32: the domain's limits or the overflow check say it
             continue
         change = abs(Fraction(float(received)) - Fraction(v))
