@@ -50,6 +50,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 CPU_MEMBERS, CPU_SECONDS_A_WAY = 4, 20.0
+MAX_TIMER_S = 1e6          # setitimer takes no more (a time_t); a budget past it is not kept by the timer
 COMPILE_RESERVE_S = 60.0   # a compiled way is not started with less left: its compile is not bounded by the clock
 AGREEMENT_RTOL = 1e-4      # fp32 paths of one device, and the CPU's against a GPU's first step
 
@@ -105,7 +106,7 @@ class Clock:
         previous, self.running = signal.signal(signal.SIGALRM, spent), True
         try:
             try:
-                signal.setitimer(signal.ITIMER_REAL, max(self.left(), 1e-3))
+                signal.setitimer(signal.ITIMER_REAL, min(max(self.left(), 1e-3), MAX_TIMER_S))
                 return measure()
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
@@ -497,8 +498,14 @@ def lines(report: dict) -> list[str]:
     return out
 
 
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:   # one line, not argparse's usage block
+        print(f"error: {message}; see --help", file=sys.stderr)
+        sys.exit(2)
+
+
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = Parser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, default=Path("gpu_check"))
     p.add_argument("--quick", action="store_true", help="tiny sizes: checks the script, measures nothing useful")
     p.add_argument("--budget-s", type=float, default=540.0, help="wall seconds for the whole script (default 540)")

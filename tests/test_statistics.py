@@ -151,3 +151,28 @@ def test_a_floored_geometric_interval_never_reaches_below_its_floor():
     gave a lower end of 1.4e-12 for {1e-7, 1e-5} at a floor of 1e-6 (a fresh audit, 2026-11-28)."""
     iv, floored = floored_geometric_interval([1e-7, 1e-5], 1e-6)
     assert floored == 1 and iv.low == 1e-6 and iv.high > 1e-5 and iv.value == pytest.approx(10**-5.5)
+
+
+def test_the_newcombe_p_and_the_interval_agree_at_their_very_edge():
+    """A review (2026-11-28): an interval 1e-9 inside its margin had p 0.02500000596 from the bisection."""
+    from expressivity.statistics import digits_showing, newcombe_tail
+
+    high = rate_difference(0, 20, 5, 20).high
+    assert newcombe_tail((0, 20), (5, 20), high + 1e-9, False) <= 0.025
+    assert newcombe_tail((0, 20), (5, 20), high - 1e-9, False) > 0.025
+    assert digits_showing([0.5], [0.4], 20) == 20
+
+
+def test_counts_and_levels_that_are_no_counts_or_levels_are_refused():
+    """clopper_pearson(2.5, 5) read 2.5 successes as 2; a confidence of 1.5 or NaN gave NaN bounds (a fuzz
+    pass, 2026-11-28)."""
+    import numpy as np
+
+    from expressivity.statistics import newcombe_tail
+
+    for args in ((2.5, 5), (2, 5.0), (True, 5), (2, 5, 1.5), (2, 5, float("nan")), (2, 5, -0.1)):
+        with pytest.raises(ValueError):
+            clopper_pearson(*args)
+    assert clopper_pearson(np.int64(2), np.int64(5)) == clopper_pearson(2, 5)
+    with pytest.raises(ValueError, match="margin must be a finite number"):
+        newcombe_tail((1, 5), (2, 5), float("nan"), True)

@@ -16,6 +16,7 @@ sample of seeds cannot have. A group of no values has value ``nan``.
 from __future__ import annotations
 
 import math
+import numbers
 import statistics
 from typing import Iterable, NamedTuple
 
@@ -80,10 +81,10 @@ def digits_showing(values: Iterable[float], thresholds: Iterable[float], digits:
     def side(x: float, t: float) -> int:
         return (x > t) - (x < t)
 
-    for d in range(digits, 18):
+    for d in range(digits, max(digits, 17) + 1):
         if all(side(float(f"{v:.{d}g}"), t) == side(v, t) for v in values if math.isfinite(v) for t in thresholds):
             return d
-    return 17
+    return max(digits, 17)
 
 
 def t_quantile_975(df: int) -> float:
@@ -193,6 +194,9 @@ def newcombe_tail(a: tuple[int, int], b: tuple[int, int], margin: float, above: 
     ``alpha`` at which the end of the ``1 - 2 alpha`` interval of :func:`rate_difference` (exact
     arms at that level) meets ``margin``, found by bisection (to 1e-6 relative). At most 0.025
     exactly when the 95% interval lies wholly past ``margin`` on that side."""
+    if not math.isfinite(margin):
+        raise ValueError(f"margin must be a finite number, got {margin!r}")
+
     def end(alpha: float) -> float:
         diff = newcombe(clopper_pearson(*a, 1 - 2 * alpha), clopper_pearson(*b, 1 - 2 * alpha))
         return diff.low - margin if above else margin - diff.high   # > 0: past the margin at this level
@@ -205,13 +209,23 @@ def newcombe_tail(a: tuple[int, int], b: tuple[int, int], margin: float, above: 
     while hi - lo > 1e-6 * hi:
         mid = (lo + hi) / 2
         lo, hi = (lo, mid) if end(mid) > 0 else (mid, hi)
-    return hi
+    # the bisection's last digit must not put p on the other side of 0.025 than the 95% interval
+    # itself (a review found 0.02500000596 for an interval 1e-9 past its margin)
+    past = end(0.025) > 0
+    return min(hi, 0.025) if past else max(hi, math.nextafter(0.025, 1.0))
 
 
 def _check_counts(successes: int, trials: int) -> tuple[int, int]:
-    if isinstance(successes, bool) or isinstance(trials, bool) or not (0 <= successes <= trials) or trials < 1:
-        raise ValueError(f"need 0 <= successes <= trials and trials >= 1, got {successes} of {trials}")
+    whole = all(isinstance(c, numbers.Integral) and not isinstance(c, bool) for c in (successes, trials))
+    if not whole or not (0 <= successes <= trials) or trials < 1:   # 2.5 successes read as 2 before
+        raise ValueError(f"need whole counts 0 <= successes <= trials and trials >= 1, got {successes!r} of {trials!r}")
     return int(successes), int(trials)
+
+
+def _check_confidence(confidence: float) -> float:
+    if not (isinstance(confidence, (int, float)) and 0 <= confidence < 1):   # 0: the median (newcombe_tail's end)
+        raise ValueError(f"confidence must be a level in [0, 1), got {confidence!r}")
+    return float(confidence)
 
 
 def clopper_pearson(successes: int, trials: int, confidence: float = 0.95) -> Interval:
@@ -225,7 +239,7 @@ def clopper_pearson(successes: int, trials: int, confidence: float = 0.95) -> In
     from scipy.stats import beta
 
     k, n = _check_counts(successes, trials)
-    a = (1 - confidence) / 2
+    a = (1 - _check_confidence(confidence)) / 2
     low = 0.0 if k == 0 else float(beta.ppf(a, k, n - k + 1))
     high = 1.0 if k == n else float(beta.ppf(1 - a, k + 1, n - k))
     return Interval(k / n, low, high, n)

@@ -220,3 +220,18 @@ def test_a_value_below_float64s_range_is_said_to_move_by_what_it_is_not_by_0(har
     underflowed when formatted: a fuzz pass, 2026-11-28)."""
     code, _, err = run("run", hard_sum, "--input", "1e-330,1,-1")
     _one_line(code, err, "1e-330 becomes 0.0, 1.0e-330 away")
+
+
+@pytest.mark.parametrize("typed", ["1e4400", "1e-4400", "1e100000000", "1" * 4001])
+def test_a_typed_number_past_four_thousand_digits_is_refused_in_one_line(hard_sum, typed):
+    """Python will not print an int past 4,300 digits: `run --dtype exact --input 1e-4400,1,2` and
+    `circuit sum --dtype exact --input 1e4400,1,2` ended in tracebacks, and 1e100000000 ran for minutes
+    (a fuzz pass, 2026-11-28)."""
+    for args in (("run", hard_sum, "--dtype", "exact", "--input", f"{typed},1,2"),
+                 ("run", hard_sum, "--input", f"{typed},1,2"),
+                 ("circuit", "sum", "--dtype", "exact", "--input", f"{typed},1,2")):
+        code, _, err = run(*args)
+        _one_line(code, err, "exact numbers are limited to that")
+    code, out, err = run("circuit", "sum", "--dtype", "exact", "--input", "1e3999,1,2", "--json")
+    assert code == 0, err
+    assert [Fraction(v) for v in json.loads(out)["output"]] == [10**3999 + 3] * 3

@@ -97,3 +97,11 @@ def test_eps_is_refused_where_the_single_matched_head_ignores_it():
     assert code == 2 and "--eps" in err
     code, _, err = run("build", "--memory", "kernel", "--eps", "0.2", "--heads", "4", "--rpe", "lin", "--json")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("lag,says", [(0, "needs a lag of at least 1"), (10000, "is beyond float64")])
+def test_a_chebyshev_kernel_it_cannot_build_is_refused_not_printed_as_a_zero_fit(lag, says):
+    """lag 0 made a bump of no width ("l1 error 1; max |coefficient| 0", exit 0); lag 10,000 of lin
+    divided by zero (a traceback): a fuzz pass and a resource audit, 2026-11-28."""
+    code, _, err = run("kernel", "--rpe", "lin", "--lag", str(lag), "--heads", "8", "--construction", "chebyshev")
+    assert code == 2 and says in err and err.count("\n") == 1, err

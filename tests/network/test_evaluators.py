@@ -172,3 +172,17 @@ def test_a_float_pass_too_large_to_hold_its_scores_is_refused_before_it_allocate
         with pytest.raises(EvaluationError, match="3 sequence.s. of 8 tokens holds 192 attention scores"):
             evaluate(net, X, dtype)
     assert evaluate(net, X[:2])[0, 0, 0] == 1.0
+
+
+def test_an_input_of_the_wrong_rank_is_still_a_one_line_error_with_the_size_check_first():
+    """The float pass's size check read the input's shape before the input was checked: a 1-D input
+    raised "not enough values to unpack" (a review, 2026-11-28)."""
+    import torch
+
+    from expressivity import build_reverse, evaluate
+    from expressivity.errors import ExpressivityError
+
+    net, _ = build_reverse(3, 40.0)
+    for X in ([1.0, 2.0, 3.0], 3.0, torch.zeros(3), [[1, 0], [2]]):
+        with pytest.raises(ExpressivityError):
+            evaluate(net, X, "float64")

@@ -178,5 +178,46 @@ def test_weights_and_temperatures_that_no_evaluator_can_use_are_refused_where_th
     assert AttentionLayer((head,), inverse_temperature=-2).inverse_temperature == -2   # flips the arg-max: allowed
     # a position bias may mask with -inf, never NaN
     assert MatrixBias(np.array([[0.0, -np.inf], [0.0, 0.0]])).values[0, 1] == -np.inf
-    with pytest.raises(NetworkError, match="1 NaN entries"):
+    with pytest.raises(NetworkError, match=r"1 NaN or \+inf entries"):
         MatrixBias(np.array([[0.0, np.nan], [0.0, 0.0]]))
+
+
+def test_exact_weights_are_checked_entry_by_entry_and_masks_are_refused_where_they_cannot_be_held():
+    """A weight array with one Fraction became an object array that took NaN, inf, complex numbers,
+    strings and None unchecked; a hardmax row whose every key was masked (-inf) averaged the masked
+    keys; a -inf bias was refused by the exact pass as "needs finite numbers" (a review and a fuzz pass,
+    2026-11-28)."""
+    import math
+    from fractions import Fraction
+
+    from expressivity.errors import EvaluationError
+    from expressivity.network import evaluate
+
+    good = np.ones((2, 1))
+    for bad in (np.nan, math.inf, 2j, "x", None):
+        with pytest.raises(NetworkError, match="weights are finite real numbers|complex"):
+            Head(W_Q=good, W_K=good, W_V=np.array([[Fraction(1, 2)], [bad]], dtype=object), W_O=good.T)
+    for W, says in ((None, "must hold numbers, got None"), ([[1, 2], [3]], "must hold numbers")):
+        with pytest.raises(NetworkError, match=says):
+            Head(W_Q=W, W_K=good, W_V=good, W_O=good.T)
+    with pytest.raises(NetworkError, match=r"NaN or \+inf"):
+        MatrixBias(np.array([[0.0, np.inf], [0.0, 0.0]]))
+    X = np.array([[1.0, 0.0], [2.0, 0.0]])
+    W_V, W_O = np.eye(2)[:, :1], np.array([[0.0, 1.0]])
+    masked = Head.dp_free(W_V, W_O, position_bias=MatrixBias(np.array([[-np.inf, -np.inf], [0.0, 0.0]])))
+    net = Network((AttentionLayer((masked,), normalization="hardmax"),), ("x", "out"))
+    for dtype in ("float64", "float32", "torch-float64"):
+        with pytest.raises(EvaluationError, match="every key a -inf position bias masks"):
+            evaluate(net, X, dtype)
+    partial = Head.dp_free(W_V, W_O, position_bias=MatrixBias(np.array([[0.0, -np.inf], [0.0, 0.0]])))
+    net = Network((AttentionLayer((partial,), normalization="hardmax"),), ("x", "out"))
+    assert evaluate(net, X)[:, 1].tolist() == [1.0, 1.5]
+    with pytest.raises(EvaluationError, match="has a -inf position bias .a mask., which exact arithmetic does not hold"):
+        evaluate(net, X, "exact")
+
+
+def test_an_inverse_temperature_beyond_float64_is_refused_in_one_line():
+    good = np.ones((2, 1))
+    head = Head(W_Q=good, W_K=good, W_V=good, W_O=good.T)
+    with pytest.raises(NetworkError, match="inverse_temperature must be a finite number"):
+        AttentionLayer((head,), inverse_temperature=10**400)

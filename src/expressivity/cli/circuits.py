@@ -11,6 +11,7 @@ import click
 from expressivity.cli.common import (PositiveNumber, console, construction_out_option, emit_json, err_console, overflowed,
                                      run_record, typed_options)
 from expressivity.errors import ExpressivityError
+from expressivity.network.numbers import exact_from_text
 from expressivity.records import check_output_dir
 
 MAX_PRINTED_ROWS = 16
@@ -49,8 +50,10 @@ def parse_values(text: str) -> list[Fraction]:
     if not text.strip() or any(not f for f in fields):
         raise ExpressivityError(f"--input {text!r} has an empty field; give comma-separated numbers such as '1,2,3'")
     try:
-        values = [Fraction(f) for f in fields]
-    except (ValueError, ZeroDivisionError):
+        values = [exact_from_text(f) for f in fields]
+    except (ValueError, ZeroDivisionError) as exc:
+        if "exact numbers are limited" in str(exc):
+            raise ExpressivityError(f"--input: {exc}") from None
         raise ExpressivityError(f"--input {text!r} is not a comma-separated list of finite numbers "
                                 "(e.g. '1,2,3' or '1/2,0')") from None
     if len(values) > MAX_LENGTH:

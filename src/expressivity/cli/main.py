@@ -35,6 +35,8 @@ class _CtrlC:
         raise KeyboardInterrupt
 
 
+INT_DIGITS_PRINTED = 40_000   # digits of an int the CLI prints (it stays quick to print at that size)
+
 # what torch's CPU and CUDA allocators say when an allocation fails
 _ALLOCATOR_FAILED = re.compile(r"can't allocate memory|CUDA out of memory|out of memory", re.I)
 
@@ -50,6 +52,12 @@ class _Group(click.Group):
     """A click group that turns usage errors and :class:`ExpressivityError` into one-line errors."""
 
     def main(self, *args, **kwargs):
+        # Typed exact numbers have at most 4,000 digits (network.numbers.MAX_EXACT_DIGITS); a network's
+        # exact answers and residuals can have a few times more (a product of two), which Python's
+        # default limit of 4,300 digits would not print (a traceback where the answer belongs)
+        limit = sys.get_int_max_str_digits()
+        if 0 < limit < INT_DIGITS_PRINTED:
+            sys.set_int_max_str_digits(INT_DIGITS_PRINTED)
         # only where SIGINT has Python's default handler, in the main thread (an ignored one stays ignored)
         ctrl_c = _CtrlC()
         mine = threading.current_thread() is threading.main_thread() and \

@@ -31,6 +31,7 @@ from expressivity.network.domain import EXACT_AGREEMENT, short
 from expressivity.network.evaluate import DTYPES, evaluate
 from expressivity.network.inputs import input_dims, input_help, takes_tokens
 from expressivity.network.network import Network
+from expressivity.network.numbers import exact_from_text
 
 MAX_TOKENS = 4096
 MAX_VALUES = 1_000_000
@@ -41,8 +42,10 @@ ARITHMETIC = {"exact": "exact rationals (Python int/Fraction)", "float64": "NumP
 def _number(text: str, where: str) -> Fraction:
     t = text.strip()
     try:
-        value = Fraction(t)
-    except (ValueError, ZeroDivisionError):
+        value = exact_from_text(t)
+    except (ValueError, ZeroDivisionError) as exc:
+        if "exact numbers are limited" in str(exc):
+            raise ExpressivityError(f"--input {where}: {exc}") from None
         low = t.lower().lstrip("+-")
         if low in ("nan", "inf", "infinity"):
             raise ExpressivityError(f"--input {where}: {text!r} is not a finite number") from None

@@ -67,8 +67,9 @@ def evaluate(network: Network, X, dtype: str = "float64", *, allow_length: bool 
     output = result[0] if return_residuals else result
     if check_finite and not np.all(np.isfinite(output)):
         raise EvaluationError(f"network {network.name!r} gives non-finite outputs in {dtype} on this input (an "
-                              "overflow: the float evaluation cannot carry it); use smaller values, or dtype 'exact' "
-                              "where the network allows it" + (" or float64" if dtype == "float32" else ""))
+                              "overflow the float evaluation cannot carry, or a query whose every key a -inf position "
+                              "bias masks); use smaller values, or dtype 'exact' where the network allows it"
+                              + (" or float64" if dtype == "float32" else ""))
     return result
 
 
@@ -81,7 +82,12 @@ def _check_float_scores(network: Network, X, dtype: str) -> None:
     fresh audit, 2026-11-28); the exact pass has its own budget (:func:`~expressivity.network.exact.exact_chunk`)."""
     if dtype == "exact" or not any(layer.kind == "attention" for layer in network.layers):
         return
-    shape = np.shape(X)
+    try:
+        shape = np.shape(X)
+    except ValueError:   # a ragged input: the evaluator's own check says what is wrong with it
+        return
+    if len(shape) not in (2, 3):
+        return
     batch, n = (1, shape[0]) if len(shape) == 2 else shape[:2]
     if batch * n * n > MAX_FLOAT_SCORES:
         raise EvaluationError(f"a {dtype} pass over {batch:,} sequence(s) of {n:,} tokens holds {batch * n * n:,} "
@@ -101,7 +107,11 @@ def check_evaluation(network, X, dtype):
         raise EvaluationError(f"X must be an array (n, d_in) or (batch, n, d_in) of numbers, got {type(X).__name__}")
     if hasattr(X, "detach") and hasattr(X, "cpu"):   # a torch tensor (one that requires grad has no .numpy())
         X = X.detach().cpu().numpy()
-    if np.iscomplexobj(X):
+    try:
+        complex_entries = np.iscomplexobj(X)
+    except (TypeError, ValueError):   # a ragged nesting of lists
+        raise EvaluationError("X must be a rectangular array (n, d_in) or (batch, n, d_in) of numbers") from None
+    if complex_entries:
         raise EvaluationError("X holds complex numbers; give real ones")
     try:
         arr = np.asarray(X) if dtype == "exact" else np.asarray(X, dtype=np.float64)

@@ -16,6 +16,7 @@ faster (tests hold the two equal). Shapes follow :mod:`expressivity.network.refe
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Callable, NamedTuple
 
@@ -53,7 +54,22 @@ def _attention_refusal(layer: AttentionLayer, k: int) -> str | None:
     for h, head in enumerate(layer.heads):
         if head.rotary:
             return f"layer {k}, head {h} is rotary (cos/sin), which has no exact value; {_FIX}"
+        if _masks(head.position_bias):
+            return (f"layer {k}, head {h} has a -inf position bias (a mask), which exact arithmetic does not "
+                    f"hold; {_FIX}")
     return None
+
+
+def _masks(bias) -> bool:
+    """Whether a position bias holds ``-inf`` anywhere (its default, a table entry or a matrix entry)."""
+    if bias is None:
+        return False
+    if bias.kind == "matrix":
+        return any(isinstance(v, float) and v == -math.inf for v in np.asarray(bias.values, dtype=object).flat)
+    if bias.kind == "relative":
+        values = [v for _, v in bias.table] + [bias.default, bias.default_negative]
+        return any(v is not None and float(v) == -math.inf for v in values)
+    return False
 
 
 def _feedforward_refusal(layer: FeedForwardLayer, k: int) -> str | None:

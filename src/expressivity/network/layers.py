@@ -247,7 +247,11 @@ class AttentionLayer:
         if not self.heads:
             raise NetworkError(f"attention layer {self.name!r} has no heads")
         lam = self.inverse_temperature
-        if not (isinstance(lam, numbers.Real) and not isinstance(lam, bool) and math.isfinite(float(lam))):
+        try:
+            finite = isinstance(lam, numbers.Real) and not isinstance(lam, bool) and math.isfinite(float(lam))
+        except OverflowError:   # an exact number beyond float64 (10**400): no evaluator's float holds it
+            finite = False
+        if not finite:
             raise NetworkError(f"attention layer {self.name!r}: inverse_temperature must be a finite number, got "
                                f"{self.inverse_temperature!r} (hardmax is normalization='hardmax')")
         object.__setattr__(self, "heads", tuple(self.heads))

@@ -7,6 +7,7 @@ entries as the exact rationals they are.
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from fractions import Fraction
 from numbers import Rational
@@ -28,18 +29,30 @@ def as_weight(values, shape: tuple[int, ...] | None = None, name: str = "weight"
     in place (``net.layers[0].heads[0].W_O[...] *= 2`` kept the network's name, claim and domain)
     or a later change to the caller's array cannot change them; build a new layer instead.
     """
-    if np.iscomplexobj(values):
-        raise NetworkError(f"{name} has complex entries; weights are real numbers")
+    if values is None:
+        raise NetworkError(f"{name} must hold numbers, got None")
     try:
+        if np.iscomplexobj(values):
+            raise NetworkError(f"{name} has complex entries; weights are real numbers")
         arr = np.array(values, dtype=object if _needs_object(values) else np.float64, copy=True)
     except (TypeError, ValueError) as exc:
         raise NetworkError(f"{name} must hold numbers ({' '.join(str(exc).split())[:80]})") from None
     if shape is not None and arr.shape != tuple(shape):
         raise NetworkError(f"{name} has shape {arr.shape}, expected {tuple(shape)}")
-    bad = (np.isnan(arr) if allow_inf else ~np.isfinite(arr)) if arr.dtype == np.float64 else None
-    if bad is not None and bad.any():
-        raise NetworkError(f"{name} has {np.count_nonzero(bad)} {'NaN' if allow_inf else 'non-finite (NaN or inf)'} "
-                           f"entries; {'a bias is a number or -inf' if allow_inf else 'weights are finite numbers'}")
+    if arr.dtype == object:   # exact entries: each a finite rational (a float among them read exactly)
+        for v in arr.flat:
+            if allow_inf and isinstance(v, float) and v == -math.inf:
+                continue
+            try:
+                exact_number(v)
+            except EvaluationError:
+                raise NetworkError(f"{name} holds {str(v)[:30]!r} ({type(v).__name__}); weights are finite real "
+                                   "numbers" + (" (a bias may be -inf)" if allow_inf else "")) from None
+    else:
+        bad = (np.isnan(arr) | (arr == np.inf)) if allow_inf else ~np.isfinite(arr)
+        if bad.any():
+            raise NetworkError(f"{name} has {np.count_nonzero(bad)} {'NaN or +inf' if allow_inf else 'non-finite (NaN or inf)'} "
+                               f"entries; {'a bias is a finite number or -inf' if allow_inf else 'weights are finite numbers'}")
     arr.flags.writeable = False
     return arr
 
@@ -80,14 +93,23 @@ def exact_number(v) -> int | Fraction:
         return v
     if isinstance(v, bool | np.bool_ | np.integer):
         return int(v)
+    if isinstance(v, np.floating) and v.dtype.itemsize > 8:   # a long double is wider than float64: read it whole
+        if not np.isfinite(v):
+            raise EvaluationError(f"exact evaluation needs finite numbers, got {v}")
+        return _integral(Fraction(*v.as_integer_ratio()))
     if isinstance(v, float | np.floating):
         f = float(v)   # exact: a float64 (or narrower) holds a binary rational
     elif isinstance(v, Rational):
         return _integral(Fraction(int(v.numerator), int(v.denominator)))
     elif isinstance(v, Decimal | str):
         try:
-            return _integral(Fraction(v.strip() if isinstance(v, str) else v))
-        except (ValueError, OverflowError, ZeroDivisionError):
+            return _integral(exact_from_text(v) if isinstance(v, str) else Fraction(v))
+        except ValueError as exc:
+            if "exact numbers are limited" in str(exc):
+                raise EvaluationError(f"exact evaluation: {exc}") from None
+            kind = "finite numbers" if _is_float_text(v) else "numbers"
+            raise EvaluationError(f"exact evaluation needs {kind}, got {str(v)[:40]!r} ({type(v).__name__})") from None
+        except (OverflowError, ZeroDivisionError):
             kind = "finite numbers" if _is_float_text(v) else "numbers"
             raise EvaluationError(f"exact evaluation needs {kind}, got {str(v)[:40]!r} ({type(v).__name__})") from None
     elif isinstance(v, np.ndarray) and v.shape == () and v.dtype != object:
@@ -98,6 +120,24 @@ def exact_number(v) -> int | Fraction:
     if not np.isfinite(f):
         raise EvaluationError(f"exact evaluation needs finite numbers, got {f}")
     return Fraction(f) if not f.is_integer() else int(f)
+
+
+MAX_EXACT_DIGITS = 4000   # digits (and decimal exponent) of a typed exact number: Python will not print an int past 4,300
+
+
+def exact_from_text(text: str) -> Fraction:
+    """The number ``text`` writes (``"0.1"``, ``"1/3"``, ``"-2e-5"``), exactly; :class:`ValueError` for
+    text that is no finite number, and for one with more than :data:`MAX_EXACT_DIGITS` digits or a
+    decimal exponent beyond it (``1e4400`` made tracebacks where its 4,401 digits were printed, and
+    ``1e100000000`` took minutes: a fuzz pass, 2026-11-28)."""
+    t = text.strip()
+    mantissa, _, exponent = t.lower().partition("e")
+    digits = sum(ch.isdigit() for ch in mantissa)
+    if digits > MAX_EXACT_DIGITS or (exponent and (len(exponent.lstrip("+-0")) > 5
+                                                   or abs(int(exponent)) > MAX_EXACT_DIGITS)):
+        raise ValueError(f"{t[:24]!r}{'...' if len(t) > 24 else ''} has more than {MAX_EXACT_DIGITS} digits or an "
+                         f"exponent beyond 1e+-{MAX_EXACT_DIGITS}: exact numbers are limited to that")
+    return Fraction(t)
 
 
 def _is_float_text(v) -> bool:

@@ -191,6 +191,8 @@ def softmax(scores: np.ndarray) -> np.ndarray:
 
 
 def hardmax(scores: np.ndarray) -> np.ndarray:
-    """One-hot at the arg-max of the last axis; ``k`` tied maxima get ``1/k`` each."""
-    is_max = scores == np.max(scores, axis=-1, keepdims=True)
+    """One-hot at the arg-max of the last axis; ``k`` tied maxima get ``1/k`` each; a row whose every
+    score is ``-inf`` (every key masked) has no arg-max: NaN, as softmax gives (it was uniform)."""
+    top = np.max(scores, axis=-1, keepdims=True)
+    is_max = (scores == top) & (top > -np.inf)
     return is_max / np.sum(is_max, axis=-1, keepdims=True)

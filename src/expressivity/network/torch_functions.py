@@ -31,8 +31,10 @@ def rotate(x: torch.Tensor) -> torch.Tensor:
 
 
 def hardmax(scores: torch.Tensor) -> torch.Tensor:
-    """One-hot at the arg-max of the last axis; ``k`` tied maxima get ``1/k`` each (``-inf`` never wins)."""
-    is_max = (scores == scores.amax(dim=-1, keepdim=True)).to(scores.dtype)
+    """One-hot at the arg-max of the last axis; ``k`` tied maxima get ``1/k`` each (``-inf`` never wins:
+    a row whose every score is ``-inf`` gets NaN, as in the reference)."""
+    top = scores.amax(dim=-1, keepdim=True)
+    is_max = ((scores == top) & (top > float("-inf"))).to(scores.dtype)
     return is_max / is_max.sum(dim=-1, keepdim=True)
 
 

@@ -273,6 +273,9 @@ def chebyshev_kernel(rpe: str, lag: int, heads: int, eps: float, cutoff: int | N
     _check_eps(eps)
     if heads > 100_000:
         raise ExpressivityError(f"{heads} heads is above the budget of 100,000; use fewer heads")
+    if lag == 0:   # u(0) = 1 is the end of the interval: the bump would have no width and the fit no term
+        raise ExpressivityError("the chebyshev construction needs a lag of at least 1 (at lag 0 its bump has no "
+                                "width); use --construction interpolation for lag 0")
     u_of, _, g = _variable(rpe, eps)
     u_T = float(u_of(lag))
     if not float(g(lag)) * u_T > 0:   # the bump's height 1/(g(T) u_T) is beyond float64
