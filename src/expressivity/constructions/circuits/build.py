@@ -234,10 +234,7 @@ def _routing_circuit(name: str, claim: str, length: int, scale, bias_fn, margin:
 # --------------------------------------------------------------------------------------------
 
 
-def build_reverse(length: int, scale="auto", *, input_range: float = 1.0,
-                  tolerance: float = DEFAULT_TOLERANCE) -> tuple[Network, ConstructionReport]:
-    """Reversal by an additive bias ``scale`` at key ``L-1-i`` (0 elsewhere); margin 1 per unit scale.
-
+SCALED_ARGS = """
     Args:
         length: ``L``, the number of tokens (1..4096); inputs are ``(L, 1)`` values (or
             ``(batch, L, 1)``), which :func:`embed` places in the residual layout ``x, out``.
@@ -250,25 +247,27 @@ def build_reverse(length: int, scale="auto", *, input_range: float = 1.0,
     Returns ``(network, report)``; the report holds the proven bound and margin, no check yet:
     :func:`~expressivity.constructions.circuits.check.run_circuit` (``expressivity circuit``) checks it.
     """
+
+
+def _scaled_args(builder):
+    """``builder``'s docstring followed by the arguments every scaled circuit takes (:data:`SCALED_ARGS`)."""
+    builder.__doc__ = builder.__doc__.rstrip() + "\n" + SCALED_ARGS
+    return builder
+
+
+@_scaled_args
+def build_reverse(length: int, scale="auto", *, input_range: float = 1.0,
+                  tolerance: float = DEFAULT_TOLERANCE) -> tuple[Network, ConstructionReport]:
+    """Reversal by an additive bias ``scale`` at key ``L-1-i`` (0 elsewhere); margin 1 per unit scale.
+    """
     return _routing_circuit("reverse", "y_i = v_(L-1-i)", length, scale, lambda i, j: float(j == length - 1 - i),
                             1.0, input_range, tolerance, "bias scale at key L-1-i, 0 elsewhere")
 
 
+@_scaled_args
 def build_shift(length: int, scale="auto", *, shift: int = 1, input_range: float = 1.0,
                 tolerance: float = DEFAULT_TOLERANCE) -> tuple[Network, ConstructionReport]:
     """``y_i = v_{max(i-k,0)}`` by relative bias ``-scale |i-j-k|``; margin 1 per unit scale.
-
-    Args:
-        length: ``L``, the number of tokens (1..4096); inputs are ``(L, 1)`` values (or
-            ``(batch, L, 1)``), which :func:`embed` places in the residual layout ``x, out``.
-        scale: the attention sharpness: a number > 0 (softmax), ``math.inf`` (hardmax: exact), or
-            ``"auto"``, the smallest scale whose proven output error is at most ``tolerance``.
-        input_range: the largest spread (max - min) of the input values the claim covers, which
-            ``"auto"`` and the bound use.
-        tolerance: the largest absolute output error ``"auto"`` aims for.
-
-    Returns ``(network, report)``; the report holds the proven bound and margin, no check yet:
-    :func:`~expressivity.constructions.circuits.check.run_circuit` (``expressivity circuit``) checks it.
     """
     shift = require_int(shift, "shift", lo=0)
     check_length(length)
@@ -396,21 +395,10 @@ def build_sum(length: int, scale=None) -> tuple[Network, ConstructionReport]:
                                notes="uniform attention then a ReLU pair rescaling by L")
 
 
+@_scaled_args
 def build_max(length: int, scale="auto", *, tolerance: float = DEFAULT_TOLERANCE,
               input_range: float = 1.0) -> tuple[Network, ConstructionReport]:
     """Max by sharp attention: constant query ``b_Q = 1``, key ``v_j``, score ``scale * v_j``.
-
-    Args:
-        length: ``L``, the number of tokens (1..4096); inputs are ``(L, 1)`` values (or
-            ``(batch, L, 1)``), which :func:`embed` places in the residual layout ``x, out``.
-        scale: the attention sharpness: a number > 0 (softmax), ``math.inf`` (hardmax: exact), or
-            ``"auto"``, the smallest scale whose proven output error is at most ``tolerance``.
-        input_range: the largest spread (max - min) of the input values the claim covers, which
-            ``"auto"`` and the bound use.
-        tolerance: the largest absolute output error ``"auto"`` aims for.
-
-    Returns ``(network, report)``; the report holds the proven bound and margin, no check yet:
-    :func:`~expressivity.constructions.circuits.check.run_circuit` (``expressivity circuit``) checks it.
     """
     check_length(length)
     _check_scale(scale)
