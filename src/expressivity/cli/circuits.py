@@ -11,7 +11,6 @@ import click
 from expressivity.cli.common import (PositiveNumber, console, construction_out_option, emit_json, err_console, overflowed,
                                      run_record, typed_options)
 from expressivity.errors import ExpressivityError
-from expressivity.network.numbers import exact_from_text
 from expressivity.records import check_output_dir
 
 MAX_PRINTED_ROWS = 16
@@ -49,6 +48,8 @@ def parse_values(text: str) -> list[Fraction]:
     fields = [t.strip() for t in text.split(",")]
     if not text.strip() or any(not f for f in fields):
         raise ExpressivityError(f"--input {text!r} has an empty field; give comma-separated numbers such as '1,2,3'")
+    from expressivity.network.numbers import exact_from_text   # here: --help loads no library module
+
     try:
         values = [exact_from_text(f) for f in fields]
     except (ValueError, ZeroDivisionError) as exc:
