@@ -48,13 +48,13 @@ def parse_values(text: str) -> list[Fraction]:
     fields = [t.strip() for t in text.split(",")]
     if not text.strip() or any(not f for f in fields):
         raise ExpressivityError(f"--input {text!r} has an empty field; give comma-separated numbers such as '1,2,3'")
-    from expressivity.network.numbers import exact_from_text   # here: --help loads no library module
+    from expressivity.network.numbers import TooManyDigits, exact_from_text   # here: --help loads no library module
 
     try:
         values = [exact_from_text(f) for f in fields]
-    except (ValueError, ZeroDivisionError) as exc:
-        if "exact numbers are limited" in str(exc):
-            raise ExpressivityError(f"--input: {exc}") from None
+    except TooManyDigits as exc:
+        raise ExpressivityError(f"--input: {exc}") from None
+    except (ValueError, ZeroDivisionError):
         raise ExpressivityError(f"--input {text!r} is not a comma-separated list of finite numbers "
                                 "(e.g. '1,2,3' or '1/2,0')") from None
     if len(values) > MAX_LENGTH:

@@ -31,7 +31,7 @@ from expressivity.network.domain import EXACT_AGREEMENT, short
 from expressivity.network.evaluate import DTYPES, evaluate
 from expressivity.network.inputs import input_dims, input_help, takes_tokens
 from expressivity.network.network import Network
-from expressivity.network.numbers import exact_from_text
+from expressivity.network.numbers import TooManyDigits, exact_from_text
 
 MAX_TOKENS = 4096
 MAX_VALUES = 1_000_000
@@ -43,9 +43,9 @@ def _number(text: str, where: str) -> Fraction:
     t = text.strip()
     try:
         value = exact_from_text(t)
-    except (ValueError, ZeroDivisionError) as exc:
-        if "exact numbers are limited" in str(exc):
-            raise ExpressivityError(f"--input {where}: {exc}") from None
+    except TooManyDigits as exc:
+        raise ExpressivityError(f"--input {where}: {exc}") from None
+    except (ValueError, ZeroDivisionError):
         low = t.lower().lstrip("+-")
         if low in ("nan", "inf", "infinity"):
             raise ExpressivityError(f"--input {where}: {text!r} is not a finite number") from None

@@ -102,14 +102,11 @@ def exact_number(v) -> int | Fraction:
     elif isinstance(v, Rational):
         return _integral(Fraction(int(v.numerator), int(v.denominator)))
     elif isinstance(v, Decimal | str):
-        try:
-            return _integral(exact_from_text(v) if isinstance(v, str) else Fraction(v))
-        except ValueError as exc:
-            if "exact numbers are limited" in str(exc):
-                raise EvaluationError(f"exact evaluation: {exc}") from None
-            kind = "finite numbers" if _is_float_text(v) else "numbers"
-            raise EvaluationError(f"exact evaluation needs {kind}, got {str(v)[:40]!r} ({type(v).__name__})") from None
-        except (OverflowError, ZeroDivisionError):
+        try:   # a Decimal through its text too: the digit limit holds for it (Decimal("1e100000000"))
+            return _integral(exact_from_text(str(v)))
+        except TooManyDigits as exc:
+            raise EvaluationError(f"exact evaluation: {exc}") from None
+        except (ValueError, ZeroDivisionError):
             kind = "finite numbers" if _is_float_text(v) else "numbers"
             raise EvaluationError(f"exact evaluation needs {kind}, got {str(v)[:40]!r} ({type(v).__name__})") from None
     elif isinstance(v, np.ndarray) and v.shape == () and v.dtype != object:
@@ -125,18 +122,22 @@ def exact_number(v) -> int | Fraction:
 MAX_EXACT_DIGITS = 4000   # digits (and decimal exponent) of a typed exact number: Python will not print an int past 4,300
 
 
+class TooManyDigits(ValueError):
+    """A typed number past :data:`MAX_EXACT_DIGITS` (its message says so and names the limit)."""
+
+
 def exact_from_text(text: str) -> Fraction:
     """The number ``text`` writes (``"0.1"``, ``"1/3"``, ``"-2e-5"``), exactly; :class:`ValueError` for
-    text that is no finite number, and for one with more than :data:`MAX_EXACT_DIGITS` digits or a
-    decimal exponent beyond it (``1e4400`` made tracebacks where its 4,401 digits were printed, and
-    ``1e100000000`` took minutes: a fuzz pass, 2026-11-28)."""
+    text that is no finite number, and :class:`TooManyDigits` for one with more than
+    :data:`MAX_EXACT_DIGITS` digits or a decimal exponent beyond it (``1e4400`` made tracebacks where
+    its 4,401 digits were printed, and ``1e100000000`` took minutes: a fuzz pass, 2026-11-28)."""
     t = text.strip()
     mantissa, _, exponent = t.lower().partition("e")
     digits = sum(ch.isdigit() for ch in mantissa)
     if digits > MAX_EXACT_DIGITS or (exponent and (len(exponent.lstrip("+-0")) > 5
                                                    or abs(int(exponent)) > MAX_EXACT_DIGITS)):
-        raise ValueError(f"{t[:24]!r}{'...' if len(t) > 24 else ''} has more than {MAX_EXACT_DIGITS} digits or an "
-                         f"exponent beyond 1e+-{MAX_EXACT_DIGITS}: exact numbers are limited to that")
+        raise TooManyDigits(f"{t[:24]!r}{'...' if len(t) > 24 else ''} has more than {MAX_EXACT_DIGITS} digits or an "
+                            f"exponent beyond 1e+-{MAX_EXACT_DIGITS}: exact numbers are limited to that")
     return Fraction(t)
 
 

@@ -195,10 +195,11 @@ def part_reason(part: Verdict, verdict: Verdict) -> str:
 
 
 def explained(parts: dict[str, Verdict], extra: str = "") -> Verdict:
-    """:func:`combine`'s word with every part's reason (and ``extra``) in place of the words; an
-    undecided verdict names its undecided parts first, so its reason word ("underpowered: ...")
-    leads what it applies to, not a part that was decided (a fresh audit, 2026-11-28, read
-    "underpowered: DP-free succeeds in 20/20 ...: above 1/2")."""
+    """:func:`combine`'s word with every part's reason (and ``extra``) in place of the words, the
+    parts that carry the verdict's word first: an undecided verdict's reason word ("underpowered:
+    ...") leads what it applies to, not a part that was decided (a fresh audit, 2026-11-28, read
+    "underpowered: DP-free succeeds in 20/20 ...: above 1/2"), and a refuted one leads with what
+    refutes it. A negative part that does not stand across the parts says so (:func:`standing_note`)."""
     verdict = combine(parts)
     k = verdict.tests
     # the parts that carry the verdict's word first (stable: the parts' order otherwise), so a refuted
