@@ -96,10 +96,10 @@ def forward_exact(network: Network, X, *, return_residuals: bool = False, allow_
     run = run_scaled if fast and scaled_refusal(network) is None else _forward_fractions
     batch = X[None] if single else X
     chunk = exact_chunk(network, batch.shape[1])
-    parts = [run(network, batch[i:i + chunk], return_residuals) for i in range(0, len(batch), chunk)] or \
-        [run(network, batch, return_residuals)]
-    out = np.concatenate([o for o, _ in parts]) if len(parts) > 1 else parts[0][0]
-    residuals = [np.concatenate(r) for r in zip(*(res for _, res in parts))] if len(parts) > 1 else parts[0][1]
+    starts = range(0, len(batch), chunk) or [0]   # an empty batch still runs once, for its shape
+    parts = [run(network, batch[i:i + chunk], return_residuals) for i in starts]
+    out = np.concatenate([o for o, _ in parts])
+    residuals = [np.concatenate(r) for r in zip(*(res for _, res in parts))]
     if single:
         out, residuals = out[0], [r[0] for r in residuals]
     return (out, residuals) if return_residuals else out
