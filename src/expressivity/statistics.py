@@ -278,7 +278,7 @@ def rate_difference(successes_a: int, trials_a: int, successes_b: int, trials_b:
     above its 2.5% at a seed sweep's counts (a fresh audit, 2026-11-28, enumerated 0.038 at 24 and
     0.030 at 96 trials an arm for "the gain is below a margin of 0.15" when it is exactly 0.15);
     with the exact arms it stays under it (0.019, 0.020, 0.022, 0.022 at 20, 24, 64, 96 trials:
-    ``tests/test_statistics.py`` enumerates it). ``n`` is the smaller arm's trials."""
+    ``tests/experiments/claims/test_rules.py`` enumerates it at 24). ``n`` is the smaller arm's trials."""
     return newcombe(clopper_pearson(successes_a, trials_a), clopper_pearson(successes_b, trials_b))
 
 
