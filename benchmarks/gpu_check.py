@@ -498,13 +498,9 @@ def lines(report: dict) -> list[str]:
     return out
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:   # one line, not argparse's usage block
-        print(f"error: {message}; see --help", file=sys.stderr)
-        sys.exit(2)
-
-
 def main(argv=None) -> int:
+    from full_on_gpu import Parser   # its one-line errors (the two scripts run together on a GPU)
+
     p = Parser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, default=Path("gpu_check"))
     p.add_argument("--quick", action="store_true", help="tiny sizes: checks the script, measures nothing useful")
