@@ -176,11 +176,12 @@ GRID_BYTES_A_POINT = 300   # measured peak of verify_contextual: 345 MB at 1.0M 
 def _check_grid_memory(p) -> None:
     """Refuse, before anything is built, an exhaustive check whose grid would not fit the memory
     available (the default --budget of 20M points needs about 6 GB; it ran out at 16M under 3 GB)."""
+    from expressivity.errors import BudgetError
     from expressivity.training.budget import GiB, device_budget
 
     need, budget = p.extended_grid_points * GRID_BYTES_A_POINT, device_budget("cpu")
     if need > budget.bytes:
-        raise click.ClickException(f"{p.describe()}: checking its {p.extended_grid_points:,} extended-grid points holds "
+        raise BudgetError(f"{p.describe()}: checking its {p.extended_grid_points:,} extended-grid points holds "
                                    f"about {need / GiB:.3g} GiB ({GRID_BYTES_A_POINT} bytes a point), above the budget of "
                                    f"{budget.line()}; use a larger delta or smaller n")
 
