@@ -235,3 +235,21 @@ def test_a_typed_number_past_four_thousand_digits_is_refused_in_one_line(hard_su
     code, out, err = run("circuit", "sum", "--dtype", "exact", "--input", "1e3999,1,2", "--json")
     assert code == 0, err
     assert [Fraction(v) for v in json.loads(out)["output"]] == [10**3999 + 3] * 3
+
+
+@pytest.mark.parametrize("typed", ["1_000", "\u0661\u0662", "1 / 3", "0x10"])
+def test_a_number_python_reads_but_nobody_types_is_refused(hard_sum, typed):
+    """`Fraction("1_000")` is 1000 and `Fraction("١٢")` (Arabic-Indic digits) is 12, so `--input 1_000,1,2`
+    ran as 1000 (a fuzz pass, 2026-11-28): typed numbers are plain ASCII decimals or p/q."""
+    for args in (("run", hard_sum, "--input", f"{typed},1,2"),
+                 ("circuit", "sum", "--dtype", "exact", "--input", f"{typed},1,2")):
+        code, _, err = run(*args)
+        _one_line(code, err, "not a")
+
+
+@pytest.mark.parametrize("typed", ["1e100000000", "1_0", "\u0661"])
+def test_yun_inputs_are_read_as_every_typed_number_is(typed):
+    """`yun contextual --input` read coordinates with `Fraction` directly: `1e100000000` took minutes to
+    expand and `1_0` was 10 (2026-11-28)."""
+    code, _, err = run("yun", "contextual", "--n", "2", "--d", "1", "--delta", "1/2", "--input", f"{typed};0")
+    _one_line(code, err, "token 0 coordinate 0")

@@ -48,6 +48,8 @@ def parse_input(text: str, n: int, d: int):
     """Tokens separated by ``;``, coordinates by ``,``; ints, decimals and ``p/q`` allowed."""
     import numpy as np
 
+    from expressivity.network.numbers import TooManyDigits, exact_from_text
+
     tokens = [tok for tok in text.split(";")]
     if any(not tok.strip() for tok in tokens):
         raise click.BadParameter(f"{text!r} has an empty token; separate tokens by single ';' (e.g. \"0,1/2;1/4,0\")")
@@ -63,7 +65,9 @@ def parse_input(text: str, n: int, d: int):
             raise click.BadParameter(f"token {j} has {len(coords)} coordinates, --d is {d}; separate coordinates with ','")
         for i, c in enumerate(coords):
             try:
-                X[j, i] = Fraction(c)
+                X[j, i] = exact_from_text(c)
+            except TooManyDigits as exc:
+                raise click.BadParameter(f"token {j} coordinate {i}: {exc}") from None
             except (ValueError, ZeroDivisionError):
                 raise click.BadParameter(f"token {j} coordinate {i}: {c!r} is not a number (use e.g. 3, 0.25 or 1/3)") from None
     return X

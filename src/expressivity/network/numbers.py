@@ -8,6 +8,7 @@ entries as the exact rationals they are.
 from __future__ import annotations
 
 import math
+import re
 from decimal import Decimal
 from fractions import Fraction
 from numbers import Rational
@@ -120,24 +121,32 @@ def exact_number(v) -> int | Fraction:
 
 
 MAX_EXACT_DIGITS = 4000   # digits (and decimal exponent) of a typed exact number: Python will not print an int past 4,300
+MAX_STORED_DIGITS = 40_000   # the same for a number read from a network file (the CLI prints ints of up to this size)
+
+
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+/\d+|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)", re.ASCII)
 
 
 class TooManyDigits(ValueError):
     """A typed number past :data:`MAX_EXACT_DIGITS` (its message says so and names the limit)."""
 
 
-def exact_from_text(text: str) -> Fraction:
+def exact_from_text(text: str, max_digits: int = MAX_EXACT_DIGITS) -> Fraction:
     """The number ``text`` writes (``"0.1"``, ``"1/3"``, ``"-2e-5"``), exactly; :class:`ValueError` for
     text that is no finite number, and :class:`TooManyDigits` for one with more than
     :data:`MAX_EXACT_DIGITS` digits or a decimal exponent beyond it (``1e4400`` made tracebacks where
-    its 4,401 digits were printed, and ``1e100000000`` took minutes: a fuzz pass, 2026-11-28)."""
+    its 4,401 digits were printed, and ``1e100000000`` took minutes: a fuzz pass, 2026-11-28); a stored
+    network's numbers are read with ``max_digits`` :data:`MAX_STORED_DIGITS`. Only ASCII
+    digits, a sign, one ``.``, one ``/`` and an exponent are read: :class:`fractions.Fraction` alone would take
+    ``"1_000"`` as 1000 and Arabic-Indic digits as decimal ones, which nobody means typing a network's input."""
     t = text.strip()
+    if not _PLAIN_NUMBER.fullmatch(t):
+        raise ValueError(f"{t[:40]!r} is not a plain number (ASCII digits, e.g. 2, -0.5, 1e-3 or 1/3)")
     mantissa, _, exponent = t.lower().partition("e")
     digits = sum(ch.isdigit() for ch in mantissa)
-    if digits > MAX_EXACT_DIGITS or (exponent and (len(exponent.lstrip("+-0")) > 5
-                                                   or abs(int(exponent)) > MAX_EXACT_DIGITS)):
-        raise TooManyDigits(f"{t[:24]!r}{'...' if len(t) > 24 else ''} has more than {MAX_EXACT_DIGITS} digits or an "
-                            f"exponent beyond 1e+-{MAX_EXACT_DIGITS}: exact numbers are limited to that")
+    if digits > max_digits or (exponent and (len(exponent.lstrip("+-0")) > 6 or abs(int(exponent)) > max_digits)):
+        raise TooManyDigits(f"{t[:24]!r}{'...' if len(t) > 24 else ''} has more than {max_digits} digits or an "
+                            f"exponent beyond 1e+-{max_digits}: exact numbers are limited to that")
     return Fraction(t)
 
 

@@ -18,6 +18,7 @@ from typing import Protocol
 import numpy as np
 
 from expressivity.errors import NetworkError
+from expressivity.network.numbers import MAX_STORED_DIGITS, TooManyDigits, exact_from_text
 from expressivity.records import jsonable
 
 
@@ -33,10 +34,12 @@ def number_from_json(v):
     if isinstance(v, str):
         if v in ("inf", "-inf", "nan"):
             return float(v)
-        try:
-            return Fraction(v)
-        except ValueError:
-            raise NetworkError(f"{v!r} is not a number") from None
+        try:   # read as typed input is: a corrupt "1e100000000" would otherwise take minutes to expand
+            return exact_from_text(v, max_digits=MAX_STORED_DIGITS)
+        except TooManyDigits as exc:
+            raise NetworkError(str(exc)) from None
+        except (ValueError, ZeroDivisionError):
+            raise NetworkError(f"{v[:40]!r} is not a number") from None
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise NetworkError(f"{v!r} is not a number")
     return v
