@@ -53,6 +53,9 @@ def test_a_list_of_grids_is_their_union():
     # a fresh audit (2026-11-28): 1e38 passed and raised a torch RuntimeError mid-run; "max val_loss" selected
     # the worst learning rate
     (grid_spec({"train.lr": [1e38]}), r"lr 1e\+38 makes AdamW's first step .* beyond float32"),
+    # `train --lr 5e-324` trained nothing and reported its initial losses as a run's (2026-11-28)
+    (grid_spec({"train.lr": [5e-324]}), r"lr 4.94066e-324 is below 1e-12: .* give a larger --lr"),
+    (grid_spec({"train.lr": [9e-13]}), "is below 1e-12"),
     (grid_spec(select={"train.lr": "max val_loss"}), 'must be "min val_loss" or "max val_metric"'),
     (grid_spec(select={"train.lr": "min val_metric"}), 'must be "min val_loss" or "max val_metric"'),
     (grid_spec({"task.args.length": ["x"]}), "length"),

@@ -17,6 +17,9 @@ SPLIT_SEEDS = {"val": EVAL_SEED, "test": TEST_SEED}
 
 MAX_COUNT = 10**9  # steps, batch sizes, intervals: far beyond any run on one machine, within int64
 FLOAT32_MAX = 3.4028234663852886e38  # the largest float32: AdamW's step value must fit it
+# AdamW moves a weight by about lr a step; float32 resolves about 6e-8 of a weight's size, so below this a
+# step is lost on every weight above about 2e-5 in size (initial weights are around 0.02): nothing trains
+MIN_LR = 1e-12
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,9 @@ class TrainConfig:
                 bad(f"{name.replace('_', '-')} must be a finite number, got {value!r}")
         if not self.lr > 0:
             bad(f"lr must be > 0, got {self.lr}")
+        if self.lr < MIN_LR:
+            bad(f"lr {self.lr:g} is below {MIN_LR:g}: AdamW moves a weight by about lr a step, which float32 "
+                "loses on every weight above about 2e-5 in size, so nothing would train; give a larger --lr")
         if not (self.eps > 0 and self.grad_clip > 0 and self.weight_decay >= 0):
             bad("eps and grad-clip must be > 0 and weight-decay >= 0")
         if not (0 <= self.beta1 < 1 and 0 <= self.beta2 < 1 and 0 <= self.min_lr_ratio <= 1):
