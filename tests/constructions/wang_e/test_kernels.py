@@ -97,3 +97,18 @@ def test_head_weights_sum_to_one():
 def test_bad_arguments_are_refused(call, msg):
     with pytest.raises(ExpressivityError, match=msg):
         call()
+
+
+@pytest.mark.parametrize("rpe, lag, heads, advice", [("lin", 5, 4, "at least 27 heads"),
+                                                     ("lin", 200, 4, "more than 100,000 heads; use a smaller --eps"),
+                                                     ("log", 20, 4, "at least 404 heads")])
+def test_a_chebyshev_fit_that_samples_nothing_of_its_bump_is_refused(rpe, lag, heads, advice):
+    """No Chebyshev point inside the bump makes the interpolant 0: `wang-e kernel --construction chebyshev
+    --rpe lin --lag 20 --heads 4` printed "l1 error 1; max |coefficient| 0", exit 0 (2026-11-28)."""
+    with pytest.raises(ExpressivityError, match=f"fit would be 0 .*{advice}"):
+        chebyshev_kernel(rpe, lag, heads, 0.1)
+
+
+def test_the_advised_number_of_heads_gives_a_fit_that_extracts_something():
+    fit = chebyshev_kernel("lin", 5, 27, 0.1)
+    assert fit.l1_error < 1 and fit.kernel(np.array([5]))[0] > 0.1

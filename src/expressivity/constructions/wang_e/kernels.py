@@ -288,6 +288,7 @@ def chebyshev_kernel(rpe: str, lag: int, heads: int, eps: float, cutoff: int | N
                                 "use a smaller lag or eps, or --rpe log")
     neighbours = [float(u_of(lag + 1))] + ([float(u_of(lag - 1))] if lag > 0 else [1.0])
     width = min(abs(v - u_T) for v in neighbours)
+    _check_resolved(rpe, lag, heads, eps, u_T, width)
     if cutoff is None:
         # lin: until u < 1e-17. log: until P(u_s) varies slowly from one lag to the next (its
         # oscillations in u are ~1/H apart, du/ds = eps u/(1+s)), so the integral replaces the sum.
@@ -301,6 +302,20 @@ def chebyshev_kernel(rpe: str, lag: int, heads: int, eps: float, cutoff: int | N
     return chebyshev_construction(rpe, heads, eps, lambda x: height * _bump((x - u_T) / width),
                                   lambda s: (np.asarray(s) == lag).astype(float), "chebyshev", cutoff, lag,
                                   {"bump_width": width, "bump_height": height})
+
+
+def _check_resolved(rpe: str, lag: int, heads: int, eps: float, u_T: float, width: float) -> None:
+    """Refuse a fit none of whose ``heads`` Chebyshev points lies inside the bump: its interpolant is
+    0, a true "l1 error 1" of a fit that extracts nothing (lin heads at lags 20..2,000 printed it with
+    exit 0: an audit, 2026-11-28). Near ``u`` the points are about ``pi sqrt(u (1 - u)) / H`` apart."""
+    theta = np.pi * (np.arange(heads) + 0.5) / heads
+    if np.any(np.abs(0.5 * (1.0 + np.cos(theta)) - u_T) < width):
+        return
+    needed = math.ceil(math.pi * math.sqrt(u_T * (1.0 - u_T)) / width)
+    advice = (f"use at least {needed:,} heads (more resolve it better)" if needed <= 100_000 else
+              "that takes more than 100,000 heads; use a smaller --eps" + (" or --rpe log" if rpe == "lin" else ""))
+    raise ExpressivityError(f"none of the {heads} heads' Chebyshev points lies inside the bump at lag {lag} (u_T = "
+                            f"{u_T:.3g}, half-width {width:.3g}), so the fit would be 0 and extract nothing; {advice}")
 
 
 def _check_eps(eps) -> None:
