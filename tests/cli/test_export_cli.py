@@ -126,8 +126,12 @@ def test_export_to_transformer_lens_verifies_and_records(saved, tmp_path, tl):
     assert code == 2 and "carries no claim on any input: its hardmax layers were exported as softmax of 40" in err
     code, out, _ = run("run", tmp_path / "hard", "--input", hard_input, "--allow-outside", "--json")
     assert code == 0 and json.loads(out)["within_claim"] is False and "no proven bound" in json.loads(out)["outside_claim"]
-    code, _, err = run("export", tmp_path / "hard", "--to", "network", "--out", tmp_path / "hard_net")
+    code, out, err = run("export", tmp_path / "hard", "--to", "network", "--out", tmp_path / "hard_net")
     assert code == 0, err
+    # its summary printed the lost claim's lengths and domain ("claim covers inputs: ... [exact]") while run
+    # refused it as carrying none (2026-11-28)
+    assert "claim: none on any input (its hardmax layers were exported as softmax" in out
+    assert "claim covers inputs" not in out and "valid:" not in out
     code, _, err = run("run", tmp_path / "hard_net", "--input", hard_input)   # saved again: still no claim
     assert code == 2 and "carries no claim" in err
     code, out, _ = run("export", saved / "train", "--to", "transformer-lens", "--out", tmp_path / "train")

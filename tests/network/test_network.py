@@ -221,3 +221,33 @@ def test_an_inverse_temperature_beyond_float64_is_refused_in_one_line():
     head = Head(W_Q=good, W_K=good, W_V=good, W_O=good.T)
     with pytest.raises(NetworkError, match="inverse_temperature must be a finite number"):
         AttentionLayer((head,), inverse_temperature=10**400)
+
+
+def test_a_copy_with_other_weights_does_not_keep_the_originals_claim():
+    """`dataclasses.replace(net, readout=...)` kept the construction's lengths and domain, so `evaluate` called a
+    network with doubled outputs within its claim (2026-11-28). A copy with other weights carries no claim; one
+    that only renames keeps it; `claimed_weights=None` makes the same claim for the new weights explicitly."""
+    import dataclasses
+
+    from expressivity.constructions.circuits import build_sum
+    from expressivity.network.evaluate import evaluate
+
+    net, _ = build_sum(4)
+    X = np.array([[1.0, 0], [2.0, 0], [3.0, 0], [4.0, 0]])
+    assert net.no_claim is None and float(evaluate(net, X)[0, 0]) == 10
+    doubled = dataclasses.replace(net, readout=net.readout * 2)
+    assert "weights differ from those its claim was made for" in doubled.no_claim
+    with pytest.raises(NetworkError, match="carries no claim on any input: its weights differ"):
+        evaluate(doubled, X)
+    assert float(evaluate(doubled, X, allow_outside=True)[0, 0]) == 20
+    assert "claim: none on any input (its weights differ" in doubled.summary()
+    assert dataclasses.replace(net, name="renamed").no_claim is None
+    head = net.layers[0].heads[0]
+    edited = dataclasses.replace(net, layers=(dataclasses.replace(net.layers[0], heads=(
+        dataclasses.replace(head, W_V=head.W_V * 3),)),) + net.layers[1:])
+    assert edited.no_claim is not None
+    meta = {k: v for k, v in doubled.metadata.items() if k != "no_claim"}
+    attested = dataclasses.replace(doubled, metadata=meta, claimed_weights=None)
+    assert attested.no_claim is None and float(evaluate(attested, X)[0, 0]) == 20
+    dropped = dataclasses.replace(net, readout=net.readout * 2, valid_lengths=None, input_domain=None)
+    assert dropped.no_claim is None and dropped.claimed_weights is None

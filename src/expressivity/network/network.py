@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import hashlib
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 
 import numpy as np
 
@@ -52,6 +53,10 @@ class Network:
             :mod:`expressivity.network.domain`); evaluators refuse other inputs unless called with
             ``allow_outside=True``. ``None``: no claim recorded (hand-built networks; folders saved
             before domains were recorded get one derived by the loader where it can).
+        claimed_weights: the digest (:func:`weights_digest`) of the weights the claim (``valid_lengths``,
+            ``input_domain``) was made for; set on creation, not stored. ``dataclasses.replace`` copies it,
+            so a copy with other weights but the old claim carries no claim (:attr:`no_claim` says why);
+            give ``claimed_weights=None`` with the new weights to claim the same for them.
     """
 
     layers: tuple[Layer, ...]
@@ -69,6 +74,7 @@ class Network:
     max_length: int | None = None
     valid_lengths: ValidLengths | None = None
     input_domain: InputDomain | None = None
+    claimed_weights: str | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "layers", tuple(self.layers))
@@ -110,6 +116,22 @@ class Network:
                 raise NetworkError(f"input_domain must be an InputDomain (expressivity.network.domain) or None, got "
                                    f"{type(self.input_domain).__name__}")
             self.input_domain.check_labels(self.input_labels)
+        self._check_claimed_weights()
+
+    def _check_claimed_weights(self) -> None:
+        """Tie the claim to these weights: ``dataclasses.replace(net, readout=...)`` kept a construction's
+        lengths and domain, so evaluators called a network with other weights "within its claim" (an
+        audit, 2026-11-28). A copy whose weights differ from the claimed ones carries no claim."""
+        if self.valid_lengths is None and self.input_domain is None:
+            object.__setattr__(self, "claimed_weights", None)
+            return
+        digest = weights_digest(self)
+        if self.claimed_weights is not None and self.claimed_weights != digest and "no_claim" not in self.metadata:
+            object.__setattr__(self, "metadata", {**self.metadata, "no_claim": (
+                "its weights differ from those its claim was made for (a copy by dataclasses.replace keeps the "
+                "claim of the original; give claimed_weights=None to make the same claim for the new weights)")})
+            return
+        object.__setattr__(self, "claimed_weights", self.claimed_weights or digest)
 
     def _set_array(self, attr: str, what: str, ok, expected: str) -> None:
         value = getattr(self, attr)
@@ -334,7 +356,7 @@ class Network:
                        valid_lengths=common_lengths(self.valid_lengths, other.valid_lengths),
                        # the composition reads the first network's input: its domain (the inputs' layout, and
                        # the claim where the second states none) is the first's
-                       input_domain=self.input_domain,
+                       input_domain=self.input_domain, claimed_weights=None,   # its claim is made here
                        name=" o ".join(n for n in (other.name, self.name) if n), metadata=metadata)
 
     # ---- printing ----------------------------------------------------------------------
@@ -342,7 +364,7 @@ class Network:
         """A readable multi-line description: dimensions, then one line per layer."""
         counts = self.layer_counts()
         length = f"<={self.max_length}" if self.max_length is not None else (self.length or "any")
-        if self.valid_lengths is not None:
+        if self.valid_lengths is not None and self.no_claim is None:
             length = f"{length}, valid: {self.valid_lengths.describe()}"
         kinds = ", ".join(f"{count} {title}" for title, count in self.layer_breakdown())
         lines = [
@@ -357,7 +379,9 @@ class Network:
             lines.append("  input: + bias")
         if self.positional_encoding is not None:
             lines.append(f"  input: + positional encoding {self.positional_encoding.shape}")
-        if self.input_domain is not None:
+        if self.no_claim is not None:   # the lengths and domain below it describe a claim this network lost
+            lines.append(f"  claim: none on any input ({self.no_claim})")
+        elif self.input_domain is not None:
             lines.append(f"  claim covers inputs: {self.input_domain.describe(self.input_labels)}")
         shown = self.layers if len(self.layers) <= max_layers else self.layers[: max_layers // 2]
         for k, layer in enumerate(shown):
@@ -412,3 +436,40 @@ class Network:
                    None if norm is None else LayerNorm.from_dict(norm, arrays.scope("final_norm.")), d.get("max_length"),
                    None if valid is None else ValidLengths.from_dict(valid),
                    None if domain is None else InputDomain.from_dict(domain))
+
+
+_NOT_WEIGHTS = {"name", "labels", "input_labels", "output_labels", "metadata", "valid_lengths", "input_domain",
+                "claimed_weights"}
+
+
+def weights_digest(net: Network) -> str:
+    """SHA-256 of everything that computes ``net``'s function (weights, their dtypes, activations,
+    temperatures, lengths); names, labels, metadata and the claim itself are left out."""
+    h = hashlib.sha256()
+
+    def feed(value) -> None:
+        if isinstance(value, np.ndarray):
+            h.update(f"array {value.dtype.str} {value.shape};".encode())
+            if value.dtype == object:
+                for v in value.flat:
+                    h.update(f"{type(v).__name__}:{v};".encode())
+            else:
+                h.update(np.ascontiguousarray(value).tobytes())
+        elif is_dataclass(value) and not isinstance(value, type):
+            h.update(f"{type(value).__name__}(".encode())
+            for f in fields(value):
+                if f.name not in _NOT_WEIGHTS:
+                    h.update(f"{f.name}=".encode())
+                    feed(getattr(value, f.name))
+            h.update(b")")
+        elif isinstance(value, (tuple, list)):
+            h.update(f"[{len(value)}".encode())
+            for v in value:
+                feed(v)
+            h.update(b"]")
+        else:
+            h.update(f"{type(value).__name__}:{value!r};".encode())
+
+    feed(net)
+    return h.hexdigest()
+

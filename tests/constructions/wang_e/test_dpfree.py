@@ -28,7 +28,8 @@ def test_pointer_check_catches_a_wrong_gate():
     gate = net.layers[1]
     b1 = gate.b_1.copy()
     b1[0] = -1  # the first unit leaks v_(t-1) when its pointer bit is 0
-    broken = replace(net, layers=(net.layers[0], replace(gate, b_1=b1)))
+    # claimed_weights=None: claim for the broken weights what the construction claims (a copy keeps none)
+    broken = replace(net, layers=(net.layers[0], replace(gate, b_1=b1)), claimed_weights=None)
     assert not check_dpfree_pointer(broken, rep).ok
 
 

@@ -143,7 +143,8 @@ def test_the_fixed_memory_check_tries_the_memories_errors_together():
     W_O = np.array(heads[0].W_O, dtype=float)
     W_O[0, net.labels.index("m[1]")] += 0.0035
     heads[0] = dataclasses.replace(heads[0], W_O=W_O)
-    moved = dataclasses.replace(net, layers=(dataclasses.replace(layer, heads=tuple(heads)), *net.layers[1:]))
+    moved = dataclasses.replace(net, layers=(dataclasses.replace(layer, heads=tuple(heads)), *net.layers[1:]),
+                                claimed_weights=None)   # the construction's claim, made for the moved weights
     checked = fixed.check_fixed_memory(moved, rep)
     assert not checked.ok and checked.error("sup_error").value > rep.bounds["sup_error"]
 

@@ -656,5 +656,7 @@ def _as_exported(net: Network, plan: dict, n: int) -> Network:
 
     max_length = net.max_length if net.max_length or net.length else length
     valid = net.valid_lengths if max_length is None else common_lengths(net.valid_lengths, ValidLengths.range(1, max_length))
-    return replace(net, layers=tuple(layers), max_length=max_length, valid_lengths=valid,
+    # the claim carries over where the softmax layers equal the hardmax ones (no lambda); with a lambda
+    # _with_claim marks the copy as carrying none
+    return replace(net, layers=tuple(layers), max_length=max_length, valid_lengths=valid, claimed_weights=None,
                    name=f"{net.name} (hardmax layers as softmax)")
