@@ -425,3 +425,20 @@ def test_results_warns_when_the_selection_sits_at_its_grid_s_edge(tmp_path):
     assert "grid's edge" in err
     code, _, err = run("fit", out, "--x", "seed", "--y", "test_loss")
     assert "grid's edge" in err
+
+
+def test_plot_refuses_a_log_x_axis_over_values_it_cannot_show_and_records_its_options(tmp_path):
+    """`plot --logx` over x = 0, 1, 2 drew no point at x = 0 (its y = 10, the largest) and a flat line, exit 0;
+    its run record left out --logx, --logy, --where and --length (an audit, 2026-11-28)."""
+    table = tmp_path / "t.csv"
+    table.write_text("x,y\n0,10\n1,1\n2,1\n")
+    runner = CliRunner()
+    res = runner.invoke(cli, ["plot", str(table), "--x", "x", "--y", "y", "--logx", "--out", str(tmp_path / "a.png")])
+    errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
+    assert res.exit_code == 2 and len(errors) == 1 and "--logx: 1 value(s) of x are not positive numbers (0)" in errors[0]
+    assert not (tmp_path / "a.png").exists()
+    res = runner.invoke(cli, ["plot", str(table), "--x", "x", "--y", "y", "--logx", "--where", "x > 0", "--json",
+                              "--out", str(tmp_path / "b.png")])
+    assert res.exit_code == 0, res.stderr
+    config = json.loads(res.stdout)["run"]["config"]
+    assert config["logx"] is True and config["logy"] is False and config["where"] == "x > 0"

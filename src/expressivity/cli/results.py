@@ -189,7 +189,8 @@ def results(source, where, group_by, metric, log, length, runs, no_select, fmt, 
             title += (f"; {src.unrecorded} of {src.sweep_runs} runs not recorded yet: {src.incomplete} "
                       f"{'groups' if src.selected else 'runs'} incomplete")
         _write(head, rows, fmt, out, {"command": "results", "source": str(source), "metric": metric, "log": log,
-                                      "where": where, "length": length, "selected": src.selected, **src.counts(),
+                                      "where": where, "length": length, "group_by": groups, "runs": runs,
+                                      "no_select": no_select, "selected": src.selected, **src.counts(),
                                       "title": title}, summary)
 
 
@@ -227,7 +228,8 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
             head, rows = show, [[f.get(k) for k in show] for f in fits]
         method = next((f["ci_method"] for f in fits if f.get("ci_method")), "none")
         _write(head, rows, fmt, out, {"command": "fit", "source": str(source), "x": x, "y": y, "by": bys,
-                                      "seed_col": seed_col, "ci": ci, "where": where, "length": length,
+                                      "seed_col": seed_col, "ci": ci, "breakpoint": breakpoint_, "where": where,
+                                      "length": length,
                                       "title": f"{y} = A·({x})^slope; 95% interval: {method}"}, summary)
         problems = {f.get(k) for f in fits for k in ("problem", "break_problem") if f.get(k)}
         dropped = sum(f.get("dropped") or 0 for f in fits)
@@ -262,7 +264,7 @@ def plot(source, x, y, by, logx, logy, where, length, out, as_json):
         staging = staged_file(out, OutputFile.png("plot"))
         src = open_source(source)
         _refuse_length_on_table(src)
-        series, left_out = band_series(src, x, y, split_list(by), where, length, logy)
+        series, left_out = band_series(src, x, y, split_list(by), where, length, logy, logx)
         if not series:
             raise ExpressivityError("nothing to plot (no rows with values; check --where and --length)")
         with staging as temp:
@@ -272,7 +274,8 @@ def plot(source, x, y, by, logx, logy, where, length, out, as_json):
                "means") if left_out else None
     if as_json:
         emit_json({"figure": str(out), "series": series, "left_out": left_out,
-                   "run": run_record("plot", {"source": str(source), "x": x, "y": y, "by": by})})
+                   "run": run_record("plot", {"source": str(source), "x": x, "y": y, "by": by, "logx": logx,
+                                              "logy": logy, "where": where, "length": length})})
     else:
         console.print(f"wrote {out} ({len(series)} line{'s' if len(series) != 1 else ''})", markup=False, soft_wrap=True)
         if dropped:

@@ -529,8 +529,8 @@ def _pow10(v):
     return None if v is None or not math.isfinite(v) or v > 308 else 10 ** v
 
 
-def band_series(src: Source, x: str, y: str, by: list[str] | None, where: str | None, length, log: bool
-                ) -> tuple[dict, int]:
+def band_series(src: Source, x: str, y: str, by: list[str] | None, where: str | None, length, log: bool,
+                logx: bool = False) -> tuple[dict, int]:
     """``({label: [(x, centre, low, high), ...]}, left_out)``: mean (geometric with ``log``) and 95%
     interval of ``y`` over the rows at each ``x`` of each ``by`` group, and how many rows had no
     finite value of ``y`` (left out of every mean; failed runs are not counted here). With ``log``,
@@ -559,4 +559,12 @@ def band_series(src: Source, x: str, y: str, by: list[str] | None, where: str | 
         if r[k] is None:
             continue
         series.setdefault(label, []).append((r[k], r[k + 2], r[k + 3], r[k + 4]))
+    if logx:   # a log axis drops x <= 0 without a word: `plot --logx` hid a point at x = 0 (an audit, 2026-11-28)
+        bad = [pt[0] for pts in series.values() for pt in pts
+               if isinstance(pt[0], bool) or not isinstance(pt[0], (int, float)) or not pt[0] > 0]
+        if bad:
+            raise ExpressivityError(
+                f"--logx: {len(bad)} value(s) of {x} are not positive numbers ({', '.join(map(str, bad[:3]))}"
+                f"{', ...' if len(bad) > 3 else ''}), which a log axis cannot show; plot without --logx, or leave "
+                f"them out yourself with --where '({x}) > 0'")
     return series, left_out
