@@ -175,3 +175,21 @@ def test_a_refusal_never_shows_the_estimate_equal_to_the_budget_it_is_above():
     text = str(info.value)
     shown = [float(t) for t in re.findall(r"about ([0-9.e-]+) GiB|budget of ([0-9.e-]+) GiB", text) for t in t if t]
     assert len(shown) == 2 and shown[0] > shown[1], text
+
+
+def test_reading_the_control_groups_memory_leaves_no_file_open(tmp_path):
+    """Every `sweep run` printed two "unclosed file .../memory.limit_in_bytes" warnings (an audit, 2026-11-28)."""
+    import gc
+    import warnings
+
+    from expressivity.training import budget
+
+    limit, used, stat = tmp_path / "memory.limit_in_bytes", tmp_path / "memory.usage_in_bytes", tmp_path / "memory.stat"
+    limit.write_text("1073741824\n")
+    used.write_text("536870912\n")
+    stat.write_text("total_inactive_file 0\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert budget.cgroup_memory_left(((str(limit), str(used), str(stat), "total_inactive_file"),)) == 512 * 2**20
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)], [str(w.message) for w in caught]

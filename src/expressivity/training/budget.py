@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from expressivity.errors import BudgetError, ExpressivityError
 from expressivity.nn.model import ModelConfig, activation_footprint, parameter_count
@@ -244,8 +245,8 @@ def cgroup_memory_left(files=None) -> int | None:
     its use was mostly cache)."""
     for limit_file, used_file, stat_file, cache_key in files or _CGROUP_FILES:
         try:
-            limit = open(limit_file).read().strip()
-            used = int(open(used_file).read().strip())
+            limit, used = (Path(name).read_text().strip() for name in (limit_file, used_file))   # closed at once
+            used = int(used)
         except (OSError, ValueError):
             continue
         if limit == "max" or not limit.isdigit() or int(limit) >= 2**60:
