@@ -203,3 +203,24 @@ def test_python_sweep_selecting_a_setting_the_runs_share_is_refused(tmp_path):
                   "    return [base.with_changes(seed=s) for s in (0, 1)]\n")
     with pytest.raises(ExpressivityError, match="every run has the same train.lr"):
         load_sweep(py)
+
+
+@pytest.mark.parametrize("grid, needle", [
+    ({"model.mixer": ["sepconv"], "model.heads": [1, 2, 4], "seed": [0]}, "differ only in model.heads, which no layer of "
+                                                                          "mixer sepconv reads"),
+    ({"model.mixer": ["attention", "sepconv"], "model.heads": [1, 2], "seed": [0]}, "mixer sepconv reads"),
+    ({"model.mixer": ["bilinear"], "model.conv_kernel": [3, 5], "seed": [0]}, "model.conv_kernel"),
+    ({"model.mixer": ["none"], "model.causal": [True, False], "seed": [0]}, "model.causal"),
+])
+def test_runs_that_differ_only_in_settings_no_layer_reads_are_refused(grid, needle):
+    """A grid of model.heads over sepconv trained one model three times, and `results` printed the three as rows of
+    heads with equal losses, as if heads had no effect (an audit, 2026-11-28)."""
+    with pytest.raises(ExpressivityError, match=needle):
+        sweep_from_spec(grid_spec(grid))
+
+
+def test_a_setting_some_mixers_of_a_sweep_read_may_sit_in_its_base():
+    sweep = sweep_from_spec(grid_spec({"model.mixer": ["attention", "sepconv"], "model.heads": [2], "seed": [0, 1]}))
+    assert len(sweep.configs) == 4
+    sweep = sweep_from_spec(grid_spec({"model.mixer": ["attention"], "model.heads": [1, 2], "seed": [0]}))
+    assert sorted(c.model.heads for c in sweep.configs) == [1, 2]

@@ -70,6 +70,7 @@ class Sweep:
             dup = next(c for c, i in zip(self.configs, ids) if ids.count(i) > 1)
             raise ExpressivityError(f"sweep {self.name!r} lists the same run more than once (seed {dup.seed}, "
                                     f"id {dup.id()}); remove the repeated grid values")
+        _refuse_unread_variation(self.configs, self.name)
         object.__setattr__(self, "select", parse_select(self.select, self.configs[0].to_dict()))
 
     def ids(self) -> list[str]:
@@ -91,6 +92,28 @@ class Sweep:
         if not isinstance(d, dict) or not isinstance(d.get("configs"), list):
             raise ExpressivityError('a stored sweep must be {"name", "select", "configs": [...]}')
         return cls(tuple(RunConfig.from_dict(c) for c in d["configs"]), d.get("select") or {}, str(d.get("name", "sweep")))
+
+
+def _refuse_unread_variation(configs, name: str) -> None:
+    """Refuse two runs that differ only in settings no layer of their model reads: a grid of
+    ``model.heads`` over sepconv trained one model three times and ``results`` showed the three as
+    rows of "heads" with equal losses, as if heads had no effect (an audit, 2026-11-28)."""
+    seen: dict[str, RunConfig] = {}
+    for c in configs:
+        unread = c.model.unread_settings()
+        if not unread:
+            continue
+        d = c.to_dict()
+        d["model"] = {k: v for k, v in d["model"].items() if k not in unread}
+        key = canonical_json(d)
+        other = seen.setdefault(key, c)
+        if other is not c:
+            differ = [k for k in unread if getattr(c.model, k) != getattr(other.model, k)]
+            mixers = ", ".join(dict.fromkeys(c.model.layer_mixers()))
+            raise ExpressivityError(
+                f"sweep {name!r} has runs that differ only in {', '.join('model.' + k for k in differ)}, which no layer "
+                f"of mixer {mixers} reads (seed {c.seed}: {', '.join(f'{k} {getattr(other.model, k)} and {getattr(c.model, k)}' for k in differ)}): "
+                "they would train the same model twice; vary it only where a layer reads it")
 
 
 # ---- dotted paths (parse_select and get_path live in expressivity.experiments.select) ----------

@@ -157,6 +157,15 @@ class ModelConfig:
         if self.rotary and self.head_dim % 2:
             raise ExpressivityError(f"rotary needs an even head width, got {self.head_dim}")
 
+    def unread_settings(self) -> tuple[str, ...]:
+        """Settings with a default that no layer of this stack reads (``heads`` and ``d_head`` without a
+        head-based mixer, ``conv_kernel`` without sepconv, ``causal`` in a stack of feed-forward blocks
+        only): two configurations that differ only in them train the same model. (The switches with a
+        neutral value are refused by :meth:`validate` instead.)"""
+        read, mixers = switches_read(self.layer_mixers()), set(self.layer_mixers())
+        return tuple(name for name, reader in (("heads", "heads"), ("d_head", "d_head"), ("conv_kernel", "conv_kernel"))
+                     if reader not in read) + (("causal",) if mixers == {"none"} else ())
+
     def to_dict(self) -> dict:
         return asdict(self)
 

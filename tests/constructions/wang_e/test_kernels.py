@@ -112,3 +112,9 @@ def test_a_chebyshev_fit_that_samples_nothing_of_its_bump_is_refused(rpe, lag, h
 def test_the_advised_number_of_heads_gives_a_fit_that_extracts_something():
     fit = chebyshev_kernel("lin", 5, 27, 0.1)
     assert fit.l1_error < 1 and fit.kernel(np.array([5]))[0] > 0.1
+
+
+def test_claim_ones_search_over_heads_keeps_the_zero_fits_it_scans():
+    """Claim 1 scans H from 16 up; at lag 48 its smallest H sample nothing of the bump, a point of the search."""
+    fit = chebyshev_kernel("log", 48, 16, 0.2, allow_zero_fit=True)
+    assert fit.l1_error == pytest.approx(1.0) and fit.max_abs_coefficient == 0

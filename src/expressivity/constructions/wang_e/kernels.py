@@ -266,9 +266,13 @@ def chebyshev_construction(rpe: str, heads: int, eps: float, G, rho, name: str, 
                       **(extra or {})})
 
 
-def chebyshev_kernel(rpe: str, lag: int, heads: int, eps: float, cutoff: int | None = None) -> KernelFit:
+def chebyshev_kernel(rpe: str, lag: int, heads: int, eps: float, cutoff: int | None = None,
+                     allow_zero_fit: bool = False) -> KernelFit:
     """A delta at ``lag``: ``G`` is a C-infinity bump of height ``1/(g(T) u_T)`` at ``u_T`` whose
-    support reaches the neighbouring lags' ``u`` (the spec's Jackson construction, §3.1)."""
+    support reaches the neighbouring lags' ``u`` (the spec's Jackson construction, §3.1).
+
+    Too few heads to put a Chebyshev point inside the bump make the fit 0 (l1 error 1): refused,
+    with the heads it needs, unless ``allow_zero_fit`` (a search over ``heads`` wants that point)."""
     _check(rpe, lag, heads)
     _check_eps(eps)
     if heads > 100_000:
@@ -288,7 +292,8 @@ def chebyshev_kernel(rpe: str, lag: int, heads: int, eps: float, cutoff: int | N
                                 "use a smaller lag or eps, or --rpe log")
     neighbours = [float(u_of(lag + 1))] + ([float(u_of(lag - 1))] if lag > 0 else [1.0])
     width = min(abs(v - u_T) for v in neighbours)
-    _check_resolved(rpe, lag, heads, eps, u_T, width)
+    if not allow_zero_fit:
+        _check_resolved(rpe, lag, heads, eps, u_T, width)
     if cutoff is None:
         # lin: until u < 1e-17. log: until P(u_s) varies slowly from one lag to the next (its
         # oscillations in u are ~1/H apart, du/ds = eps u/(1+s)), so the integral replaces the sum.
@@ -307,7 +312,8 @@ def chebyshev_kernel(rpe: str, lag: int, heads: int, eps: float, cutoff: int | N
 def _check_resolved(rpe: str, lag: int, heads: int, eps: float, u_T: float, width: float) -> None:
     """Refuse a fit none of whose ``heads`` Chebyshev points lies inside the bump: its interpolant is
     0, a true "l1 error 1" of a fit that extracts nothing (lin heads at lags 20..2,000 printed it with
-    exit 0: an audit, 2026-11-28). Near ``u`` the points are about ``pi sqrt(u (1 - u)) / H`` apart."""
+    exit 0: an audit, 2026-11-28). Near ``u`` the points are about ``pi sqrt(u (1 - u)) / H`` apart.
+    (Claim 1's search over H takes those fits as what they are: ``allow_zero_fit``.)"""
     theta = np.pi * (np.arange(heads) + 0.5) / heads
     if np.any(np.abs(0.5 * (1.0 + np.cos(theta)) - u_T) < width):
         return
