@@ -203,12 +203,27 @@ def test_resuming_a_finished_run_reports_how_and_how_long_it_ran_not_this_call(t
 
 
 def test_run_json_records_the_sampler_that_ran(tmp_path):
-    """associative-recall samples on the host; run.json said ``sampler: device`` (the --json answer did not)."""
-    code, out, err = run("train", "--task", "associative-recall", "--steps", "3", "--sampler", "device",
-                         "--out", tmp_path / "ar", "--json")
+    """associative-recall samples on the host; run.json said ``sampler: device`` (the --json answer did not).
+    Asked for by name, the device sampler it cannot honour is refused (it was replaced silently: an audit,
+    2026-11-28)."""
+    code, _, err = run("train", "--task", "associative-recall", "--steps", "3", "--sampler", "device")
+    assert code == 2 and "--sampler device (task associative-recall samples on the host only)" in err
+    code, out, err = run("train", "--task", "associative-recall", "--steps", "3", "--out", tmp_path / "ar", "--json")
     assert code == 0, err
     recorded = json.loads((tmp_path / "ar" / "run.json").read_text())["execution"]
     assert recorded == json.loads(out)["run"]["execution"] and recorded["sampler"] == "host"
+
+
+def test_options_no_layer_or_resumed_model_reads_are_refused(tmp_path):
+    """`--causal` with feed-forward-only blocks gave bit-identical numbers under another run id, and `--resume`
+    took `--attention-kernel sdpa` for a sepconv run and ignored it (an audit, 2026-11-28)."""
+    code, _, err = run("train", "--task", "reverse", "--steps", "2", "--d-model", "8", "--mixer", "none", "--causal")
+    assert code == 2 and "feed-forward-only blocks mix no tokens" in err
+    code, _, err = run("train", "--task", "reverse", "--steps", "2", "--d-model", "8", "--mixer", "sepconv",
+                       "--out", tmp_path / "r")
+    assert code == 0, err
+    code, _, err = run("train", "--resume", tmp_path / "r", "--attention-kernel", "sdpa")
+    assert code == 2 and "--attention-kernel (no softmax attention layer: the mixers are sepconv)" in err
 
 
 def test_a_refused_run_leaves_an_empty_folder_empty(tmp_path):

@@ -69,14 +69,20 @@ def _parse_int_list(text: str, option: str, example: str, least: int = 0) -> lis
     return values
 
 
-def _refuse_unused_options(ctx: click.Context, model) -> None:
+def _refuse_unused_options(ctx: click.Context, model, task=None) -> None:
     """Options the user gave that no layer of the chosen model reads (ModelConfig cannot tell a given
-    ``False`` or a head count from a default, so the command checks what was typed)."""
+    ``False`` or a head count from a default, so the command checks what was typed), or that the
+    task cannot honour (``task``: a :class:`~expressivity.training.config.TaskSpec`)."""
     from expressivity.nn.mixers import readers, switches_read
 
     given = set(typed_options(ctx))
     read = switches_read(model.layer_mixers())
     unused = []
+    if "causal" in given and set(model.layer_mixers()) == {"none"}:
+        unused.append(f"{option_flag(ctx, 'causal')} (feed-forward-only blocks mix no tokens, so nothing is causal "
+                      "or bidirectional)")
+    if ctx.params.get("sampler") == "device" and task is not None and not task.build().device_sampling():
+        unused.append(f"--sampler device (task {task.name} samples on the host only)")
     if "learn_slopes" in given and model.rpe not in ("lin", "log"):
         unused.append(f"{option_flag(ctx, 'learn_slopes')} (only lin and log biases have slopes)")
     if "heads" in given and "heads" not in read:
@@ -182,6 +188,7 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
             raise click.UsageError("a resumed run keeps the precision and sampler it started with; drop "
                                    + ", ".join(option_flag(ctx, n) for n in kept))
         configs, ensemble = _read_run_folder(resume)
+        _refuse_unused_options(ctx, configs[0].model)   # --attention-kernel, the one such option a resume takes
         out = resume
     else:
         if not task_name:
@@ -197,7 +204,7 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
         training = dict(steps=steps, batch_size=batch_size, lr=lr, eval_every=eval_every, target_metric=target_metric)
         lengths = tuple(_parse_int_list(eval_lengths, "--eval-lengths", "8,16", least=1)) if eval_lengths is not None else ()
         configs = build_configs(task_name, args, model, training, _parse_int_list(seeds, "--seeds", "0,1,2"), lengths)
-        _refuse_unused_options(ctx, configs[0].model)
+        _refuse_unused_options(ctx, configs[0].model, configs[0].task)
         if ensemble:
             from expressivity.training.ensemble import check_packable
 
