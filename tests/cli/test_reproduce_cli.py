@@ -1,5 +1,7 @@
 """`expressivity reproduce`: refusals before any claim starts."""
 
+import json
+
 import pytest
 from click.testing import CliRunner
 
@@ -278,3 +280,37 @@ def test_a_plan_the_run_would_refuse_exits_2(tmp_path, fmt):
         assert json.loads(res.stdout)["plan"]["note"].startswith("refused: run ")
     else:
         assert "plan: refused: run " in res.stdout
+
+
+def test_a_plan_of_a_folder_whose_criterion_changed_says_the_run_needs_amend(tmp_path):
+    """`--plan --amend X` printed a plan and recorded nothing, so a user could believe the amendment was made;
+    `--plan` alone was refused for the changed criterion, so no plan of such a folder could be seen (an audit,
+    2026-11-28): the plan now shows with a note, and --amend is refused with --plan."""
+    run = _copy(tmp_path, "quick", "wang-e-4")
+    text = (run / "criterion.md").read_text()
+    (run / "criterion.md").write_text(text.replace("d_model 16", "d_model 17", 1))
+    res = CliRunner().invoke(cli, ["reproduce", "wang-e-4", "--plan", "--out", str(run), "--json"])
+    assert res.exit_code == 0, res.output
+    assert "note: the run will need --amend" in res.stderr and json.loads(res.stdout)["plan"] is not None
+    _refused(CliRunner().invoke(cli, ["reproduce", "wang-e-4", "--plan", "--amend", "x", "--out", str(run)]),
+             "--plan runs nothing", "--amend")
+    assert (run / "criterion.md").read_text() == text.replace("d_model 16", "d_model 17", 1)
+    _refused(CliRunner().invoke(cli, ["reproduce", "wang-e-2", "--yes", "--out", str(tmp_path / "n")]), "--yes")
+
+
+def test_a_library_warning_is_one_warning_line_as_in_sweep_run(tmp_path, monkeypatch):
+    """`reproduce` printed a torn record's RecordWarning as Python does ("/path/plan.py:166: RecordWarning: ..." and
+    the source line), four times; `sweep run` prints one "warning:" line (an audit, 2026-11-28)."""
+    import warnings
+
+    from expressivity.experiments.claims import criterion
+    from expressivity.experiments.store import RecordWarning
+
+    def check(*args, **kwargs):
+        warnings.warn("records.jsonl: cut off a torn last line", RecordWarning, stacklevel=2)
+        return "write"
+
+    monkeypatch.setattr(criterion, "check", check)
+    res = CliRunner().invoke(cli, ["reproduce", "wang-e-2", "--out", str(tmp_path / "w"), "--json"])
+    assert "warning: records.jsonl: cut off a torn last line" in res.stderr
+    assert "RecordWarning" not in res.stderr and "warnings.warn" not in res.stderr

@@ -171,3 +171,19 @@ def test_an_empty_sweep_file_is_named_as_empty(command, tmp_path):
 
     res = CliRunner().invoke(cli, [str(tmp_path / "o") if a == "OUT" else a for a in command])
     assert res.exit_code == 2 and "the sweep file is empty" in res.stderr and not (tmp_path / "o").exists()
+
+
+def test_an_attention_kernel_no_run_reads_is_refused_by_sweep_run_and_reproduce(tmp_path):
+    """`sweep run --attention-kernel sdpa` over sepconv models and `reproduce wang-e-3 --plan --attention-kernel
+    sdpa` (DP-free models) recorded or planned "attention sdpa" (an audit, 2026-11-28; `train` refused it)."""
+    spec = tmp_path / "ao.json"
+    spec.write_text(json.dumps({"base": {"task": {"name": "reverse", "args": {"length": 4, "vocab": 4}},
+                                         "model": {"mixer": "sepconv", "d_model": 8, "layers": 1},
+                                         "train": {"steps": 2}}, "grid": {"seed": [0, 1]}}))
+    res = CliRunner().invoke(cli, ["sweep", "run", str(spec), "--out", str(tmp_path / "o"), "--attention-kernel", "sdpa"])
+    assert res.exit_code == 2 and "--attention-kernel sdpa does not apply: no run has a softmax attention layer " \
+                                  "(mixers sepconv)" in res.stderr
+    assert not (tmp_path / "o").exists()
+    res = CliRunner().invoke(cli, ["reproduce", "wang-e-3", "--plan", "--attention-kernel", "sdpa",
+                                   "--out", str(tmp_path / "r")])
+    assert res.exit_code == 2 and "(mixers dpfree)" in res.stderr

@@ -47,14 +47,21 @@ from expressivity.cli.common import (EXECUTION_PARAMS, check_memory_budget, cons
 @click.option("--markdown", is_flag=True,
               help="with --summary: print the verdicts and every run's results table as Markdown (the README's tables)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
-def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, device, precision, attention_kernel,
-              capture, sampler, memory_budget, plan_only, yes, retry_failed, amend, list_claims, summarise, markdown,
-              as_json):
+def reproduce(**options):
     """Reproduce claim NAME of the papers (see --list): criterion first, then the run, table, regime and verdict.
 
     Verdicts: reproduced, not reproduced, refuted (only from a run that passes its regime check and
     a decided comparison), or undecided with its reason (out of regime, underpowered, lr on grid edge).
     """
+    from expressivity.cli.sweep import warnings_as_lines
+
+    with warnings_as_lines():   # a torn record line is one "warning:" line, as in sweep run (it was Python's two)
+        _reproduce(**options)
+
+
+def _reproduce(names, scale, quick, out, backend, workers, threads, ray_address, device, precision, attention_kernel,
+               capture, sampler, memory_budget, plan_only, yes, retry_failed, amend, list_claims, summarise, markdown,
+               as_json):
     from expressivity.experiments.claims import all_claims, get_claim
     from expressivity.experiments.claims import reproduce as run_claim
     from expressivity.progress import progress_bar
@@ -93,10 +100,10 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
         raise click.UsageError(f"--quick is --scale quick; it contradicts --scale {scale}")
     scale = "quick" if quick else scale or "quick"
     claim = get_claim(name)
-    if plan_only:
-        _refuse_with_plan(given("yes", "retry_failed", "ray_address"))
-    if not claim.trains:
-        sweep_options = given("backend", "workers", "threads", "ray_address", "device", "retry_failed",
+    if plan_only:   # --amend records a changed criterion when the run starts; a plan starts nothing
+        _refuse_with_plan(given("yes", "retry_failed", "ray_address", "amend"))
+    if not claim.trains:   # --yes confirms a long plan; numerics have none
+        sweep_options = given("backend", "workers", "threads", "ray_address", "device", "retry_failed", "yes",
                               *EXECUTION_PARAMS)
         if sweep_options:
             raise click.UsageError(f"claim {name} is numerics, not training: the sweep options "
@@ -111,7 +118,17 @@ def reproduce(names, scale, quick, out, backend, workers, threads, ray_address, 
     check_same_run(out, name, scale)
     from expressivity.experiments.claims import criterion
 
-    criterion.check(out, claim, scale, amend)  # a changed criterion needs --amend; refused before anything runs
+    if plan_only:   # a plan starts nothing, so a changed criterion is said, not refused (--amend is given to the run)
+        from expressivity.errors import ExpressivityError
+
+        try:
+            criterion.check(out, claim, scale)
+        except ExpressivityError as exc:
+            if "states another criterion" not in str(exc):
+                raise
+            err_console.print(f"note: the run will need --amend: {exc}", markup=False, soft_wrap=True)
+    else:
+        criterion.check(out, claim, scale, amend)  # a changed criterion needs --amend; refused before anything runs
     check_memory_budget(memory_budget)
     execution = execution_choices(ctx.params)
     if not plan_only:   # before the plan times a few steps (reproduce itself checks again)

@@ -130,6 +130,9 @@ def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None 
 
         # bad choices refused before any folder is made (on Ray where the device is known: the CPU)
         Execution.choose(device, **(execution or {}))
+    from expressivity.training.execution import Execution
+
+    Execution.refuse_unread(sweep.configs, execution)
     # the packs depend on the sweep and the device asked for, not on the backend, so a folder resumes across
     # backends from its packs' checkpoints (Ray's "auto" packs as the CPU does)
     max_pack = max_pack or default_max_pack("cuda" if device == "cuda" else "cpu")

@@ -163,6 +163,7 @@ def plan_claim(name: str, scale: str, out: Path, *, device: str = "cpu", executi
         plan.note = "this claim is numerics on constructions: nothing trains (minutes on the CPU)"
         return plan
     sweep, folder = found
+    Execution.refuse_unread(sweep.configs, execution)
     recorded = {r["id"] for r in read_records(Path(out) / folder)} if (Path(out) / folder).is_dir() else set()
     todo = {c.id() for c in sweep.configs if c.id() not in recorded}
     plan.runs, plan.recorded = len(sweep.configs), len(sweep.configs) - len(todo)

@@ -92,6 +92,19 @@ class Execution:
         chosen |= {k: v for k, v in given.items() if v not in (None, "auto")}
         return cls(device, **chosen)
 
+    @staticmethod
+    def refuse_unread(configs, given: dict | None) -> None:
+        """Refuse an attention kernel asked for (``given["attention"]``, not ``auto``) where no run of
+        ``configs`` has a softmax attention layer to read it: `sweep run --attention-kernel sdpa` over
+        DP-free models recorded ``attention: sdpa`` on every run (an audit, 2026-11-28; ``train`` refused it)."""
+        kernel = (given or {}).get("attention")
+        if kernel in (None, "auto"):
+            return
+        if not any("attention" in c.model.layer_mixers() and c.model.normalization == "softmax" for c in configs):
+            mixers = sorted({m for c in configs for m in c.model.layer_mixers()})
+            raise ExpressivityError(f"--attention-kernel {kernel} does not apply: no run has a softmax attention layer "
+                                    f"(mixers {', '.join(mixers)}); drop it")
+
     def for_task(self, task) -> "Execution":
         """The host sampler for a task that cannot sample on the device (recorded as what ran)."""
         return self if self.sampler == "host" or task.device_sampling() else replace(self, sampler="host")
