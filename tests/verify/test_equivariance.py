@@ -68,3 +68,17 @@ def test_non_finite_outputs_fail_the_check():
     with np.errstate(over="ignore", invalid="ignore"):
         report = check_equivariance(net, X)
     assert not report.finite_outputs and not report.equivariant and report.max_deviation == float("inf")
+
+
+def test_the_report_counts_the_distinct_permutations_it_tried():
+    """`--permutations 1000` at 2 tokens reported 1,000 permutations where one exists, and 1 token "8
+    permutations" (only the identity): random draws repeated (an audit, 2026-11-28). Where n! - 1 is no more
+    than asked, every permutation is tried."""
+    net = get_circuit("sum").build(3)[0]
+    X = embed(net, np.random.default_rng(0).normal(size=(2, 3)))
+    report = check_equivariance(net, X, permutations=1000)
+    assert report.permutations_per_sample == 5 and report.equivariant
+    report = check_equivariance(net, X, permutations=3, seed=1)
+    assert report.permutations_per_sample == 3
+    one = get_circuit("sum").build(1)[0]
+    assert check_equivariance(one, embed(one, np.ones((2, 1))), permutations=8).permutations_per_sample == 0

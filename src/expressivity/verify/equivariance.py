@@ -7,6 +7,7 @@ encodings, position biases and causal masks break the law; the checker reports b
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import asdict, dataclass
 
@@ -73,8 +74,10 @@ def check_equivariance(
 
     Args:
         inputs: sample inputs, tokens as rows.
-        permutations: random permutations tried per sample (the reversal is always one of them
-            when ``n >= 2``, so a position-dependent network cannot slip through by luck).
+        permutations: distinct permutations tried per sample, other than the identity (the reversal
+            is always one of them when ``n >= 2``, so a position-dependent network cannot slip
+            through by luck); every one of them where ``n! - 1`` is no more (the report counts
+            those tried: ``--permutations 1000`` at 2 tokens said 1,000 where one exists).
         dtype: evaluator (see :func:`expressivity.network.evaluate`); ``exact`` tests equality.
         tolerance: allowed deviation for float evaluators; default ``1e-9`` x output scale
             (``1e-4`` x for float32).
@@ -85,8 +88,7 @@ def check_equivariance(
     network.check_input(inputs)
     samples, n, _ = inputs.shape
     rng = np.random.default_rng(seed)
-    perms = [np.arange(n)[::-1]] if n >= 2 else []
-    perms += [rng.permutation(n) for _ in range(max(permutations - len(perms), 0))]
+    perms = _distinct_permutations(n, permutations, rng)
     base = _evaluate_in_chunks(network, inputs, dtype)
     finite = dtype == "exact" or bool(np.isfinite(base).all())
     scale = float(np.max(np.abs(np.asarray(base, dtype=np.float64)))) if base.size and finite else 0.0
@@ -118,3 +120,20 @@ def check_equivariance(
         uses_position=network.uses_position,
         finite_outputs=finite,
     )
+
+
+def _distinct_permutations(n: int, wanted: int, rng) -> list[np.ndarray]:
+    """``wanted`` distinct non-identity permutations of ``n`` positions (the reversal first), or all of
+    them where there are no more than ``wanted``."""
+    others = math.factorial(n) - 1 if n <= 20 else math.inf
+    if others <= wanted:
+        identity = tuple(range(n))
+        return [np.array(p) for p in sorted(itertools.permutations(range(n)), reverse=True) if p != identity]
+    perms, seen = [np.arange(n)[::-1]], {tuple(range(n)), tuple(range(n))[::-1]}
+    while len(perms) < wanted:
+        p = rng.permutation(n)
+        if tuple(p) not in seen:
+            seen.add(tuple(p))
+            perms.append(p)
+    return perms
+
