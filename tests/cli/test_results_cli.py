@@ -442,3 +442,22 @@ def test_plot_refuses_a_log_x_axis_over_values_it_cannot_show_and_records_its_op
     assert res.exit_code == 0, res.stderr
     config = json.loads(res.stdout)["run"]["config"]
     assert config["logx"] is True and config["logy"] is False and config["where"] == "x > 0"
+
+
+def test_a_folder_of_several_precisions_or_an_edited_selection_is_said(sweep_dir, tmp_path):
+    """A sweep resumed with --precision bf16 averaged fp32 and bf16 runs into one interval without a word, and a
+    hand edit of sweep.json's select changed the table unnoticed (an audit, 2026-11-28)."""
+    folder = _copy_sweep(sweep_dir, tmp_path / "mixed")
+    lines = (folder / "records.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["execution"]["precision"] = "bf16"
+    (folder / "records.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    code, _, err = run("results", folder, "--json")
+    assert code == 0 and "trained in 2 precisions (bf16: 1, fp32: 11)" in err
+    stored = json.loads((folder / "sweep.json").read_text())
+    stored["select"] = {"train.lr": "max val_metric"}
+    (folder / "sweep.json").write_text(json.dumps(stored))
+    code, _, err = run("results", folder, "--json")
+    assert code == 0 and "but" in err and "recorded {'train.lr': 'min val_loss'}" in err
+    code, _, err = run("results", sweep_dir, "--json")
+    assert code == 0 and err == ""

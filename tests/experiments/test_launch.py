@@ -130,3 +130,16 @@ def test_a_command_that_fails_before_recording_keeps_a_folder_with_checkpoints_r
     with pytest.raises(KeyboardInterrupt):
         run_sweep(sw, tmp_path / "s", workers=1)
     assert all((tmp_path / "s" / name).is_file() for name in ("sweep.json", "run.json", "manifest.json"))
+
+
+def test_a_finished_folders_selection_rule_is_not_replaced(tmp_path):
+    """Running a finished folder again with another `select` rewrote sweep.json and run.json to the new rule (what
+    results report from the same runs), the old one kept nowhere (an audit, 2026-11-28)."""
+    grid = {"train.lr": [1e-3, 1e-2], "seed": [0]}
+    run_sweep(sweep_from_spec(grid_spec(grid, select={"train.lr": "min val_loss"})), tmp_path / "s", workers=1)
+    with pytest.raises(ExpressivityError, match="was run selecting train.lr: min val_loss; this sweep selects "
+                                                "train.lr: max val_metric"):
+        run_sweep(sweep_from_spec(grid_spec(grid, select={"train.lr": "max val_metric"})), tmp_path / "s", workers=1)
+    assert json.loads((tmp_path / "s" / "sweep.json").read_text())["select"] == {"train.lr": "min val_loss"}
+    report = run_sweep(sweep_from_spec(grid_spec(grid, select={"train.lr": "min val_loss"})), tmp_path / "s", workers=1)
+    assert report.skipped == 2

@@ -347,6 +347,21 @@ def _check_same_sweep(out: Path, sweep: Sweep) -> None:
     if missing:
         raise ExpressivityError(f"{out} holds another sweep ({len(missing)} of its runs are not in this one); "
                                 "use a new --out folder, or a sweep that only adds runs")
+    from expressivity.experiments.select import parse_select
+
+    try:
+        old_select = parse_select(old.get("select") or {}, old["configs"][0])
+    except (ExpressivityError, IndexError, TypeError, AttributeError):
+        old_select = None
+    if old_select is not None and old_select != sweep.select:
+        # a rule changes what results report from the same runs; it was rewritten silently, the old one kept
+        # nowhere (an audit, 2026-11-28)
+        def text(rules):
+            return ", ".join(f"{k}: {d} {c}" for k, (d, c) in sorted(rules.items())) or "none"
+
+        raise ExpressivityError(f"{out} was run selecting {text(old_select)}; this sweep selects {text(sweep.select)}: "
+                                "a selection rule decides what its results report, so it is not replaced; keep the "
+                                "folder's rule, or use a new --out folder ('results --no-select' shows every run)")
 
 
 def _remove_if_empty(folder: Path) -> None:

@@ -168,6 +168,9 @@ def open_source(source, select: bool | dict = True) -> Source:
                               f"{what}; {_resume_hint(path)}", IncompleteSweepWarning, stacklevel=2)
         if rules:
             _warn_grid_edges(path, records, rules)
+        _warn_mixed_precision(path, records)
+        if path.is_dir() and select is True:
+            _warn_select_not_recorded(path, rules)
         _load_rows(con, rows)
         return Source(con, _columns(con), True, settings, list(rules), str(path), **counts)
     readers = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".jsonl": "read_json_auto", ".json": "read_json_auto",
@@ -181,6 +184,40 @@ def open_source(source, select: bool | dict = True) -> Source:
     if con.execute("SELECT count(*) FROM t").fetchone()[0] == 0:
         raise ExpressivityError(f"{path} has no rows")
     return Source(con, _columns(con), False, label=str(path))
+
+
+def _warn_mixed_precision(path: Path, records: list[dict]) -> None:
+    """Warn where the recorded runs were trained in more than one precision: a folder resumed with
+    ``--precision bf16`` averaged fp32 and bf16 runs into one interval without a word, and bf16 moves
+    held-out losses about as much as another seed does (an audit, 2026-11-28)."""
+    counts: dict[str, int] = {}
+    for r in records:
+        precision = str((r.get("execution") or {}).get("precision", "fp32"))   # records before the choice: fp32
+        counts[precision] = counts.get(precision, 0) + 1
+    if len(counts) > 1:
+        warnings.warn(f"the runs recorded in {path} were trained in {len(counts)} precisions "
+                      f"({', '.join(f'{k}: {v}' for k, v in sorted(counts.items()))}), averaged together here; a lower "
+                      "precision moves held-out losses about as much as another seed: compare runs of one precision "
+                      "(train the others again in it, in another folder)",
+                      MixedPrecisionWarning, stacklevel=3)
+
+
+def _warn_select_not_recorded(path: Path, rules: dict) -> None:
+    """Warn where ``sweep.json``'s selection rules are not the ones ``run.json`` recorded (a hand
+    edit of ``sweep.json`` changed what results reported, unnoticed: an audit, 2026-11-28)."""
+    try:
+        recorded = json.loads((path / "run.json").read_text())["config"]["select"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    now = {k: f"{d} {c}" for k, (d, c) in sorted(rules.items())}
+    if isinstance(recorded, dict) and recorded != now:
+        warnings.warn(f"{path / 'sweep.json'} selects {now or 'nothing'}, but {path / 'run.json'} recorded "
+                      f"{recorded or 'nothing'} when the runs were trained; the table uses sweep.json's (restore "
+                      "the one 'expressivity sweep run' wrote)", IncompleteSweepWarning, stacklevel=3)
+
+
+class MixedPrecisionWarning(UserWarning):
+    """Runs of one folder trained in several precisions (one ``warning:`` line)."""
 
 
 class GridEdgeWarning(UserWarning):

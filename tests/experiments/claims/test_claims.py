@@ -471,3 +471,22 @@ def test_claim_3_sign_test_leaves_ties_out():
     assert share.n == 12
     verdict, _ = win_verdict({s: 0.9 for s in range(8)}, {s: 0.5 for s in range(8)}, "log vs lin", min_seeds=5)
     assert verdict.word == "refuted"
+
+
+def test_a_claim_folder_of_several_precisions_is_warned_in_its_verdicts_notes(tmp_path):
+    """A claim folder resumed with --precision bf16 judged fp32 and bf16 runs together without a word (an audit,
+    2026-11-28)."""
+    from expressivity.experiments.claims import _precision_warning
+    from expressivity.experiments.store import RecordWriter
+    from expressivity.training import RunConfig
+
+    folder = tmp_path / "claim" / "sweep"
+    folder.mkdir(parents=True)
+    assert _precision_warning(tmp_path / "claim") is None
+    config = RunConfig.for_task("reverse", {"length": 4})
+    with RecordWriter(folder / "records.jsonl") as writer:
+        for seed, precision in ((0, "fp32"), (1, "bf16"), (2, "fp32")):
+            c = config.with_changes(seed=seed)
+            writer.append({"id": c.id(), "config": c.to_dict(), "status": "done", "execution": {"precision": precision}})
+    line = _precision_warning(tmp_path / "claim")
+    assert line.startswith("warning: the verdict rests on runs trained in 2 precisions (bf16: 1, fp32: 2)")

@@ -347,6 +347,9 @@ def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = N
     if warnings:  # claims that report their own grid edges (the LM claims) are not warned twice
         result.notes = "\n".join([result.notes, *(f"warning: {w}" + (" (outside the verdict)" if w in outside else "")
                                                    for w in warnings)]).strip()
+    mixed = _precision_warning(out) if claim.trains else None
+    if mixed:
+        result.notes = "\n".join([result.notes, mixed]).strip()
     write_table(result.rows, out / "results.csv")
     write_json(out / "results.json", {"rows": result.rows})
     verdict = {"claim": name, "title": claim.title, "source": claim.source, "paper_claim": claim.paper_claim,
@@ -391,21 +394,39 @@ def _records_in(out: Path, since: float | None = None) -> int:
     """How many runs the folder's sweeps have recorded (:func:`~expressivity.experiments.store.read_records`
     under ``out``); with ``since``, only those finished at or after it (a run trained again over a torn
     line replaces a line: counting lines would say it was not trained, a fuzz pass)."""
+    return sum(since is None or (isinstance(r.get("finished_unix"), (int, float)) and r["finished_unix"] >= since)
+               for r in _all_records(out))
+
+
+def _all_records(out: Path) -> list[dict]:
+    """Every run recorded by the folder's sweeps (their own reading warns of torn or edited lines)."""
     import warnings
 
     from expressivity.experiments.store import read_records
 
-    total = 0
+    found = []
     for path in Path(out).rglob("records.jsonl"):
         with warnings.catch_warnings():   # the claim's own reading warns of a torn or edited line
             warnings.simplefilter("ignore")
             try:
-                records = read_records(path)
+                found += read_records(path)
             except ExpressivityError:   # not a records file (the claim's reading says so)
                 continue
-        total += sum(since is None or (isinstance(r.get("finished_unix"), (int, float)) and r["finished_unix"] >= since)
-                     for r in records)
-    return total
+    return found
+
+
+def _precision_warning(out: Path) -> str | None:
+    """A ``warning:`` line where the folder's runs were trained in several precisions (a folder resumed
+    with another ``--precision`` judged fp32 and bf16 runs together without a word: an audit, 2026-11-28)."""
+    counts: dict[str, int] = {}
+    for r in _all_records(out):
+        precision = str((r.get("execution") or {}).get("precision", "fp32"))
+        counts[precision] = counts.get(precision, 0) + 1
+    if len(counts) < 2:
+        return None
+    return (f"warning: the verdict rests on runs trained in {len(counts)} precisions "
+            f"({', '.join(f'{k}: {v}' for k, v in sorted(counts.items()))}); a lower precision moves held-out losses "
+            "about as much as another seed: train the claim in one precision (a new --out) before quoting it")
 
 
 def run_bracketed(claim: Claim, ctx: ClaimContext):
