@@ -69,3 +69,14 @@ def test_a_finished_pack_member_that_cannot_be_read_is_trained_again_alone(tmp_p
     assert [r["status"] for r in again] == ["done", "done"]
     assert again[0]["lengths"] == first[0]["lengths"]   # the readable member read back as it was
     assert again[1]["lengths"] == first[1]["lengths"]   # the other trained again alone: the same numbers
+
+
+def test_a_record_says_from_which_step_its_run_resumed(tmp_path):
+    """A run that straddled a resume was stamped with only the last session's source (dirty: false over steps
+    that ran on a dirty tree): its record now says the step this session resumed from (an audit, 2026-11-28)."""
+    config, _ = _half_trained(tmp_path)
+    [record] = execute_pack({"pack": "p", "configs": [config.to_dict()], "out": str(tmp_path)})
+    assert record["status"] == "done" and record["pack"]["resumed_at_step"] == 10
+    fresh = config.with_changes(seed=4)
+    [record] = execute_pack({"pack": "q", "configs": [fresh.to_dict()], "out": str(tmp_path)})
+    assert "resumed_at_step" not in record["pack"]

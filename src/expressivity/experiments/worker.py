@@ -54,6 +54,9 @@ def execute_pack(job: dict, on_progress: Callable[[int], None] | None = None) ->
     out = Path(job["out"]) if job.get("out") else None
     device = job.get("device", "cpu")
     pack = {"id": job["pack"], "size": len(configs)}
+    resumed_at = _checkpoint_step(out, configs, job["pack"])
+    if resumed_at:   # its records' "source" is this session's; the steps before ran under an earlier one's
+        pack["resumed_at_step"] = resumed_at
     ticker = _Ticker(on_progress)
     t0 = time.perf_counter()
     try:
@@ -70,6 +73,21 @@ def execute_pack(job: dict, on_progress: Callable[[int], None] | None = None) ->
             forget_compiled()   # the next pack in this process compiles its own shape, with the memory back
     pack["seconds"] = time.perf_counter() - t0
     return [record_of(r, pack) for r in results]
+
+
+def _checkpoint_step(out: Path | None, configs: list[RunConfig], pack_id: str) -> int | None:
+    """The step a pack resumes from (its checkpoint's), or ``None`` when it starts afresh: a run that
+    straddled a resume was stamped with only the last session's code (an audit, 2026-11-28), so its
+    record says from which step this session trained it."""
+    if out is None:
+        return None
+    folder = run_dir(out, configs[0].id()) / "checkpoint" if len(configs) == 1 else pack_dir(out, pack_id) / "ensemble"
+    try:
+        config = read_checkpoint_config(folder) if checkpoint_exists(folder) else None
+    except ExpressivityError:
+        return None
+    step = config.get("step") if isinstance(config, dict) else None
+    return step if isinstance(step, int) and not isinstance(step, bool) and step > 0 else None
 
 
 def _compiles(job: dict) -> bool:
