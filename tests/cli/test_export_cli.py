@@ -400,3 +400,10 @@ def test_a_damaged_trained_run_says_to_train_again_not_to_delete_the_folder(save
         code, _, err = run("train", "--resume", folder)
         _one_line_error(code, err, "to start over")
         assert "train it again" not in err
+
+
+def test_allow_length_is_refused_where_the_network_claims_no_narrower_lengths(saved, tmp_path):
+    """`export RUN --to transformer-lens --allow-length` on a trained run wrote what it wrote without the flag, where
+    `run` refuses the flag as not applying (an audit, 2026-11-28)."""
+    code, _, err = run("export", saved / "train", "--to", "transformer-lens", "--allow-length", "--out", tmp_path / "t")
+    assert code == 2 and "--allow-length does not apply" in err and not (tmp_path / "t").exists()

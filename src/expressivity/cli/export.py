@@ -55,6 +55,10 @@ def export(ctx, path, to, out, n_ctx, hardmax_lambda, no_verify, allow_length, a
     with human_output_to_stderr(as_json):
         saved = load_saved(path)
         warn(saved)
+        if allow_length:   # as run refuses it: a network without a narrower length claim has nothing to allow
+            from expressivity.inspect.run import refuse_inapplicable
+
+            refuse_inapplicable(saved.network, True, False)
         try:
             if to == "network":
                 result = export_network(saved, out, run)
