@@ -194,3 +194,16 @@ def test_exact_equivariance_draws_inputs_the_circuit_is_built_for():
     assert json.loads(out)["equivariant"] is False   # previous uses position: the law breaks, exactly
     code, _, err = run("equivariance", "reverse", "--dtype", "float32")
     assert code == 2 and "not float32" in err and "outside the inputs" not in err
+
+
+def test_a_typed_scale_auto_and_an_exact_softmax_name_their_fix():
+    """`circuit sum --scale auto` was accepted while `--scale 5` was refused (a typed option that does not apply),
+    and `circuit reverse --dtype exact` advised "hardmax where its command offers it" instead of --scale inf (an
+    audit, 2026-11-28)."""
+    for args in (("circuit", "sum", "--scale", "auto", "-L", "3"), ("equivariance", "sum", "--scale", "auto")):
+        code, _, err = run(*args)
+        assert code == 2 and "--scale applies only to circuits with a scale, not 'sum'" in err, err
+    code, _, err = run("circuit", "reverse", "--dtype", "exact", "-L", "3")
+    assert code == 2 and "is a softmax, which has no exact value; give --scale inf" in err
+    code, _, err = run("circuit", "reverse", "--dtype", "exact", "--scale", "inf", "-L", "3")
+    assert code == 0, err

@@ -130,7 +130,7 @@ def circuit_result(name: str, length: int | None = None, scale="auto", dtype: st
 @click.pass_context
 def circuit(ctx, name, length, scale, dtype, seed, input_text, shift, tolerance, input_range, out_dir, as_json):
     """Run tutorial circuit NAME and check it against its exact target (see `expressivity circuits`)."""
-    _refuse_inapplicable(ctx, name, scale, input_text)
+    _refuse_inapplicable(ctx, name, scale, input_text, dtype)
     if out_dir is not None:
         check_output_dir(out_dir, "circuit", replaces=True)
     result, network = circuit_result(name, length, scale, dtype, seed, input_text, shift, tolerance, with_network=True,
@@ -148,7 +148,7 @@ def circuit(ctx, name, length, scale, dtype, seed, input_text, shift, tolerance,
         raise SystemExit(1)
 
 
-def _refuse_inapplicable(ctx: click.Context, name: str, scale, input_text) -> None:
+def _refuse_inapplicable(ctx: click.Context, name: str, scale, input_text, dtype: str = "float64") -> None:
     """Options the user typed that this circuit or combination does not read are errors, not ignored."""
     from expressivity.constructions.circuits import CIRCUITS
 
@@ -157,6 +157,8 @@ def _refuse_inapplicable(ctx: click.Context, name: str, scale, input_text) -> No
     if circuit is None:
         return  # run_circuit names the unknown circuit
     problems = []
+    if "scale" in given and not circuit.scaled and scale == "auto":   # any other value the builder refuses itself
+        problems.append(f"--scale applies only to circuits with a scale, not {name!r}")
     if "shift" in given and name != "shift":
         problems.append(f"--shift applies only to the shift circuit, not {name!r}")
     if "tolerance" in given and not circuit.scaled:
@@ -165,6 +167,10 @@ def _refuse_inapplicable(ctx: click.Context, name: str, scale, input_text) -> No
         problems.append("--tolerance chooses the scale only with --scale auto; drop one of them")
     if "seed" in given and input_text is not None and name != "attention":
         problems.append("--seed draws random inputs, and --input gives them; drop one of them")
+    if dtype == "exact" and circuit.scaled and scale != float("inf"):
+        # its softmax has no exact value; the builder's refusal spoke of "hardmax where its command offers it"
+        problems.append(f"--dtype exact needs hardmax: circuit {name!r} at scale {scale} is a softmax, which has no "
+                        "exact value; give --scale inf")
     if problems:
         raise click.UsageError("; ".join(problems))
 
@@ -263,6 +269,12 @@ def equivariance_result(name: str, length: int = 6, samples: int = 16, permutati
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def equivariance(name, length, samples, permutations, seed, dtype, scale, as_json):
     """Check f(PX) = P f(X) (Yun et al. Claim 1) for circuit NAME on random inputs and permutations."""
+    from expressivity.constructions.circuits import CIRCUITS
+
+    circuit = CIRCUITS.get(name)
+    if circuit is not None and not circuit.scaled and scale == "auto" and typed_options(click.get_current_context(),
+                                                                                        ("scale",)):
+        raise click.UsageError(f"--scale applies only to circuits with a scale, not {name!r}")
     result = equivariance_result(name, length, samples, permutations, seed, dtype, scale)
     if as_json:
         emit_json(result)
