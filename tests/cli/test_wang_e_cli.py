@@ -105,3 +105,13 @@ def test_a_chebyshev_kernel_it_cannot_build_is_refused_not_printed_as_a_zero_fit
     divided by zero (a traceback): a fuzz pass and a resource audit, 2026-11-28."""
     code, _, err = run("kernel", "--rpe", "lin", "--lag", str(lag), "--heads", "8", "--construction", "chebyshev")
     assert code == 2 and says in err and err.count("\n") == 1, err
+
+
+def test_a_kernel_fit_no_better_than_zero_is_said():
+    """`wang-e build --memory kernel --kernel exp --rpe log` built weights of 6e-219 and said "checks passed"
+    against a bound of 1, the zero kernel's error, without a word (an audit, 2026-11-28)."""
+    code, out, err = run("build", "--memory", "kernel", "--kernel", "exp", "--rpe", "log")
+    assert code == 0, err
+    assert "note: kernel l1 error 1 is no better than the zero kernel's" in out
+    code, out, err = run("build", "--memory", "kernel", "--kernel", "exp")
+    assert code == 0 and "no better than the zero kernel" not in out

@@ -119,6 +119,12 @@ def build(ctx, memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, 
                       f"{result['kernel_l1']}; FFN error bound {result['ffn_error']}; {result['params']} parameters; "
                       f"max |weight| {result['max_abs_weight']:.3g}; checks "
                       + ("passed" if report.ok else "FAILED"), soft_wrap=True)
+        if result["kernel_l1"] is not None and result["kernel_l1"] >= 0.99:
+            # the task's kernels sum to 1: an l1 error of 1 is the zero kernel's (a single log head fitting the exp
+            # kernel had weights of 6e-219 and "checks passed" against a bound of 1: an audit, 2026-11-28)
+            console.print(f"note: kernel l1 error {result['kernel_l1']:.3g} is no better than the zero kernel's (the "
+                          "target kernel sums to 1): these heads extract almost nothing of it; give more --heads, or "
+                          "the --rpe that matches the kernel", soft_wrap=True, markup=False)
     if not report.ok:
         err_console.print("error: verification failed: " + "; ".join(report.failures()))
         raise SystemExit(1)
