@@ -461,3 +461,21 @@ def test_a_folder_of_several_precisions_or_an_edited_selection_is_said(sweep_dir
     assert code == 0 and "but" in err and "recorded {'train.lr': 'min val_loss'}" in err
     code, _, err = run("results", sweep_dir, "--json")
     assert code == 0 and err == ""
+
+
+def test_a_loss_interval_stops_at_zero(sweep_dir, tmp_path):
+    """`results --metric test_loss` printed ci_low -0.0077 at two seeds: a loss is never negative, and cutting the
+    interval there keeps its coverage (an audit, 2026-11-28)."""
+    folder = _copy_sweep(sweep_dir, tmp_path / "spread")
+    records = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
+    for k, r in enumerate(records):   # losses 0.001 and 0.5 alternating: a t interval of two or three seeds reaches < 0
+        for length in r["lengths"].values():
+            length["test_loss"] = 0.001 if k % 2 else 0.5
+    (folder / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    code, out, err = run("results", folder, "--metric", "test_loss", "--json")
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    assert rows and all(r["ci_low"] is None or r["ci_low"] >= 0 for r in rows)
+    assert any(r["ci_low"] == 0 for r in rows)
+    code, out, _ = run("results", folder, "--metric", "test_loss - 1", "--json")   # an expression is not clamped
+    assert any(r["ci_low"] is not None and r["ci_low"] < -1 for r in json.loads(out)["rows"])

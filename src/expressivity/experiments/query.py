@@ -364,6 +364,7 @@ def default_group_by(src: Source, length) -> list[str]:
     return groups
 
 
+NONNEGATIVE_COLUMNS = ("val_loss", "test_loss", "final_loss")   # a record's losses (cross-entropy, squared error)
 _VALUE, _STATUS = '"expressivity: value"', '"expressivity: status"'   # aliases no table's column is called
 
 
@@ -378,9 +379,12 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
     without a value: empty cells, inf or NaN, or values <= 0 with ``log``, which a geometric mean
     cannot take) and ``incomplete`` (rows of configuration-seed groups with a run not recorded
     yet: no selection, no value), the last only where some group has such rows (a finished sweep's
-    table and a plain table look as they did).
+    table and a plain table look as they did). The interval of a loss of a sweep's records (a
+    non-negative quantity) stops at 0: the t interval reached below it (test_loss -0.0077 at two seeds:
+    an audit, 2026-11-28), and cutting off values the mean cannot take keeps its coverage.
     """
     groups = default_group_by(src, length) if group_by is None else group_by
+    nonnegative = src.from_records and not log and metric.strip() in NONNEGATIVE_COLUMNS
     exprs = [path_sql(g) if src.from_records and g in src.settings else expr(g, src, "--group-by") for g in groups]
     m = expr(metric, src, "--metric")
     finite = f"isfinite(({m})::DOUBLE)"  # inf and NaN (e.g. a metric expression 1/0) count as missing
@@ -416,6 +420,8 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
         # (the convention of expressivity.statistics)
         half = t_quantile_975(n - 1) * sd / math.sqrt(n) if n > 1 and sd else None
         ci = (mean - half, mean + half) if half is not None else (None, None)
+        if nonnegative and ci[0] is not None:
+            ci = (max(ci[0], 0.0), ci[1])
         if log:
             mean, lo, hi = _pow10(mean), _pow10(lo), _pow10(hi)
             ci = tuple(_pow10(c) for c in ci)
