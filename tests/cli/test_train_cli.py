@@ -269,3 +269,12 @@ def test_a_run_folder_is_trained_by_one_process_at_a_time(tmp_path):
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     code, _, err = run("train", "--resume", out)   # released at the end of the holder's block and of each command
     assert code == 0, err
+
+
+def test_the_record_names_the_memory_budget_the_run_was_held_to(tmp_path):
+    """`--memory-budget` was recorded nowhere, in the --json record or run.json (an audit, 2026-11-28)."""
+    code, out, err = run("train", "--task", "reverse", "--steps", "2", "--d-model", "8", "--memory-budget", "2GiB",
+                         "--out", tmp_path / "r", "--json")
+    assert code == 0, err
+    assert json.loads(out)["run"]["memory_budget"] == "2 GiB (--memory-budget)"
+    assert json.loads((tmp_path / "r" / "run.json").read_text())["memory_budget"] == "2 GiB (--memory-budget)"

@@ -101,7 +101,11 @@ def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, p
                               "continue" if out.exists() else "error: interrupted before anything was recorded; nothing "
                               "was written", markup=False, soft_wrap=True)
             sys.exit(130)
-    summary = report.as_dict() | {"run": run_record("sweep run", {"sweep": report.sweep, "file": str(sweep_file)})}
+    # what shaped the runs, as the folder's run.json records it (the --json record said only sweep and file)
+    config = {"sweep": report.sweep, "file": str(sweep_file), "out": str(out), "backend": backend, "device": device,
+              "workers": report.workers, "threads": report.threads, "pack": max_pack, "execution": execution,
+              "memory_budget": memory_budget, "retry_failed": retry_failed}
+    summary = report.as_dict() | {"run": run_record("sweep run", config)}
     if as_json:
         emit_json(summary)
     else:

@@ -228,9 +228,13 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
         if resume is None and (out / "run.json").exists():   # written by the one that held it first
             raise ExpressivityError(f"--out {out} already holds a run; continue it with --resume {out} "
                                     "or choose a new folder")
+    from expressivity.training.budget import memory_budget as budget_of
+
     record = run_record("train", configs[0].to_dict(), configs[0].seed) | {
         "seeds": [c.seed for c in configs], "ids": [c.id() for c in configs], "ensemble": ensemble, "device": device,
-        "execution": chosen.record(), **_machine(device)}
+        "execution": chosen.record(), **_machine(device),
+        # the budget the run was held to (--memory-budget or the device's): it was recorded nowhere (2026-11-28)
+        "memory_budget": budget_of(memory_budget, device).line()}
     wrote = []
     try:
         if out is not None and resume is None:
