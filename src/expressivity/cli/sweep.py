@@ -135,14 +135,14 @@ def sweep_show(sweep_file, max_pack, as_json):
 
     t0 = time.perf_counter()
     sw = load_sweep(sweep_file)
-    packs = plan_packs(sw.configs, max_pack)
-    varying = varying_settings([c.to_dict() for c in sw.configs])
+    packs = plan_packs(sw.configs, max_pack, dicts=sw.config_dicts())
+    varying = varying_settings(sw.config_dicts())
     out = {"name": sw.name, "sweep": sw.id(), "runs": len(sw.configs), "packs": len(packs),
            "pack_sizes": sorted({p.size for p in packs}), "select": sw.select_text(), "varying": varying,
            "steps": sum(c.train.steps for c in sw.configs), "seconds": time.perf_counter() - t0}
     if as_json:
         record = run_record("sweep show", {"sweep_file": str(sweep_file), "pack": max_pack})
-        emit_json(out | {"configs": [c.to_dict() for c in sw.configs], "run": record})
+        emit_json(out | {"configs": sw.config_dicts(), "run": record})
         return
     console.print(f"sweep {sw.name} ({sw.id()}): {len(sw.configs)} runs in {len(packs)} packs "
                   f"(sizes {', '.join(map(str, out['pack_sizes']))}), {out['steps']:,} training steps in all", markup=False, soft_wrap=True)

@@ -266,7 +266,7 @@ def _packs_to_run(sweep: Sweep, todo: set[str], max_pack: int | None, out: Path,
     extended by new seeds or learning rates does not retrain what it has."""
     packs, leftover = [], []
     device = "cpu" if device == "auto" else device
-    for p in plan_packs(sweep.configs, max_pack, device=device, budget=budget):
+    for p in plan_packs(sweep.configs, max_pack, device=device, budget=budget, dicts=sweep.config_dicts()):
         waiting = [c for c in p.configs if c.id() in todo]
         if len(waiting) == p.size or (waiting and _resumable(p, out)):
             packs.append(p)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from expressivity.errors import BudgetError
 from expressivity.training import RunConfig
 from expressivity.training.budget import Budget, check_run_budget, estimate_run
-from expressivity.training.ensemble import group_id, pack_key
+from expressivity.training.ensemble import _pack_key, group_id, pack_key
 
 DEFAULT_MAX_PACK = 16      # on the CPU
 FORMER_GUARD = 4 * 2**30   # bytes: the fixed budget the CPU packs are still split by
@@ -54,16 +54,17 @@ class Pack:
 
 
 def plan_packs(configs, max_pack: int | None = DEFAULT_MAX_PACK, *, device: str = "cpu",
-               budget: Budget | None = None) -> list[Pack]:
+               budget: Budget | None = None, dicts: list[dict] | None = None) -> list[Pack]:
     """Group ``configs`` into packs for ``device`` (see the module docstring), in the order groups
     first appear. ``max_pack``: the most runs in a pack (``None``: no limit but memory; the CPU
     default is :data:`DEFAULT_MAX_PACK`). ``budget``: what a pack may use; with one, a run that does
-    not fit alone refuses the sweep (without, runs are checked when they start)."""
+    not fit alone refuses the sweep (without, runs are checked when they start). ``dicts``: the
+    configurations' ``to_dict()`` where already made (:meth:`Sweep.config_dicts`)."""
     if max_pack is not None and (isinstance(max_pack, bool) or not isinstance(max_pack, int) or max_pack < 1):
         raise ValueError(f"max_pack must be a positive integer, got {max_pack!r}")
     groups: dict[str, list[RunConfig]] = {}
-    for c in configs:
-        groups.setdefault(pack_key(c), []).append(c)
+    for k, c in enumerate(configs):
+        groups.setdefault(pack_key(c) if dicts is None else _pack_key(dicts[k]), []).append(c)
     packs = []
     for members in groups.values():
         task = members[0].build_task()

@@ -229,8 +229,9 @@ def varying_settings(configs: list[dict], skip=("seed",)) -> dict[str, list]:
             path = f"{prefix}{k}"
             if isinstance(v, dict):
                 walk(v, path + ".")
-            else:
-                values.setdefault(path, {})[canonical_json(v)] = v
+            else:   # a scalar keyed by its type and value (1, 1.0 and True stay apart), as canonical JSON would
+                key = (type(v).__name__, v) if v is None or isinstance(v, (str, int, float)) else canonical_json(v)
+                values.setdefault(path, {})[key] = v
 
     for c in configs:
         walk(_flat_lists(c), "")
