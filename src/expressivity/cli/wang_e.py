@@ -80,7 +80,8 @@ def wang_e() -> None:
 @click.option("--depth", type=click.IntRange(1, 8), default=None, help="nested: chain depth (2)")
 @click.option("--beta", type=BetaType(), default=None, help="adaptive/nested: score sharpness, inf = hardmax (inf)")
 @click.option("--length", type=click.IntRange(2, 4096), default=None,
-              help="sequence length of the check (fixed and kernel up to 4096; the others up to 512)")
+              help="sequence length of the check (fixed and kernel up to 4096; the others up to 512; an exact "
+                   "adaptive/nested check estimated above 5 minutes is refused)")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, help="random check sequences")
 @construction_out_option("out")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
@@ -162,7 +163,7 @@ def _build(memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, grid
         return net, essential.check_kernel_memory(net, rep, **_given_only(length=length), seed=seed)
     net, rep = adaptive.build_adaptive_memory(depth=1 if memory == "adaptive" else (depth or 2),
                                               **_given_only(max_lag=max_lag, length=length, beta=beta))
-    return net, adaptive.check_adaptive_memory(net, rep, seed=seed)
+    return net, adaptive.check_adaptive_memory(net, rep, seed=seed, progress=True)
 
 
 def _given_only(**options) -> dict:

@@ -240,22 +240,54 @@ def chain_target(values: np.ndarray, pointers: np.ndarray, depth: int) -> np.nda
     return np.take_along_axis(values, pos, axis=1)
 
 
-def check_adaptive_memory(net: Network, report: ConstructionReport, seed: int = 0) -> ConstructionReport:
-    """Every pointer at every position: exact equality (hardmax, exact arithmetic) or the bound."""
+# Seconds of the exact check per sequence, layer and score (length^2), measured on the 2-core AMD EPYC where
+# it was written (2026-11-28): 2.0-6.0 us (the larger for deep chains, whose rationals grow); the estimate takes
+# the larger. depth 8, T 64 at 512 tokens ran past 5 minutes with nothing printed (about 40 by this estimate).
+EXACT_SECONDS_PER_SCORE = 6e-6
+CHECK_BUDGET_S = 300
+
+
+def exact_check_seconds(net: Network, report: ConstructionReport) -> float:
+    """About how long :func:`check_adaptive_memory` takes in exact arithmetic (hardmax) here."""
+    c = report.constants
+    sequences = len(every_pointer_inputs(c["max_lag"], 2, c["depth"])[0])   # the count does not depend on the length
+    return EXACT_SECONDS_PER_SCORE * sequences * len(net.layers) * c["length"] ** 2
+
+
+def check_adaptive_memory(net: Network, report: ConstructionReport, seed: int = 0, progress: bool = False,
+                          budget_s: float | None = CHECK_BUDGET_S) -> ConstructionReport:
+    """Every pointer at every position: exact equality (hardmax, exact arithmetic) or the bound.
+
+    The exact check is estimated first (:func:`exact_check_seconds`) and refused above ``budget_s``
+    (``None``: no limit); ``progress`` shows a bar on a terminal's stderr."""
+    from expressivity.progress import progress_bar
+
     t0 = time.perf_counter()
     c = report.constants
+    hard = math.isinf(c["beta"])
+    if hard and budget_s is not None and (seconds := exact_check_seconds(net, report)) > budget_s:
+        raise ExpressivityError(f"the exact check of every pointer at every position takes about {seconds / 60:,.0f} "
+                                f"minutes here ({len(net.layers)} layers x {c['length']}^2 scores a sequence), over the "
+                                f"budget of {budget_s / 60:g} minutes; use a smaller --length, --depth or --max-lag, or a "
+                                "finite --beta (checked in float64)")
     values, pointers = every_pointer_inputs(c["max_lag"], c["length"], c["depth"], seed)
     want = chain_target(values, pointers, c["depth"])
     X = features(values, pointers, c["max_lag"])
-    hard = math.isinf(c["beta"])
+    evaluate = forward_exact if hard else forward
+    outs = []
+    with progress_bar(f"checking {len(X)} sequences of {c['length']} tokens{' exactly' if hard else ''}", total=len(X),
+                      enabled=progress) as update:
+        for i in range(0, len(X), 4):   # a few sequences at a time, so the bar moves
+            outs.append(evaluate(net, X[i:i + 4])[..., 0])
+            if update:
+                update(advance=len(outs[-1]))
+    out = np.concatenate(outs)
     if hard:
-        out = forward_exact(net, X)[..., 0]
         diffs = np.vectorize(lambda a, b: abs(a - Fraction(b)), otypes=[object])(out, want)
         failures = int(sum(v != 0 for v in diffs.flat))
         worst = float(max(diffs.flat))
         arithmetic, bound = "exact rationals (Fraction)", 0.0
     else:
-        out = forward(net, X)[..., 0]
         diffs = np.abs(out - want)
         # float64 rounding of scores of size beta tau^2 <= beta L^2 (a few roundings each, 2^-52 apiece), which
         # moves the softmax weights by as much relatively; 1e-9 L^2 here (2.6e-4 at L = 512) was a fifth of the bound
