@@ -10,6 +10,7 @@ import torch
 from expressivity.errors import ExpressivityError
 from expressivity.experiments import read_records, run_sweep, sweep_from_spec
 from expressivity.experiments.local import run_local
+from expressivity.experiments.worker import run_dir
 from expressivity.training import run, run_ensemble
 
 from tests.experiments.helpers import BASE, grid_spec
@@ -143,3 +144,28 @@ def test_a_finished_folders_selection_rule_is_not_replaced(tmp_path):
     assert json.loads((tmp_path / "s" / "sweep.json").read_text())["select"] == {"train.lr": "min val_loss"}
     report = run_sweep(sweep_from_spec(grid_spec(grid, select={"train.lr": "min val_loss"})), tmp_path / "s", workers=1)
     assert report.skipped == 2
+
+
+def test_a_stale_pack_checkpoint_is_removed_once_its_runs_are_recorded(tmp_path):
+    """A sweep interrupted mid-pack and resumed with another --pack trained the runs in new packs, and the old pack's
+    checkpoint (status running) stayed in the finished folder for good (an audit, 2026-11-28)."""
+    from expressivity.experiments.packing import plan_packs
+    from expressivity.experiments.worker import pack_dir
+
+    run_sweep(sweep_from_spec(grid_spec({"seed": [5]})), tmp_path / "s", workers=1)   # the folder, as a sweep wrote it
+    sw = sweep_from_spec(grid_spec({"seed": [5, 0, 1]}))
+    [pack] = plan_packs([c for c in sw.configs if c.seed != 5], 2)
+
+    class Stop(Exception):
+        pass
+
+    def stop(step):
+        if step >= 15:
+            raise Stop
+
+    with pytest.raises(Stop):
+        run_ensemble(list(pack.configs), pack_dir(tmp_path / "s", pack.id),
+                     [run_dir(tmp_path / "s", c.id()) for c in pack.configs], on_step=stop)   # as a worker does
+    assert (pack_dir(tmp_path / "s", pack.id) / "ensemble" / "config.json").exists()
+    report = run_sweep(sw, tmp_path / "s", workers=1, max_pack=1)   # another composition: each run alone
+    assert report.done == 2 and not (tmp_path / "s" / "packs").exists()

@@ -247,8 +247,9 @@ def _run_locked(out: Path, sweep: Sweep, backend, workers, threads, device, ray_
                 for i in order]
         _drive(jobs, packs, todo, writer, report, backend, workers, threads, device, ray_address, on_progress,
                verbose)
-    _remove_if_empty(out / "packs")
     final = {r["id"]: r for r in read_records(out)}
+    _remove_stale_packs(out, final)
+    _remove_if_empty(out / "packs")
     for c in sweep.configs:
         r = final.get(c.id())
         if r is not None and r["status"] == "failed":
@@ -362,6 +363,28 @@ def _check_same_sweep(out: Path, sweep: Sweep) -> None:
         raise ExpressivityError(f"{out} was run selecting {text(old_select)}; this sweep selects {text(sweep.select)}: "
                                 "a selection rule decides what its results report, so it is not replaced; keep the "
                                 "folder's rule, or use a new --out folder ('results --no-select' shows every run)")
+
+
+def _remove_stale_packs(out: Path, recorded: dict) -> None:
+    """Remove the checkpoints of packs every member of which is recorded as finished: an interrupted
+    pack whose runs were then trained in other packs (another --pack, --workers or budget) kept its
+    checkpoint in the finished folder for good (an audit, 2026-11-28). A pack with a failed member
+    keeps its checkpoint (--retry-failed may resume from it)."""
+    from expressivity.manifest import remove_written
+    from expressivity.training.checkpoint import checkpoint_exists, read_checkpoint_config
+    from expressivity.training.ensemble import ENSEMBLE_FILES
+
+    packs = out / "packs"
+    for folder in sorted(packs.iterdir()) if packs.is_dir() else []:
+        try:
+            members = read_checkpoint_config(folder / "ensemble").get("members") \
+                if checkpoint_exists(folder / "ensemble") else None
+        except ExpressivityError:
+            continue
+        if isinstance(members, list) and members and all(
+                isinstance(m, str) and m in recorded and recorded[m]["status"] != "failed" for m in members):
+            remove_written(folder, ENSEMBLE_FILES)
+            _remove_if_empty(folder)
 
 
 def _remove_if_empty(folder: Path) -> None:
