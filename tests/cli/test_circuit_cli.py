@@ -69,7 +69,7 @@ def test_circuit_human_output_shows_the_table():
     (["circuit", "reverse", "--input", ""], "--input"),
     (["equivariance", "reverse", "--length", "4096", "--samples", "10000"], "attention scores"),
     (["equivariance", "reverse", "--length", "4096", "--samples", "50"], "attention scores"),
-    (["equivariance", "reverse", "--length", "256", "--dtype", "exact"], "in exact"),
+    (["equivariance", "reverse", "--length", "256", "--dtype", "exact", "--scale", "inf"], "in exact"),
     (["equivariance", "sum", "--scale", "4"], "no scale"),
     (["circuit", "attention", "--scale", "inf"], "takes no scale (its softmax has the tutorial's fixed sharpness)"),
     (["circuit", "attention", "--dtype", "exact"], "no exact value; use --dtype float64"),
@@ -207,3 +207,5 @@ def test_a_typed_scale_auto_and_an_exact_softmax_name_their_fix():
     assert code == 2 and "is a softmax, which has no exact value; give --scale inf" in err
     code, _, err = run("circuit", "reverse", "--dtype", "exact", "--scale", "inf", "-L", "3")
     assert code == 0, err
+    code, _, err = run("equivariance", "max", "--dtype", "exact")
+    assert code == 2 and "is a softmax, which has no exact value; give --scale inf" in err

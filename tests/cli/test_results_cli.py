@@ -442,6 +442,10 @@ def test_plot_refuses_a_log_x_axis_over_values_it_cannot_show_and_records_its_op
     assert res.exit_code == 0, res.stderr
     config = json.loads(res.stdout)["run"]["config"]
     assert config["logx"] is True and config["logy"] is False and config["where"] == "x > 0"
+    # DuckDB gives an integer column times 1.5 as a DECIMAL: positive, and plotted (a review, 2026-11-28)
+    res = runner.invoke(cli, ["plot", str(table), "--x", "x * 1.5", "--y", "y", "--logx", "--where", "x > 0",
+                              "--out", str(tmp_path / "c.png")])
+    assert res.exit_code == 0, res.stderr
 
 
 def test_a_folder_of_several_precisions_or_an_edited_selection_is_said(sweep_dir, tmp_path):

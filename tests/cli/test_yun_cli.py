@@ -104,6 +104,8 @@ B = ["build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2
     (["build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2,"], "empty field"),
     (["build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2,1/2"], "repeats"),
     (["verify", "--n", "2", "--d", "1", "--delta", "1/2,"], "1/K"),
+    # a review (2026-11-28): int() took these as 1/2
+    (["verify", "--n", "2", "--d", "1", "--delta", "1/\u0662"], "1/K"), (["verify", "--n", "2", "--d", "1", "--delta", "1/0_2"], "1/K"),
     (["contextual", "--n", "2", "--d", "1", "--delta", "1/2", "--input", "0;"], "empty token"),
     (["contextual", "--n", "2", "--d", "2", "--delta", "1/2", "--input", "0,;0,0"], "empty coordinate"),
     (["verify", "--n", "2", "--d", "1", "--delta", "1/2", "--positional", "--constants", "A"], "--positional"),

@@ -80,3 +80,12 @@ def test_a_record_says_from_which_step_its_run_resumed(tmp_path):
     fresh = config.with_changes(seed=4)
     [record] = execute_pack({"pack": "q", "configs": [fresh.to_dict()], "out": str(tmp_path)})
     assert "resumed_at_step" not in record["pack"]
+
+
+def test_a_run_restarted_from_an_unreadable_checkpoint_records_no_resume(tmp_path):
+    """A checkpoint whose state cannot be read is cleared and its run trained from step 0; the record said
+    resumed_at_step all the same (a review, 2026-11-28)."""
+    config, folder = _half_trained(tmp_path)
+    (folder / "checkpoint" / "state.pt").write_bytes(b"not a checkpoint")
+    [record] = execute_pack({"pack": "p", "configs": [config.to_dict()], "out": str(tmp_path)})
+    assert record["status"] == "done" and "resumed_at_step" not in record["pack"]

@@ -251,3 +251,20 @@ def test_a_copy_with_other_weights_does_not_keep_the_originals_claim():
     assert attested.no_claim is None and float(evaluate(attested, X)[0, 0]) == 20
     dropped = dataclasses.replace(net, readout=net.readout * 2, valid_lengths=None, input_domain=None)
     assert dropped.no_claim is None and dropped.claimed_weights is None
+    # a review (2026-11-28): claimed_weights=None on a copy that had lost the claim, and the claimed weights put
+    # back, did not restore it
+    assert dataclasses.replace(doubled, claimed_weights=None).no_claim is None
+    assert dataclasses.replace(doubled, readout=net.readout).no_claim is None
+
+
+def test_a_claim_holds_for_weights_too_large_to_write_in_decimal():
+    """The digest wrote exact weights in decimal: a 5,000-digit weight raised Python's int-to-text limit (a review,
+    2026-11-28)."""
+    from fractions import Fraction
+
+    from expressivity.network.lengths import ValidLengths
+
+    big = np.array([[Fraction(10**5000, 3)]], dtype=object)
+    net = Network([FeedForwardLayer(big, np.array([0], dtype=object), np.array([[1]], dtype=object))], ("x",),
+                  valid_lengths=ValidLengths.range(1, 4))
+    assert net.no_claim is None and len(net.claimed_weights) == 64

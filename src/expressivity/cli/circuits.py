@@ -275,6 +275,9 @@ def equivariance(name, length, samples, permutations, seed, dtype, scale, as_jso
     if circuit is not None and not circuit.scaled and scale == "auto" and typed_options(click.get_current_context(),
                                                                                         ("scale",)):
         raise click.UsageError(f"--scale applies only to circuits with a scale, not {name!r}")
+    if circuit is not None and dtype == "exact" and circuit.scaled and scale != float("inf"):
+        raise click.UsageError(f"--dtype exact needs hardmax: circuit {name!r} at scale {scale} is a softmax, which has "
+                               "no exact value; give --scale inf")
     result = equivariance_result(name, length, samples, permutations, seed, dtype, scale)
     if as_json:
         emit_json(result)

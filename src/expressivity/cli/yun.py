@@ -24,8 +24,9 @@ def parse_delta(text: str) -> int:
     """``"1/K"`` -> ``K`` (integer >= 2)."""
     t = text.strip()
     num, sep, den = t.partition("/")
-    try:
-        if not sep or int(num) != 1 or int(den) < 2:
+    try:   # ASCII digits only: int() took "1/٢" and "1/0_2" as 1/2 (a review, 2026-11-28)
+        if not sep or not (num.isascii() and num.isdigit() and den.isascii() and den.isdigit()) \
+                or int(num) != 1 or int(den) < 2:
             raise ValueError
         return int(den)
     except ValueError:

@@ -22,6 +22,7 @@ import shlex
 import tempfile
 import warnings
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
 from expressivity.errors import ExpressivityError
@@ -603,8 +604,8 @@ def band_series(src: Source, x: str, y: str, by: list[str] | None, where: str | 
             continue
         series.setdefault(label, []).append((r[k], r[k + 2], r[k + 3], r[k + 4]))
     if logx:   # a log axis drops x <= 0 without a word: `plot --logx` hid a point at x = 0 (an audit, 2026-11-28)
-        bad = [pt[0] for pts in series.values() for pt in pts
-               if isinstance(pt[0], bool) or not isinstance(pt[0], (int, float)) or not pt[0] > 0]
+        bad = [pt[0] for pts in series.values() for pt in pts   # DuckDB gives x * 1.5 as a Decimal: a number too
+               if isinstance(pt[0], bool) or not isinstance(pt[0], (int, float, Decimal)) or not pt[0] > 0]
         if bad:
             raise ExpressivityError(
                 f"--logx: {len(bad)} value(s) of {x} are not positive numbers ({', '.join(map(str, bad[:3]))}"

@@ -54,17 +54,14 @@ def execute_pack(job: dict, on_progress: Callable[[int], None] | None = None) ->
     out = Path(job["out"]) if job.get("out") else None
     device = job.get("device", "cpu")
     pack = {"id": job["pack"], "size": len(configs)}
-    resumed_at = _checkpoint_step(out, configs, job["pack"])
-    if resumed_at:   # its records' "source" is this session's; the steps before ran under an earlier one's
-        pack["resumed_at_step"] = resumed_at
     ticker = _Ticker(on_progress)
     t0 = time.perf_counter()
     try:
         how = _how(job, device)
         if len(configs) == 1:
-            results = [_run_one(configs[0], out, ticker, how)]
+            results = [_run_one(configs[0], out, ticker, how, pack)]
         else:
-            results = _run_many(configs, out, job["pack"], ticker, how)
+            results = _run_many(configs, out, job["pack"], ticker, how, pack)
     except (Exception, SystemExit) as exc:  # a failure of this pack, not of the engine: record it
         reason = _reason(exc)
         return [failed_record(c, reason, pack, time.perf_counter() - t0) for c in configs]
@@ -75,19 +72,16 @@ def execute_pack(job: dict, on_progress: Callable[[int], None] | None = None) ->
     return [record_of(r, pack) for r in results]
 
 
-def _checkpoint_step(out: Path | None, configs: list[RunConfig], pack_id: str) -> int | None:
-    """The step a pack resumes from (its checkpoint's), or ``None`` when it starts afresh: a run that
-    straddled a resume was stamped with only the last session's code (an audit, 2026-11-28), so its
-    record says from which step this session trained it."""
-    if out is None:
-        return None
-    folder = run_dir(out, configs[0].id()) / "checkpoint" if len(configs) == 1 else pack_dir(out, pack_id) / "ensemble"
+def _note_resumed(pack: dict, checkpoint: Path) -> None:
+    """Record in ``pack`` the step its training resumes from (``checkpoint``'s), where above 0: a run
+    that straddled a resume was stamped with only the last session's code (an audit, 2026-11-28), so
+    its record says from which step this session trained it. Called once the resume has been taken."""
     try:
-        config = read_checkpoint_config(folder) if checkpoint_exists(folder) else None
-    except ExpressivityError:
-        return None
-    step = config.get("step") if isinstance(config, dict) else None
-    return step if isinstance(step, int) and not isinstance(step, bool) and step > 0 else None
+        step = read_checkpoint_config(checkpoint).get("step")
+    except (ExpressivityError, AttributeError):
+        return
+    if isinstance(step, int) and not isinstance(step, bool) and step > 0:
+        pack["resumed_at_step"] = min(step, pack.get("resumed_at_step", step))
 
 
 def _compiles(job: dict) -> bool:
@@ -112,12 +106,15 @@ def _how(job: dict, device: str) -> dict:
     return {"device": device, "execution": dict(job.get("execution") or {}), "memory_budget": budget}
 
 
-def _run_one(config: RunConfig, out: Path | None, ticker, how: dict):
+def _run_one(config: RunConfig, out: Path | None, ticker, how: dict, pack: dict | None = None):
     folder = run_dir(out, config.id()) if out is not None else None
     resume = folder is not None and checkpoint_exists(folder / "checkpoint")
     hook = (lambda step, model: ticker(step))
+    noted = dict(pack or {})
+    if resume:
+        _note_resumed(noted, folder / "checkpoint")
     try:
-        return run(config, folder, resume=resume, on_step=hook, **how)
+        result = run(config, folder, resume=resume, on_step=hook, **how)
     except CheckpointUnreadable:
         if not resume:
             raise
@@ -125,19 +122,25 @@ def _run_one(config: RunConfig, out: Path | None, ticker, how: dict):
         # afresh, removing only what a run writes (a file someone put beside it is kept). Other refusals (a
         # checkpoint that cannot be written, a memory budget) fail the run and keep its checkpoint.
         clear_run_folder(folder)
-        return run(config, folder, on_step=hook, **how)
+        return run(config, folder, on_step=hook, **how)   # from step 0: nothing resumed
+    if pack is not None:
+        pack.update(noted)
+    return result
 
 
-def _run_many(configs: list[RunConfig], out: Path | None, pack_id: str, ticker, how: dict):
+def _run_many(configs: list[RunConfig], out: Path | None, pack_id: str, ticker, how: dict, pack: dict | None = None):
     group = pack_dir(out, pack_id) if out is not None else None
     members = [run_dir(out, c.id()) for c in configs] if out is not None else None
     if members is not None and all(_finished(d) for d in members):
         # Trained before (the ensemble checkpoint is removed once every member folder is final)
         # but not all recorded: read the members back instead of training again; a member whose
         # checkpoint cannot be read is trained again alone (a member trains as its single run does).
-        return [_run_one(c, out, ticker, how) for c in configs]
+        return [_run_one(c, out, ticker, how, pack) for c in configs]
     resume = group is not None and checkpoint_exists(group / "ensemble")
     hook = (lambda step: ticker(step * len(configs)))
+    noted = dict(pack or {})
+    if resume:
+        _note_resumed(noted, group / "ensemble")
     try:
         results, _ = run_ensemble(configs, group, members, resume=resume, on_step=hook, **how)
     except CheckpointUnreadable:
@@ -145,6 +148,9 @@ def _run_many(configs: list[RunConfig], out: Path | None, pack_id: str, ticker, 
             raise
         remove_written(group, ENSEMBLE_FILES)
         results, _ = run_ensemble(configs, group, members, on_step=hook, **how)
+        noted = dict(pack or {})   # from step 0: nothing resumed
+    if pack is not None:
+        pack.update(noted)
     if group is not None:
         remove_written(group, ENSEMBLE_FILES)  # every member folder now holds its final checkpoint
     return results

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, fields, is_dataclass, replace
+from fractions import Fraction
 
 import numpy as np
 
@@ -126,10 +127,13 @@ class Network:
             object.__setattr__(self, "claimed_weights", None)
             return
         digest = weights_digest(self)
-        if self.claimed_weights is not None and self.claimed_weights != digest and "no_claim" not in self.metadata:
-            object.__setattr__(self, "metadata", {**self.metadata, "no_claim": (
-                "its weights differ from those its claim was made for (a copy by dataclasses.replace keeps the "
-                "claim of the original; give claimed_weights=None to make the same claim for the new weights)")})
+        lost = self.metadata.get("no_claim") == WEIGHTS_CHANGED
+        if lost and (self.claimed_weights is None or self.claimed_weights == digest):
+            # claimed again for these weights (claimed_weights=None), or the claimed weights put back
+            object.__setattr__(self, "metadata", {k: v for k, v in self.metadata.items() if k != "no_claim"})
+        elif self.claimed_weights is not None and self.claimed_weights != digest:
+            if "no_claim" not in self.metadata:
+                object.__setattr__(self, "metadata", {**self.metadata, "no_claim": WEIGHTS_CHANGED})
             return
         object.__setattr__(self, "claimed_weights", self.claimed_weights or digest)
 
@@ -438,6 +442,8 @@ class Network:
                    None if domain is None else InputDomain.from_dict(domain))
 
 
+WEIGHTS_CHANGED = ("its weights differ from those its claim was made for (a copy by dataclasses.replace keeps the "
+                   "claim of the original; give claimed_weights=None to make the same claim for the new weights)")
 _NOT_WEIGHTS = {"name", "labels", "input_labels", "output_labels", "metadata", "valid_lengths", "input_domain",
                 "claimed_weights"}
 
@@ -450,9 +456,11 @@ def weights_digest(net: Network) -> str:
     def feed(value) -> None:
         if isinstance(value, np.ndarray):
             h.update(f"array {value.dtype.str} {value.shape};".encode())
-            if value.dtype == object:
+            if value.dtype == object:   # ints in hex: Python will not write one past 4,300 decimal digits
                 for v in value.flat:
-                    h.update(f"{type(v).__name__}:{v};".encode())
+                    text = (f"{v:x}" if isinstance(v, int) else f"{v.numerator:x}/{v.denominator:x}"
+                            if isinstance(v, Fraction) else repr(v))
+                    h.update(f"{type(v).__name__}:{text};".encode())
             else:
                 h.update(np.ascontiguousarray(value).tobytes())
         elif is_dataclass(value) and not isinstance(value, type):

@@ -121,10 +121,11 @@ def exact_number(v) -> int | Fraction:
 
 
 MAX_EXACT_DIGITS = 4000   # digits (and decimal exponent) of a typed exact number: Python will not print an int past 4,300
-MAX_STORED_DIGITS = 40_000   # the same for a number read from a network file (the CLI prints ints of up to this size)
+MAX_STORED_DIGITS = 30_000   # the same for a number read from a network file (below the 40,000 digits the CLI prints)
 
 
-_PLAIN_NUMBER = re.compile(r"[+-]?(\d+/\d+|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)", re.ASCII)
+# linear in the text's length: "\d+\.?\d*" backtracked quadratically on 40,000 digits then a letter (20 s; a review)
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+/\d+|(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?)", re.ASCII)
 
 
 class TooManyDigits(ValueError):

@@ -94,7 +94,8 @@ def check_equivariance(
     scale = float(np.max(np.abs(np.asarray(base, dtype=np.float64)))) if base.size and finite else 0.0
     if tolerance is None:
         tolerance = 0.0 if dtype == "exact" else (1e-4 if dtype == "float32" else 1e-9) * max(scale, 1.0)
-    worst, worst_perm = 0.0, list(range(n))
+    # the first permutation tried, not the identity (never tried), where every deviation is 0 (a review)
+    worst, worst_perm = 0.0, (perms[0].tolist() if perms else list(range(n)))
     for perm in perms:
         permuted = _evaluate_in_chunks(network, inputs[:, perm, :], dtype)
         if dtype == "exact":

@@ -99,14 +99,22 @@ def test_bad_arguments_are_refused(call, msg):
         call()
 
 
-@pytest.mark.parametrize("rpe, lag, heads, advice", [("lin", 5, 4, "at least 27 heads"),
+@pytest.mark.parametrize("rpe, lag, heads, advice", [("lin", 5, 4, "about 27 heads"),
                                                      ("lin", 200, 4, "more than 100,000 heads; use a smaller --eps"),
-                                                     ("log", 20, 4, "at least 404 heads")])
+                                                     ("log", 20, 4, "about 404 heads")])
 def test_a_chebyshev_fit_that_samples_nothing_of_its_bump_is_refused(rpe, lag, heads, advice):
     """No Chebyshev point inside the bump makes the interpolant 0: `wang-e kernel --construction chebyshev
     --rpe lin --lag 20 --heads 4` printed "l1 error 1; max |coefficient| 0", exit 0 (2026-11-28)."""
     with pytest.raises(ExpressivityError, match=f"fit would be 0 .*{advice}"):
         chebyshev_kernel(rpe, lag, heads, 0.1)
+
+
+@pytest.mark.parametrize("lag, heads, eps", [(57, 214, 0.1), (13, 26, 0.5)])
+def test_a_point_just_inside_the_bumps_edge_samples_nothing_either(lag, heads, eps):
+    """A point at |x| / width 0.9999 lies inside the bump, where exp(1 - 1/(1 - x^2)) is 0 in float64: the fit was
+    still 0 with exit 0 (a review, 2026-11-28)."""
+    with pytest.raises(ExpressivityError, match="samples the bump"):
+        chebyshev_kernel("lin", lag, heads, eps)
 
 
 def test_the_advised_number_of_heads_gives_a_fit_that_extracts_something():

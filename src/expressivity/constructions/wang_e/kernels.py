@@ -315,12 +315,14 @@ def _check_resolved(rpe: str, lag: int, heads: int, eps: float, u_T: float, widt
     exit 0: an audit, 2026-11-28). Near ``u`` the points are about ``pi sqrt(u (1 - u)) / H`` apart.
     (Claim 1's search over H takes those fits as what they are: ``allow_zero_fit``.)"""
     theta = np.pi * (np.arange(heads) + 0.5) / heads
-    if np.any(np.abs(0.5 * (1.0 + np.cos(theta)) - u_T) < width):
+    # the bump's values at the points, not only where they lie: a point just inside its edge (|x| / width
+    # 0.9999) has exp(1 - 1/(1 - x^2)) = 0 in float64, and the fit was 0 all the same (a review, 2026-11-28)
+    if np.any(_bump((0.5 * (1.0 + np.cos(theta)) - u_T) / width) > 0):
         return
     needed = math.ceil(math.pi * math.sqrt(u_T * (1.0 - u_T)) / width)
-    advice = (f"use at least {needed:,} heads (more resolve it better)" if needed <= 100_000 else
+    advice = (f"use about {needed:,} heads or more (more resolve it better)" if needed <= 100_000 else
               "that takes more than 100,000 heads; use a smaller --eps" + (" or --rpe log" if rpe == "lin" else ""))
-    raise ExpressivityError(f"none of the {heads} heads' Chebyshev points lies inside the bump at lag {lag} (u_T = "
+    raise ExpressivityError(f"none of the {heads} heads' Chebyshev points samples the bump at lag {lag} (u_T = "
                             f"{u_T:.3g}, half-width {width:.3g}), so the fit would be 0 and extract nothing; {advice}")
 
 

@@ -83,8 +83,10 @@ def build_yun(target: str | Target, n: int, d: int, delta, *, positional: bool =
         target = get_target(target)
     require_type(target, Target, "target", "give a name such as 'smooth-rank' (expressivity.targets.list_targets)")
     if isinstance(delta, str):
-        try:
-            delta = Fraction(delta.strip())
+        from expressivity.network.numbers import exact_from_text
+
+        try:   # as every typed number is read (Fraction alone took "1/0_2" and non-ASCII digits)
+            delta = exact_from_text(delta)
         except (ValueError, ZeroDivisionError):
             raise ExpressivityError(f"delta must be 1/K, e.g. '1/4', got {delta!r}") from None
     if isinstance(delta, Fraction):
