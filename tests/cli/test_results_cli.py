@@ -483,3 +483,17 @@ def test_a_loss_interval_stops_at_zero(sweep_dir, tmp_path):
     assert any(r["ci_low"] == 0 for r in rows)
     code, out, _ = run("results", folder, "--metric", "test_loss - 1", "--json")   # an expression is not clamped
     assert any(r["ci_low"] is not None and r["ci_low"] < -1 for r in json.loads(out)["rows"])
+
+
+def test_a_folder_varying_a_setting_no_layer_reads_is_warned(tmp_path, monkeypatch):
+    """A folder made before sweeps refused it (a heads grid over sepconv) showed rows by heads with equal losses,
+    without a word (a review, 2026-11-28)."""
+    from expressivity.experiments import sweep as sweep_module
+
+    monkeypatch.setattr(sweep_module, "_refuse_unread_variation", lambda *args: None)   # as an earlier version wrote
+    base = {**BASE, "model": {**BASE["model"], "mixer": "sepconv"}, "train": {**BASE["train"], "steps": 2}}
+    sw = sweep_from_spec(grid_spec({"model.heads": [1, 2], "seed": [0]}, base=base))
+    run_sweep(sw, tmp_path / "old", workers=1)
+    monkeypatch.undo()
+    code, _, err = run("results", tmp_path / "old", "--json")
+    assert code == 0 and "differ only in model.heads, which no layer of mixer sepconv reads" in err

@@ -170,6 +170,17 @@ def open_source(source, select: bool | dict = True) -> Source:
         if rules:
             _warn_grid_edges(path, records, rules)
         _warn_mixed_precision(path, records)
+        if configs is not None:
+            from expressivity.experiments.sweep import unread_variation
+
+            try:
+                found = unread_variation(configs)
+            except (ExpressivityError, KeyError, TypeError, AttributeError):   # an old or odd sweep.json
+                found = None
+            if found:   # a folder made before sweeps refused it: its rows of that setting are one model
+                warnings.warn(f"runs of the sweep in {path} {found}: they are the same model, so rows that differ "
+                              "only in it show one model's spread, not the setting's effect", IncompleteSweepWarning,
+                              stacklevel=2)
         if path.is_dir() and select is True:
             _warn_select_not_recorded(path, rules)
         _load_rows(con, rows)
