@@ -378,14 +378,19 @@ def test_where_reads_a_dotted_column_of_an_exported_table_as_group_by_does(tmp_p
     assert [r["model.heads"] for r in rows] == [2] and rows[0]["mean"] == pytest.approx(0.25)
 
 
+def _plot_errors(table, out, *options):
+    """``plot TABLE --x x --y y OPTIONS --out OUT``: its result and its ``error:`` lines."""
+    res = CliRunner().invoke(cli, ["plot", str(table), "--x", "x", "--y", "y", *options, "--out", str(out)])
+    return res, [line for line in res.stderr.splitlines() if line.startswith("error:")]
+
+
 def test_plot_refuses_values_a_geometric_mean_cannot_take_and_counts_what_it_leaves_out(tmp_path):
     """A fresh audit (2026-11-28): --logy drew the geometric mean of {0, 0.25, 0.25} at 0.25 and of {-1, 0.125}
     at 0.125, silently; rows without a value were left out without a word."""
     table = tmp_path / "z.csv"
     table.write_text("x,y,seed\n1,1,0\n1,1,1\n2,0.5,0\n2,0.5,1\n4,0,0\n4,0.25,1\n4,0.25,2\n8,-1,0\n8,0.125,1\n8,,2\n")
     runner = CliRunner()
-    res = runner.invoke(cli, ["plot", str(table), "--x", "x", "--y", "y", "--logy", "--out", str(tmp_path / "a.png")])
-    errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
+    res, errors = _plot_errors(table, tmp_path / "a.png", "--logy")
     assert res.exit_code == 2 and len(errors) == 1 and "2 value(s) of y are <= 0 (x=4, x=8)" in errors[0]
     assert "--where '(y) > 0'" in errors[0] and not (tmp_path / "a.png").exists()
     res = runner.invoke(cli, ["plot", str(table), "--x", "x", "--y", "y", "--logy", "--where", "y > 0", "--json",
@@ -433,8 +438,7 @@ def test_plot_refuses_a_log_x_axis_over_values_it_cannot_show_and_records_its_op
     table = tmp_path / "t.csv"
     table.write_text("x,y\n0,10\n1,1\n2,1\n")
     runner = CliRunner()
-    res = runner.invoke(cli, ["plot", str(table), "--x", "x", "--y", "y", "--logx", "--out", str(tmp_path / "a.png")])
-    errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
+    res, errors = _plot_errors(table, tmp_path / "a.png", "--logx")
     assert res.exit_code == 2 and len(errors) == 1 and "--logx: 1 value(s) of x are not positive numbers (0)" in errors[0]
     assert not (tmp_path / "a.png").exists()
     res = runner.invoke(cli, ["plot", str(table), "--x", "x", "--y", "y", "--logx", "--where", "x > 0", "--json",
