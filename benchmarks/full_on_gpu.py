@@ -346,10 +346,12 @@ def main(argv=None) -> int:
                 folder = runs / name
                 given = [f"--{o}={getattr(a, o.replace('-', '_'))}" for o in EXECUTION_OPTIONS
                          if getattr(a, o.replace("-", "_")) is not None]
-                # numerics run on the CPU: the device and execution options are the trained claims'
-                device = ["--device", a.device, *given] if all_claims()[name].trains else []
+                # numerics run on the CPU: the device and execution options, and --yes (which confirms a long
+                # plan), are the trained claims'; reproduce refuses them for numerics
+                trains = all_claims()[name].trains
+                device = ["--device", a.device, *given] if trains else []
                 command = [sys.executable, "-m", "expressivity", "reproduce", name, "--scale", a.scale, *device,
-                           "--out", str(folder), "--yes", "--json"]
+                           "--out", str(folder), *(["--yes"] if trains else []), "--json"]
                 print(f"{name} ({a.scale}, {a.device}): up to {left / 60:.1f} min", flush=True)
                 t0 = time.monotonic()
                 resume = " ".join(["python -m expressivity", *command[3:-1]])
