@@ -171,7 +171,7 @@ def open_source(source, select: bool | dict = True) -> Source:
             _warn_grid_edges(path, records, rules)
         _warn_mixed_precision(path, records)
         if configs is not None:
-            from expressivity.experiments.sweep import unread_variation
+            from expressivity.mixer_switches import unread_variation
 
             try:
                 found = unread_variation(configs)

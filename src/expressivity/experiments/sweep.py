@@ -74,7 +74,7 @@ class Sweep:
             dup = next(c for c, i in zip(self.configs, ids) if ids.count(i) > 1)
             raise ExpressivityError(f"sweep {self.name!r} lists the same run more than once (seed {dup.seed}, "
                                     f"id {dup.id()}); remove the repeated grid values")
-        _refuse_unread_variation(self.configs, dicts, self.name)
+        _refuse_unread_variation(dicts, self.name)
         object.__setattr__(self, "select", parse_select(self.select, dicts[0]))
 
     def ids(self) -> list[str]:
@@ -104,41 +104,16 @@ class Sweep:
         return cls(tuple(RunConfig.from_dict(c) for c in d["configs"]), d.get("select") or {}, str(d.get("name", "sweep")))
 
 
-def _refuse_unread_variation(configs, dicts: list[dict], name: str) -> None:
+def _refuse_unread_variation(dicts: list[dict], name: str) -> None:
     """Refuse two runs that differ only in settings no layer of their model reads: a grid of
     ``model.heads`` over sepconv trained one model three times and ``results`` showed the three as
     rows of "heads" with equal losses, as if heads had no effect (an audit, 2026-11-28)."""
+    from expressivity.mixer_switches import unread_variation
+
     found = unread_variation(dicts)
     if found:
         raise ExpressivityError(f"sweep {name!r} has runs that {found}: they would train the same model twice; vary it "
                                 "only where a layer reads it")
-
-
-def unread_variation(dicts: list[dict]) -> str | None:
-    """``"differ only in model.heads, which no layer of mixer sepconv reads (seed 0: heads 1 and 2)"``
-    for the first two configurations (as :meth:`RunConfig.to_dict` gives them) that differ only in
-    settings their model does not read (:meth:`ModelConfig.unread_settings`), else ``None``."""
-    from expressivity.nn.config import ModelConfig
-
-    unread_of: dict[str, tuple] = {}   # per distinct model: a sweep has few
-    seen: dict[str, dict] = {}
-    for full in dicts:
-        model_key = canonical_json(full["model"])
-        if model_key not in unread_of:
-            model = ModelConfig.from_dict(full["model"])
-            unread_of[model_key] = (model.unread_settings(), ", ".join(dict.fromkeys(model.layer_mixers())))
-        unread, mixers = unread_of[model_key]
-        if not unread:
-            continue
-        key = canonical_json({**full, "model": {k: v for k, v in full["model"].items() if k not in unread}})
-        other = seen.setdefault(key, full)
-        if other is not full:
-            a, b = other["model"], full["model"]
-            differ = [k for k in unread if a.get(k) != b.get(k)]
-            values = ", ".join(f"{k} {a.get(k)} and {b.get(k)}" for k in differ)
-            return (f"differ only in {', '.join('model.' + k for k in differ)}, which no layer of mixer {mixers} reads "
-                    f"(seed {full['seed']}: {values})")
-    return None
 
 
 # ---- dotted paths (parse_select and get_path live in expressivity.experiments.select) ----------

@@ -162,9 +162,9 @@ class ModelConfig:
         head-based mixer, ``conv_kernel`` without sepconv, ``causal`` in a stack of feed-forward blocks
         only): two configurations that differ only in them train the same model. (The switches with a
         neutral value are refused by :meth:`validate` instead.)"""
-        read, mixers = switches_read(self.layer_mixers()), set(self.layer_mixers())
-        return tuple(name for name, reader in (("heads", "heads"), ("d_head", "d_head"), ("conv_kernel", "conv_kernel"))
-                     if reader not in read) + (("causal",) if mixers == {"none"} else ())
+        from expressivity.mixer_switches import unread_settings
+
+        return unread_settings(self.layer_mixers())
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -18,13 +18,14 @@ from expressivity.nn.layers import Linear, linear
 from expressivity.nn.mixers.base import (FUSED_SOFTMAX_FROM, Footprint, HeadMixer, Placed, agreed, keys_seen, set_param,
                                          softmax, to_numpy)
 from expressivity.nn.positional import Rotary, bias_parameter_count, make_relative_bias
+from expressivity.mixer_switches import MIXER_SWITCHES
 
 
 class Attention(HeadMixer):
     """Multi-head dot-product attention, no bias on K/V/O (optional query bias ``b_Q``)."""
 
     layer_kind = "attention"
-    switches = HeadMixer.switches | {"rotary", "normalization", "q_bias", "qk_scale"}
+    switches = MIXER_SWITCHES["attention"]
     holds_what = "heads with a dot product, or any heads under hardmax"
     # how softmax heads compute: "explicit" (the reference: scores, bias, mask, softmax, values)
     # or "sdpa" (torch's scaled_dot_product_attention with the bias as an additive mask: fused

@@ -49,6 +49,7 @@ import torch
 from expressivity.errors import NetworkError
 from expressivity.nn.layers import EnsembleModule
 from expressivity.nn.positional import bias_length_limited, simplest_bias
+from expressivity.mixer_switches import HEAD_SWITCHES
 
 # {mixer class: [(network layer index, layer), ...]}: every mixer layer of a network being loaded
 Placed = dict[type, list[tuple[int, object]]]
@@ -131,7 +132,7 @@ class HeadMixer(Mixer):
     """A mixer of ``cfg.heads`` heads, each with the position bias ``cfg.rpe`` (length-limited
     exactly when that bias is)."""
 
-    switches: ClassVar[frozenset[str]] = frozenset({"heads", "d_head", "rpe", "learnable_slopes"})
+    switches: ClassVar[frozenset[str]] = HEAD_SWITCHES
 
     @staticmethod
     def head_count(cfg) -> int:

@@ -16,13 +16,14 @@ from expressivity.network.layers import AttentionLayer, Head, LayerNorm
 from expressivity.nn.layers import Linear
 from expressivity.nn.mixers.base import Footprint, HeadMixer, Placed, agreed, keys_seen, set_param, softmax, to_numpy
 from expressivity.nn.positional import bias_parameter_count, make_relative_bias, offsets, spread_offsets
+from expressivity.mixer_switches import MIXER_SWITCHES
 
 
 class DPFree(HeadMixer):
     """RPE-only attention: an input-independent per-head kernel applied as an ``(n, n)`` product."""
 
     layer_kind = "attention"
-    switches = HeadMixer.switches | {"dpfree_normaliser"}
+    switches = MIXER_SWITCHES["dpfree"]
     holds_what = "DP-free heads only (W_Q, W_K of width 0) under softmax"
 
     def __init__(self, d: int, heads: int, d_head: int, causal: bool, bias: nn.Module | None, normaliser: str = "visible",

@@ -14,13 +14,14 @@ from expressivity.errors import NetworkError
 from expressivity.network.layers import LayerNorm, MixingHead, MixingLayer
 from expressivity.nn.layers import Linear
 from expressivity.nn.mixers.base import Footprint, Mixer, Placed, agreed, set_param, to_numpy
+from expressivity.mixer_switches import MIXER_SWITCHES
 
 
 class SepConv(Mixer):
     """Depth-wise convolution along the sequence (filter length ``k`` per channel), then ``W_O``."""
 
     layer_kind = "mixing"
-    switches = frozenset({"conv_kernel"})
+    switches = MIXER_SWITCHES["sepconv"]
     holds_what = "one convolution head on the residual itself (W_V = I)"
     weight_matrices = ("filters",)
 
