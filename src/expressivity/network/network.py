@@ -480,4 +480,3 @@ def weights_digest(net: Network) -> str:
 
     feed(net)
     return h.hexdigest()
-

@@ -137,4 +137,3 @@ def _distinct_permutations(n: int, wanted: int, rng) -> list[np.ndarray]:
             seen.add(tuple(p))
             perms.append(p)
     return perms
-

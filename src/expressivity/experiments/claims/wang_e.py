@@ -110,7 +110,7 @@ def claim1(ctx: ClaimContext) -> ClaimResult:
         for T in lags:
             errs = []
             for H in grid:
-                fit = chebyshev_kernel(rpe, T, H, eps, allow_zero_fit=True)   # too few heads: l1 error 1, a point of the search
+                fit = chebyshev_kernel(rpe, T, H, eps, allow_zero_fit=True)   # too few heads: l1 error 1, a search point
                 errs.append(fit.l1_error)
                 rows.append({"rpe": rpe, "lag": T, "heads": H, "eps": eps, "l1_error": fit.l1_error,
                              "max_abs_coefficient": fit.max_abs_coefficient})
