@@ -26,7 +26,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from expressivity.errors import ExpressivityError
-from expressivity.experiments.store import RECORDS, read_records
+from expressivity.experiments.store import RECORDS, precision_counts, read_records
 from expressivity.experiments.table import group_rows, select_groups, varying_settings
 from expressivity.statistics import t_quantile_975
 
@@ -202,13 +202,10 @@ def _warn_mixed_precision(path: Path, records: list[dict]) -> None:
     """Warn where the recorded runs were trained in more than one precision: a folder resumed with
     ``--precision bf16`` averaged fp32 and bf16 runs into one interval without a word, and bf16 moves
     held-out losses about as much as another seed does (an audit, 2026-11-28)."""
-    counts: dict[str, int] = {}
-    for r in records:
-        precision = str((r.get("execution") or {}).get("precision", "fp32"))   # records before the choice: fp32
-        counts[precision] = counts.get(precision, 0) + 1
+    counts = precision_counts(records)
     if len(counts) > 1:
         warnings.warn(f"the runs recorded in {path} were trained in {len(counts)} precisions "
-                      f"({', '.join(f'{k}: {v}' for k, v in sorted(counts.items()))}), averaged together here; a lower "
+                      f"({', '.join(f'{k}: {v}' for k, v in counts.items())}), averaged together here; a lower "
                       "precision moves held-out losses about as much as another seed: compare runs of one precision "
                       "(train the others again in it, in another folder)",
                       MixedPrecisionWarning, stacklevel=3)

@@ -207,3 +207,13 @@ def hold_workers_lock(folder: Path) -> int:
     fd = os.open(Path(folder) / WORKERS_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     fcntl.flock(fd, fcntl.LOCK_SH)
     return fd
+
+
+def precision_counts(records: list[dict]) -> dict[str, int]:
+    """How many of ``records`` were trained in each precision (records written before the choice
+    existed trained in fp32): more than one key means a table or verdict mixes arithmetics."""
+    counts: dict[str, int] = {}
+    for r in records:
+        precision = str((r.get("execution") or {}).get("precision", "fp32"))
+        counts[precision] = counts.get(precision, 0) + 1
+    return dict(sorted(counts.items()))

@@ -418,14 +418,13 @@ def _all_records(out: Path) -> list[dict]:
 def _precision_warning(out: Path) -> str | None:
     """A ``warning:`` line where the folder's runs were trained in several precisions (a folder resumed
     with another ``--precision`` judged fp32 and bf16 runs together without a word: an audit, 2026-11-28)."""
-    counts: dict[str, int] = {}
-    for r in _all_records(out):
-        precision = str((r.get("execution") or {}).get("precision", "fp32"))
-        counts[precision] = counts.get(precision, 0) + 1
+    from expressivity.experiments.store import precision_counts
+
+    counts = precision_counts(_all_records(out))
     if len(counts) < 2:
         return None
     return (f"warning: the verdict rests on runs trained in {len(counts)} precisions "
-            f"({', '.join(f'{k}: {v}' for k, v in sorted(counts.items()))}); a lower precision moves held-out losses "
+            f"({', '.join(f'{k}: {v}' for k, v in counts.items())}); a lower precision moves held-out losses "
             "about as much as another seed: train the claim in one precision (a new --out) before quoting it")
 
 
