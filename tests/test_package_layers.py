@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "expressivity"
 # layer except itself, nothing later. ``cli`` is on top and nothing imports it.
 LAYERS = (
     ("__init__", "errors", "statistics"),
-    ("records", "progress"),
+    ("records", "progress", "mixer_switches"),
     ("network", "manifest"),
     ("verify", "targets", "nn"),
     ("tasks", "constructions"),
