@@ -48,6 +48,8 @@ def test_kernel_command_reproduces_a_spec_value():
     (["build", "--memory", "dpfree-pointer", "--beta", "inf"], "does not take --beta"),
     (["build", "--memory", "dpfree-pointer", "--max-lag", "33"], "max-lag must be an integer in [1, 32]"),
     (["build", "--memory", "dpfree-pointer", "--max-lag", "8", "--length", "8"], "length must be an integer in [9,"),
+    # the reason of the lower end, named by its flags (it read "length must be an integer in [6, 512]": a review)
+    (["build", "--memory", "dpfree-boolean", "--lags", "2,5", "--length", "5"], "reach past the largest of --lags"),
     (["build", "--memory", "dpfree-boolean", "--lags", "2,2"], "distinct"),
     (["build", "--memory", "dpfree-boolean", "--lags", "1,2,3,4,5,6,7,8,9"], "at most 8 lags"),
     (["build", "--memory", "dpfree-boolean", "--max-lag", "3"], "does not take --max-lag"),

@@ -57,9 +57,9 @@ def _lag_layer(d: int, source: int, targets: list[tuple[int, int]], name: str) -
     return AttentionLayer(tuple(heads), normalization="hardmax", causal=True, name=name)
 
 
-def _check_int(name: str, value, low: int, high: int) -> None:
+def _check_int(name: str, value, low: int, high: int, why: str = "") -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ExpressivityError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+        raise ExpressivityError(f"{name} must be an integer in [{low}, {high}]{why}, got {value!r}")
 
 
 def build_dpfree_pointer(max_lag: int = 8, length: int = 32) -> tuple[Network, ConstructionReport]:
@@ -67,7 +67,7 @@ def build_dpfree_pointer(max_lag: int = 8, length: int = 32) -> tuple[Network, C
     onehot(p)]``, ``(batch, n, 2 + T)`` with tokens as rows), checked on sequences of ``length``."""
     t0 = time.perf_counter()
     _check_int("max-lag", max_lag, 1, MAX_LAG)
-    _check_int("length", length, max_lag + 1, 512)
+    _check_int("length", length, max_lag + 1, 512, " (the checked sequences reach past the largest pointer, --max-lag)")
     T = max_lag
     labels = ("v", "start", *(f"p[{j}]" for j in range(1, T + 1)), *(f"lag[{j}]" for j in range(1, T + 1)), "y")
     ix = {name: k for k, name in enumerate(labels)}
@@ -129,7 +129,7 @@ def build_dpfree_boolean(lags=(2, 5, 9), length: int = 16) -> tuple[Network, Con
     if max(lags) >= 512:   # the longest sequence checked is 512 tokens, which must reach past the largest lag
         raise ExpressivityError(f"the largest lag is {max(lags)}; lags must be below 512 (the longest sequence this "
                                 "construction is checked on)")
-    _check_int("length", length, max(lags) + 1, 512)
+    _check_int("length", length, max(lags) + 1, 512, " (the checked sequences reach past the largest of --lags)")
     M = len(lags)
     labels = ("x", *(f"arg[{m}]" for m in range(M)), "y")
     ix = {name: k for k, name in enumerate(labels)}
