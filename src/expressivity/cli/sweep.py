@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 import warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import click
@@ -134,9 +134,13 @@ def sweep_show(sweep_file, max_pack, as_json):
     from expressivity.experiments.table import varying_settings
 
     t0 = time.perf_counter()
-    sw = load_sweep(sweep_file)
-    packs = plan_packs(sw.configs, max_pack, dicts=sw.config_dicts())
-    varying = varying_settings(sw.config_dicts())
+    # a grid near the 100,000-run limit takes half a minute here to check and plan: say what is going on
+    waiting = err_console.status("checking the sweep's runs and planning its packs ...") if err_console.is_terminal \
+        else nullcontext()
+    with waiting:
+        sw = load_sweep(sweep_file)
+        packs = plan_packs(sw.configs, max_pack, dicts=sw.config_dicts())
+        varying = varying_settings(sw.config_dicts())
     out = {"name": sw.name, "sweep": sw.id(), "runs": len(sw.configs), "packs": len(packs),
            "pack_sizes": sorted({p.size for p in packs}), "select": sw.select_text(), "varying": varying,
            "steps": sum(c.train.steps for c in sw.configs), "seconds": time.perf_counter() - t0}
