@@ -115,6 +115,9 @@ def test_a_member_that_turns_non_finite_keeps_its_last_finite_weights_as_a_singl
     assert all(torch.isfinite(t).all() for t in tensors.values())
     alone = run(cfgs[1], tmp_path / "seed_1", resume=True)
     assert (alone.status, alone.steps, alone.history) == ("nan", 15, results[1].history)
+    # the group's checkpoint said only "done" while a member's state said "nan" (an earlier note, 2026-11-28)
+    group = read_checkpoint_config(tmp_path / "ensemble")
+    assert group["status"] == "done" and group["member_status"] == ["done", "nan"]
 
 
 def test_ctrl_c_checkpoints_an_ensemble_at_the_step_boundary(tmp_path, terminal_sigint):

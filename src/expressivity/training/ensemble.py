@@ -257,7 +257,9 @@ class EnsembleStepper:
         opt = self.optimizer
         save_checkpoint(self.ckpt, {"flat": opt.flat, "m1": opt.m1, "m2": opt.m2},
                         {"id": self.group_id, "members": self.ids, "step": step,
-                         "status": status, "execution": self.execution.record()}, st)
+                         # the group's status, and each member's (a group "done" with NaN members said only "done")
+                         "status": status, "member_status": list(members.status),
+                         "execution": self.execution.record()}, st)
         return True
 
     def finish(self, step: int, members: Members) -> None:
