@@ -485,6 +485,8 @@ def test_a_loss_interval_stops_at_zero(sweep_dir, tmp_path):
     rows = json.loads(out)["rows"]
     assert rows and all(r["ci_low"] is None or r["ci_low"] >= 0 for r in rows)
     assert any(r["ci_low"] == 0 for r in rows)
+    code, out, _ = run("results", folder, "--metric", "(TEST_LOSS)", "--json")   # the same column, as DuckDB reads it
+    assert all(r["ci_low"] is None or r["ci_low"] >= 0 for r in json.loads(out)["rows"])
     code, out, _ = run("results", folder, "--metric", "test_loss - 1", "--json")   # an expression is not clamped
     assert any(r["ci_low"] is not None and r["ci_low"] < -1 for r in json.loads(out)["rows"])
 

@@ -117,3 +117,5 @@ def test_a_kernel_fit_no_better_than_zero_is_said():
     assert "note: kernel l1 error 1 is no better than the zero kernel's" in out
     code, out, err = run("build", "--memory", "kernel", "--kernel", "exp")
     assert code == 0 and "no better than the zero kernel" not in out
+    code, out, err = run("build", "--memory", "kernel", "--kernel", "exp", "--rpe", "log", "--json")
+    assert code == 0 and json.loads(out)["note"].startswith("kernel l1 error 1 is no better than the zero kernel's")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import warnings
@@ -101,10 +102,15 @@ def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, p
                               "continue" if out.exists() else "error: interrupted before anything was recorded; nothing "
                               "was written", markup=False, soft_wrap=True)
             sys.exit(130)
-    # what shaped the runs, as the folder's run.json records it (the --json record said only sweep and file)
-    config = {"sweep": report.sweep, "file": str(sweep_file), "out": str(out), "backend": backend, "device": device,
-              "workers": report.workers, "threads": report.threads, "pack": max_pack, "execution": execution,
-              "memory_budget": memory_budget, "retry_failed": retry_failed}
+    # what shaped the runs, as the folder's run.json records them resolved (the --json record said only sweep and
+    # file; a first version copied what was typed, "pack": null where 16 applied: a review, 2026-11-28)
+    try:
+        ran = json.loads((out / "run.json").read_text())
+    except (OSError, ValueError):
+        ran = {}
+    config = {"sweep": report.sweep, "file": str(sweep_file), "out": str(out), "retry_failed": retry_failed,
+              **{k: ran.get(k) for k in ("backend", "device", "workers", "threads", "max_pack", "execution",
+                                         "memory_budget")}}
     summary = report.as_dict() | {"run": run_record("sweep run", config)}
     if as_json:
         emit_json(summary)

@@ -393,7 +393,8 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
     an audit, 2026-11-28), and cutting off values the mean cannot take keeps its coverage.
     """
     groups = default_group_by(src, length) if group_by is None else group_by
-    nonnegative = src.from_records and not log and metric.strip() in NONNEGATIVE_COLUMNS
+    # the column as DuckDB reads it: "(test_loss)", "TEST_LOSS" and a quoted name are the loss too (a review)
+    nonnegative = src.from_records and not log and re.sub(r'[\s()"]', "", metric).lower() in NONNEGATIVE_COLUMNS
     exprs = [path_sql(g) if src.from_records and g in src.settings else expr(g, src, "--group-by") for g in groups]
     m = expr(metric, src, "--metric")
     finite = f"isfinite(({m})::DOUBLE)"  # inf and NaN (e.g. a metric expression 1/0) count as missing

@@ -56,8 +56,9 @@ class Network:
             before domains were recorded get one derived by the loader where it can).
         claimed_weights: the digest (:func:`weights_digest`) of the weights the claim (``valid_lengths``,
             ``input_domain``) was made for; set on creation, not stored. ``dataclasses.replace`` copies it,
-            so a copy with other weights but the old claim carries no claim (:attr:`no_claim` says why);
-            give ``claimed_weights=None`` with the new weights to claim the same for them.
+            so a copy with other weights but the old claim carries no claim (:attr:`no_claim` says why,
+            also once saved and loaded); give ``claimed_weights=None`` with the new weights, in the copy
+            from the original, to claim the same for them.
     """
 
     layers: tuple[Layer, ...]
@@ -127,9 +128,9 @@ class Network:
             object.__setattr__(self, "claimed_weights", None)
             return
         digest = weights_digest(self)
-        lost = self.metadata.get("no_claim") == WEIGHTS_CHANGED
-        if lost and (self.claimed_weights is None or self.claimed_weights == digest):
-            # claimed again for these weights (claimed_weights=None), or the claimed weights put back
+        if self.metadata.get("no_claim") == WEIGHTS_CHANGED and self.claimed_weights == digest:
+            # the claimed weights put back. (Not claimed_weights=None: a network read from its folder comes
+            # with None, and a saved copy that had lost its claim got it back so: a review, 2026-11-28.)
             object.__setattr__(self, "metadata", {k: v for k, v in self.metadata.items() if k != "no_claim"})
         elif self.claimed_weights is not None and self.claimed_weights != digest:
             if "no_claim" not in self.metadata:

@@ -240,10 +240,13 @@ def chain_target(values: np.ndarray, pointers: np.ndarray, depth: int) -> np.nda
     return np.take_along_axis(values, pos, axis=1)
 
 
-# Seconds of the exact check per sequence, layer and score (length^2), measured on the 2-core AMD EPYC where
-# it was written (2026-11-28): 2.0-6.0 us (the larger for deep chains, whose rationals grow); the estimate takes
-# the larger. depth 8, T 64 at 512 tokens ran past 5 minutes with nothing printed (about 40 by this estimate).
-EXACT_SECONDS_PER_SCORE = 6e-6
+# Seconds of the exact check per sequence and layer: a * length^2 (the scores) + b * length * width (the
+# products), fitted on the 2-core AMD EPYC where it was written (2026-11-28) to ten sizes from 6 s to 175 s
+# (a = 1.17e-6, b = 1.24e-6, every size within 1.5x of its time) and taken 1.5x larger, so that it errs long.
+# depth 8, T 64 at 512 tokens ran past 5 minutes with nothing printed (about 27 by this estimate); a first
+# estimate by length^2 alone was 4x short at 32 tokens of that width (a review).
+EXACT_SECONDS_PER_SCORE = 1.8e-6
+EXACT_SECONDS_PER_PRODUCT = 1.9e-6
 CHECK_BUDGET_S = 300
 
 
@@ -251,7 +254,8 @@ def exact_check_seconds(net: Network, report: ConstructionReport) -> float:
     """About how long :func:`check_adaptive_memory` takes in exact arithmetic (hardmax) here."""
     c = report.constants
     sequences = len(every_pointer_inputs(c["max_lag"], 2, c["depth"])[0])   # the count does not depend on the length
-    return EXACT_SECONDS_PER_SCORE * sequences * len(net.layers) * c["length"] ** 2
+    n = c["length"]
+    return sequences * len(net.layers) * (EXACT_SECONDS_PER_SCORE * n * n + EXACT_SECONDS_PER_PRODUCT * n * net.d)
 
 
 def check_adaptive_memory(net: Network, report: ConstructionReport, seed: int = 0, progress: bool = False,
@@ -267,9 +271,9 @@ def check_adaptive_memory(net: Network, report: ConstructionReport, seed: int = 
     hard = math.isinf(c["beta"])
     if hard and budget_s is not None and (seconds := exact_check_seconds(net, report)) > budget_s:
         raise ExpressivityError(f"the exact check of every pointer at every position takes about {seconds / 60:,.0f} "
-                                f"minutes here ({len(net.layers)} layers x {c['length']}^2 scores a sequence), over the "
-                                f"budget of {budget_s / 60:g} minutes; use a smaller --length, --depth or --max-lag, or a "
-                                "finite --beta (checked in float64)")
+                                f"minutes here ({len(net.layers)} layers of width {net.d} x {c['length']}^2 scores a "
+                                f"sequence), over the budget of {budget_s / 60:g} minutes; use a smaller --length, "
+                                "--depth or --max-lag, or a finite --beta (checked in float64)")
     values, pointers = every_pointer_inputs(c["max_lag"], c["length"], c["depth"], seed)
     want = chain_target(values, pointers, c["depth"])
     X = features(values, pointers, c["max_lag"])
