@@ -503,3 +503,14 @@ def test_a_folder_varying_a_setting_no_layer_reads_is_warned(tmp_path, monkeypat
     monkeypatch.undo()
     code, _, err = run("results", tmp_path / "old", "--json")
     assert code == 0 and "differ only in model.heads, which no layer of mixer sepconv reads" in err
+
+
+def test_results_group_a_sweep_over_eval_lengths(tmp_path):
+    """A grid over eval_lengths made it a varying setting the rows lacked: results failed with DuckDB's "Binder
+    Error" (a review, 2026-11-28)."""
+    base = {**BASE, "train": {**BASE["train"], "steps": 2}, "model": {**BASE["model"], "max_len": 8}}
+    run_sweep(sweep_from_spec(grid_spec({"eval_lengths": [[6], [8]], "seed": [0]}, base=base)), tmp_path / "s",
+              workers=1)
+    code, out, err = run("results", tmp_path / "s", "--metric", "test_loss", "--json")
+    assert code == 0, err
+    assert sorted(r["eval_lengths"] for r in json.loads(out)["rows"]) == ["6", "8"]

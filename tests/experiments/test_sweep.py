@@ -224,3 +224,10 @@ def test_a_setting_some_mixers_of_a_sweep_read_may_sit_in_its_base():
     assert len(sweep.configs) == 4
     sweep = sweep_from_spec(grid_spec({"model.mixer": ["attention"], "model.heads": [1, 2], "seed": [0]}))
     assert sorted(c.model.heads for c in sweep.configs) == [1, 2]
+
+
+def test_runs_that_differ_only_in_how_a_number_is_written_are_one_run():
+    """grad_clip 1 and 1.0 gave two ids for one run: both trained, and results counted the seed twice (n=2, sd 0) in
+    one group (a review, 2026-11-28)."""
+    with pytest.raises(ExpressivityError, match=r"differ only in how train.grad_clip is written \(1 and 1.0; seed 0\)"):
+        sweep_from_spec(grid_spec({"train.grad_clip": [1, 1.0], "seed": [0]}))

@@ -178,9 +178,8 @@ def open_source(source, select: bool | dict = True) -> Source:
             except (ExpressivityError, KeyError, TypeError, AttributeError):   # an old or odd sweep.json
                 found = None
             if found:   # a folder made before sweeps refused it: its rows of that setting are one model
-                warnings.warn(f"runs of the sweep in {path} {found}: they are the same model, so rows that differ "
-                              "only in it show one model's spread, not the setting's effect", IncompleteSweepWarning,
-                              stacklevel=2)
+                warnings.warn(f"runs of the sweep in {path} {found} (rows that differ only in it show one "
+                              "model twice, not the setting's effect)", IncompleteSweepWarning, stacklevel=2)
         if path.is_dir() and select is True:
             _warn_select_not_recorded(path, rules)
         _load_rows(con, rows)

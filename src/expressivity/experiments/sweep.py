@@ -112,8 +112,7 @@ def _refuse_unread_variation(dicts: list[dict], name: str) -> None:
 
     found = unread_variation(dicts)
     if found:
-        raise ExpressivityError(f"sweep {name!r} has runs that {found}: they would train the same model twice; vary it "
-                                "only where a layer reads it")
+        raise ExpressivityError(f"sweep {name!r} has runs that {found}")
 
 
 # ---- dotted paths (parse_select and get_path live in expressivity.experiments.select) ----------

@@ -198,7 +198,10 @@ def group_rows(groups: list[Group]) -> list[dict]:
     for g in groups:
         r = g.record if g.record is not None else {"id": g.run_id, "config": g.config, "status": "incomplete"}
         cfg = g.config
+        # eval_lengths too: a grid over it is a varying setting, and results grouped by a column the rows lacked
+        # (DuckDB's Binder Error: a review, 2026-11-28)
         base = {"id": r["id"], "status": r.get("status"), "reason": r.get("reason"), "seed": cfg.get("seed"),
+                "eval_lengths": _flat_lists(cfg.get("eval_lengths") or []),
                 "task": _flat_lists(cfg.get("task")), "model": _flat_lists(cfg.get("model")),
                 "train": _flat_lists(cfg.get("train")), "train_length": train_length(r),
                 "steps": r.get("steps"), "seconds": _number(r.get("seconds")), "params": r.get("params"),
