@@ -19,7 +19,7 @@ MIXER_SWITCHES: dict[str, frozenset[str]] = {
     "none": frozenset(),   # a block with a feed-forward layer only
 }
 # settings with a default that only some mixers read: a configuration cannot say "off" for them
-DEFAULTED = (("heads", "heads"), ("d_head", "d_head"), ("conv_kernel", "conv_kernel"))
+DEFAULTED = ("heads", "d_head", "conv_kernel")
 
 
 def unread_settings(layer_mixers) -> tuple[str, ...]:
@@ -27,7 +27,7 @@ def unread_settings(layer_mixers) -> tuple[str, ...]:
     (``heads`` and ``d_head`` without a head-based mixer, ``conv_kernel`` without sepconv), and
     ``causal`` in a stack of feed-forward blocks only."""
     read = frozenset().union(*(MIXER_SWITCHES.get(m, frozenset()) for m in layer_mixers))
-    return tuple(name for name, reader in DEFAULTED if reader not in read) + (
+    return tuple(name for name in DEFAULTED if name not in read) + (
         ("causal",) if set(layer_mixers) == {"none"} else ())
 
 
