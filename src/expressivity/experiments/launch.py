@@ -125,13 +125,11 @@ def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None 
         raise ExpressivityError("--workers does not apply to a Ray cluster (its CPUs decide how many packs run at "
                                 "once); drop it, or leave out --ray-address for a private Ray of that many workers")
     workers, threads = resolve_workers(backend, device, workers, threads)
-    if backend == "local" or device == "cpu":
-        from expressivity.training.execution import Execution
-
-        # bad choices refused before any folder is made (on Ray where the device is known: the CPU)
-        Execution.choose(device, **(execution or {}))
     from expressivity.training.execution import Execution
 
+    if backend == "local" or device == "cpu":
+        # bad choices refused before any folder is made (on Ray where the device is known: the CPU)
+        Execution.choose(device, **(execution or {}))
     Execution.refuse_unread(sweep.configs, execution)
     # the packs depend on the sweep and the device asked for, not on the backend, so a folder resumes across
     # backends from its packs' checkpoints (Ray's "auto" packs as the CPU does)
@@ -348,7 +346,7 @@ def _check_same_sweep(out: Path, sweep: Sweep) -> None:
     if missing:
         raise ExpressivityError(f"{out} holds another sweep ({len(missing)} of its runs are not in this one); "
                                 "use a new --out folder, or a sweep that only adds runs")
-    from expressivity.experiments.select import parse_select
+    from expressivity.experiments.select import parse_select, select_text
 
     try:
         old_select = parse_select(old.get("select") or {}, old["configs"][0])
@@ -358,7 +356,7 @@ def _check_same_sweep(out: Path, sweep: Sweep) -> None:
         # a rule changes what results report from the same runs; it was rewritten silently, the old one kept
         # nowhere (an audit, 2026-11-28)
         def text(rules):
-            return ", ".join(f"{k}: {d} {c}" for k, (d, c) in sorted(rules.items())) or "none"
+            return ", ".join(f"{k}: {v}" for k, v in select_text(rules).items()) or "none"
 
         raise ExpressivityError(f"{out} was run selecting {text(old_select)}; this sweep selects {text(sweep.select)}: "
                                 "a selection rule decides what its results report, so it is not replaced; keep the "

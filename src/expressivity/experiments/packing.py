@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from expressivity.errors import BudgetError
 from expressivity.training import RunConfig
 from expressivity.training.budget import Budget, check_run_budget, estimate_run
-from expressivity.training.ensemble import _pack_key, group_id, pack_key
+from expressivity.training.ensemble import group_id, pack_key, pack_key_of_dict
 
 DEFAULT_MAX_PACK = 16      # on the CPU
 FORMER_GUARD = 4 * 2**30   # bytes: the fixed budget the CPU packs are still split by
@@ -64,7 +64,7 @@ def plan_packs(configs, max_pack: int | None = DEFAULT_MAX_PACK, *, device: str 
         raise ValueError(f"max_pack must be a positive integer, got {max_pack!r}")
     groups: dict[str, list[RunConfig]] = {}
     for k, c in enumerate(configs):
-        groups.setdefault(pack_key(c) if dicts is None else _pack_key(dicts[k]), []).append(c)
+        groups.setdefault(pack_key(c) if dicts is None else pack_key_of_dict(dicts[k]), []).append(c)
     packs = []
     for members in groups.values():
         task = members[0].build_task()

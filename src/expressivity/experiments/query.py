@@ -217,7 +217,9 @@ def _warn_select_not_recorded(path: Path, rules: dict) -> None:
         recorded = json.loads((path / "run.json").read_text())["config"]["select"]
     except (OSError, ValueError, KeyError, TypeError):
         return
-    now = {k: f"{d} {c}" for k, (d, c) in sorted(rules.items())}
+    from expressivity.experiments.select import select_text
+
+    now = select_text(rules)
     if isinstance(recorded, dict) and recorded != now:
         warnings.warn(f"{path / 'sweep.json'} selects {now or 'nothing'}, but {path / 'run.json'} recorded "
                       f"{recorded or 'nothing'} when the runs were trained; the table uses sweep.json's (restore "

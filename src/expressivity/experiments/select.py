@@ -37,6 +37,11 @@ def parse_select(select, example: dict) -> dict[str, tuple[str, str]]:
     return out
 
 
+def select_text(rules: dict) -> dict[str, str]:
+    """:func:`parse_select`'s rules as the text they were written in, sorted: ``{"train.lr": "min val_loss"}``."""
+    return {k: f"{d} {c}" for k, (d, c) in sorted(rules.items())}
+
+
 # ---- dotted paths ------------------------------------------------------------------------------
 def get_path(d: dict, path: str):
     """``d["model"]["heads"]`` for ``"model.heads"``, or a one-line error naming the path."""

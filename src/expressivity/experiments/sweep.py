@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from expressivity.errors import ExpressivityError, require_path
-from expressivity.experiments.select import SELECT_COLUMNS, get_path, parse_select  # noqa: F401  (re-exported)
+from expressivity.experiments.select import SELECT_COLUMNS, get_path, parse_select, select_text  # noqa: F401  (re-exported)
 from expressivity.records import canonical_json, content_hash
 from expressivity.training import RunConfig
 
@@ -91,7 +91,7 @@ class Sweep:
         return content_hash({"ids": sorted(self.ids()), "select": self.select_text()})
 
     def select_text(self) -> dict:
-        return {k: f"{d} {c}" for k, (d, c) in sorted(self.select.items())}
+        return select_text(self.select)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "select": self.select_text(), "configs": self.config_dicts()}

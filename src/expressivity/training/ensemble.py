@@ -68,10 +68,11 @@ from expressivity.training.trainer import (RunResult, check_run_folder, eval_bat
 
 def pack_key(config: RunConfig) -> str:
     """Equal for configurations that may share an ensemble: everything but ``seed`` and ``train.lr`` equal."""
-    return _pack_key(config.to_dict())
+    return pack_key_of_dict(config.to_dict())
 
 
-def _pack_key(d: dict) -> str:
+def pack_key_of_dict(d: dict) -> str:
+    """:func:`pack_key` of a configuration's ``to_dict()`` (where it is already made)."""
     return canonical_json({**d, "seed": 0, "train": {**d["train"], "lr": 0}})
 
 
@@ -81,7 +82,7 @@ def check_packable(configs: list[RunConfig]) -> list[str]:
     if not configs:
         raise ExpressivityError("an ensemble needs at least one run")
     dicts = [c.to_dict() for c in configs]   # once each: pack key and id from the same dict
-    if len({_pack_key(d) for d in dicts}) > 1:
+    if len({pack_key_of_dict(d) for d in dicts}) > 1:
         raise ExpressivityError("ensemble members may differ only in seed and lr; run the others separately")
     ids = [content_hash(d) for d in dicts]
     if len(set(ids)) != len(ids):
