@@ -82,3 +82,17 @@ def test_the_report_counts_the_distinct_permutations_it_tried():
     assert report.permutations_per_sample == 3
     one = get_circuit("sum").build(1)[0]
     assert check_equivariance(one, embed(one, np.ones((2, 1))), permutations=8).permutations_per_sample == 0
+
+
+def test_a_number_of_permutations_past_any_check_is_refused():
+    """Each permutation is a pass over every input and all n! - 1 are listed where no more are asked for:
+    permutations=10**9 at 12 tokens would list 479M (a reread, 2026-11-28)."""
+    import pytest
+
+    from expressivity.errors import ExpressivityError
+
+    net = get_circuit("sum").build(3)[0]
+    X = embed(net, np.ones((1, 3)))
+    for bad in (0, 10**9, 2.5, True):
+        with pytest.raises(ExpressivityError, match="permutations must be an integer"):
+            check_equivariance(net, X, permutations=bad)

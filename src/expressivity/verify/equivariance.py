@@ -61,6 +61,9 @@ def _evaluate_in_chunks(network: Network, inputs: np.ndarray, dtype: str) -> np.
                            for i in range(0, samples, per_chunk)])
 
 
+MAX_PERMUTATIONS = 10_000   # permutations per sample (the CLI allows 1,000)
+
+
 def check_equivariance(
     network: Network,
     inputs: np.ndarray,
@@ -82,6 +85,9 @@ def check_equivariance(
         tolerance: allowed deviation for float evaluators; default ``1e-9`` x output scale
             (``1e-4`` x for float32).
     """
+    if isinstance(permutations, bool) or not isinstance(permutations, int) or not 1 <= permutations <= MAX_PERMUTATIONS:
+        # each one is a pass over every input, and at most n! - 1 distinct ones are listed up front
+        raise ExpressivityError(f"permutations must be an integer in [1, {MAX_PERMUTATIONS:,}], got {permutations!r}")
     inputs = np.asarray(inputs) if dtype == "exact" else np.asarray(inputs, dtype=np.float64)
     if inputs.ndim != 3:
         raise ExpressivityError(f"inputs must be (samples, n, d), got shape {inputs.shape}")
