@@ -37,3 +37,17 @@ def progress_bar(label: str, total: int | None = None, completed: int = 0,
             bar.update(task, **kwargs)
 
         yield update
+
+
+def in_chunks(fn: Callable, items, chunk: int, label: str, enabled: bool = True):
+    """``fn`` over ``items`` (an array, rows first) ``chunk`` rows at a time, the results concatenated
+    along rows, with a bar of rows done (:func:`progress_bar`): a long check that says how far it is."""
+    import numpy as np
+
+    outs = []
+    with progress_bar(label, total=len(items), enabled=enabled) as update:
+        for i in range(0, len(items), chunk):
+            outs.append(fn(items[i:i + chunk]))
+            if update:
+                update(advance=len(outs[-1]))
+    return np.concatenate(outs)

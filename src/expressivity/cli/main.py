@@ -38,7 +38,7 @@ class _CtrlC:
 INT_DIGITS_PRINTED = 40_000   # digits of an int the CLI prints (it stays quick to print at that size)
 
 # what torch's CPU and CUDA allocators say when an allocation fails
-_ALLOCATOR_FAILED = re.compile(r"can't allocate memory|CUDA out of memory|out of memory", re.I)
+_ALLOCATOR_FAILED = re.compile(r"can't allocate memory|out of memory", re.I)
 
 
 def _out_of_memory(exc: BaseException) -> None:

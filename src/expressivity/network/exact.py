@@ -98,8 +98,11 @@ def forward_exact(network: Network, X, *, return_residuals: bool = False, allow_
     chunk = exact_chunk(network, batch.shape[1])
     starts = range(0, len(batch), chunk) or [0]   # an empty batch still runs once, for its shape
     parts = [run(network, batch[i:i + chunk], return_residuals) for i in starts]
-    out = np.concatenate([o for o, _ in parts])
-    residuals = [np.concatenate(r) for r in zip(*(res for _, res in parts))]
+    if len(parts) == 1:   # the common case: nothing to join
+        out, residuals = parts[0]
+    else:
+        out = np.concatenate([o for o, _ in parts])
+        residuals = [np.concatenate(r) for r in zip(*(res for _, res in parts))]
     if single:
         out, residuals = out[0], [r[0] for r in residuals]
     return (out, residuals) if return_residuals else out

@@ -236,7 +236,7 @@ class FreeBias(RelativeBias):
         """Tabulate a relative network bias (a function of ``i - j``) at offsets ``|r| < max_len`` (``None``: zeros)."""
         B = np.zeros((self.max_len, self.max_len)) if bias is None else np.asarray(bias.matrix(self.max_len), dtype=np.float64)
         by_offset = np.concatenate([B[0, :0:-1], B[:, 0]])   # offsets -(L-1) .. L-1
-        self.table[h] = torch.tensor(np.asarray(by_offset, dtype=np.float64), dtype=self.table.dtype)
+        self.table[h] = torch.tensor(by_offset, dtype=self.table.dtype)
 
 
 class MatrixBias(EnsembleModule):
@@ -266,7 +266,7 @@ class MatrixBias(EnsembleModule):
     def load(self, h: int, bias) -> None:
         """Any network bias, as its ``(max_len, max_len)`` matrix (``None``: zeros)."""
         B = np.zeros((self.max_len, self.max_len)) if bias is None else np.asarray(bias.matrix(self.max_len), dtype=np.float64)
-        self.table[h] = torch.tensor(np.asarray(B, dtype=np.float64), dtype=self.table.dtype)
+        self.table[h] = torch.tensor(B, dtype=self.table.dtype)
 
 
 # name -> bias type (None: no bias); each type builds itself with ``from_config(cfg, beta_min)``

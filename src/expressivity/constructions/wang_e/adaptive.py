@@ -264,7 +264,7 @@ def check_adaptive_memory(net: Network, report: ConstructionReport, seed: int = 
 
     The exact check is estimated first (:func:`exact_check_seconds`) and refused above ``budget_s``
     (``None``: no limit); ``progress`` shows a bar on a terminal's stderr."""
-    from expressivity.progress import progress_bar
+    from expressivity.progress import in_chunks
 
     t0 = time.perf_counter()
     c = report.constants
@@ -278,14 +278,8 @@ def check_adaptive_memory(net: Network, report: ConstructionReport, seed: int = 
     want = chain_target(values, pointers, c["depth"])
     X = features(values, pointers, c["max_lag"])
     evaluate = forward_exact if hard else forward
-    outs = []
-    with progress_bar(f"checking {len(X)} sequences of {c['length']} tokens{' exactly' if hard else ''}", total=len(X),
-                      enabled=progress) as update:
-        for i in range(0, len(X), 4):   # a few sequences at a time, so the bar moves
-            outs.append(evaluate(net, X[i:i + 4])[..., 0])
-            if update:
-                update(advance=len(outs[-1]))
-    out = np.concatenate(outs)
+    out = in_chunks(lambda rows: evaluate(net, rows)[..., 0], X, 4,   # a few sequences at a time, so the bar moves
+                    f"checking {len(X)} sequences of {c['length']} tokens{' exactly' if hard else ''}", progress)
     if hard:
         diffs = np.vectorize(lambda a, b: abs(a - Fraction(b)), otypes=[object])(out, want)
         failures = int(sum(v != 0 for v in diffs.flat))

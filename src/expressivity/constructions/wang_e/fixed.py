@@ -203,7 +203,7 @@ def check_fixed_memory(net: Network, report: ConstructionReport, length: int | N
                        seed: int = 0, progress: bool = False) -> ConstructionReport:
     """Stage 4: the sup error over random (``U[-1, 1]``) and adversarial sequences, every position
     (``progress``: a bar on a terminal's stderr; at 4,096 tokens this takes minutes)."""
-    from expressivity.progress import progress_bar
+    from expressivity.progress import in_chunks
 
     t0 = time.perf_counter()
     c = report.constants
@@ -214,13 +214,8 @@ def check_fixed_memory(net: Network, report: ConstructionReport, length: int | N
     # A few sequences at a time: every head holds (length x length) scores per sequence.
     heads = max(head_count(net.layers), 1)
     chunk = max(1, 2 ** 25 // (heads * length * length))
-    outs = []
-    with progress_bar(f"checking {len(x)} sequences of {length} tokens", total=len(x), enabled=progress) as update:
-        for i in range(0, len(x), chunk):
-            outs.append(forward(net, x[i:i + chunk, :, None])[..., 0])
-            if update:
-                update(advance=len(outs[-1]))
-    out = np.concatenate(outs)
+    out = in_chunks(lambda rows: forward(net, rows[:, :, None])[..., 0], x, chunk,
+                    f"checking {len(x)} sequences of {length} tokens", progress)
     errors = np.abs(out - target(readout, x, lags))
     bound = report.bounds["sup_error"]
     sup = float(errors.max())

@@ -281,17 +281,13 @@ def chebyshev_kernel(rpe: str, lag: int, heads: int, eps: float, cutoff: int | N
         raise ExpressivityError("the chebyshev construction needs a lag of at least 1 (at lag 0 its bump has no "
                                 "width); use --construction interpolation for lag 0")
     u_of, _, g = _variable(rpe, eps)
-    u_T = float(u_of(lag))
-    if not float(g(lag)) * u_T > 0:   # the bump's height 1/(g(T) u_T) is beyond float64
-        raise ExpressivityError(f"at lag {lag} with eps {eps:g}, u_T = {u_T:.3g} and g(T) = {float(g(lag)):.3g}: the "
+    u_T, g_T = float(u_of(lag)), float(g(lag))
+    height = 1.0 / (g_T * u_T) if g_T * u_T > 0 else math.inf   # 1 / 5e-324 is inf too: one refusal for both
+    if not math.isfinite(height):
+        raise ExpressivityError(f"at lag {lag} with eps {eps:g}, u_T = {u_T:.3g} and g(T) = {g_T:.3g}: the "
                                 "bump's height 1/(g(T) u_T) is beyond float64 (the chebyshev construction works in "
                                 "float64); use a smaller lag or eps, or --rpe log")
-    height = 1.0 / (float(g(lag)) * u_T)
-    if not math.isfinite(height):
-        raise ExpressivityError(f"at lag {lag} with eps {eps:g} the bump's height 1/(g(T) u_T) overflows float64; "
-                                "use a smaller lag or eps, or --rpe log")
-    neighbours = [float(u_of(lag + 1))] + ([float(u_of(lag - 1))] if lag > 0 else [1.0])
-    width = min(abs(v - u_T) for v in neighbours)
+    width = min(abs(float(u_of(lag + 1)) - u_T), abs(float(u_of(lag - 1)) - u_T))   # lag >= 1 here
     if not allow_zero_fit:
         _check_resolved(rpe, lag, heads, eps, u_T, width)
     if cutoff is None:
