@@ -65,10 +65,13 @@ def _masks(bias) -> bool:
     if bias is None:
         return False
     if bias.kind == "matrix":
-        return any(isinstance(v, float) and v == -math.inf for v in np.asarray(bias.values, dtype=object).flat)
+        values = np.asarray(bias.values)
+        if values.dtype != object:   # a float matrix: one vectorised test, not a Python loop over n^2 entries
+            return bool(np.isneginf(values).any())
+        return any(isinstance(v, float) and v == -math.inf for v in values.flat)
     if bias.kind == "relative":
         values = [v for _, v in bias.table] + [bias.default, bias.default_negative]
-        return any(v is not None and float(v) == -math.inf for v in values)
+        return any(v is not None and v == -math.inf for v in values)   # a huge int compares without float()
     return False
 
 
