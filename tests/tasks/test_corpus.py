@@ -2,6 +2,7 @@
 
 import hashlib
 import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -100,10 +101,19 @@ def test_empty_or_lopsided_slices_and_missing_folders_are_refused(tmp_path):
         load_corpus("", 7)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads unreadable files")
-def test_an_unreadable_file_is_named(tmp_path):
+def test_an_unreadable_file_is_named(tmp_path, monkeypatch):
     names = _three_split_names()
     _tree(tmp_path, {n: b"x\n" for v in names.values() for n in v})
-    (tmp_path / names["train"][0]).chmod(0)
-    with pytest.raises(ExpressivityError, match="cannot be read"):
+    unreadable = tmp_path / names["train"][0]
+    if os.geteuid() != 0:
+        unreadable.chmod(0)
+    else:   # root reads a mode-0 file: make that one file's read fail as it would for anyone else
+        read_bytes = Path.read_bytes
+
+        def refuse(self):
+            if self == unreadable:
+                raise PermissionError(13, "Permission denied", str(self))
+            return read_bytes(self)
+        monkeypatch.setattr(Path, "read_bytes", refuse)
+    with pytest.raises(ExpressivityError, match=f"{names['train'][0]} cannot be read \\(Permission denied\\)"):
         load_corpus(tmp_path)
