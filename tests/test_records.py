@@ -258,3 +258,33 @@ def test_a_folder_that_cannot_be_locked_is_used_unguarded_not_refused(tmp_path, 
     monkeypatch.setattr(fcntl, "flock", no_locks)
     with folder_in_use(tmp_path, "train run") as held:
         assert held.fd is None
+
+
+def _write_many(path, label, times):
+    from expressivity.records import write_json
+
+    for i in range(times):
+        write_json(path, {"writer": label, "i": i, "pad": [label] * 20_000})
+
+
+def test_two_processes_writing_one_file_never_leave_half_of_it(tmp_path):
+    # a fixed temporary name ("NAME.tmp") let one writer rename the other's half-written file into place and the
+    # other's rename then fail: a reader saw empty or cut files (a fresh audit, 2026-11-28)
+    import multiprocessing
+
+    path = tmp_path / "verdict.json"
+    write_json(path, {"writer": "first", "i": -1})
+    context = multiprocessing.get_context("fork")
+    writers = [context.Process(target=_write_many, args=(path, label, 150)) for label in ("a", "b")]
+    for w in writers:
+        w.start()
+    seen = set()
+    while any(w.is_alive() for w in writers):
+        seen.add(json.loads(path.read_text())["writer"])   # every read is one whole file
+    for w in writers:
+        w.join()
+    assert [w.exitcode for w in writers] == [0, 0]   # neither writer's rename failed
+    final = json.loads(path.read_text())
+    assert final["i"] == 149 and final["pad"] == [final["writer"]] * 20_000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["verdict.json"]   # no temporary file left
+    assert seen & {"a", "b"}

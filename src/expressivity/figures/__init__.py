@@ -56,9 +56,11 @@ def save(fig, path, dpi: int = 120, software: str | None = None):
     path = Path(path)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    # written beside it and renamed into place: a write cut short (a full disk) leaves the old figure, not half
-    # of a new one
-    partial = path.with_name(f".{path.name}.partial")
+    # written beside it under this writer's own name and renamed into place: a write cut short (a full disk)
+    # leaves the old figure, not half of a new one, and two writers of one figure never swap each other's halves
+    from expressivity.records import private_sibling
+
+    partial = private_sibling(path, ".partial")
     try:
         fig.savefig(partial, dpi=dpi, format=(path.suffix[1:] or "png").lower(),
                     metadata={"Software": software} if software else None)

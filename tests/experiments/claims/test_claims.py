@@ -490,3 +490,17 @@ def test_a_claim_folder_of_several_precisions_is_warned_in_its_verdicts_notes(tm
             writer.append({"id": c.id(), "config": c.to_dict(), "status": "done", "execution": {"precision": precision}})
     line = _precision_warning(tmp_path / "claim")
     assert line.startswith("warning: the verdict rests on runs trained in 2 precisions (bf16: 1, fp32: 2)")
+
+
+def test_a_folder_is_reproduced_by_one_process_at_a_time(tmp_path):
+    # two reproduce on one folder wrote one verdict, table and figure at once, both exit 0 (a fresh audit,
+    # 2026-11-28): the second is refused before it writes anything
+    from expressivity.records import folder_in_use
+
+    out = tmp_path / "claim"
+    out.mkdir()
+    with folder_in_use(out, "reproduce wang-e-2"):   # another process's hold: a separate open of the folder
+        with pytest.raises(ExpressivityError, match="in use by another reproduce wang-e-2"):
+            reproduce("wang-e-2", out, "quick")
+    assert list(out.iterdir()) == []
+    assert reproduce("wang-e-2", out, "quick").verdict == "reproduced"   # released: the folder is usable

@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Callable
 
 from expressivity.errors import ExpressivityError
-from expressivity.records import check_output_dir, hardware, jsonable, run_record, write_json, write_text
+from expressivity.records import (check_output_dir, folder_in_use, hardware, jsonable, run_record, write_json,
+                                  write_text)
 
 VERDICTS = ("reproduced", "not reproduced", "refuted", "undecided")
 UNDECIDED_REASONS = ("out of regime", "underpowered", "lr on grid edge")
@@ -308,7 +309,7 @@ def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = N
     run keeps it, and a changed criterion is refused unless ``amend`` gives the reason, which
     appends a dated amendment. ``quick=True`` is the old spelling of ``scale="quick"``
     (``quick=False``: ``"full"``)."""
-    from expressivity.experiments.claims import criterion, grids
+    from expressivity.experiments.claims import criterion
 
     if quick is not None:
         scale = "quick" if quick else "full"
@@ -322,6 +323,18 @@ def reproduce(name: str, out: Path, scale: str = "quick", quick: bool | None = N
     check_same_run(out, name, scale)
     criterion.check(out, claim, scale, amend)   # refused before anything is written
     out.mkdir(parents=True, exist_ok=True)
+    # one reproduce at a time in a folder: two wrote one verdict, results and figure at once, both exit 0 (a
+    # fresh audit, 2026-11-28); the checks run again under the lock, past what the other one settled
+    with folder_in_use(out, f"reproduce {name}"):
+        check_same_run(out, name, scale)
+        criterion.check(out, claim, scale, amend)
+        return _reproduce_in(out, name, claim, scale, amend, context)
+
+
+def _reproduce_in(out: Path, name: str, claim: Claim, scale: str, amend: str | None, context: dict) -> ClaimResult:
+    """:func:`reproduce` in its folder ``out``, held by this process."""
+    from expressivity.experiments.claims import criterion, grids
+
     # a verdict stands for the files written with it: running again (to resume, or judge again) removes the
     # old one first, so a run that fails midway leaves no verdict over its half-written tables (a fresh
     # audit, 2026-11-28: --summary still said "reproduced" over a figure cut to 1 kB)
