@@ -131,3 +131,37 @@ def test_a_ctrl_c_that_compiled_code_turned_into_another_error_is_an_abort(monke
     monkeypatch.setattr(check, "run_circuit", failing)
     result = CliRunner().invoke(cli, ["circuit", "sum", "--input", "1,2,3"])
     assert isinstance(result.exception, ValueError)
+
+
+@pytest.mark.parametrize("args", [
+    ("train", "--task", "reverse", "--length", "4", "--steps", "2", "--out", "{loop}"),
+    ("rasp", "compile", "length", "--max-len", "3", "--out", "{loop}"),
+    ("export", "{loop}", "--to", "network", "--out", "{fresh}"),
+])
+def test_a_path_that_is_a_symbolic_link_loop_is_one_line(tmp_path, args):
+    """Path.resolve() raises RuntimeError on a link loop before Python 3.13: a traceback and exit 1 (a fresh
+    audit, 2026-11-28)."""
+    from tests.cli_runner import cli_run, one_line_error
+
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    code, _, err = cli_run(*(a.format(loop=tmp_path / "a", fresh=tmp_path / "new") for a in args))
+    one_line_error(code, err, "is a symbolic link that leads back to itself")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]
+
+
+def test_a_full_disk_is_one_line_that_says_so_even_where_no_file_is_named(monkeypatch):
+    """A full disk raised OSError with no file name: "cannot use: No space left on device; choose a folder you can
+    write to" (a fresh audit, 2026-11-28)."""
+    import errno
+    import os
+
+    import expressivity.constructions.circuits.check as check
+    from tests.cli_runner import cli_run, one_line_error
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(check, "run_circuit", full)
+    code, _, err = cli_run("circuit", "reverse")
+    one_line_error(code, err, "no space left on the device; free some space, or write the output to another disk")

@@ -6,6 +6,7 @@ Every user error (bad option value, unknown name, size over budget) is reported 
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import signal
@@ -105,12 +106,21 @@ class _Group(click.Group):
         except OSError as exc:
             # Almost always an --out/--resume path that cannot be written or read.
             where = f" {exc.filename!r}" if exc.filename else ""
+            if exc.errno == errno.ENOSPC:   # a write's OSError often names no file: say what to do about it
+                click.echo(shorten_values(f"error: no space left on the device{' for' + where if where else ''}; free "
+                                          "some space, or write the output to another disk"), err=True)
+                sys.exit(2)
             click.echo(shorten_values(f"error: cannot use{where}: {exc.strerror or exc}; choose a folder you can write to"),
                        err=True)
             sys.exit(2)
         except Exception as exc:
             if isinstance(exc, RuntimeError) and _ALLOCATOR_FAILED.search(str(exc)):
                 _out_of_memory(exc)   # torch's allocators raise RuntimeError (CUDA's OutOfMemoryError is one)
+            if isinstance(exc, RuntimeError) and str(exc).startswith("Symlink loop from "):
+                # Path.resolve() on a link that leads back to itself (Python < 3.13 raises RuntimeError, not OSError)
+                click.echo(shorten_values(f"error: {str(exc)[len('Symlink loop from '):]} is a symbolic link that "
+                                          "leads back to itself; name another path"), err=True)
+                sys.exit(2)
             if not ctrl_c.seen:
                 raise
             click.echo("error: aborted", err=True)   # a Ctrl-C that compiled code turned into another error
