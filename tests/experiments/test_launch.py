@@ -169,3 +169,28 @@ def test_a_stale_pack_checkpoint_is_removed_once_its_runs_are_recorded(tmp_path)
     assert (pack_dir(tmp_path / "s", pack.id) / "ensemble" / "config.json").exists()
     report = run_sweep(sw, tmp_path / "s", workers=1, max_pack=1)   # another composition: each run alone
     assert report.done == 2 and not (tmp_path / "s" / "packs").exists()
+
+
+def test_a_driver_refused_the_lock_leaves_the_holders_new_folder_alone(tmp_path, monkeypatch):
+    """A sweep run decided it made the folder, lost the lock to another driver that took the fresh folder meanwhile,
+    and removed it on the way out: the holder's folder (a fresh audit, 2026-11-28)."""
+    import expressivity.experiments.launch as launch
+    from expressivity.experiments.store import FolderLock
+
+    out = tmp_path / "s"
+    holder = FolderLock(out)
+    make_parents = launch.make_parents
+
+    def another_driver_starts(path):   # between "the folder is new" and this driver's lock
+        made = make_parents(path)
+        holder.__enter__()
+        (out / "sweep.json").write_text("{}")
+        return made
+
+    monkeypatch.setattr(launch, "make_parents", another_driver_starts)
+    try:
+        with pytest.raises(ExpressivityError, match="being written by another sweep run"):
+            run_sweep(sweep_from_spec(grid_spec({"seed": [0]})), out, workers=1)
+        assert (out / "sweep.json").read_text() == "{}"   # the holder's folder is still there
+    finally:
+        holder.__exit__()

@@ -25,7 +25,8 @@ from typing import Callable
 from expressivity.errors import ExpressivityError, require_path
 from expressivity.experiments.local import cpu_count, run_local
 from expressivity.experiments.packing import DEFAULT_MAX_PACK, Pack, plan_packs
-from expressivity.experiments.store import LOCK, RECORDS, WORKERS_LOCK, FolderLock, RecordWriter, read_records
+from expressivity.experiments.store import (LOCK, RECORDS, WORKERS_LOCK, FolderBusy, FolderLock, RecordWriter,
+                                           read_records)
 from expressivity.experiments.sweep import Sweep
 from expressivity.experiments.worker import failed_record, pack_dir, run_dir
 from expressivity.records import check_output_dir, make_parents, remove_empty, run_record, write_json
@@ -147,8 +148,10 @@ def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None 
     try:
         return _run_in(out, sweep, backend, workers, threads, device, ray_address, max_pack, retry_failed,
                        on_progress, command, verbose, execution or {}, budget)
-    except BaseException:
-        if created and not _holds_work(out):
+    except BaseException as exc:
+        # a folder made here and refused to us (another driver took it meanwhile) is that driver's to keep: only the
+        # lock's holder removes it (a fresh audit, 2026-11-28: the refused one deleted the other's folder)
+        if created and not isinstance(exc, FolderBusy) and not _holds_work(out):
             import shutil
 
             shutil.rmtree(out, ignore_errors=True)

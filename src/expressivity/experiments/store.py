@@ -146,6 +146,10 @@ class RecordWriter:
         return False
 
 
+class FolderBusy(ExpressivityError):
+    """Another process holds the sweep folder (:class:`FolderLock`): the one refused must not touch it."""
+
+
 class FolderLock:
     """Exclusive use of a sweep folder by one driver (``flock`` on ``DIR/.lock``, released when the
     process dies, however it dies). Then waits (up to ``wait_s``) until worker processes left by a
@@ -166,8 +170,8 @@ class FolderLock:
             if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise
             owner = path.read_text().strip() or "unknown"
-            raise ExpressivityError(f"{self.folder} is being written by another sweep run (pid {owner}); wait for it "
-                                    "to finish or stop it, then run again") from None
+            raise FolderBusy(f"{self.folder} is being written by another sweep run (pid {owner}); wait for it "
+                             "to finish or stop it, then run again") from None
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self.fd = fd

@@ -21,6 +21,19 @@ def _watch_parent(parent: int) -> None:
         time.sleep(0.1)
 
 
+def _sender(proto):
+    """``send(msg)``: one JSON line to the driver; a driver gone before the watcher saw it (a closed pipe) ends
+    this process at once, as the watcher would: it printed a BrokenPipeError traceback into the user's terminal
+    after the command had exited (a fresh audit, 2026-11-28)."""
+    def send(msg: dict) -> None:
+        try:
+            proto.write(json.dumps(msg) + "\n")
+            proto.flush()
+        except OSError:   # BrokenPipeError, or the pipe otherwise gone with its reader
+            os._exit(3)
+    return send
+
+
 def _worker_main(parent: int, threads: int, folder: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides when we stop
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
@@ -35,10 +48,7 @@ def _worker_main(parent: int, threads: int, folder: str) -> None:
     torch.set_num_threads(threads)
     from expressivity.experiments.worker import execute_pack
 
-    def send(msg: dict) -> None:
-        proto.write(json.dumps(msg) + "\n")
-        proto.flush()
-
+    send = _sender(proto)
     for line in sys.stdin:
         msg = json.loads(line)
         index = msg["index"]
