@@ -278,3 +278,25 @@ def test_the_record_names_the_memory_budget_the_run_was_held_to(tmp_path):
     assert code == 0, err
     assert json.loads(out)["run"]["memory_budget"] == "2 GiB (--memory-budget)"
     assert json.loads((tmp_path / "r" / "run.json").read_text())["memory_budget"] == "2 GiB (--memory-budget)"
+
+
+def test_a_run_whose_folder_was_removed_while_it_trained_is_not_reported_as_written(tmp_path, monkeypatch):
+    """A fresh audit (2026-11-28): `rm -rf OUT` mid-run, exit 0 and "results in OUT/: run.json, ..." over a folder
+    that the later checkpoints had re-made without run.json or seed_0/."""
+    import shutil
+
+    import expressivity.cli.train as train_cli
+
+    execute = train_cli.execute
+
+    def removed_meanwhile(configs, out, **kwargs):
+        shutil.rmtree(out)
+        return execute(configs, out, **kwargs)
+
+    monkeypatch.setattr(train_cli, "execute", removed_meanwhile)
+    out = tmp_path / "r"
+    code, stdout, err = run("train", "--task", "reverse", "--length", "4", "--steps", "4", "--out", out, "--json")
+    assert code == 2 and stdout == "" and err == (f"error: {out} was removed while the run trained (its run.json is "
+                                                  f"gone): what is there now is not a whole run; remove {out} and "
+                                                  "train again\n")
+    assert not (out / "loss_curve.png").exists() and not (out / "manifest.json").exists()

@@ -268,6 +268,11 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
                               markup=False, soft_wrap=True)
             sys.exit(130)
         raise
+    if out is not None and not (out / "run.json").is_file():
+        # the folder was removed (or emptied) while it trained: the checkpoints written since re-made parts of it, and
+        # "results in OUT" was printed over a folder with no run record (a fresh audit, 2026-11-28)
+        raise ExpressivityError(f"{out} was removed while the run trained (its run.json is gone): what is there now "
+                                f"is not a whole run; remove {out} and train again")
     runs = [r.summary() for r in results]
     if runs and runs[0].get("execution"):   # what ran: a resumed run keeps its checkpoint's precision and sampler
         ran = runs[0]["execution"]
