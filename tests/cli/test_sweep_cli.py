@@ -55,7 +55,8 @@ def test_failures_exit_1_with_a_count(tmp_path):
     spec = write_spec(tmp_path / "s.json", grid_spec({"train.lr": [1e-3, 1e6], "seed": [0]}))
     code, out, err = run("sweep", "run", spec, "--out", tmp_path / "o", "--workers", "1")
     assert code == 1 and "1 done and 1 failed now" in out
-    assert "error: 1 of 2 runs failed (nan: 1)" in err
+    assert "error: 1 of 2 runs failed (nan: 1)" in err and len(err.strip().splitlines()) == 1
+    assert "train them again with --retry-failed" in err   # a full disk's failures stay failed on a plain rerun
 
 
 @pytest.mark.parametrize("args, needle", [

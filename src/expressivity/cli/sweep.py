@@ -123,7 +123,8 @@ def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, p
     if failed:
         kinds = ", ".join(f"{k}: {v}" for k, v in sorted(report.failures.items()))
         err_console.print(f"error: {failed} of {report.runs} runs failed ({kinds}); list them with: expressivity "
-                          f"results {out} --where \"status = 'failed'\" --format json", markup=False, soft_wrap=True)
+                          f"results {out} --where \"status = 'failed'\" --format json; once their cause is fixed (a full disk, a "
+                          "missing file), train them again with --retry-failed", markup=False, soft_wrap=True)
         sys.exit(1)
 
 
