@@ -300,3 +300,26 @@ def test_a_run_whose_folder_was_removed_while_it_trained_is_not_reported_as_writ
                                                   f"gone): what is there now is not a whole run; remove {out} and "
                                                   "train again\n")
     assert not (out / "loss_curve.png").exists() and not (out / "manifest.json").exists()
+
+
+def test_ctrl_c_while_the_loss_curve_is_drawn_names_what_was_kept_and_how_to_finish(tmp_path, monkeypatch):
+    """A fresh audit (2026-11-28): Ctrl-C while the figure was drawn said only "error: aborted"; the trained
+    checkpoints were kept and --resume writes the figure and manifest of the finished run."""
+    import expressivity.figures.training as figures
+
+    plot = figures.plot_loss_curves
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(figures, "plot_loss_curves", interrupted)
+    out = tmp_path / "r"
+    code, _, err = run("train", "--task", "reverse", "--length", "4", "--steps", "4", "--out", out)
+    assert code == 130 and err == ("error: interrupted after training, before the loss curve and manifest were "
+                                   f"written; the trained checkpoints are kept: finish with --resume {out}\n")
+    assert not (out / "loss_curve.png").exists()
+    monkeypatch.setattr(figures, "plot_loss_curves", plot)
+    code, _, err = run("train", "--resume", out)
+    assert code == 0, err
+    assert (out / "loss_curve.png").stat().st_size > 1000
+    assert json.loads((out / "manifest.json").read_text())["files"]["loss_curve.png"]

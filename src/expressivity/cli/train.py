@@ -285,9 +285,15 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
     if out is not None:
         from expressivity.figures.training import plot_loss_curves
 
-        plot_loss_curves({r.seed: r.history for r in results}, out / "loss_curve.png",
-                         f"{configs[0].task.name}: {_describe(configs[0].model)}")
-        _write_manifest(out, configs, ensemble, finished=True)
+        try:
+            plot_loss_curves({r.seed: r.history for r in results}, out / "loss_curve.png",
+                             f"{configs[0].task.name}: {_describe(configs[0].model)}")
+            _write_manifest(out, configs, ensemble, finished=True)
+        except KeyboardInterrupt:   # was click's bare "aborted", naming neither what was kept nor how to finish
+            err_console.print(f"error: interrupted after training, before the loss curve and manifest were written; "
+                              f"the trained checkpoints are kept: finish with --resume {out}", markup=False,
+                              soft_wrap=True)
+            sys.exit(130)
     if as_json:
         emit_json(summary)
     else:
