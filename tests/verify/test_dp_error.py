@@ -53,3 +53,23 @@ def test_intervals_print_as_plain_numbers():
     error = ErrorEstimate("d_p", est.value, est.method, est.ci, bound=np.float64(1.0))
     assert "np." not in repr(error) and type(error.bound) is float
     assert ErrorEstimate("exact", Fraction(1, 3), "exact").value == Fraction(1, 3)  # exact values kept
+
+
+def test_the_interval_is_the_normal_one_on_the_mean_of_the_powers_mapped_through_the_root():
+    """Mutation testing (2026-11-28): the 95% interval's quantile, its sample standard deviation (ddof 1), its
+    sqrt(m), its clip at 0 and the map through x^(1/p) could each change with no test failing."""
+    import math
+
+    from expressivity.verify.dp_error import dp_from_values
+
+    # powers 1, 2, 3, 4: mean 2.5, sample sd sqrt(5/3), half-width 1.96 * sqrt(5/3) / sqrt(4), by hand
+    half = 1.96 * math.sqrt(5 / 3) / 2
+    est = dp_from_values(np.array([1.0, 2.0, 3.0, 4.0]), 2)
+    assert est.value == pytest.approx(math.sqrt(2.5), rel=1e-12)
+    assert est.ci == pytest.approx((math.sqrt(2.5 - half), math.sqrt(2.5 + half)), rel=1e-12)
+    assert est.ci == pytest.approx((1.111227, 1.940406), abs=1e-6)
+    # one sample says nothing about the spread: the interval is everything the value could be
+    assert dp_from_values(np.array([4.0]), 2).ci == (0.0, math.inf)
+    # mean 2.5, half-width 1.96 * 5 / 2 = 4.9 reaches below 0: the lower end is 0, not the root of a negative
+    low, high = dp_from_values(np.array([0.0, 0.0, 0.0, 10.0]), 2).ci
+    assert low == 0.0 and high == pytest.approx(math.sqrt(2.5 + 4.9), rel=1e-12)

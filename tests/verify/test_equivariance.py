@@ -96,3 +96,48 @@ def test_a_number_of_permutations_past_any_check_is_refused():
     for bad in (0, 10**9, 2.5, True):
         with pytest.raises(ExpressivityError, match="permutations must be an integer"):
             check_equivariance(net, X, permutations=bad)
+
+
+def _causal_mean(normalization="softmax"):
+    """One causal head writing the mean of coordinate 0 over the keys a query sees into coordinate 1."""
+    from expressivity.network import Head
+
+    head = Head(W_Q=np.zeros((2, 1)), W_K=np.zeros((2, 1)), W_V=np.array([[1.0], [0.0]]), W_O=np.array([[0.0, 1.0]]))
+    return Network((AttentionLayer((head,), causal=True, normalization=normalization),), labels=("x", "out"))
+
+
+def test_an_exact_check_measures_deviations_of_either_sign():
+    """Mutation testing (2026-11-28): the exact path's deviation without abs() passed every test, since those
+    were of equivariant networks; here every deviation is -1/2. By hand: X = (1, 0), (0, 0) gives outputs
+    (1, 1), (0, 1/2); PX = (0, 0), (1, 0) gives (0, 0), (1, 1/2); P f(X) = (0, 1/2), (1, 1)."""
+    from fractions import Fraction
+
+    X = np.array([[[Fraction(1), 0], [Fraction(0), 0]]], dtype=object)
+    report = check_equivariance(_causal_mean("hardmax"), X, dtype="exact")
+    assert not report.equivariant and report.max_deviation == 0.5 and report.worst_permutation == [1, 0]
+
+
+def test_outputs_that_turn_non_finite_only_under_a_permutation_fail_the_check(monkeypatch):
+    """Mutation testing (2026-11-28): with f(X) finite and f(PX) NaN, NaN > worst is false, and only the check of
+    the permuted outputs' finiteness keeps the law from being reported as holding."""
+    import expressivity.verify.equivariance as equivariance
+
+    evaluate, calls = equivariance._evaluate_in_chunks, []
+
+    def nan_when_permuted(network, inputs, dtype):
+        calls.append(1)
+        out = evaluate(network, inputs, dtype)
+        return out if len(calls) == 1 else np.full_like(out, np.nan)
+
+    net = get_circuit("sum").build(3)[0]
+    monkeypatch.setattr(equivariance, "_evaluate_in_chunks", nan_when_permuted)
+    report = check_equivariance(net, embed(net, np.random.default_rng(0).normal(size=(2, 3))))
+    assert not report.equivariant and not report.finite_outputs and report.max_deviation == float("inf")
+
+
+def test_the_reversal_is_always_among_the_permutations_tried():
+    """With one permutation asked for, it is the reversal, whatever the seed (a mutation survived that dropped it)."""
+    X = np.random.default_rng(1).normal(size=(2, 5, 2))
+    for seed in range(3):
+        report = check_equivariance(_causal_mean(), X, permutations=1, seed=seed)
+        assert report.worst_permutation == [4, 3, 2, 1, 0] and not report.equivariant
