@@ -204,3 +204,66 @@ def test_a_printed_end_is_never_shown_on_the_wrong_side_of_the_threshold_it_was_
     assert verdict.word == "reproduced" and shown_high < 0.15
     text = Outcomes(passed=25, failed=3, valid=37).fmt()   # its exact interval's lower end is 0.5021
     assert clopper_pearson(25, 37).low > 0.5 and "pass [0.502," in text
+
+
+def test_the_equivalence_p_is_the_larger_of_its_two_one_sided_tests():
+    """Mutation testing (2026-11-28): the smaller of the two one-sided p-values passed every test, and it feeds
+    chosen_among's product and a combination's p. By scipy, on four paired seeds with mean 0.1125: the test
+    against -0.5 gives 0.000367, against +0.5 gives 0.001413."""
+    from scipy.stats import t
+
+    values = [0.0, 0.1, 0.2, 0.15]
+    se = float(np.std(values, ddof=1)) / 2
+    expected = max(t.sf((np.mean(values) + 0.5) / se, 3), t.cdf((np.mean(values) - 0.5) / se, 3))
+    verdict = equivalent(interval(values), 0.5, "x")
+    assert verdict.word == "reproduced" and verdict.p == pytest.approx(expected, rel=1e-9)
+    assert verdict.p == pytest.approx(0.0014129, rel=1e-4)
+
+
+def test_a_combination_reports_the_p_of_the_words_it_decides_on():
+    """Mutation testing (2026-11-28): min and max swapped in the combined p-values, and the order refuted before
+    not reproduced, passed test_rules."""
+    refuted = combine({"a": Verdict("refuted", "r", 0.001), "b": Verdict("refuted", "r", 0.004),
+                       "c": Verdict("reproduced", "ok", 0.001)})
+    assert refuted.word == "refuted" and refuted.p == pytest.approx(0.003)   # the smallest standing p x 3 tests
+    both = combine({"a": Verdict("reproduced", "o", 0.001), "b": Verdict("reproduced", "o", 0.02)})
+    assert both.word == "reproduced" and both.p == 0.02   # an intersection: its weakest part's p
+    assert combine({"a": Verdict("not reproduced", "n"), "b": Verdict("refuted", "r")}).word == "refuted"
+    assert combine({"a": Verdict("refuted", "r"), "b": Verdict("not reproduced", "n")}).word == "refuted"
+
+
+@pytest.mark.parametrize("diff, word", [
+    (Interval(-0.5, -1.0, 0.0, 5), "undecided"),    # the upper end at 0: not wholly below it
+    (Interval(0.5, 0.0, 1.0, 5), "undecided"),      # the lower end at 0: not wholly above it
+    (Interval(-0.5, -1.0, -1e-12, 5), "reproduced"),
+    (Interval(0.5, 1e-12, 1.0, 5), "refuted"),
+])
+def test_a_paired_comparison_at_zero_is_undecided(diff, word):
+    assert compare_paired(diff, "x").word == word
+
+
+@pytest.mark.parametrize("diff, word", [
+    (Interval(0.0, -0.5, 0.2, 5), "undecided"),          # an end on the margin is not inside it
+    (Interval(0.0, -0.2, 0.5, 5), "undecided"),
+    (Interval(0.7, 0.5, 0.9, 5), "not reproduced"),      # an end on the margin, the rest beyond it: decided
+    (Interval(-0.7, -0.9, -0.5, 5), "not reproduced"),
+    (Interval(0.0, -0.4999, 0.4999, 5), "reproduced"),
+])
+def test_an_equivalence_at_its_margin(diff, word):
+    assert equivalent(diff, 0.5, "x").word == word
+
+
+def test_a_chosen_candidates_word_stands_exactly_at_the_corrected_level():
+    from expressivity.experiments.claims.rules import chosen_among
+
+    assert chosen_among(Verdict("reproduced", "x", 0.0125), 2, "on validation").word == "reproduced"   # 0.025
+    assert chosen_among(Verdict("reproduced", "x", 0.0126), 2, "on validation").word == "undecided"
+
+
+def test_seed_outcomes_count_their_thresholds_and_broken_runs():
+    """Mutation testing (2026-11-28): >= made > at the pass threshold, broken runs uncounted, and the minimum of
+    seeds made exclusive each passed test_rules."""
+    outcomes = Outcomes.of({0: float("nan"), 1: 1.0, 2: 0.9, 3: 0.7, 4: 0.8}, pass_at=0.9, fail_at=0.7)
+    assert outcomes == Outcomes(passed=2, failed=1, valid=4, broken=1)   # 0.9 passes, 0.7 fails, NaN is a broken run
+    assert Outcomes(10, 0, 10).status(10) == "solved" and Outcomes(9, 0, 9).status(10) == "too few seeds"
+    assert Outcomes(0, 10, 10).status(10) == "failed" and Outcomes(5, 5, 10).status(10) == "unclear"

@@ -1,7 +1,7 @@
 """The decision rules every claim's verdict is made of: a word from an interval, never from a point.
 
-* **Directional** (:func:`compare_paired`, :func:`compare`): *reproduced* when the interval of the
-  difference lies wholly on the claimed side of 0, *refuted* when wholly on the other.
+* **Directional** (:func:`compare_paired`): *reproduced* when the interval of the paired difference
+  lies wholly on the claimed side of 0, *refuted* when wholly on the other.
 * **Equivalence with a margin** (:func:`equivalent`): "X is not needed / no worse / flat" is
   *reproduced* only when the whole interval of the difference lies inside ``(-margin, margin)``
   -- a non-significant difference is not equivalence -- and decidedly not when it lies wholly
@@ -47,32 +47,6 @@ def compare_paired(diff: Interval, what: str) -> Verdict:
         return Verdict("refuted", f"{what}: paired difference {shown} {pairs} > 0 (the reverse)",
                        t_tail(diff, 0.0, True))
     return Verdict("undecided", f"underpowered: {what}: paired difference {shown} {pairs} contains 0")
-
-
-def compare(better: Interval, worse: Interval, what: str) -> Verdict:
-    """Unpaired: reproduced if ``better`` lies wholly below ``worse``, refuted if wholly above,
-    else undecided (underpowered). Use :func:`compare_paired` when the arms share seeds."""
-    if not (better.decided and worse.decided):
-        return Verdict("undecided", f"underpowered: {what}: {better.fmt()} and {worse.fmt()}: intervals need 2 seeds")
-    shown_better = better.fmt(against=(worse.low, worse.high))   # the ends compared, shown on their sides
-    shown_worse = worse.fmt(against=(better.low, better.high))
-    if better.below(worse):
-        return Verdict("reproduced", f"{what}: {shown_better} below {shown_worse}", _welch_tail(better, worse))
-    if worse.below(better):
-        return Verdict("refuted", f"{what}: {shown_better} above {shown_worse} (the reverse)", _welch_tail(worse, better))
-    return Verdict("undecided", f"underpowered: {what}: {shown_better} and {shown_worse} overlap")
-
-
-def _welch_tail(low: Interval, high: Interval) -> float:
-    """One-sided Welch p-value that the mean behind ``low`` lies below the one behind ``high`` (their
-    95% t intervals give each standard error); disjoint 95% intervals give at most 0.025 and less."""
-    from scipy.stats import t
-
-    se_low = low.half_width / t_quantile_975(low.n - 1)
-    se_high = high.half_width / t_quantile_975(high.n - 1)
-    var = se_low**2 + se_high**2
-    df = var**2 / (se_low**4 / (low.n - 1) + se_high**4 / (high.n - 1))
-    return float(t.cdf((low.value - high.value) / math.sqrt(var), df))
 
 
 def paired(a: dict, b: dict, what: str) -> tuple[Interval, Verdict]:
