@@ -176,3 +176,29 @@ def test_counts_and_levels_that_are_no_counts_or_levels_are_refused():
     assert clopper_pearson(np.int64(2), np.int64(5)) == clopper_pearson(2, 5)
     with pytest.raises(ValueError, match="margin must be a finite number"):
         newcombe_tail((1, 5), (2, 5), float("nan"), True)
+
+
+def test_boundaries_mutation_testing_found_unpinned():
+    """Each line below kills a change that passed every test (mutation testing, 2026-11-28)."""
+    from scipy.stats import t
+
+    from expressivity.statistics import digits_showing, t_tail
+
+    # an interval's ends: touching is neither excluding nor lying below
+    one = Interval(1.0, 0.5, 1.5, 5)
+    assert not one.excludes(0.5) and not one.excludes(1.5) and one.excludes(0.4999) and one.excludes(1.5001)
+    assert not one.below(Interval(2.0, 1.5, 2.5, 5)) and one.below(Interval(2.0, 1.5001, 2.5, 5))
+    assert not one.below(Interval(3.0, 3.0, 3.0, 3))   # seeds all equal: no interval to lie below
+    # the t tail has n - 1 degrees of freedom: 3 seeds, mean 0.6, sd 0.1, by scipy
+    assert t_tail(interval([0.5, 0.6, 0.7]), 0.0, True) == pytest.approx(t.sf(0.6 / (0.1 / math.sqrt(3)), 2), rel=1e-9)
+    assert t_tail(interval([0.5, 0.6, 0.7]), 0.0, True) == pytest.approx(0.0045663, rel=1e-4)
+    # 0.150001 printed to 3 digits is "0.15", on the threshold it lies above: it needs 6
+    assert digits_showing([0.150001], [0.15], 3) == 6 and digits_showing([0.1496], [0.15], 3) == 4
+    # a value exactly at the floor is the floor, not floored
+    assert floored_geometric_interval([0.01, 0.02, 0.04], 0.01)[1] == 0
+    assert floored_geometric_interval([0.0, 0.02, 0.04], 0.01)[1] == 1
+    for bad in ((0, 0), (1, 0)):   # no trials: no rate (a ZeroDivisionError where the check is off by one)
+        with pytest.raises(ValueError, match="trials >= 1"):
+            clopper_pearson(*bad)
+    with pytest.raises(ValueError, match=r"confidence must be a level in \[0, 1\)"):
+        clopper_pearson(1, 2, confidence=1.0)
