@@ -204,3 +204,15 @@ def test_the_spread_of_float_inputs_is_compared_exactly():
     assert net.outside_claim(embed(net, [5.0, 0.0])) is None
     reason = net.outside_claim(embed(net, [5.0, -2.0**-60]))
     assert reason is not None and "is 5 + 8.7e-19, above 5" in reason
+
+
+def test_a_token_with_no_one_hot_dimension_set_is_outside_unless_the_field_is_optional():
+    """Mutation testing (2026-11-28): the optional flag inverted passed every test; an all-zero token would then
+    run, outside the claim, and exit 0."""
+    labels = ("tokens:a", "tokens:b")
+    required = InputDomain((Field.one_hot(labels),))
+    optional = InputDomain((Field.one_hot(labels, optional=True),))
+    empty = np.array([[1.0, 0.0], [0.0, 0.0]])
+    assert "sets 0 of the one-hot" in required.violation(empty, labels)
+    assert optional.violation(empty, labels) is None
+    assert "sets 2 of the one-hot" in optional.violation(np.array([[1.0, 1.0]]), labels)
