@@ -31,7 +31,6 @@ from expressivity.network.reference import forward
 from expressivity.rasp.compiled import CompiledProgram
 from expressivity.rasp.interpreter import evaluate
 from expressivity.rasp.language import RASPError
-from expressivity.rasp.language import RASPError
 from expressivity.rasp.values import value_key
 
 EXHAUSTIVE_LIMIT = 4096     # inputs: check all of them when there are at most this many
