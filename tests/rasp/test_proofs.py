@@ -146,3 +146,104 @@ def test_none_keys_and_queries_are_read_through_one_exactly_as_evaluate_reads_th
     with pytest.raises(RASPError, match="predicate fails on key None.*may be None"):
         rasp.compile(rasp.SelectorWidth(rasp.Select(previous, rasp.tokens, rasp.Comparison.LT)), vocab={1, 2},
                      max_seq_len=3)
+
+
+def _layer_of(net, kind, last=False):
+    ks = [i for i, layer in enumerate(net.layers) if layer.kind == kind]
+    return ks[-1] if last else ks[0]
+
+
+def _corrupt(net, parts, what):
+    """``net`` with one part changed that every proof must refuse (mutation testing, 2026-11-28, found each of these
+    checks could be dropped with no test failing)."""
+    from expressivity.network.layers import LayerNorm
+
+    layout, d = parts[1], net.d
+    one_hot = np.zeros(d)
+    one_hot[0] = 1
+    if what in ("embedding_bias", "readout_bias"):
+        return replace(net, **{what: one_hot[:net.embedding.shape[1]] if what == "embedding_bias"
+                               else np.eye(net.readout.shape[1])[0]})
+    if what == "final_norm":
+        return replace(net, final_norm=LayerNorm(np.ones(d), np.zeros(d)))
+    if what == "readout_half":   # 1.5 where 1 belongs, in float64: not read as the integer 1
+        readout = np.array(net.readout, dtype=np.float64)
+        readout[readout != 0] += 0.5
+        return replace(net, readout=readout)
+    k = _layer_of(net, "attention", last=True)
+    attention, head = net.layers[k], net.layers[k].heads[0]
+    if what in ("causal", "norm"):
+        return with_layer(net, k, replace(attention, **{"causal": True} if what == "causal" else
+                                          {"norm": LayerNorm(np.ones(d), np.zeros(d))}))
+    if what in ("b_Q", "W_V"):
+        fields = {f: getattr(head, f) for f in ("W_Q", "W_K", "W_V", "W_O", "b_Q")}
+        if what == "b_Q":
+            fields["b_Q"] = np.ones(np.asarray(head.W_Q).shape[1])
+        else:   # the copy head's values read an index dimension besides the tokens
+            W_V = np.array(head.W_V, dtype=object)
+            W_V[layout.index("indices:0"), 0] = 1
+            fields["W_V"] = W_V
+        return with_layer(net, k, replace(attention, heads=(Head(**fields, name=head.name),)))
+    k = _layer_of(net, "feedforward")
+    ff = net.layers[k]
+    if what == "b_2":
+        return with_layer(net, k, replace(ff, b_2=one_hot))
+    if what == "unowned_unit":
+        zero_column = np.zeros((d, 1))
+        return with_layer(net, k, replace(ff, W_1=np.hstack([np.asarray(ff.W_1, dtype=object), zero_column]),
+                                          b_1=np.append(np.asarray(ff.b_1, dtype=object), 0),
+                                          W_2=np.vstack([np.asarray(ff.W_2, dtype=object), np.zeros((1, d))])))
+    if what == "reads_outside":   # the first MLP (unique keys) reads a dimension of the sort's output
+        W_1 = np.array(ff.W_1, dtype=object)
+        W_1[layout.index("sort:1"), 0] = 1
+        return with_layer(net, k, replace(ff, W_1=W_1))
+    raise AssertionError(what)
+
+
+@pytest.mark.parametrize("what, words", [
+    ("embedding_bias", "embedding bias .* is not 0"),
+    ("readout_bias", "readout bias .* is not 0"),
+    ("final_norm", "has a final norm"),
+    ("readout_half", "readout .* fails its proof"),
+    ("causal", "is not the attention layer of its blocks"),
+    ("norm", "is not the attention layer of its blocks"),
+    ("b_Q", "reads or writes a dimension outside its SOps, or has a bias"),
+    ("W_V", "reads or writes a dimension outside its SOps, or has a bias"),
+    ("b_2", "is not the ReLU feed-forward layer of its blocks"),
+    ("unowned_unit", "has hidden units no block owns"),
+    ("reads_outside", "feed-forward block .* reads or writes a dimension outside its SOps"),
+])
+def test_every_structural_check_of_the_proof_refuses_its_own_corruption(sort_network, what, words):
+    net, parts = sort_network
+    with pytest.raises(RASPError, match=words):
+        prove(_corrupt(net, parts, what), parts)
+
+
+@pytest.mark.parametrize("selected, scores", [
+    ([[True, False]], [[5, 1, 5], [0, 0, 1]]),    # the selected key ties BOS: it would share the mean with BOS
+    ([[True, False]], [[5, 3, 3], [0, 0, 1]]),    # an unselected key ties BOS
+    ([[True, True]], [[5, 4, 1], [0, 0, 1]]),     # two selected keys that do not tie
+    ([[True, False]], [[5, 1, 3], [1, 0, 1]]),    # a query at BOS sees a key as high as BOS
+])
+def test_a_score_table_off_the_hardmax_rule_by_a_tie_is_refused(selected, scores):
+    """The score checks at their boundaries (mutation testing: each could be loosened from >= to > with no test
+    failing). Rows: query values, then BOS; columns: keys, then BOS."""
+    from types import SimpleNamespace
+
+    from expressivity.rasp.proofs import _score_gap
+
+    table = SimpleNamespace(matrix=np.array(selected), queries=["q"] * len(selected))
+    with pytest.raises(RASPError, match="fails its proof"):
+        _score_gap(np.array(scores, dtype=object), table, False, SimpleNamespace(name="agg"))
+    fine = np.array([[5, 1, 3], [0, 0, 1]], dtype=object)   # selected above BOS, the other below, BOS alone at BOS
+    assert _score_gap(fine, SimpleNamespace(matrix=np.array([[True, False]]), queries=["q"]), False,
+                      SimpleNamespace(name="agg")) == 1
+
+
+def test_an_integer_product_past_2_53_in_its_partial_sums_is_exact():
+    """Each entry is below 2^53 but the sum of products is 3 * 2^52 + 2^26 + 1, past it: float64 would round."""
+    from expressivity.rasp.proofs import _int_product
+
+    A = np.array([[2**26, 2**26, 2**26, 1]], dtype=np.int64)
+    B = np.array([[2**26 + 1], [2**26], [2**26], [1]], dtype=np.int64)
+    assert int(_int_product(A, B)[0, 0]) == 3 * 2**52 + 2**26 + 1
