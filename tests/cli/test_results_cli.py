@@ -514,3 +514,22 @@ def test_results_group_a_sweep_over_eval_lengths(tmp_path):
     code, out, err = run("results", tmp_path / "s", "--metric", "test_loss", "--json")
     assert code == 0, err
     assert sorted(r["eval_lengths"] for r in json.loads(out)["rows"]) == ["6", "8"]
+
+
+def test_fit_lists_numeric_groups_by_value_and_takes_each_seed_once(tmp_path):
+    """fit listed d_model 128 before 16 and 8 (string order; results orders by value), an audit at scale,
+    2026-11-28; its per-seed grouping is one pass now, and must still give every seed its own slope."""
+    path = tmp_path / "t.csv"
+    rng = np.random.default_rng(1)
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["d_model", "x", "y", "seed"])
+        for d in (128, 16, 8):
+            for seed in range(3):
+                for x in (1, 2, 4, 8):
+                    w.writerow([d, x, 3 * x ** (-0.5 - seed / 10) * (1 + 0.01 * rng.standard_normal()), seed])
+    code, out, err = run("fit", path, "--x", "x", "--y", "y", "--by", "d_model", "--seed-col", "seed", "--json")
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    assert [r["d_model"] for r in rows] == [8, 16, 128]
+    assert all(r["n_seeds"] == 3 and r["slope"] == pytest.approx(-0.6, abs=0.01) for r in rows)   # mean of -0.5, -0.6, -0.7

@@ -73,7 +73,10 @@ def fit_power_law(x, y, seeds=None, ci: str = "t", breakpoint: bool = False, n_b
         return out | {"problem": "fewer than two distinct x values among the points with positive, finite x and y"}
     slope, _, _, se = ols(lx, ly)
     if seeds is not None:
-        groups = [np.flatnonzero(s == v) for v in dict.fromkeys(s.tolist())]
+        by_seed: dict = {}   # one pass (a comparison of every point with every seed took 30 s at 32,000 seeds)
+        for i, v in enumerate(s.tolist()):
+            by_seed.setdefault(v, []).append(i)
+        groups = [np.array(g) for g in by_seed.values()]
         slopes = np.array([ols(lx[g], ly[g])[0] for g in groups if len(np.unique(lx[g])) >= 2])
         out["n_seeds"] = len(slopes)
         if len(slopes):

@@ -569,7 +569,7 @@ def fit_groups(src: Source, x: str, y: str, by: list[str] | None = None, seed_co
     for r in rows:
         groups.setdefault(tuple(r[:len(by)]), []).append(r[len(by):])
     out = []
-    for key in sorted(groups, key=lambda k: [str(v) for v in k]):
+    for key in sorted(groups, key=lambda k: [_order(v) for v in k]):   # numbers by value, as results orders them
         pts = groups[key]
         xs, ys, ss = zip(*pts)
         xs = [float("nan") if v is None else v for v in xs]
@@ -577,6 +577,13 @@ def fit_groups(src: Source, x: str, y: str, by: list[str] | None = None, seed_co
         fit = fit_power_law(xs, ys, list(ss) if seed_col else None, ci=ci, breakpoint=breakpoint)
         out.append({**dict(zip(by, key)), **fit})
     return out
+
+
+def _order(value) -> tuple:
+    """A sort key for a group's value: numbers by value (8 before 16), then text, then nothing."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value):
+        return (0, float(value), "")
+    return (1, 0.0, str(value)) if value is not None else (2, 0.0, "")
 
 
 def _pow10(v):
