@@ -188,3 +188,28 @@ def test_an_attention_kernel_no_run_reads_is_refused_by_sweep_run_and_reproduce(
     res = CliRunner().invoke(cli, ["reproduce", "wang-e-3", "--plan", "--attention-kernel", "sdpa",
                                    "--out", str(tmp_path / "r")])
     assert res.exit_code == 2 and "(mixers dpfree)" in res.stderr
+
+
+def test_a_sweep_in_a_log_says_how_far_it_is_and_an_interrupt_counts_runs_not_lines(tmp_path, monkeypatch):
+    """Outside a terminal the bar printed nothing for hours (a batch job's log), and Ctrl-C counted the records
+    file's lines: "18500 runs are recorded" where 18,000 were (an audit at scale, 2026-11-28)."""
+    import expressivity.cli.common as common
+
+    spec = write_spec(tmp_path / "s.json", grid_spec({"seed": [0, 1, 2]}))
+    monkeypatch.setattr(common, "LOG_EVERY_S", 0.0)
+    code, _, err = run("sweep", "run", spec, "--out", tmp_path / "o", "--workers", "1", "--pack", "1")
+    assert code == 0, err
+    lines = [line for line in err.splitlines() if line.startswith("sweep ")]
+    assert lines and lines[-1].startswith("sweep s: done 3, failed 0, running 0, ETA ") and lines[-1].endswith("(of 3)")
+    assert all(", ETA " in line for line in lines)
+
+    records = tmp_path / "o" / "records.jsonl"
+    records.write_bytes(records.read_bytes() * 2 + b'{"torn')   # repeats and a torn line: still 3 runs
+    import expressivity.experiments as experiments
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(experiments, "run_sweep", interrupted)
+    code, _, err = run("sweep", "run", spec, "--out", tmp_path / "o")
+    assert code == 130 and err.startswith(f"error: interrupted: 3 runs are recorded in {tmp_path / 'o'}"), err

@@ -194,3 +194,30 @@ def test_a_driver_refused_the_lock_leaves_the_holders_new_folder_alone(tmp_path,
         assert (out / "sweep.json").read_text() == "{}"   # the holder's folder is still there
     finally:
         holder.__exit__()
+
+
+def test_a_damaged_records_file_is_warned_about_once_per_run(tmp_path):
+    """A rerun read the records twice (before and after training) and said the same warning twice (an audit at
+    scale, 2026-11-28)."""
+    import warnings
+
+    from expressivity.experiments.store import RecordWarning
+
+    sw = sweep_from_spec(grid_spec({"seed": [0]}))
+    run_sweep(sw, tmp_path / "s", workers=1)
+    records = tmp_path / "s" / "records.jsonl"
+    records.write_bytes(records.read_bytes() * 2)   # every run recorded twice
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert run_sweep(sw, tmp_path / "s", workers=1).skipped == 1
+    said = [str(w.message) for w in caught if issubclass(w.category, RecordWarning)]
+    assert len(said) == 1 and "more than one record" in said[0], said
+
+
+def test_the_packs_with_the_most_arithmetic_start_first(tmp_path):
+    """Packs were ordered by steps x members, which ties across model sizes: a width grid ran its small models
+    first and the ETA said 1 s with 14 s left (an audit at scale, 2026-11-28). One worker runs the packs in order."""
+    sw = sweep_from_spec(grid_spec([{"model.d_model": [8], "model.ffn_width": [8], "seed": [0, 1]},
+                                    {"model.d_model": [32], "model.ffn_width": [64], "seed": [0]}]))
+    run_sweep(sw, tmp_path / "s", workers=1, max_pack=1)
+    assert [r["config"]["model"]["d_model"] for r in lines(tmp_path / "s")] == [32, 8, 8]

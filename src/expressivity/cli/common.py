@@ -157,3 +157,40 @@ def check_memory_budget(value) -> None:
             parse_memory_size(value)
         except ExpressivityError as exc:
             raise click.BadParameter(str(exc).removeprefix("--memory-budget "), param_hint="--memory-budget") from None
+
+
+LOG_EVERY_S = 60.0   # where stderr is a log, not a terminal: a progress line at most this often
+
+
+def eta_text(seconds) -> str:
+    """``"4m05s"``, ``"2h10m"``, or ``"?"`` before anything finished."""
+    if seconds is None:
+        return "?"
+    seconds = int(seconds)
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
+
+
+class SweepProgress:
+    """``on_progress`` of a sweep (``sweep run``, a trained claim): in a terminal, a bar with done, failed,
+    running and the ETA; elsewhere (a batch job's log, ``nohup``, a pipe) one plain line on stderr when runs
+    have finished since the last one and at least :data:`LOG_EVERY_S` has passed, so a job hours long says
+    how far it is (the bar alone printed nothing outside a terminal: an audit at scale, 2026-11-28)."""
+
+    def __init__(self, label: str, bar, log: bool, every_s: float | None = None):
+        import time
+
+        self.label, self.bar, self.log = label, bar, log
+        self.every_s = LOG_EVERY_S if every_s is None else every_s
+        self.last_s, self.last_finished = time.monotonic(), 0
+
+    def __call__(self, p) -> None:
+        import time
+
+        text = f"{self.label}: done {p.done}, failed {p.failed}, running {p.running}, ETA {eta_text(p.eta_s)}"
+        if self.bar is not None:
+            self.bar(total=p.total, completed=p.done + p.failed, description=text)
+            return
+        finished, now = p.done + p.failed, time.monotonic()
+        if self.log and finished > self.last_finished and now - self.last_s >= self.every_s:
+            self.last_s, self.last_finished = now, finished
+            err_console.print(f"{text} (of {p.total})", markup=False, soft_wrap=True)

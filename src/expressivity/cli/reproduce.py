@@ -9,9 +9,9 @@ from pathlib import Path
 
 import click
 
-from expressivity.cli.common import (EXECUTION_PARAMS, check_memory_budget, console, emit_json, err_console,
-                                     execution_choices, execution_options, human_output_to_stderr, option_flag,
-                                     run_record, typed_options)
+from expressivity.cli.common import (EXECUTION_PARAMS, SweepProgress, check_memory_budget, console, emit_json,
+                                     err_console, execution_choices, execution_options, human_output_to_stderr,
+                                     option_flag, run_record, typed_options)
 
 
 @click.command("reproduce")
@@ -155,10 +155,7 @@ def _reproduce(names, scale, quick, out, backend, workers, threads, ray_address,
                       soft_wrap=True)
         try:
             with progress_bar(name, None, enabled=not as_json) as bar:
-                def show(p):
-                    if bar is not None:
-                        bar(total=p.total, completed=p.done + p.failed,
-                            description=f"{name}: done {p.done}, failed {p.failed}, running {p.running}")
+                show = SweepProgress(name, bar, log=not as_json)
                 result = run_claim(name, out, scale, amend=amend, workers=workers, threads=threads, backend=backend,
                                    device=device, ray_address=ray_address, retry_failed=retry_failed, on_progress=show,
                                    **({"execution": execution, "memory_budget": memory_budget} if claim.trains else {}))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -25,8 +26,8 @@ from typing import Callable
 from expressivity.errors import ExpressivityError, require_path
 from expressivity.experiments.local import cpu_count, run_local
 from expressivity.experiments.packing import DEFAULT_MAX_PACK, Pack, plan_packs
-from expressivity.experiments.store import (LOCK, RECORDS, WORKERS_LOCK, FolderBusy, FolderLock, RecordWriter,
-                                           read_records)
+from expressivity.experiments.store import (LOCK, RECORDS, WORKERS_LOCK, FolderBusy, FolderLock, RecordWarning,
+                                           RecordWriter, read_records)
 from expressivity.experiments.sweep import Sweep
 from expressivity.experiments.worker import failed_record, pack_dir, run_dir
 from expressivity.records import check_output_dir, make_parents, remove_empty, run_record, write_json
@@ -240,15 +241,20 @@ def _run_locked(out: Path, sweep: Sweep, backend, workers, threads, device, ray_
         packs = _packs_to_run(sweep, todo, max_pack, out, device, budget)
         report = SweepReport(str(out), sweep.name, sweep.id(), len(sweep.configs), len(sweep.configs) - len(todo),
                              packs=len(packs), backend=backend, workers=workers, threads=threads)
-        # Largest packs first: the last ones to finish are then short (better balance, honest ETA).
-        order = sorted(range(len(packs)), key=lambda i: -packs[i].work())
+        # Largest packs first: the last ones to finish are then short (better balance), and the ETA, which scales
+        # the time so far by the steps left, errs long rather than short. Largest by arithmetic: steps alone tie
+        # across model sizes, and a width grid ran its small models first (an ETA of 1 s for 14 s left: an audit
+        # at scale, 2026-11-28)
+        order = sorted(range(len(packs)), key=lambda i: -_arithmetic(packs[i]))
         jobs = [(i, {"pack": packs[i].id, "configs": [c.to_dict() for c in packs[i].configs], "out": str(out),
                      "device": device, "threads": threads, "execution": execution, "share": workers,
                      "memory_budget": None if budget is None else [budget.bytes, budget.source]})
                 for i in order]
         _drive(jobs, packs, todo, writer, report, backend, workers, threads, device, ray_address, on_progress,
                verbose)
-    final = {r["id"]: r for r in read_records(out)}
+    with warnings.catch_warnings():   # what is wrong with the file was said when it was read above
+        warnings.simplefilter("ignore", RecordWarning)
+        final = {r["id"]: r for r in read_records(out)}
     _remove_stale_packs(out, final)
     _remove_if_empty(out / "packs")
     for c in sweep.configs:
@@ -258,6 +264,16 @@ def _run_locked(out: Path, sweep: Sweep, backend, workers, threads, device, ray_
             report.failures[kind] = report.failures.get(kind, 0) + 1
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _arithmetic(pack: Pack) -> float:
+    """A pack's training multiply-adds, roughly (its steps, members, batch and model at its task's length): the
+    order packs start in, not a time (:mod:`~expressivity.experiments.plan` times them)."""
+    from expressivity.nn.model import flops_per_token
+
+    c = pack.configs[0]
+    n = int(c.task.args.get("length", 1) or 1)
+    return float(pack.work()) * c.train.batch_size * n * flops_per_token(c.model, n)
 
 
 def _packs_to_run(sweep: Sweep, todo: set[str], max_pack: int | None, out: Path, device: str = "cpu",

@@ -203,8 +203,14 @@ class RunConfig:
                 "seed": self.seed, "eval_lengths": list(self.eval_lengths)}
 
     def id(self) -> str:
-        """Content hash (16 hex digits) of the canonical JSON: equal configurations, equal ids."""
-        return content_hash(self.to_dict())
+        """Content hash (16 hex digits) of the canonical JSON: equal configurations, equal ids. Computed once
+        per object (a configuration is immutable: its task arguments are never changed in place); a sweep
+        of 18,000 runs spent 24 of its 53 s before training in 90,000 recomputations (an audit, 2026-11-28)."""
+        cached = self.__dict__.get("_id")
+        if cached is None:
+            cached = content_hash(self.to_dict())
+            object.__setattr__(self, "_id", cached)
+        return cached
 
     @classmethod
     def from_dict(cls, d) -> "RunConfig":
