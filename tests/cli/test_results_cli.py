@@ -533,3 +533,27 @@ def test_fit_lists_numeric_groups_by_value_and_takes_each_seed_once(tmp_path):
     rows = json.loads(out)["rows"]
     assert [r["d_model"] for r in rows] == [8, 16, 128]
     assert all(r["n_seeds"] == 3 and r["slope"] == pytest.approx(-0.6, abs=0.01) for r in rows)   # mean of -0.5, -0.6, -0.7
+
+
+def test_a_table_or_figure_too_big_to_read_is_refused_with_the_way_to_get_it(tmp_path):
+    """A million-group text table ran past two minutes without a line, and 60 plotted lines shared ten colours under
+    a legend that covered the data, both exit 0 (an audit at scale, 2026-11-28)."""
+    from expressivity.cli.results import MAX_PLOT_LINES, MAX_TABLE_ROWS
+    from tests.cli_runner import one_line_error
+
+    path = tmp_path / "many.csv"
+    path.write_text("g,x,seed,y\n" + "".join(f"{g},{x},{s},{1 + g + x + s / 10}\n" for g in range(MAX_TABLE_ROWS + 1)
+                                             for x, s in ((1, 0), (1, 1))))
+    code, _, err = run("results", path, "--group-by", "g", "--metric", "y")
+    one_line_error(code, err, f"the table has {MAX_TABLE_ROWS + 1:,} rows")
+    assert "use --format csv or json" in err
+    code, out, err = run("results", path, "--group-by", "g", "--metric", "y", "--format", "csv")
+    assert code == 0 and len(out.splitlines()) == MAX_TABLE_ROWS + 2, err
+    small = tmp_path / "lines.csv"
+    small.write_text("g,x,seed,y\n" + "".join(f"{g},{x},{s},{1 + g + x + s}\n" for g in range(MAX_PLOT_LINES + 1)
+                                              for x in (1, 2) for s in (0, 1)))
+    code, _, err = run("plot", small, "--x", "x", "--y", "y", "--by", "g", "--out", tmp_path / "f.png")
+    one_line_error(code, err, f"--by gives {MAX_PLOT_LINES + 1} lines")
+    assert not (tmp_path / "f.png").exists()
+    code, _, err = run("plot", small, "--x", "x", "--y", "y", "--by", "g", "--where", "g < 3", "--out", tmp_path / "f.png")
+    assert code == 0, err

@@ -17,7 +17,14 @@ LENGTH = click.option("--length", default="train", show_default=True,
                       help="evaluated length of sweep rows: train (the training length), all, or a number")
 
 
+MAX_TABLE_ROWS = 20_000   # rows a text table draws in about 10 s here (0.45 ms a row; 10^6 ran past 2 minutes)
+MAX_PLOT_LINES = 24       # lines a plot's legend and colours can still tell apart
+
+
 def _print_table(head, rows, title: str = "") -> None:
+    if len(rows) > MAX_TABLE_ROWS:
+        raise ExpressivityError(f"the table has {len(rows):,} rows, above the {MAX_TABLE_ROWS:,} a text table draws "
+                                "in seconds; use --format csv or json (or group by fewer settings)")
     from rich.table import Table
 
     from expressivity.cli.tables import print_table
@@ -267,6 +274,9 @@ def plot(source, x, y, by, logx, logy, where, length, out, as_json):
         series, left_out = band_series(src, x, y, split_list(by), where, length, logy, logx)
         if not series:
             raise ExpressivityError("nothing to plot (no rows with values; check --where and --length)")
+        if len(series) > MAX_PLOT_LINES:   # 60 lines drew a legend over the data, ten colours six lines each
+            raise ExpressivityError(f"--by gives {len(series)} lines, above the {MAX_PLOT_LINES} a figure can tell "
+                                    "apart; group by fewer settings, or keep some groups with --where")
         with staging as temp:
             plot_bands(series, temp, x, f"{y} ({'geometric ' if logy else ''}mean, 95% CI)", src.label, logx, logy,
                        software=OutputFile.software("plot"))
