@@ -119,3 +119,14 @@ def test_a_record_the_configurations_do_not_list_still_counts():
     recs = swept(record(0, 1e-3, 0.5, 0.1), record(0, 1e-2, 0.2, 0.3))
     rows = rows_of(recs, RULE, [recs[0]["config"]])   # the second record is not among the configurations
     assert [(r["status"], r["test_metric"], r["candidates"]) for r in rows] == [("done", 0.3, 2)]
+
+
+def test_dropping_a_setting_copies_only_its_path_and_leaves_the_input_whole():
+    from expressivity.experiments.table import drop_path
+
+    config = {"seed": 1, "train": {"lr": 0.1, "steps": 5}, "model": {"heads": 2}}
+    dropped = drop_path(config, "train.lr")
+    assert dropped == {"seed": 1, "train": {"steps": 5}, "model": {"heads": 2}}
+    assert config == {"seed": 1, "train": {"lr": 0.1, "steps": 5}, "model": {"heads": 2}}   # unchanged
+    assert drop_path(config, "seed") == {"train": {"lr": 0.1, "steps": 5}, "model": {"heads": 2}}
+    assert drop_path(config, "train.nothing") == config and drop_path(config, "seed.x") == config
