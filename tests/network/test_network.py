@@ -1,6 +1,8 @@
 """Network-level facts: lengths, input and output maps, summary, JSON round trip."""
 
+import dataclasses
 import json
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -282,3 +284,42 @@ def test_a_claim_holds_for_weights_too_large_to_write_in_decimal():
     net = Network([FeedForwardLayer(big, np.array([0], dtype=object), np.array([[1]], dtype=object))], ("x",),
                   valid_lengths=ValidLengths.range(1, 4))
     assert net.no_claim is None and len(net.claimed_weights) == 64
+
+
+# ---- Mutation testing (2026-11-28) found each of these checks could be loosened, dropped or miscounted with no test
+# failing; every expected value here is computed independently (by hand, exact fractions, or the documented formula).
+
+def test_network_digest_sees_every_exact_weight_and_the_activation():
+    import dataclasses
+    from expressivity.constructions.yun.compile import compile_modified
+    from expressivity.constructions.yun.constants import YunParams
+    from expressivity.network.network import weights_digest
+    from expressivity.targets import get_target
+    net = compile_modified(get_target("mean-shift"), YunParams(2, 2, 2)).network     # exact weights, a claim
+    assert net.no_claim is None
+    k, layer = next((k, l) for k, l in enumerate(net.layers)
+                    if hasattr(l, "W_2") and np.asarray(l.W_2).dtype == object and np.asarray(l.W_2).size >= 2)
+    W = np.array(layer.W_2, dtype=object, copy=True)
+    W.flat[W.size - 1] = W.flat[W.size - 1] + Fraction(1, 3)       # the last entry, not the first
+    layers = list(net.layers)
+    layers[k] = dataclasses.replace(layer, W_2=W)
+    changed = dataclasses.replace(net, layers=tuple(layers))
+    assert weights_digest(changed) != weights_digest(net)
+    assert changed.no_claim is not None                               # a copy with other weights carries no claim
+    from expressivity.network.layers import PiecewiseLinear
+    act = layer.activation
+    layers[k] = dataclasses.replace(layer, activation=dataclasses.replace(act, intercepts=tuple(i + 1 for i in act.intercepts)))
+    other_act = dataclasses.replace(net, layers=tuple(layers))
+    assert weights_digest(other_act) != weights_digest(net) and other_act.no_claim is not None
+
+
+def test_network_outside_claim_reports_no_claim_and_lengths():
+    import dataclasses
+    from expressivity import build_sum
+    from expressivity.constructions.circuits.build import embed
+    net, _ = build_sum(3)
+    X = embed(net, np.array([1.0, 2.0, 3.0]))
+    assert net.outside_claim(X) is None and net.within_claim(3)
+    assert not net.within_claim(4) and net.outside_claim(embed(net, np.array([1.0, 2.0, 3.0, 4.0]))) is not None
+    copy = dataclasses.replace(net, readout=None if net.readout is None else np.asarray(net.readout) * 2)
+    assert copy.no_claim is not None and copy.outside_claim(X) == copy.no_claim

@@ -53,3 +53,59 @@ def test_bad_arguments_are_refused():
         with pytest.raises(ExpressivityError):
             call()
     assert np.isfinite(build_dpfree_boolean((1, 2))[1].size.parameters)
+
+
+# ---- Mutation testing (2026-11-28) found each of these checks could be loosened, dropped or miscounted with no test
+# failing; every expected value here is computed independently (by hand, exact fractions, or the documented formula).
+
+def test_dpfree_pointer_check_sees_position_one(monkeypatch):
+    import expressivity.constructions.wang_e.dpfree as dpf
+    net, rep = dpf.build_dpfree_pointer(max_lag=3, length=8)
+    orig = dpf.forward_exact
+
+    def wrong_at_1(n, X):
+        out = orig(n, X).copy()
+        out[:, 1, 0] = out[:, 1, 0] + 1
+        return out
+    monkeypatch.setattr(dpf, "forward_exact", wrong_at_1)
+    r = dpf.check_dpfree_pointer(net, rep)
+    assert not r.ok and r.checks[-1].failures >= 1
+
+
+def test_dpfree_boolean_check_sees_every_pattern_at_the_first_scored_position(monkeypatch):
+    import expressivity.constructions.wang_e.dpfree as dpf
+    lags = (1, 2, 3, 4, 5, 6, 7, 8)
+    net, rep = dpf.build_dpfree_boolean(lags=lags, length=9)
+    T = max(lags)
+    orig = dpf.forward_exact
+
+    def wrong_on_one_pattern(n, X):
+        out = orig(n, X).copy()
+        x = np.asarray(X[..., 0], dtype=np.int64)
+        hit = np.all(np.stack([x[:, T - lag] == (-1) ** lag for lag in lags]), axis=0)   # one of 256 patterns at t = T
+        out[hit, T, 0] = out[hit, T, 0] + 2
+        return out
+    monkeypatch.setattr(dpf, "forward_exact", wrong_on_one_pattern)
+    r = dpf.check_dpfree_boolean(net, rep)
+    assert not r.ok and r.checks[-1].failures >= 1
+
+
+def test_dpfree_boolean_lag_512_is_refused():
+    from expressivity.constructions.wang_e.dpfree import build_dpfree_boolean
+    build_dpfree_boolean(lags=(2, 511), length=512)
+    with pytest.raises(ExpressivityError):
+        build_dpfree_boolean(lags=(2, 512), length=512)
+
+
+def test_dpfree_boolean_check_scores_the_first_position(monkeypatch):
+    import expressivity.constructions.wang_e.dpfree as dpf
+    net, rep = dpf.build_dpfree_boolean(lags=(2, 5), length=8)
+    orig = dpf.forward_exact
+
+    def wrong_at_T(n, X):
+        out = orig(n, X).copy()
+        out[:, 5, 0] = -out[:, 5, 0]          # every answer at t = T = 5 flipped
+        return out
+    monkeypatch.setattr(dpf, "forward_exact", wrong_at_T)
+    r = dpf.check_dpfree_boolean(net, rep)
+    assert not r.ok and r.checks[-1].failures == r.checks[-1].details["sequences"]

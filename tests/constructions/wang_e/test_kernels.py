@@ -126,3 +126,48 @@ def test_claim_ones_search_over_heads_keeps_the_zero_fits_it_scans():
     """Claim 1 scans H from 16 up; at lag 48 its smallest H sample nothing of the bump, a point of the search."""
     fit = chebyshev_kernel("log", 48, 16, 0.2, allow_zero_fit=True)
     assert fit.l1_error == pytest.approx(1.0) and fit.max_abs_coefficient == 0
+
+
+# ---- Mutation testing (2026-11-28) found each of these checks could be loosened, dropped or miscounted with no test
+# failing; every expected value here is computed independently (by hand, exact fractions, or the documented formula).
+
+def test_kernels_interpolation_one_lin_head_at_lag_zero():
+    # H = 1, lag 0: c = 1/w(0), rho_hat(s) = e^{-b s}; l1 = sum_{s>=1} e^{-b s} = e^{-b} / (1 - e^{-b})
+    from expressivity.constructions.wang_e.kernels import interpolation_heads
+    fit = interpolation_heads("lin", 0, 1.0, heads=1)
+    assert fit.l1_error == pytest.approx(math.exp(-1) / (1 - math.exp(-1)), rel=1e-12)
+
+
+def _partial_l1(fit, kernel, alpha, S):
+    from expressivity.constructions.wang_e.kernels import head_weights, target_kernel
+    s = np.arange(S, dtype=float)
+    rho_hat = sum(c * head_weights(fit.rpe, b, s) for b, c in zip(fit.betas, fit.coefficients))
+    return float(np.abs(rho_hat - target_kernel(kernel, alpha, s)).sum())
+
+
+@pytest.mark.parametrize("rpe,kernel,cutoff", [("lin", "power", 10), ("log", "exp", 10), ("log", "exp", 40)])
+def test_kernels_reported_l1_bounds_the_sum_over_many_more_lags(rpe, kernel, cutoff):
+    """l1 is a sum over every lag: the reported value (direct sum below `cutoff` + the bound on the rest)
+    must be at least the plain sum over 200,000 lags (a lower bound of the true l1)."""
+    from expressivity.constructions.wang_e.kernels import kernel_fit
+    fit = kernel_fit(rpe, kernel, 0.5, 4, eps=0.1, cutoff=cutoff)
+    assert fit.l1_error >= _partial_l1(fit, kernel, 0.5, 200_000) * (1 - 1e-9)
+
+
+def test_kernels_eps_zero_is_refused():
+    from expressivity.constructions.wang_e.kernels import kernel_fit
+    with pytest.raises(ExpressivityError):
+        kernel_fit("lin", "power", 0.5, 4, eps=0.0)
+
+
+def test_kernels_lin_remainder_is_target_tail_plus_heads_tail():
+    """lin heads, u = e^{-eps s}: u P(u) = sum_k c_k (1 - e^{-eps k}) u^k, so P is known from the
+    coefficients; the remainder beyond S is target_tail(S) + max_{[0,u_S]} |P| u_S / (1 - e^{-eps})."""
+    from expressivity.constructions.wang_e.kernels import kernel_fit, target_tail
+    eps, S, H = 0.1, 10, 4
+    fit = kernel_fit("lin", "power", 0.5, H, eps=eps, cutoff=S)
+    u_S = math.exp(-eps * S)
+    u = np.linspace(0.0, u_S, 400_001)
+    P = sum(c * (1 - math.exp(-eps * k)) * u ** (k - 1) for k, c in zip(range(1, H + 1), fit.coefficients))
+    want = target_tail("power", 0.5, S) + float(np.abs(P).max()) * u_S / (1 - math.exp(-eps))
+    assert fit.extra["remainder"] == pytest.approx(want, rel=1e-4)

@@ -71,3 +71,33 @@ def test_square_units_interpolate_t_squared():
 def test_bad_arguments_are_refused(call, msg):
     with pytest.raises(ExpressivityError, match=msg):
         call()
+
+
+# ---- Mutation testing (2026-11-28) found each of these checks could be loosened, dropped or miscounted with no test
+# failing; every expected value here is computed independently (by hand, exact fractions, or the documented formula).
+
+def test_readouts_product_bound_constants():
+    """f = a b on |a|, |b| <= R: sup |df/da| + |df/db| = 2R; polarisation of two squares on [-2R, 2R] with K
+    intervals (h = 4R/K), each within h^2/4, a quarter of each: error (h^2/4)/2 = h^2/8."""
+    from expressivity.constructions.wang_e.fixed import build_fixed_memory
+    net, rep = build_fixed_memory((1, 3), readout="product", width=32)
+    R = rep.margins["memory_radius"]
+    assert rep.bounds["lipschitz"] == pytest.approx(2 * R, rel=1e-12)
+    h = 4 * R / 32
+    assert rep.bounds["ffn_error"] == pytest.approx(h * h / 8, rel=1e-12)
+
+
+def test_readouts_grid_bound_constants():
+    """Bilinear interpolation on a G x G grid of [-R, R]^2 (h = 2R/G): L h; plus 4 products per point,
+    each polarised on [-2, 2] with K intervals (h_s = 4/K, square error h_s^2/4), weighted by max|f_ij|/4
+    twice: 4 max|F| h_s^2/8."""
+    from expressivity.constructions.wang_e.fixed import build_fixed_memory
+    G, K = 8, 16
+    net, rep = build_fixed_memory((1, 3), readout="sin-product", width=K, grid=G)
+    R = rep.margins["memory_radius"]
+    knots = -R + (2 * R / G) * np.arange(G + 1)
+    F = np.sin(4 * np.pi * knots[:, None] * knots[None, :])
+    hs = 4 / K
+    want = 8 * np.pi * R * (2 * R / G) + 4 * np.abs(F).max() * hs * hs / 8
+    assert rep.bounds["ffn_error"] == pytest.approx(want, rel=1e-9)
+    assert rep.bounds["lipschitz"] == pytest.approx(8 * np.pi * R, rel=1e-12)

@@ -11,6 +11,8 @@ from expressivity.constructions.yun.build import BuildConfig, build_and_check
 from expressivity.constructions.yun.compile import compile_modified, f_bar
 from expressivity.constructions.yun.constants import YunParams
 from expressivity.constructions.yun.soften import relu_expand, soften
+from expressivity.errors import ExpressivityError
+from tests.constructions.yun.checks.test_value import _build
 from expressivity.errors import BudgetError, ExpressivityError
 from expressivity.network.layers import PiecewiseLinear
 from expressivity.network.reference import forward
@@ -172,3 +174,52 @@ def test_dp_decomposition_methods_and_nonfinite():
         dp_from_values(np.array([1.0, np.inf]), 2.0)
     with pytest.raises(ExpressivityError, match="not finite"):
         dp_from_values(np.array([1e308, 1e308]), 0.5)
+
+
+# ---- Mutation testing (2026-11-28) found each of these checks could be loosened, dropped or miscounted with no test
+# failing; every expected value here is computed independently (by hand, exact fractions, or the documented formula).
+
+def test_dp_on_quantizer_ramps_edges():
+    from expressivity.constructions.yun.checks.dp import on_quantizer_ramps
+    from expressivity.constructions.yun.constants import YunParams
+    p = YunParams(2, 1, 4)
+    ramp = 1e-3
+    # token entries: 0.25 - ramp/2 is on the ramp left of 1/4; 0.25 - 5 ramp and 0.125 are not
+    X = np.array([[[0.25 - ramp / 2], [0.125]], [[0.25 - 5 * ramp], [0.125]], [[0.125], [0.625]]])
+    assert on_quantizer_ramps(p, X, ramp).tolist() == [True, False, False]
+
+
+def test_dp_softened_agreement_counts_a_sample_just_beyond_the_bound():
+    from expressivity.constructions.yun.checks.dp import DpDecomposition, softened_agreement
+    from expressivity.constructions.yun.constants import YunParams
+    from expressivity.verify.dp_error import DpEstimate
+    p = YunParams(2, 1, 4)
+    X = np.full((3, 2, 1), 0.125)                 # cube centres: off every ramp
+    gbar = np.zeros((3, 2, 1))
+    g = gbar.copy()
+    bound = 1e-6
+    g[0, 1, 0] = 1.5 * bound                      # one sample 1.5 bounds off
+    g[1, 0, 0] = 0.5 * bound
+    e = DpEstimate(0.0, (0.0, 0.0), 3)
+    dec = DpDecomposition(e, e, e, e, 2.0, X, gbar, g)
+    c = softened_agreement(dec, p, 1e-4, bound)
+    assert c.points == 3 and c.failures == 1 and c.details["max_deviation"] == 1.5 * bound
+
+
+def test_dp_decomposition_total_is_against_the_softened_network(monkeypatch):
+    import expressivity.constructions.yun.checks.dp as dpm
+    from expressivity.targets import evaluate_target
+    from expressivity.verify.dp_error import dp_between
+    b = _build()
+    monkeypatch.setattr(dpm, "forward", lambda net, X: np.zeros_like(X))   # a softened network answering 0
+    dec = dpm.dp_decomposition(b, soft_network=object(), samples=200, seed=1)
+    F = evaluate_target(b.target, dec.X)
+    assert dec.total.value == pytest.approx(dp_between(F, np.zeros_like(F), 2.0).value, rel=1e-12)
+
+
+def test_dp_decomposition_refuses_non_finite_softened_outputs(monkeypatch):
+    import expressivity.constructions.yun.checks.dp as dpm
+    b = _build()
+    monkeypatch.setattr(dpm, "forward", lambda net, X: np.full_like(X, np.inf))
+    with pytest.raises(ExpressivityError, match="not finite"):
+        dpm.dp_decomposition(b, soft_network=object(), samples=50, seed=1)

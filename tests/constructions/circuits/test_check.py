@@ -1,0 +1,134 @@
+"""The tutorial circuits' check (constructions/circuits/check.py): the proven bound and rounding allowance as
+documented, a wrong circuit failing just past its bound, and its refusals.
+
+Mutation testing (2026-11-28) found each of these checks could be loosened, dropped or miscounted with no test
+failing; every expected value here is computed independently (by hand, exact fractions, or the documented formula)."""
+
+import dataclasses
+import math
+from fractions import Fraction
+import numpy as np
+import pytest
+from expressivity.errors import ExpressivityError
+
+EPS64 = 2.0 ** -53   # float64's unit roundoff
+
+
+def _shifted(monkeypatch, name, delta, where=(0, 0)):
+    """Make run_circuit see circuit `name` with a target moved by `delta` at one entry (a wrong network)."""
+    import expressivity.constructions.circuits.check as chk
+    from expressivity.constructions.circuits import get_circuit
+    c = get_circuit(name)
+
+    def target(values, **kw):
+        t = np.array(c.target(values, **kw), dtype=object if np.asarray(values).dtype == object else None, copy=True)
+        t[where] = t[where] + delta
+        return t
+    monkeypatch.setattr(chk, "get_circuit", lambda n: dataclasses.replace(c, target=target))
+    return chk
+
+
+def test_check_rounding_allowance_is_the_documented_formula():
+    from expressivity.constructions.circuits.check import rounding_allowance
+    v = np.array([1.0, -2.0, 3.0])
+    t = np.array([[6.0], [0.5]])
+    # 8 * eps * L * (1 + sum|v| + max|target|)  (module docstring)
+    want = 8 * EPS64 * 3 * (1 + 6 + 6)
+    assert rounding_allowance("float64", v, t) == pytest.approx(want, rel=1e-12)
+    assert rounding_allowance("exact", v, t) == 0.0
+
+
+def test_check_rounding_allowance_refuses_overflow():
+    from expressivity.constructions.circuits.check import rounding_allowance
+    with pytest.raises(ExpressivityError):
+        rounding_allowance("float64", np.array([np.inf, 1.0]), np.array([[1.0]]))   # unreachable via run_circuit (L <= 4096)
+
+
+def test_check_bound_recorded_is_proven_bound_plus_allowance():
+    from expressivity.constructions.circuits.check import run_circuit
+    vals = [1.0, 0.5, -0.25, 2.0]
+    run = run_circuit("reverse", vals, dtype="float64", tolerance=1e-10)
+    chk = run.report.checks[-1]
+    proven = run.report.bounds["max_abs_error"]
+    allowance = 8 * EPS64 * 4 * (1 + 3.75 + 2.0)
+    assert chk.details["bound"] == pytest.approx(proven + allowance, rel=1e-12)
+    assert run.report.errors[-1].value == pytest.approx(float(np.max(np.abs(run.output - run.target))), rel=0, abs=0)
+
+
+def test_check_exact_run_counts_a_half_off_entry(monkeypatch):
+    chk = _shifted(monkeypatch, "sum", Fraction(1, 2))
+    run = chk.run_circuit("sum", [1, Fraction(1, 2), 3], dtype="exact")
+    c = run.report.checks[-1]
+    assert c.failures == 1 and not run.report.ok and run.max_abs_error_exact == Fraction(1, 2)
+
+
+@pytest.mark.parametrize("factor", [1.5, 4.0])
+def test_check_float_run_fails_just_beyond_the_bound(monkeypatch, factor):
+    from expressivity.constructions.circuits.check import run_circuit
+    vals = [1.0, 0.5, -0.25, 2.0]
+    clean = run_circuit("reverse", vals, dtype="float64", tolerance=1e-10)
+    B = clean.report.bounds["max_abs_error"] + 8 * EPS64 * 4 * (1 + 3.75 + 2.0)
+    err = clean.max_abs_error
+    # target moved by factor * B + the clean error: |output - target'| >= factor * B > B
+    chk = _shifted(monkeypatch, "reverse", factor * B + err)
+    run = chk.run_circuit("reverse", vals, dtype="float64", tolerance=1e-10)
+    assert run.report.checks[-1].failures >= 1 and not run.report.ok
+
+
+def test_check_float_sum_that_cancels_is_refused():
+    # float64: 1e30 + 1 - 1e30 is not 1; within the rounding allowance, outside the exact claim
+    from expressivity.constructions.circuits.check import run_circuit
+    with pytest.raises(ExpressivityError, match="differs from the exact one"):
+        run_circuit("sum", [1e30, 1, -1e30], dtype="float64")
+
+
+def test_check_values_beyond_the_input_range_are_refused():
+    from expressivity.constructions.circuits.check import run_circuit
+    with pytest.raises(ExpressivityError, match="input range"):
+        run_circuit("reverse", [0.0, 3.0], dtype="float64", input_range=2.0)   # spread 3 > 2
+
+
+def test_check_zero_tolerance_and_zero_input_range_are_refused():
+    from expressivity.constructions.circuits.check import run_circuit
+    with pytest.raises(ExpressivityError):
+        run_circuit("reverse", [0.0, 0.0], dtype="float64", tolerance=0.0)
+    with pytest.raises(ExpressivityError):
+        run_circuit("reverse", [0.0, 0.0], dtype="float64", input_range=0.0)
+
+
+def test_check_non_finite_target_is_an_overflow_refusal():
+    from expressivity.constructions.circuits.check import run_circuit
+    with pytest.raises(ExpressivityError, match="non-finite"):
+        run_circuit("sum", [1e308, 1e308], dtype="float64")
+
+
+def test_check_recorded_range_holds_the_exact_values_it_was_built_on():
+    # spread 1/3 is not a double; float(1/3) < 1/3, so the range recorded must be rounded up
+    from expressivity.constructions.circuits.check import run_circuit
+    run = run_circuit("reverse", [0, Fraction(1, 3)], dtype="float64")
+    from expressivity.constructions.circuits.build import embed
+    X = embed(run.network, np.array([Fraction(0), Fraction(1, 3)], dtype=object))
+    assert run.network.input_domain.violation(X, run.network.input_labels, None) is None
+
+
+def test_check_float_run_fails_at_one_and_a_half_bounds(monkeypatch):
+    from expressivity.constructions.circuits.check import run_circuit
+    vals = [1.0, 0.5, -0.25, 2.0]
+    clean = run_circuit("reverse", vals, dtype="float64", tolerance=1e-10)
+    B = clean.report.bounds["max_abs_error"] + 8 * EPS64 * 4 * (1 + 3.75 + 2.0)
+    e00 = float(clean.output[0, 0] - clean.target[0, 0])
+    chk = _shifted(monkeypatch, "reverse", e00 + 1.5 * B)   # |output - target'| = 1.5 B at (0, 0)
+    run = chk.run_circuit("reverse", vals, dtype="float64", tolerance=1e-10)
+    assert run.report.checks[-1].failures == 1 and not run.report.ok
+
+
+def test_check_rounding_allowance_recorded():
+    from expressivity.constructions.circuits.check import run_circuit
+    run = run_circuit("reverse", [1.0, 0.5, -0.25, 2.0], dtype="float64", tolerance=1e-10)
+    assert run.report.checks[-1].details["rounding_allowance"] == pytest.approx(8 * EPS64 * 4 * (1 + 3.75 + 2.0), rel=1e-9)
+
+
+def test_check_input_range_under_hardmax_is_refused():
+    from expressivity.constructions.circuits.check import run_circuit
+    with pytest.raises(ExpressivityError, match="takes no input range"):
+        run_circuit("reverse", [0.0, 1.0], scale=math.inf, input_range=2.0)
