@@ -133,6 +133,13 @@ def _with_value_layers(b, layers):
     return dataclasses.replace(b, value=value, network=dataclasses.replace(b.network, layers=stages))
 
 
+def _replacing(b, k, layer):
+    """``b`` with value layer ``k`` replaced by ``layer``."""
+    layers = list(b.value.layers)
+    layers[k] = layer
+    return _with_value_layers(b, layers)
+
+
 def test_value_clean_build_verifies():
     from expressivity.constructions.yun.checks.value import verify_value
     b = _build()
@@ -187,10 +194,8 @@ def test_value_overlapping_windows_are_refused():
     w0, w1 = b.value.layers[2], b.value.layers[3]
     # move window 1 onto window 0 (same b_1): the windows overlap
     clash = dataclasses.replace(w1, b_1=np.array(w0.b_1, dtype=object))
-    layers = list(b.value.layers)
-    layers[3] = clash
     with pytest.raises(NetworkError, match="overlapping"):
-        verify_value(_with_value_layers(b, layers))
+        verify_value(_replacing(b, 3, clash))
 
 
 def test_value_window_on_zero_column_is_caught():
@@ -275,10 +280,8 @@ def test_value_window_whose_indicator_stays_on_is_refused():
     b = _build()
     w = b.value.layers[2]
     stays = dataclasses.replace(w, activation=dataclasses.replace(w.activation, intercepts=(0, 1, 1)))
-    layers = list(b.value.layers)
-    layers[2] = stays
     with pytest.raises(NetworkError, match="window"):
-        verify_value(_with_value_layers(b, layers))
+        verify_value(_replacing(b, 2, stays))
 
 
 def test_value_scaled_ff_at_the_breakpoints_matches_exact():
