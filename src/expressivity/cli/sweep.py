@@ -96,7 +96,8 @@ def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, p
             with progress_bar(label, None, enabled=True) as bar:
                 report = run_sweep(sw, out, backend=backend, workers=workers, threads=threads, device=device,
                                    ray_address=ray_address, max_pack=max_pack, retry_failed=retry_failed,
-                                   on_progress=SweepProgress(label, bar, log=True), command=" ".join(["sweep run", *sys.argv[3:]])[:500],
+                                   on_progress=SweepProgress(label, bar, log=True),
+                                   command=" ".join(["sweep run", *sys.argv[3:]])[:500],
                                    verbose=verbose, execution=execution, memory_budget=memory_budget)
         except KeyboardInterrupt:
             from expressivity.experiments.store import RECORDS
@@ -127,8 +128,9 @@ def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, p
     if failed:
         kinds = ", ".join(f"{k}: {v}" for k, v in sorted(report.failures.items()))
         err_console.print(f"error: {failed} of {report.runs} runs failed ({kinds}); list them with: expressivity "
-                          f"results {out} --where \"status = 'failed'\" --format json; once their cause is fixed (a full disk, a "
-                          "missing file), train them again with --retry-failed", markup=False, soft_wrap=True)
+                          f"results {out} --where \"status = 'failed'\" --format json; once their cause is fixed "
+                          "(a full disk, a missing file), train them again with --retry-failed", markup=False,
+                          soft_wrap=True)
         sys.exit(1)
 
 
