@@ -288,3 +288,18 @@ def test_two_processes_writing_one_file_never_leave_half_of_it(tmp_path):
     assert final["i"] == 149 and final["pad"] == [final["writer"]] * 20_000
     assert sorted(p.name for p in tmp_path.iterdir()) == ["verdict.json"]   # no temporary file left
     assert seen & {"a", "b"}
+
+
+def test_a_file_with_a_long_name_is_written_through_a_temporary_name_that_fits():
+    """A 204-character figure name failed "File name too long": the figure's temporary name stacked on the staged
+    file's (a review, 2026-11-28); the private name cuts NAME to stay within 255 characters."""
+    from expressivity.records import private_sibling, write_text
+
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / ("p" * 250 + ".json")
+        write_text(path, "{}\n")
+        assert path.read_text() == "{}\n" and [p.name for p in path.parent.iterdir()] == [path.name]
+        assert len(private_sibling(path, ".partial").name) <= 255

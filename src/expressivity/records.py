@@ -13,6 +13,7 @@ import json
 import platform
 import re
 import time
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,8 @@ import expressivity
 def jsonable(value: Any) -> Any:
     """Convert NumPy arrays/scalars, Fractions, Paths and dataclass-like objects into JSON-ready values.
 
-    Exact numbers become ``int`` or the string ``"p/q"``; floats stay floats (``inf``/``nan``
+    Exact numbers become ``int`` or the string ``"p/q"`` (a ``Decimal``: ``int`` or its float, a table's
+    number); floats stay floats (``inf``/``nan``
     become the strings ``"inf"``/``"-inf"``/``"nan"`` so the output is strict JSON). Objects with
     an ``as_dict()`` method are converted through it.
     """
@@ -48,6 +50,8 @@ def jsonable(value: Any) -> Any:
         if v in (float("inf"), float("-inf")):
             return "inf" if v > 0 else "-inf"
         return v
+    if isinstance(value, Decimal):   # DuckDB's DECIMAL (x * 1.5, a ::DECIMAL cast): a JSON number, as it prints
+        return int(value) if value.is_finite() and value == value.to_integral_value() else jsonable(float(value))
     if isinstance(value, Path):
         return str(value)
     if hasattr(value, "as_dict") and callable(value.as_dict):
@@ -186,15 +190,16 @@ def write_text(path: Path, text: str) -> None:
 
 
 def private_sibling(path: Path, suffix: str = ".tmp") -> Path:
-    """A hidden name beside ``path`` that no other process or thread uses at the same time
-    (``.NAME.PID-THREAD-RANDOM`` + ``suffix``): a fixed ``NAME.tmp`` let two writers of one file rename
-    each other's half-written file into place (a fresh audit, 2026-11-28: 8,851 truncated reads)."""
+    """A hidden name beside ``path`` that no other writer uses at the same time (``.NAME.PID-RANDOM`` +
+    ``suffix``, ``NAME`` cut to 200 characters so the whole stays within a file system's 255): a fixed
+    ``NAME.tmp`` let two writers of one file rename each other's half-written file into place (a fresh
+    audit, 2026-11-28: 8,851 truncated reads). Open it with mode ``"x"``: a name taken is an error, never
+    another writer's file."""
     import os
     import secrets
-    import threading
 
     path = Path(path)
-    return path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}-{secrets.token_hex(4)}{suffix}")
+    return path.with_name(f".{path.name[:200]}.{os.getpid()}-{secrets.token_hex(4)}{suffix}")
 
 
 def write_json(path: Path, obj: Any) -> None:

@@ -165,3 +165,23 @@ def test_a_full_disk_is_one_line_that_says_so_even_where_no_file_is_named(monkey
     monkeypatch.setattr(check, "run_circuit", full)
     code, _, err = cli_run("circuit", "reverse")
     one_line_error(code, err, "no space left on the device; free some space, or write the output to another disk")
+
+
+def test_sweep_progress_in_a_log_starts_again_with_a_new_round(monkeypatch):
+    """A claim whose grid is extended runs a second sweep whose counts start at 0: the log said nothing until it had
+    finished more runs than the first round (a review, 2026-11-28)."""
+    import expressivity.cli.common as common
+    from expressivity.experiments.launch import Progress
+
+    said = []
+    monkeypatch.setattr(common.err_console, "print", lambda text, **kwargs: said.append(text))
+    show = common.SweepProgress("claim", None, log=True, every_s=0.0)
+    for done in (1, 2, 3):
+        show(Progress(total=3, done=done))
+    for done in (1, 2):
+        show(Progress(total=2, done=done))
+    assert [line.split(",")[0] for line in said] == ["claim: done 1", "claim: done 2", "claim: done 3",
+                                                     "claim: done 1", "claim: done 2"]
+    quiet = common.SweepProgress("claim", None, log=False, every_s=0.0)
+    quiet(Progress(total=3, done=1))
+    assert len(said) == 5

@@ -314,3 +314,18 @@ def test_a_library_warning_is_one_warning_line_as_in_sweep_run(tmp_path, monkeyp
     res = CliRunner().invoke(cli, ["reproduce", "wang-e-2", "--out", str(tmp_path / "w"), "--json"])
     assert "warning: records.jsonl: cut off a torn last line" in res.stderr
     assert "RecordWarning" not in res.stderr and "warnings.warn" not in res.stderr
+
+
+def test_a_folder_another_reproduce_holds_is_refused_before_the_banner(tmp_path):
+    """The refusal came after the claim's title and criterion were printed (737 characters on stdout) and, for a
+    trained claim, after the plan timed a few steps (a review, 2026-11-28): one line now, nothing else."""
+    from expressivity.records import folder_in_use
+
+    out = tmp_path / "claim"
+    out.mkdir()
+    with folder_in_use(out, "reproduce wang-e-8"):
+        result = CliRunner().invoke(cli, ["reproduce", "wang-e-8", "--out", str(out)])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == f"error: {out} is in use by another reproduce wang-e-8; wait for it to finish or stop it, " \
+                            "then run again\n"
+    assert list(out.iterdir()) == []

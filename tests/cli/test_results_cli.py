@@ -557,3 +557,28 @@ def test_a_table_or_figure_too_big_to_read_is_refused_with_the_way_to_get_it(tmp
     assert not (tmp_path / "f.png").exists()
     code, _, err = run("plot", small, "--x", "x", "--y", "y", "--by", "g", "--where", "g < 3", "--out", tmp_path / "f.png")
     assert code == 0, err
+
+
+def test_fit_groups_nan_values_as_one_group_and_orders_decimals_by_value(tmp_path):
+    """fit --by a column holding NaN made one one-point "group" per row (results makes one NaN group), DECIMAL
+    values ordered as text, and --json over a DECIMAL column was a traceback (a review, 2026-11-28)."""
+    path = tmp_path / "g.csv"
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["f", "x", "y", "seed"])
+        for value in ("nan", "8", "16", "128"):
+            for seed in (0, 1):
+                for x in (1, 2, 4):
+                    w.writerow([value, x, 2 * x ** -0.5 * (1 + 0.01 * seed), seed])
+    code, out, err = run("fit", path, "--x", "x", "--y", "y", "--by", "f", "--seed-col", "seed", "--json")
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    assert [r["f"] for r in rows] == [8.0, 16.0, 128.0, None] and all(r["n_points"] == 6 for r in rows)
+    code, out, err = run("fit", path, "--x", "x", "--y", "y", "--by", "f::DECIMAL(6,1)", "--seed-col", "seed",
+                         "--where", "NOT isnan(f)", "--json")
+    assert code == 0, err
+    assert [float(r["f::DECIMAL(6,1)"]) for r in json.loads(out)["rows"]] == [8.0, 16.0, 128.0]
+    code, out, err = run("results", path, "--group-by", "f::DECIMAL(6,1)", "--metric", "y", "--where", "NOT isnan(f)",
+                         "--format", "json")
+    assert code == 0, err
+    assert [r["f::DECIMAL(6,1)"] for r in json.loads(out)["rows"]] == [8, 16, 128]

@@ -121,3 +121,15 @@ def test_a_break_point_is_not_compared_on_points_it_fits_exactly(n):
     x = np.array([1, 2, 4, 8, 16][:n], float)
     fit = fit_power_law(x, x ** -1.0 * np.array([1, 1.04, 1, 0.98, 1.01][:n]), breakpoint=True)
     assert fit["preferred"] is None and f"here {n} and {n}" in fit["break_problem"]
+
+
+def test_nan_seeds_are_no_seeds_however_the_nan_is_made():
+    """Grouping by seed in one pass matched one NaN object to itself: math.nan repeated made a pseudo-seed where
+    float("nan") each time did not (a review, 2026-11-28)."""
+    import math
+
+    x = [1, 2, 4, 8] * 3
+    y = [1, 2.1, 3.9, 8.2, 1.1, 1.9, 4.2, 7.9, 3, 12, 48, 190]
+    shared = fit_power_law(x, y, seeds=[0] * 4 + [1] * 4 + [math.nan] * 4)
+    fresh = fit_power_law(x, y, seeds=[0] * 4 + [1] * 4 + [float("nan") for _ in range(4)])
+    assert shared["n_seeds"] == fresh["n_seeds"] == 2 and shared["slope"] == fresh["slope"]

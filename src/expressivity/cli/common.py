@@ -191,6 +191,8 @@ class SweepProgress:
             self.bar(total=p.total, completed=p.done + p.failed, description=text)
             return
         finished, now = p.done + p.failed, time.monotonic()
+        if finished < self.last_finished:   # a new round (a claim's grid extended): its counts start again
+            self.last_finished = 0
         if self.log and finished > self.last_finished and now - self.last_s >= self.every_s:
             self.last_s, self.last_finished = now, finished
             err_console.print(f"{text} (of {p.total})", markup=False, soft_wrap=True)

@@ -135,6 +135,11 @@ def _reproduce(names, scale, quick, out, backend, workers, threads, ray_address,
         from expressivity.figures import require_plots
 
         require_plots()
+        if out.is_dir():   # another reproduce holding the folder: one line before the banner and the plan's timing
+            from expressivity.records import folder_in_use
+
+            with folder_in_use(out, f"reproduce {name}"):
+                pass
     if backend == "ray" and not plan_only:
         from expressivity.experiments.ray_backend import check_address
 

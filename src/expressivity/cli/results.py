@@ -24,7 +24,7 @@ MAX_PLOT_LINES = 24       # lines a plot's legend and colours can still tell apa
 def _print_table(head, rows, title: str = "") -> None:
     if len(rows) > MAX_TABLE_ROWS:
         raise ExpressivityError(f"the table has {len(rows):,} rows, above the {MAX_TABLE_ROWS:,} a text table draws "
-                                "in seconds; use --format csv or json (or group by fewer settings)")
+                                "in seconds; use --format csv or json, or keep fewer rows with --where")
     from rich.table import Table
 
     from expressivity.cli.tables import print_table

@@ -75,7 +75,8 @@ def fit_power_law(x, y, seeds=None, ci: str = "t", breakpoint: bool = False, n_b
     if seeds is not None:
         by_seed: dict = {}   # one pass (a comparison of every point with every seed took 30 s at 32,000 seeds)
         for i, v in enumerate(s.tolist()):
-            by_seed.setdefault(v, []).append(i)
+            if not (isinstance(v, float) and math.isnan(v)):   # a NaN seed is no seed (it equals nothing)
+                by_seed.setdefault(v, []).append(i)
         groups = [np.array(g) for g in by_seed.values()]
         slopes = np.array([ols(lx[g], ly[g])[0] for g in groups if len(np.unique(lx[g])) >= 2])
         out["n_seeds"] = len(slopes)

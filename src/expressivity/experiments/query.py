@@ -566,8 +566,9 @@ def fit_groups(src: Source, x: str, y: str, by: list[str] | None = None, seed_co
     if not rows:
         raise ExpressivityError("no rows to fit (check --where and --length)")
     groups: dict[tuple, list] = {}
-    for r in rows:
-        groups.setdefault(tuple(r[:len(by)]), []).append(r[len(by):])
+    for r in rows:   # NaN equals nothing, itself included: one group of them, as results makes (not one per row)
+        key = tuple(_NAN if isinstance(v, float) and math.isnan(v) else v for v in r[:len(by)])
+        groups.setdefault(key, []).append(r[len(by):])
     out = []
     for key in sorted(groups, key=lambda k: [_order(v) for v in k]):   # numbers by value, as results orders them
         pts = groups[key]
@@ -579,9 +580,13 @@ def fit_groups(src: Source, x: str, y: str, by: list[str] | None = None, seed_co
     return out
 
 
+_NAN = float("nan")   # the one NaN group keys share
+
+
 def _order(value) -> tuple:
-    """A sort key for a group's value: numbers by value (8 before 16), then text, then nothing."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value):
+    """A sort key for a group's value: numbers by value (8 before 16; DuckDB's DECIMAL too), then text, then
+    nothing."""
+    if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool) and not math.isnan(value):
         return (0, float(value), "")
     return (1, 0.0, str(value)) if value is not None else (2, 0.0, "")
 

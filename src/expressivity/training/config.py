@@ -204,8 +204,10 @@ class RunConfig:
 
     def id(self) -> str:
         """Content hash (16 hex digits) of the canonical JSON: equal configurations, equal ids. Computed once
-        per object (a configuration is immutable: its task arguments are never changed in place); a sweep
-        of 18,000 runs spent 24 of its 53 s before training in 90,000 recomputations (an audit, 2026-11-28)."""
+        per object: a configuration is not changed in place (its ``model`` is a plain dataclass and its task
+        arguments a dict, but nothing here changes them; change a configuration with :meth:`with_changes`,
+        which makes a new one with its own id). A sweep of 18,000 runs spent 24 of its 53 s before training
+        in 90,000 recomputations (an audit, 2026-11-28)."""
         cached = self.__dict__.get("_id")
         if cached is None:
             cached = content_hash(self.to_dict())
