@@ -216,3 +216,19 @@ def test_a_token_with_no_one_hot_dimension_set_is_outside_unless_the_field_is_op
     assert "sets 0 of the one-hot" in required.violation(empty, labels)
     assert optional.violation(empty, labels) is None
     assert "sets 2 of the one-hot" in optional.violation(np.array([[1.0, 1.0]]), labels)
+
+
+def test_the_domains_own_edges_are_inside_it():
+    """Mutation testing (2026-11-28): refusing a one-point interval, a zero spread or a magnitude exactly at the
+    arithmetic's limit, or accepting a negative claimed_from, passed every test."""
+    point = InputDomain((Field.real(["x"], 1, 1),))
+    assert point.violation(_X([1, 1]), LABELS) is None and "outside [1, 1]" in point.violation(_X([1, 2]), LABELS)
+    equal = InputDomain((Field.real(["x"], spread=0),))
+    assert equal.violation(_X([3, 3]), LABELS) is None and equal.violation(_X([3, 4]), LABELS) is not None
+    limit = InputDomain((Field.real(["x"]),), arithmetic={"exact": None, "float64": 100})
+    assert limit.violation(_X([100, -100]), LABELS, "float64") is None
+    assert limit.violation(_X([np.nextafter(100, 200)]), LABELS, "float64") is not None
+    with pytest.raises(NetworkError, match="claimed_from must be an integer >= 0"):
+        InputDomain((Field.real(["x"]),), claimed_from=-1)
+    assert InputDomain((Field.real(["x"]),), arithmetic={"exact": None, "float32": 10}).exact_only
+    assert not InputDomain((Field.real(["x"]),), arithmetic={"exact": None, "float64": 10}).exact_only

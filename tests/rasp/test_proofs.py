@@ -247,3 +247,18 @@ def test_an_integer_product_past_2_53_in_its_partial_sums_is_exact():
     A = np.array([[2**26, 2**26, 2**26, 1]], dtype=np.int64)
     B = np.array([[2**26 + 1], [2**26], [2**26], [1]], dtype=np.int64)
     assert int(_int_product(A, B)[0, 0]) == 3 * 2**52 + 2**26 + 1
+
+
+def test_a_block_placed_with_the_sublayer_that_writes_its_input_is_refused(sort_network):
+    """Each SOp runs after what it reads: the copy head moved into the sublayer that writes its 'target_pos' reads it
+    before it exists (mutation testing: the order check made strict passed every test)."""
+    from expressivity.rasp.proofs import _prove_order
+
+    _, parts = sort_network
+    graph, layout = parts[0], parts[1]
+    _prove_order(graph, layout)   # the compiler's order holds
+    *before, (kind, ids), _ = layout.sublayers   # ..., ("mlp", (target_pos,)), ("attention", (sort,))
+    sort = next(n.id for n in graph.nodes if n.name == "sort")
+    moved = replace(layout, sublayers=(*before, (kind, (*ids, sort))))
+    with pytest.raises(RASPError, match="'sort' runs before 'target_pos'"):
+        _prove_order(graph, moved)

@@ -5,7 +5,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from expressivity.constructions.circuits import embed, get_circuit
-from expressivity.network import AttentionLayer, Network
+from expressivity.network import AttentionLayer, Network, evaluate
 from expressivity.network.exact import to_exact
 from expressivity.verify.equivariance import check_equivariance
 from tests.network.strategies import exact_friendly_networks, softmax_networks
@@ -141,3 +141,16 @@ def test_the_reversal_is_always_among_the_permutations_tried():
     for seed in range(3):
         report = check_equivariance(_causal_mean(), X, permutations=1, seed=seed)
         assert report.worst_permutation == [4, 3, 2, 1, 0] and not report.equivariant
+
+
+def test_the_default_tolerance_is_relative_to_the_outputs_scale():
+    """1e-9 (float64) or 1e-4 (float32) times the largest |output|, at least 1 (a mutation of either constant or
+    of the scaling passed every test)."""
+    net = get_circuit("sum").build(3)[0]
+    X = embed(net, np.array([[100.0, 200.0, 300.0]]))   # outputs up to 600
+    scale = float(np.max(np.abs(evaluate(net, X))))
+    assert scale > 500   # the sum, 600 up to rounding
+    assert check_equivariance(net, X).tolerance == 1e-9 * scale
+    assert abs(check_equivariance(net, X, dtype="float32").tolerance - 1e-4 * scale) <= 1e-6 * 1e-4 * scale
+    small = embed(net, np.array([[1e-3, 0.0, 0.0]]))
+    assert check_equivariance(net, small).tolerance == 1e-9   # below 1 the scale is 1
