@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import time
-import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -26,8 +25,8 @@ from typing import Callable
 from expressivity.errors import ExpressivityError, require_path
 from expressivity.experiments.local import cpu_count, run_local
 from expressivity.experiments.packing import DEFAULT_MAX_PACK, Pack, plan_packs
-from expressivity.experiments.store import (LOCK, RECORDS, WORKERS_LOCK, FolderBusy, FolderLock, RecordWarning,
-                                           RecordWriter, read_records)
+from expressivity.experiments.store import (LOCK, RECORDS, WORKERS_LOCK, FolderBusy, FolderLock, RecordWriter,
+                                           read_records)
 from expressivity.experiments.sweep import Sweep
 from expressivity.experiments.worker import failed_record, pack_dir, run_dir
 from expressivity.records import check_output_dir, make_parents, remove_empty, run_record, write_json
@@ -252,9 +251,7 @@ def _run_locked(out: Path, sweep: Sweep, backend, workers, threads, device, ray_
                 for i in order]
         _drive(jobs, packs, todo, writer, report, backend, workers, threads, device, ray_address, on_progress,
                verbose)
-    with warnings.catch_warnings():   # what is wrong with the file was said when it was read above
-        warnings.simplefilter("ignore", RecordWarning)
-        final = {r["id"]: r for r in read_records(out)}
+    final = {r["id"]: r for r in read_records(out, warn=False)}   # what is wrong with it was said above
     _remove_stale_packs(out, final)
     _remove_if_empty(out / "packs")
     for c in sweep.configs:

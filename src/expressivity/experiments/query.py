@@ -583,10 +583,15 @@ def fit_groups(src: Source, x: str, y: str, by: list[str] | None = None, seed_co
 _NAN = float("nan")   # the one NaN group keys share
 
 
+def _is_number(value) -> bool:
+    """A number as DuckDB returns one (``int``, ``float``, or ``Decimal`` for ``x * 1.5``), not a bool."""
+    return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
+
+
 def _order(value) -> tuple:
     """A sort key for a group's value: numbers by value (8 before 16; DuckDB's DECIMAL too), then text, then
     nothing."""
-    if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool) and not math.isnan(value):
+    if _is_number(value) and not math.isnan(value):
         return (0, float(value), "")
     return (1, 0.0, str(value)) if value is not None else (2, 0.0, "")
 
@@ -627,7 +632,7 @@ def band_series(src: Source, x: str, y: str, by: list[str] | None, where: str | 
         series.setdefault(label, []).append((r[k], r[k + 2], r[k + 3], r[k + 4]))
     if logx:   # a log axis drops x <= 0 without a word: `plot --logx` hid a point at x = 0 (an audit, 2026-11-28)
         bad = [pt[0] for pts in series.values() for pt in pts   # DuckDB gives x * 1.5 as a Decimal: a number too
-               if isinstance(pt[0], bool) or not isinstance(pt[0], (int, float, Decimal)) or not pt[0] > 0]
+               if not _is_number(pt[0]) or not pt[0] > 0]
         if bad:
             raise ExpressivityError(
                 f"--logx: {len(bad)} value(s) of {x} are not positive numbers ({', '.join(map(str, bad[:3]))}"

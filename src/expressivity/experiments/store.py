@@ -44,13 +44,18 @@ def records_path(path) -> Path:
 _HASH_ID = re.compile(r"[0-9a-f]{16}")
 
 
-def read_records(path) -> list[dict]:
+def read_records(path, warn: bool = True) -> list[dict]:
     """Every record of a sweep folder (or a ``.jsonl`` file), the last one per run id, in file order.
 
     A torn last line (no newline: the writer was killed mid-line), malformed lines and records
     whose configuration does not hash to their id (edited after they were written) are skipped
-    with a :class:`RecordWarning`; a missing file gives a one-line error.
+    with a :class:`RecordWarning` (not with ``warn=False``: a second read of a file whose faults
+    were said already); a missing file gives a one-line error.
     """
+    def say(message: str) -> None:
+        if warn:
+            warnings.warn(message, RecordWarning, stacklevel=3)
+
     path = records_path(path)
     try:
         data = path.read_bytes()
@@ -61,8 +66,8 @@ def read_records(path) -> list[dict]:
     lines = data.split(b"\n")
     torn = lines.pop()  # after the last newline: empty, or a record cut short
     if torn.strip():
-        warnings.warn(f"{path}: ignored a torn last line ({len(torn)} bytes; a writer was killed mid-record); "
-                      "its run is recorded again when the sweep is run again", RecordWarning, stacklevel=2)
+        say(f"{path}: ignored a torn last line ({len(torn)} bytes; a writer was killed mid-record); "
+            "its run is recorded again when the sweep is run again")
     from expressivity.records import content_hash
 
     by_id: dict[str, dict] = {}
@@ -90,16 +95,15 @@ def read_records(path) -> list[dict]:
             del by_id[record["id"]]  # keep file order of the latest
         by_id[record["id"]] = record
     if bad:
-        warnings.warn(f"{path}: skipped {len(bad)} line(s) that are not run records (line {', '.join(map(str, bad[:5]))}"
-                      f"{', ...' if len(bad) > 5 else ''})", RecordWarning, stacklevel=2)
+        say(f"{path}: skipped {len(bad)} line(s) that are not run records (line {', '.join(map(str, bad[:5]))}"
+            f"{', ...' if len(bad) > 5 else ''})")
     if mismatched:
-        warnings.warn(f"{path}: skipped {len(mismatched)} record(s) whose configuration does not match their id (line "
-                      f"{', '.join(map(str, mismatched[:5]))}{', ...' if len(mismatched) > 5 else ''}: changed after "
-                      "they were written); their runs count as not recorded, and are trained again when the sweep "
-                      "is run again", RecordWarning, stacklevel=2)
+        say(f"{path}: skipped {len(mismatched)} record(s) whose configuration does not match their id (line "
+            f"{', '.join(map(str, mismatched[:5]))}{', ...' if len(mismatched) > 5 else ''}: changed after "
+            "they were written); their runs count as not recorded, and are trained again when the sweep "
+            "is run again")
     if repeated:
-        warnings.warn(f"{path}: {repeated} run(s) have more than one record; the last of each is used",
-                      RecordWarning, stacklevel=2)
+        say(f"{path}: {repeated} run(s) have more than one record; the last of each is used")
     return list(by_id.values())
 
 
