@@ -66,3 +66,26 @@ def test_run_refuses_a_trained_folder_whose_weights_changed(tmp_path):
     _flip(tmp_path / "t" / "seed_0" / "checkpoint" / "model.safetensors")
     code, _, err = cli_run("run", tmp_path / "t", "--input", "1,2,3,0")
     assert code == 2 and "model.safetensors does not match the SHA-256" in err and err.count("\n") == 1
+
+
+class _RunsCode:
+    """A pickle that calls ``open(marker, "w")`` when unpickled by a loader that allows any global."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_a_state_that_would_run_code_is_refused_without_running_it(tmp_path):
+    # a shared run folder whose state.pt (and, to pass the digest, config.json) was rewritten by someone else
+    _write(tmp_path / "ck")
+    marker = tmp_path / "ran"
+    torch.save({"step": 3, "payload": _RunsCode(marker)}, tmp_path / "ck" / "state.pt")
+    config = json.loads((tmp_path / "ck" / "config.json").read_text())
+    config["files_sha256"]["state.pt"] = checkpoint.file_sha256(tmp_path / "ck" / "state.pt")
+    (tmp_path / "ck" / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ExpressivityError, match="unreadable state.pt"):
+        load_checkpoint(tmp_path / "ck")
+    assert not marker.exists()

@@ -127,7 +127,9 @@ def load_checkpoint(path: Path, with_state: bool = True,
     state = None
     if with_state:
         try:
-            state = torch.load(path / "state.pt", weights_only=False)
+            # weights_only: a state of tensors, numbers, strings, lists and dicts loads without unpickling
+            # arbitrary objects, so a shared run folder's state.pt cannot run code on `train --resume`
+            state = torch.load(path / "state.pt", weights_only=True)
         except Exception as exc:  # a truncated pickle can fail in many ways; all mean "corrupt"
             raise CheckpointUnreadable(f"checkpoint {path} has an unreadable state.pt ({type(exc).__name__}); {fix}") \
                 from None
