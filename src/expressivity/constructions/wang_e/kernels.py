@@ -224,9 +224,8 @@ def chebyshev_construction(rpe: str, heads: int, eps: float, G, rho, name: str, 
     """Heads ``beta_k = eps k`` (lin) or ``1 + eps k`` (log) whose kernel ``g(s) u P(u)`` has ``P`` the
     Chebyshev interpolant of ``G`` (the target transformed to ``u``: ``rho = g(s) u G(u)``).
 
-    l1 error ``sum_s |rho_hat - rho|``: lags below ``cutoff`` summed directly, the rest by the
-    Euler-Maclaurin integral ``int_S^inf |rho_hat - rho| dx + |.|(S)/2``, computed in ``u`` as
-    ``(1/eps) int_0^{u_S} |P - G| du`` (trapezoid rule on a grid resolving ``P``). With
+    l1 error ``sum_s |rho_hat - rho|``: lags below ``cutoff`` summed directly, the rest bounded by
+    :func:`_tail_bound` (an integral plus half the first term and half the total variation). With
     ``target_tail(S)`` (``sum_{s >= S} |rho(s)|`` in closed form) and lin heads, the rest is bounded
     instead by ``target_tail(S) + max |P| u_S / (1 - e^-eps)`` (the heads' own tail): lin heads put
     ``u_S = e^{-eps S}`` at the cutoff, which underflows to 0 at S = 20,000, so the integral ran over an
@@ -250,12 +249,7 @@ def chebyshev_construction(rpe: str, heads: int, eps: float, G, rho, name: str, 
         how = (f"direct sum over s < {cutoff}; remainder bounded by the target's tail beyond it (closed form) plus "
                "the heads' (max |P| u_S / (1 - e^-eps))")
     else:
-        grid = np.linspace(0.0, u_cut, 20 * heads + 20_001)[1:]  # G may be singular at u = 0; start one step in
-        vals = np.abs(P(grid) - G(grid))
-        remainder = float(np.sum((vals[1:] + vals[:-1]) / 2) * (grid[1] - grid[0])) / eps
-        remainder += abs(float(g(cutoff) * u_cut * (P(u_cut) - G(np.array([u_cut]))[0]))) / 2
-        how = (f"direct sum over s < {cutoff}; remainder by Euler-Maclaurin: (1/eps) int_0^u |P - G| du "
-               "(trapezoid rule) + half the last term")
+        remainder, how = _tail_bound(rpe, eps, heads, P, G, u_cut, cutoff, target_tail)
     betas = tuple(eps * k + (1.0 if rpe == "log" else 0.0) for k in range(1, heads + 1))
     max_c, c_floats, max_c_log10 = _monomial_coefficients(rpe, cheb, betas, eps)
     return KernelFit(name, rpe, lag, heads, betas, c_floats, direct + remainder, max_c,
@@ -264,6 +258,48 @@ def chebyshev_construction(rpe: str, heads: int, eps: float, G, rho, name: str, 
                      how,
                      {"eps": eps, "cutoff": cutoff, "remainder": remainder, "max_abs_coefficient_log10": max_c_log10,
                       **(extra or {})})
+
+
+def _tail_bound(rpe: str, eps: float, heads: int, P, G, u_cut: float, cutoff: int,
+                target_tail=None) -> tuple[float, str]:
+    """An upper bound on ``sum_{s >= S} |h(s)|``, ``h(x) = g(x) u (P(u) - G(u))`` at ``u = u(x)``, ``S = cutoff``.
+
+    Cell by cell, ``(|h(s)| + |h(s+1)|) / 2 <= int_s^{s+1} |h| + V_{[s, s+1]}(h) / 2`` (``V`` the total
+    variation), so with ``h -> 0`` the sum is at most ``int_S^inf |h| dx + |h(S)| / 2 + V_{[S, inf)}(h) / 2``:
+    an inequality, where the Euler-Maclaurin estimate this replaces (the first two terms) fell short of the
+    sum (0.99 of the l1 summed over 10^7 lags at ``cutoff`` 3, log heads, eps 0.5: an audit, 2026-11-28). In
+    ``u`` the integral is ``(1/eps) int_0^{u_S} |P - G| du`` (``g u dx = -du / eps`` for both families) and
+    ``V`` is the variation of ``phi(u) = g u (P - G)`` on ``(0, u_S]`` (``g = u^{1/eps}`` for log heads, 1 for
+    lin), which tends to 0 at ``u = 0``. Both are computed on a grid uniform in the Chebyshev angle
+    ``theta`` (``u = (1 - cos theta) / 2``), where ``P`` is a cosine polynomial of degree ``H - 1``: at least
+    40 grid points to its shortest oscillation. The trapezoid rule's own error on a cell is at most its width
+    times half the variation of ``|P - G|`` there, and that is added too. ``G`` may be singular at ``u = 0``
+    (a power-law target under log heads), so the grid starts one step in, at ``u_1``; that first cell adds
+    ``u_1 max |P| / eps`` and the target's own tail beyond ``s(u_1)`` (``target_tail``, a sum over integer
+    lags, at least the integral of a decreasing target). What remains approximate is the grid's reading of a
+    variation between its points.
+    """
+    theta_cut = math.acos(min(1.0, max(-1.0, 1.0 - 2.0 * u_cut)))
+    points = int(math.ceil(20 * heads * theta_cut / math.pi)) + 20_001   # 2 pi / (H - 1) an oscillation
+    grid = 0.5 * (1.0 - np.cos(np.linspace(0.0, theta_cut, points)))[1:]   # G may be singular at u = 0: start one step in
+    diff = P(grid) - G(grid)
+    weight = grid ** (1.0 / eps) if rpe == "log" else np.ones_like(grid)
+    with np.errstate(under="ignore"):
+        phi = np.concatenate([[0.0], weight * grid * diff])   # phi(0) = 0: the limit of h(x) as x -> inf
+    widths = np.diff(grid)
+    absdiff = np.abs(diff)
+    integral = float(np.sum(widths * (absdiff[1:] + absdiff[:-1]) / 2 + widths * np.abs(np.diff(absdiff)) / 2)) / eps
+    first = abs(float(phi[-1]))                   # |h(S)|: the grid ends at u_S
+    variation = float(np.sum(np.abs(np.diff(phi))))
+    u_1 = float(grid[0])
+    first_cell = u_1 * max(abs(float(P(0.0))), abs(float(P(u_1)))) / eps
+    if target_tail is not None:
+        s_1 = u_1 ** (-1.0 / eps) - 1.0 if rpe == "log" else -math.log(u_1) / eps
+        first_cell += float(target_tail(int(min(s_1, 1e300))))
+    how = (f"direct sum over s < {cutoff}; remainder bounded by int_S^inf |h| + |h(S)|/2 + TV(h)/2 (an inequality), "
+           f"the integral (trapezoid, plus its error bound) and the variation on {points:,} points uniform in the "
+           "Chebyshev angle")
+    return integral + first_cell + first / 2 + variation / 2, how
 
 
 def chebyshev_kernel(rpe: str, lag: int, heads: int, eps: float, cutoff: int | None = None,
