@@ -28,8 +28,12 @@ from expressivity.records import jsonable
 
 FORMAT = "expressivity.network/3"
 # format 1 lacks only the fields that version 2 added; 3 always records the weights' SHA-256, so a format-3
-# network.json without it was edited (the digest removed), while 1 and 2 may predate digests
+# network.json without it was edited (the digest removed). 1 and 2 may predate digests, so they are read, but
+# without a claim: a format-3 folder relabelled "/2" with its digest dropped looked just like one (an audit,
+# 2026-11-28: a widened length and doubled weights printed within_claim true)
 READABLE = ("expressivity.network/1", "expressivity.network/2", FORMAT)
+OLDER = ("{file} is in an older format ({format}) that does not record the SHA-256 of itself, so an edit of the "
+         "folder cannot be told from the original; build or save the network again with this version")
 
 
 class SafetensorsArrays:
@@ -182,7 +186,9 @@ def load_network(directory: Path) -> Network:
 
     metadata = desc.get("metadata") or {}
     changed = edits(directory, desc, (wpath.name,), jpath.name, required=desc.get("format") == FORMAT)
-    if changed is None:
+    if desc.get("format") != FORMAT:
+        metadata = {**metadata, "no_claim": OLDER.format(file=jpath.name, format=desc.get("format"))}
+    elif changed is None:
         metadata = {**metadata, "no_claim": UNRECORDED}
     elif changed:
         metadata = {**metadata, "no_claim": EDITED.format(file=changed[0])}

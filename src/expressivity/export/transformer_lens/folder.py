@@ -111,6 +111,9 @@ def edited(directory: Path, desc: dict) -> str | None:
 
     changed = edits(directory, desc, ("model.safetensors", "config.json"), "expressivity.json",
                     required=desc.get("format") == FORMAT)
+    if desc and desc.get("format") != FORMAT:   # as for a network folder (safetensors_io.OLDER): relabelling must not help
+        return (f"expressivity.json is in an older format ({desc.get('format')}) that does not record the SHA-256 of "
+                "itself, so an edit of the folder cannot be told from the original; export it again with this version")
     if changed is None:
         return ("expressivity.json records no SHA-256 of model.safetensors, config.json and itself (its format always "
                 "does: the file was edited), so nothing ties the model to the checks")
