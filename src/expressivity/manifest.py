@@ -196,7 +196,7 @@ def read_manifest(folder: Path) -> Manifest | None:
         return None
     try:
         obj = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ExpressivityError(f"{path} is not valid JSON ({type(exc).__name__}); save the folder again") from None
     if not isinstance(obj, dict):
         raise ExpressivityError(f"{path} is not a manifest (a JSON object); save the folder again")
@@ -232,7 +232,7 @@ def read_pointer(folder: Path, where: str):
     name, _, pointer = where.partition("#")
     try:
         value = json.loads((Path(folder) / name).read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
     for part in [p for p in pointer.split("/") if p]:
         part = part.replace("~1", "/").replace("~0", "~")   # RFC 6901 escapes
@@ -257,7 +257,9 @@ def description_digest(desc: dict) -> str:
     description (a position bias, the valid lengths, the claim) is noticed as an edit to the weights
     is. ``desc`` as it reads back from JSON."""
     body = {k: v for k, v in desc.items() if k != "sha256"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()).hexdigest()
+    # allow_nan: a description read back with NaN or Infinity typed into it (never written so) gets a digest
+    # that differs from the recorded one, an edit, rather than a ValueError
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=True).encode()).hexdigest()
 
 
 def with_own_digest(desc: dict, name: str) -> dict:

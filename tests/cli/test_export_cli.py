@@ -407,3 +407,38 @@ def test_allow_length_is_refused_where_the_network_claims_no_narrower_lengths(sa
     `run` refuses the flag as not applying (an audit, 2026-11-28)."""
     code, _, err = run("export", saved / "train", "--to", "transformer-lens", "--allow-length", "--out", tmp_path / "t")
     assert code == 2 and "--allow-length does not apply" in err and not (tmp_path / "t").exists()
+
+
+def _bfloat16(folder, name):
+    import safetensors.torch
+    import torch
+
+    tensors = safetensors.torch.load_file(str(folder / name))
+    safetensors.torch.save_file({k: v.to(torch.bfloat16) for k, v in tensors.items()}, str(folder / name))
+
+
+@pytest.mark.parametrize("which, name, damage, needle", [
+    ("rev", "manifest.json", "nested", "manifest.json is not valid JSON"),
+    ("rev", "report.json", "nested", "is not valid JSON"),
+    ("rev", "network/weights.safetensors", "bfloat16", "weights.safetensors is not a readable safetensors file"),
+    ("rev_tl", "expressivity.json", "nested", "expressivity.json is not valid JSON"),
+    ("rev_tl", "config.json", "nested", "config.json is not valid JSON"),
+    ("rev_tl", "model.safetensors", "bfloat16", "model.safetensors is not a readable safetensors file"),
+    ("train", "seed_0/checkpoint/config.json", "nested", "corrupt config.json"),
+])
+def test_hostile_files_of_a_shared_folder_are_one_line_errors(saved, rev_tl, tmp_path, which, name, damage, needle):
+    """A fresh audit (2026-11-28): JSON nested 200,000 levels deep (RecursionError) and bfloat16 weights (numpy has
+    no such dtype: TypeError) were tracebacks from `run`, `show` and `export`; nothing may be written."""
+    import shutil
+
+    folder = tmp_path / which
+    shutil.copytree(rev_tl if which == "rev_tl" else saved / which, folder)
+    if damage == "nested":
+        (folder / name).write_text("[" * 200_000)
+    else:
+        _bfloat16(folder, name)
+    for args in (["run", folder], ["show", folder, "--out", tmp_path / "page.html"],
+                 ["export", folder, "--to", "network", "--out", tmp_path / "net"]):
+        code, _, err = run(*args, "--input", "1,2,3,4,5") if args[0] != "export" else run(*args)
+        _one_line_error(code, err, needle)
+        assert not (tmp_path / "page.html").exists() and not (tmp_path / "net").exists()

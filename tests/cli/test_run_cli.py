@@ -307,3 +307,9 @@ def test_a_transformer_lens_export_of_a_circuit_takes_one_value_per_token_as_the
     # a whole row is still checked against the domain: the working dimension must be 0
     _one_line(*run("run", shift_tl, "--input", "3,1; 1,0")[::2], "token 0 has out = 1")
     _one_line(*run("run", shift, "--input", "3,0; 1,0")[::2], "token 0 has 2 values, the network takes 1 per token")
+
+
+def test_an_input_nested_too_deeply_is_one_line_not_a_traceback(shift):
+    """JSON nested past Python's recursion limit raised RecursionError from the parser (an audit, 2026-11-28);
+    the readers of folder files name the file, and the command's own handler catches any other reader."""
+    _one_line(*run("run", shift, "--input", "[" * 100_000)[::2], "nested too deeply")

@@ -82,6 +82,12 @@ def _drop_tensor(path: Path, name: str) -> None:
     save_file(tensors, str(path / "weights.safetensors"))
 
 
+def _as_bfloat16(path: Path) -> None:
+    import safetensors.torch
+    tensors = safetensors.torch.load_file(str(path / "weights.safetensors"))
+    safetensors.torch.save_file({k: v.to(torch.bfloat16) for k, v in tensors.items()}, str(path / "weights.safetensors"))
+
+
 def _reshape_tensor(path: Path, name: str) -> None:
     tensors = load_file(str(path / "weights.safetensors"))
     tensors[name] = np.zeros((5, 5))
@@ -105,6 +111,10 @@ def _reshape_tensor(path: Path, name: str) -> None:
     (lambda p: _edit_json(p, lambda d: d["readout"].update(exact=["1/2", 1])), "disagrees with its exact copy"),
     (lambda p: _edit_json(p, lambda d: d["readout"].update(exact=["x", 1])), "'x' is not a number"),
     (lambda p: _edit_json(p, lambda d: d.update(labels=["a"])), "invalid network: layer 0"),
+    # a shared folder's hostile files (an audit, 2026-11-28: each was a traceback)
+    (lambda p: (p / "network.json").write_text("[" * 200_000), "not valid JSON"),
+    (lambda p: _edit_json(p, lambda d: d.update(spread=float("inf"))), "holds a NaN or infinite value"),
+    (lambda p: _as_bfloat16(p), "not a readable safetensors file"),
 ])
 def test_damaged_files_give_one_line_errors(tmp_path, damage, match):
     damage(_saved(tmp_path))

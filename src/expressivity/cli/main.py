@@ -113,6 +113,12 @@ class _Group(click.Group):
             click.echo(shorten_values(f"error: cannot use{where}: {exc.strerror or exc}; choose a folder you can write to"),
                        err=True)
             sys.exit(2)
+        except RecursionError:
+            # JSON nested thousands of levels deep (a shared folder's file, typed in) exhausts the parser's
+            # recursion; the readers of folder files name the file, this catches any other reader
+            click.echo("error: a file or input this command read is nested too deeply to read (Python's recursion "
+                       "limit); check the JSON files it reads, or save them again", err=True)
+            sys.exit(2)
         except Exception as exc:
             if isinstance(exc, RuntimeError) and _ALLOCATOR_FAILED.search(str(exc)):
                 _out_of_memory(exc)   # torch's allocators raise RuntimeError (CUDA's OutOfMemoryError is one)

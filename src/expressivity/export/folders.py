@@ -94,7 +94,7 @@ def save_construction(out_dir: Path, command: str, network: Network, report: dic
 def _read_json(path: Path) -> dict | None:
     try:
         value = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
@@ -335,7 +335,7 @@ def _listed_report(root: Path, manifest, entry) -> dict:
                                 f"{root / entry.path}; {fix}")
     try:
         json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ExpressivityError(f"{path} (the construction report {root / MANIFEST} lists) is not valid JSON "
                                 f"({type(exc).__name__}); {fix}") from None
     report = read_pointer(root, entry.report)

@@ -15,6 +15,7 @@ unreadable safetensors file, a missing tensor, a wrong shape, an unknown layer t
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -143,8 +144,11 @@ def _one_line(text: str) -> str:
 
 
 def _has_nan(value) -> bool:
+    """NaN or an infinity anywhere in a description: its writer never puts either there (exact numbers and
+    infinite biases are written as strings), so one was typed in (an audit, 2026-11-28: ``Infinity`` as a
+    domain's spread was a traceback)."""
     if isinstance(value, float):
-        return value != value
+        return not math.isfinite(value)
     if isinstance(value, dict):
         return any(_has_nan(v) for v in value.values())
     if isinstance(value, list):
@@ -169,9 +173,9 @@ def load_network(directory: Path) -> Network:
     try:
         desc = json.loads(jpath.read_text())
         tensors = load_file(str(wpath))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise ExpressivityError(f"{jpath} is not valid JSON ({_one_line(exc)}); {fix}") from None
-    except (SafetensorError, OSError, ValueError) as exc:
+    except (SafetensorError, OSError, ValueError, TypeError) as exc:   # TypeError: a dtype numpy lacks (bfloat16)
         raise ExpressivityError(f"{wpath} is not a readable safetensors file ({_one_line(exc)}); {fix}") from None
     if not isinstance(desc, dict) or desc.get("format") not in READABLE:
         raise ExpressivityError(f"{jpath} is not in format {FORMAT}; {fix}")
@@ -181,7 +185,7 @@ def load_network(directory: Path) -> Network:
     if bad is not None:
         raise ExpressivityError(f"{wpath} holds NaN in tensor {bad!r}; {fix}")
     if _has_nan(desc):
-        raise ExpressivityError(f"{jpath} holds a NaN value; {fix}")
+        raise ExpressivityError(f"{jpath} holds a NaN or infinite value; {fix}")
     from expressivity.manifest import edits
 
     metadata = desc.get("metadata") or {}

@@ -91,7 +91,7 @@ def read_checkpoint_config(path: Path, fix: str | None = None) -> dict:
     fix = fix or RESUME_FIX
     try:
         config = json.loads((path / "config.json").read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise CheckpointUnreadable(f"checkpoint {path} has a corrupt config.json ({exc}); {fix}") from None
     if not isinstance(config, dict) or "status" not in config or "step" not in config:
         raise CheckpointUnreadable(f"checkpoint {path}/config.json is not a checkpoint configuration; {fix}")

@@ -195,7 +195,7 @@ def read_folder_config(directory: Path) -> tuple[dict, dict | None]:
         raise ExpressivityError(f"{directory} is not a TransformerLens folder (config.json and model.safetensors)")
     try:
         config = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError, RecursionError) as exc:
         raise ExpressivityError(f"{path} is not valid JSON ({' '.join(str(exc).split())}); export or save the "
                                 "folder again") from None
     if not isinstance(config, dict):
@@ -205,7 +205,7 @@ def read_folder_config(directory: Path) -> tuple[dict, dict | None]:
     if (directory / "expressivity.json").is_file():
         try:
             desc = json.loads((directory / "expressivity.json").read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError, OSError, RecursionError) as exc:
             raise ExpressivityError(f"{directory}/expressivity.json is not valid JSON ({' '.join(str(exc).split())}); "
                                     "re-export the network") from None
         if not isinstance(desc, dict) or desc.get("format") not in READABLE:

@@ -261,7 +261,7 @@ def load_transformer_lens(directory: Path) -> Network:
     config, desc = read_folder_config(directory)
     try:
         tensors = load_file(str(directory / "model.safetensors"))
-    except (SafetensorError, OSError, ValueError) as exc:
+    except (SafetensorError, OSError, ValueError, TypeError) as exc:   # TypeError: a dtype numpy lacks (bfloat16)
         raise ExpressivityError(f"{directory}/model.safetensors is not a readable safetensors file "
                                 f"({' '.join(str(exc).split())})") from None
     try:
