@@ -219,11 +219,20 @@ def _parse(obj: dict) -> Manifest:
     networks = []
     for entry in obj["networks"]:
         net = NetworkEntry(str(entry["path"]), str(entry["label"]), entry.get("form", "network"), entry.get("report"))
-        if net.form not in NETWORK_FORMS or Path(net.path).is_absolute() or ".." in Path(net.path).parts:
+        if net.form not in NETWORK_FORMS or not _inside(net.path):
             raise ValueError(f"network entry {net.path!r} ({net.form!r}) is not a relative path of a known form")
+        # the report pointer too: "../other/report.json" showed another folder's checks as this one's (an audit,
+        # 2026-11-28)
+        if net.report is not None and not (isinstance(net.report, str) and _inside(net.report.partition("#")[0])):
+            raise ValueError(f"network entry {net.path!r} names its report {net.report!r}, not a path inside the folder")
         networks.append(net)
     return Manifest(kind, command, {str(k): str(v) for k, v in files.items()}, tuple(networks),
                     dict(obj.get("versions") or {}), float(obj.get("created_unix") or 0.0))
+
+
+def _inside(path: str) -> bool:
+    """``path`` is relative and stays inside its folder (no ``..``)."""
+    return bool(path) and not Path(path).is_absolute() and ".." not in Path(path).parts
 
 
 def read_pointer(folder: Path, where: str):

@@ -337,3 +337,19 @@ def test_a_writer_clearing_its_files_keeps_everything_else(tmp_path):
     assert sorted(_snapshot(folder)) == ["mine.txt", "notes/more.txt"]
     remove_written(folder, ["mine.txt", "notes/"])
     assert not folder.exists()   # nothing else left: the folder goes too
+
+
+@pytest.mark.parametrize("report", ["../other/report.json", "/tmp/report.json", "sub/../../report.json#/checks", ""])
+def test_a_report_pointer_outside_the_folder_is_refused(tmp_path, report):
+    """A manifest whose network entry named "../other/report.json" made `show` print the other folder's checks as
+    this one's, "all checks passed" (an audit, 2026-11-28); the network paths were refused already."""
+    folder = tmp_path / "c"
+    assert cli_run("circuit", "shift", "--length", "5", "--out", folder)[0] == 0
+    manifest = json.loads((folder / MANIFEST).read_text())
+    assert manifest["networks"][0]["report"] == "report.json"
+    manifest["networks"][0]["report"] = report
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(ExpressivityError, match="not a path inside the folder"):
+        read_manifest(folder)
+    code, _, err = cli_run("show", folder, "--out", tmp_path / "page.html")
+    assert code == 2 and "not a path inside the folder" in err and not (tmp_path / "page.html").exists()
