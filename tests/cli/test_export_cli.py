@@ -442,3 +442,25 @@ def test_hostile_files_of_a_shared_folder_are_one_line_errors(saved, rev_tl, tmp
         code, _, err = run(*args, "--input", "1,2,3,4,5") if args[0] != "export" else run(*args)
         _one_line_error(code, err, needle)
         assert not (tmp_path / "page.html").exists() and not (tmp_path / "net").exists()
+
+
+def test_an_exports_readme_states_the_lengths_it_is_verified_for(tmp_path, tl):
+    """A fresh audit (2026-11-28): the sum circuit (valid at its built length only) exported with a README saying
+    "built and verified for lengths 1..8", where 4 tokens give 20 for a sum of 10; the other exports' READMEs
+    named no lengths, and an `--allow-length` export's read as a normal one's."""
+    import re
+
+    def said(folder):
+        return re.search(r"It is built and verified for (.*?)\.(?: |$)", (folder / "README.md").read_text()).group(1)
+
+    for name, lengths in (("sum", "length 8"), ("shift", "lengths 1..8")):
+        assert run("circuit", name, "--length", "8", "--out", tmp_path / name)[0] == 0
+        code, _, err = run("export", tmp_path / name, "--to", "transformer-lens", "--out", tmp_path / f"{name}_tl")
+        assert code == 0, err
+        assert said(tmp_path / f"{name}_tl") == lengths
+        assert "outside those lengths" not in (tmp_path / f"{name}_tl" / "README.md").read_text()
+    code, _, err = run("export", tmp_path / "sum", "--to", "transformer-lens", "--n-ctx", "16", "--allow-length",
+                       "--out", tmp_path / "sum16")
+    assert code == 0, err
+    assert said(tmp_path / "sum16") == "length 8"
+    assert "exported with n_ctx = 16, outside those lengths" in (tmp_path / "sum16" / "README.md").read_text()

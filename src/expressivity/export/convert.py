@@ -217,8 +217,12 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
     example_length = net.length or min(n, 4)
     if exported_valid is not None and not exported_valid.contains(example_length):
         example_length = exported_valid.lo
+    # the README states the exported lengths (the check below runs on the network without them): it said
+    # "verified for lengths 1..8" of a sum circuit valid at 8 only, and named none for the rest (an audit, 2026-11-28)
+    described = export if export.network is None or exported_valid is None else \
+        replace(export, network=replace(export.network, valid_lengths=exported_valid))
     with staged_output(out, "export") as stage:
-        paths = tl.save_transformer_lens(export, stage, name=net.name or "network", folder=Path(out).name,
+        paths = tl.save_transformer_lens(described, stage, name=net.name or "network", folder=Path(out).name,
                                          example=default_input(net, example_length), manifest=False)
         checked = _check(net, export, stage, n, verify, seed)
         if checked.get("status") == "run":

@@ -167,6 +167,11 @@ def _claim_text(export: TLExport) -> str:
     lines = []
     if net.valid_lengths is not None:
         lines.append(f"It is built and verified for {net.valid_lengths.describe()}.")
+        n_ctx = export.config.get("n_ctx")
+        if isinstance(n_ctx, int) and not net.valid_lengths.contains(n_ctx):
+            lines.append(f"**It was exported with n_ctx = {n_ctx}, outside those lengths** (`--allow-length`): "
+                         "TransformerLens runs inputs of any length up to n_ctx, and those of other lengths are "
+                         "outside the construction's claim.")
     if net.input_domain is not None:
         lines.append(f"Its claim covers the inputs {net.input_domain.describe(net.input_labels)}; outside them "
                      "(or at other lengths) its outputs are not covered by any check.")
