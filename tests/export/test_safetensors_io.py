@@ -88,6 +88,22 @@ def _as_bfloat16(path: Path) -> None:
     safetensors.torch.save_file({k: v.to(torch.bfloat16) for k, v in tensors.items()}, str(path / "weights.safetensors"))
 
 
+def _with_sparse_gigabyte(path: Path) -> None:
+    """Add an unused 1 GiB tensor to the weights file, sparse on disk (a few KB): read in full, it took 2.1 GB."""
+    import struct
+
+    wpath = path / "weights.safetensors"
+    data = wpath.read_bytes()
+    n = struct.unpack("<Q", data[:8])[0]
+    header, body = json.loads(data[8:8 + n]), data[8 + n:]
+    header["unused"] = {"dtype": "F64", "shape": [1 << 27], "data_offsets": [len(body), len(body) + (1 << 30)]}
+    raw = json.dumps(header).encode()
+    raw += b" " * (-len(raw) % 8)
+    with open(wpath, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)) + raw + body)
+        f.truncate(8 + len(raw) + len(body) + (1 << 30))
+
+
 def _reshape_tensor(path: Path, name: str) -> None:
     tensors = load_file(str(path / "weights.safetensors"))
     tensors[name] = np.zeros((5, 5))
@@ -115,6 +131,7 @@ def _reshape_tensor(path: Path, name: str) -> None:
     (lambda p: (p / "network.json").write_text("[" * 200_000), "not valid JSON"),
     (lambda p: _edit_json(p, lambda d: d.update(spread=float("inf"))), "holds a NaN or infinite value"),
     (lambda p: _as_bfloat16(p), "not a readable safetensors file"),
+    (lambda p: _with_sparse_gigabyte(p), r"holds 1,07[0-9,]+ bytes, more than the [0-9,]+ bytes of the tensors"),
 ])
 def test_damaged_files_give_one_line_errors(tmp_path, damage, match):
     damage(_saved(tmp_path))

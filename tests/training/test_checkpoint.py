@@ -89,3 +89,20 @@ def test_a_state_that_would_run_code_is_refused_without_running_it(tmp_path):
     with pytest.raises(ExpressivityError, match="unreadable state.pt"):
         load_checkpoint(tmp_path / "ck")
     assert not marker.exists()
+
+
+def test_a_config_widened_past_its_weights_is_refused_before_the_model_is_built(tmp_path):
+    """A shared run's config.json with d_model 12,000 (digest removed) took 2.5 GB before "does not fit this model"
+    (an audit, 2026-11-28); at d_model 10^6 the model alone would be terabytes: the shapes are compared on the meta
+    device first."""
+    code, _, err = cli_run("train", "--task", "sort", "--length", "4", "--d-model", "16", "--steps", "2",
+                           "--out", tmp_path / "t")
+    assert code == 0, err
+    path = tmp_path / "t" / "seed_0" / "checkpoint" / "config.json"
+    config = json.loads(path.read_text())
+    del config["files_sha256"]
+    config["run"]["model"]["d_model"] = 10 ** 6
+    path.write_text(json.dumps(config))
+    code, _, err = cli_run("run", tmp_path / "t", "--input", "1,2,3,0")
+    assert code == 2 and err.count("\n") == 1, err
+    assert "does not fit this model (tensor" in err and "its configuration makes it" in err and "1000000" in err

@@ -143,6 +143,29 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _array_bytes(value) -> int:
+    """Bytes of the float64 tensors a description references (``{"tensor": ..., "shape": [...]}``)."""
+    if isinstance(value, dict):
+        shape = value.get("shape")
+        if isinstance(value.get("tensor"), str) and isinstance(shape, list):
+            return 8 * math.prod(d for d in shape if isinstance(d, int) and d > 0)
+        return sum(_array_bytes(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_array_bytes(v) for v in value)
+    return 0
+
+
+def _refuse_oversized(wpath: Path, desc, fix: str) -> None:
+    """Refuse a weights file larger than the tensors its description references, before it is read: every tensor
+    of the file is loaded, and a 4 KB sparse file holding an unused 1 GiB tensor took 2.1 GB (an audit, 2026-11-28).
+    The allowance covers the safetensors header (names, shapes, offsets)."""
+    size = wpath.stat().st_size
+    needed = _array_bytes(desc)
+    if size > 2 * needed + (1 << 20):
+        raise ExpressivityError(f"{wpath} holds {size:,} bytes, more than the {needed:,} bytes of the tensors its "
+                                f"network.json references; {fix}")
+
+
 def _has_nan(value) -> bool:
     """NaN or an infinity anywhere in a description: its writer never puts either there (exact numbers and
     infinite biases are written as strings), so one was typed in (an audit, 2026-11-28: ``Infinity`` as a
@@ -172,7 +195,10 @@ def load_network(directory: Path) -> Network:
             raise ExpressivityError(f"no saved network in {directory}: {path} is missing")
     try:
         desc = json.loads(jpath.read_text())
+        _refuse_oversized(wpath, desc, fix)
         tensors = load_file(str(wpath))
+    except ExpressivityError:   # _refuse_oversized's (a ValueError too): not "unreadable"
+        raise
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise ExpressivityError(f"{jpath} is not valid JSON ({_one_line(exc)}); {fix}") from None
     except (SafetensorError, OSError, ValueError, TypeError) as exc:   # TypeError: a dtype numpy lacks (bfloat16)

@@ -444,6 +444,21 @@ def load_trained(run_dir: Path) -> tuple[Model, Task, RunConfig]:
     if "run" not in saved:
         raise CheckpointUnreadable(f"{run_dir}/checkpoint was not written by this version's trainer; retrain it")
     config = RunConfig.from_dict(saved["run"])
+    _check_shapes(config, tensors, Path(run_dir) / "checkpoint", fix)
     model = Model(config.model)
     _load_weights(model, tensors, Path(run_dir) / "checkpoint", fix)
     return model, config.build_task(), config
+
+
+def _check_shapes(config: RunConfig, tensors: dict, where, fix: str) -> None:
+    """Compare the weights' shapes with those the configuration's model has, built on the meta device (no
+    memory), before the model itself is built: a shared run's config.json with d_model 12,000 took 2.5 GB
+    before "does not fit this model" (an audit, 2026-11-28)."""
+    with torch.device("meta"):
+        shapes = {name: tuple(t.shape) for name, t in Model(config.model).state_dict().items()}
+    for name, shape in shapes.items():
+        tensor = tensors.get(name)
+        if tensor is None or tuple(tensor.shape) != shape:
+            found = "missing" if tensor is None else f"of shape {tuple(tensor.shape)}"
+            raise CheckpointUnreadable(f"checkpoint {where} does not fit this model (tensor {name!r} is {found}; its "
+                                       f"configuration makes it {shape}); {fix}")
