@@ -98,7 +98,7 @@ def test_tasks_lists_names_and_defaults():
     ([], "missing --task"),
     (["--task", "reverse", "--mixer", "sepconv", "--rpe", "lin"], "rpe 'lin' applies only to attention and dpfree"),
     (["--task", "reverse", "--mixer", "dpfree", "--rotary"], "rotary applies only to attention"),
-    (["--task", "reverse", "--rpe", "none", "--learn-slopes"], "learnable-slopes applies only to rpe lin or log"),
+    (["--task", "reverse", "--rpe", "none", "--learn-slopes"], "learnable slopes (--learn-slopes) apply only to rpe lin or log"),
 ])
 def test_bad_input_is_one_line_error(args, needle):
     code, out, err = run("train", *args)

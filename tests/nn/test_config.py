@@ -31,7 +31,7 @@ PL = PiecewiseLinear((0.0, 1.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)).to_dict()
     (dict(mixer="dpfree", normalization="hardmax"), "normalization 'hardmax' applies only to attention layers"),
     (dict(mixer="dpfree", q_bias=True), "q-bias applies only to attention layers"),
     (dict(mixer=("sepconv", "dpfree"), layers=2, qk_scale=0.5), "qk-scale 0.5 applies only to attention layers"),
-    (dict(rpe="free", learnable_slopes=True), "learnable-slopes applies only to rpe lin or log, not 'free'"),
+    (dict(rpe="free", learnable_slopes=True), "learnable slopes \(--learn-slopes\) apply only to rpe lin or log, not 'free'"),
     (dict(mixer="none", ffn_width=0), "does nothing"),
     (dict(mixer="attention", rpe="lin", dpfree_normaliser="infinite"), "dpfree-normaliser 'infinite' applies only to dpfree"),
     (dict(mixer="dpfree", rpe="lin", dpfree_normaliser="infinite", causal=False), "needs a causal model"),

@@ -260,12 +260,16 @@ def equivariance_result(name: str, length: int = 6, samples: int = 16, permutati
 
 @click.command("equivariance")
 @click.argument("name")
-@click.option("--length", "-L", type=click.IntRange(1, MAX_LENGTH), default=6, show_default=True)
+@click.option("--length", "-L", type=click.IntRange(1, MAX_LENGTH), default=6, show_default=True,
+              help="Tokens per input (the circuit is built for this length).")
 @click.option("--samples", type=click.IntRange(1, 10_000), default=16, show_default=True, help="Random inputs.")
 @click.option("--permutations", type=click.IntRange(1, 1000), default=8, show_default=True, help="Permutations per input.")
-@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True)
-@click.option("--dtype", type=click.Choice(DTYPES), default="float64", show_default=True)
-@click.option("--scale", type=ScaleType(), default="auto", show_default=True)
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
+              help="Seed of the inputs and permutations.")
+@click.option("--dtype", type=click.Choice(DTYPES), default="float64", show_default=True,
+              help="Arithmetic of the evaluation (exact needs --scale inf).")
+@click.option("--scale", type=ScaleType(), default="auto", show_default=True,
+              help="Attention sharpness, as for `expressivity circuit`.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def equivariance(name, length, samples, permutations, seed, dtype, scale, as_json):
     """Check f(PX) = P f(X) (Yun et al. Claim 1) for circuit NAME on random inputs and permutations."""

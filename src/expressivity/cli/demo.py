@@ -90,7 +90,8 @@ def figures_section(out: Path) -> dict:
               show_default=True, help="Folder for figures and JSON results.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
 def demo(out_dir: Path, as_json: bool):
-    """Run the main job on embedded defaults: circuits, equivariance, figures, and later stages."""
+    """Run the main job on embedded defaults: every circuit checked, equivariance, figures, a Yun build and a
+    short training run."""
     with human_output_to_stderr(as_json):
         summary = run_demo(out_dir)
     if as_json:

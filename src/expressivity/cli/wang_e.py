@@ -116,10 +116,13 @@ def build(ctx, memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, 
         emit_json(result)
     else:
         console.print(net.summary(max_layers=12))
-        console.print(f"sup error {result['sup_error']:.3g} (bound {result['bound']:.3g}); kernel l1 "
-                      f"{result['kernel_l1']}; FFN error bound {result['ffn_error']}; {result['params']} parameters; "
-                      f"max |weight| {result['max_abs_weight']:.3g}; checks "
-                      + ("passed" if report.ok else "FAILED"), soft_wrap=True)
+        # a quantity the construction has no use for (an adaptive memory's kernel l1) is left out, not printed None
+        parts = [f"sup error {result['sup_error']:.3g} (bound {result['bound']:.3g})"]
+        parts += [f"{label} {result[key]:.3g}" for label, key in (("kernel l1", "kernel_l1"), ("FFN error", "ffn_error"))
+                  if result.get(key) is not None]
+        parts += [f"{result['params']} parameters", f"max |weight| {result['max_abs_weight']:.3g}",
+                  "checks " + ("passed" if report.ok else "FAILED")]
+        console.print("; ".join(parts), soft_wrap=True)
         if result["note"]:
             console.print(f"note: {result['note']}", soft_wrap=True, markup=False)
     if not report.ok:

@@ -228,20 +228,21 @@ def verify(n, d, delta, positional, shift, as_json, constants, budget):
 
 @yun.command()
 @click.option("--target", "target_spec", required=True, help="built-in name or module:function")
-@click.option("--n", "n", type=int, required=True)
-@click.option("--d", "d", type=int, required=True)
+@click.option("--n", "n", type=int, required=True, help="sequence length (>= 2)")
+@click.option("--d", "d", type=int, required=True, help="token dimension (>= 1)")
 @click.option("--delta", "deltas", required=True, help="1/K, or several: 1/2,1/4,1/8")
-@click.option("--positional", is_flag=True)
+@click.option("--positional", is_flag=True, help="Theorem 3: positional encoding rows 0..n-1")
 @click.option("--shift", type=click.Choice(["clean", "paper"]), default="clean", show_default=True)
 @click.option("--p", "p_norm", type=float, default=2.0, show_default=True, help="d_p exponent (>= 1)")
 @click.option("--samples", type=int, default=2000, show_default=True, help=f"Monte-Carlo samples ({MIN_SAMPLES} to {MAX_SAMPLES:,})")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of the d_p samples")
 @click.option("--lambda", "lam", type=float, default=None, help="softmax inverse temperature (default: from margins)")
 @click.option("--epsilon", type=float, default=None, help="quantizer ReLU ramp width (default: from margins)")
 @click.option("--budget", type=click.IntRange(min=1), default=2_000_000, show_default=True, help="max parameters")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="folder for the networks (safetensors + JSON), figures and run.json; written whole or not at all")
-@click.option("--json", "as_json", is_flag=True)
+              help="folder for the networks (safetensors + JSON), figures, run.json and manifest.json; written whole or not "
+                   "at all")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object on stdout")
 def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, lam, epsilon, budget, out_dir, as_json):
     """Compile a target, verify it exactly, soften it, check the softened network and estimate its d_p error.
 

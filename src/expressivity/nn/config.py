@@ -143,7 +143,8 @@ class ModelConfig:
                 name = switch.replace("_", "-")
                 bad(name if isinstance(value, bool) else f"{name} {value!r}", f"{readers(switch)} layers")
         if self.learnable_slopes and self.rpe not in ("lin", "log"):
-            raise ExpressivityError(f"learnable-slopes applies only to rpe lin or log, not {self.rpe!r}; drop it or pick lin/log")
+            raise ExpressivityError(f"learnable slopes (--learn-slopes) apply only to rpe lin or log, not {self.rpe!r}; "
+                                   "drop it or pick --rpe lin/log")
         if "none" in used and self.ffn_width == 0:
             raise ExpressivityError("mixer 'none' with ffn-width 0 makes a block that does nothing; give ffn-width > 0 or another mixer")
         if self.dpfree_normaliser == "infinite":

@@ -54,7 +54,8 @@ PE_DIM = 16                 # sinusoidal encoding width of the reverse-dot circu
 
 
 def embed(network: Network, values: np.ndarray) -> np.ndarray:
-    """Network input ``(batch, L, d)`` with ``values`` (``(batch, L)`` or ``(L,)``) in dimension ``x``."""
+    """Network input with ``values`` in dimension ``x``: ``(batch, L, d)`` for values ``(batch, L)``, ``(L, d)`` for
+    values ``(L,)``."""
     require_type(network, Network, "embed's network", "pass the network a circuit builder returned")
     if "x" not in network.labels:
         raise ExpressivityError(f"network {network.name!r} has no residual dimension 'x' to put values in; embed takes "
@@ -395,10 +396,22 @@ def build_sum(length: int, scale=None) -> tuple[Network, ConstructionReport]:
                                notes="uniform attention then a ReLU pair rescaling by L")
 
 
-@_scaled_args
 def build_max(length: int, scale="auto", *, tolerance: float = DEFAULT_TOLERANCE,
               input_range: float = 1.0) -> tuple[Network, ConstructionReport]:
     """Max by sharp attention: constant query ``b_Q = 1``, key ``v_j``, score ``scale * v_j``.
+
+    Args:
+        length: ``L``, the number of tokens (1..4096); inputs are ``(L, 1)`` values (or
+            ``(batch, L, 1)``), which :func:`embed` places in the residual layout ``x, out``.
+        scale: the attention sharpness: a number > 0 (softmax), ``math.inf`` (hardmax: exact), or
+            ``"auto"``, the smallest scale whose proven output error is at most ``tolerance``.
+        tolerance: the largest absolute output error ``"auto"`` aims for.
+        input_range: validated, then not used: the bound ``(L - 1) / (e scale)`` holds for every input,
+            so the claim covers any values (``report.bounds["input_range"]`` is ``inf``); it is taken so
+            every circuit builder has one signature (``expressivity circuit max --input-range`` is refused).
+
+    Returns ``(network, report)``; the report holds the proven bound, no check yet:
+    :func:`~expressivity.constructions.circuits.check.run_circuit` (``expressivity circuit``) checks it.
     """
     check_length(length)
     _check_scale(scale)
