@@ -122,6 +122,9 @@ def test_a_damaged_report_in_a_folder_without_manifest_is_said_not_skipped(saved
     assert old.report is None
     assert any(f"{folder / 'report.json'} is not a readable construction report" in w for w in old.warnings)
     code, _, err = cli_run("run", folder, "--input", "1,2,3,4,5")
+    # without its report a circuit cannot be built again to confirm its weights: no claim (2026-11-28)
+    assert code == 2 and "is not a readable construction report" in err and "has no readable report" in err
+    code, _, err = cli_run("run", folder, "--input", "1,2,3,4,5", "--allow-outside")
     assert code == 0 and "is not a readable construction report" in err
 
 

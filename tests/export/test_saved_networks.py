@@ -265,3 +265,66 @@ def test_a_transformer_lens_export_names_its_one_input_dimension_and_keeps_token
     # the circuit's own folder keeps its one form
     with pytest.raises(ExpressivityError, match="token 0 has 2 values, the network takes 1 per token"):
         parse_input(load_saved(folders["circuit"]).network, "1,0;2,0")
+
+
+def _forged(src, dst, edit_weights=None, edit_description=None, edit_report=None):
+    """A copy of the circuit folder ``src`` edited by hand, its digests written again (as anyone who edits it can)."""
+    import shutil
+
+    from safetensors.numpy import load_file, save_file
+
+    from expressivity.manifest import file_digests, with_own_digest
+
+    shutil.copytree(src, dst)
+    net_dir = dst / "network"
+    if edit_weights is not None:
+        tensors = load_file(str(net_dir / "weights.safetensors"))
+        edit_weights(tensors)
+        save_file(tensors, str(net_dir / "weights.safetensors"))
+    desc = json.loads((net_dir / "network.json").read_text())
+    if edit_description is not None:
+        edit_description(desc)
+    if edit_report is not None:
+        report = json.loads((dst / "report.json").read_text())
+        edit_report(report)
+        (dst / "report.json").write_text(json.dumps(report))
+    digests = file_digests({"weights.safetensors": (net_dir / "weights.safetensors").read_bytes()})
+    desc["sha256"] = {**desc["sha256"], **digests}
+    (net_dir / "network.json").write_text(json.dumps(with_own_digest(desc, "network.json")))
+    return dst
+
+
+def _double_readout(tensors):
+    key = next(k for k in tensors if "readout" in k)
+    tensors[key] = tensors[key] * 2
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (dict(edit_weights=_double_readout), "its weights are not those of circuit 'shift' built again"),
+    (dict(edit_report=lambda r: r["bounds"].update(max_abs_error=10.0)), "its report's bounds are not those"),
+    (dict(edit_report=lambda r: r["constants"].update(length="eight")), "cannot be built again from the constants"),
+])
+def test_a_circuit_edited_with_its_digests_written_again_carries_no_claim(tmp_path, edit, needle):
+    """A fresh audit (2026-11-28): a circuit with its readout doubled (or its valid lengths widened) and its digests
+    recomputed ran with `within_claim` true, answering [6, 6, 2, 8, ...] for a shift of 3,1,4,1,...: digests tie a
+    folder's files to each other, not to the construction. A circuit is built again from its report's constants
+    and compared weight for weight."""
+    assert cli_run("circuit", "shift", "--length", "8", "--out", tmp_path / "s")[0] == 0
+    assert load_saved(tmp_path / "s").network.no_claim is None
+    forged = _forged(tmp_path / "s", tmp_path / "f", **edit)
+    assert needle in load_saved(forged).network.no_claim
+    code, out, err = cli_run("run", forged, "--input", "3,1,4,1,5,8,2,6")
+    assert code == 2 and "carries no claim" in err and needle in err
+
+
+def test_a_circuits_widened_lengths_give_way_to_the_rebuilt_ones(tmp_path):
+    """The lengths (and input domain) of a rebuilt circuit are its claim, whatever network.json says: valid lengths
+    widened to 1..16 with the digests recomputed answered 4.5 at 16 tokens within the claim (the audit above)."""
+    assert cli_run("circuit", "shift", "--length", "8", "--out", tmp_path / "s")[0] == 0
+    forged = _forged(tmp_path / "s", tmp_path / "f",
+                     edit_description=lambda d: d["valid_lengths"].update(hi=16))
+    assert json.loads((forged / "network" / "network.json").read_text())["valid_lengths"]["hi"] == 16
+    saved = load_saved(forged)
+    assert saved.network.no_claim is None and saved.network.valid_lengths.describe() == "lengths 1..8"
+    code, _, err = cli_run("run", forged, "--input", ",".join(["1", "2", "3", "4", "5", "6", "7", "8"] * 2))
+    assert code == 2 and "built and verified for lengths 1..8" in err

@@ -175,7 +175,8 @@ def _target_verdict(saved: Saved, export, folder: Path, n: int, seed: int, withi
     if within_claim:
         raise VerificationFailed(f"TransformerLens output is {target['max_abs_error']:.3g} from the "
                                  f"construction's target at {n} tokens (bound {target['bound']:.3g}); "
-                                 "nothing was written. Please report this with the network folder")
+                                 "nothing was written. If the folder came from elsewhere it may have been edited (build it "
+                                 "again); otherwise please report this with the network folder")
     target["status"] = "differs from the target (outside the construction's claim)"
     return target
 

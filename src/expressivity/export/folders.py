@@ -152,7 +152,61 @@ def load_saved(path) -> Saved:
     domain the domain its report (or a token network's vocabulary) describes, each with a line in
     ``Saved.warnings`` saying so; where no domain can be derived, a line says inputs are not checked.
     """
-    return _with_domain(_with_lengths(_load_saved(path)))
+    return _with_domain(_with_lengths(_with_rebuilt_claim(_load_saved(path))))
+
+
+def _with_rebuilt_claim(saved: Saved) -> Saved:
+    """A saved tutorial circuit, built again from the constants its report records and compared weight for weight
+    (:func:`~expressivity.network.network.weights_digest`) with the network the folder holds.
+
+    The digests in a folder tie its files to each other, but whoever edits a folder can write them again: a
+    circuit with its readout doubled and its digests recomputed, or its valid lengths widened, answered wrongly
+    with ``within_claim`` true (an audit, 2026-11-28). A circuit is cheap to build, and its builder is what
+    proves its claim: where the weights or the report's bounds differ from the rebuilt ones the network carries
+    no claim; where they agree, its valid lengths and input domain are the rebuilt network's, whatever its
+    network.json says. (Other constructions are not rebuilt here: their digests are all that ties them.)"""
+    from expressivity.constructions.circuits import CIRCUITS
+
+    net = saved.network
+    name = net.metadata.get("circuit")
+    if saved.kind != "construction" or net.no_claim is not None or not isinstance(name, str) or name not in CIRCUITS:
+        return saved
+    reason = None
+    if saved.report is None:
+        reason = f"it has no readable report, so circuit {name!r} cannot be built again to confirm its weights"
+        return replace(saved, network=replace(net, metadata={**net.metadata, "no_claim": reason + "; build it again"}))
+    try:
+        rebuilt, report = _rebuild_circuit(CIRCUITS[name], saved.report)
+    except (ExpressivityError, KeyError, TypeError, ValueError, OverflowError) as exc:
+        reason = (f"circuit {name!r} cannot be built again from the constants its report records "
+                  f"({' '.join(str(exc).split())[:160]})")
+    else:
+        from expressivity.network.network import weights_digest
+        from expressivity.records import jsonable
+
+        if weights_digest(rebuilt) != weights_digest(net):
+            reason = f"its weights are not those of circuit {name!r} built again from the constants its report records"
+        elif json.loads(json.dumps(jsonable(report.bounds))) != (saved.report or {}).get("bounds"):
+            reason = f"its report's bounds are not those of circuit {name!r} built again from its constants"
+    if reason is not None:
+        reason += " (the folder was changed after it was built, or built by a version whose circuit differs); build it again"
+        return replace(saved, network=replace(net, metadata={**net.metadata, "no_claim": reason}))
+    return replace(saved, network=replace(net, valid_lengths=rebuilt.valid_lengths, input_domain=rebuilt.input_domain))
+
+
+def _rebuild_circuit(circuit, report: dict):
+    """``circuit`` built with the length, scale, tolerance, input range, shift and seed ``report`` records."""
+    import math
+
+    constants, bounds = report.get("constants") or {}, report.get("bounds") or {}
+    scale = constants.get("scale")
+    scale = float(scale) if isinstance(scale, str) else scale       # "inf": hardmax
+    input_range = bounds.get("input_range")
+    options = {"tolerance": constants.get("tolerance"), "seed": constants.get("seed"), "shift": constants.get("shift"),
+               "pe_dim": constants.get("pe_dim"),
+               "input_range": input_range if isinstance(input_range, (int, float)) and math.isfinite(input_range) else None}
+    options = {k: v for k, v in options.items() if v is not None}
+    return circuit.make(constants["length"], *((scale,) if circuit.scaled else ()), **options)
 
 
 def _with_lengths(saved: Saved) -> Saved:
