@@ -425,6 +425,8 @@ def _bfloat16(folder, name):
     ("rev_tl", "config.json", "nested", "config.json is not valid JSON"),
     ("rev_tl", "model.safetensors", "bfloat16", "model.safetensors is not a readable safetensors file"),
     ("train", "seed_0/checkpoint/config.json", "nested", "corrupt config.json"),
+    ("rev_tl", "expressivity.json", "control", "expressivity.json holds a terminal control character"),
+    ("rev_tl", "config.json", "control", "config.json holds a terminal control character"),
 ])
 def test_hostile_files_of_a_shared_folder_are_one_line_errors(saved, rev_tl, tmp_path, which, name, damage, needle):
     """A fresh audit (2026-11-28): JSON nested 200,000 levels deep (RecursionError) and bfloat16 weights (numpy has
@@ -435,6 +437,9 @@ def test_hostile_files_of_a_shared_folder_are_one_line_errors(saved, rev_tl, tmp
     shutil.copytree(rev_tl if which == "rev_tl" else saved / which, folder)
     if damage == "nested":
         (folder / name).write_text("[" * 200_000)
+    elif damage == "control":     # a name that retitles and clears the terminal it is printed on
+        value = json.loads((folder / name).read_text())
+        (folder / name).write_text(json.dumps(value | {"model_name": "rev\x1b]0;PWNED\x07\x1b[2J"}))
     else:
         _bfloat16(folder, name)
     for args in (["run", folder], ["show", folder, "--out", tmp_path / "page.html"],

@@ -169,3 +169,21 @@ def test_a_network_that_cannot_be_written_leaves_no_folder_behind(tmp_path):
     assert not (tmp_path / "n").exists()
     save_network(net, tmp_path / "n")
     assert load_network(tmp_path / "n").name == net.name
+
+
+def test_a_name_that_drives_a_terminal_is_refused_when_saved_and_when_read(tmp_path):
+    """A network name holding "\\x1b]0;PWNED\\x07\\x1b[2J" retitled and cleared the terminal from `run` (an audit,
+    2026-11-28): refused on reading a folder, and on saving (it could not be read back)."""
+    from dataclasses import replace
+
+    _saved(tmp_path / "ok")
+    _edit_json(tmp_path / "ok", lambda d: d.update(name="shift\x1b]0;PWNED\x07\x1b[2J"))
+    with pytest.raises(ExpressivityError, match="terminal control character") as info:
+        load_network(tmp_path / "ok")
+    assert "\n" not in str(info.value) and "\x1b" not in str(info.value)
+    net = load_network(_saved(tmp_path / "clean"))
+    with pytest.raises(ExpressivityError, match="terminal control character"):
+        save_network(replace(net, labels=tuple("\x1b" + label for label in net.labels)), tmp_path / "bad")
+    assert not (tmp_path / "bad").exists()
+    save_network(replace(net, name="a\tname with a tab"), tmp_path / "tab")   # tabs and newlines are text
+    assert load_network(tmp_path / "tab").name == "a\tname with a tab"

@@ -106,3 +106,19 @@ def test_a_config_widened_past_its_weights_is_refused_before_the_model_is_built(
     code, _, err = cli_run("run", tmp_path / "t", "--input", "1,2,3,0")
     assert code == 2 and err.count("\n") == 1, err
     assert "does not fit this model (tensor" in err and "its configuration makes it" in err and "1000000" in err
+
+
+def test_a_trained_run_without_digests_is_run_with_a_warning(tmp_path):
+    """Read as it is (checkpoints before the digests), but no longer silently (an audit, 2026-11-28: a run whose
+    files_sha256 was removed and weights changed to bfloat16 ran with exit 0 and no word)."""
+    code, _, err = cli_run("train", "--task", "sort", "--length", "4", "--d-model", "16", "--steps", "2",
+                           "--out", tmp_path / "t")
+    assert code == 0, err
+    code, _, err = cli_run("run", tmp_path / "t", "--input", "1,2,3,0")
+    assert code == 0 and "records no SHA-256" not in err
+    path = tmp_path / "t" / "seed_0" / "checkpoint" / "config.json"
+    config = json.loads(path.read_text())
+    del config["files_sha256"]
+    path.write_text(json.dumps(config))
+    code, _, err = cli_run("run", tmp_path / "t", "--input", "1,2,3,0")
+    assert code == 0 and err.startswith("warning:") and "checkpoint records no SHA-256 of its files" in err

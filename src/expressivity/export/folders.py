@@ -506,7 +506,11 @@ def _trained(run_dir: Path) -> Saved:
         from expressivity.network.domain import token_domain
 
         net = replace(net, input_domain=token_domain(task.token_names(), labels=net.input_labels))
-    return Saved(net, "trained run", run_dir, None, None, info)
+    warnings = ()
+    if not isinstance(status.get("files_sha256"), dict):   # read as it is (older checkpoints), but said
+        warnings = (f"{run_dir}/checkpoint records no SHA-256 of its files (written before checkpoints recorded them, "
+                    "or removed), so nothing shows whether its weights were changed since training",)
+    return Saved(net, "trained run", run_dir, None, None, info, warnings)
 
 
 def _named(net: Network, name: str) -> Network:

@@ -112,6 +112,9 @@ def save_network(network: Network, directory: Path, *, manifest: bool = True) ->
     except OverflowError:
         raise ExpressivityError(f"network {network.name!r} holds an exact weight beyond the float64 range, which the "
                                 "safetensors file cannot carry beside its exact form; rescale it") from None
+    if has_control_characters(desc):   # it would be refused when read back: refuse it before writing
+        raise ExpressivityError(f"network {network.name!r} has a terminal control character (ESC, BEL, CR, ...) in a "
+                                "name, label or metadata string; remove it to save the network")
     weights = save(tensors)
     try:
         # a file edited later carries no claim: the weights' bytes and the description itself are digested
@@ -166,6 +169,22 @@ def _refuse_oversized(wpath: Path, desc, fix: str) -> None:
                                 f"network.json references; {fix}")
 
 
+# ESC, BEL, backspace, carriage return, DEL and the C1 controls: printed, they retitle or clear a terminal (a name
+# holding "\x1b]0;...\x07\x1b[2J" did, from `run`: an audit, 2026-11-28); no writer puts one in a description
+_CONTROL = frozenset(map(chr, [*range(0x00, 0x09), 0x0b, 0x0c, *range(0x0d, 0x20), *range(0x7f, 0xa0)]))
+
+
+def has_control_characters(value) -> bool:
+    """Whether a JSON value holds, in any string (keys included), a character that drives a terminal."""
+    if isinstance(value, str):
+        return not _CONTROL.isdisjoint(value)
+    if isinstance(value, dict):
+        return any(has_control_characters(k) or has_control_characters(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(has_control_characters(v) for v in value)
+    return False
+
+
 def _has_nan(value) -> bool:
     """NaN or an infinity anywhere in a description: its writer never puts either there (exact numbers and
     infinite biases are written as strings), so one was typed in (an audit, 2026-11-28: ``Infinity`` as a
@@ -212,6 +231,8 @@ def load_network(directory: Path) -> Network:
         raise ExpressivityError(f"{wpath} holds NaN in tensor {bad!r}; {fix}")
     if _has_nan(desc):
         raise ExpressivityError(f"{jpath} holds a NaN or infinite value; {fix}")
+    if has_control_characters(desc):
+        raise ExpressivityError(f"{jpath} holds a terminal control character in a name or label; {fix}")
     from expressivity.manifest import edits
 
     metadata = desc.get("metadata") or {}

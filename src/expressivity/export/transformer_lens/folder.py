@@ -215,4 +215,10 @@ def read_folder_config(directory: Path) -> tuple[dict, dict | None]:
                                     "re-export the network") from None
         if not isinstance(desc, dict) or desc.get("format") not in READABLE:
             raise ExpressivityError(f"{directory}/expressivity.json is not in format {FORMAT}; re-export the network")
+    from expressivity.export.safetensors_io import has_control_characters
+
+    for name, value in (("config.json", config), ("expressivity.json", desc)):
+        if has_control_characters(value):
+            raise ExpressivityError(f"{directory}/{name} holds a terminal control character in a name or label; "
+                                    "re-export the network")
     return config, desc
