@@ -11,8 +11,11 @@ from expressivity.errors import ExpressivityError
 def test_essential_sup_error_bound_includes_float_rounding():
     from expressivity.constructions.wang_e.essential import build_kernel_memory
     net, rep = build_kernel_memory("power", 0.5, rpe="lin", heads=16)
+    from expressivity.constructions.wang_e.kernels import kernel_fit
     l1 = rep.error("kernel_l1").value
-    want = l1 + 16 * rep.constants["max_abs_weight"] * 2.0 ** -51
+    rounding = kernel_fit("lin", "power", 0.5, 16).extra["rounding"]   # of the l1's own float64 terms
+    assert 0 < rounding < 1e-9
+    want = l1 + rounding + 16 * rep.constants["max_abs_weight"] * 2.0 ** -51
     assert rep.bounds["sup_error"] == want
 
 

@@ -195,3 +195,56 @@ def test_chebyshev_delta_l1_is_at_least_its_sum_over_three_million_lags(lag, hea
     assert fit.l1_error >= total
     assert fit.l1_error <= total * 1.1   # and not loose: within 10% of the partial sum (a lower bound)
     assert "TV(h)/2 (an inequality)" in fit.method
+
+
+@pytest.mark.parametrize("kernel, eps", [("exp", 2.0), ("exp", 0.02), ("power", 0.01)])
+def test_log_heads_at_extreme_eps_fit_without_a_traceback(kernel, eps):
+    """u at the cutoff below 1e-8 (eps 2) made the tail's first grid point 0, and 0 ** (-1/eps) a ZeroDivisionError;
+    eps 0.02 overflowed u ** (-1/eps) (an audit, 2026-11-28: `wang-e build --memory kernel` exited 1 with a traceback)."""
+    from expressivity.constructions.wang_e.kernels import kernel_fit
+    fit = kernel_fit("log", kernel, 0.5, 2, eps=eps)
+    assert math.isfinite(fit.l1_error) and fit.l1_error > 0 and math.isfinite(fit.extra["remainder"])
+
+
+def test_a_lin_fits_tail_bound_is_not_rounded_to_zero():
+    """At the default lin cutoff u_S is below 1e-17, where (1 - cos theta) / 2 rounds to 0: the whole grid was 0 and
+    the remainder 0 (an audit, 2026-11-28). The tail beyond the cutoff, summed lag by lag, is at most the bound."""
+    from numpy.polynomial import chebyshev as C
+    from expressivity.constructions.wang_e import kernels as K
+    fit = K.chebyshev_kernel("lin", 1, 39, 1.083)
+    u_of, _, g = K._variable("lin", 1.083)
+    u_T, width, height = float(u_of(1)), fit.extra["bump_width"], fit.extra["bump_height"]
+    cheb = K.chebyshev_interpolant(lambda x: height * K._bump((x - u_T) / width), 39)
+    s = np.arange(fit.extra["cutoff"], fit.extra["cutoff"] + 5000, dtype=float)
+    tail = float(np.abs(u_of(s) * C.chebval(2 * u_of(s) - 1, cheb)).sum())
+    assert 0 < tail <= fit.extra["remainder"]
+
+
+def test_an_interpolation_l1_below_the_float_range_is_not_zero():
+    """l1 1.19e-529 in mpmath became float 0.0, an "exact" kernel (an audit, 2026-11-28): the smallest positive
+    float is reported instead, an upper bound."""
+    fit = interpolation_heads("lin", 2, 3, heads=30)
+    assert fit.l1_error == math.ulp(0.0)
+
+
+def test_the_rounding_bound_covers_the_float64_terms_against_40_digits():
+    """The direct sum's terms are float64 (Clenshaw in the Chebyshev basis); their rounding is reported as a bound
+    (an audit, 2026-11-28, found l1 6.40e-16 against 6.71e-16 summed in 40 digits at 8,192 heads). Here the
+    40-digit sum of the same coefficients stays within l1 -+ rounding."""
+    from expressivity.constructions.wang_e import kernels as K
+    rpe, lag, heads, eps = "lin", 2, 256, 0.3
+    fit = K.chebyshev_kernel(rpe, lag, heads, eps)
+    u_T, width, height = math.exp(-eps * lag), fit.extra["bump_width"], fit.extra["bump_height"]
+    cheb = K.chebyshev_interpolant(lambda x: height * K._bump((x - u_T) / width), heads)
+    with mpmath.workdps(40):
+        coefficients = [mpmath.mpf(float(a)) for a in cheb]
+        total = mpmath.mpf(0)
+        for s in range(fit.extra["cutoff"]):
+            u = mpmath.exp(-mpmath.mpf(eps) * s)
+            x, b1, b2 = 2 * u - 1, mpmath.mpf(0), mpmath.mpf(0)
+            for a in reversed(coefficients[1:]):
+                b1, b2 = 2 * x * b1 - b2 + a, b1
+            total += abs(u * (x * b1 - b2 + coefficients[0]) - (1 if s == lag else 0))
+    direct = fit.l1_error - fit.extra["remainder"]
+    assert abs(direct - float(total)) <= fit.extra["rounding"]
+    assert fit.l1_bound() >= float(total)

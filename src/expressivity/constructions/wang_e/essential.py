@@ -58,7 +58,7 @@ def build_kernel_memory(kernel: str = "power", alpha: float = 0.5, rpe: str | No
         claim="|TF_t(X) - sum_s rho(s) x_(t-s)| <= ||rho_hat - rho||_1 sup|x|",
         size=Size.of(net),
         errors=(ErrorEstimate("kernel_l1", fit.l1_error, f"{fit.method} ({fit.arithmetic})"),),
-        bounds={"sup_error": fit.l1_error + rounding},
+        bounds={"sup_error": fit.l1_bound() + rounding},
         margins={"float64_rounding_estimate": rounding},
         constants={"kernel": kernel, "alpha": alpha, "rpe": rpe, "heads": heads, "matched": fit.construction == "matched",
                    "betas": list(fit.betas), "max_abs_weight": fit.max_abs_coefficient, "eps": eps,

@@ -112,8 +112,9 @@ def claim1(ctx: ClaimContext) -> ClaimResult:
             for H in grid:
                 fit = chebyshev_kernel(rpe, T, H, eps, allow_zero_fit=True)   # too few heads: l1 error 1, a search point
                 errs.append(fit.l1_error)
+                # the bound on the float64 rounding of l1's terms: an l1 below it is below what float64 resolves
                 rows.append({"rpe": rpe, "lag": T, "heads": H, "eps": eps, "l1_error": fit.l1_error,
-                             "max_abs_coefficient": fit.max_abs_coefficient})
+                             "l1_rounding_bound": fit.extra.get("rounding"), "max_abs_coefficient": fit.max_abs_coefficient})
             errors[rpe, T] = errs
     threshold = {key: _threshold(errs, grid, CLAIM1_LEVEL) for key, errs in errors.items()}
     lin = [threshold["lin", T] for T in lags]
@@ -209,7 +210,7 @@ def claim2(ctx: ClaimContext) -> ClaimResult:
                 fit = kernel_fit(rpe, kernel, alpha, H)
                 errs.append(fit.l1_error)
                 rows.append({"rho": CLAIM2_RHO[kernel], "rpe": rpe, "heads": H, "l1_error": fit.l1_error,
-                             "construction": fit.construction})
+                             "l1_rounding_bound": fit.extra.get("rounding"), "construction": fit.construction})
             curves[kernel, rpe] = errs
     exact = {}
     for kernel, alpha in CLAIM2_CASES.items():
