@@ -248,3 +248,14 @@ def test_the_rounding_bound_covers_the_float64_terms_against_40_digits():
     direct = fit.l1_error - fit.extra["remainder"]
     assert abs(direct - float(total)) <= fit.extra["rounding"]
     assert fit.l1_bound() >= float(total)
+
+
+def test_a_tail_that_settles_too_far_out_is_refused_before_summing():
+    """Log heads at a small b cancel over millions of lags: the direct mpmath sum ran 100,000 lags (minutes) before
+    refusing (a bounds audit, 2026-11-28: 170 s for 40 heads at b = 0.5). The lag where the slowest head dominates
+    is known from the coefficients first; where it is within reach, the sum stops there or before."""
+    from expressivity.constructions.wang_e import kernels as K
+    with pytest.raises(ExpressivityError, match=r"settles .* only beyond lag 4\.4\de\+07"):
+        interpolation_heads("log", 1, 0.5, heads=40)
+    fit = interpolation_heads("log", 2, 1, heads=10)
+    assert fit.extra["cutoff"] <= K._dominance_lag("log", fit.betas, [mpmath.mpf(c) for c in fit.coefficients]) + 1

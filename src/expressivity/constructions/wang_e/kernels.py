@@ -176,6 +176,12 @@ def _mp_weights(rpe: str, betas):
 
 def _l1_with_tail(rpe: str, betas, coeffs, weights, lag: int):
     """``sum_s |rho_hat(s) - delta_lag(s)|`` over all ``s >= 0`` (see :func:`interpolation_heads`)."""
+    settles = _dominance_lag(rpe, betas, coeffs)
+    if settles > 100_000:
+        # summed one lag at a time that would be minutes of mpmath before the refusal below (log heads at b = 0.5,
+        # 40 heads: 170 s, a bounds audit, 2026-11-28); the lag is known from the coefficients beforehand
+        raise ExpressivityError(f"the kernel's tail settles (its slowest head outweighing the rest) only beyond lag "
+                                f"{float(settles):.3g}, too far to sum; use fewer heads or a larger b")
     total, s = mpmath.mpf(0), 0
     while True:
         terms = [c * w(s) for c, w in zip(coeffs, weights)]
@@ -192,6 +198,29 @@ def _l1_with_tail(rpe: str, betas, coeffs, weights, lag: int):
         s += 1
         if s > 100_000:  # pragma: no cover - the dominance point is reached long before
             raise ExpressivityError("the kernel's tail did not settle; use fewer heads or a larger b")
+
+
+def _dominance_lag(rpe: str, betas, coeffs):
+    """A lag from which ``|c_1 w_1(s)|`` exceeds ``sum_{k>1} |c_k w_k(s)|`` (each ratio below ``1/(H-1)``; the ratios
+    only fall with ``s``), in mpmath: where :func:`_l1_with_tail`'s direct sum stops at the latest."""
+    c1 = abs(coeffs[0])
+    if len(coeffs) == 1:
+        return mpmath.mpf(0)
+    if c1 == 0:
+        return mpmath.inf
+    latest = mpmath.mpf(0)
+    for c, beta in zip(coeffs[1:], betas[1:]):
+        if c == 0:
+            continue
+        gap = mpmath.mpf(beta) - mpmath.mpf(betas[0])
+        if rpe == "lin":   # w_k(s) / w_1(s) = (1 - e^-beta_k) / (1 - e^-beta_1) e^{-gap s}
+            scale = mpmath.log(abs(c) / c1) + mpmath.log(-mpmath.expm1(-beta) / -mpmath.expm1(-betas[0]))
+            lag = (scale + mpmath.log(len(coeffs) - 1)) / gap
+        else:              # w_k(s) / w_1(s) = zeta(beta_1) / zeta(beta_k) (1 + s)^-gap
+            scale = mpmath.log(abs(c) / c1) + mpmath.log(mpmath.zeta(betas[0]) / mpmath.zeta(beta))
+            lag = mpmath.exp((scale + mpmath.log(len(coeffs) - 1)) / gap) - 1
+        latest = max(latest, lag)
+    return latest
 
 
 # ---- the Chebyshev (Jackson) construction ---------------------------------------------------------
