@@ -407,14 +407,19 @@ class InputDomain:
         parts = [f.describe() for f in self.fields] or ["no input dimension"]
         rest = [] if input_labels is None else [lab for lab in input_labels if lab not in set(self.dims)]
         if rest:
-            parts.append(f"{', '.join(rest) if len(rest) <= 3 else f'{len(rest)} other inputs'} 0")
+            parts.append(f"{', '.join(rest) if len(rest) <= 3 else f'{len(rest)} other inputs'} = 0")
         parts += [r.describe(self) for r in self.rules]
         if self.claimed_from:
             parts.append(f"outputs claimed from position {self.claimed_from} on")
         text = "; ".join(parts)
         built = ", ".join(f"{k.replace('_', ' ')} {short(v) if isinstance(v, (int, float, Fraction)) else v}"
                           for k, v in self.built_for.items() if v is not None) if facts else ""
-        return text + (f" (built with {built})" if built else "") + (" [exact]" if self.exact and facts else "")
+        # the arithmetics the claim holds in, with their largest |value| (a prose audit, 2026-11-28: "up to the
+        # arithmetic's limit" was printed, the limit itself only in a refusal)
+        held = ", ".join(name + (f" for |value| up to {short(limit)}" if limit is not None else "")
+                         for name, limit in self.arithmetic.items()) if facts else ""
+        return (text + (f" (built with {built})" if built else "") + (f"; holds in {held}" if held else "")
+                + (" [exact]" if self.exact and facts else ""))
 
     def __str__(self) -> str:
         return self.describe()
