@@ -246,7 +246,8 @@ def test_flags_that_cannot_apply_are_refused_by_name(tmp_path):
     from expressivity.export.folders import load_saved
     from dataclasses import replace
 
-    bare = replace(load_saved(tmp_path / "mean").network, input_domain=None)   # a hand-made network: no claim
+    # a hand-made network: no domain, and no circuit named (one naming a circuit gets the rebuilt circuit's claim)
+    bare = replace(load_saved(tmp_path / "mean").network, input_domain=None, metadata={})
     save_network(bare, tmp_path / "bare")
     _one_line(*run("run", tmp_path / "bare", "--input", "1,2", "--allow-outside")[::2],
               "--allow-outside does not apply: network 'mean' records no input domain")

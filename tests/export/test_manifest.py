@@ -122,10 +122,14 @@ def test_a_damaged_report_in_a_folder_without_manifest_is_said_not_skipped(saved
     assert old.report is None
     assert any(f"{folder / 'report.json'} is not a readable construction report" in w for w in old.warnings)
     code, _, err = cli_run("run", folder, "--input", "1,2,3,4,5")
-    # without its report a circuit cannot be built again to confirm its weights: no claim (2026-11-28)
-    assert code == 2 and "is not a readable construction report" in err and "has no readable report" in err
-    code, _, err = cli_run("run", folder, "--input", "1,2,3,4,5", "--allow-outside")
-    assert code == 0 and "is not a readable construction report" in err
+    # its claim rests on building it again from the constants its network carries, not on the report
+    assert code == 0 and "is not a readable construction report" in err and old.network.no_claim is None
+    # without those constants (a folder written before them) and without its report, it carries no claim
+    from tests.export.test_saved_networks import _forged
+    bare = _forged(folder, tmp_path / "bare", edit_description=lambda d: d["metadata"].pop("circuit_constants"))
+    assert "has no readable report" in load_saved(bare).network.no_claim
+    code, _, err = cli_run("run", bare, "--input", "1,2,3,4,5")
+    assert code == 2 and "has no readable report" in err
 
 
 @pytest.mark.parametrize("text, needle", [

@@ -187,3 +187,11 @@ def test_a_name_that_drives_a_terminal_is_refused_when_saved_and_when_read(tmp_p
     assert not (tmp_path / "bad").exists()
     save_network(replace(net, name="a\tname with a tab"), tmp_path / "tab")   # tabs and newlines are text
     assert load_network(tmp_path / "tab").name == "a\tname with a tab"
+
+
+def test_a_network_of_many_small_tensors_reads_back_whatever_its_header_takes(tmp_path):
+    """The size check allowed 2x the tensors' bytes + 1 MiB, and a header takes about 80 bytes a tensor: 5,000
+    one-weight layers saved and then could not be read (a review, 2026-11-28)."""
+    layers = tuple(FeedForwardLayer(np.ones((1, 1)), np.zeros(1), np.zeros((1, 1)), name=f"f{i}") for i in range(5000))
+    save_network(Network(layers, ("x",), name="many"), tmp_path / "many")
+    assert len(load_network(tmp_path / "many").layers) == 5000

@@ -328,3 +328,25 @@ def test_a_circuits_widened_lengths_give_way_to_the_rebuilt_ones(tmp_path):
     assert saved.network.no_claim is None and saved.network.valid_lengths.describe() == "lengths 1..8"
     code, _, err = cli_run("run", forged, "--input", ",".join(["1", "2", "3", "4", "5", "6", "7", "8"] * 2))
     assert code == 2 and "built and verified for lengths 1..8" in err
+
+
+def test_a_circuits_network_folder_read_on_its_own_is_rebuilt_too(tmp_path):
+    """A review (2026-11-28): the circuit's `network/` folder copied out of its construction folder loaded as a plain
+    network, was not rebuilt, and a forged copy (weights doubled, digests written again) answered 56, 48, ... for a
+    reversal of 1..7 within its claim. The constants travel in its metadata now."""
+    import shutil
+
+    assert cli_run("circuit", "reverse", "-L", "7", "--out", tmp_path / "c")[0] == 0
+    shutil.copytree(tmp_path / "c" / "network", tmp_path / "alone")
+    alone = load_saved(tmp_path / "alone")
+    assert alone.kind == "network" and alone.network.no_claim is None
+    assert alone.network.valid_lengths.describe() == "length 7"
+    forged = _forged(tmp_path / "c", tmp_path / "f", edit_weights=lambda t: t.update({k: v * 2 for k, v in t.items()}))
+    shutil.copytree(forged / "network", tmp_path / "forged_alone")
+    assert "its weights are not those of circuit 'reverse'" in load_saved(tmp_path / "forged_alone").network.no_claim
+    code, _, err = cli_run("run", tmp_path / "forged_alone", "--input", "1,2,3,4,5,6,7")
+    assert code == 2 and "carries no claim" in err
+    # a network naming a circuit but carrying no constants (and no report) cannot be rebuilt: no claim
+    forged_meta = _forged(tmp_path / "c", tmp_path / "g", edit_description=lambda d: d["metadata"].pop("circuit_constants"))
+    shutil.copytree(forged_meta / "network", tmp_path / "bare")
+    assert "no constants to build it from" in load_saved(tmp_path / "bare").network.no_claim

@@ -181,7 +181,11 @@ def _save_circuit(out_dir: Path, name: str, network, result: dict) -> None:
 
     from expressivity.export.folders import save_construction
 
-    meta = {**network.metadata, "circuit": name, "input_dims": ["x"], "scale": result["scale"]}
+    # what building it again takes (export.folders reads them where no report is beside the network)
+    report = result["report"]
+    constants = {**report["constants"], "input_range": (report.get("bounds") or {}).get("input_range")}
+    meta = {**network.metadata, "circuit": name, "input_dims": ["x"], "scale": result["scale"],
+            "circuit_constants": constants}
     save_construction(out_dir, "circuit", replace(network, metadata=meta), result["report"], result["run"])
 
 

@@ -156,37 +156,48 @@ def load_saved(path) -> Saved:
 
 
 def _with_rebuilt_claim(saved: Saved) -> Saved:
-    """A saved tutorial circuit, built again from the constants its report records and compared weight for weight
+    """A saved tutorial circuit, built again from the constants it records and compared weight for weight
     (:func:`~expressivity.network.network.weights_digest`) with the network the folder holds.
 
     The digests in a folder tie its files to each other, but whoever edits a folder can write them again: a
     circuit with its readout doubled and its digests recomputed, or its valid lengths widened, answered wrongly
     with ``within_claim`` true (an audit, 2026-11-28). A circuit is cheap to build, and its builder is what
-    proves its claim: where the weights or the report's bounds differ from the rebuilt ones the network carries
+    proves its claim: where the weights (or the report's bounds) differ from the rebuilt ones the network carries
     no claim; where they agree, its valid lengths and input domain are the rebuilt network's, whatever its
-    network.json says. (Other constructions are not rebuilt here: their digests are all that ties them.)"""
+    network.json says. The constants come from the construction's report, or, for its ``network/`` folder read
+    on its own (a review: a forged copy kept its claim there), from ``metadata["circuit_constants"]`` (written by
+    ``expressivity circuit --out``); a network naming a circuit with neither carries no claim. (Other
+    constructions are not rebuilt here: their digests are all that ties them.)"""
     from expressivity.constructions.circuits import CIRCUITS
 
     net = saved.network
     name = net.metadata.get("circuit")
-    if saved.kind != "construction" or net.no_claim is not None or not isinstance(name, str) or name not in CIRCUITS:
+    if net.no_claim is not None or not isinstance(name, str) or name not in CIRCUITS:
         return saved
+    report = saved.report if saved.kind == "construction" else None
+    carried = net.metadata.get("circuit_constants")
+    if report is None and isinstance(carried, dict):
+        report = {"constants": carried, "bounds": {"input_range": carried.get("input_range")}}
+        compare_bounds = False   # the bounds are the rebuilt circuit's: nothing recorded to compare them with
+    else:
+        compare_bounds = True
     reason = None
-    if saved.report is None:
-        reason = f"it has no readable report, so circuit {name!r} cannot be built again to confirm its weights"
+    if report is None:
+        where = "no readable report" if saved.kind == "construction" else "no constants to build it from"
+        reason = f"it has {where}, so circuit {name!r} cannot be built again to confirm its weights"
         return replace(saved, network=replace(net, metadata={**net.metadata, "no_claim": reason + "; build it again"}))
     try:
-        rebuilt, report = _rebuild_circuit(CIRCUITS[name], saved.report)
+        rebuilt, built_report = _rebuild_circuit(CIRCUITS[name], report)
     except (ExpressivityError, KeyError, TypeError, ValueError, OverflowError) as exc:
-        reason = (f"circuit {name!r} cannot be built again from the constants its report records "
+        reason = (f"circuit {name!r} cannot be built again from the constants it records "
                   f"({' '.join(str(exc).split())[:160]})")
     else:
         from expressivity.network.network import weights_digest
         from expressivity.records import jsonable
 
         if weights_digest(rebuilt) != weights_digest(net):
-            reason = f"its weights are not those of circuit {name!r} built again from the constants its report records"
-        elif json.loads(json.dumps(jsonable(report.bounds))) != (saved.report or {}).get("bounds"):
+            reason = f"its weights are not those of circuit {name!r} built again from the constants it records"
+        elif compare_bounds and json.loads(json.dumps(jsonable(built_report.bounds))) != report.get("bounds"):
             reason = f"its report's bounds are not those of circuit {name!r} built again from its constants"
     if reason is not None:
         reason += " (the folder was changed after it was built, or built by a version whose circuit differs); build it again"

@@ -164,9 +164,14 @@ def _refuse_oversized(wpath: Path, desc, fix: str) -> None:
     The allowance covers the safetensors header (names, shapes, offsets)."""
     size = wpath.stat().st_size
     needed = _array_bytes(desc)
-    if size > 2 * needed + (1 << 20):
+    with open(wpath, "rb") as f:     # the header's length, its first 8 bytes (about 80 bytes a tensor: a review
+        head = f.read(8)             # found 3,200 one-weight layers over an allowance that left it out)
+    header = int.from_bytes(head, "little") if len(head) == 8 else 0
+    if header > 100_000_000:         # safetensors' own limit on a header
+        raise ExpressivityError(f"{wpath} declares a header of {header:,} bytes, beyond safetensors' limit; {fix}")
+    if size > 8 + header + 2 * needed + (1 << 20):
         raise ExpressivityError(f"{wpath} holds {size:,} bytes, more than the {needed:,} bytes of the tensors its "
-                                f"network.json references; {fix}")
+                                f"network.json references and its {header:,}-byte header; {fix}")
 
 
 # ESC, BEL, backspace, carriage return, DEL and the C1 controls: printed, they retitle or clear a terminal (a name

@@ -54,10 +54,12 @@ def head_weights(rpe: str, beta, s) -> np.ndarray:
 
 
 # Time estimates, measured on the project's 2-core CPU (2026-11-28): 40 interpolation heads at b = 2 solve in
-# 3.5 s (80: over 2 minutes; the LU solve grows as H^3 times the digits' multiplication cost), and 10,000
-# chebyshev log heads at eps 0.1 (cutoff 50,000 lags) take 7 s. Above the budget a fit is refused with its estimate.
+# 3.5 s (80: over 2 minutes; the LU solve grows as H^3 times the digits' multiplication cost). A Chebyshev fit
+# evaluates every head at each lag below the cutoff twice and at each point of the tail's grid: 10,000 log heads at
+# eps 0.1 (2.0e9 head-points) took 1.2 s, 100,000 at eps 0.001 (1.9e11) 192 s under load: about 1e-9 s a
+# head-point, estimated at twice that. Above the budget a fit is refused with its estimate.
 INTERPOLATION_SECONDS = 3.5
-CHEBYSHEV_SECONDS_PER_TERM = 7.0 / (10_000 * 50_001)
+CHEBYSHEV_SECONDS_PER_TERM = 2e-9
 KERNEL_BUDGET_S = 120
 
 
@@ -392,11 +394,17 @@ def chebyshev_kernel(rpe: str, lag: int, heads: int, eps: float, cutoff: int | N
         # oscillations in u are ~1/H apart, du/ds = eps u/(1+s)), so the integral replaces the sum.
         cutoff = lag + 1 + (int(math.ceil(17 * math.log(10) / eps)) if rpe == "lin"
                             else max(10 * (lag + 1), int(math.ceil(50 * eps * heads)), 1000))
-    seconds = CHEBYSHEV_SECONDS_PER_TERM * heads * cutoff   # the direct sum: every head at every lag below the cutoff
+    # every head at every lag below the cutoff (twice: the sum and its rounding's slope), and at every point of the
+    # tail's grid (:func:`_tail_bound`), which at a small eps outnumbers the lags (a review, 2026-11-28: 100,000 log
+    # heads at eps 0.001 were estimated at 7 s and ran 192 s)
+    theta_cut = 2.0 * math.asin(math.sqrt(min(1.0, max(0.0, float(u_of(cutoff))))))
+    points = math.ceil(20 * heads * theta_cut / math.pi) + 20_001
+    seconds = CHEBYSHEV_SECONDS_PER_TERM * heads * (2 * cutoff + points)
     if seconds > KERNEL_BUDGET_S:
-        raise ExpressivityError(f"{heads} chebyshev heads summed over {cutoff:,} lags take about {seconds:,.0f} s here "
-                                f"(10,000 log heads at eps 0.1: 7 s), over the budget of {KERNEL_BUDGET_S} s; use fewer "
-                                "heads or a smaller eps")
+        raise ExpressivityError(f"{heads} chebyshev heads at eps {eps:g} (summed over {cutoff:,} lags and a tail grid of "
+                                f"{points:,} points) take about {seconds:,.0f} s here (10,000 log heads at eps 0.1: "
+                                f"about 1 s), over the budget of {KERNEL_BUDGET_S} s; use fewer heads (the time grows "
+                                "as heads squared)")
     return chebyshev_construction(rpe, heads, eps, lambda x: height * _bump((x - u_T) / width),
                                   lambda s: (np.asarray(s) == lag).astype(float), "chebyshev", cutoff, lag,
                                   {"bump_width": width, "bump_height": height})
