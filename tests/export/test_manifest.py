@@ -360,3 +360,16 @@ def test_a_report_pointer_outside_the_folder_is_refused(tmp_path, report):
         read_manifest(folder)
     code, _, err = cli_run("show", folder, "--out", tmp_path / "page.html")
     assert code == 2 and "not a path inside the folder" in err and not (tmp_path / "page.html").exists()
+
+
+def test_a_runs_folder_whose_seeds_are_not_written_yet_says_so(saved, tmp_path):
+    """An interrupted ensemble lists its seeds in manifest.json before it writes their folders; `run` on it named
+    folders that did not exist as the ones to choose from (a review, 2026-11-28)."""
+    folder = tmp_path / "ens"
+    shutil.copytree(saved / "ensemble", folder)
+    for seed in folder.glob("seed_*"):
+        shutil.rmtree(seed)
+    code, _, err = cli_run("run", folder, "--input", "1,2,3")
+    assert code == 2 and "lists 2 trained runs but holds none of them yet" in err and "--resume" in err
+    shutil.copytree(saved / "ensemble" / "seed_1", folder / "seed_1")   # one written: it is the one read
+    assert load_saved(folder).folder == folder / "seed_1"

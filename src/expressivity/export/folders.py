@@ -322,8 +322,18 @@ def _from_manifest(path: Path, root: Path, manifest, rel: str, entries: list) ->
     if exact or len(entries) == 1:
         return _entry(root, manifest, (exact or entries)[0])
     what = "trained runs" if all(e.form == "trained run" for e in entries) else "saved networks"
-    raise ExpressivityError(f"{path} holds {len(entries)} {what}; name one: "
-                            + ", ".join(str(root / e.path) for e in entries[:8]) + (" ..." if len(entries) > 8 else ""))
+    # a training run lists its seeds' folders before it writes them (an ensemble, at its end): an interrupted one
+    # named folders that did not exist (a review, 2026-11-28)
+    written = [e for e in entries if (root / e.path).exists()]
+    if not written:
+        raise ExpressivityError(f"{path} lists {len(entries)} {what} but holds none of them yet ("
+                                + ", ".join(str(root / e.path) for e in entries[:3]) + (" ..." if len(entries) > 3 else "")
+                                + "): the command that writes them was interrupted or is still running; resume it "
+                                "(train ... --resume) or let it finish")
+    if len(written) == 1:
+        return _entry(root, manifest, written[0])
+    raise ExpressivityError(f"{path} holds {len(written)} {what}; name one: "
+                            + ", ".join(str(root / e.path) for e in written[:8]) + (" ..." if len(written) > 8 else ""))
 
 
 def _entry(root: Path, manifest, entry) -> Saved:
