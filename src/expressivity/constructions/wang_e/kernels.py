@@ -327,7 +327,7 @@ def _tail_bound(rpe: str, eps: float, heads: int, P, G, u_cut: float, cutoff: in
     ``u`` the integral is ``(1/eps) int_0^{u_S} |P - G| du`` (``g u dx = -du / eps`` for both families) and
     ``V`` is the variation of ``phi(u) = g u (P - G)`` on ``(0, u_S]`` (``g = u^{1/eps}`` for log heads, 1 for
     lin), which tends to 0 at ``u = 0``. Both are computed on a grid uniform in the Chebyshev angle
-    ``theta`` (``u = (1 - cos theta) / 2``), where ``P`` is a cosine polynomial of degree ``H - 1``: at least
+    ``theta`` (``u = sin^2(theta / 2)``), where ``P`` is a cosine polynomial of degree ``H - 1``: at least
     40 grid points to its shortest oscillation. The trapezoid rule's own error on a cell is at most its width
     times half the variation of ``|P - G|`` there, and that is added too. ``G`` may be singular at ``u = 0``
     (a power-law target under log heads), so the grid starts one step in, at ``u_1``; that first cell adds
