@@ -469,3 +469,31 @@ def test_an_exports_readme_states_the_lengths_it_is_verified_for(tmp_path, tl):
     assert code == 0, err
     assert said(tmp_path / "sum16") == "length 8"
     assert "exported with n_ctx = 16, outside those lengths" in (tmp_path / "sum16" / "README.md").read_text()
+
+
+def test_a_circuits_transformer_lens_export_is_rebuilt_and_compared(tmp_path, tl):
+    """A TransformerLens export of a circuit with its unembedding doubled and its digests written again kept its claim
+    (an audit, 2026-11-28: doubled outputs within the claim); the export records its circuit's constants, and the
+    folder is compared value for value with the circuit built and exported again."""
+    from safetensors.numpy import load_file, save_file
+
+    from expressivity.export.folders import load_saved
+    from expressivity.manifest import file_digests, with_own_digest
+
+    assert run("circuit", "shift", "--length", "6", "--out", tmp_path / "s")[0] == 0
+    code, _, err = run("export", tmp_path / "s", "--to", "transformer-lens", "--out", tmp_path / "t")
+    assert code == 0, err
+    desc = json.loads((tmp_path / "t" / "expressivity.json").read_text())
+    assert desc["circuit"] == "shift" and desc["circuit_constants"]["length"] == 6
+    assert load_saved(tmp_path / "t").network.no_claim is None
+    import shutil
+
+    shutil.copytree(tmp_path / "t", tmp_path / "f")
+    tensors = load_file(str(tmp_path / "f" / "model.safetensors"))
+    tensors["unembed.weight"] = tensors["unembed.weight"] * 2
+    save_file(tensors, str(tmp_path / "f" / "model.safetensors"))
+    desc["sha256"] |= file_digests({"model.safetensors": (tmp_path / "f" / "model.safetensors").read_bytes()})
+    (tmp_path / "f" / "expressivity.json").write_text(json.dumps(with_own_digest(desc, "expressivity.json")))
+    assert "its model is not circuit 'shift' built again" in load_saved(tmp_path / "f").network.no_claim
+    code, _, err = run("run", tmp_path / "f", "--input", "1,2,3,4,5,6")
+    _one_line_error(code, err, "carries no claim")

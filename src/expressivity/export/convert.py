@@ -236,6 +236,12 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
         # the input domain and no_claim come with export.description(); the valid lengths are the exported ones
         claim = {"valid_lengths": None if exported_valid is None else exported_valid.to_dict(),
                  "answers": None if answers is None else answers.to_dict(), "within_claim": within_claim}
+        circuit = saved.network.metadata.get("circuit")
+        if within_claim and hardmax_lambda is None and isinstance(circuit, str):
+            # what building it again takes: its claim then rests on the rebuild, not on digests anyone can rewrite
+            from expressivity.export.folders import circuit_constants
+
+            claim |= {"circuit": circuit, "circuit_constants": circuit_constants(saved)}
         # what save_transformer_lens wrote (the description and its files' digests), with the verification
         written = json.loads((stage / "expressivity.json").read_text())
         write_json(stage / "expressivity.json",   # its own digest again, over what it now says

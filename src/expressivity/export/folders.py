@@ -187,7 +187,7 @@ def _with_rebuilt_claim(saved: Saved) -> Saved:
         reason = f"it has {where}, so circuit {name!r} cannot be built again to confirm its weights"
         return replace(saved, network=replace(net, metadata={**net.metadata, "no_claim": reason + "; build it again"}))
     try:
-        rebuilt, built_report = _rebuild_circuit(CIRCUITS[name], report)
+        rebuilt, built_report = rebuild_circuit(CIRCUITS[name], report)
     except (ExpressivityError, KeyError, TypeError, ValueError, OverflowError) as exc:
         reason = (f"circuit {name!r} cannot be built again from the constants it records "
                   f"({' '.join(str(exc).split())[:160]})")
@@ -205,8 +205,21 @@ def _with_rebuilt_claim(saved: Saved) -> Saved:
     return replace(saved, network=replace(net, valid_lengths=rebuilt.valid_lengths, input_domain=rebuilt.input_domain))
 
 
-def _rebuild_circuit(circuit, report: dict):
-    """``circuit`` built with the length, scale, tolerance, input range, shift and seed ``report`` records."""
+def circuit_constants(saved: Saved) -> dict | None:
+    """What building ``saved``'s circuit again takes: its metadata's ``circuit_constants`` (written by ``circuit
+    --out``), else its report's constants with the input range; ``None`` when it records neither."""
+    carried = saved.network.metadata.get("circuit_constants")
+    if isinstance(carried, dict):
+        return carried
+    report = saved.report if saved.kind == "construction" else None
+    if not isinstance(report, dict) or not isinstance(report.get("constants"), dict):
+        return None
+    return {**report["constants"], "input_range": (report.get("bounds") or {}).get("input_range")}
+
+
+def rebuild_circuit(circuit, report: dict):
+    """``circuit`` built with the length, scale, tolerance, input range, shift and seed ``report`` records
+    (``{"constants": ..., "bounds": {"input_range": ...}}``); ``(network, report)``."""
     import math
 
     constants, bounds = report.get("constants") or {}, report.get("bounds") or {}

@@ -271,7 +271,49 @@ def load_transformer_lens(directory: Path) -> Network:
             raise
         raise ExpressivityError(f"{directory} holds an inconsistent model ({type(exc).__name__}: "
                                 f"{' '.join(str(exc).split())})") from None
-    return exported_claim(net, desc or {}, directory)
+    return _with_rebuilt_circuit(exported_claim(net, desc or {}, directory), desc or {}, config, tensors)
+
+
+def _with_rebuilt_circuit(net: Network, desc: dict, config: dict, tensors: dict) -> Network:
+    """An export of a tutorial circuit (``circuit`` and ``circuit_constants`` in ``expressivity.json``), built again and
+    exported again at the folder's ``n_ctx``, compared value for value with ``config.json`` and ``model.safetensors``:
+    where they differ it carries no claim; where they agree its lengths and input domain are the rebuilt ones. (As
+    for a saved circuit, :func:`expressivity.export.folders.load_saved`: digests anyone who edits a folder can write
+    again, and a forged folder kept its claim, an audit, 2026-11-28.)"""
+    import json
+    from dataclasses import replace
+
+    name, constants = desc.get("circuit"), desc.get("circuit_constants")
+    if net.no_claim is not None or name is None:
+        return net
+    from expressivity.constructions.circuits import CIRCUITS
+    from expressivity.export.folders import rebuild_circuit
+    from expressivity.export.transformer_lens.export import to_transformer_lens
+    from expressivity.network.lengths import ValidLengths, common_lengths
+
+    reason, rebuilt = None, None
+    if not isinstance(name, str) or name not in CIRCUITS or not isinstance(constants, dict):
+        reason = f"it names circuit {name!r} but records no constants to build it again"
+    else:
+        try:
+            rebuilt, _ = rebuild_circuit(CIRCUITS[name], {"constants": constants,
+                                                          "bounds": {"input_range": constants.get("input_range")}})
+            again = to_transformer_lens(replace(rebuilt, valid_lengths=None), n_ctx=config.get("n_ctx"))
+        except (ExpressivityError, KeyError, TypeError, ValueError, OverflowError) as exc:
+            reason = (f"circuit {name!r} cannot be built again from the constants it records "
+                      f"({' '.join(str(exc).split())[:160]})")
+        else:
+            same = (json.loads(json.dumps(again.config)) == config and set(again.state_dict) == set(tensors)
+                    and all(np.array_equal(np.asarray(again.state_dict[k], dtype=np.float64), tensors[k])
+                            for k in tensors))
+            if not same:
+                reason = f"its model is not circuit {name!r} built again from the constants it records and exported"
+    if reason is not None:
+        return replace(net, metadata={**net.metadata, "no_claim": reason + " (the folder was changed after the export, or "
+                                      "made by a version whose circuit differs); export it again"})
+    valid = None if rebuilt.valid_lengths is None else common_lengths(rebuilt.valid_lengths,
+                                                                     ValidLengths.range(1, int(config["n_ctx"])))
+    return replace(net, valid_lengths=valid, input_domain=rebuilt.input_domain)
 
 
 def exported_claim(net: Network, desc: dict, path: Path) -> Network:
