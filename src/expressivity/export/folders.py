@@ -156,48 +156,37 @@ def load_saved(path) -> Saved:
 
 
 def _with_rebuilt_claim(saved: Saved) -> Saved:
-    """A saved tutorial circuit, built again from the constants it records and compared weight for weight
-    (:func:`~expressivity.network.network.weights_digest`) with the network the folder holds.
+    """A saved tutorial circuit, built again from the constants it records (:func:`circuit_constants`) and compared
+    weight for weight (:func:`~expressivity.network.network.weights_digest`) with the network the folder holds.
 
     The digests in a folder tie its files to each other, but whoever edits a folder can write them again: a
     circuit with its readout doubled and its digests recomputed, or its valid lengths widened, answered wrongly
     with ``within_claim`` true (an audit, 2026-11-28). A circuit is cheap to build, and its builder is what
     proves its claim: where the weights (or the report's bounds) differ from the rebuilt ones the network carries
     no claim; where they agree, its valid lengths and input domain are the rebuilt network's, whatever its
-    network.json says. The constants come from the construction's report, or, for its ``network/`` folder read
-    on its own (a review: a forged copy kept its claim there), from ``metadata["circuit_constants"]`` (written by
-    ``expressivity circuit --out``); a network naming a circuit with neither carries no claim. (Other
-    constructions are not rebuilt here: their digests are all that ties them.)"""
+    network.json says. A circuit's ``network/`` folder read on its own is rebuilt too (a review: a forged copy kept
+    its claim there), from the constants in its metadata; one naming a circuit without any carries no claim.
+    (Other constructions are not rebuilt here: their digests are all that ties them.)"""
     from expressivity.constructions.circuits import CIRCUITS
 
     net = saved.network
     name = net.metadata.get("circuit")
     if net.no_claim is not None or not isinstance(name, str) or name not in CIRCUITS:
         return saved
-    report = saved.report if saved.kind == "construction" else None
-    carried = net.metadata.get("circuit_constants")
-    if report is None and isinstance(carried, dict):
-        report = {"constants": carried, "bounds": {"input_range": carried.get("input_range")}}
-        compare_bounds = False   # the bounds are the rebuilt circuit's: nothing recorded to compare them with
-    else:
-        compare_bounds = True
-    reason = None
-    if report is None:
+    constants = circuit_constants(saved)
+    if constants is None:
         where = "no readable report" if saved.kind == "construction" else "no constants to build it from"
-        reason = f"it has {where}, so circuit {name!r} cannot be built again to confirm its weights"
-        return replace(saved, network=replace(net, metadata={**net.metadata, "no_claim": reason + "; build it again"}))
-    try:
-        rebuilt, built_report = rebuild_circuit(CIRCUITS[name], report)
-    except (ExpressivityError, KeyError, TypeError, ValueError, OverflowError) as exc:
-        reason = (f"circuit {name!r} cannot be built again from the constants it records "
-                  f"({' '.join(str(exc).split())[:160]})")
-    else:
+        reason = f"it has {where}, so circuit {name!r} cannot be built again to confirm its weights; build it again"
+        return replace(saved, network=replace(net, metadata={**net.metadata, "no_claim": reason}))
+    rebuilt, built_report, reason = rebuild_circuit(name, constants)
+    if reason is None:
         from expressivity.network.network import weights_digest
         from expressivity.records import jsonable
 
+        report = saved.report if saved.kind == "construction" else None   # where the constants came from
         if weights_digest(rebuilt) != weights_digest(net):
             reason = f"its weights are not those of circuit {name!r} built again from the constants it records"
-        elif compare_bounds and json.loads(json.dumps(jsonable(built_report.bounds))) != report.get("bounds"):
+        elif report is not None and json.loads(json.dumps(jsonable(built_report.bounds))) != report.get("bounds"):
             reason = f"its report's bounds are not those of circuit {name!r} built again from its constants"
     if reason is not None:
         reason += " (the folder was changed after it was built, or built by a version whose circuit differs); build it again"
@@ -206,31 +195,38 @@ def _with_rebuilt_claim(saved: Saved) -> Saved:
 
 
 def circuit_constants(saved: Saved) -> dict | None:
-    """What building ``saved``'s circuit again takes: its metadata's ``circuit_constants`` (written by ``circuit
-    --out``), else its report's constants with the input range; ``None`` when it records neither."""
-    carried = saved.network.metadata.get("circuit_constants")
-    if isinstance(carried, dict):
-        return carried
+    """What building ``saved``'s circuit again takes: its report's constants with the input range (a construction
+    folder), else its metadata's ``circuit_constants`` (written by ``circuit --out``); ``None`` when neither."""
     report = saved.report if saved.kind == "construction" else None
-    if not isinstance(report, dict) or not isinstance(report.get("constants"), dict):
-        return None
-    return {**report["constants"], "input_range": (report.get("bounds") or {}).get("input_range")}
+    if isinstance(report, dict) and isinstance(report.get("constants"), dict):
+        return {**report["constants"], "input_range": (report.get("bounds") or {}).get("input_range")}
+    carried = saved.network.metadata.get("circuit_constants")
+    return carried if isinstance(carried, dict) else None
 
 
-def rebuild_circuit(circuit, report: dict):
-    """``circuit`` built with the length, scale, tolerance, input range, shift and seed ``report`` records
-    (``{"constants": ..., "bounds": {"input_range": ...}}``); ``(network, report)``."""
+def rebuild_circuit(name, constants) -> tuple:
+    """``(network, report, None)``: tutorial circuit ``name`` built again with the length, scale, tolerance, input
+    range, shift and seed ``constants`` records (:func:`circuit_constants`); ``(None, None, why)`` where it cannot be."""
     import math
 
-    constants, bounds = report.get("constants") or {}, report.get("bounds") or {}
+    from expressivity.constructions.circuits import CIRCUITS
+
+    if not isinstance(name, str) or name not in CIRCUITS or not isinstance(constants, dict):
+        return None, None, f"it names circuit {name!r} but records no constants to build it again"
+    circuit = CIRCUITS[name]
     scale = constants.get("scale")
     scale = float(scale) if isinstance(scale, str) else scale       # "inf": hardmax
-    input_range = bounds.get("input_range")
+    input_range = constants.get("input_range")
     options = {"tolerance": constants.get("tolerance"), "seed": constants.get("seed"), "shift": constants.get("shift"),
                "pe_dim": constants.get("pe_dim"),
                "input_range": input_range if isinstance(input_range, (int, float)) and math.isfinite(input_range) else None}
-    options = {k: v for k, v in options.items() if v is not None}
-    return circuit.make(constants["length"], *((scale,) if circuit.scaled else ()), **options)
+    try:
+        network, report = circuit.make(constants["length"], *((scale,) if circuit.scaled else ()),
+                                       **{k: v for k, v in options.items() if v is not None})
+    except (ExpressivityError, KeyError, TypeError, ValueError, OverflowError) as exc:
+        return None, None, (f"circuit {name!r} cannot be built again from the constants it records "
+                            f"({' '.join(str(exc).split())[:160]})")
+    return network, report, None
 
 
 def _with_lengths(saved: Saved) -> Saved:

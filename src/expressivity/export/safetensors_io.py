@@ -179,28 +179,31 @@ def _refuse_oversized(wpath: Path, desc, fix: str) -> None:
 _CONTROL = frozenset(map(chr, [*range(0x00, 0x09), 0x0b, 0x0c, *range(0x0d, 0x20), *range(0x7f, 0xa0)]))
 
 
+def _scalars(value):
+    """Every scalar of a JSON value, dict keys included, depth first without recursion (a parsed file may be nested
+    nearly as deep as the interpreter's limit)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        else:
+            yield item
+
+
 def has_control_characters(value) -> bool:
     """Whether a JSON value holds, in any string (keys included), a character that drives a terminal."""
-    if isinstance(value, str):
-        return not _CONTROL.isdisjoint(value)
-    if isinstance(value, dict):
-        return any(has_control_characters(k) or has_control_characters(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(has_control_characters(v) for v in value)
-    return False
+    return any(isinstance(v, str) and not _CONTROL.isdisjoint(v) for v in _scalars(value))
 
 
 def _has_nan(value) -> bool:
     """NaN or an infinity anywhere in a description: its writer never puts either there (exact numbers and
     infinite biases are written as strings), so one was typed in (an audit, 2026-11-28: ``Infinity`` as a
     domain's spread was a traceback)."""
-    if isinstance(value, float):
-        return not math.isfinite(value)
-    if isinstance(value, dict):
-        return any(_has_nan(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_nan(v) for v in value)
-    return False
+    return any(isinstance(v, float) and not math.isfinite(v) for v in _scalars(value))
 
 
 EDITED = ("{file} is not the file saved with this network (its SHA-256 differs from the one recorded): the network "

@@ -316,6 +316,15 @@ def chebyshev_construction(rpe: str, heads: int, eps: float, G, rho, name: str, 
                       **(extra or {})})
 
 
+def _tail_grid(heads: int, u_cut: float) -> tuple[float, int]:
+    """``(theta_S, points)`` of :func:`_tail_bound`'s grid on ``u = sin^2(theta / 2)`` in ``[0, u_S]``: 40 points to
+    each oscillation of a degree ``H - 1`` cosine polynomial (``2 pi / (H - 1)``), plus 20,001. In ``theta``, not
+    ``(1 - cos theta) / 2``: that rounds to 0 below ``u`` = 1e-16, and so did the whole grid, every lin fit's bound
+    at its default cutoff (an audit, 2026-11-28)."""
+    theta_cut = 2.0 * math.asin(math.sqrt(min(1.0, max(0.0, u_cut))))
+    return theta_cut, int(math.ceil(20 * heads * theta_cut / math.pi)) + 20_001
+
+
 def _tail_bound(rpe: str, eps: float, heads: int, P, G, u_cut: float, cutoff: int,
                 target_tail=None) -> tuple[float, str]:
     """An upper bound on ``sum_{s >= S} |h(s)|``, ``h(x) = g(x) u (P(u) - G(u))`` at ``u = u(x)``, ``S = cutoff``.
@@ -335,10 +344,7 @@ def _tail_bound(rpe: str, eps: float, heads: int, P, G, u_cut: float, cutoff: in
     lags, at least the integral of a decreasing target). What remains approximate is the grid's reading of a
     variation between its points.
     """
-    # u = sin(theta / 2)^2, not (1 - cos theta) / 2: the latter rounds to 0 for u below 1e-16, and so did the whole
-    # grid, every lin fit's bound at its default cutoff (an audit, 2026-11-28)
-    theta_cut = 2.0 * math.asin(math.sqrt(min(1.0, max(0.0, u_cut))))
-    points = int(math.ceil(20 * heads * theta_cut / math.pi)) + 20_001   # 2 pi / (H - 1) an oscillation
+    theta_cut, points = _tail_grid(heads, u_cut)
     grid = np.sin(np.linspace(0.0, theta_cut, points) / 2)[1:] ** 2     # G may be singular at u = 0: start one step in
     diff = P(grid) - G(grid)
     weight = grid ** (1.0 / eps) if rpe == "log" else np.ones_like(grid)
@@ -397,8 +403,7 @@ def chebyshev_kernel(rpe: str, lag: int, heads: int, eps: float, cutoff: int | N
     # every head at every lag below the cutoff (twice: the sum and its rounding's slope), and at every point of the
     # tail's grid (:func:`_tail_bound`), which at a small eps outnumbers the lags (a review, 2026-11-28: 100,000 log
     # heads at eps 0.001 were estimated at 7 s and ran 192 s)
-    theta_cut = 2.0 * math.asin(math.sqrt(min(1.0, max(0.0, float(u_of(cutoff))))))
-    points = math.ceil(20 * heads * theta_cut / math.pi) + 20_001
+    _, points = _tail_grid(heads, float(u_of(cutoff)))
     seconds = CHEBYSHEV_SECONDS_PER_TERM * heads * (2 * cutoff + points)
     if seconds > KERNEL_BUDGET_S:
         raise ExpressivityError(f"{heads} chebyshev heads at eps {eps:g} (summed over {cutoff:,} lags and a tail grid of "

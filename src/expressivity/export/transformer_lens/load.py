@@ -283,25 +283,19 @@ def _with_rebuilt_circuit(net: Network, desc: dict, config: dict, tensors: dict)
     import json
     from dataclasses import replace
 
-    name, constants = desc.get("circuit"), desc.get("circuit_constants")
+    name = desc.get("circuit")
     if net.no_claim is not None or name is None:
         return net
-    from expressivity.constructions.circuits import CIRCUITS
     from expressivity.export.folders import rebuild_circuit
     from expressivity.export.transformer_lens.export import to_transformer_lens
     from expressivity.network.lengths import ValidLengths, common_lengths
 
-    reason, rebuilt = None, None
-    if not isinstance(name, str) or name not in CIRCUITS or not isinstance(constants, dict):
-        reason = f"it names circuit {name!r} but records no constants to build it again"
-    else:
+    rebuilt, _, reason = rebuild_circuit(name, desc.get("circuit_constants"))
+    if reason is None:
         try:
-            rebuilt, _ = rebuild_circuit(CIRCUITS[name], {"constants": constants,
-                                                          "bounds": {"input_range": constants.get("input_range")}})
             again = to_transformer_lens(replace(rebuilt, valid_lengths=None), n_ctx=config.get("n_ctx"))
-        except (ExpressivityError, KeyError, TypeError, ValueError, OverflowError) as exc:
-            reason = (f"circuit {name!r} cannot be built again from the constants it records "
-                      f"({' '.join(str(exc).split())[:160]})")
+        except (ExpressivityError, TypeError, ValueError) as exc:
+            reason = f"circuit {name!r} built again cannot be exported at this n_ctx ({' '.join(str(exc).split())[:160]})"
         else:
             same = (json.loads(json.dumps(again.config)) == config and set(again.state_dict) == set(tensors)
                     and all(np.array_equal(np.asarray(again.state_dict[k], dtype=np.float64), tensors[k])
