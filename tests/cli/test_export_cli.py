@@ -497,3 +497,20 @@ def test_a_circuits_transformer_lens_export_is_rebuilt_and_compared(tmp_path, tl
     assert "its model is not circuit 'shift' built again" in load_saved(tmp_path / "f").network.no_claim
     code, _, err = run("run", tmp_path / "f", "--input", "1,2,3,4,5,6")
     _one_line_error(code, err, "carries no claim")
+
+
+def test_show_says_what_its_parameter_count_counts_and_a_transformer_lens_folder_s_own(saved, rev_tl, tmp_path, tl):
+    """An audit (2026-11-28): a TransformerLens folder's page said "parameters 304" while its model.safetensors holds
+    326 entries, with nothing saying which layout either counts."""
+    from safetensors.numpy import load_file
+
+    for folder, stored in ((saved / "rev", None), (rev_tl, sum(v.size for v in load_file(rev_tl / "model.safetensors")
+                                                                  .values()))):
+        code, _, err = run("show", folder, "--out", tmp_path / "page.html")
+        assert code == 0, err
+        page = (tmp_path / "page.html").read_text()
+        size = page[page.index("<h2>Size</h2>"):]
+        size = size[:size.index("</table>")]
+        assert "zeros included" in size
+        assert (f"TransformerLens parameters</th><td>{stored} (every entry of model.safetensors" in size) == \
+            (stored is not None) and ("TransformerLens parameters" in size) == (stored is not None)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import html
 import math
+from pathlib import Path
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from expressivity.export.folders import Saved
 from expressivity.inspect.run import domain_text, outside_claim, token_answers
 from expressivity.network.inputs import takes_tokens
 from expressivity.network.layers import head_count, rule_for
-from expressivity.network.network import Network
+from expressivity.network.network import PARAMETERS_COUNTED, Network
 
 MAX_CELLS = 2_000_000     # heatmap and table cells on one page (keeps it openable)
 # Marks a page as written by `expressivity show`, so a later `show --out` may replace it (and nothing else).
@@ -217,9 +218,29 @@ def _value_table(values: np.ndarray, col_labels, row_labels, signed: bool = True
     return f'<div class="scroll"><table><tr><th class="l">token</th>{head}</tr>{"".join(rows)}</table></div>'
 
 
-def _size_section(net: Network, report: dict | None) -> str:
+def _stored_tensor_entries(folder) -> int | None:
+    """The number of entries in a TransformerLens folder's ``model.safetensors`` (its header's shapes; nothing
+    loaded), or ``None`` where it cannot be read."""
+    from safetensors import safe_open
+
+    try:
+        with safe_open(str(Path(folder) / "model.safetensors"), framework="numpy") as f:
+            return int(sum(math.prod(f.get_slice(key).get_shape()) for key in f.keys()))
+    except Exception:   # the folder was read already; a page does not fail over an extra count
+        return None
+
+
+def _size_section(net: Network, report: dict | None, saved: Saved | None = None) -> str:
+    # What "parameters" counts, said on the page: the network read back from a TransformerLens folder is counted
+    # in expressivity's layout, which differs from the state dict's (an audit, 2026-11-28: 304 shown, 326 stored).
     items = [("width d", net.d), ("layers", len(net.layers)),
-             *((f"{title} layers", count) for title, count in net.layer_breakdown()), ("parameters", net.parameter_count())]
+             *((f"{title} layers", count) for title, count in net.layer_breakdown()),
+             ("parameters", f"{net.parameter_count()} ({_e(PARAMETERS_COUNTED)})")]
+    if saved is not None and saved.kind == "transformer-lens":
+        stored = _stored_tensor_entries(saved.folder)
+        if stored is not None:
+            items.append(("TransformerLens parameters", f"{stored} (every entry of model.safetensors, in "
+                                                        "TransformerLens's own layout)"))
     size = (report or {}).get("size") or {}
     bound = size.get("paper_bound")
     if bound is not None:
@@ -421,7 +442,7 @@ def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None, all
 <p class="muted">{source}</p>
 {'' if outside is None else f'<p class="bad" id="outside-claim">{_e(outside)}</p>'}
 <div id="status"></div>
-<h2>Size</h2>{_size_section(net, report)}
+<h2>Size</h2>{_size_section(net, report, saved)}
 <h2>Residual dimensions</h2><p>{_e(', '.join(f'{k}:{lab}' for k, lab in enumerate(net.labels)))}</p>
 <p class="muted">input: {_e(', '.join(net.input_labels))}{' &rarr; embedding' if net.embedding is not None else ''}
 {' &middot; positional encoding' if net.positional_encoding is not None else ''} &middot; output: {_e(', '.join(outs))}</p>

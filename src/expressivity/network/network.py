@@ -20,6 +20,11 @@ from expressivity.network.serial import ArrayStore
 INPUT_METADATA = ("input", "input_dims", "input_dims_optional")
 
 
+# What :meth:`Network.parameter_count` counts, in words, for pages and tables that print it.
+PARAMETERS_COUNTED = ("stored weight entries of the layers, embedding, positional encoding and readout, "
+                      "zeros included")
+
+
 @dataclass(frozen=True)
 class Network:
     """An explicitly weighted Transformer (tokens as rows).
@@ -306,7 +311,7 @@ class Network:
         return [a for a in own if a is not None] + norm
 
     def parameter_count(self) -> int:
-        """Number of weight entries, counting every stored array (zeros included)."""
+        """Number of weight entries, counting every stored array (zeros included): :data:`PARAMETERS_COUNTED`."""
         return int(sum(layer.parameter_count() for layer in self.layers) + sum(a.size for a in self._arrays()))
 
     @property
