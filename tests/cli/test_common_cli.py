@@ -185,3 +185,32 @@ def test_sweep_progress_in_a_log_starts_again_with_a_new_round(monkeypatch):
     quiet = common.SweepProgress("claim", None, log=False, every_s=0.0)
     quiet(Progress(total=3, done=1))
     assert len(said) == 5
+
+
+def test_sigterm_is_an_interrupt_that_exits_143_and_the_next_command_s_ctrl_c_exits_130(monkeypatch):
+    """`timeout`, a batch scheduler's preemption and `kill` send SIGTERM; with its default action a command died
+    silently mid-write (exit 143, nothing said, nothing cleaned up). It is now an interrupt like Ctrl-C, named,
+    exit 143; the default action is put back after the command, and the next command's Ctrl-C is its own (130)."""
+    import signal
+
+    from expressivity.cli.main import cli
+    from expressivity.constructions.circuits import check
+
+    def terminated_inside(*args, **kwargs):
+        signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)   # SIGTERM, through the handler in place
+
+    def interrupted_inside(*args, **kwargs):
+        signal.getsignal(signal.SIGINT)(signal.SIGINT, None)
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+        monkeypatch.setattr(check, "run_circuit", terminated_inside)
+        result = CliRunner().invoke(cli, ["circuit", "sum", "--input", "1,2,3"])
+        assert (result.exit_code, result.stderr) == (143, "error: aborted (SIGTERM)\n"), result.output
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL   # put back
+        monkeypatch.setattr(check, "run_circuit", interrupted_inside)
+        result = CliRunner().invoke(cli, ["circuit", "sum", "--input", "1,2,3"])
+        assert (result.exit_code, result.stderr) == (130, "error: aborted\n"), result.output
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -323,3 +323,39 @@ def test_ctrl_c_while_the_loss_curve_is_drawn_names_what_was_kept_and_how_to_fin
     assert code == 0, err
     assert (out / "loss_curve.png").stat().st_size > 1000
     assert json.loads((out / "manifest.json").read_text())["files"]["loss_curve.png"]
+
+
+def test_a_train_stopped_by_sigterm_checkpoints_its_last_step_says_so_and_exits_143(tmp_path):
+    """`timeout 1h expressivity train ...` or a scheduler's preemption: SIGTERM killed the run where it stood,
+    silently, losing every step since the last checkpoint (the default is every 1,000 steps). Now the step in
+    progress finishes, is checkpointed, and the command says so and how to continue, exit 143 (128 + SIGTERM)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import expressivity
+
+    src = Path(expressivity.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "expressivity.cli.main", "train", "--task", "reverse", "--length",
+                             "4", "--d-model", "8", "--heads", "2", "--ffn-width", "8", "--batch-size", "8",
+                             "--steps", "1000000", "--eval-every", "5", "--out", str(out)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    metrics = out / "seed_0" / "metrics.jsonl"
+    deadline = time.monotonic() + 120
+    while not (metrics.is_file() and metrics.stat().st_size > 0):   # training has begun: steps are being taken
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "training did not start within two minutes"
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines()[-1].startswith("error: interrupted (SIGTERM) after step ") and \
+        f"kept: continue with --resume {out}" in err
+    step = int(err.split("(SIGTERM) after step ")[1].split(";")[0])
+    saved = json.loads((out / "seed_0" / "checkpoint" / "config.json").read_text())
+    assert saved["status"] == "running" and saved["step"] == step > 0

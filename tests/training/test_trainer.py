@@ -299,3 +299,33 @@ def test_a_run_folder_that_is_a_file_is_a_one_line_error(tmp_path):
         with pytest.raises(ExpressivityError, match=f"{what} '.*f' is a file, not a folder"):
             call()
     assert afile.read_text() == "mine"
+
+
+def test_sigterm_where_the_process_turns_it_into_an_interrupt_checkpoints_at_the_step_boundary(tmp_path,
+                                                                                              terminal_sigint):
+    """The CLI turns SIGTERM (`timeout`, a scheduler's preemption) into an interrupt; training then finishes the
+    step, checkpoints and stops as after Ctrl-C (before: the process died and lost every step since the last
+    checkpoint), says which signal, and resumes bit-exactly. Where SIGTERM has its default action (a library
+    user's process, a sweep's worker) training leaves it so: the handler in place is the one put back."""
+    import os
+    import signal
+
+    from expressivity.training.interrupt import TrainingInterrupted
+
+    def as_interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    c = config(steps=40)
+    full = run(c, tmp_path / "full")
+    previous = signal.signal(signal.SIGTERM, as_interrupt)
+    try:
+        with pytest.raises(TrainingInterrupted) as caught:
+            run(c, tmp_path / "cut", on_step=lambda step, model: os.kill(os.getpid(), signal.SIGTERM) if step == 3
+                else None)
+        assert signal.getsignal(signal.SIGTERM) is as_interrupt
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert (caught.value.step, caught.value.saved, caught.value.signum) == (4, True, signal.SIGTERM)
+    resumed = run(c, tmp_path / "cut", resume=True)
+    pa, pb = params(full.model), params(resumed.model)
+    assert all(torch.equal(pa[k], pb[k]) for k in pa)

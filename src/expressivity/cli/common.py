@@ -13,6 +13,27 @@ from rich.console import Console
 
 from expressivity.records import jsonable, run_record, write_json  # noqa: F401  (re-exported for commands)
 
+# The signal that interrupted this command (SIGINT or SIGTERM), set by the CLI's handler: a command stopped by
+# `timeout`, a batch scheduler's preemption or `kill` exits 143 (128 + SIGTERM), one stopped by Ctrl-C 130.
+_INTERRUPTED_BY: list[int] = []
+
+
+def interrupted_exit_code(exc: BaseException | None = None) -> int:
+    """128 plus the number of the signal that interrupted the command (``exc.signum`` where the training loop
+    deferred it to a step boundary), SIGINT's where none was recorded."""
+    import signal
+
+    signum = getattr(exc, "signum", None) or (_INTERRUPTED_BY[-1] if _INTERRUPTED_BY else signal.SIGINT)
+    return 128 + int(signum)
+
+
+def interrupted_by(exc: BaseException | None = None) -> str:
+    """``" (SIGTERM)"`` where a SIGTERM interrupted the command, else ``""`` (Ctrl-C needs no name)."""
+    import signal
+
+    return " (SIGTERM)" if interrupted_exit_code(exc) == 128 + signal.SIGTERM else ""
+
+
 # Human output goes to stderr when --json is given, so stdout stays one JSON object.
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)

@@ -17,11 +17,13 @@ import warnings
 import click
 
 from expressivity import __version__
+from expressivity.cli.common import _INTERRUPTED_BY, interrupted_by, interrupted_exit_code
 from expressivity.errors import ExpressivityError, shorten_values
 
 
 class _CtrlC:
-    """Python's default SIGINT handling (raise ``KeyboardInterrupt``) that remembers it fired.
+    """Python's default SIGINT handling (raise ``KeyboardInterrupt``) that remembers it fired, and which signal
+    fired it (SIGTERM is handled the same way: a command it stops exits 143, one Ctrl-C stops 130).
 
     Compiled code that calls back into Python can turn a ``KeyboardInterrupt`` raised inside it into
     another error: matplotlib's raised ``ValueError('Invalid bounding box')`` when Ctrl-C landed while it
@@ -33,6 +35,7 @@ class _CtrlC:
 
     def __call__(self, signum, frame):
         self.seen = True
+        _INTERRUPTED_BY.append(signum)
         raise KeyboardInterrupt
 
 
@@ -61,14 +64,23 @@ class _Group(click.Group):
             sys.set_int_max_str_digits(INT_DIGITS_PRINTED)
         # only where SIGINT has Python's default handler, in the main thread (an ignored one stays ignored)
         ctrl_c = _CtrlC()
+        _INTERRUPTED_BY.clear()   # an earlier command in this process (a test's, a notebook's) is not this one's
         mine = threading.current_thread() is threading.main_thread() and \
             signal.getsignal(signal.SIGINT) is signal.default_int_handler
         previous = signal.signal(signal.SIGINT, ctrl_c) if mine else None
+        # SIGTERM (`timeout`, a batch scheduler's preemption, `kill`) is an interrupt too: training checkpoints at
+        # the step boundary and every command cleans up and says what was kept, as after Ctrl-C, where the
+        # default (dying mid-write, silently) was in place
+        terminate = threading.current_thread() is threading.main_thread() and \
+            signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+        previous_term = signal.signal(signal.SIGTERM, ctrl_c) if terminate else None
         try:
             return self._main(ctrl_c, *args, **kwargs)
         finally:
             if mine:
                 signal.signal(signal.SIGINT, previous)
+            if terminate:
+                signal.signal(signal.SIGTERM, previous_term)
 
     def _main(self, ctrl_c: _CtrlC, *args, **kwargs):
         kwargs["standalone_mode"] = False
@@ -80,8 +92,8 @@ class _Group(click.Group):
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.exceptions.Abort:
-            click.echo("error: aborted", err=True)
-            sys.exit(130)
+            click.echo(f"error: aborted{interrupted_by()}", err=True)
+            sys.exit(interrupted_exit_code())
         except click.UsageError as exc:
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
             message = " ".join(exc.format_message().split())  # click lists choices one per line: keep one line
@@ -129,8 +141,8 @@ class _Group(click.Group):
                 sys.exit(2)
             if not ctrl_c.seen:
                 raise
-            click.echo("error: aborted", err=True)   # a Ctrl-C that compiled code turned into another error
-            sys.exit(130)
+            click.echo(f"error: aborted{interrupted_by()}", err=True)   # a Ctrl-C that compiled code turned into another error
+            sys.exit(interrupted_exit_code())
         if isinstance(rv, int) and rv:
             sys.exit(rv)
         return rv

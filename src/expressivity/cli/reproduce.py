@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from expressivity.cli.common import (EXECUTION_PARAMS, SweepProgress, check_memory_budget, console, emit_json,
+from expressivity.cli.common import (interrupted_by, interrupted_exit_code, EXECUTION_PARAMS, SweepProgress, check_memory_budget, console, emit_json,
                                      err_console, execution_choices, execution_options, human_output_to_stderr,
                                      option_flag, run_record, typed_options)
 
@@ -165,9 +165,9 @@ def _reproduce(names, scale, quick, out, backend, workers, threads, ray_address,
                                    device=device, ray_address=ray_address, retry_failed=retry_failed, on_progress=show,
                                    **({"execution": execution, "memory_budget": memory_budget} if claim.trains else {}))
         except KeyboardInterrupt:
-            err_console.print(f"error: interrupted; run the same command again to continue from {out}" if Path(out).exists()
-                              else "error: interrupted before anything was written", markup=False, soft_wrap=True)
-            sys.exit(130)
+            err_console.print(f"error: interrupted{interrupted_by()}; run the same command again to continue from {out}"
+                              if Path(out).exists() else f"error: interrupted{interrupted_by()} before anything was written", markup=False, soft_wrap=True)
+            sys.exit(interrupted_exit_code())
         _print_table(result.rows)
         console.print(f"regime: {result.regime.line()}", soft_wrap=True)
         console.print(f"verdict ({scale}): [bold]{result.verdict}[/] — {result.reason}", soft_wrap=True)

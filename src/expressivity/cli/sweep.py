@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from expressivity.cli.common import (SweepProgress, check_memory_budget, console, emit_json, err_console,
+from expressivity.cli.common import (interrupted_by, interrupted_exit_code, SweepProgress, check_memory_budget, console, emit_json, err_console,
                                      execution_choices, execution_options, human_output_to_stderr, run_record)
 from expressivity.errors import ExpressivityError
 
@@ -99,10 +99,10 @@ def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, p
             from expressivity.experiments.store import RECORDS
 
             n = _runs_recorded(out / RECORDS)
-            err_console.print(f"error: interrupted: {n} runs are recorded in {out}; run the same command again to "
-                              "continue" if out.exists() else "error: interrupted before anything was recorded; nothing "
+            err_console.print(f"error: interrupted{interrupted_by()}: {n} runs are recorded in {out}; run the same command again to "
+                              "continue" if out.exists() else f"error: interrupted{interrupted_by()} before anything was recorded; nothing "
                               "was written", markup=False, soft_wrap=True)
-            sys.exit(130)
+            sys.exit(interrupted_exit_code())
     # what shaped the runs, as the folder's run.json records them resolved (the --json record said only sweep and
     # file; a first version copied what was typed, "pack": null where 16 applied: a review, 2026-11-28)
     try:

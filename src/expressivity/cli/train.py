@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from expressivity.cli.common import (EXECUTION_PARAMS, check_memory_budget, console, emit_json, err_console,
+from expressivity.cli.common import (interrupted_by, interrupted_exit_code, EXECUTION_PARAMS, check_memory_budget, console, emit_json, err_console,
                                      execution_choices, execution_options, option_flag, run_record, typed_options,
                                      write_json)
 from expressivity.errors import ExpressivityError
@@ -264,9 +264,9 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
             where = ((f"; checkpoint at step {step} kept" if step is not None else "; the checkpoint is kept")
                      + f": continue with --resume {out}" if kept
                      else "; nothing was written" if out is None or created else "")
-            err_console.print(f"error: interrupted{f' after step {step}' if step is not None else ''}{where}",
-                              markup=False, soft_wrap=True)
-            sys.exit(130)
+            err_console.print(f"error: interrupted{interrupted_by(exc)}{f' after step {step}' if step is not None else ''}"
+                              f"{where}", markup=False, soft_wrap=True)
+            sys.exit(interrupted_exit_code(exc))
         raise
     if out is not None and not (out / "run.json").is_file():
         # the folder was removed (or emptied) while it trained: the checkpoints written since re-made parts of it, and
@@ -290,10 +290,10 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
                              f"{configs[0].task.name}: {_describe(configs[0].model)}")
             _write_manifest(out, configs, ensemble, finished=True)
         except KeyboardInterrupt:   # was click's bare "aborted", naming neither what was kept nor how to finish
-            err_console.print(f"error: interrupted after training, before the loss curve and manifest were written; "
+            err_console.print(f"error: interrupted{interrupted_by()} after training, before the loss curve and manifest were written; "
                               f"the trained checkpoints are kept: finish with --resume {out}", markup=False,
                               soft_wrap=True)
-            sys.exit(130)
+            sys.exit(interrupted_exit_code())
     if as_json:
         emit_json(summary)
     else:

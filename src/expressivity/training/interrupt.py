@@ -4,7 +4,8 @@ A ``KeyboardInterrupt`` raised in the middle of an optimiser step would leave we
 optimiser state inconsistent, and one raised before the first checkpoint would lose the run.
 :class:`deferred_interrupt` catches SIGINT while training, and the trainer checks
 :meth:`~deferred_interrupt.requested` at every step boundary, writes a ``running`` checkpoint and
-raises :class:`TrainingInterrupted` (a ``KeyboardInterrupt``). A second Ctrl-C interrupts at once.
+raises :class:`TrainingInterrupted` (a ``KeyboardInterrupt``). A second Ctrl-C interrupts at once. A SIGTERM is
+deferred the same way where the process turns SIGTERM into an interrupt (the CLI does).
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ class TrainingInterrupted(KeyboardInterrupt):
     """Raised at a step boundary after Ctrl-C; ``step`` is the number of completed steps, and
     ``saved`` says whether a checkpoint at that step was written."""
 
-    def __init__(self, step: int, saved: bool):
+    def __init__(self, step: int, saved: bool, signum: int | None = None):
         super().__init__(f"interrupted after step {step}")
-        self.step, self.saved = step, saved
+        self.step, self.saved, self.signum = step, saved, signum
 
 
 class deferred_interrupt:
@@ -29,25 +30,35 @@ class deferred_interrupt:
 
     def __init__(self):
         self.count = 0
-        self._previous = None
+        self.signum = None   # the first deferred signal's number
+        self._previous = {}
 
     def requested(self) -> bool:
         return self.count > 0
 
     def _handler(self, signum, frame):
         self.count += 1
+        self.signum = self.signum or signum
         if self.count > 1:
             raise KeyboardInterrupt
 
     def __enter__(self):
+        if threading.current_thread() is not threading.main_thread():
+            return self
         # A process that ignores SIGINT keeps ignoring it: a sweep's worker process (its driver decides
         # when it stops) or a job started in the background with ``nohup ... &``.
-        ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-        if threading.current_thread() is threading.main_thread() and not ignored:
-            self._previous = signal.signal(signal.SIGINT, self._handler)
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            self._previous[signal.SIGINT] = signal.signal(signal.SIGINT, self._handler)
+        # SIGTERM is deferred only where the process already turns it into an interrupt (the CLI does: `timeout`
+        # and a scheduler's preemption then checkpoint and stop); where it has the default action (a library
+        # user's process, a sweep's worker, which its driver terminates) it keeps it
+        term = signal.getsignal(signal.SIGTERM)
+        if term not in (signal.SIG_DFL, signal.SIG_IGN, None):
+            self._previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, self._handler)
         return self
 
     def __exit__(self, *exc):
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous = {}
         return False

@@ -166,7 +166,7 @@ def train_members(stepper: Stepper, task: Task, cfg: TrainConfig, held_out: Batc
                 clock()
             saved = done % cfg.checkpoint_every == 0 and stepper.checkpoint(done, members)
             if interrupt.requested():
-                raise TrainingInterrupted(done, saved or stepper.checkpoint(done, members))
+                raise TrainingInterrupted(done, saved or stepper.checkpoint(done, members), interrupt.signum)
     clock()
     stepper.finish(step, members)
     return step, members.seconds
