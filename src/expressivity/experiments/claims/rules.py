@@ -4,8 +4,8 @@
   lies wholly on the claimed side of 0, *refuted* when wholly on the other.
 * **Equivalence with a margin** (:func:`equivalent`): "X is not needed / no worse / flat" is
   *reproduced* only when the whole interval of the difference lies inside ``(-margin, margin)``
-  -- a non-significant difference is not equivalence -- and decidedly not when it lies wholly
-  beyond the margin.
+  -- a non-significant difference is not equivalence -- and decidedly not when it lies beyond the
+  margin on one side at twice the evidence (either side would have said so).
 * **Per-seed outcomes** (:class:`Outcomes`): "solves / fails" counts the seeds past a threshold
   and decides on the exact (Clopper-Pearson) interval of that share, with a minimum of valid
   seeds; runs that failed (crashed, or diverged to a non-finite value) are reported, never
@@ -74,21 +74,32 @@ def chosen_among(verdict: Verdict, among: int, how: str) -> Verdict:
 
 def equivalent(diff: Interval, margin: float, what: str, units: str = "") -> Verdict:
     """"The difference is smaller than ``margin``": reproduced if the whole interval lies inside
-    ``(-margin, margin)``; *not reproduced* if it lies wholly beyond the margin on one side (a
-    decided difference larger than the margin); else undecided (the interval reaches past the
-    margin: the seeds cannot tell). A difference that is merely not significant is not
-    equivalence."""
+    ``(-margin, margin)``; *not reproduced* if it lies beyond the margin on one side (a decided
+    difference larger than the margin) with a one-sided p at most ``ALPHA / 2``, since either side
+    would have said it (its recorded ``p`` is that side's times 2); else undecided (the interval
+    reaches past the margin: the seeds cannot tell). A difference that is merely not significant is
+    not equivalence. The word stands for two tests (``tests = 2``, whatever it is), one per side of
+    the margin, which a claim combining it corrects over."""
     band = f"(-{margin:g}, {margin:g}){units}"
     if not diff.decided:
-        return Verdict("undecided", f"underpowered: {what}: {diff.fmt()}: no interval")
+        return Verdict("undecided", f"underpowered: {what}: {diff.fmt()}: no interval", None, 2)
     pairs, shown = f"over {diff.n} paired seeds", diff.fmt(against=(-margin, margin))
     if -margin < diff.low and diff.high < margin:   # two one-sided tests: the larger p is the equivalence's
         return Verdict("reproduced", f"{what}: {shown} {pairs} inside the margin {band}",
-                       max(t_tail(diff, -margin, True), t_tail(diff, margin, False)))
+                       max(t_tail(diff, -margin, True), t_tail(diff, margin, False)), 2)
     if diff.low >= margin or diff.high <= -margin:
-        return Verdict("not reproduced", f"{what}: {shown} {pairs} wholly beyond the margin {band}",
-                       t_tail(diff, margin, True) if diff.low >= margin else t_tail(diff, -margin, False))
-    return Verdict("undecided", f"underpowered: {what}: {shown} {pairs} reaches past the margin {band}")
+        # Past either side says "not reproduced": at the 95% interval's 2.5% a side, a true difference of 0 with
+        # wide seeds was called "not reproduced" 5.1% of the time, and the p recorded was half the word's (an
+        # audit, 2026-11-28). Bonferroni over the two sides.
+        tail = t_tail(diff, margin, True) if diff.low >= margin else t_tail(diff, -margin, False)
+        p = min(1.0, 2 * tail)
+        if p <= ALPHA:
+            return Verdict("not reproduced", f"{what}: {shown} {pairs} wholly beyond the margin {band} (one-sided "
+                                             f"p {tail:.2g} x 2 sides = {p:.2g})", p, 2)
+        return Verdict("undecided", f"underpowered: {what}: {shown} {pairs} beyond the margin {band} at its 95% "
+                                    f"interval, but either side would have said so: one-sided p {tail:.2g} x 2 sides "
+                                    f"= {p:.2g} > {ALPHA:g}", None, 2)
+    return Verdict("undecided", f"underpowered: {what}: {shown} {pairs} reaches past the margin {band}", None, 2)
 
 
 def raw_p(verdict: Verdict) -> float | None:
