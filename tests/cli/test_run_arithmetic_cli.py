@@ -177,9 +177,30 @@ def test_a_typed_value_that_float64_rounds_out_of_the_domain_is_said_so(yun_sort
     outside [0, 1)" with no word of the rounding."""
     softened = yun_sort.parent / "softened"   # softmax: float64 over [0, 1)
     code, _, err = run("run", softened, "--input", "0.99999999999999999999,0.3")
-    _one_line(code, err, "--input: 2 value(s) are not float64 numbers (0.99999999999999999999 becomes 1.0), and the "
-                         "rounded input is refused: token 0 has x[0] = 1, outside [0, 1)")
+    # as typed, 1e-20 below the breakpoint 1: on the softened quantizer's ramp, which the claim leaves out (an
+    # audit, 2026-11-28), named before the rounding that would also take it out of [0, 1)
+    _one_line(code, err, "--input: token 0 has x[0] = 99999999999999999999/100000000000000000000, 1e-20 below the "
+                         "quantizer breakpoint 1: on the softened ramp")
     assert "--dtype exact" not in err   # a softmax network has no exact pass
+    # a domain [0, 1) with no ramps: the typed value is inside, its float64 rounding is not
+    from dataclasses import replace
+    from fractions import Fraction
+
+    import numpy as np
+
+    from expressivity.constructions.circuits.build import build_reverse_dot, embed
+    from expressivity.errors import NetworkError
+    from expressivity.inspect.run import run_network
+    from expressivity.network.domain import Field, InputDomain
+
+    net, _ = build_reverse_dot(2, "auto", input_range=1.0)
+    net = replace(net, input_domain=InputDomain((Field.real(("x",), 0, 1, hi_open=True),)))
+    X = embed(net, np.array([0.5, 0.3])).astype(object)
+    X[0, net.input_labels.index("x")] = Fraction("0.99999999999999999999")
+    with pytest.raises(NetworkError) as refused:
+        run_network(net, X)
+    assert str(refused.value).startswith("--input: 1 value(s) are not float64 numbers (0.99999999999999999999 becomes "
+                                         "1.0), and the rounded input is refused: token 0 has x = 1, outside [0, 1)")
     code, _, err = run("run", yun_sort, "--input", "0.99999999999999999999,0.3")   # the modified one: exact
     assert code == 0, err
 

@@ -46,7 +46,7 @@ def test_build_json_and_outputs(tmp_path):
     assert isinstance(out, list) and len(out) == 2
     for r in out:
         assert {"size", "checks", "errors", "bounds", "margins", "constants", "ok"} <= set(r)
-        assert r["ok"] and all(c["failures"] == 0 for c in r["checks"]) and len(r["checks"]) == 5   # Theorem 2: + equivariance at the classes' other orders
+        assert r["ok"] and all(c["failures"] == 0 for c in r["checks"]) and len(r["checks"]) == 6   # Theorem 2: + equivariance at the classes' other orders, + grid points
         assert {"d_p(f, g)", "d_p(f, f_bar)", "d_p(f_bar, g_bar)", "d_p(g_bar, g)"} == {e["name"] for e in r["errors"]}
         assert r["size"]["paper_bound"] > 0 and r["size"]["ratio"] > 1 and r["constants"]["lambda"] > 0
     for name in ("run.json", "dp_vs_delta.png", "delta_1_2/contextual_values.png",
@@ -226,3 +226,33 @@ def test_an_exhaustive_check_above_the_memory_available_is_refused_before_it_sta
         assert "above the budget of 1.6 GiB" in res.stderr
     res = run("verify", "--n", "2", "--d", "1", "--delta", "1/100")
     assert res.exit_code == 0 and "0 failures on 10,201 extended-grid points" in res.stdout
+
+
+def test_run_on_a_softened_network_answers_grid_points_and_refuses_ramps(tmp_path):
+    """An audit (2026-11-28): `run` on the softened network printed 493,331.79 at (0, 1/2), within its claim, for a
+    target in [0, 1]; at delta 1/5, 1,069 at (1/5, 3/5), whose float64 values lie a rounding from a breakpoint."""
+    from click.testing import CliRunner
+
+    from expressivity.cli.main import cli
+
+    def expressivity(*args):
+        return CliRunner().invoke(cli, [str(a) for a in args])
+
+    for delta in ("1/16", "1/5"):
+        res = expressivity("yun", "build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", delta,
+                           "--samples", "200", "--out", tmp_path / delta.replace("/", "_"))
+        assert res.exit_code == 0, res.output
+    soft, modified = tmp_path / "1_16" / "delta_1_16" / "softened", tmp_path / "1_16" / "delta_1_16" / "modified"
+    res = expressivity("run", soft, "--input", "0;1/2", "--json")
+    exact = expressivity("run", modified, "--input", "0;1/2", "--json")
+    assert res.exit_code == 0 and exact.exit_code == 0, res.output + exact.output
+    got, want = json.loads(res.stdout), json.loads(exact.stdout)
+    assert got["within_claim"] and max(abs(float(a[0]) - float(eval(str(b[0]), {}))) for a, b in
+                                       zip(got["output"], want["output"])) < 1e-6
+    res = expressivity("run", soft, "--input", "0.4999999999;1/2")
+    assert res.exit_code == 2 and "1e-10 below the quantizer breakpoint 1/2: on the softened ramp" in res.stderr
+    res = expressivity("run", tmp_path / "1_5" / "delta_1_5" / "softened", "--input", "1/5;3/5")
+    assert res.exit_code == 2 and "the quantizer breakpoint 1/5" in res.stderr
+    res = expressivity("run", tmp_path / "1_5" / "delta_1_5" / "softened", "--input", "1/5;3/5", "--allow-outside",
+                       "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout)["within_claim"] is False

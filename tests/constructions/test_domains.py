@@ -84,8 +84,11 @@ def test_yun_networks_claim_the_unit_cube():
 
     result = build_yun("mean-shift", n=2, d=1, delta="1/2", samples=200)
     soft, modified = result.softened, result.build.network
-    edge = np.array([[0.0], [np.nextafter(1.0, 0.0)]])
+    edge = np.array([[0.0], [1 - 2.0 ** -10]])
     assert soft.outside_claim(edge) is None
+    # a rounding below 1: on the softened quantizer's ramp (1 - epsilon, 1), which the claim leaves out
+    assert "below the quantizer breakpoint 1: on the softened ramp" in soft.outside_claim(
+        np.array([[0.0], [np.nextafter(1.0, 0.0)]]))
     with pytest.raises(NetworkError, match=r"outside \[0, 1\).*rescale the inputs"):
         evaluate(soft, np.array([[0.0], [1.0]]))
     with pytest.raises(NetworkError, match="outside"):

@@ -232,3 +232,35 @@ def test_the_domains_own_edges_are_inside_it():
         InputDomain((Field.real(["x"]),), claimed_from=-1)
     assert InputDomain((Field.real(["x"]),), arithmetic={"exact": None, "float32": 10}).exact_only
     assert not InputDomain((Field.real(["x"]),), arithmetic={"exact": None, "float64": 10}).exact_only
+
+
+def test_off_ramps_refuses_entries_on_a_ramp_or_within_drift_above_a_breakpoint_and_keeps_grid_points():
+    """Yun's softened quantizer ramps its steps just below each k/N; there (and within float64's drift above a
+    breakpoint, whence rounding carries an entry down onto the ramp) the network is not the verified one."""
+    from expressivity.network.sequence_rules import OffRamps
+
+    rule = OffRamps(("x",), 4, 1e-3, 1e-6)
+    domain = InputDomain((Field.real(("x",), 0, 1, hi_open=True),), (rule,))
+
+    def why(*values):
+        return domain.violation(np.array([[v] for v in values]), ("x",))
+
+    assert why(0.0, 0.25, 0.5, 0.75) is None and why(Fraction(1, 4), 0.1, 0.3) is None
+    assert "below the quantizer breakpoint 1/2: on the softened ramp" in why(0.1, 0.4995)
+    assert "token 1" in why(0.1, 0.4995) and why(0.4989) is None            # just outside the ramp
+    assert "above the quantizer breakpoint 1/4: within float64's drift" in why(0.25 + 1e-7)
+    assert why(0.25 + 2e-6) is None
+    assert "1/4" in why(Fraction(1, 4) - Fraction(1, 10 ** 30))           # exact inputs, exactly
+    positional = OffRamps(("x",), 4, 1e-3, 0.0, positional=True)        # token j's entry is x + j
+    assert positional.check(np.array([[[0.1]], [[0.9995]]]).reshape(1, 2, 1), ("x",), lambda b, t: f"token {t}") \
+        is not None and positional.check(np.array([[[0.9995]], [[0.1]]]).reshape(1, 2, 1), ("x",),
+                                         lambda b, t: f"token {t}") is not None
+    X = domain.sample(np.random.default_rng(0), 64, 3, ("x",))
+    X[0, 0, 0], X[1, 2, 0] = 0.4999, 0.25 + 1e-8
+    rule.impose(X, ("x",), np.random.default_rng(0), domain)
+    assert domain.violation(X, ("x",)) is None and X[0, 0, 0] == 0.375
+    assert rule_from_dict(rule.to_dict()) == rule and InputDomain.from_dict(domain.to_dict()) == domain
+    for bad in ({"dims": ["x"], "N": 4, "left": 0.3, "right": 0}, {"dims": ["x"], "N": 0, "left": 0, "right": 0},
+                {"dims": ["x"], "N": 4, "left": float("nan"), "right": 0}, {"dims": "x", "N": 4}):
+        with pytest.raises(NetworkError, match="off-ramps"):
+            rule_from_dict({"kind": "off-ramps", **bad})

@@ -237,7 +237,7 @@ def verify(n, d, delta, positional, shift, as_json, constants, budget):
 @click.option("--samples", type=int, default=2000, show_default=True, help=f"Monte-Carlo samples ({MIN_SAMPLES} to {MAX_SAMPLES:,})")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of the d_p samples")
 @click.option("--lambda", "lam", type=float, default=None, help="softmax inverse temperature (default: from margins)")
-@click.option("--epsilon", type=float, default=None, help="quantizer ReLU ramp width (default: from margins)")
+@click.option("--epsilon", type=float, default=None, help="quantizer ReLU ramp width, rounded down to a power of two (default: from margins)")
 @click.option("--budget", type=click.IntRange(min=1), default=2_000_000, show_default=True, help="max parameters")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="folder for the networks (safetensors + JSON), figures, run.json and manifest.json; written whole or not "

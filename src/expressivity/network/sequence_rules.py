@@ -9,6 +9,7 @@ the table a saved domain is read back through.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
@@ -125,7 +126,99 @@ class PointersBack:
         return cls(tuple(d["dims"]))
 
 
-RULES = {rule.kind: rule for rule in (FirstOnly, PointersBack)}
+@dataclass(frozen=True)
+class OffRamps:
+    """No entry of ``dims`` (plus the token's index where ``positional``) lies within ``left`` below a
+    breakpoint ``k / N``, nor within ``right`` above one: Yun et al.'s softened quantizer ramps its steps
+    over ``(k/N - epsilon, k/N)`` (``left`` is that width plus float64's drift, which carries an entry near
+    one into it) and agrees with the verified network elsewhere (an entry exactly on a breakpoint, where
+    ``right`` says so by being 0 for a power-of-two ``N``, passes exactly). On a ramp the softened network's
+    output lies between two cells' and the contextual map amplifies it: 1,069 for a target in [0, 1] (an
+    audit, 2026-11-28). The claim there is the d_p average over the cube, not the answer at the input."""
+
+    dims: tuple[str, ...]
+    N: int
+    left: float
+    right: float
+    positional: bool = False
+    kind: ClassVar[str] = "off-ramps"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.dims, str) or not self.dims:
+            raise NetworkError(f"rule {self.kind!r} names its dimensions, got {self.dims!r}")
+        object.__setattr__(self, "dims", tuple(self.dims))
+        if isinstance(self.N, bool) or not isinstance(self.N, int) or self.N < 1:
+            raise NetworkError(f"rule {self.kind!r}: N must be a whole number >= 1, got {self.N!r}")
+        for name in ("left", "right"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1 / self.N:
+                raise NetworkError(f"rule {self.kind!r}: {name} must be a number in [0, 1/N), got {value!r}")
+
+    def dims_used(self) -> tuple[str, ...]:
+        return self.dims
+
+    def describe(self, domain=None) -> str:
+        offset = " + token index" if self.positional else ""
+        return (f"off the softened quantizer's ramps: no {', '.join(self.dims)}{offset} within {self.left:.3g} below "
+                f"a breakpoint k/{self.N}" + (f" or {self.right:.3g} above one" if self.right else ""))
+
+    def _distances(self, X3: np.ndarray, labels: tuple[str, ...]):
+        """Per entry ``(below, above)``: exact distances to the breakpoints just below and above it."""
+        cols = [labels.index(d) for d in self.dims]
+        entries = np.ndindex(X3.shape[0], X3.shape[1], len(cols))
+        if X3.dtype != object:   # floats: only entries near a breakpoint need the exact distances (a batch is large)
+            with np.errstate(all="ignore"):
+                t = np.asarray(X3[..., cols], dtype=np.float64) + \
+                    (np.arange(X3.shape[1])[None, :, None] if self.positional else 0)
+                scaled = t * self.N
+                frac = scaled - np.floor(scaled)
+                slack = 1e-9 * (1 + np.abs(scaled))   # far above float64's error in t * N
+                near = ((1 - frac) / self.N < self.left + slack) | (frac / self.N < self.right + slack)
+            entries = (tuple(int(i) for i in e) for e in np.argwhere(near))
+        for b, t, k in entries:
+            value = X3[b, t, cols[k]]
+            try:
+                x = Fraction(value) + (t if self.positional else 0)
+            except (TypeError, ValueError, OverflowError):   # NaN/inf: the field's check names those
+                continue
+            cell = (x * self.N).__floor__()
+            yield b, t, k, value, x - Fraction(cell, self.N), Fraction(cell + 1, self.N) - x, cell
+
+    def check(self, X3: np.ndarray, labels: tuple[str, ...], where, domain=None) -> str | None:
+        for b, t, k, value, below, above, cell in self._distances(X3, labels):
+            if above < self.left:
+                return (f"{where(b, t)} has {self.dims[k]} = {_number(value)}, {float(above):.3g} below the quantizer breakpoint "
+                        f"{Fraction(cell + 1, self.N)}: on the softened ramp (width {self.left:.3g} there), where the network "
+                        "is not the verified one")
+            if 0 < below < self.right:
+                return (f"{where(b, t)} has {self.dims[k]} = {_number(value)}, {float(below):.3g} above the quantizer breakpoint "
+                        f"{Fraction(cell, self.N)}: within float64's drift ({self.right:.3g}) of the ramp below it")
+        return None
+
+    def impose(self, X: np.ndarray, labels: tuple[str, ...], rng: np.random.Generator, domain) -> None:
+        """Move an entry on a ramp to its cell's centre."""
+        cols = [labels.index(d) for d in self.dims]
+        for b, t, k, _, below, above, cell in list(self._distances(X, labels)):
+            if above < self.left or 0 < below < self.right:
+                X[b, t, cols[k]] = (cell + 0.5) / self.N - (t if self.positional else 0)
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "dims": list(self.dims), "N": self.N, "left": self.left, "right": self.right,
+                "positional": self.positional}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "OffRamps":
+        if not isinstance(d.get("dims"), list) or not all(isinstance(x, str) for x in d["dims"]):
+            raise NetworkError(f"rule {cls.kind!r} lists its dimensions ('dims'), got {str(d)[:60]!r}")
+        return cls(tuple(d["dims"]), d.get("N"), d.get("left"), d.get("right"), bool(d.get("positional")))
+
+
+def _number(value) -> str:
+    """A float as Python prints it (``0.2``, not ``np.float64(0.2)``), an exact number as itself."""
+    return repr(float(value)) if isinstance(value, (float, np.floating)) else str(value)
+
+
+RULES = {rule.kind: rule for rule in (FirstOnly, PointersBack, OffRamps)}
 
 
 def rule_from_dict(d):

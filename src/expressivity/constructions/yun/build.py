@@ -13,13 +13,14 @@ import time
 from dataclasses import dataclass, field
 
 from expressivity.constructions.report import Check, ConstructionReport, ErrorEstimate, Size
-from expressivity.constructions.yun.checks.dp import dp_decomposition, softened_agreement
+from expressivity.constructions.yun.checks.dp import dp_decomposition, softened_agreement, softened_on_grid
 from expressivity.constructions.yun.checks.value import verify_value
 from expressivity.constructions.yun.compile import YunBuild, compile_modified
 from expressivity.constructions.yun.constants import YunParams
 from expressivity.constructions.yun.contextual import resolve_params
 from expressivity.constructions.yun.size import DEFAULT_BUDGET, estimate
-from expressivity.constructions.yun.soften import SoftenConfig, float64_limit, soften, value_map_rounding
+from expressivity.constructions.yun.soften import (SoftenConfig, float64_limit, quantizer_ramps, soften,
+                                                   value_map_rounding)
 from expressivity.errors import ExpressivityError, require_int, require_number, require_type
 from expressivity.network.network import Network
 from expressivity.targets import Target
@@ -113,7 +114,9 @@ def build_and_check(target: Target, params: YunParams, config: BuildConfig = Bui
     soft, srep = soften(p, build.network, len(build.quantizer.layers), margin, config.soften)
     dp = dp_decomposition(build, soft, p=config.p, samples=config.samples, seed=config.seed, lam=srep.lam)
     bound = srep.margins["attention_leakage_bound"] + value_map_rounding(p)
-    agreement = softened_agreement(dp, p, srep.epsilon, bound)
+    left, drift = quantizer_ramps(p, srep.epsilon)
+    agreement = softened_agreement(dp, p, left, bound, drift)
+    on_grid = softened_on_grid(build, soft, bound)
     lemmas = build.lemmas
     checks = (
         Check("Lemma 4.2 P1-P4 on the extended grid", lemmas.grid_points, lemmas.failures, lemmas.arithmetic,
@@ -125,7 +128,7 @@ def build_and_check(target: Target, params: YunParams, config: BuildConfig = Bui
         Check("quantizer = g_q^ent on every real entry, compared piece by piece (Lemma 4.1)", value.quantizer_points,
               value.quantizer_failures, "Fraction"),
         agreement,
-    ) + _equivariance_check(build)
+    ) + ((on_grid,) if on_grid is not None else ()) + _equivariance_check(build)
     terms = (("d_p(f, g)", dp.total), ("d_p(f, f_bar)", dp.f_fbar), ("d_p(f_bar, g_bar)", dp.fbar_gbar),
              ("d_p(g_bar, g)", dp.gbar_g))
     errors = tuple(ErrorEstimate(name, e.value, e.method, e.ci, samples=e.samples) for name, e in terms)

@@ -33,16 +33,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from math import ceil, exp, log
+from math import ceil, exp, frexp, ldexp, log
 
 import numpy as np
 
 from expressivity.constructions.yun.constants import YunParams
-from expressivity.constructions.yun.quantize import softened_domain
+from expressivity.constructions.yun.quantize import grid_activation, softened_domain
 from expressivity.errors import ExpressivityError
 from expressivity.network.layers import AttentionLayer, FeedForwardLayer, Head, PiecewiseLinear, ReLU
 from expressivity.network.network import Network
 from expressivity.network.lengths import ValidLengths
+from expressivity.network.sequence_rules import OffRamps
 
 FLOAT64_EXACT = 2 ** 53
 
@@ -50,7 +51,8 @@ FLOAT64_EXACT = 2 ** 53
 @dataclass(frozen=True)
 class SoftenConfig:
     """``lam`` / ``epsilon`` override the automatic choices; ``epsilon`` is the quantizer ramp,
-    ``epsilon_post`` the ramp of the later (lattice-input) layers."""
+    ``epsilon_post`` the ramp of the later (lattice-input) layers. The quantizer's ramp is rounded down to a
+    power of two (:func:`dyadic_floor`), so that grid-point inputs pass the quantizer exactly in float64."""
 
     lam: float | None = None
     epsilon: float | None = None
@@ -83,6 +85,12 @@ def value_map_rounding(p: YunParams, value_scale=None, dyadic: bool | None = Non
     dyadic = p.N & (p.N - 1) == 0 if dyadic is None else dyadic
     pre_rounding = 0.0 if dyadic else 3 * t_r * 2.0 ** -53  # absolute error of u.Z - v at the firing layer
     return 2 * pre_rounding * scale * 4 * p.N + 8 * scale * 2.0 ** -53
+
+
+def dyadic_floor(x: float) -> float:
+    """The largest power of two at most ``x > 0`` (exact: ``math.frexp``)."""
+    mantissa, exponent = frexp(x)
+    return ldexp(0.5, exponent) if mantissa != 0.5 else x
 
 
 # Below this the ramp slopes (jump / epsilon) overflow float64.
@@ -223,6 +231,35 @@ def relu_expand(phi: PiecewiseLinear, eps: float) -> tuple[list[tuple[int, float
     return units, b[m]
 
 
+def quantizer_drift(p: YunParams, eps: float) -> float:
+    """A bound on how far float64 moves an entry the softened quantizer has not snapped yet, over its
+    coordinate's grid layers (an entry exactly on a grid point moves not at all where ``delta`` and
+    ``epsilon`` are powers of two: every sum then is exact).
+
+    Grid layers are expanded around their left zero piece, so an entry already snapped below a layer's cell
+    passes with no ReLU unit active, exactly; an entry above the cell passes through live units whose
+    coefficients, about ``delta/epsilon``, cancel in exact arithmetic but not in float64. Per layer the hidden
+    values ``t - offset`` (at most ``2R + delta``, ``R`` the quantizer's range) are rounded, multiplied, summed
+    over the ``u`` units and added to the entry, each to ``2^-53`` of its size: at most
+    ``(sum|coef| (2R + delta) (u + 2) + R) 2^-53``; the ``levels`` layers add up. The drift is erased when the
+    entry is snapped, unless it carried the entry onto a ramp: the input domain keeps entries that far from
+    the ramps (:class:`~expressivity.network.sequence_rules.OffRamps`)."""
+    R, delta = float(p.range_hi), float(p.delta)
+    units, _ = relu_expand(grid_activation(p), eps)
+    coefs = sum(abs(c) for _, _, c in units)
+    return p.levels * (coefs * (2 * R + delta) * (len(units) + 2) + R) * 2.0 ** -53
+
+
+def quantizer_ramps(p: YunParams, eps: float) -> tuple[float, float]:
+    """``(left, right)``: how far below a quantizer breakpoint and above it an input entry is on a softened ramp
+    or within float64's drift of one (:func:`quantizer_drift`; nothing above a breakpoint when ``delta`` is a
+    power of two and an entry on it passes exactly, which is what the ``right`` band guards in the others).
+    Dyadic ``delta`` still moves entries near (not on) a breakpoint, so ``right`` is the drift in both cases;
+    an entry exactly on a breakpoint is exempt (see ``OffRamps.check``)."""
+    drift = quantizer_drift(p, eps)
+    return eps + drift, drift
+
+
 def _soft_ff(layer: FeedForwardLayer, eps: float) -> FeedForwardLayer:
     if isinstance(layer.activation, ReLU):
         return layer
@@ -267,7 +304,11 @@ def soften(p: YunParams, network: Network, n_quantizer: int, precondition_margin
     check_leakage(p, lam, attn_margins)
     # Each entry meets 2 breakpoints per quantizer layer of its coordinate; ramps are eps wide.
     ramps = p.n * p.d * 2 * (p.levels + 1)
-    eps_q = config.epsilon if config.epsilon is not None else config.quantizer_measure / ramps
+    # A power of two: with delta one too, an input on a grid point k delta (0, 1/2: the most natural inputs)
+    # passes every layer exactly, so it cannot drift into the ramp just left of its breakpoint. With 4e-8 (not
+    # dyadic) the layers below moved 1/2 to 1/2 - 2e-10, into the ramp, and the contextual map turned that into
+    # 493,332 for a target in [0, 1] (an audit, 2026-11-28).
+    eps_q = dyadic_floor(config.epsilon if config.epsilon is not None else config.quantizer_measure / ramps)
     lattice = float(p.delta) / 2
     # Later layers see only multiples of delta/2; a ramp of width delta/4 keeps every such input
     # delta/4 away from a ramp end (width delta/2 would put lattice points on ramp starts, where
@@ -282,12 +323,16 @@ def soften(p: YunParams, network: Network, n_quantizer: int, precondition_margin
         else:
             layers.append(_soft_ff(layer, eps_q if k < n_quantizer else eps_post))
     pe = None if network.positional_encoding is None else np.asarray(network.positional_encoding, dtype=float)
+    left, right = quantizer_ramps(p, eps_q)
+    domain = softened_domain(p)
+    domain = replace(domain, rules=(OffRamps(domain.dims, p.N, left, right, p.positional),))
     soft = Network(tuple(layers), network.labels, pe, name=network.name + " (softmax/ReLU)",
-                   valid_lengths=network.valid_lengths, input_domain=softened_domain(p),
+                   valid_lengths=network.valid_lengths, input_domain=domain,
                    metadata={"lambda": lam, "epsilon": eps_q, "epsilon_post": eps_post,
                              "n": p.n, "d": p.d, "delta": str(p.delta)})
     margins = {**attn_margins, "lattice_margin": lattice, "precondition_margin": float(precondition_margin),
-               "quantizer_ramp_measure_bound": ramps * eps_q,
+               "quantizer_ramp_measure_bound": ramps * (left + right),
+               "quantizer_drift_bound": right,
                "largest_value_half_delta_units": float(p.t_r * 2 * p.N),
                "value_map_rounding_estimate": value_map_rounding(p)}
     return soft, SoftenReport(lam, eps_q, eps_post, margins, "float64")

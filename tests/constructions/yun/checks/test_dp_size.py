@@ -40,7 +40,8 @@ def test_dp_error_falls_as_delta_halves(smooth_rank_builds):
 
 def test_report_has_every_part(smooth_rank_builds):
     rep = smooth_rank_builds[4]
-    assert [c.passed for c in rep.checks] == [True] * 5 and rep.check("Lemma 4.2 P1-P4 on the extended grid").points == 25
+    assert [c.passed for c in rep.checks] == [True] * 6 and rep.check("Lemma 4.2 P1-P4 on the extended grid").points == 25
+    assert rep.check("softened g equals the verified g_bar on grid-point inputs (entries k/N)").points == 4 ** 2
     assert rep.size.parameters > rep.size.extra["parameters_modified"] and rep.size.paper_bound == 16
     assert {"lambda", "t_l", "t_r", "sigma", "M"} <= set(rep.constants)
     assert rep.margins["agreement_bound"] > 0 and rep.as_dict()["ok"] is True
