@@ -195,3 +195,25 @@ def test_a_network_of_many_small_tensors_reads_back_whatever_its_header_takes(tm
     layers = tuple(FeedForwardLayer(np.ones((1, 1)), np.zeros(1), np.zeros((1, 1)), name=f"f{i}") for i in range(5000))
     save_network(Network(layers, ("x",), name="many"), tmp_path / "many")
     assert len(load_network(tmp_path / "many").layers) == 5000
+
+
+@pytest.mark.parametrize("builder, args", [("build_shift", (8,)), ("build_reverse", (6,)), ("build_sum", (4,)),
+                                           ("build_max", (4,)), ("build_attention", (5,)), ("build_reverse_dot", (5,))])
+def test_a_circuit_saved_and_edited_with_the_python_api_carries_no_claim_when_read(tmp_path, builder, args):
+    """An audit (2026-11-28): the circuit builders recorded no circuit identity (only `circuit --out` did), so a
+    circuit built, edited (its readout doubled) and saved with the Python API was read by load_network and by
+    `expressivity run` within its claim, answering [1, 1, 0.2, 0.4, ...] for a shift of [0.5, 0.1, 0.2, ...].
+    An unedited one keeps its claim; the edited one carries none, whichever reader opens it."""
+    import dataclasses
+
+    import expressivity
+    from expressivity.export.folders import load_saved
+
+    net, _ = getattr(expressivity, builder)(*args)
+    assert net.metadata["circuit"] in ("shift", "reverse", "sum", "max", "attention", "reverse-dot")
+    save_network(net, tmp_path / "honest")
+    assert load_network(tmp_path / "honest").no_claim is None and load_saved(tmp_path / "honest").network.no_claim is None
+    edited = dataclasses.replace(net, readout=2 * np.asarray(net.readout), claimed_weights=None)
+    save_network(edited, tmp_path / "edited")
+    for read in (load_network(tmp_path / "edited"), load_saved(tmp_path / "edited").network):
+        assert "not those of circuit" in read.no_claim

@@ -16,12 +16,12 @@ def test_run_float64_answer_off_by_4e_9_relative_is_refused():
     from expressivity.errors import NetworkError
     from expressivity.inspect.run import parse_input, run_network
     net, _ = build_sum(3)
-    X = parse_input(net, "1e7,0;1/8,0;-1e7,0")
+    X = parse_input(net, "1e7,1/8,-1e7")
     with pytest.raises(NetworkError, match="differs from the exact one"):
         run_network(net, X, "float64")
     r = run_network(net, X, "float64", allow_outside=True)
     assert r["within_claim"] is False and 1e-9 < abs(r["output"][0, 0] - 0.125) / 0.125 < 1e-8
-    ok = run_network(net, parse_input(net, "1e6,0;1/8,0;-1e6,0"), "float64")      # 4.4e-10: allowed
+    ok = run_network(net, parse_input(net, "1e6,1/8,-1e6"), "float64")      # 4.4e-10: allowed
     assert ok["within_claim"] is True and ok["exact_agreement"]["relative"] < 1e-9
 
 
@@ -31,7 +31,7 @@ def test_run_overflow_is_refused_for_a_network_without_a_claim():
     from expressivity.inspect.run import parse_input, run_network
     net, _ = build_sum(3)
     bare = dataclasses.replace(net, input_domain=None, valid_lengths=None)   # a hand-built copy: no claim, no exact check
-    X = parse_input(bare, "1e308,0;1e308,0;1,0")
+    X = parse_input(bare, "1e308,1e308,1")
     with pytest.raises(ExpressivityError, match="non-finite"):
         run_network(bare, X, "float64")
 
@@ -54,7 +54,7 @@ def test_run_exact_zero_answered_nonzero_in_float_is_refused_in_one_line():
     from expressivity.errors import NetworkError
     from expressivity.inspect.run import parse_input, run_network
     net, _ = build_sum(3)
-    X = parse_input(net, "1e7,0;1/8,0;-10000000.125,0")            # exact sum 0
+    X = parse_input(net, "1e7,1/8,-10000000.125")            # exact sum 0
     r = run_network(net, X, "float64", allow_outside=True)
     assert not np.all(r["output"][:, 0] == 0)   # float64's sum is not the exact 0 here (a skip would test nothing)
     with pytest.raises(NetworkError, match="differs from the exact one"):

@@ -157,41 +157,53 @@ def load_saved(path) -> Saved:
 
 def _with_rebuilt_claim(saved: Saved) -> Saved:
     """A saved tutorial circuit, built again from the constants it records (:func:`circuit_constants`) and compared
-    weight for weight (:func:`~expressivity.network.network.weights_digest`) with the network the folder holds.
+    weight for weight (:func:`~expressivity.network.network.weights_digest`) with the network the folder holds
+    (:func:`rebuilt_circuit_claim`).
 
     The digests in a folder tie its files to each other, but whoever edits a folder can write them again: a
     circuit with its readout doubled and its digests recomputed, or its valid lengths widened, answered wrongly
     with ``within_claim`` true (an audit, 2026-11-28). A circuit is cheap to build, and its builder is what
-    proves its claim: where the weights (or the report's bounds) differ from the rebuilt ones the network carries
-    no claim; where they agree, its valid lengths and input domain are the rebuilt network's, whatever its
-    network.json says. A circuit's ``network/`` folder read on its own is rebuilt too (a review: a forged copy kept
+    proves its claim. A circuit's ``network/`` folder read on its own is rebuilt too (a review: a forged copy kept
     its claim there), from the constants in its metadata; one naming a circuit without any carries no claim.
     (Other constructions are not rebuilt here: their digests are all that ties them.)"""
+    report = saved.report if saved.kind == "construction" else None   # where the constants came from
+    where = "no readable report" if saved.kind == "construction" else "no constants to build it from"
+    network = rebuilt_circuit_claim(saved.network, circuit_constants(saved), report, where)
+    return saved if network is saved.network else replace(saved, network=network)
+
+
+def rebuilt_circuit_claim(net, constants=None, report: dict | None = None, missing: str = "no constants to build "
+                          "it from"):
+    """``net`` as its claim stands once the tutorial circuit it names (``metadata["circuit"]``) is built again from
+    ``constants`` (default: its ``metadata["circuit_constants"]``) and compared weight for weight, and ``report``'s
+    bounds where given with the rebuilt report's: where they differ, or nothing can be built, ``net`` carries no
+    claim (``no_claim`` says why); where they agree, its valid lengths and input domain are the rebuilt
+    network's, whatever the folder said. A network naming no circuit is returned as it is. ``missing``: how to say
+    there are no constants."""
     from expressivity.constructions.circuits import CIRCUITS
 
-    net = saved.network
     name = net.metadata.get("circuit")
     if net.no_claim is not None or not isinstance(name, str) or name not in CIRCUITS:
-        return saved
-    constants = circuit_constants(saved)
+        return net
     if constants is None:
-        where = "no readable report" if saved.kind == "construction" else "no constants to build it from"
-        reason = f"it has {where}, so circuit {name!r} cannot be built again to confirm its weights; build it again"
-        return replace(saved, network=replace(net, metadata={**net.metadata, "no_claim": reason}))
+        carried = net.metadata.get("circuit_constants")
+        constants = carried if isinstance(carried, dict) else None
+    if constants is None:
+        reason = f"it has {missing}, so circuit {name!r} cannot be built again to confirm its weights; build it again"
+        return replace(net, metadata={**net.metadata, "no_claim": reason})
     rebuilt, built_report, reason = rebuild_circuit(name, constants)
     if reason is None:
         from expressivity.network.network import weights_digest
         from expressivity.records import jsonable
 
-        report = saved.report if saved.kind == "construction" else None   # where the constants came from
         if weights_digest(rebuilt) != weights_digest(net):
             reason = f"its weights are not those of circuit {name!r} built again from the constants it records"
         elif report is not None and json.loads(json.dumps(jsonable(built_report.bounds))) != report.get("bounds"):
             reason = f"its report's bounds are not those of circuit {name!r} built again from its constants"
     if reason is not None:
         reason += " (the folder was changed after it was built, or built by a version whose circuit differs); build it again"
-        return replace(saved, network=replace(net, metadata={**net.metadata, "no_claim": reason}))
-    return replace(saved, network=replace(net, valid_lengths=rebuilt.valid_lengths, input_domain=rebuilt.input_domain))
+        return replace(net, metadata={**net.metadata, "no_claim": reason})
+    return replace(net, valid_lengths=rebuilt.valid_lengths, input_domain=rebuilt.input_domain)
 
 
 def circuit_constants(saved: Saved) -> dict | None:
@@ -354,7 +366,7 @@ def _entry(root: Path, manifest, entry) -> Saved:
     :class:`ExpressivityError` names the file and how to write the folder again (a missing
     ``expressivity.json`` would make an export read as a token model; a missing report, a
     construction read as if it never had one)."""
-    from expressivity.export.safetensors_io import load_network
+    from expressivity.export.safetensors_io import read_network as load_network
     from expressivity.manifest import NETWORK_FILES
 
     where = root / entry.path
@@ -447,7 +459,7 @@ def _before_manifests(saved: Saved, path: Path) -> Saved:
 
 def _by_layout(path: Path) -> Saved:
     """A folder without a manifest, read by its layout (see the module notes)."""
-    from expressivity.export.safetensors_io import load_network
+    from expressivity.export.safetensors_io import read_network as load_network
 
     if (path / "network.json").exists() or (path / "weights.safetensors").exists():
         report, where = find_report(path)

@@ -213,7 +213,17 @@ UNRECORDED = ("network.json records no SHA-256 of weights.safetensors and of its
 
 
 def load_network(directory: Path) -> Network:
-    """Read a network written by :func:`save_network` (exact arrays come back exact)."""
+    """Read a network written by :func:`save_network` (exact arrays come back exact). A tutorial circuit's
+    network (``metadata["circuit"]``) is built again from the constants it records and compared weight for
+    weight: one whose weights were changed, its digests written again, carries no claim (``no_claim`` says
+    why), as ``expressivity run`` reads it (:func:`expressivity.export.folders.rebuilt_circuit_claim`)."""
+    from expressivity.export.folders import rebuilt_circuit_claim
+
+    return rebuilt_circuit_claim(read_network(directory))
+
+
+def read_network(directory: Path) -> Network:
+    """:func:`load_network` without building a circuit again (a folder's reader does that with its report)."""
     directory = require_path(directory, "load_network's directory")
     jpath, wpath = directory / "network.json", directory / "weights.safetensors"
     fix = "re-export the network with save_network"

@@ -32,7 +32,9 @@ Circuits:
 
 from __future__ import annotations
 
+import functools
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -250,12 +252,30 @@ SCALED_ARGS = """
     """
 
 
+def _identified(builder):
+    """``builder`` whose network records which circuit it is and the constants that build it again
+    (``metadata["circuit"]``, ``["circuit_constants"]``) and that the values go in dimension ``x``
+    (``["input_dims"]``): a folder saved from it is rebuilt and compared when read
+    (:func:`expressivity.export.folders.rebuild_circuit`). Only ``circuit --out`` recorded them, so a circuit
+    built and saved with the Python API, then edited, was read within its claim (an audit, 2026-11-28)."""
+    @functools.wraps(builder)
+    def build(*args, **kwargs):
+        net, report = builder(*args, **kwargs)
+        facts = report.as_dict()
+        constants = {**facts["constants"], "input_range": (facts.get("bounds") or {}).get("input_range")}
+        identity = {"circuit": report.construction.removeprefix("circuit "), "input_dims": ["x"],
+                    "circuit_constants": constants}
+        return replace(net, metadata={**net.metadata, **identity}), report
+    return build
+
+
 def _scaled_args(builder):
     """``builder``'s docstring followed by the arguments every scaled circuit takes (:data:`SCALED_ARGS`)."""
     builder.__doc__ = builder.__doc__.rstrip() + "\n" + SCALED_ARGS
     return builder
 
 
+@_identified
 @_scaled_args
 def build_reverse(length: int, scale="auto", *, input_range: float = 1.0,
                   tolerance: float = DEFAULT_TOLERANCE) -> tuple[Network, ConstructionReport]:
@@ -265,6 +285,7 @@ def build_reverse(length: int, scale="auto", *, input_range: float = 1.0,
                             1.0, input_range, tolerance, "bias scale at key L-1-i, 0 elsewhere")
 
 
+@_identified
 @_scaled_args
 def build_shift(length: int, scale="auto", *, shift: int = 1, input_range: float = 1.0,
                 tolerance: float = DEFAULT_TOLERANCE) -> tuple[Network, ConstructionReport]:
@@ -308,6 +329,7 @@ def reverse_dot_margin(length: int, pe_dim: int = PE_DIM) -> float:
     return float(len(omega) - similarity.max())
 
 
+@_identified
 def build_reverse_dot(length: int, scale="auto", *, input_range: float = 1.0, tolerance: float = DEFAULT_TOLERANCE,
                       pe_dim: int = PE_DIM) -> tuple[Network, ConstructionReport]:
     """Reversal by dot-product attention over sinusoidal encodings (inverse temperature = scale).
@@ -359,6 +381,7 @@ def _uniform_head(d: int) -> Head:
     return Head(W_Q=np.zeros((d, 1)), W_K=np.zeros((d, 1)), name="uniform", **_copy_head(d, 0, 1))
 
 
+@_identified
 def build_mean(length: int, scale=None) -> tuple[Network, ConstructionReport]:
     """Mean by uniform attention: all scores 0, so every key gets weight ``1/L`` (exact under hardmax).
 
@@ -376,6 +399,7 @@ def build_mean(length: int, scale=None) -> tuple[Network, ConstructionReport]:
                                notes="constant query; all scores tie, so hardmax and softmax both average")
 
 
+@_identified
 def build_sum(length: int, scale=None) -> tuple[Network, ConstructionReport]:
     """Sum = ``L`` x mean: uniform attention, then ``out += (L-1)(ReLU(out) - ReLU(-out))``.
 
@@ -396,6 +420,7 @@ def build_sum(length: int, scale=None) -> tuple[Network, ConstructionReport]:
                                notes="uniform attention then a ReLU pair rescaling by L")
 
 
+@_identified
 def build_max(length: int, scale="auto", *, tolerance: float = DEFAULT_TOLERANCE,
               input_range: float = 1.0) -> tuple[Network, ConstructionReport]:
     """Max by sharp attention: constant query ``b_Q = 1``, key ``v_j``, score ``scale * v_j``.
@@ -446,6 +471,7 @@ def _attention_weights(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return Wq, Wk, Wv
 
 
+@_identified
 def build_attention(length: int, scale=None, *, seed: int = 0) -> tuple[Network, ConstructionReport]:
     """The tutorial's single head: tokens ``v_i e_0 + 0.1 PE(i)``, scores ``q.k / sqrt(d_k)``.
 
