@@ -296,7 +296,9 @@ def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, l
 def _print_build(N: int, p_norm: float, report) -> None:
     total, size = report.error("d_p(f, g)"), report.size
     checks = "all checks passed" if report.ok else "FAILED: " + "; ".join(report.failures())
-    console.print(f"delta=1/{N}: d_{p_norm:g}(f, g) {total.value:.4g} (95% CI {total.ci95[0]:.4g}-{total.ci95[1]:.4g}), "
+    interval = ("no 95% interval: see the report" if total.ci95 is None
+                else f"95% CI {total.ci95[0]:.4g}-{total.ci95[1]:.4g}")
+    console.print(f"delta=1/{N}: d_{p_norm:g}(f, g) {total.value:.4g} ({interval}), "
                   f"{size.parameters:,} params = {size.ratio:.3g} x lower bound, layers {size.extra['layers_by_stage']}; "
                   f"{checks}", soft_wrap=True)
 
@@ -358,7 +360,7 @@ def demo_section(out_dir: Path) -> dict:
         rep = res.report
         total, grid = rep.error("d_p(f, g)"), rep.check("Lemma 4.2 P1-P4 on the extended grid")
         row = {**{k: rep.constants[k] for k in ("target", "n", "d", "delta", "lambda", "epsilon")},
-               "construction": rep.construction, "dp_error": total.value, "dp_ci": list(total.ci95),
+               "construction": rep.construction, "dp_error": total.value, "dp_ci": None if total.ci95 is None else list(total.ci95),
                "params": rep.size.parameters, "ratio_to_lower_bound": rep.size.ratio,
                "layers": rep.size.extra["layers_by_stage"], "grid_points": grid.points, "arithmetic": grid.arithmetic,
                "ok": rep.ok, "failed_checks": rep.failures()}

@@ -17,8 +17,9 @@ def dp_vs_delta(reports: list, path: Path) -> Path:
     plt = pyplot()
     deltas = np.array([float(r.constants["delta"]) for r in reports])
     err = np.array([r.error("d_p(f, g)").value for r in reports])
-    lo = np.array([r.error("d_p(f, g)").ci95[0] for r in reports])
-    hi = np.array([r.error("d_p(f, g)").ci95[1] for r in reports])
+    # no interval (too few samples carry the mean): no bar
+    lo = np.array([(r.error("d_p(f, g)").ci95 or (r.error("d_p(f, g)").value,) * 2)[0] for r in reports])
+    hi = np.array([(r.error("d_p(f, g)").ci95 or (r.error("d_p(f, g)").value,) * 2)[1] for r in reports])
     fig, ax = plt.subplots(figsize=(5, 4))
     ax.errorbar(deltas, err, yerr=[np.maximum(err - lo, 0), np.maximum(hi - err, 0)], marker="o", label="d_p(f, g) (MC, 95% CI)")
     for lab in ("d_p(f, f_bar)", "d_p(f_bar, g_bar)"):

@@ -131,7 +131,8 @@ def build_and_check(target: Target, params: YunParams, config: BuildConfig = Bui
     ) + ((on_grid,) if on_grid is not None else ()) + _equivariance_check(build)
     terms = (("d_p(f, g)", dp.total), ("d_p(f, f_bar)", dp.f_fbar), ("d_p(f_bar, g_bar)", dp.fbar_gbar),
              ("d_p(g_bar, g)", dp.gbar_g))
-    errors = tuple(ErrorEstimate(name, e.value, e.method, e.ci, samples=e.samples) for name, e in terms)
+    errors = tuple(ErrorEstimate(name, e.value, e.method + (f"; {e.note}" if e.note else ""), e.ci, samples=e.samples)
+                   for name, e in terms)
     size = estimate(p)
     report = ConstructionReport(
         construction=f"yun theorem {3 if p.positional else 2}",
