@@ -70,8 +70,11 @@ def test_results_options(sweep_dir, tmp_path):
     assert {r["length"] for r in rows} == {4, 6} and "geomean" in rows[0]
     code, out, _ = run("results", sweep_dir, "--length", "6", "--json")
     assert code == 0 and len(json.loads(out)["rows"]) == 2
-    code, out, _ = run("results", sweep_dir, "--group-by", "", "--json")  # one row over everything
-    assert code == 0 and [r["n"] for r in json.loads(out)["rows"]] == [6]
+    # one row over everything: two settings' runs of each of 3 seeds, averaged per seed first (the interval is over
+    # seeds: "n = 6" counted the runs as independent, an audit, 2026-11-28)
+    code, out, err = run("results", sweep_dir, "--group-by", "", "--json")
+    row = json.loads(out)["rows"][0]
+    assert code == 0 and (row["n"], row["values"]) == (3, 6) and "6 values of 3 seeds" in err
     code, out, _ = run("results", sweep_dir)
     assert code == 0 and "model.heads" in out and "selected per configuration and seed: train.lr" in out
     # Parquet: the compact, queryable copy, readable by fit and results alike.
@@ -582,3 +585,29 @@ def test_fit_groups_nan_values_as_one_group_and_orders_decimals_by_value(tmp_pat
                          "--format", "json")
     assert code == 0, err
     assert [r["f::DECIMAL(6,1)"] for r in json.loads(out)["rows"]] == [8, 16, 128]
+
+
+def test_fit_on_a_table_with_a_seed_column_fits_per_seed_and_warns_where_points_repeat_x(tmp_path):
+    """An audit (2026-11-28): `fit` on a table (`results --runs` writes one with a seed column) pooled the seeds'
+    points as independent: simulated coverage 65% at 2 seeds, 83% at 10. A column `seed` is now the default seed
+    column of a table too; without one, points sharing an x are warned about."""
+    rng = np.random.default_rng(0)
+    rows = ["n,err,seed"] + [f"{n},{(n ** -0.75) * math.exp(rng.normal(0, 0.3) + s * 0.1 * math.log(n))},{s}"
+                             for s in range(3) for n in (8, 16, 32, 64)]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    code, out, _ = run("fit", tmp_path / "t.csv", "--x", "n", "--y", "err", "--json")
+    fit = json.loads(out)["rows"][0]
+    assert code == 0 and fit["n_seeds"] == 3 and fit["ci_method"] == "t across seeds"
+    (tmp_path / "u.csv").write_text("\n".join(r.rsplit(",", 1)[0] for r in rows) + "\n")   # no seed column
+    code, out, err = run("fit", tmp_path / "u.csv", "--x", "n", "--y", "err", "--json")
+    assert code == 0 and json.loads(out)["rows"][0]["n_seeds"] is None
+    assert "12 points at 4 distinct x" in err and "--seed-col" in err
+
+
+def test_results_refuses_a_group_named_like_a_statistic_column(tmp_path):
+    """An audit (2026-11-28): --group-by n wrote two columns "n" (CSV) and JSON rows kept only the count."""
+    (tmp_path / "t.csv").write_text("n,err\n8,0.25\n8,0.26\n16,0.1\n16,0.11\n")
+    code, _, err = run("results", tmp_path / "t.csv", "--group-by", "n", "--metric", "err")
+    assert code == 2 and "--group-by n is named like a column" in err and "--group-by '(n)'" in err
+    code, out, _ = run("results", tmp_path / "t.csv", "--group-by", "(n)", "--metric", "err", "--json")
+    assert code == 0 and [(r["(n)"], r["n"]) for r in json.loads(out)["rows"]] == [(8, 2), (16, 2)]

@@ -133,3 +133,16 @@ def test_nan_seeds_are_no_seeds_however_the_nan_is_made():
     shared = fit_power_law(x, y, seeds=[0] * 4 + [1] * 4 + [math.nan] * 4)
     fresh = fit_power_law(x, y, seeds=[0] * 4 + [1] * 4 + [float("nan") for _ in range(4)])
     assert shared["n_seeds"] == fresh["n_seeds"] == 2 and shared["slope"] == fresh["slope"]
+
+
+@pytest.mark.parametrize("seeds", [None, [0, 0, 0, 1, 1, 1, 2, 2, 2]])
+def test_an_exact_power_law_has_no_interval_not_one_of_rounding_width(seeds):
+    """An audit (2026-11-28): err = 16 n^-2 exactly printed the "95% interval" [-2.000000000000001,
+    -1.9999999999999982], or with both ends equal across seeds; a zero-width interval states no uncertainty."""
+    x = [8, 16, 32] * 3
+    y = [16 * v ** -2.0 for v in x]
+    fit = fit_power_law(x, y, seeds)
+    assert fit["slope"] == pytest.approx(-2.0, abs=1e-12) and fit["ci_low"] is None and fit["ci_high"] is None
+    assert "to rounding" in fit["problem"]
+    noisy = fit_power_law(x, [v * (1 + 0.01 * k) for k, v in enumerate(y)], seeds)
+    assert noisy["ci_low"] < noisy["slope"] < noisy["ci_high"]

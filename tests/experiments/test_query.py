@@ -41,9 +41,11 @@ def test_intervals_failed_and_missing(tmp_path):
     assert by[1]["n"] == 3 and by[1]["mean"] == pytest.approx(mean) and (by[1]["ci_low"], by[1]["ci_high"]) == \
         pytest.approx((lo, hi))
     assert (by[2]["n"], by[2]["failed"], by[2]["missing"]) == (3, 1, 0)
-    head, rows = aggregate(src, "1 - test_metric", log=True)
+    with pytest.raises(ExpressivityError, match=r"--log: 1 value\(s\) of 1 - test_metric are <= 0 \(model.heads=2\)"):
+        aggregate(src, "1 - test_metric", log=True)   # 1 - 1.0 = 0 has no logarithm: left out, it biased the mean up
+    head, rows = aggregate(src, "1 - test_metric", log=True, where="(1 - test_metric) > 0")
     by = {r[0]: dict(zip(head, r)) for r in rows}
-    assert (by[2]["n"], by[2]["failed"], by[2]["missing"]) == (2, 1, 1)  # 1 - 1.0 = 0 has no logarithm
+    assert (by[2]["n"], by[2]["failed"], by[2]["missing"]) == (2, 0, 0)   # --where leaves the failed run out too
     g, glo, ghi = log10_t_interval([0.5, 0.3, 0.4])
     assert by[1]["geomean"] == pytest.approx(g) and by[1]["ci_high"] == pytest.approx(ghi)
     head, rows = aggregate(src, group_by=["task.args.values", "model.heads"])
@@ -81,6 +83,10 @@ def test_a_failed_run_is_no_value_even_of_a_setting(tmp_path):
 def test_a_table_column_named_like_an_inner_alias_is_still_filtered(tmp_path, log):
     # a CSV column "v" stood in for the filtered value: NaN and (with --log) negatives were averaged
     (tmp_path / "t.csv").write_text("g,v\na,1\na,-5\na,3\nc,nan\nc,2\nc,3\n")
+    if log:   # -5 has no logarithm: refused, not left out
+        with pytest.raises(ExpressivityError, match="1 value"):
+            aggregate(open_source(tmp_path / "t.csv"), "v", group_by=["g"], log=log)
+        (tmp_path / "t.csv").write_text("g,v\na,1\na,nan\na,3\nc,nan\nc,2\nc,3\n")
     head, rows = aggregate(open_source(tmp_path / "t.csv"), "v", group_by=["g"], log=log)
     by = {r[0]: dict(zip(head, r)) for r in rows}
     assert (by["a"]["n"], by["a"]["missing"]) == ((2, 1) if log else (3, 0))
@@ -96,3 +102,29 @@ def test_split_list():
     assert split_list(None) == []
     with pytest.raises(ExpressivityError, match="empty entry"):
         split_list("a,")
+
+
+def test_a_group_s_interval_is_across_its_seeds_not_its_rows(tmp_path):
+    """An audit (2026-11-28): `results --length all` grouped by a setting alone pooled 3 lengths of 3 seeds as
+    "n = 9", an interval a third as wide as the seeds give; rows per seed are now averaged first, n counts seeds,
+    min and max are the values', and a warning names the group. A table with a seed column is read the same way;
+    one without treats each row as its own."""
+    import warnings
+
+    from expressivity.experiments.query import PooledSeedsWarning
+
+    (tmp_path / "t.csv").write_text("m,len,v,seed\na,4,1,0\na,8,3,0\na,4,2,1\na,8,6,1\na,4,4,2\na,8,5,2\n")
+    src = open_source(tmp_path / "t.csv")
+    with pytest.warns(PooledSeedsWarning, match="m=a: 6 values of 3 seeds"):
+        head, rows = aggregate(src, "v", group_by=["m"])
+    row = dict(zip(head, rows[0]))
+    mean, lo, hi = t_interval([2.0, 4.0, 4.5])   # the seeds' means
+    assert (row["n"], row["values"], row["min"], row["max"]) == (3, 6, 1, 6)
+    assert row["mean"] == pytest.approx(mean) and (row["ci_low"], row["ci_high"]) == pytest.approx((lo, hi))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        head, rows = aggregate(src, "v", group_by=["m", "len"])   # one value per seed: no warning, no column
+    assert "values" not in head and [r[2] for r in rows] == [3, 3]
+    (tmp_path / "u.csv").write_text("m,v\na,1\na,3\na,2\n")
+    head, rows = aggregate(open_source(tmp_path / "u.csv"), "v", group_by=["m"])
+    assert dict(zip(head, rows[0]))["n"] == 3

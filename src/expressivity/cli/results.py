@@ -173,7 +173,7 @@ def results(source, where, group_by, metric, log, length, runs, no_select, fmt, 
     In a sweep folder, a configuration and seed with a run not yet recorded (an unfinished sweep)
     is no selection: it is counted in the column ``incomplete``, not in ``n``, and a warning says how
     many runs are unrecorded; --no-select shows every recorded run."""
-    from expressivity.experiments.query import aggregate, open_source, run_rows, split_list
+    from expressivity.experiments.query import STATISTIC_COLUMNS, aggregate, open_source, run_rows, split_list
 
     fmt, summary = _formats(fmt, out, as_json)
     _refuse_inapplicable(runs)
@@ -188,6 +188,11 @@ def results(source, where, group_by, metric, log, length, runs, no_select, fmt, 
             head, rows = run_rows(src, where, length, metric if metric != "test_metric" else None)
             title = f"{src.label}: {len(rows)} rows"
         else:
+            clash = [g for g in groups or () if g in STATISTIC_COLUMNS]
+            if clash:   # the table's key would be overwritten by the statistic's column (JSON kept one "n")
+                raise click.UsageError(f"--group-by {clash[0]} is named like a column of the table results writes "
+                                       f"({', '.join(STATISTIC_COLUMNS)}); group by it as an expression: "
+                                       f"--group-by '({clash[0]})'")
             head, rows = aggregate(src, metric, groups, where, length, log)
             title = (f"{src.label}: {'geometric mean' if log else 'mean'} of {metric} with 95% t interval over seeds"
                      + (f"; selected per configuration and seed: {', '.join(src.selected)} (on validation)"
@@ -206,7 +211,8 @@ def results(source, where, group_by, metric, log, length, runs, no_select, fmt, 
 @click.option("--x", "x", required=True, help="column or expression on the x axis (e.g. model.heads)")
 @click.option("--y", "y", required=True, help="column or expression to fit (e.g. \"1 - test_metric\")")
 @click.option("--by", help="comma-separated columns: one fit per group")
-@click.option("--seed-col", "seed_col", help="column naming the seed: interval across seeds (default for a sweep: seed)")
+@click.option("--seed-col", "seed_col", help="column naming the seed: interval across seeds (default: seed, where "
+              "there is one)")
 @click.option("--ci", type=click.Choice(["t", "bootstrap"]), default="t", show_default=True)
 @click.option("--breakpoint", "breakpoint_", is_flag=True, help="also fit one break point (threshold) in log-log")
 @WHERE
@@ -221,7 +227,9 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
     with warnings_as_lines(), human_output_to_stderr(as_json):
         src = open_source(source)
         _refuse_length_on_table(src)
-        if seed_col is None and src.from_records:
+        if seed_col is None and (src.from_records or "seed" in src.columns):
+            # a table with a seed column (results --runs writes one) too: its points pooled as independent gave a
+            # slope interval that covered 65-83% (an audit, 2026-11-28)
             seed_col = "seed"
         bys = split_list(by)
         fits = fit_groups(src, x, y, bys, seed_col, where, length, ci, breakpoint_)

@@ -102,6 +102,9 @@ def _seed_interval(slopes: np.ndarray, ci: str, n_boot: int, rng_seed: int) -> d
         return {"problem": "fewer than two seeds with two distinct x values: no interval across seeds"}
     if ci == "t":
         half = t_quantile_975(len(slopes) - 1) * slopes.std(ddof=1) / math.sqrt(len(slopes))
+        if _rounding_width(half, float(slopes.mean())):
+            return {"problem": f"the seeds' slopes agree to rounding (interval half-width {half:.2g}): no interval; "
+                               "the points lie on a power law (a deterministic quantity?)"}
         return {"ci_low": float(slopes.mean() - half), "ci_high": float(slopes.mean() + half),
                 "ci_method": "t across seeds"}
     if len(slopes) < MIN_BOOTSTRAP_UNITS:
@@ -113,12 +116,23 @@ def _seed_interval(slopes: np.ndarray, ci: str, n_boot: int, rng_seed: int) -> d
     return {"ci_low": float(lo), "ci_high": float(hi), "ci_method": "bootstrap over seeds"}
 
 
+def _rounding_width(half: float, slope: float) -> bool:
+    """An interval as narrow as float64's rounding of the logs (1e-9 of the slope's size, far above it, far below
+    any sampling error): an exact power law, whose "95% interval" printed as [-2.000000000000001,
+    -1.9999999999999982] or with both ends equal (an audit, 2026-11-28); the convention of
+    :mod:`expressivity.statistics` (a zero-width interval states no uncertainty) gives none."""
+    return not half > 1e-9 * (1 + abs(slope))
+
+
 def _point_interval(lx, ly, slope: float, se: float | None, ci: str, n_boot: int, rng_seed: int) -> dict:
     """The 95% interval of the least-squares ``slope`` of all points, or a ``problem``."""
     if ci == "t":
         if se is None:
             return {"problem": "three points or more are needed for an interval"}
         half = t_quantile_975(len(lx) - 2) * se
+        if _rounding_width(half, slope):
+            return {"problem": f"the points lie on a power law to rounding (interval half-width {half:.2g}): no "
+                               "interval (a deterministic quantity?)"}
         return {"ci_low": slope - half, "ci_high": slope + half, "ci_method": "t (least-squares standard error)"}
     if len(lx) < MIN_BOOTSTRAP_UNITS:
         return {"problem": f"a percentile bootstrap over {len(lx)} points covers well under 95% (it needs "

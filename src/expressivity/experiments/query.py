@@ -376,22 +376,50 @@ def default_group_by(src: Source, length) -> list[str]:
 
 NONNEGATIVE_COLUMNS = ("val_loss", "test_loss", "final_loss")   # a record's losses (cross-entropy, squared error)
 _VALUE, _STATUS = '"expressivity: value"', '"expressivity: status"'   # aliases no table's column is called
+_SEED = '"expressivity: seed"'
+
+
+STATISTIC_COLUMNS = ("n", "mean", "geomean", "ci_low", "ci_high", "sd", "sd_log10", "min", "max", "failed",
+                     "missing", "incomplete", "values")
+
+
+class RepeatedXWarning(UserWarning):
+    """``fit`` without seeds on points that share an ``x`` (seeds of one setting, pooled as independent)."""
+
+
+class PooledSeedsWarning(UserWarning):
+    """A group of ``results`` holds several values of one seed (lengths or settings it does not group by)."""
+
+
+def seed_column(src: Source) -> str | None:
+    """The SQL of a source's seed: a sweep's records' ``seed``, a table's column ``seed``; ``None`` without one."""
+    if src.from_records:
+        return path_sql("seed")
+    return quote("seed") if "seed" in src.columns else None
 
 
 def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | None = None, where: str | None = None,
-              length="train", log: bool = False) -> tuple[list[str], list[list]]:
-    """Mean (or, with ``log``, geometric mean) of ``metric`` over the rows of each group, with a
-    95% Student-t interval (on log10 with ``log``) across the group's rows -- its seeds (none for
-    fewer than two values or identical ones: a zero-width interval states no uncertainty).
+              length="train", log: bool = False, log_option: str = "--log") -> tuple[list[str], list[list]]:
+    """Mean (or, with ``log``, geometric mean) of ``metric`` per group, with a 95% Student-t interval (on log10
+    with ``log``) across the group's seeds (none for fewer than two seeds or identical values: a zero-width
+    interval states no uncertainty).
 
-    Columns: the groups, ``n`` (values), ``mean``/``geomean``, ``ci_low``, ``ci_high``, ``sd``
-    (of log10 with ``log``), ``min``, ``max``, ``failed`` (failed runs), ``missing`` (other rows
-    without a value: empty cells, inf or NaN, or values <= 0 with ``log``, which a geometric mean
-    cannot take) and ``incomplete`` (rows of configuration-seed groups with a run not recorded
-    yet: no selection, no value), the last only where some group has such rows (a finished sweep's
-    table and a plain table look as they did). The interval of a loss of a sweep's records (a
-    non-negative quantity) stops at 0: the t interval reached below it (test_loss -0.0077 at two seeds:
-    an audit, 2026-11-28), and cutting off values the mean cannot take keeps its coverage.
+    The unit is the seed (a sweep's records, or a table's column ``seed``; else each row): a group holding several
+    values of one seed (its lengths with ``--length all`` and no ``length`` group, or settings it does not group
+    by) averages each seed's values first, so ``n`` counts seeds, and a :class:`PooledSeedsWarning` says so;
+    the column ``values`` then counts the values (a fresh audit, 2026-11-28: 9 values of 3 seeds were "n = 9",
+    their interval three times too narrow).
+
+    Columns: the groups, ``n`` (seeds), ``mean``/``geomean``, ``ci_low``, ``ci_high``, ``sd`` (across seeds; of
+    log10 with ``log``), ``min``, ``max`` (of the values), ``failed`` (failed runs), ``missing`` (other rows
+    without a value: empty cells, inf or NaN) and ``incomplete`` (rows of configuration-seed groups with a run not
+    recorded yet: no selection, no value), the last only where some group has such rows, and ``values`` only where
+    some group has more values than seeds. With ``log``, a finite value <= 0 is refused (``log_option`` names
+    the option): a geometric mean cannot take it, and leaving it out biases the mean up ({0, 0.25, 0.25} gave
+    0.25, its minimum 0.25: an audit). The interval of a loss of a sweep's records (a non-negative quantity) stops
+    at 0: the t interval reached below it (test_loss -0.0077 at two seeds: an audit, 2026-11-28), and cutting off
+    values the mean cannot take keeps its coverage. The test split is one fixed sample shared by the seeds, so the
+    interval is over seeds on that split (its own sampling error is not in it).
     """
     groups = default_group_by(src, length) if group_by is None else group_by
     # the column as DuckDB reads it: "(test_loss)", "TEST_LOSS" and a quoted name are the loss too (a review)
@@ -401,31 +429,46 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
     finite = f"isfinite(({m})::DOUBLE)"  # inf and NaN (e.g. a metric expression 1/0) count as missing
     # a failed run and an incomplete group have no value, whatever the expression (a constant, a setting...)
     known = "status IS DISTINCT FROM 'incomplete' AND status IS DISTINCT FROM 'failed' AND " if src.from_records else ""
-    value = (f"CASE WHEN {known}({m}) > 0 AND {finite} THEN log10(({m})::DOUBLE) END" if log
-             else f"CASE WHEN {known}{finite} THEN ({m})::DOUBLE END")
+    value = f"CASE WHEN {known}{finite} THEN ({m})::DOUBLE END"
     cond = f"({length_filter(src, length)}) AND ({condition(where, src)})"
+    seed = seed_column(src)
+    # each row its own unit where there is no seed, and where the seed is empty
+    unit = (f"COALESCE(CAST({seed} AS VARCHAR), 'row ' || CAST(row_number() OVER () AS VARCHAR))" if seed
+            else "'row ' || CAST(row_number() OVER () AS VARCHAR)")
     # the inner query names only what the outer one reads, so a table's own column called like an alias
     # (a CSV with a column "v") cannot stand in for the filtered value
     inner = [f"{e} AS {quote(g)}" for e, g in zip(exprs, groups)]
-    inner += [f"{'status' if src.from_records else 'NULL'} AS {_STATUS}", f"{value} AS {_VALUE}"]
-    select = "".join(f"{quote(g)}, " for g in groups)
-    failed = f"count(*) FILTER (WHERE {_STATUS} = 'failed')"
-    incomplete = f"count(*) FILTER (WHERE {_STATUS} = 'incomplete')"
+    inner += [f"{'status' if src.from_records else 'NULL'} AS {_STATUS}", f"{value} AS {_VALUE}", f"{unit} AS {_SEED}"]
+    keys = "".join(f"{quote(g)}, " for g in groups)
     v = _VALUE
-    sql = (f"SELECT {select}count({v}) AS n, avg({v}) AS mean, stddev_samp({v}) AS sd, "
-           f"min({v}) AS lo, max({v}) AS hi, {failed} AS failed, "
-           f"count(*) - count({v}) - {failed} - {incomplete} AS missing, {incomplete} AS incomplete "
-           f"FROM (SELECT {', '.join(inner)} FROM t WHERE {cond}) "
+    logged = f"CASE WHEN {v} > 0 THEN log10({v}) END" if log else v
+    per_seed = (f"SELECT {keys}{_SEED}, avg({logged}) AS u, min({v}) AS lo, max({v}) AS hi, count({v}) AS k, "
+                f"count(*) FILTER (WHERE {v} <= 0) AS nonpositive, "
+                f"count(*) FILTER (WHERE {_STATUS} = 'failed') AS f, "
+                f"count(*) FILTER (WHERE {_STATUS} = 'incomplete') AS inc, count(*) AS rows "
+                f"FROM (SELECT {', '.join(inner)} FROM t WHERE {cond}) GROUP BY {keys}{_SEED}")
+    sql = (f"SELECT {keys}count(u) AS n, avg(u) AS mean, stddev_samp(u) AS sd, min(lo) AS lo, max(hi) AS hi, "
+           f"sum(f) AS failed, sum(rows) - sum(k) - sum(f) - sum(inc) AS missing, sum(inc) AS incomplete, "
+           f"sum(k) AS vals, sum(nonpositive) AS nonpositive FROM ({per_seed}) "
            + (f"GROUP BY {', '.join(quote(g) for g in groups)} ORDER BY {', '.join(quote(g) for g in groups)}"
               if groups else ""))
     _, rows = run_sql(src, sql)
+    if log:
+        below = [(row[:len(groups)], int(row[-1])) for row in rows if row[-1]]
+        if below:
+            where_ = ", ".join(", ".join(f"{b}={v}" for b, v in zip(groups, g)) or "all rows" for g, _ in below[:3])
+            raise ExpressivityError(
+                f"{log_option}: {sum(c for _, c in below)} value(s) of {metric} are <= 0 ({where_}"
+                f"{', ...' if len(below) > 3 else ''}), which a geometric mean cannot take (leaving them out biases it "
+                f"up); drop {log_option}, or leave them out yourself with --where '({metric}) > 0'")
     head = [*groups, "n", "geomean" if log else "mean", "ci_low", "ci_high", "sd_log10" if log else "sd", "min", "max",
-            "failed", "missing", "incomplete"]
+            "failed", "missing", "incomplete", "values"]
     out = []
     for row in rows:
-        g, (n, mean, sd, lo, hi, failed, missing, incomplete) = list(row[:len(groups)]), row[len(groups):]
+        g, (n, mean, sd, lo, hi, failed, missing, incomplete, vals, _) = list(row[:len(groups)]), row[len(groups):]
+        failed, missing, incomplete, vals = (int(x or 0) for x in (failed, missing, incomplete, vals))
         if n == 0:
-            out.append([*g, 0, None, None, None, None, None, None, failed, missing, incomplete])
+            out.append([*g, 0, None, None, None, None, None, None, failed, missing, incomplete, vals])
             continue
         # identical values give no interval, not a zero-width one: a sample of seeds cannot state no uncertainty
         # (the convention of expressivity.statistics)
@@ -434,13 +477,24 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
         if nonnegative and ci[0] is not None:
             ci = (max(ci[0], 0.0), ci[1])
         if log:
-            mean, lo, hi = _pow10(mean), _pow10(lo), _pow10(hi)
+            mean = _pow10(mean)
             ci = tuple(_pow10(c) for c in ci)
         # a sum of values near the float64 limit overflows: such a statistic is reported as missing (None)
         mean, sd, *ci = (v if v is None or math.isfinite(v) else None for v in (mean, sd, *ci))
-        out.append([*g, n, mean, *ci, sd, lo, hi, failed, missing, incomplete])
-    if not any(row[-1] for row in out):
+        out.append([*g, n, mean, *ci, sd, lo, hi, failed, missing, incomplete, vals])
+    pooled = [(row[:len(groups)], row[len(groups)], row[-1]) for row in out if row[-1] > row[len(groups)]]
+    if pooled:
+        g, n, vals = pooled[0]
+        label = ", ".join(f"{b}={x}" for b, x in zip(groups, g)) or "the one group"
+        warnings.warn(PooledSeedsWarning(
+            f"{len(pooled)} group(s) hold several values of one seed ({label}: {vals} values of {n} seeds; lengths or "
+            f"settings not grouped by): each seed's values are averaged first, so n counts seeds and the interval is "
+            f"across them; group by the setting that differs (or length) to see them apart"))
+    else:
         head, out = head[:-1], [row[:-1] for row in out]
+    if not any(row[len(groups) + 9] for row in out):
+        del head[len(groups) + 9]
+        out = [row[:len(groups) + 9] + row[len(groups) + 10:] for row in out]
     return head, out
 
 
@@ -573,6 +627,13 @@ def fit_groups(src: Source, x: str, y: str, by: list[str] | None = None, seed_co
     for key in sorted(groups, key=lambda k: [_order(v) for v in k]):   # numbers by value, as results orders them
         pts = groups[key]
         xs, ys, ss = zip(*pts)
+        distinct = len({x for x in xs if x is not None})
+        if seed_col is None and distinct < sum(x is not None for x in xs):
+            label = ", ".join(f"{b}={v}" for b, v in zip(by, key)) or "the points"
+            warnings.warn(RepeatedXWarning(
+                f"{label}: {sum(x is not None for x in xs)} points at {distinct} distinct x: the slope's interval takes "
+                "every point as independent, which seeds of one setting are not (it then covers far less than 95%); "
+                "name the seed column with --seed-col"))
         xs = [float("nan") if v is None else v for v in xs]
         ys = [float("nan") if v is None else v for v in ys]
         fit = fit_power_law(xs, ys, list(ss) if seed_col else None, ci=ci, breakpoint=breakpoint)
@@ -610,19 +671,8 @@ def band_series(src: Source, x: str, y: str, by: list[str] | None, where: str | 
     by = by or []
     expr(x, src, "--x")   # named as the options they came from (an empty --x was called --group-by)
     expr(y, src, "--y")
-    head, rows = aggregate(src, y, [*by, x], where, length, log)
+    head, rows = aggregate(src, y, [*by, x], where, length, log, "--logy")
     k = len(by)
-    if log:   # the finite values a linear mean takes, less those the geometric one took: the values <= 0
-        _, linear = aggregate(src, y, [*by, x], where, length, False)
-        counts = {tuple(r[:k + 1]): r[k + 1] for r in linear}
-        below = [(r[:k + 1], counts.get(tuple(r[:k + 1]), 0) - r[k + 1]) for r in rows]
-        below = [(g, c) for g, c in below if c > 0]
-        if below:
-            where_ = ", ".join(", ".join(f"{b}={v}" for b, v in zip([*by, x], g)) for g, _ in below[:3])
-            raise ExpressivityError(
-                f"--logy: {sum(c for _, c in below)} value(s) of {y} are <= 0 ({where_}"
-                f"{', ...' if len(below) > 3 else ''}), which a geometric mean cannot take; plot without --logy, "
-                f"or leave them out yourself with --where '({y}) > 0'")
     series: dict = {}
     left_out = sum(r[head.index("missing")] or 0 for r in rows)
     for r in rows:
