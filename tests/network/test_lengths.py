@@ -133,3 +133,18 @@ def test_constructions_record_the_lengths_they_check():
 def test_bad_lengths_to_the_python_api_are_expressivity_errors():
     with pytest.raises(ExpressivityError):
         ValidLengths.range(-1, 3)
+
+
+@pytest.mark.parametrize("args, kwargs, match", [((5, 2), {}, "are empty"), ((0,), {}, "positive integer"),
+                                                 ((1.5,), {}, "positive integer"), ((), {"values": ()}, "at least one"),
+                                                 ((), {"values": (-1,)}, "positive integer"),
+                                                 ((), {"values": "12"}, "collection")])
+def test_the_constructor_checks_what_range_and_of_check(args, kwargs, match):
+    """An audit (2026-11-28): ValidLengths(5, 2), (0), (1.5) and (values=()) were accepted (it is exported at the
+    package top), a network carried them and saved, and loading it was refused."""
+    from expressivity.errors import NetworkError
+    from expressivity.network.lengths import ValidLengths
+
+    with pytest.raises(NetworkError, match=match):
+        ValidLengths(*args, **kwargs)
+    assert ValidLengths(values=(3, 1, 3)) == ValidLengths.of([1, 3]) and ValidLengths(2, None) == ValidLengths.range(2, None)

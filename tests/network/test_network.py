@@ -323,3 +323,25 @@ def test_network_outside_claim_reports_no_claim_and_lengths():
     assert not net.within_claim(4) and net.outside_claim(embed(net, np.array([1.0, 2.0, 3.0, 4.0]))) is not None
     copy = dataclasses.replace(net, readout=None if net.readout is None else np.asarray(net.readout) * 2)
     assert copy.no_claim is not None and copy.outside_claim(X) == copy.no_claim
+
+
+def test_one_hot_allocates_its_rows_only_and_checks_the_vocabulary_size():
+    """An audit (2026-11-28): one_hot built np.eye(vocab_size), vocab_size^2 floats (537 MB for 3 tokens of 8,000;
+    about 20 GB at GPT-2's 50,257), and took 3.5 or '3' for a vocabulary size."""
+    import tracemalloc
+
+    from expressivity.errors import NetworkError
+    from expressivity.network import one_hot
+
+    assert one_hot([0, 2, 1], 3).tolist() == [[1, 0, 0], [0, 0, 1], [0, 1, 0]]
+    assert one_hot(np.array([[1], [0]]), 2).tolist() == [[[0, 1]], [[1, 0]]]
+    tracemalloc.start()
+    try:
+        rows = one_hot(np.arange(3), 50_257)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert rows.sum() == 3 and peak < 10 * rows.nbytes   # 1.2 MB, not 20 GB
+    for bad in (3.5, "3", None, 0, True):
+        with pytest.raises(NetworkError, match="vocab_size"):
+            one_hot([0], bad)

@@ -19,10 +19,16 @@ if TYPE_CHECKING:
 
 def one_hot(ids, vocab_size: int) -> np.ndarray:
     """Token ids ``(..., n)`` -> float64 one-hot rows ``(..., n, vocab_size)`` (the input of a token network)."""
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, (int, np.integer)) or vocab_size < 1:
+        raise NetworkError(f"vocab_size must be a whole number >= 1, got {vocab_size!r}")
+    vocab_size = int(vocab_size)
     ids = np.asarray(ids)
     if ids.dtype.kind not in "iu" or (ids.size and (ids.min() < 0 or ids.max() >= vocab_size)):
         raise NetworkError(f"token ids must be integers in [0, {vocab_size}); got {ids.dtype} ids")
-    return np.eye(vocab_size)[ids]
+    # the rows only (np.eye(vocab_size)[ids] held vocab_size^2 floats: 20 GB at GPT-2's 50,257; an audit, 2026-11-28)
+    out = np.zeros((*ids.shape, vocab_size))
+    np.put_along_axis(out, ids[..., None].astype(np.intp), 1.0, axis=-1)
+    return out
 
 
 def takes_tokens(net: Network) -> bool:

@@ -36,13 +36,33 @@ def _length(value, what: str) -> int:
 class ValidLengths:
     """A set of sequence lengths (token counts, all >= 1).
 
-    Build one with :meth:`any`, :meth:`range` or :meth:`of`; do not call the constructor. Either
+    Build one with :meth:`any`, :meth:`range` or :meth:`of` (the constructor checks the same). Either
     ``values`` (a sorted tuple) is set, or ``lo``/``hi`` bound a range (``hi=None``: unbounded).
     """
 
     lo: int = 1
     hi: int | None = None
     values: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        # the constructor called directly (it is exported at the package top) is held to what range() and of()
+        # check: ValidLengths(5, 2), (0), (1.5) and (values=()) were accepted, saved, and then refused on loading
+        # "re-export the network with save_network" (an audit, 2026-11-28)
+        if self.values is not None:
+            if isinstance(self.values, (str, bytes)) or not hasattr(self.values, "__iter__"):
+                raise NetworkError(f"valid lengths must be a collection of positive integers, got {self.values!r}")
+            values = tuple(sorted({_length(n, "a valid length") for n in self.values}))
+            if not values:
+                raise NetworkError("valid lengths must name at least one length")
+            object.__setattr__(self, "values", values)
+            object.__setattr__(self, "lo", values[0])
+            object.__setattr__(self, "hi", values[-1])
+            return
+        object.__setattr__(self, "lo", _length(self.lo, "the shortest valid length"))
+        if self.hi is not None:
+            object.__setattr__(self, "hi", _length(self.hi, "the longest valid length"))
+            if self.hi < self.lo:
+                raise NetworkError(f"valid lengths {self.lo}..{self.hi} are empty; give lo <= hi")
 
     # ---- constructors ------------------------------------------------------------------
     @classmethod

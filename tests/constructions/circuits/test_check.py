@@ -132,3 +132,29 @@ def test_check_input_range_under_hardmax_is_refused():
     from expressivity.constructions.circuits.check import run_circuit
     with pytest.raises(ExpressivityError, match="takes no input range"):
         run_circuit("reverse", [0.0, 1.0], scale=math.inf, input_range=2.0)
+
+
+def test_the_max_circuit_s_float_limit_keeps_its_scores_finite():
+    """An audit (2026-11-28): build_max(4, 1e308) claimed float64 for |x| up to 75,060 and its scores 1e308 x
+    overflowed at x = 2; build_max(4, 1e-300) failed naming a limit, not the scale; 10**400 raised OverflowError."""
+    import math
+
+    import numpy as np
+
+    from expressivity import build_max, embed, evaluate
+    from expressivity.errors import ExpressivityError, NetworkError
+
+    for scale in (1e308, 1e300, 1e3, 1e-300):
+        net, _ = build_max(4, scale)
+        limit = net.input_domain.arithmetic["float64"]
+        assert limit <= 1.7976931348623157e308 / (2 * scale)
+        if limit >= 3:   # inside the claim: a finite answer, the max within the bound
+            assert evaluate(net, embed(net, np.array([2.0, 3.0, 1.0, 0.0]))).ravel() == pytest.approx([3.0] * 4,
+                                                                                                     abs=1.5)
+        else:
+            with pytest.raises(NetworkError, match="largest float64 carries"):
+                evaluate(net, embed(net, np.array([2.0, 3.0, 1.0, 0.0])))
+    with pytest.raises(ExpressivityError, match="beyond float64's range"):
+        build_max(4, 10 ** 400)
+    hard, _ = build_max(4, math.inf)   # hardmax: no scores to overflow, exact for any values
+    assert evaluate(hard, embed(hard, np.array([2e300, 3e300, 1.0, 0.0]))).ravel().tolist() == [3e300] * 4

@@ -20,3 +20,14 @@ def test_size_grid_and_contextual_budgets_are_exact_thresholds():
     assert check_contextual_budget(p, w) == w
     with pytest.raises(ExpressivityError):
         check_contextual_budget(p, w - 1)
+
+
+def test_the_python_api_refuses_a_huge_size_before_the_float64_limit_s_exact_powers():
+    """An audit (2026-11-28): build_yun('smooth-rank', 10**9, 1, '1/4') ran for minutes at 3.4 GB (the float64
+    limit's exact powers came before the size check); d = 10**6 raised a bare OverflowError. The CLI refused both."""
+    from expressivity.constructions.yun.build import build_yun
+    from expressivity.errors import BudgetError
+
+    for n, d in ((2, 10 ** 6), (10 ** 9, 1)):
+        with pytest.raises(BudgetError, match="exhaustive verification would enumerate"):
+            build_yun("smooth-rank", n, d, "1/4", samples=200)

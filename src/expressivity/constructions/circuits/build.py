@@ -98,7 +98,11 @@ def _no_scale(name: str, scale, why: str) -> None:
 def _check_scale(scale) -> None:
     if isinstance(scale, str) and scale == "auto":
         return
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or math.isnan(scale):
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise ExpressivityError(f"scale must be a positive number, math.inf (hardmax) or 'auto', got {scale!r}")
+    if isinstance(scale, int) and abs(scale) > 2 ** 1023:   # math.isnan(10**400) raised a bare OverflowError
+        raise ExpressivityError("scale is beyond float64's range (about 1.8e308); give math.inf for hardmax")
+    if math.isnan(scale):
         raise ExpressivityError(f"scale must be a positive number, math.inf (hardmax) or 'auto', got {scale!r}")
     if scale <= 0:
         raise ExpressivityError(f"scale must be positive, got {scale}; larger scales give sharper attention")
@@ -126,12 +130,14 @@ def gap_error_bound(scale: float, margin: float, length: int, input_range: float
 
 
 def circuit_domain(name: str, length: int, scale, *, input_range: float | None = None, margin: float | None = None,
-                   tolerance: float | None = None, error_bound: float | None = None) -> InputDomain:
+                   tolerance: float | None = None, error_bound: float | None = None,
+                   scores_scale_x: bool = False) -> InputDomain:
     """The inputs a circuit's claim covers: any values in ``x`` (other input dimensions 0), within a
     spread ``max - min <= input_range`` when the claim is a softmax error bound proven for that range.
 
     ``input_range=None``: the claim holds for any values (hardmax copies, uniform averages, the
-    sharp max whose bound holds for every input, the textbook formula).
+    sharp max whose bound holds for every input, the textbook formula). ``scores_scale_x``: the scores are
+    ``scale * x`` (the max), which must stay finite: the float limits are capped for it.
     """
     hard = scale is not None and math.isinf(scale)
     exact = hard or scale is None and name in ("mean", "sum")
@@ -149,7 +155,7 @@ def circuit_domain(name: str, length: int, scale, *, input_range: float | None =
     arithmetic = {}
     accuracy = max(error_bound or 0.0, tolerance or 0.0)   # a bound far below the tolerance asks no more of floats
     if not exact and error_bound is not None and length and 0 < accuracy < math.inf:
-        arithmetic = float_limits(accuracy, length)
+        arithmetic = float_limits(accuracy, length, float(scale) if scores_scale_x and not hard else None)
         built_for["float_rounding"] = ("within the tolerance (or max_abs_error where larger) again, for |x| up to the "
                                        "arithmetic's limit")
     return InputDomain((Field.real(("x",), spread=input_range if ranged else None),), exact=exact,
@@ -159,7 +165,10 @@ def circuit_domain(name: str, length: int, scale, *, input_range: float | None =
 UNIT_ROUNDOFF = {"float64": 2.0 ** -53, "float32": 2.0 ** -24}
 
 
-def float_limits(accuracy: float, length: int) -> dict:
+FLOAT_MAX = {"float64": 1.7976931348623157e308, "float32": 3.4028234663852886e38}
+
+
+def float_limits(accuracy: float, length: int, score_scale: float | None = None) -> dict:
     """The largest ``|x|`` each float arithmetic carries a softmax circuit's claim to, ``{dtype: limit}``.
 
     The bound is proven in exact arithmetic; floats add rounding. A softmax head averages ``L``
@@ -174,6 +183,10 @@ def float_limits(accuracy: float, length: int) -> dict:
     limits = {}
     for dtype, eps in UNIT_ROUNDOFF.items():
         limit = float(accuracy) / ((2 * length + 4) * eps)
+        # scores scale * x (the max circuit's) must stay finite, with room for the softmax's shift by the largest:
+        # build_max(4, 1e308) claimed |x| up to 75,060 and overflowed at x = 2 (an audit, 2026-11-28)
+        cap = FLOAT_MAX[dtype] / (2 * score_scale) if score_scale else FLOAT_MAX[dtype]
+        limit = min(limit, cap, FLOAT_MAX[dtype])
         if limit >= 1:
             limits[dtype] = limit
     return limits or {"float64": 0.0}
@@ -453,7 +466,8 @@ def build_max(length: int, scale="auto", *, tolerance: float = DEFAULT_TOLERANCE
     net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("max",), name="max",
                   valid_lengths=ValidLengths.any() if hard else ValidLengths.range(1, length),
                   # the bound (L-1)/(e scale) holds for every input: no range to record
-                  input_domain=circuit_domain("max", length, scale, tolerance=tolerance, error_bound=bound))
+                  input_domain=circuit_domain("max", length, scale, tolerance=tolerance, error_bound=bound,
+                                              scores_scale_x=True))
     return net, circuit_report("max", net, "y_i = max_j v_j", length, scale=scale, margin=None, error_bound=bound,
                                input_range=math.inf, tolerance=tolerance,
                                notes="error <= (L-1)/(e*scale) for any input: t*exp(-scale*t) <= 1/(e*scale)")

@@ -18,7 +18,7 @@ from expressivity.constructions.yun.checks.value import verify_value
 from expressivity.constructions.yun.compile import YunBuild, compile_modified
 from expressivity.constructions.yun.constants import YunParams
 from expressivity.constructions.yun.contextual import resolve_params
-from expressivity.constructions.yun.size import DEFAULT_BUDGET, estimate
+from expressivity.constructions.yun.size import DEFAULT_BUDGET, check_budget, estimate
 from expressivity.constructions.yun.soften import (SoftenConfig, float64_limit, quantizer_ramps, soften,
                                                    value_map_rounding)
 from expressivity.errors import ExpressivityError, require_int, require_number, require_type
@@ -105,6 +105,8 @@ def build_and_check(target: Target, params: YunParams, config: BuildConfig = Bui
     require_type(params, YunParams, "params", "e.g. YunParams(n=2, d=1, N=4)")
     require_type(config, BuildConfig, "config")
     t0 = time.perf_counter()
+    # the size first: n = 10^9 spent minutes and gigabytes on the float64 limit's exact powers (an audit, 2026-11-28)
+    check_budget(params, config.budget)
     params = resolve_params(params)
     float64_limit(params)  # refuse before the (possibly long) exact build
     build = compile_modified(target, params, budget=config.budget, progress=progress)
