@@ -32,6 +32,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from expressivity.constructions.wang_e import arguments as args
 from expressivity.constructions.report import Check, ConstructionReport, ErrorEstimate, Size
 from expressivity.constructions.wang_e.domains import pointer_domain
 from expressivity.constructions.wang_e.readouts import relu_layer
@@ -83,11 +84,8 @@ def build_adaptive_memory(max_lag: int = 8, depth: int = 1, length: int = 32,
     softmax heads with inverse temperature ``beta``.
     """
     t0 = time.perf_counter()
-    for name, value, low, high in (("max-lag", max_lag, 1, 64), ("depth", depth, 1, 8), ("length", length, 2, MAX_LENGTH)):
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ExpressivityError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
-    if not (isinstance(beta, (int, float)) and beta > 0 and not math.isnan(beta)):
-        raise ExpressivityError(f"beta must be > 0 (inf for hardmax), got {beta!r}")
+    max_lag, depth = args.whole(max_lag, "max-lag", 1, 64), args.whole(depth, "depth", 1, 8)
+    length, beta = args.whole(length, "length", 2, MAX_LENGTH), args.beta(beta)
     hard = math.isinf(beta)
     labels = _labels(max_lag, depth)
     d, T = len(labels), max_lag
@@ -258,6 +256,10 @@ def exact_check_seconds(net: Network, report: ConstructionReport) -> float:
     return sequences * len(net.layers) * (EXACT_SECONDS_PER_SCORE * n * n + EXACT_SECONDS_PER_PRODUCT * n * net.d)
 
 
+def report_construction(report) -> str:
+    return str(getattr(report, "construction", ""))
+
+
 def check_adaptive_memory(net: Network, report: ConstructionReport, seed: int = 0, progress: bool = False,
                           budget_s: float | None = CHECK_BUDGET_S) -> ConstructionReport:
     """Every pointer at every position: exact equality (hardmax, exact arithmetic) or the bound.
@@ -267,7 +269,11 @@ def check_adaptive_memory(net: Network, report: ConstructionReport, seed: int = 
     from expressivity.progress import in_chunks
 
     t0 = time.perf_counter()
-    c = report.constants
+    prefix = "wang-e nested memory" if report_construction(report).startswith("wang-e nested") else "wang-e adaptive"
+    c = args.construction(net, report, prefix, "check_adaptive_memory")
+    seed = args.seed(seed)
+    if budget_s is not None:
+        budget_s = args.positive(budget_s, "budget_s")
     hard = math.isinf(c["beta"])
     if hard and budget_s is not None and (seconds := exact_check_seconds(net, report)) > budget_s:
         raise ExpressivityError(f"the exact check of every pointer at every position takes about {seconds / 60:,.0f} "

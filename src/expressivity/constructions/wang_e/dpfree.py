@@ -27,6 +27,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from expressivity.constructions.wang_e import arguments as args
 from expressivity.constructions.report import Check, ConstructionReport, ErrorEstimate, Size
 from expressivity.constructions.wang_e.adaptive import chain_target, every_pointer_inputs, features
 from expressivity.constructions.wang_e.domains import parity_domain, pointer_domain
@@ -58,7 +59,7 @@ def _lag_layer(d: int, source: int, targets: list[tuple[int, int]], name: str) -
 
 
 def _check_int(name: str, value, low: int, high: int, why: str = "") -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+    if isinstance(value, bool) or not hasattr(value, "__index__") or not low <= int(value) <= high:
         raise ExpressivityError(f"{name} must be an integer in [{low}, {high}]{why}, got {value!r}")
 
 
@@ -68,6 +69,7 @@ def build_dpfree_pointer(max_lag: int = 8, length: int = 32) -> tuple[Network, C
     t0 = time.perf_counter()
     _check_int("max-lag", max_lag, 1, MAX_LAG)
     _check_int("length", length, max_lag + 1, 512, " (the checked sequences reach past the largest pointer, --max-lag)")
+    max_lag, length = int(max_lag), int(length)   # NumPy's integers too, recorded as plain ones
     T = max_lag
     labels = ("v", "start", *(f"p[{j}]" for j in range(1, T + 1)), *(f"lag[{j}]" for j in range(1, T + 1)), "y")
     ix = {name: k for k, name in enumerate(labels)}
@@ -105,7 +107,8 @@ def build_dpfree_pointer(max_lag: int = 8, length: int = 32) -> tuple[Network, C
 def check_dpfree_pointer(net: Network, report: ConstructionReport, seed: int = 0) -> ConstructionReport:
     """Every pointer value at every position (plus random chains), in exact arithmetic."""
     t0 = time.perf_counter()
-    c = report.constants
+    c = args.construction(net, report, "wang-e DP-free pointer", "check_dpfree_pointer")
+    seed = args.seed(seed)
     values, pointers = every_pointer_inputs(c["max_lag"], c["length"], 1, seed)
     want = chain_target(values, pointers, 1)
     out = forward_exact(net, features(values, pointers, c["max_lag"]))[..., 0]
@@ -121,15 +124,20 @@ def build_dpfree_boolean(lags=(2, 5, 9), length: int = 16) -> tuple[Network, Con
     """The DP-free network for ``y_t = prod_m x_{t - T_m}`` with ``x = +-1`` (input ``(batch, n, 1)``),
     exact at every scored position ``t >= max(lags)`` of sequences of ``length``."""
     t0 = time.perf_counter()
-    lags = tuple(lags)
-    if not lags or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in lags) or len(set(lags)) != len(lags):
+    if isinstance(lags, (str, bytes)) or not hasattr(lags, "__iter__"):
         raise ExpressivityError(f"lags must be distinct positive integers, got {lags!r}")
+    lags = tuple(lags)
+    if not lags or any(isinstance(v, bool) or not hasattr(v, "__index__") or v < 1 for v in lags) or \
+            len(set(lags)) != len(lags):
+        raise ExpressivityError(f"lags must be distinct positive integers, got {lags!r}")
+    lags = tuple(int(v) for v in lags)   # NumPy's integers too, recorded as plain ones
     if len(lags) > 8:
         raise ExpressivityError(f"at most 8 lags (the exact check enumerates 2^M sign patterns), got {len(lags)}")
     if max(lags) >= 512:   # the longest sequence checked is 512 tokens, which must reach past the largest lag
         raise ExpressivityError(f"the largest lag is {max(lags)}; lags must be below 512 (the longest sequence this "
                                 "construction is checked on)")
     _check_int("length", length, max(lags) + 1, 512, " (the checked sequences reach past the largest of --lags)")
+    length = int(length)
     M = len(lags)
     labels = ("x", *(f"arg[{m}]" for m in range(M)), "y")
     ix = {name: k for k, name in enumerate(labels)}
@@ -172,7 +180,8 @@ def build_dpfree_boolean(lags=(2, 5, 9), length: int = 16) -> tuple[Network, Con
 def check_dpfree_boolean(net: Network, report: ConstructionReport, seed: int = 0, random: int = 64) -> ConstructionReport:
     """Every sign pattern of the lagged tokens at every scored position, plus ``random`` sequences, exactly."""
     t0 = time.perf_counter()
-    c = report.constants
+    c = args.construction(net, report, "wang-e DP-free sparse Boolean", "check_dpfree_boolean")
+    seed, random = args.seed(seed), args.whole(random, "random", 0, args.MAX_SAMPLES)
     lags, n = c["lags"], c["length"]
     T = max(lags)
     rng = np.random.default_rng(seed)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from expressivity.constructions.report import Check, ConstructionReport, ErrorEstimate, Size
+from expressivity.constructions.wang_e import arguments as args
 from expressivity.constructions.wang_e.domains import signal_domain
 from expressivity.constructions.wang_e.kernels import KernelFit, interpolation_heads
 from expressivity.constructions.wang_e.readouts import (FUNCTIONS, READOUTS, Readout, grid_readout, grid_scratch_labels,
@@ -58,6 +59,10 @@ class MemoryHeads:
         return len(self.betas) * float(np.abs(self.coefficients).max()) * 2.0 ** -51
 
 
+def _not_a_lag(value):
+    raise ExpressivityError(f"lags must be distinct positive integers like (1, 3); got {value!r} among them")
+
+
 def parse_lags(lags) -> tuple[int, ...]:
     """Distinct positive lags, sorted; one-line errors otherwise."""
     if isinstance(lags, str):
@@ -65,7 +70,10 @@ def parse_lags(lags) -> tuple[int, ...]:
             lags = [int(v) for v in lags.split(",")]
         except ValueError:
             raise ExpressivityError(f"lags must be comma-separated positive integers like 1,3; got {lags!r}") from None
-    lags = tuple(sorted(lags))
+    if not hasattr(lags, "__iter__"):
+        raise ExpressivityError(f"lags must be distinct positive integers like (1, 3); got {lags!r}")
+    lags = tuple(sorted(int(v) if hasattr(v, "__index__") and not isinstance(v, bool) else _not_a_lag(v)
+                        for v in lags))
     if not lags or lags[0] < 1 or len(set(lags)) != len(lags):
         raise ExpressivityError(f"lags must be distinct positive integers like 1,3; got {lags!r}")
     if lags[-1] > 60:
@@ -118,6 +126,10 @@ def build_fixed_memory(lags, *, readout: str = "product", rpe: str = "lin", b: f
     """
     t0 = time.perf_counter()
     lags = parse_lags(lags)
+    width, grid = args.whole(width, "width", 2, args.MAX_WIDTH), args.whole(grid, "grid", 1, args.MAX_GRID)
+    b = args.positive(b, "b")
+    if heads is not None:
+        heads = args.whole(heads, "heads", 1, args.MAX_HEADS)
     if readout not in READOUTS:
         raise ExpressivityError(f"unknown readout {readout!r}; use one of {', '.join(READOUTS)}")
     if readout != "linear" and len(lags) != 2:
@@ -206,9 +218,10 @@ def check_fixed_memory(net: Network, report: ConstructionReport, length: int | N
     from expressivity.progress import in_chunks
 
     t0 = time.perf_counter()
-    c = report.constants
+    c = args.construction(net, report, "wang-e fixed memories", "check_fixed_memory")
     lags, readout = tuple(c["lags"]), c["readout"]
-    length = length or 4 * lags[-1] + 32
+    length = 4 * lags[-1] + 32 if length is None else args.whole(length, "length", lags[-1] + 1, args.MAX_CHECK_LENGTH)
+    samples, seed = args.whole(samples, "samples", 1, args.MAX_SAMPLES), args.seed(seed)
     rng = np.random.default_rng(seed)
     x = np.concatenate([rng.uniform(-1, 1, (samples, length)), adversarial_sequences(net, report, length)])
     # A few sequences at a time: every head holds (length x length) scores per sequence.
