@@ -35,12 +35,17 @@ class Target:
         fn: the map, float64 in and out.
         equivariant: True if permuting input tokens permutes output tokens the same way.
         description: one line for listings.
+        source, source_sha256: a user function's module file (absolute) and the SHA-256 of its bytes when it
+            was imported, ``None`` for a built-in target: what a run record needs to say which code it ran
+            (a sweep kept the results of a target's old code under the same run ids: an audit, 2026-11-28).
     """
 
     name: str
     fn: TargetFn
     equivariant: bool
     description: str
+    source: str | None = None
+    source_sha256: str | None = None
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
         return self.fn(X)
@@ -142,7 +147,23 @@ def get_target(spec: str) -> Target:
     if not callable(fn):
         raise ExpressivityError(f"module {module_name!r} has no callable {attr!r}; give module:function")
     doc = (getattr(fn, "__doc__", None) or "user target").strip().splitlines()
-    return Target(spec, validated(fn, spec), bool(getattr(fn, "equivariant", False)), doc[0] if doc else "user target")
+    source, digest = _source_of(module)
+    return Target(spec, validated(fn, spec), bool(getattr(fn, "equivariant", False)), doc[0] if doc else "user target",
+                  source, digest)
+
+
+def _source_of(module) -> tuple[str | None, str | None]:
+    """A module's file (absolute) and the SHA-256 of its bytes, or ``(None, None)`` where it has no readable file."""
+    import hashlib
+
+    path = getattr(module, "__file__", None)
+    if not path:
+        return None, None
+    try:
+        with open(path, "rb") as f:
+            return os.path.abspath(path), hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return os.path.abspath(path), None
 
 
 @contextmanager

@@ -240,3 +240,23 @@ def test_a_program_file_takes_max_len_where_it_has_a_parameter_and_refuses_it_wh
 def test_refused_out_folder_is_not_written(tmp_path):
     code, _, _ = run("rasp", "compile", "reverse", "--max-len", "3", "--causal", "--out", tmp_path / "x")
     assert code == 2 and not (tmp_path / "x").exists()
+
+
+def test_a_program_file_s_run_record_names_its_code(tmp_path, monkeypatch):
+    """An audit (2026-11-28): `rasp compile file.py:fn --out` recorded only "file.py:fn", so the record stood for
+    whatever the file held when replayed; it now records the file and the SHA-256 of its bytes."""
+    import hashlib
+
+    source = ("from expressivity import rasp\n"
+              "def program():\n"
+              "    return rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)).named('same')\n")
+    (tmp_path / "mine_rec.py").write_text(source)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.path", list(__import__("sys").path))
+    code, _, err = run("rasp", "compile", "mine_rec.py:program", "--vocab", "1,2", "--max-len", "3", "--out", "c")
+    assert code == 0, err
+    config = json.loads((tmp_path / "c" / "run.json").read_text())["config"]
+    assert config["program_source"] == str((tmp_path / "mine_rec.py").resolve())
+    assert config["program_sha256"] == hashlib.sha256(source.encode()).hexdigest()
+    code, _, err = run("rasp", "compile", "reverse", "--max-len", "3", "--out", "lib")
+    assert code == 0 and "program_source" not in json.loads((tmp_path / "lib" / "run.json").read_text())["config"]

@@ -256,3 +256,19 @@ def test_run_on_a_softened_network_answers_grid_points_and_refuses_ramps(tmp_pat
     res = expressivity("run", tmp_path / "1_5" / "delta_1_5" / "softened", "--input", "1/5;3/5", "--allow-outside",
                        "--json")
     assert res.exit_code == 0 and json.loads(res.stdout)["within_claim"] is False
+
+
+def test_a_user_target_s_run_record_names_its_code(tmp_path, monkeypatch):
+    """An audit (2026-11-28): `yun build --target mytgt:f` recorded only "mytgt:f"; replayed after the file changed,
+    it built other weights from a record that read the same. The record now names the file and its SHA-256."""
+    import hashlib
+
+    (tmp_path / "yun_rec_tgt.py").write_text("def f(X):\n    return X * 0.25\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.path", list(sys.path))
+    res = run("build", "--target", "yun_rec_tgt:f", "--n", "2", "--d", "1", "--delta", "1/2", "--samples", "200",
+              "--out", str(tmp_path / "b"))
+    assert res.exit_code == 0, res.output
+    config = json.loads((tmp_path / "b" / "run.json").read_text())["config"]
+    assert config["target_source"] == str(tmp_path / "yun_rec_tgt.py")
+    assert config["target_sha256"] == hashlib.sha256((tmp_path / "yun_rec_tgt.py").read_bytes()).hexdigest()

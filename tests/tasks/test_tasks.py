@@ -279,3 +279,30 @@ def test_a_bf16_output_does_not_round_the_count_of_scored_positions():
     members = task.member_losses(out.expand(2, *out.shape), Batch(y.expand(2, *y.shape), y.expand(2, *y.shape),
                                                                   mask.expand(2, *mask.shape)))
     assert members.tolist() == pytest.approx([error, error], rel=1e-6)
+
+
+def test_a_user_target_s_code_is_part_of_the_run_s_configuration(tmp_path, monkeypatch):
+    """An audit (2026-11-28): a sweep of yun-target with target mytgt:f, run again after mytgt.py changed, reported
+    "2 recorded before, 0 done": the old code's results under the same run ids. The file's SHA-256 is now a task
+    argument (so the id changes with the code), and a stored configuration naming other code is refused."""
+    import hashlib
+
+    from expressivity.errors import ExpressivityError
+    from expressivity.training.config import RunConfig
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.path", list(__import__("sys").path))
+    (tmp_path / "tgt_sha_a.py").write_text("def f(X):\n    return X * 0.25\n")
+    first = RunConfig.for_task("yun-target", {"target": "tgt_sha_a:f"}, steps=2)
+    digest = hashlib.sha256((tmp_path / "tgt_sha_a.py").read_bytes()).hexdigest()
+    assert first.task.args["target_sha256"] == digest
+    assert RunConfig.for_task("yun-target", {"target": "mean-shift"}, steps=2).task.args["target_sha256"] == ""
+    first.build_task()   # the same code: builds
+    import sys
+
+    (tmp_path / "tgt_sha_a.py").write_text("def f(X):\n    return X * 3.0\n")
+    sys.modules.pop("tgt_sha_a", None)   # a new process imports the file as it is now
+    with pytest.raises(ExpressivityError, match="made with other code for target 'tgt_sha_a:f'"):
+        first.build_task()
+    second = RunConfig.for_task("yun-target", {"target": "tgt_sha_a:f"}, steps=2)
+    assert second.id() != first.id()

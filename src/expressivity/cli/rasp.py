@@ -48,6 +48,27 @@ def parse_tokens(text: str, what: str) -> list:
     return [_token(f) for f in fields]
 
 
+def program_source(spec: str) -> dict:
+    """For a ``module:function`` or ``file.py:function`` program (already loaded), its file (absolute) and the
+    SHA-256 of its bytes, as a run record keeps them (the record named only the spec, so the same record stood for
+    whatever the file held when it was run again: an audit, 2026-11-28); ``{}`` for a library program."""
+    import hashlib
+    import sys
+
+    module_name, _, attr = spec.rpartition(":")
+    if not module_name:
+        return {}
+    path = Path(module_name) if module_name.endswith(".py") else \
+        getattr(sys.modules.get(module_name), "__file__", None)
+    if not path:
+        return {}
+    try:
+        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        digest = None
+    return {"program_source": str(Path(path).resolve()), "program_sha256": digest}
+
+
 def load_program(spec: str, max_seq_len: int | None, vocab: list | None = None, what: str = "--vocab",
                  max_len_given: bool = False):
     """``(program, vocab or None, name)`` for a library name or ``module:function`` /
@@ -207,6 +228,7 @@ def rasp_compile(ctx, program, vocab, max_len, causal, attention, dtype, bos, sa
         if twice is not None:
             raise ExpressivityError(f"--vocab lists {twice!r} twice; give each token once")
         sop, library_vocab, name = load_program(program, max_len, given)
+        record["config"].update(program_source(program))   # which code a module:function program ran
         tokens = library_vocab if library_vocab is not None else given   # a library program's own spelling
         if tokens is None:
             raise ExpressivityError(f"--vocab is required for {program} (give e.g. --vocab 1,2,3)")

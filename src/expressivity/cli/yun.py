@@ -281,6 +281,8 @@ def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, l
     cfg = {"target": target_spec, "n": n, "d": d, "deltas": [f"1/{N}" for N in Ns], "positional": positional,
            "shift": shift, "p": p_norm, "samples": samples, "lambda": lam, "epsilon": epsilon, "budget": budget,
            "out": None if out_dir is None else str(out_dir)}
+    if target.source is not None:   # a module:function target: which code it ran (an audit, 2026-11-28)
+        cfg |= {"target_source": target.source, "target_sha256": target.source_sha256}
     run = run_record("yun build", cfg, seed)
     objs = [{"delta": f"1/{prm.N}", **res.report.as_dict(), "run": run} for prm, res in zip(params, results)]
     if out_dir is not None:

@@ -25,11 +25,26 @@ class YunTarget(Task):
     target: str = "mean-shift"   # the first of expressivity.targets.list_targets()
     length: int = 4
     dim: int = 1
+    # a user target's module (module:function): the SHA-256 of its file, filled in when left empty, so a run's
+    # configuration (and so its id) names the code it trained on; a sweep run again after the module changed kept
+    # the old code's results under the same ids (an audit, 2026-11-28). Given (a stored configuration, a resumed
+    # run), it must match the file, or the task refuses to build.
+    target_sha256: str = ""
 
     def __post_init__(self):
         if not self.target:
             self.target = list_targets()[0].name
+        if not isinstance(self.target_sha256, str):
+            raise ExpressivityError(f"task {self.name!r}: target_sha256 must be a string, got {self.target_sha256!r}")
         self._target = get_target(self.target)
+        found = self._target.source_sha256 or ""
+        if self.target_sha256 and self.target_sha256 != found:
+            raise ExpressivityError(
+                f"task {self.name!r}: this configuration was made with other code for target {self.target!r} "
+                f"(target_sha256 {self.target_sha256[:16]}..., here {found[:16] or 'none'}...: "
+                f"{self._target.source or 'a built-in target'} changed); put the code back, or drop target_sha256 "
+                "(a new sweep folder) to train on the code as it is")
+        self.target_sha256 = found
         if self.dim > MAX_DIM:
             raise ExpressivityError(f"dim {self.dim} is above {MAX_DIM}: the Yun targets are sequence maps of "
                                     "low-dimensional tokens (pairwise ones cost n^2 dim per sample); use a smaller dim")
