@@ -209,3 +209,26 @@ def test_a_typed_scale_auto_and_an_exact_softmax_name_their_fix():
     assert code == 0, err
     code, _, err = run("equivariance", "max", "--dtype", "exact")
     assert code == 2 and "is a softmax, which has no exact value; give --scale inf" in err
+
+
+@pytest.mark.parametrize("args", [["reverse", "--seed", "3", "-L", "5"], ["mean", "-L", "4"], ["shift", "--shift", "2"],
+                                  ["max", "--scale", "inf"], ["attention", "--seed", "1"],
+                                  ["sum", "--input", "1,2,3"], ["reverse", "--scale", "30", "--input", "1,2"]])
+def test_a_circuit_s_run_record_replays_as_written(args):
+    """An audit (2026-11-28): `circuit reverse --seed 3 -L 5` recorded "shift": 1, and the command its record spells
+    out was refused ("--shift applies only to the shift circuit"). Options a circuit does not take are recorded
+    as null; the record replayed option for option gives the same output."""
+    code, out, err = run("circuit", *args, "--json")
+    assert code == 0, err
+    first = json.loads(out)
+    config, seed = first["run"]["config"], first["run"]["seed"]
+    replay = [config["name"]]
+    for key, option in (("length", "--length"), ("scale", "--scale"), ("dtype", "--dtype"), ("tolerance", "--tolerance"),
+                        ("shift", "--shift"), ("input", "--input"), ("input_range", "--input-range")):
+        if config.get(key) is not None and not (key == "length" and config.get("input") is not None):
+            replay += [option, str(config[key])]
+    if seed is not None:
+        replay += ["--seed", str(seed)]
+    code, out, err = run("circuit", *replay, "--json")
+    assert code == 0, (replay, err)
+    assert json.loads(out)["output"] == first["output"]

@@ -514,3 +514,16 @@ def test_show_says_what_its_parameter_count_counts_and_a_transformer_lens_folder
         assert "zeros included" in size
         assert (f"TransformerLens parameters</th><td>{stored} (every entry of model.safetensors" in size) == \
             (stored is not None) and ("TransformerLens parameters" in size) == (stored is not None)
+
+
+def test_an_export_s_run_record_names_the_network_it_exported(saved, tmp_path):
+    """An audit (2026-11-28): the record named only the path exported, which may hold another network later; a
+    replayed record wrote other weights while the two records read the same."""
+    from expressivity.export.folders import load_saved
+    from expressivity.network.network import weights_digest
+
+    code, _, err = run("export", saved / "rev", "--to", "transformer-lens", "--out", tmp_path / "e", "--no-verify")
+    assert code == 0, err
+    config = json.loads((tmp_path / "e" / "run.json").read_text())["config"]
+    assert config["source_folder"] == str((saved / "rev").resolve())
+    assert config["source_weights_digest"] == weights_digest(load_saved(saved / "rev").network)

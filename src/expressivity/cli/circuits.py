@@ -68,6 +68,25 @@ def _fmt(v) -> str:
     return f"{float(v):.10g}"
 
 
+def _applicable(name: str, config: dict) -> dict:
+    """``config`` with the options circuit ``name`` does not take set to ``None``: a record replayed as written
+    must not pass an option the command refuses (``circuit reverse`` recorded ``"shift": 1``, and replaying it was
+    refused "--shift applies only to the shift circuit": an audit, 2026-11-28)."""
+    from expressivity.constructions.circuits import CIRCUITS
+
+    circuit = CIRCUITS.get(name)
+    if circuit is None:
+        return config
+    config = dict(config)
+    if name != "shift":
+        config["shift"] = None
+    if not circuit.scaled:
+        config["scale"] = config["tolerance"] = None
+    elif config["scale"] != "auto":
+        config["tolerance"] = None
+    return config
+
+
 def circuit_result(name: str, length: int | None = None, scale="auto", dtype: str = "float64",
                    seed: int | None = None, input_text: str | None = None, shift: int = 1,
                    tolerance: float = DEFAULT_TOLERANCE, with_network: bool = False, input_range: float | None = None,
@@ -96,9 +115,10 @@ def circuit_result(name: str, length: int | None = None, scale="auto", dtype: st
         **({"max_abs_error_exact": run.max_abs_error_exact} if run.max_abs_error_exact is not None else {}),
         "ok": run.report.ok, "report": run.report.as_dict(),
         "input_domain": run.network.input_domain.describe(run.network.input_labels),
-        "run": run_record("circuit", {"name": name, "length": len(values), "scale": scale, "dtype": dtype,
-                                      "tolerance": tolerance, "shift": shift, "input": input_text,
-                                      "input_range": input_range}, seed),
+        "run": run_record("circuit", _applicable(name, {"name": name, "length": len(values), "scale": scale,
+                                                        "dtype": dtype, "tolerance": tolerance, "shift": shift,
+                                                        "input": input_text, "input_range": input_range}),
+                          seed if input_text is None or name == "attention" else None),
     }
     rounding = input_rounding(np.asarray(values, dtype=object), dtype) if input_text is not None else None
     if rounding is not None:   # the network saw the nearest floats; the target is of the values as typed

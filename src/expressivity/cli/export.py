@@ -55,6 +55,11 @@ def export(ctx, path, to, out, n_ctx, hardmax_lambda, no_verify, allow_length, a
     with human_output_to_stderr(as_json):
         saved = load_saved(path)
         warn(saved)
+        # which network was exported: the record named only the path, which may hold another network later (an
+        # audit, 2026-11-28: a replayed record wrote other weights, and the two records read the same)
+        from expressivity.network.network import weights_digest
+
+        run["config"] |= {"source_folder": str(source), "source_weights_digest": weights_digest(saved.network)}
         if allow_length:   # as run refuses it: a network without a narrower length claim has nothing to allow
             from expressivity.inspect.run import refuse_inapplicable
 
