@@ -329,3 +329,20 @@ def test_a_folder_another_reproduce_holds_is_refused_before_the_banner(tmp_path)
     assert result.stderr == f"error: {out} is in use by another reproduce wang-e-8; wait for it to finish or stop it, " \
                             "then run again\n"
     assert list(out.iterdir()) == []
+
+
+def test_a_verdict_records_its_decision_rules_and_the_summary_names_folders_judged_under_others(tmp_path):
+    """An audit (2026-11-28): the equivalence rule changed and every committed folder's statement_sha256 still read
+    "same criterion". A verdict now records rules_sha256 (the claims' modules and the statistics), and --summary
+    names the folders judged under other rules (or before verdicts recorded them)."""
+    from expressivity.experiments.claims.criterion import rules_sha256
+
+    res = CliRunner().invoke(cli, ["reproduce", "wang-e-2", "--out", str(tmp_path / "now")])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "now" / "verdict.json").read_text())["rules_sha256"] == rules_sha256()
+    res = CliRunner().invoke(cli, ["reproduce", "--summary", str(tmp_path / "now")])
+    assert res.exit_code == 0 and "other decision rules" not in res.stderr
+    _copy(tmp_path, "quick", "wang-e-8", "older")
+    res = CliRunner().invoke(cli, ["reproduce", "--summary", str(tmp_path / "now"), str(tmp_path / "older")])
+    assert res.exit_code == 0 and "1 of 2 verdicts were reached under other decision rules" in res.stderr
+    assert "wang-e-8 (quick)" in res.stderr and "wang-e-2" not in res.stderr.split("rules")[1]

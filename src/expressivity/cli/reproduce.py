@@ -275,6 +275,7 @@ def _print_summary(folders, as_json: bool, markdown: bool = False) -> None:
     from expressivity.experiments.claims import summary
 
     rows = summary(folders)
+    _say_other_rules(rows)
     if markdown:
         from expressivity.experiments.claims.tables import markdown as as_markdown
 
@@ -289,6 +290,23 @@ def _print_summary(folders, as_json: bool, markdown: bool = False) -> None:
         table.add_row(r["claim"] + (f" {r['tag']}" if r["tag"] else ""), r["scale"], _verdict_cell(r), r["regime"],
                       amended, r["folder"])
     print_table(console, table)
+
+
+def _say_other_rules(rows: list[dict]) -> None:
+    """One line on stderr naming the folders judged under decision rules other than the installed ones (or before
+    verdicts recorded them): their words may not be what these rules would say of the same numbers."""
+    from expressivity.experiments.claims.criterion import rules_sha256
+
+    here = rules_sha256()
+    other = [r for r in rows if r.get("rules_sha256") != here]
+    if other:
+        named = ", ".join(f"{r['claim']} ({r['scale']})" for r in other[:4]) + (", ..." if len(other) > 4 else "")
+        unrecorded = sum(r.get("rules_sha256") is None for r in other)
+        err_console.print(f"note: {len(other)} of {len(rows)} verdicts were reached under other decision rules than "
+                          f"this version's ({named}"
+                          f"{f'; {unrecorded} from before verdicts recorded them' if unrecorded else ''}); their "
+                          "source.commit in run.json names the code; run a claim again to judge it under these",
+                          markup=False, soft_wrap=True)
 
 
 def _verdict_cell(row: dict) -> str:

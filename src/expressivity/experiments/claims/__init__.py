@@ -342,7 +342,7 @@ def _reproduce_in(out: Path, name: str, claim: Claim, scale: str, amend: str | N
     started = time.time()
     amended = criterion.settle(out, claim, scale, amend)
     stated = {"criterion_sha256": criterion.sha256(out), "statement_sha256": criterion.statement_sha256(out),
-              "amendments": [asdict(a) for a in amended]}
+              "rules_sha256": criterion.rules_sha256(), "amendments": [asdict(a) for a in amended]}
     config = {"claim": name, "scale": scale, **{k: v for k, v in context.items() if k != "on_progress"}}
     # the machine of this invocation (a folder resumed elsewhere names the last one; numerics run on the CPU)
     stated |= {"hardware": hardware(context.get("device", "cpu") if claim.trains else "cpu")}
@@ -503,7 +503,8 @@ def summary(folders) -> list[dict]:
                              "regime": _regime_line(regime) if regime else "not recorded (older run)",
                              "reason": v.get("reason", ""), "folder": str(path.parent),
                              "amendments": _amendments(path.parent), "seconds": v.get("seconds"),
-                             "test_sample": ((v.get("test_sample") or {}).get("kind") or "").split(" (")[0]})
+                             "test_sample": ((v.get("test_sample") or {}).get("kind") or "").split(" (")[0],
+                             "rules_sha256": v.get("rules_sha256")})
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise ExpressivityError(f"{path}: not a readable verdict ({type(exc).__name__}: {exc}); rerun "
                                         "'expressivity reproduce' into that folder") from None

@@ -175,3 +175,23 @@ def settle(folder, claim, scale: str, amend: str | None = None) -> list[Amendmen
         write_text(path, text.rstrip("\n") + f"\n\n## Amendment {number}, {_now()}\n\nReason: {reason}\n\n"
                                          f"{_OPEN}\n{new}\n{_CLOSE}\n\nChanges:\n\n```diff\n{diff}\n```\n")
     return amendments(read(folder))
+
+
+def rules_sha256() -> str:
+    """SHA-256 of the code that turns a claim's numbers into its verdict: every module of
+    :mod:`expressivity.experiments.claims` and :mod:`expressivity.statistics`, by relative name and bytes.
+    ``statement_sha256`` identifies the criterion's words, which a change of the rules leaves alone (an audit,
+    2026-11-28: the equivalence rule changed and every committed folder still read "same criterion"); a
+    verdict records this beside it, and ``reproduce --summary`` says which folders were judged under other
+    rules than the installed ones."""
+    from pathlib import Path
+
+    import expressivity.statistics as statistics
+
+    claims = Path(__file__).parent
+    files = sorted(claims.glob("*.py")) + [Path(statistics.__file__)]
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(f"{path.name}:{len(path.read_bytes())}:".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
