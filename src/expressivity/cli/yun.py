@@ -220,6 +220,10 @@ def verify(n, d, delta, positional, shift, as_json, constants, budget):
         console.print(f"{p.describe()}: {status} on {rep.grid_points:,} extended-grid points, {rep.classes:,} classes, "
                       f"min gap {jsonable(rep.min_gap)}, t_l={jsonable(rep.t_l)}, t_r={jsonable(rep.t_r)} "
                       f"({rep.seconds:.2f} s, {rep.arithmetic})", soft_wrap=True)
+    if rep.classes == 0 and not p.positional:   # P1-P3 then hold of no cube: say so, not only "0 failures"
+        err_console.print(f"note: no cube has {n} distinct tokens at delta={delta} (fewer grid cells per token than "
+                          "tokens), so P1-P3 concern no cube here and Theorem 2 builds nothing; only P4 is checked",
+                          markup=False, soft_wrap=True)
     if rep.failures:
         err_console.print(f"error: Lemma 4.2 fails on {rep.failures:,} extended-grid points "
                           f"({rep.failures_by_property})", markup=False, soft_wrap=True)
@@ -268,6 +272,7 @@ def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, l
     config = BuildConfig(p=p_norm, samples=samples, seed=seed, budget=budget, soften=SoftenConfig(lam=lam, epsilon=epsilon))
     params = [_params(n, d, N, positional, shift) for N in Ns]
     for prm in params:  # refuse every delta before building any
+        prm.require_distinct_cubes()
         check_budget(prm, budget)
         _check_grid_memory(prm)   # building includes the exhaustive lemma check
         float64_limit(resolve_params(prm))

@@ -152,7 +152,20 @@ def load_saved(path) -> Saved:
     domain the domain its report (or a token network's vocabulary) describes, each with a line in
     ``Saved.warnings`` saying so; where no domain can be derived, a line says inputs are not checked.
     """
-    return _with_domain(_with_lengths(_with_rebuilt_claim(_load_saved(path))))
+    return _with_domain(_with_lengths(_with_failed_checks(_with_rebuilt_claim(_load_saved(path)))))
+
+
+def _with_failed_checks(saved: Saved) -> Saved:
+    """A network whose construction report records a failed check carries no claim: ``yun build`` and ``circuit``
+    exit 1 on a failed check but keep the folder (to look into), and ``run`` then answered from it within the
+    claim, exit 0 (an audit, 2026-11-28)."""
+    report, net = saved.report, saved.network
+    if not isinstance(report, dict) or net.no_claim is not None or report.get("ok") is not False:
+        return saved
+    failed = [c.get("property") for c in report.get("checks") or () if isinstance(c, dict) and c.get("passed") is False]
+    reason = (f"its construction report records a failed check ({'; '.join(map(str, failed[:2])) or 'ok: false'}), so "
+              "its claim does not hold; build it again (the command that wrote it exited 1)")
+    return replace(saved, network=replace(net, metadata={**net.metadata, "no_claim": reason}))
 
 
 def _with_rebuilt_claim(saved: Saved) -> Saved:

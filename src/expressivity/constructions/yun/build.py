@@ -12,6 +12,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from expressivity.constructions.report import Check, ConstructionReport, ErrorEstimate, Size
 from expressivity.constructions.yun.checks.dp import dp_decomposition, softened_agreement, softened_on_grid
 from expressivity.constructions.yun.checks.value import verify_value
@@ -106,6 +108,7 @@ def build_and_check(target: Target, params: YunParams, config: BuildConfig = Bui
     require_type(config, BuildConfig, "config")
     t0 = time.perf_counter()
     # the size first: n = 10^9 spent minutes and gigabytes on the float64 limit's exact powers (an audit, 2026-11-28)
+    params.require_distinct_cubes()
     check_budget(params, config.budget)
     params = resolve_params(params)
     float64_limit(params)  # refuse before the (possibly long) exact build
@@ -115,7 +118,12 @@ def build_and_check(target: Target, params: YunParams, config: BuildConfig = Bui
     margin = (p.t_l - p.delta / 2) - build.sigma * build.max_uA
     soft, srep = soften(p, build.network, len(build.quantizer.layers), margin, config.soften)
     dp = dp_decomposition(build, soft, p=config.p, samples=config.samples, seed=config.seed, lam=srep.lam)
-    bound = srep.margins["attention_leakage_bound"] + value_map_rounding(p)
+    # In the value map's own units (|sigma A - Z| up to sigma max|A| + t_r), then through the output rescale 1/sigma:
+    # the bound was absolute, and a target of size 1e5 failed by 2.9e-7 against 2.5e-7, 1e7 at a relative
+    # error of 4e-12 (an audit, 2026-11-28)
+    sigma = float(build.sigma)
+    value_scale = sigma * float(np.max(np.abs(build.A_rep), initial=0.0)) + float(p.t_r)
+    bound = (srep.margins["attention_leakage_bound"] + value_map_rounding(p, value_scale)) / sigma
     left, drift = quantizer_ramps(p, srep.epsilon)
     agreement = softened_agreement(dp, p, left, bound, drift)
     on_grid = softened_on_grid(build, soft, bound)

@@ -67,6 +67,18 @@ class YunParams:
         if self.constants not in ("A", "B"):
             raise ExpressivityError(f"constants must be 'A' or 'B', got {self.constants!r}")
 
+    def require_distinct_cubes(self) -> None:
+        """Refuse a Theorem 2 build with fewer grid cells per token than tokens: no cube has ``n`` distinct tokens,
+        so the value map has nothing to map (the build exited 1, "no point could be checked": an audit,
+        2026-11-28). ``N^d`` is compared only where it is small (a large ``d`` has cells to spare)."""
+        from math import log2
+
+        if not self.positional and self.d * log2(self.N) < 64 and self.N ** self.d < self.n:
+            raise ExpressivityError(
+                f"delta=1/{self.N} gives {self.N ** self.d} grid cells per token, fewer than n={self.n} tokens: no "
+                f"cube has {self.n} distinct tokens, so Theorem 2's construction is empty; use a smaller delta "
+                f"(1/K with K^d >= n) or --positional (Theorem 3)")
+
     # ---- grid ------------------------------------------------------------------------------
     @property
     def delta(self) -> Fraction:

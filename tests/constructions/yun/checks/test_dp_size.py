@@ -95,7 +95,7 @@ def test_softened_agreement_check_can_fail(monkeypatch):
     # the softmax leakage bound alone: the check must then report failures and the report not be ok.
     import expressivity.constructions.yun.build as yun_build
 
-    monkeypatch.setattr(yun_build, "value_map_rounding", lambda p: 0.0)
+    monkeypatch.setattr(yun_build, "value_map_rounding", lambda p, value_scale=None: 0.0)
     rep = build_and_check(get_target("smooth-rank"), YunParams(2, 1, 12), BuildConfig(samples=300)).report
     agreement = rep.check("softened g equals the verified g_bar off the quantizer ramps")
     assert agreement.failures > 0 and not rep.ok and agreement.details["max_deviation"] > agreement.details["bound"]
