@@ -60,3 +60,22 @@ def test_models_with_position_tables_refuse_longer_inputs():
         with pytest.raises(ExpressivityError, match="exceeds max_len 4"):
             model(torch.zeros(1, 5, 1))
     assert Model(ModelConfig(d_in=1, max_len=4, heads=1, d_model=2, rpe="free"))(torch.zeros(1, 5, 1)).shape == (1, 5, 1)
+
+
+def test_a_model_refuses_inputs_of_the_wrong_shape_or_dtype_in_one_line():
+    """An audit (2026-11-28): an unbatched (n, d_in) input was refused as "input length 2 is not one the network was
+    built for", and a float32 input to a float64 model raised torch's "Input dtypes must be the same"."""
+    values = Model(ModelConfig(d_in=2, d_out=1, d_model=8, heads=2, layers=1, ffn_width=8, max_len=8)).double()
+    assert values(torch.zeros(3, 5, 2, dtype=torch.float64)).shape == (3, 5, 1)
+    for x, needle in ((torch.zeros(5, 2, dtype=torch.float64), "add a batch axis"),
+                      (torch.zeros(3, 5, 2), r"use x.to\(torch.float64\)"),
+                      (torch.zeros(3, 5, 4, dtype=torch.float64), "d_in = 2"),
+                      ([[0.0, 1.0]], "takes a torch.Tensor")):
+        with pytest.raises(ExpressivityError, match=needle):
+            values(x)
+    tokens = Model(ModelConfig(vocab_size=5, d_out=5, d_model=8, heads=2, layers=1, ffn_width=8, max_len=8))
+    assert tokens(torch.zeros(2, 4, dtype=torch.long)).shape == (2, 4, 5)
+    with pytest.raises(ExpressivityError, match="token ids must be integers"):
+        tokens(torch.zeros(2, 4))
+    with pytest.raises(ExpressivityError, match=r"takes \(batch, n\)"):
+        tokens(torch.zeros(4, dtype=torch.long))

@@ -108,6 +108,31 @@ class Model(EnsembleModule):
         # model refuses others, as evaluate does (reverse at 3 tokens of a 6-token construction answered 2, 2, 2)
         self.valid_lengths = None
 
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``x``: ``(batch, n)`` token ids (a token model) or ``(batch, n, d_in)`` values in the parameters' dtype,
+        with a leading ``K`` for an ensemble; anything else is a one-line error (an unbatched ``(n, d_in)`` was
+        refused as "input length d_in is not one the network was built for", a float32 input to a float64 model
+        raised torch's "Input dtypes must be the same": an audit, 2026-11-28)."""
+        if not isinstance(x, torch.Tensor):
+            raise ExpressivityError(f"a model takes a torch.Tensor, got {type(x).__name__}; torch.as_tensor(x) makes one")
+        tokens = self.cfg.vocab_size > 0
+        axes = (2 if tokens else 3) + (self.members is not None)
+        shape = ("(K, batch, n)" if self.members is not None else "(batch, n)") if tokens else \
+            ("(K, batch, n, d_in)" if self.members is not None else "(batch, n, d_in)")
+        if x.dim() != axes:
+            raise ExpressivityError(f"input of shape {tuple(x.shape)}: this model takes {shape}"
+                                    + ("; add a batch axis with x[None]" if x.dim() == axes - 1 else ""))
+        dtype = next(self.parameters()).dtype
+        if tokens and (x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == torch.bool):
+            raise ExpressivityError(f"token ids must be integers, got {x.dtype}; use x.long()")
+        if not tokens:
+            if x.shape[-1] != self.cfg.d_in:
+                raise ExpressivityError(f"input of shape {tuple(x.shape)}: this model takes d_in = {self.cfg.d_in} "
+                                        "values per token")
+            if x.dtype != dtype:
+                raise ExpressivityError(f"input dtype {x.dtype} is not the model's {dtype}; use x.to({dtype})")
+        return super().forward(x)
+
     def run(self, x: torch.Tensor) -> torch.Tensor:
         n = x.shape[2]
         if self._limit is not None and n > self._limit:
