@@ -221,3 +221,16 @@ def test_random_programs_compile_exactly_or_are_refused_in_one_line():
             for seq in itertools.product((0, 1, 2), repeat=n):
                 assert model.apply(["BOS", *seq]).decoded[1:] == list(rasp.evaluate(program, list(seq)))
     assert compiled >= 10
+
+
+@pytest.mark.parametrize("options, needle", [({"samples": 0, "exhaustive_limit": 0}, "samples must be between 1"),
+                                             ({"samples": -1}, "samples"), ({"exact_ops": float("nan")}, "exact_ops"),
+                                             ({"exhaustive_limit": -5}, "exhaustive_limit"), ({"seed": -1}, "seed")])
+def test_the_checks_arguments_are_refused_outside_the_commands_ranges(options, needle):
+    """An audit (2026-11-28): samples=0 with exhaustive_limit=0 checked no input and blamed the program ("fails on
+    every one of the 0 inputs checked"); samples=-1 and exact_ops=nan were taken."""
+    from expressivity import rasp
+
+    program = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)).named("same")
+    with pytest.raises(rasp.RASPError, match=needle):
+        rasp.compile(program, [1, 2], 3, **options)

@@ -83,6 +83,25 @@ def _check_arguments(program, vocab, max_seq_len, bos, attention) -> list:
     return sort_values(vocab)
 
 
+def _check_check_arguments(exhaustive_limit, samples, seed, exact_ops) -> None:
+    """The end-to-end check's arguments, in the CLI's ranges: ``samples=0, exhaustive_limit=0`` checked no input
+    and blamed the program ("rasp.evaluate fails on every one of the 0 inputs checked"), and ``samples=-1`` or
+    ``exact_ops=nan`` were taken (an audit, 2026-11-28)."""
+    import math
+
+    from expressivity.errors import ExpressivityError, require_int, require_number
+
+    try:
+        require_int(exhaustive_limit, "exhaustive_limit", lo=0)
+        require_int(samples, "samples", lo=1, hi=100_000)
+        require_int(seed, "seed", lo=0, hi=2 ** 32 - 1)
+        if not (isinstance(exact_ops, (int, float)) and not isinstance(exact_ops, bool) and math.isinf(exact_ops)
+                and exact_ops > 0):
+            require_number(exact_ops, "exact_ops", positive=True)
+    except ExpressivityError as exc:
+        raise RASPError(str(exc)) from None
+
+
 def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: bool = False, *,
             attention: str = "hardmax", arithmetic: str | None = None, exhaustive_limit: int = EXHAUSTIVE_LIMIT,
             samples: int = SAMPLES, seed: int = 0, exact_ops: float = EXACT_OPS, compiler_bos: str | None = None,
@@ -98,6 +117,7 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
     (:func:`~.encoders.special_tokens`)."""
     bos, pad = special_tokens(vocab, bos, compiler_bos, compiler_pad, mlp_exactness)
     vocab = _check_arguments(program, vocab, max_seq_len, bos, attention)
+    _check_check_arguments(exhaustive_limit, samples, seed, exact_ops)
     arithmetic = arithmetic or ("exact" if attention == "hardmax" else "float64")
     if arithmetic not in ("exact", "float64") or (arithmetic == "exact" and attention == "softmax"):
         raise RASPError(f"arithmetic {arithmetic!r} does not apply to {attention} attention; use 'exact' (hardmax) or "
