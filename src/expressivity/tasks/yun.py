@@ -45,6 +45,14 @@ class YunTarget(Task):
                 f"{self._target.source or 'a built-in target'} changed); put the code back, or drop target_sha256 "
                 "(a new sweep folder) to train on the code as it is")
         self.target_sha256 = found
+
+    def kwargs(self) -> dict:
+        """The task's arguments; ``target_sha256`` only for a user target, so a built-in target's configurations
+        (and their run ids, and sweep folders started before the hash was recorded) stay as they were."""
+        args = super().kwargs()
+        if not args["target_sha256"]:
+            del args["target_sha256"]
+        return args
         if self.dim > MAX_DIM:
             raise ExpressivityError(f"dim {self.dim} is above {MAX_DIM}: the Yun targets are sequence maps of "
                                     "low-dimensional tokens (pairwise ones cost n^2 dim per sample); use a smaller dim")
