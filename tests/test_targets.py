@@ -84,3 +84,22 @@ def test_broken_user_modules_are_one_line_errors(tmp_path, monkeypatch, source, 
 def test_empty_names_are_refused(spec):
     with pytest.raises(ExpressivityError, match="unknown target|module:function"):
         get_target(spec)
+
+
+def test_a_user_target_s_hash_is_of_the_code_that_runs(tmp_path, monkeypatch):
+    """A review (2026-11-28): the file was hashed at every get_target, while Python kept the module first imported:
+    after the file was rewritten the record named the new code and the function ran the old."""
+    import hashlib
+    import sys
+
+    from expressivity.targets import get_target
+
+    monkeypatch.setattr("sys.path", [str(tmp_path), *sys.path])
+    (tmp_path / "tgt_stale_b.py").write_text("def f(X):\n    return X * 0.25\n")
+    first = get_target("tgt_stale_b:f")
+    old = hashlib.sha256((tmp_path / "tgt_stale_b.py").read_bytes()).hexdigest()
+    (tmp_path / "tgt_stale_b.py").write_text("def f(X):\n    return X * 3.0\n")
+    again = get_target("tgt_stale_b:f")   # the module Python holds: the old code
+    assert first.source_sha256 == again.source_sha256 == old
+    assert float(again(np.full((1, 2, 1), 1.0))[0, 0, 0]) == 0.25
+    sys.modules.pop("tgt_stale_b", None)

@@ -147,23 +147,35 @@ def get_target(spec: str) -> Target:
     if not callable(fn):
         raise ExpressivityError(f"module {module_name!r} has no callable {attr!r}; give module:function")
     doc = (getattr(fn, "__doc__", None) or "user target").strip().splitlines()
-    source, digest = _source_of(module)
+    source, digest = _source_of(module, fn)
     return Target(spec, validated(fn, spec), bool(getattr(fn, "equivariant", False)), doc[0] if doc else "user target",
                   source, digest)
 
 
-def _source_of(module) -> tuple[str | None, str | None]:
-    """A module's file (absolute) and the SHA-256 of its bytes, or ``(None, None)`` where it has no readable file."""
+# (function, its module's file, the file's SHA-256 when the function was first seen), by id of the function: the
+# file as it was when imported, which is the code that runs (a file rewritten since, while the process keeps the
+# old module, was hashed anew: a review, 2026-11-28); the function is held so its id is not reused
+_SOURCES: dict[int, tuple] = {}
+
+
+def _source_of(module, fn) -> tuple[str | None, str | None]:
+    """``fn``'s module file (absolute) and the SHA-256 of its bytes when ``fn`` was first seen, or ``(None, None)``
+    where the module has no file (``(path, None)`` where it cannot be read)."""
     import hashlib
 
+    known = _SOURCES.get(id(fn))
+    if known is not None and known[0] is fn:
+        return known[1], known[2]
     path = getattr(module, "__file__", None)
     if not path:
         return None, None
     try:
         with open(path, "rb") as f:
-            return os.path.abspath(path), hashlib.sha256(f.read()).hexdigest()
+            facts = os.path.abspath(path), hashlib.sha256(f.read()).hexdigest()
     except OSError:
-        return os.path.abspath(path), None
+        facts = os.path.abspath(path), None
+    _SOURCES[id(fn)] = (fn, *facts)
+    return facts
 
 
 @contextmanager

@@ -119,3 +119,14 @@ def test_a_kernel_fit_no_better_than_zero_is_said():
     assert code == 0 and "no better than the zero kernel" not in out
     code, out, err = run("build", "--memory", "kernel", "--kernel", "exp", "--rpe", "log", "--json")
     assert code == 0 and json.loads(out)["note"].startswith("kernel l1 error 1 is no better than the zero kernel's")
+
+
+def test_a_fixed_memory_check_shorter_than_its_largest_lag_is_refused_naming_the_lag():
+    """A review (2026-11-28): the checker's range (past the largest lag) contradicted the command's help (2..4096)
+    without saying why: "length must be between 4 and 4096, got 2"."""
+    from click.testing import CliRunner
+
+    from expressivity.cli.main import cli
+
+    res = CliRunner().invoke(cli, ["wang-e", "build", "--memory", "fixed", "--length", "2"])
+    assert res.exit_code == 2 and "must reach past the largest lag (3): give a length of 4 to 4096" in res.stderr

@@ -43,9 +43,11 @@ def test_intervals_failed_and_missing(tmp_path):
     assert (by[2]["n"], by[2]["failed"], by[2]["missing"]) == (3, 1, 0)
     with pytest.raises(ExpressivityError, match=r"--log: 1 value\(s\) of 1 - test_metric are <= 0 \(model.heads=2\)"):
         aggregate(src, "1 - test_metric", log=True)   # 1 - 1.0 = 0 has no logarithm: left out, it biased the mean up
-    head, rows = aggregate(src, "1 - test_metric", log=True, where="(1 - test_metric) > 0")
+    with pytest.raises(ExpressivityError, match=r"OR status = 'failed'\" \(failed runs stay counted\)"):
+        aggregate(src, "1 - test_metric", log=True)
+    head, rows = aggregate(src, "1 - test_metric", log=True, where="(1 - test_metric) > 0 OR status = 'failed'")
     by = {r[0]: dict(zip(head, r)) for r in rows}
-    assert (by[2]["n"], by[2]["failed"], by[2]["missing"]) == (2, 0, 0)   # --where leaves the failed run out too
+    assert (by[2]["n"], by[2]["failed"], by[2]["missing"]) == (2, 1, 0)   # the where the refusal names keeps it
     g, glo, ghi = log10_t_interval([0.5, 0.3, 0.4])
     assert by[1]["geomean"] == pytest.approx(g) and by[1]["ci_high"] == pytest.approx(ghi)
     head, rows = aggregate(src, group_by=["task.args.values", "model.heads"])

@@ -252,9 +252,13 @@ def test_off_ramps_refuses_entries_on_a_ramp_or_within_drift_above_a_breakpoint_
     assert why(0.25 + 2e-6) is None
     assert "1/4" in why(Fraction(1, 4) - Fraction(1, 10 ** 30))           # exact inputs, exactly
     positional = OffRamps(("x",), 4, 1e-3, 0.0, positional=True)        # token j's entry is x + j
-    assert positional.check(np.array([[[0.1]], [[0.9995]]]).reshape(1, 2, 1), ("x",), lambda b, t: f"token {t}") \
-        is not None and positional.check(np.array([[[0.9995]], [[0.1]]]).reshape(1, 2, 1), ("x",),
-                                         lambda b, t: f"token {t}") is not None
+    said = positional.check(np.array([0.1, 0.9995]).reshape(1, 2, 1), ("x",), lambda b, t: f"token {t}")
+    assert said.startswith("token 1 has x = 0.9995") and "below the quantizer breakpoint 2:" in said   # 1.9995
+    assert "below the quantizer breakpoint 5/4:" in positional.check(np.array([0.1, 0.2495]).reshape(1, 2, 1), ("x",),
+                                                                       lambda b, t: f"token {t}")   # 1.2495
+    moved = np.array([0.1, 0.2495]).reshape(1, 2, 1)
+    positional.impose(moved, ("x",), np.random.default_rng(0), None)
+    assert moved[0, 1, 0] == 0.125   # token 1's cell [1, 1.25): its centre 1.125, less the token's index
     X = domain.sample(np.random.default_rng(0), 64, 3, ("x",))
     X[0, 0, 0], X[1, 2, 0] = 0.4999, 0.25 + 1e-8
     rule.impose(X, ("x",), np.random.default_rng(0), domain)

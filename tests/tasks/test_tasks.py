@@ -307,3 +307,15 @@ def test_a_user_target_s_code_is_part_of_the_run_s_configuration(tmp_path, monke
         first.build_task()
     second = RunConfig.for_task("yun-target", {"target": "tgt_sha_a:f"}, steps=2)
     assert second.id() != first.id()
+
+
+@pytest.mark.parametrize("args, needle", [({"dim": 257}, "dim 257 is above 256"), ({"length": 0}, "length"),
+                                          ({"length": -3}, "length")])
+def test_yun_target_refuses_a_dimension_or_length_it_cannot_take(args, needle):
+    """A review (2026-11-28): a method inserted into YunTarget's __post_init__ left its dim and length checks after a
+    return: dim 100,000 trained a 13M-parameter model and length -3 was taken."""
+    from expressivity.errors import ExpressivityError
+    from expressivity.tasks.yun import YunTarget
+
+    with pytest.raises(ExpressivityError, match=needle):
+        YunTarget(**args)

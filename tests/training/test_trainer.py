@@ -312,8 +312,9 @@ def test_sigterm_where_the_process_turns_it_into_an_interrupt_checkpoints_at_the
 
     from expressivity.training.interrupt import TrainingInterrupted
 
-    def as_interrupt(signum, frame):
-        raise KeyboardInterrupt
+    from expressivity.cli.main import _CtrlC
+
+    as_interrupt = _CtrlC()   # the CLI's handler
 
     c = config(steps=40)
     full = run(c, tmp_path / "full")
@@ -329,3 +330,27 @@ def test_sigterm_where_the_process_turns_it_into_an_interrupt_checkpoints_at_the
     resumed = run(c, tmp_path / "cut", resume=True)
     pa, pb = params(full.model), params(resumed.model)
     assert all(torch.equal(pa[k], pb[k]) for k in pa)
+
+
+
+def test_a_sigterm_handler_a_host_installed_is_left_to_act_while_training(tmp_path):
+    """A review (2026-11-28): training deferred SIGTERM under any non-default handler, so a Ray worker (whose
+    handler exits) got a KeyboardInterrupt at the next step boundary and lived on. Only the CLI's handler is
+    deferred; a host's own acts at once."""
+    import os
+    import signal
+
+    class Exited(Exception):
+        pass
+
+    def host_handler(signum, frame):
+        raise Exited
+
+    previous = signal.signal(signal.SIGTERM, host_handler)
+    try:
+        with pytest.raises(Exited):
+            run(config(steps=40), tmp_path / "r", on_step=lambda step, model: os.kill(os.getpid(), signal.SIGTERM)
+                if step == 3 else None)
+        assert signal.getsignal(signal.SIGTERM) is host_handler
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -30,6 +30,10 @@ class _CtrlC:
     converted a bounding box (a fuzz run of the demo), a traceback instead of ``error: aborted``. An
     unexpected error after a Ctrl-C is reported as the abort it is."""
 
+    # training defers a SIGTERM to the step boundary only where this handler holds it (training.interrupt), not
+    # where a host process installed its own (a Ray worker's exits)
+    turns_sigterm_into_an_interrupt = True
+
     def __init__(self):
         self.seen = False
 

@@ -80,7 +80,8 @@ def wang_e() -> None:
 @click.option("--depth", type=click.IntRange(1, 8), default=None, help="nested: chain depth (2)")
 @click.option("--beta", type=BetaType(), default=None, help="adaptive/nested: score sharpness, inf = hardmax (inf)")
 @click.option("--length", type=click.IntRange(2, 4096), default=None,
-              help="sequence length of the check (fixed and kernel up to 4096; the others up to 512; an exact "
+              help="sequence length of the check (fixed: past the largest lag, and kernel, up to 4096; the others up "
+                   "to 512; an exact "
                    "adaptive/nested check estimated above 5 minutes is refused)")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, help="random check sequences")
 @construction_out_option("out")

@@ -460,7 +460,9 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
             raise ExpressivityError(
                 f"{log_option}: {sum(c for _, c in below)} value(s) of {metric} are <= 0 ({where_}"
                 f"{', ...' if len(below) > 3 else ''}), which a geometric mean cannot take (leaving them out biases it "
-                f"up); drop {log_option}, or leave them out yourself with --where '({metric}) > 0'")
+                f"up); drop {log_option}, or leave them out yourself with "
+                + (f"--where \"({metric}) > 0 OR status = 'failed'\" (failed runs stay counted)" if src.from_records
+                   else f"--where '({metric}) > 0'"))
     head = [*groups, "n", "geomean" if log else "mean", "ci_low", "ci_high", "sd_log10" if log else "sd", "min", "max",
             "failed", "missing", "incomplete", "values"]
     out = []

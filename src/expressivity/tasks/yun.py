@@ -45,6 +45,10 @@ class YunTarget(Task):
                 f"{self._target.source or 'a built-in target'} changed); put the code back, or drop target_sha256 "
                 "(a new sweep folder) to train on the code as it is")
         self.target_sha256 = found
+        if self.dim > MAX_DIM:
+            raise ExpressivityError(f"dim {self.dim} is above {MAX_DIM}: the Yun targets are sequence maps of "
+                                    "low-dimensional tokens (pairwise ones cost n^2 dim per sample); use a smaller dim")
+        super().__post_init__()
 
     def kwargs(self) -> dict:
         """The task's arguments; ``target_sha256`` only for a user target, so a built-in target's configurations
@@ -53,10 +57,6 @@ class YunTarget(Task):
         if not args["target_sha256"]:
             del args["target_sha256"]
         return args
-        if self.dim > MAX_DIM:
-            raise ExpressivityError(f"dim {self.dim} is above {MAX_DIM}: the Yun targets are sequence maps of "
-                                    "low-dimensional tokens (pairwise ones cost n^2 dim per sample); use a smaller dim")
-        super().__post_init__()
 
     @property
     def d_in(self):

@@ -5,7 +5,7 @@ optimiser state inconsistent, and one raised before the first checkpoint would l
 :class:`deferred_interrupt` catches SIGINT while training, and the trainer checks
 :meth:`~deferred_interrupt.requested` at every step boundary, writes a ``running`` checkpoint and
 raises :class:`TrainingInterrupted` (a ``KeyboardInterrupt``). A second Ctrl-C interrupts at once. A SIGTERM is
-deferred the same way where the process turns SIGTERM into an interrupt (the CLI does).
+deferred the same way where the CLI's handler holds it (one marked ``turns_sigterm_into_an_interrupt``).
 """
 
 from __future__ import annotations
@@ -49,11 +49,12 @@ class deferred_interrupt:
         # when it stops) or a job started in the background with ``nohup ... &``.
         if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
             self._previous[signal.SIGINT] = signal.signal(signal.SIGINT, self._handler)
-        # SIGTERM is deferred only where the process already turns it into an interrupt (the CLI does: `timeout`
-        # and a scheduler's preemption then checkpoint and stop); where it has the default action (a library
-        # user's process, a sweep's worker, which its driver terminates) it keeps it
+        # SIGTERM is deferred only where the CLI's handler turns it into an interrupt (`timeout` and a scheduler's
+        # preemption then checkpoint and stop); any other (the default action of a library user's process or a
+        # sweep's worker, which its driver terminates; a handler a host installed, a Ray worker's exit) is kept:
+        # deferring any non-default one kept a Ray worker alive past its SIGTERM (a review, 2026-11-28)
         term = signal.getsignal(signal.SIGTERM)
-        if term not in (signal.SIG_DFL, signal.SIG_IGN, None):
+        if getattr(term, "turns_sigterm_into_an_interrupt", False):
             self._previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, self._handler)
         return self
 

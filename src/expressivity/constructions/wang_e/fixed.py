@@ -220,6 +220,10 @@ def check_fixed_memory(net: Network, report: ConstructionReport, length: int | N
     t0 = time.perf_counter()
     c = args.construction(net, report, "wang-e fixed memories", "check_fixed_memory")
     lags, readout = tuple(c["lags"]), c["readout"]
+    if length is not None and not isinstance(length, bool) and hasattr(length, "__index__") and \
+            int(length) <= lags[-1]:   # a check shorter than the largest lag sees no memory at all
+        raise ExpressivityError(f"the checked sequences must reach past the largest lag ({lags[-1]}): give a length "
+                                f"of {lags[-1] + 1} to {args.MAX_CHECK_LENGTH}, got {length}")
     length = 4 * lags[-1] + 32 if length is None else args.whole(length, "length", lags[-1] + 1, args.MAX_CHECK_LENGTH)
     samples, seed = args.whole(samples, "samples", 1, args.MAX_SAMPLES), args.seed(seed)
     rng = np.random.default_rng(seed)

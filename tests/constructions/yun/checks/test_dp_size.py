@@ -224,3 +224,11 @@ def test_dp_decomposition_refuses_non_finite_softened_outputs(monkeypatch):
     monkeypatch.setattr(dpm, "forward", lambda net, X: np.full_like(X, np.inf))
     with pytest.raises(ExpressivityError, match="not finite"):
         dpm.dp_decomposition(b, soft_network=object(), samples=50, seed=1)
+
+
+def test_theorem_3_s_d_p_of_f_bar_and_g_bar_is_exactly_zero_not_an_unbounded_sample():
+    """A review (2026-11-28): in Theorem 3 mode g_bar = f_bar on every cube (a verified identity), yet the sampled
+    estimate said "no interval: ... d_p there is not bounded"."""
+    b = compile_modified(get_target("smooth-rank"), YunParams(2, 1, 4, positional=True))
+    term = dp_decomposition(b, None, samples=200).fbar_gbar
+    assert term.value == 0.0 and term.note is None and term.method.startswith("exact: g_bar = f_bar on every cube")
