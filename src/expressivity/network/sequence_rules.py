@@ -131,8 +131,9 @@ class OffRamps:
     """No entry of ``dims`` (plus the token's index where ``positional``) lies within ``left`` below a
     breakpoint ``k / N``, nor within ``right`` above one: Yun et al.'s softened quantizer ramps its steps
     over ``(k/N - epsilon, k/N)`` (``left`` is that width plus float64's drift, which carries an entry near
-    one into it) and agrees with the verified network elsewhere (an entry exactly on a breakpoint, where
-    ``right`` says so by being 0 for a power-of-two ``N``, passes exactly). On a ramp the softened network's
+    one into it; ``right`` the drift, which carries an entry just above a breakpoint down onto the ramp) and
+    agrees with the verified network elsewhere. An entry exactly on a breakpoint is not refused: with a
+    power-of-two ``N`` and ramp it passes the quantizer exactly. On a ramp the softened network's
     output lies between two cells' and the contextual map amplifies it: 1,069 for a target in [0, 1] (an
     audit, 2026-11-28). The claim there is the d_p average over the cube, not the answer at the input."""
 
