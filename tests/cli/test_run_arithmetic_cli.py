@@ -177,10 +177,8 @@ def test_a_typed_value_that_float64_rounds_out_of_the_domain_is_said_so(yun_sort
     outside [0, 1)" with no word of the rounding."""
     softened = yun_sort.parent / "softened"   # softmax: float64 over [0, 1)
     code, _, err = run("run", softened, "--input", "0.99999999999999999999,0.3")
-    # as typed, 1e-20 below the breakpoint 1: on the softened quantizer's ramp, which the claim leaves out (an
-    # audit, 2026-11-28), named before the rounding that would also take it out of [0, 1)
-    _one_line(code, err, "--input: token 0 has x[0] = 99999999999999999999/100000000000000000000, 1e-20 below the "
-                         "quantizer breakpoint 1: on the softened ramp")
+    _one_line(code, err, "--input: 2 value(s) are not float64 numbers (0.99999999999999999999 becomes 1.0), and the "
+                         "rounded input is refused: token 0 has x[0] = 1, outside [0, 1)")
     assert "--dtype exact" not in err   # a softmax network has no exact pass
     # a domain [0, 1) with no ramps: the typed value is inside, its float64 rounding is not
     from dataclasses import replace

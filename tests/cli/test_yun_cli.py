@@ -300,3 +300,15 @@ def test_a_folder_whose_build_failed_a_check_carries_no_claim(tmp_path, monkeypa
     monkeypatch.undo()
     ran = CliRunner().invoke(cli, ["run", str(tmp_path / "b" / "delta_1_12" / "softened"), "--input", "0.1;0.6"])
     assert ran.exit_code == 2 and "records a failed check" in ran.stderr
+
+
+def test_a_build_s_d_p_samples_may_land_on_the_ramps_and_a_too_narrow_ramp_is_refused_by_name():
+    """A fuzz (2026-11-28): with 10^6 samples (or --epsilon 0.06) a Monte-Carlo sample landed on a ramp and the
+    build was refused by the softened network's input domain, though d_p is over the whole cube; --epsilon 1e-20 was
+    refused naming an internal rule ("rule 'off-ramps': left must be ...")."""
+    res = run("build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/4", "--samples", "2000",
+              "--epsilon", "0.06", "--json")
+    assert res.exit_code == 0, res.output
+    res = run("build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/4", "--epsilon", "1e-20")
+    assert res.exit_code == 2 and res.stderr.startswith("error: --epsilon 1e-20 (a ramp of") and \
+        "give a larger --epsilon" in res.stderr

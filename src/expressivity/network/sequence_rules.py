@@ -133,7 +133,8 @@ class OffRamps:
     over ``(k/N - epsilon, k/N)`` (``left`` is that width plus float64's drift, which carries an entry near
     one into it; ``right`` the drift, which carries an entry just above a breakpoint down onto the ramp) and
     agrees with the verified network elsewhere. An entry exactly on a breakpoint is not refused: with a
-    power-of-two ``N`` and ramp it passes the quantizer exactly. On a ramp the softened network's
+    power-of-two ``N`` and ramp it passes the quantizer exactly. The entry judged is its float64 value, which the
+    network receives (typed 0.25000000000000001 is 0.25). On a ramp the softened network's
     output lies between two cells' and the contextual map amplifies it: 1,069 for a target in [0, 1] (an
     audit, 2026-11-28). The claim there is the d_p average over the cube, not the answer at the input."""
 
@@ -178,8 +179,8 @@ class OffRamps:
             entries = (tuple(int(i) for i in e) for e in np.argwhere(near))
         for b, t, k in entries:
             value = X3[b, t, cols[k]]
-            try:
-                x = Fraction(value) + (t if self.positional else 0)
+            try:   # the float64 value the softened network receives (it runs in float64 only), not the typed one
+                x = Fraction(float(value)) + (t if self.positional else 0)
             except (TypeError, ValueError, OverflowError):   # NaN/inf: the field's check names those
                 continue
             cell = (x * self.N).__floor__()
@@ -191,7 +192,7 @@ class OffRamps:
                 return (f"{where(b, t)} has {self.dims[k]} = {_number(value)}, {float(above):.3g} below the quantizer breakpoint "
                         f"{Fraction(cell + 1, self.N)}: on the softened ramp (width {self.left:.3g} there), where the network "
                         "is not the verified one")
-            if 0 < below < self.right:
+            if 0 < below < self.right and cell != 0:   # the first grid layer snaps an entry above 0 before any drift
                 return (f"{where(b, t)} has {self.dims[k]} = {_number(value)}, {float(below):.3g} above the quantizer breakpoint "
                         f"{Fraction(cell, self.N)}: within float64's drift ({self.right:.3g}) of the ramp below it")
         return None
@@ -200,7 +201,7 @@ class OffRamps:
         """Move an entry on a ramp to its cell's centre."""
         cols = [labels.index(d) for d in self.dims]
         for b, t, k, _, below, above, cell in list(self._distances(X, labels)):
-            if above < self.left or 0 < below < self.right:
+            if above < self.left or (0 < below < self.right and cell != 0):
                 X[b, t, cols[k]] = (cell + 0.5) / self.N - (t if self.positional else 0)
 
     def to_dict(self) -> dict:

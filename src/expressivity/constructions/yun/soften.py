@@ -324,6 +324,14 @@ def soften(p: YunParams, network: Network, n_quantizer: int, precondition_margin
             layers.append(_soft_ff(layer, eps_q if k < n_quantizer else eps_post))
     pe = None if network.positional_encoding is None else np.asarray(network.positional_encoding, dtype=float)
     left, right = quantizer_ramps(p, eps_q)
+    if not left + right < float(p.delta) / 4:   # NaN too
+        # a narrow ramp has steep units: float64's drift around each breakpoint then covers the cells (--epsilon 1e-20
+        # at delta 1/4 was refused naming an internal rule: a fuzz, 2026-11-28)
+        raise ExpressivityError(
+            f"--epsilon {config.epsilon if config.epsilon is not None else eps_q:g} (a ramp of {eps_q:g}) makes the "
+            f"quantizer's ReLU units so steep that float64 moves entries by up to "
+            f"{right:.3g}, beyond a quarter of the cells (delta/4 = {float(p.delta) / 4:g}); give a larger --epsilon, "
+            "or leave it out for the automatic width")
     domain = softened_domain(p)
     domain = replace(domain, rules=(OffRamps(domain.dims, p.N, left, right, p.positional),))
     soft = Network(tuple(layers), network.labels, pe, name=network.name + " (softmax/ReLU)",

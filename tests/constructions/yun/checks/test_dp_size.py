@@ -212,7 +212,7 @@ def test_dp_decomposition_total_is_against_the_softened_network(monkeypatch):
     from expressivity.targets import evaluate_target
     from expressivity.verify.dp_error import dp_between
     b = _build()
-    monkeypatch.setattr(dpm, "forward", lambda net, X: np.zeros_like(X))   # a softened network answering 0
+    monkeypatch.setattr(dpm, "forward", lambda net, X, **_: np.zeros_like(X))   # a softened network answering 0
     dec = dpm.dp_decomposition(b, soft_network=object(), samples=200, seed=1)
     F = evaluate_target(b.target, dec.X)
     assert dec.total.value == pytest.approx(dp_between(F, np.zeros_like(F), 2.0).value, rel=1e-12)
@@ -221,7 +221,7 @@ def test_dp_decomposition_total_is_against_the_softened_network(monkeypatch):
 def test_dp_decomposition_refuses_non_finite_softened_outputs(monkeypatch):
     import expressivity.constructions.yun.checks.dp as dpm
     b = _build()
-    monkeypatch.setattr(dpm, "forward", lambda net, X: np.full_like(X, np.inf))
+    monkeypatch.setattr(dpm, "forward", lambda net, X, **_: np.full_like(X, np.inf))
     with pytest.raises(ExpressivityError, match="not finite"):
         dpm.dp_decomposition(b, soft_network=object(), samples=50, seed=1)
 
