@@ -3,6 +3,7 @@
 import json
 import sys
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -527,3 +528,21 @@ def test_an_export_s_run_record_names_the_network_it_exported(saved, tmp_path):
     config = json.loads((tmp_path / "e" / "run.json").read_text())["config"]
     assert config["source_folder"] == str((saved / "rev").resolve())
     assert config["source_weights_digest"] == weights_digest(load_saved(saved / "rev").network)
+
+
+def test_show_and_export_of_a_changed_network_name_their_own_way_out(tmp_path):
+    """A fuzz (2026-11-28): `show` and `export` of a network whose weights changed after saving said "pass
+    allow_outside=True" (the Python keyword); show's flag is --allow-outside, and export has none."""
+    from safetensors.numpy import load_file, save_file
+
+    code, _, err = run("circuit", "sum", "--length", "3", "--out", tmp_path / "c")
+    assert code == 0, err
+    weights = tmp_path / "c" / "network" / "weights.safetensors"
+    tensors = load_file(weights)
+    key = next(k for k, v in tensors.items() if np.any(v))
+    tensors[key] = tensors[key] * 2
+    save_file(tensors, weights)
+    code, _, err = run("show", tmp_path / "c" / "network", "--out", tmp_path / "p.html")
+    assert code == 2 and "pass --allow-outside to run it anyway" in err and "allow_outside=True" not in err
+    code, _, err = run("export", tmp_path / "c" / "network", "--to", "transformer-lens", "--out", tmp_path / "t")
+    assert code == 2 and "build or save it again" in err and "allow_outside" not in err

@@ -134,7 +134,8 @@ SUMMARY_FIELDS = [  # (field, malformed value, what the error names); field None
     ("seconds", "fast", "'seconds'"), ("test_sample", [1], "'test_sample'"),
     ("regime", {"checks": {"settled": "yes"}}, "'regime.checks'"),
     ("regime", {"checks": {}, "parameters": "many"}, "'regime.parameters'"),
-    ("regime", {"checks": {}, "scale": "medium"}, "'regime.scale'"), ("criterion_sha256", 5, "'criterion_sha256'")]
+    ("regime", {"checks": {}, "scale": "medium"}, "'regime.scale'"), ("criterion_sha256", 5, "'criterion_sha256'"),
+    ("rules_sha256", 5, "'rules_sha256'"), ("rules_sha256", "", "'rules_sha256'")]   # a fuzz (2026-11-28): taken
 MARKDOWN_FIELDS = [("notes", 7, "'notes'"), ("numbers", [], "'numbers'"),
                    ("numbers", {"grid_extensions": [{"label": "a"}]}, "'numbers.grid_extensions'")]
 

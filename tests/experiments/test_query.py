@@ -104,6 +104,8 @@ def test_split_list():
     assert split_list(None) == []
     with pytest.raises(ExpressivityError, match="empty entry"):
         split_list("a,")
+    with pytest.raises(ExpressivityError, match="names g twice"):   # a fuzz: two columns "g" in every format
+        split_list("g, h, g")
 
 
 def test_a_group_s_interval_is_across_its_seeds_not_its_rows(tmp_path):

@@ -39,6 +39,7 @@ def export(ctx, path, to, out, n_ctx, hardmax_lambda, no_verify, allow_length, a
 
     Exit 1 if TransformerLens does not reproduce the network (nothing is written then), 2 on bad input."""
     from expressivity.export.convert import VerificationFailed, export_network, export_transformer_lens
+    from expressivity.errors import NetworkError
     from expressivity.export.folders import load_saved
 
     if to == "network":
@@ -73,6 +74,10 @@ def export(ctx, path, to, out, n_ctx, hardmax_lambda, no_verify, allow_length, a
         except VerificationFailed as exc:
             err_console.print(f"error: {exc}", soft_wrap=True, markup=False, highlight=False)
             raise SystemExit(1)
+        except NetworkError as exc:   # export has no --allow-outside: it exports a network with its claim or none
+            raise NetworkError(str(exc).replace("pass allow_outside=True to run it anyway, its outputs marked as outside "
+                                                "the claim", "export exports a network within its claim: build or "
+                                                "save it again")) from None
     result |= {"source": saved.describe(), "run": run}
     if as_json:
         emit_json(result)

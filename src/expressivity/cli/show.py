@@ -28,7 +28,8 @@ def show(path, input_text, out, allow_length, allow_outside, as_json):
     input (and every mixing head's fixed matrix), the residual stream per layer, and the construction's checks and margins."""
     from expressivity.export.folders import load_saved
     from expressivity.inspect.page import GENERATOR_TAG, network_page
-    from expressivity.inspect.run import domain_text, parse_input
+    from expressivity.errors import NetworkError
+    from expressivity.inspect.run import as_flags, domain_text, parse_input
     from expressivity.network.inputs import default_input
     from expressivity.network.layers import head_count
 
@@ -41,11 +42,14 @@ def show(path, input_text, out, allow_length, allow_outside, as_json):
     with human_output_to_stderr(as_json):
         saved = load_saved(path)
         warn(saved)
-        if input_text is None:
-            X = default_input(saved.network, saved.typical_length())
-        else:
-            X = parse_input(saved.network, input_text, allow_length, allow_outside)   # exact: checked as typed
-        page = network_page(saved, X, input_text, allow_length, allow_outside)
+        try:
+            if input_text is None:
+                X = default_input(saved.network, saved.typical_length())
+            else:
+                X = parse_input(saved.network, input_text, allow_length, allow_outside)   # exact: checked as typed
+            page = network_page(saved, X, input_text, allow_length, allow_outside)
+        except NetworkError as exc:   # the library's keyword spelled as this command's flag (a fuzz, 2026-11-28)
+            raise NetworkError(as_flags(str(exc))) from None
         with staging as temp:
             temp.write_text(page, encoding="utf-8")
     heads = head_count(saved.network.layers)   # one heatmap per head: attention patterns and mixing matrices

@@ -335,6 +335,9 @@ def split_list(text: str | None) -> list[str]:
     parts.append(cur.strip())
     if any(not p for p in parts):
         raise ExpressivityError(f"{text!r} has an empty entry; give comma-separated columns like model.heads, model.rpe")
+    twice = next((p for k, p in enumerate(parts) if p in parts[:k]), None)
+    if twice is not None:   # a column grouped by twice wrote two columns of one name (a fuzz, 2026-11-28)
+        raise ExpressivityError(f"{text!r} names {twice} twice; give each column once")
     return parts
 
 

@@ -134,10 +134,12 @@ def check_verdict(path: Path, markdown: bool) -> None:
     # reached under may be read (a missing or changed file would show as "criterion amended: no").
     fresh = ("restore the criterion.md the run wrote, or run the claim again into a new folder with "
              f"'expressivity reproduce {claim} --scale {scale} --out NEW_FOLDER'")
+    for key in ("criterion_sha256", "rules_sha256"):   # absent or null: a run from before it was recorded
+        value = v.get(key)
+        if value is not None and not (isinstance(value, str) and len(value) == 64
+                                      and all(c in "0123456789abcdef" for c in value)):
+            raise refuse(f"'{key}' is {_shown(value)}, not a SHA-256 in hex")
     recorded = v.get("criterion_sha256")
-    if recorded is not None and not (isinstance(recorded, str) and len(recorded) == 64
-                                     and all(c in "0123456789abcdef" for c in recorded)):
-        raise refuse(f"'criterion_sha256' is {_shown(recorded)}, not a SHA-256 in hex")
     try:
         text = (folder / criterion.FILE).read_bytes()
     except FileNotFoundError:
