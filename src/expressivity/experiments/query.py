@@ -495,12 +495,12 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
             f"{len(pooled)} group(s) hold several values of one seed ({label}: {vals} values of {n} seeds; lengths or "
             f"settings not grouped by): each seed's values are averaged first, so n counts seeds and the interval is "
             f"across them; group by the setting that differs (or length) to see them apart"))
-    else:
-        head, out = head[:-1], [row[:-1] for row in out]
-    if not any(row[len(groups) + 9] for row in out):
-        del head[len(groups) + 9]
-        out = [row[:len(groups) + 9] + row[len(groups) + 10:] for row in out]
-    return head, out
+    # "values" and "incomplete" only where some group has them (a finished sweep's table looks as it did)
+    # (by position: a group, plot's x among them, may be called like a statistic)
+    last = len(head) - 1   # "values"; "incomplete" just before it
+    shown = {last - 1: any(row[last - 1] for row in out), last: bool(pooled)}
+    keep = [k for k in range(len(head)) if shown.get(k, True)]
+    return [head[k] for k in keep], [[row[k] for k in keep] for row in out]
 
 
 def run_rows(src: Source, where: str | None = None, length="train", metric: str | None = None) -> tuple[list, list]:

@@ -73,22 +73,12 @@ class ValidLengths:
     @classmethod
     def range(cls, lo: int, hi: int | None) -> "ValidLengths":
         """Every length from ``lo`` to ``hi`` inclusive (``hi=None``: no upper limit)."""
-        lo = _length(lo, "the shortest valid length")
-        if hi is not None:
-            hi = _length(hi, "the longest valid length")
-            if hi < lo:
-                raise NetworkError(f"valid lengths {lo}..{hi} are empty; give lo <= hi")
-        return cls(lo, hi, None)
+        return cls(lo, hi, None)   # checked by the constructor
 
     @classmethod
     def of(cls, lengths: Iterable[int]) -> "ValidLengths":
         """Exactly the given lengths (at least one)."""
-        if isinstance(lengths, (str, bytes)) or not hasattr(lengths, "__iter__"):
-            raise NetworkError(f"valid lengths must be a collection of positive integers, got {lengths!r}")
-        values = tuple(sorted({_length(n, "a valid length") for n in lengths}))
-        if not values:
-            raise NetworkError("valid lengths must name at least one length")
-        return cls(values[0], values[-1], values)
+        return cls(values=lengths)   # checked, sorted and bounded by the constructor
 
     # ---- questions ---------------------------------------------------------------------
     def contains(self, n: int) -> bool:

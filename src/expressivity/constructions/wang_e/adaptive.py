@@ -36,7 +36,7 @@ from expressivity.constructions.wang_e import arguments as args
 from expressivity.constructions.report import Check, ConstructionReport, ErrorEstimate, Size
 from expressivity.constructions.wang_e.domains import pointer_domain
 from expressivity.constructions.wang_e.readouts import relu_layer
-from expressivity.errors import ExpressivityError
+from expressivity.errors import ExpressivityError, require_int, require_number
 from expressivity.network import AttentionLayer, FeedForwardLayer, Head, Network
 from expressivity.network.exact import forward_exact
 from expressivity.network.reference import forward
@@ -84,8 +84,8 @@ def build_adaptive_memory(max_lag: int = 8, depth: int = 1, length: int = 32,
     softmax heads with inverse temperature ``beta``.
     """
     t0 = time.perf_counter()
-    max_lag, depth = args.whole(max_lag, "max-lag", 1, 64), args.whole(depth, "depth", 1, 8)
-    length, beta = args.whole(length, "length", 2, MAX_LENGTH), args.beta(beta)
+    max_lag, depth = require_int(max_lag, "max-lag", 1, 64), require_int(depth, "depth", 1, 8)
+    length, beta = require_int(length, "length", 2, MAX_LENGTH), args.beta(beta)
     hard = math.isinf(beta)
     labels = _labels(max_lag, depth)
     d, T = len(labels), max_lag
@@ -273,7 +273,7 @@ def check_adaptive_memory(net: Network, report: ConstructionReport, seed: int = 
     c = args.construction(net, report, prefix, "check_adaptive_memory")
     seed = args.seed(seed)
     if budget_s is not None:
-        budget_s = args.positive(budget_s, "budget_s")
+        budget_s = require_number(budget_s, "budget_s", positive=True)
     hard = math.isinf(c["beta"])
     if hard and budget_s is not None and (seconds := exact_check_seconds(net, report)) > budget_s:
         raise ExpressivityError(f"the exact check of every pointer at every position takes about {seconds / 60:,.0f} "

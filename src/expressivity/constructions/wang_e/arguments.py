@@ -1,4 +1,5 @@
-"""The argument checks the Wang & E builders and checkers share with their commands.
+"""The argument checks the Wang & E builders and checkers share with their commands (with
+:func:`~expressivity.errors.require_int` and :func:`~expressivity.errors.require_number`).
 
 The CLI's options carry ranges (``--width 2..4096``, ``--heads 1..4096``, ...); a Python caller of the
 builders had none: ``build_fixed_memory([1, 3], width=10**7)`` ran past 90 s at 15.6 GB, a report of
@@ -11,7 +12,7 @@ from __future__ import annotations
 import math
 
 from expressivity.constructions.report import ConstructionReport
-from expressivity.errors import ExpressivityError, require_int, require_number
+from expressivity.errors import ExpressivityError, require_int
 from expressivity.network.network import Network
 
 # the CLI's ranges (cli/wang_e.py), which the builders and checkers keep too
@@ -23,18 +24,8 @@ MAX_SAMPLES = 100_000
 MAX_SEED = 2 ** 32 - 1
 
 
-def whole(value, name: str, low: int, high: int) -> int:
-    """``value`` (an int, NumPy's too) within ``[low, high]``, else a one-line error naming ``name``."""
-    return require_int(value, name, lo=low, hi=high)
-
-
 def seed(value) -> int:
-    return whole(value, "seed", 0, MAX_SEED)
-
-
-def positive(value, name: str) -> float:
-    """A finite number > 0, else a one-line error naming ``name``."""
-    return require_number(value, name, positive=True)
+    return require_int(value, "seed", 0, MAX_SEED)
 
 
 def construction(net, report, prefix: str, checker: str) -> dict:

@@ -32,7 +32,7 @@ from expressivity.constructions.report import Check, ConstructionReport, ErrorEs
 from expressivity.constructions.wang_e.adaptive import chain_target, every_pointer_inputs, features
 from expressivity.constructions.wang_e.domains import parity_domain, pointer_domain
 from expressivity.constructions.wang_e.readouts import relu_layer
-from expressivity.errors import ExpressivityError
+from expressivity.errors import ExpressivityError, require_int
 from expressivity.network import AttentionLayer, Head, Network
 from expressivity.network.biases import RelativeBias
 from expressivity.network.exact import forward_exact
@@ -181,7 +181,7 @@ def check_dpfree_boolean(net: Network, report: ConstructionReport, seed: int = 0
     """Every sign pattern of the lagged tokens at every scored position, plus ``random`` sequences, exactly."""
     t0 = time.perf_counter()
     c = args.construction(net, report, "wang-e DP-free sparse Boolean", "check_dpfree_boolean")
-    seed, random = args.seed(seed), args.whole(random, "random", 0, args.MAX_SAMPLES)
+    seed, random = args.seed(seed), require_int(random, "random", 0, args.MAX_SAMPLES)
     lags, n = c["lags"], c["length"]
     T = max(lags)
     rng = np.random.default_rng(seed)

@@ -20,7 +20,7 @@ from expressivity.constructions.wang_e import arguments as args
 from expressivity.constructions.report import Check, ConstructionReport, ErrorEstimate, Size
 from expressivity.constructions.wang_e.domains import signal_domain
 from expressivity.constructions.wang_e.kernels import KernelFit, head_weights, kernel_fit, matched_head, target_kernel
-from expressivity.errors import ExpressivityError
+from expressivity.errors import ExpressivityError, require_int, require_number
 from expressivity.network import AttentionLayer, Head, Network, SlopeBias
 from expressivity.network.layers import head_count
 from expressivity.network.reference import forward
@@ -31,7 +31,7 @@ def build_kernel_memory(kernel: str = "power", alpha: float = 0.5, rpe: str | No
                         eps: float = 0.1) -> tuple[Network, ConstructionReport]:
     """The network for ``kernel`` with ``heads`` heads of type ``rpe`` (default: the matched one)."""
     t0 = time.perf_counter()
-    heads, eps = args.whole(heads, "heads", 1, args.MAX_HEADS), args.positive(eps, "eps")
+    heads, eps = require_int(heads, "heads", 1, args.MAX_HEADS), require_number(eps, "eps", positive=True)
     matched_rpe, _ = matched_head(kernel, alpha)
     rpe = matched_rpe if rpe is None else rpe
     fit = kernel_fit(rpe, kernel, alpha, heads, eps)
@@ -81,8 +81,8 @@ def check_kernel_memory(net: Network, report: ConstructionReport, length: int = 
     """The sup error on random (``U[-1, 1]``) and adversarial (sign of the kernel error) sequences."""
     t0 = time.perf_counter()
     c = args.construction(net, report, "wang-e essentially sparse memory", "check_kernel_memory")
-    length = args.whole(length, "length", 1, args.MAX_CHECK_LENGTH)
-    samples, seed = args.whole(samples, "samples", 1, args.MAX_SAMPLES), args.seed(seed)
+    length = require_int(length, "length", 1, args.MAX_CHECK_LENGTH)
+    samples, seed = require_int(samples, "samples", 1, args.MAX_SAMPLES), args.seed(seed)
     rng = np.random.default_rng(seed)
     x = rng.uniform(-1, 1, (samples, length))
     s = np.arange(length)

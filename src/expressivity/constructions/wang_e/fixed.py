@@ -32,7 +32,7 @@ from expressivity.constructions.wang_e.domains import signal_domain
 from expressivity.constructions.wang_e.kernels import KernelFit, interpolation_heads
 from expressivity.constructions.wang_e.readouts import (FUNCTIONS, READOUTS, Readout, grid_readout, grid_scratch_labels,
                                                         linear_readout, product_readout)
-from expressivity.errors import ExpressivityError
+from expressivity.errors import ExpressivityError, require_int, require_number
 from expressivity.network import AttentionLayer, Head, Network, SlopeBias
 from expressivity.network.layers import head_count
 from expressivity.network.reference import forward
@@ -126,10 +126,10 @@ def build_fixed_memory(lags, *, readout: str = "product", rpe: str = "lin", b: f
     """
     t0 = time.perf_counter()
     lags = parse_lags(lags)
-    width, grid = args.whole(width, "width", 2, args.MAX_WIDTH), args.whole(grid, "grid", 1, args.MAX_GRID)
-    b = args.positive(b, "b")
+    width, grid = require_int(width, "width", 2, args.MAX_WIDTH), require_int(grid, "grid", 1, args.MAX_GRID)
+    b = require_number(b, "b", positive=True)
     if heads is not None:
-        heads = args.whole(heads, "heads", 1, args.MAX_HEADS)
+        heads = require_int(heads, "heads", 1, args.MAX_HEADS)
     if readout not in READOUTS:
         raise ExpressivityError(f"unknown readout {readout!r}; use one of {', '.join(READOUTS)}")
     if readout != "linear" and len(lags) != 2:
@@ -224,8 +224,8 @@ def check_fixed_memory(net: Network, report: ConstructionReport, length: int | N
             int(length) <= lags[-1]:   # a check shorter than the largest lag sees no memory at all
         raise ExpressivityError(f"the checked sequences must reach past the largest lag ({lags[-1]}): give a length "
                                 f"of {lags[-1] + 1} to {args.MAX_CHECK_LENGTH}, got {length}")
-    length = 4 * lags[-1] + 32 if length is None else args.whole(length, "length", lags[-1] + 1, args.MAX_CHECK_LENGTH)
-    samples, seed = args.whole(samples, "samples", 1, args.MAX_SAMPLES), args.seed(seed)
+    length = 4 * lags[-1] + 32 if length is None else require_int(length, "length", lags[-1] + 1, args.MAX_CHECK_LENGTH)
+    samples, seed = require_int(samples, "samples", 1, args.MAX_SAMPLES), args.seed(seed)
     rng = np.random.default_rng(seed)
     x = np.concatenate([rng.uniform(-1, 1, (samples, length)), adversarial_sequences(net, report, length)])
     # A few sequences at a time: every head holds (length x length) scores per sequence.
