@@ -65,6 +65,10 @@ def test_build_config_refuses_one_sample_with_the_real_reason():
     (lambda net: E.evaluate(net, np.zeros((8, net.d_in)), "float16"), "unknown dtype"),
     (lambda net: E.evaluate([1, 2], np.zeros((8, 1))), "evaluate takes a Network"),
     (lambda net: E.evaluate(net, np.full((8, net.d_in), np.nan)), "NaN"),
+    # float64 read dates as days since 1970 and strings as the numbers they spell (a fresh audit, 2026-11-28)
+    (lambda net: E.evaluate(net, np.full((8, net.d_in), np.datetime64("1970-01-02"))), "got datetime64"),
+    (lambda net: E.evaluate(net, np.full((8, net.d_in), np.timedelta64(0, "D"))), "got timedelta64"),
+    (lambda net: E.evaluate(net, np.full((8, net.d_in), "0")), "must hold numbers, got <U1"),
     (lambda net: E.embed("x", [1, 2]), "embed's network must be a Network"),
     (lambda net: E.embed(net, "1,2"), "values must be an array"),
     (lambda net: E.from_network("x"), "from_network's net must be a Network"),

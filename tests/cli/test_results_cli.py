@@ -187,6 +187,23 @@ def test_non_finite_values_count_as_missing_and_huge_fits_do_not_overflow(tmp_pa
     assert fit["rows"][0]["prefactor"] is None or math.isfinite(fit["rows"][0]["prefactor"])
 
 
+def test_a_table_without_numbers_says_so(tmp_path):
+    """``--metric y/0`` (DuckDB's x/0 is NULL) and a --where that keeps nothing printed a table with no means and
+    no word (a fresh audit, 2026-11-29)."""
+    table = tmp_path / "t.csv"
+    table.write_text("x,y\n1,1\n1,2\n2,3\n")
+    res = CliRunner().invoke(cli, ["results", str(table), "--metric", "y/0", "--group-by", "x", "--json"])
+    assert res.exit_code == 0 and [r["n"] for r in json.loads(res.stdout)["rows"]] == [0, 0]
+    assert "3 row(s) have no finite value of y/0" in res.stderr and "no row has one" in res.stderr, res.stderr
+    res = CliRunner().invoke(cli, ["results", str(table), "--metric", "y/(y-1)", "--group-by", "x"])
+    assert res.exit_code == 0 and "1 row(s) have no finite value" in res.stderr, res.stderr
+    assert "no row has one" not in res.stderr
+    res = CliRunner().invoke(cli, ["results", str(table), "--metric", "y", "--where", "x > 5"])
+    assert res.exit_code == 0 and "no row matches --where 'x > 5'" in res.stderr, res.stderr
+    res = CliRunner().invoke(cli, ["results", str(table), "--metric", "y", "--group-by", "x"])
+    assert res.exit_code == 0 and "warning" not in res.stderr, res.stderr
+
+
 # ---- an unfinished sweep, a sweep folder without sweep.json, options that do not apply ----------
 def _copy_sweep(sweep_dir, folder, keep=lambda record: True):
     """The sweep folder's sweep.json, run.json and the records that ``keep`` accepts, in ``folder``:

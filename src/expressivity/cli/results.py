@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import click
@@ -154,6 +155,25 @@ def _refuse_no_select(source: Path) -> None:
                                "none (every row is shown): drop --no-select, or give the sweep folder")
 
 
+def _warn_empty(head: list[str], rows: list[list], metric: str, where: str | None) -> None:
+    """Say where the table has no numbers, which exit 0 with an empty table did silently (a fresh audit,
+    2026-11-29: ``--metric test_metric/0`` printed n = 0 in every group; DuckDB's x/0 is NULL): no row kept by
+    ``--where``, or rows kept whose metric is no finite number (left out of the means, counted in ``missing``)."""
+    def count(row, column):
+        return row[head.index(column)] if column in head else 0
+
+    # (without groups, SQL answers a table with no rows with one row of zero counts)
+    if not any(count(r, "n") or count(r, "failed") or count(r, "missing") or count(r, "incomplete") for r in rows):
+        warnings.warn(f"no row{' matches --where ' + repr(where) if where else ''}: the table is empty")
+        return
+    missing = sum(count(r, "missing") for r in rows)
+    if missing:
+        none = all(count(r, "n") == 0 for r in rows)
+        warnings.warn(f"{missing} row(s) have no finite value of {metric} (empty, NaN or inf; a division by zero in "
+                      f"an expression gives none) and are left out of the means (column missing)"
+                      + ("; no row has one, so the table has no means: check the metric" if none else ""))
+
+
 @click.command("results")
 @SOURCE
 @WHERE
@@ -194,6 +214,7 @@ def results(source, where, group_by, metric, log, length, runs, no_select, fmt, 
                                        f"({', '.join(STATISTIC_COLUMNS)}); group by it as an expression: "
                                        f"--group-by '({clash[0]})'")
             head, rows = aggregate(src, metric, groups, where, length, log)
+            _warn_empty(head, rows, metric, where)
             title = (f"{src.label}: {'geometric mean' if log else 'mean'} of {metric} with 95% t interval over seeds"
                      + (f"; selected per configuration and seed: {', '.join(src.selected)} (on validation)"
                         if src.selected else ""))

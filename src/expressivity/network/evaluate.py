@@ -111,13 +111,19 @@ def check_evaluation(network, X, dtype):
     if complex_entries:
         raise EvaluationError("X holds complex numbers; give real ones")
     try:
-        arr = np.asarray(X) if dtype == "exact" else np.asarray(X, dtype=np.float64)
+        raw = np.asarray(X)
+    except (TypeError, ValueError):
+        raise EvaluationError("X must be a rectangular array (n, d_in) or (batch, n, d_in) of numbers") from None
+    # before any conversion: float64 reads dates as days since 1970 and strings as the numbers they spell, which
+    # the exact pass refused (a fresh audit, 2026-11-28: a datetime64 X was evaluated as numbers)
+    if raw.dtype.kind not in "biufO":
+        raise EvaluationError(f"X must hold numbers, got {raw.dtype} entries")
+    try:
+        arr = raw if dtype == "exact" else raw.astype(np.float64)
     except OverflowError:
         raise EvaluationError(f"X holds a number beyond the {dtype} range; evaluate it with dtype 'exact'") from None
     except (TypeError, ValueError):
         raise EvaluationError("X must be a rectangular array (n, d_in) or (batch, n, d_in) of numbers") from None
-    if arr.dtype.kind not in "biufO":
-        raise EvaluationError(f"X must hold numbers, got {arr.dtype} entries")
     if dtype != "exact" and not np.all(np.isfinite(arr)):
         raise EvaluationError("X holds NaN or infinite values; give finite numbers")
     return X
