@@ -141,6 +141,26 @@ def test_epsilon_outside_its_range_is_refused_by_name():
         assert res.exit_code == 2 and "--epsilon" in res.stderr and "delta/4" in res.stderr, res.output
 
 
+def test_an_epsilon_whose_ramps_cover_more_than_the_automatic_width_is_said_next_to_the_checks():
+    """--epsilon 1e-3 at delta 1/4 gave d_2(f, g) 28.9 (0.33 by default, a target in [0, 1]) with "all checks
+    passed" and no word that the checks leave the ramps, 2% of the cube, out (a fresh audit, 2026-11-28)."""
+    from expressivity.constructions.yun.constants import YunParams
+    from expressivity.constructions.yun.soften import SoftenConfig, automatic_epsilon, ramp_measure
+
+    base = ("build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/4", "--samples", "100")
+    p = YunParams(2, 1, 4)
+    automatic = automatic_epsilon(p, SoftenConfig())
+    # 2 entries x 2 breakpoints x (levels + 1) ramps of width 2^-10 each, plus float64's drift
+    assert ramp_measure(p, 1e-3) >= 2 * 2 * (p.levels + 1) * 2.0 ** -10 > ramp_measure(p, automatic)
+    for eps, wide in (("0.001", True), ("1e-9", True), (repr(automatic), False), (None, False)):
+        res = run(*base, *(("--epsilon", eps) if eps else ()))
+        assert res.exit_code == 0 and "all checks passed" in res.stdout, res.output
+        assert ("g is unverified on them" in res.stdout) is wide, (eps, res.stdout)
+        report = json.loads(run(*base, *(("--epsilon", eps) if eps else ()), "--json").stdout)
+        assert ("nothing bounds it" in report["notes"]) is wide, report["notes"]
+    assert "up to 0.0195 of the cube" in run(*base, "--epsilon", "0.001").stdout
+
+
 def test_large_p_reports_a_nonzero_error():
     res = run("build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2", "--samples", "100",
               "--p", "2000", "--json")

@@ -260,6 +260,24 @@ def quantizer_ramps(p: YunParams, eps: float) -> tuple[float, float]:
     return eps + drift, drift
 
 
+def ramp_count(p: YunParams) -> int:
+    """The quantizer ramps an input meets: each entry meets 2 breakpoints per quantizer layer of its coordinate."""
+    return p.n * p.d * 2 * (p.levels + 1)
+
+
+def ramp_measure(p: YunParams, eps: float) -> float:
+    """A bound on the share of the input cube (a union bound over entries, so it may pass 1) within a quantizer ramp
+    of width ``eps`` or float64's drift around one (:func:`quantizer_ramps`): where the softened network is not the
+    verified one and nothing bounds it."""
+    return ramp_count(p) * sum(quantizer_ramps(p, eps))
+
+
+def automatic_epsilon(p: YunParams, config: SoftenConfig) -> float:
+    """The quantizer ramp width used where ``config.epsilon`` is not given: the ramps' widths sum to about
+    ``config.quantizer_measure``, rounded down to a power of two (:func:`dyadic_floor`)."""
+    return dyadic_floor(config.quantizer_measure / ramp_count(p))
+
+
 def _soft_ff(layer: FeedForwardLayer, eps: float) -> FeedForwardLayer:
     if isinstance(layer.activation, ReLU):
         return layer
@@ -302,13 +320,11 @@ def soften(p: YunParams, network: Network, n_quantizer: int, precondition_margin
                                                  * exp(-lam * attn_margins["score_gap"]))
     attn_margins["attention_leakage_bound"] = attn_margins["per_layer_error_bound"] * attn_margins["attention_layers"]
     check_leakage(p, lam, attn_margins)
-    # Each entry meets 2 breakpoints per quantizer layer of its coordinate; ramps are eps wide.
-    ramps = p.n * p.d * 2 * (p.levels + 1)
     # A power of two: with delta one too, an input on a grid point k delta (0, 1/2: the most natural inputs)
     # passes every layer exactly, so it cannot drift into the ramp just left of its breakpoint. With 4e-8 (not
     # dyadic) the layers below moved 1/2 to 1/2 - 2e-10, into the ramp, and the contextual map turned that into
     # 493,332 for a target in [0, 1] (an audit, 2026-11-28).
-    eps_q = dyadic_floor(config.epsilon if config.epsilon is not None else config.quantizer_measure / ramps)
+    eps_q = dyadic_floor(config.epsilon) if config.epsilon is not None else automatic_epsilon(p, config)
     lattice = float(p.delta) / 2
     # Later layers see only multiples of delta/2; a ramp of width delta/4 keeps every such input
     # delta/4 away from a ramp end (width delta/2 would put lattice points on ramp starts, where
@@ -339,7 +355,7 @@ def soften(p: YunParams, network: Network, n_quantizer: int, precondition_margin
                    metadata={"lambda": lam, "epsilon": eps_q, "epsilon_post": eps_post,
                              "n": p.n, "d": p.d, "delta": str(p.delta)})
     margins = {**attn_margins, "lattice_margin": lattice, "precondition_margin": float(precondition_margin),
-               "quantizer_ramp_measure_bound": ramps * (left + right),
+               "quantizer_ramp_measure_bound": ramp_measure(p, eps_q),
                "quantizer_drift_bound": right,
                "largest_value_half_delta_units": float(p.t_r * 2 * p.N),
                "value_map_rounding_estimate": value_map_rounding(p)}
