@@ -260,3 +260,16 @@ def test_a_program_file_s_run_record_names_its_code(tmp_path, monkeypatch):
     assert config["program_sha256"] == hashlib.sha256(source.encode()).hexdigest()
     code, _, err = run("rasp", "compile", "reverse", "--max-len", "3", "--out", "lib")
     assert code == 0 and "program_source" not in json.loads((tmp_path / "lib" / "run.json").read_text())["config"]
+
+
+def test_samples_are_refused_where_a_softmax_network_is_checked_on_every_input_and_a_sampled_one_says_no_claim(tmp_path):
+    """A softmax network is checked on every input up to 65,536 (5,460 here, above the 4,096 of hardmax): --samples
+    chooses nothing there. Checked on samples, its claim is none, which the summary says and `run` enforces."""
+    code, _, err = run("rasp", "compile", "sort", "--vocab", "1,2,3,4", "--max-len", "6", "--attention", "softmax",
+                       "--samples", "100")
+    assert code == 2 and "--samples chooses random verification inputs, but all the inputs are checked" in err, err
+    code, out, err = run("rasp", "compile", "sort", "--max-len", "10", "--attention", "softmax", "--out",
+                         tmp_path / "s")
+    assert code == 0 and "claim: none on any one input (softmax attention, checked in float64 on 64 sampled" in out
+    code, _, err = run("run", tmp_path / "s", "--input", "0,3,1,2")
+    assert code == 2 and "carries no claim on any input" in err, err

@@ -237,3 +237,54 @@ def test_means_of_whole_fractions_are_canonical_so_ordinary_numerical_programs_c
             for xs in itertools.product([1, 2], repeat=n):
                 got, want = model.apply(["BOS", *xs]).decoded[1:], rasp.evaluate(program, list(xs))
                 assert [value_key(g) for g in got] == [value_key(w) for w in want], xs
+
+
+# ---- softmax: the hardmax proofs do not bound the softmax error (a fresh audit, 2026-11-29) ----------------------
+def _copied_first_scaled(n_vocab: int):
+    """Token 0 copied to every position, then read through a lookup table writing 10^6 for the top two tokens: the
+    weight the softmax leaves off the selected key (3e-4) became an error of 333 against the next block's margin
+    1/4, on the inputs starting with the top token only (1 in ``n_vocab``), which a 64-sample check missed."""
+    first = rasp.Aggregate(rasp.Select(I, I, lambda k, q: k == 0), T).named("first")
+    y = rasp.numerical(rasp.Map(lambda t: 10**6 + t % 2 if t >= n_vocab - 2 else t % 2, first)).named("y")
+    z = rasp.numerical(rasp.Map(lambda t: 0, T)).named("z")
+    return rasp.categorical(rasp.LinearSequenceMap(y, z, 1, 0)).named("out")
+
+
+def test_a_softmax_network_that_scales_its_attention_error_is_refused_where_every_input_is_checked():
+    with pytest.raises(RASPError, match=r"softmax attention \(lam = .*whose error the hardmax proofs do not bound") as e:
+        rasp.compile(_copied_first_scaled(4), vocab={0, 1, 2, 3}, max_seq_len=3, attention="softmax")
+    assert "compiler bug" not in str(e.value) and "\n" not in str(e.value)
+    # the same program is proven and exact with hardmax attention
+    model = rasp.compile(_copied_first_scaled(4), vocab={0, 1, 2, 3}, max_seq_len=3)
+    for xs in itertools.product(range(4), repeat=3):
+        assert model.apply(["BOS", *xs]).decoded[1:] == rasp.evaluate(model.program, list(xs))
+
+
+def test_a_softmax_network_checked_on_samples_carries_no_claim():
+    """8 million inputs: 64 samples, none starting with 199 (seed 0); compiled with exit 0 and `run` printed
+    1,000,000 for 1,000,001 within the claim. Now the network claims no input: evaluate and run refuse it unless
+    told, apply (tracr's interface) runs it, and the report's claim says none."""
+    from expressivity.errors import NetworkError
+    from expressivity.network import evaluate
+
+    model = rasp.compile(_copied_first_scaled(200), vocab=set(range(200)), max_seq_len=3, attention="softmax")
+    assert model.report.ok and model.report.claim.startswith("none on any one input: softmax attention, checked in "
+                                                             "float64 on 64 sampled inputs of the 8,040,200")
+    assert "64 random inputs" in model.report.constants["verification"]["inputs"]
+    X = model.one_hot([[0, 200, 1, 1]])
+    with pytest.raises(NetworkError, match="carries no claim on any input: softmax attention"):
+        evaluate(model.network, X)
+    assert model.network.outside_claim(X[0]) is not None
+    wrong = model.apply(["BOS", 199, 0, 0]).decoded[1:]   # what the audit found, still computed, now unclaimed
+    assert wrong != rasp.evaluate(model.program, [199, 0, 0]) == [10**6 + 1] * 3
+
+
+def test_a_softmax_network_with_at_most_65536_inputs_is_checked_on_every_one_and_claims_them():
+    from expressivity.rasp import library
+    from expressivity.rasp.verify import EXHAUSTIVE_LIMIT, SOFTMAX_EXHAUSTIVE_LIMIT, input_count
+
+    assert EXHAUSTIVE_LIMIT < input_count(4, 6) == 5460 < SOFTMAX_EXHAUSTIVE_LIMIT
+    model = rasp.compile(library.make_sort_unique(T, T), vocab={1, 2, 3, 4}, max_seq_len=6, attention="softmax")
+    assert model.network.no_claim is None and model.report.constants["verification"]["inputs"] == "exhaustive"
+    assert model.report.check("outputs equal rasp.evaluate").points == 5460
+    assert "checked end to end in float64 on every one of those inputs" in model.report.claim

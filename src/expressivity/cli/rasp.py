@@ -235,6 +235,8 @@ def rasp_compile(ctx, program, vocab, max_len, causal, attention, dtype, bos, sa
         _refuse_sampling_options(ctx, len(set(tokens)), max_len)
         compiled = rasp.compile(sop, vocab=tokens, max_seq_len=max_len, bos=bos, causal=causal, attention=attention,
                                 samples=samples, seed=seed, arithmetic=dtype)
+        # a softmax network is checked on every input up to a larger limit, which only the compile knows it kept
+        _refuse_sampling_options(ctx, 0, 0, compiled.report.constants["verification"]["inputs"])
     result = {"program": name, "ok": compiled.report.ok, "report": compiled.report.as_dict(),
               "residual_labels": list(compiled.residual_labels), "run": record}
     if out_dir is not None:
@@ -248,13 +250,15 @@ def rasp_compile(ctx, program, vocab, max_len, causal, attention, dtype, bos, sa
     _print_report(name, compiled, out_dir)
 
 
-def _refuse_sampling_options(ctx: click.Context, vocab_size: int, max_len: int) -> None:
-    """--samples / --seed choose random verification inputs: an error when every input is checked anyway."""
-    from expressivity.rasp.verify import EXHAUSTIVE_LIMIT
+def _refuse_sampling_options(ctx: click.Context, vocab_size: int, max_len: int, checked: str = "") -> None:
+    """--samples / --seed choose random verification inputs: an error when every input is checked anyway (known
+    before compiling up to ``EXHAUSTIVE_LIMIT`` inputs; after it from how the inputs were ``checked``)."""
+    from expressivity.rasp.verify import EXHAUSTIVE_LIMIT, input_count
 
     given = [option_flag(ctx, p) for p in typed_options(ctx, ("samples", "seed"))]
-    total = sum(vocab_size ** n for n in range(1, max_len + 1))
-    if given and total <= EXHAUSTIVE_LIMIT:
+    total = input_count(vocab_size, max_len) if not checked else None
+    if given and (checked.startswith("exhaustive") or total is not None and total <= EXHAUSTIVE_LIMIT):
+        total = total if total is not None else "the"
         verb = "choose" if len(given) > 1 else "chooses"
         raise click.UsageError(f"{' and '.join(given)} {verb} random verification inputs, but all {total} inputs are "
                                "checked here (exhaustive); drop them")
@@ -277,6 +281,8 @@ def _print_report(name: str, compiled, out_dir) -> None:
         _say(f"            proof: {b['proof']}")
     margins = ", ".join(f"{k} = {v}" for k, v in report.margins.items())
     _say(f"margins: {margins}" + (f"; bounds: {report.bounds}" if report.bounds else ""))
+    if compiled.network.no_claim is not None:
+        _say(f"claim: none on any one input ({compiled.network.no_claim})")
     for check in report.checks:
         d = check.details
         extra = (f"; float64 agreed on {d['float64_points'] - d['float64_disagreements']} of {d['float64_points']}"

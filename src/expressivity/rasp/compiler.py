@@ -20,13 +20,18 @@ attention gets its inverse temperature ``lam`` from the score margin: every quer
 keys outscore the others by ``g = 1`` per unit of ``lam``, so the weight off them is at most
 ``(n - 1) exp(-lam g)`` with ``n <= max_seq_len + 1`` keys; ``lam`` makes that at most
 ``delta``, a fraction of the feed-forward blocks' input margin (a quarter of the gap between
-consecutive values), so each block's rounding of its inputs removes the attention error.
+consecutive values). That is a design, not a proof: a lookup table writing large values, or a
+linear map with a large coefficient, multiplies the attention error past the next block's margin
+(an audit, 2026-11-29: an error of 333 against a margin of 1/4). A softmax network's claim is
+therefore its float64 check on every input (:data:`~.verify.SOFTMAX_EXHAUSTIVE_LIMIT` inputs at
+most); checked on samples only, it carries no claim on any one input (``network.no_claim``).
 """
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from fractions import Fraction
 
 from expressivity.constructions.report import Check, ConstructionReport, Size
@@ -40,7 +45,8 @@ from expressivity.rasp.layout import allocate
 from expressivity.rasp.proofs import prove_network
 from expressivity.rasp.selection import prove_selections
 from expressivity.rasp.values import infer_values, sort_values, unique_values
-from expressivity.rasp.verify import EXACT_OPS, EXHAUSTIVE_LIMIT, SAMPLES, verify
+from expressivity.rasp.verify import (EXACT_OPS, EXHAUSTIVE_LIMIT, SAMPLES, SOFTMAX_EXHAUSTIVE_LIMIT, input_count,
+                                      softmax_limit, verify)
 
 MAX_SEQ_LEN = 128
 MAX_VOCAB = 512
@@ -150,19 +156,38 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
     compiled = CompiledProgram(program, network, None, vocab, max_seq_len, bos,
                                [v for v in values[output.id] if v is not None], output.numerical, causal, pad)
     started = time.perf_counter()
-    checks, facts = verify(compiled, exhaustive_limit=exhaustive_limit, samples=samples, seed=seed,
+    limit = (softmax_limit(len(vocab), max_seq_len, network.parameter_count(), exhaustive_limit) if robust
+             else exhaustive_limit)
+    checks, facts = verify(compiled, exhaustive_limit=limit, samples=samples, seed=seed,
                            exact=arithmetic == "exact", exact_ops=exact_ops, tolerance=output.tolerance or 0.0)
     verify_seconds = time.perf_counter() - started
+    sampled = robust and not facts["inputs"].startswith("exhaustive")
+    if sampled:   # the check is a softmax network's claim: on samples, it claims no one input
+        compiled.network = replace(network, metadata={**network.metadata, "no_claim": _softmax_sampled(
+            facts["float64_points"], input_count(len(vocab), max_seq_len))})
     compiled.report = _report(compiled, graph, layout, sublayers, values, checks + [proof_check], facts, scale, delta,
                               compile_seconds, verify_seconds, robust, proofs, output.tolerance)
     if not compiled.report.ok:
         check = checks[0]
         example = check.examples[0] if check.examples else {}
+        why = ("although every block was proven; this is a compiler bug, please report it with the program"
+               if not robust else
+               f"with softmax attention (lam = {scale:.4g}), whose error the hardmax proofs do not bound: a block that "
+               "scales values (a lookup table writing large ones, a large coefficient) carried the weight off the "
+               "selected keys past the next block's margin, or float64 could not tell two of its values apart; "
+               "compile with hardmax attention (proven, exact)")
         raise RASPError(f"refused: the compiled network disagrees with rasp.evaluate on {check.failures} of "
                         f"{check.points} inputs ({check.arithmetic}), e.g. {example.get('input')} -> expected "
-                        f"{example.get('expected')}, although every block was proven; this is a compiler bug, please "
-                        "report it with the program")
+                        f"{example.get('expected')}, {why}")
     return compiled
+
+
+def _softmax_sampled(checked: int, total: int) -> str:
+    """Why a softmax network checked on samples claims no one input (its ``no_claim``)."""
+    return (f"softmax attention, checked in float64 on {checked:,} sampled inputs of the {total:,}: the block proofs "
+            "hold in the hardmax limit only, and nothing bounds the softmax error through blocks that scale values; "
+            f"compile with hardmax attention (proven), or with at most {SOFTMAX_EXHAUSTIVE_LIMIT:,} inputs (a "
+            "smaller vocabulary or max_seq_len), which are all checked")
 
 
 def _blocks(graph, layout, values, robust: bool, max_seq_len: int) -> list[list]:
@@ -241,14 +266,17 @@ def _block_entries(graph, layout, sublayers, values, proofs) -> list[dict]:
 
 def _claim(compiled, robust: bool, tolerance: float | None) -> tuple[str, str]:
     """The report's claim and notes."""
+    if compiled.network.no_claim is not None:
+        return (f"none on any one input: {compiled.network.no_claim}",
+                "softmax attention with the inverse temperature from the score margin; checked in float64 on samples")
     within = f" (numerical output within {tolerance:.3g}: evaluate's float64 mean)" if tolerance else ""
     claim = (f"the network's decoded output equals rasp.evaluate on every input of length 1..{compiled.max_seq_len} "
              f"over the vocabulary where evaluate returns{within}: proven block by block in exact arithmetic"
-             + (" for hardmax attention" if not robust else " for the hardmax limit, and checked end to end in float64 "
-                "with softmax"))
+             + (" for hardmax attention" if not robust else " for the hardmax limit, and with softmax checked end to "
+                "end in float64 on every one of those inputs (its claim: the proofs do not bound the softmax error)"))
     notes = ("hardmax attention: exact in rational arithmetic; float64 can split exact score ties by rounding, so run "
              "it with --dtype exact" if not robust else
-             "softmax attention with the inverse temperature from the score margin; checked in float64")
+             "softmax attention with the inverse temperature from the score margin; checked in float64 on every input")
     return claim, notes
 
 

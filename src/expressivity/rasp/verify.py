@@ -10,7 +10,8 @@ by length). A **hardmax** network's claim is exact: as many inputs as ``exact_op
 them when it fits, else the float64 disagreements, then the longest that fit, at least one) are
 re-run in exact rational arithmetic; its check counts exact runs only, and the float64
 disagreements are reported beside it. A **softmax** network is checked in
-float64. An input where ``rasp.evaluate`` raises (a function failing on a value) is left out, as
+float64, on every input where there are at most :data:`SOFTMAX_EXHAUSTIVE_LIMIT` (this check is its
+claim); sampled, it carries no claim on any one input (:func:`~.compiler.compile`). An input where ``rasp.evaluate`` raises (a function failing on a value) is left out, as
 the claim leaves it out, and counted (``inputs_evaluate_fails``). Decoded outputs must equal the
 interpreter's exactly (numerical ones within
 :data:`~expressivity.rasp.compiled.NUMERIC_TOLERANCE` in float64, and a float mean's within its
@@ -34,6 +35,12 @@ from expressivity.rasp.language import RASPError
 from expressivity.rasp.values import value_key
 
 EXHAUSTIVE_LIMIT = 4096     # inputs: check all of them when there are at most this many
+# A softmax network's claim is this check itself: the block proofs hold in the hardmax limit, and nothing bounds the
+# error its inverse temperature leaves through blocks that scale values (a value of 10^6 read through a lookup
+# table turned a weight of 3e-4 off the selected key into an error of 333 past a margin of 1/4, on 1 input in 200,
+# which 64 samples missed: a fresh audit, 2026-11-29). So every input is run where there are at most this many
+# (about 10 s of the interpreter here); above it the network carries no claim on any one input.
+SOFTMAX_EXHAUSTIVE_LIMIT = 2 ** 16
 SAMPLES = 64                # random inputs otherwise (the block proofs carry the claim; this is a witness)
 EXACT_OPS = 5e6              # exact-arithmetic budget, in multiply-adds (about a second)
 # budget of the witness, in multiply-adds (tokens x weights): 1,000 inputs of length 128 through sort's 2.9M weights
@@ -46,10 +53,25 @@ MAX_EXAMPLES = 3
 
 def all_inputs(vocab: list, max_seq_len: int, limit: int) -> list[tuple] | None:
     """Every sequence of length 1..L over ``vocab``, or ``None`` when there are more than ``limit``."""
-    total = sum(len(vocab) ** n for n in range(1, max_seq_len + 1))
+    total = input_count(len(vocab), max_seq_len)
     if total > limit:
         return None
     return [seq for n in range(1, max_seq_len + 1) for seq in itertools.product(range(len(vocab)), repeat=n)]
+
+
+def input_count(vocab_size: int, max_seq_len: int) -> int:
+    """How many inputs (sequences of length 1..L over the vocabulary) there are."""
+    return sum(vocab_size ** n for n in range(1, max_seq_len + 1))
+
+
+def softmax_limit(vocab_size: int, max_seq_len: int, weights: int, exhaustive_limit: int) -> int:
+    """The ``exhaustive_limit`` a softmax network is checked with: every input (:data:`SOFTMAX_EXHAUSTIVE_LIMIT` at
+    most) where they fit the float64 budget :data:`FLOAT_OPS`, else the caller's limit (then sampled: no claim)."""
+    total = input_count(vocab_size, max_seq_len)
+    if total > SOFTMAX_EXHAUSTIVE_LIMIT:
+        return exhaustive_limit
+    tokens = sum(vocab_size ** n * (n + 1) for n in range(1, max_seq_len + 1))
+    return max(exhaustive_limit, total) if tokens * weights <= FLOAT_OPS else exhaustive_limit
 
 
 def sampled_inputs(vocab: list, max_seq_len: int, samples: int, seed: int) -> list[tuple]:
