@@ -123,3 +123,13 @@ def test_apply_refuses_what_it_cannot_run(reverse):
     soft = rasp.compile(lib.make_hist(), vocab={1, 2}, max_seq_len=2, attention="softmax")
     with pytest.raises(RASPError, match="no exact value"):
         soft.apply(["BOS", 1], dtype="exact")
+
+
+def test_encoding_map_refuses_a_vocabulary_whose_tokens_a_dict_cannot_hold_apart():
+    """0, False and 0.0 are three tokens to the compiler and one key to a dict: encoding_map mapped 0 and False to
+    0.0's id and dropped 1 and True (a fresh audit, 2026-11-29). encode tells them apart; the dict view refuses."""
+    model = rasp.compile(rasp.Map(repr, rasp.tokens), vocab=[0, False, 0.0, 1, True, 1.0], max_seq_len=3)
+    ids = model.input_encoder.encode(["BOS", 0, False, 0.0])
+    assert len(set(ids)) == 4
+    with pytest.raises(RASPError, match="encoding_map cannot hold .* use encode"):
+        model.input_encoder.encoding_map

@@ -40,7 +40,16 @@ class CategoricalEncoder:
 
     @property
     def encoding_map(self) -> dict:
-        return {v: k for k, v in enumerate(self.values)}
+        """``{value: id}``, tracr's view. A dict keeps one of values that compare equal (``0``, ``False``, ``0.0``,
+        which a vocabulary may hold apart): it mapped 0 and False to the id of 0.0 and dropped 1 and True (a fresh
+        audit, 2026-11-29), so such a vocabulary is refused here; :meth:`encode` tells them apart."""
+        mapping = {v: k for k, v in enumerate(self.values)}
+        if len(mapping) < len(self.values):
+            clash = [v for v in self.values if self.values[mapping[v]] is not v]
+            raise RASPError(f"encoding_map cannot hold {_shown(clash[0])} beside the equal value "
+                            f"{_shown(self.values[mapping[clash[0]]])} (a dict keeps one of values that compare "
+                            "equal); use encode() and decode(), which tell them apart")
+        return mapping
 
     @property
     def vocab_size(self) -> int:
