@@ -202,6 +202,22 @@ def test_resuming_a_finished_run_reports_how_and_how_long_it_ran_not_this_call(t
         assert json.loads((out / "run.json").read_text())["hardware"]["cpus"] >= 1
 
 
+def test_each_resumed_session_records_how_it_ran(tmp_path):
+    """--resume takes --attention-kernel (a run started on the CPU may go on on a GPU), which moves the numbers at
+    float rounding; the session's entry recorded no execution and run.json named the first session's kernel only
+    (a fresh audit, 2026-11-29)."""
+    out = tmp_path / "r"
+    code, _, err = run("train", "--task", "reverse", "--length", "4", "--d-model", "8", "--ffn-width", "8",
+                       "--batch-size", "4", "--steps", "3", "--precision", "bf16", "--out", out)
+    assert code == 0, err
+    code, _, err = run("train", "--resume", out, "--attention-kernel", "sdpa")
+    assert code == 0, err
+    record = json.loads((out / "run.json").read_text())
+    assert record["execution"]["attention"] == "explicit"   # the first session's
+    session = record["resumed"][-1]["execution"]
+    assert (session["attention"], session["precision"], session["sampler"]) == ("sdpa", "bf16", "host")
+
+
 def test_run_json_records_the_sampler_that_ran(tmp_path):
     """associative-recall samples on the host; run.json said ``sampler: device`` (the --json answer did not).
     Asked for by name, the device sampler it cannot honour is refused (it was replaced silently: an audit,

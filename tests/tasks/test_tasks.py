@@ -319,3 +319,13 @@ def test_yun_target_refuses_a_dimension_or_length_it_cannot_take(args, needle):
 
     with pytest.raises(ExpressivityError, match=needle):
         YunTarget(**args)
+
+
+def test_one_set_of_lags_has_one_spelling_and_one_run_id():
+    """"7,3,1", "1, 3,7" and "01,3,7" drew the batches of "1,3,7" under four run ids, so a sweep and `results` saw
+    four configurations of one data set (a fresh audit, 2026-11-29)."""
+    from expressivity import RunConfig
+
+    spellings = ("1,3,7", "7,3,1", "1, 3,7", "01,3,7")
+    assert {make_task("fixed-memory", lags=s).lags for s in spellings} == {"1,3,7"}
+    assert len({RunConfig.for_task("fixed-memory", {"lags": s}, steps=10).id() for s in spellings}) == 1

@@ -243,7 +243,7 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
             _write_manifest(out, configs, ensemble, finished=False)
             wrote.append(out / "manifest.json")
         if resume is not None:
-            _record_session(out)
+            _record_session(out, chosen)
         results = execute(configs, out, resume=resume is not None, ensemble=ensemble,
                           progress=not as_json and err_console.is_terminal, device=device, execution=execution,
                           memory_budget=memory_budget)
@@ -323,9 +323,11 @@ def _machine(device: str) -> dict:
     return {"hardware": hardware(device), "threads": torch.get_num_threads()}
 
 
-def _record_session(out: Path) -> None:
-    """Append this session to ``run.json``'s ``resumed`` list (when, which code, where): steps trained after
-    a resume were credited to the first session's commit (a fresh audit, 2026-11-28)."""
+def _record_session(out: Path, chosen) -> None:
+    """Append this session to ``run.json``'s ``resumed`` list (when, which code, where, how): steps trained after
+    a resume were credited to the first session's commit (a fresh audit, 2026-11-28), and a resume with another
+    attention kernel (which changes the numbers at float rounding) left run.json naming the first session's (a fresh
+    audit, 2026-11-29). ``chosen``: this session's execution, its precision and sampler the checkpoint's."""
     import time
 
     import expressivity
@@ -338,8 +340,10 @@ def _record_session(out: Path) -> None:
         return   # _read_run_folder refused an unreadable folder already; nothing to add to
     if isinstance(record, dict):
         sessions = record.get("resumed") if isinstance(record.get("resumed"), list) else []
+        saved = record.get("execution") if isinstance(record.get("execution"), dict) else None
         session = {"created_unix": time.time(), "source": source_revision(),
-                   "expressivity_version": expressivity.__version__, **_machine(record.get("device") or "cpu")}
+                   "expressivity_version": expressivity.__version__, "execution": chosen.resumed(saved).record(),
+                   **_machine(record.get("device") or "cpu")}
         write_json(path, record | {"resumed": sessions + [session]})
 
 

@@ -59,6 +59,9 @@ class FixedMemory(Task):
 
     def __post_init__(self):
         self.lag_list = _lags(self.lags)
+        # one spelling, so one data set has one run id: "7,3,1", "1, 3,7" and "01,3,7" drew the same batches
+        # under four ids (a fresh audit, 2026-11-29)
+        self.lags = ",".join(map(str, self.lag_list))
         if self.readout not in READOUTS:
             raise ExpressivityError(f"readout must be one of {', '.join(READOUTS)}; got {self.readout!r}")
         if self.readout.startswith("sin-product") and len(self.lag_list) != 2:
