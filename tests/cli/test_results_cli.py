@@ -481,7 +481,13 @@ def test_a_folder_of_several_precisions_or_an_edited_selection_is_said(sweep_dir
     first["execution"]["precision"] = "bf16"
     (folder / "records.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
     code, _, err = run("results", folder, "--json")
-    assert code == 0 and "trained in 2 precisions (bf16: 1, fp32: 11)" in err
+    assert code == 0 and "trained in 2 precisions (bf16: 1, fp32: 11)" in err and "streams" not in err
+    # a sweep resumed on a GPU: the device sampler's stream 2 under the same ids (a fresh audit, 2026-11-29)
+    first["execution"] |= {"precision": "fp32", "stream": 2}
+    (folder / "records.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    code, _, err = run("results", folder, "--json")
+    assert code == 0 and "drew their training data from 2 streams (stream 1: 11, stream 2: 1;" in err, err
+    assert "precisions" not in err
     stored = json.loads((folder / "sweep.json").read_text())
     stored["select"] = {"train.lr": "max val_metric"}
     (folder / "sweep.json").write_text(json.dumps(stored))

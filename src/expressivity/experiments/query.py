@@ -26,7 +26,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from expressivity.errors import ExpressivityError
-from expressivity.experiments.store import RECORDS, precision_counts, read_records
+from expressivity.experiments.store import RECORDS, precision_counts, read_records, stream_counts
 from expressivity.experiments.table import group_rows, select_groups, varying_settings
 from expressivity.statistics import t_quantile_975
 
@@ -208,6 +208,13 @@ def _warn_mixed_precision(path: Path, records: list[dict]) -> None:
                       "precision moves held-out losses about as much as another seed: compare runs of one precision "
                       "(train the others again in it, in another folder)",
                       MixedPrecisionWarning, stacklevel=3)
+    streams = stream_counts(records)
+    if len(streams) > 1:   # a sweep resumed on a GPU: the device sampler draws other batches under the same ids
+        warnings.warn(f"the runs recorded in {path} drew their training data from {len(streams)} streams "
+                      f"({', '.join(f'stream {k}: {v}' for k, v in streams.items())}; 1 is the host sampler, 2 the "
+                      "device sampler, which draws other batches from the same seed), averaged together here; a run's "
+                      "data is its id and its stream (execution.stream): compare runs of one stream, or say so",
+                      MixedPrecisionWarning, stacklevel=3)
 
 
 def _warn_select_not_recorded(path: Path, rules: dict) -> None:
@@ -227,7 +234,7 @@ def _warn_select_not_recorded(path: Path, rules: dict) -> None:
 
 
 class MixedPrecisionWarning(UserWarning):
-    """Runs of one folder trained in several precisions (one ``warning:`` line)."""
+    """Runs of one folder trained in several precisions, or on several data streams (one ``warning:`` line)."""
 
 
 class GridEdgeWarning(UserWarning):

@@ -220,8 +220,19 @@ def hold_workers_lock(folder: Path) -> int:
 def precision_counts(records: list[dict]) -> dict[str, int]:
     """How many of ``records`` were trained in each precision (records written before the choice
     existed trained in fp32): more than one key means a table or verdict mixes arithmetics."""
+    return _execution_counts(records, "precision", "fp32")
+
+
+def stream_counts(records: list[dict]) -> dict[str, int]:
+    """How many of ``records`` drew their training batches from each data stream (1: the host sampler, 2: the
+    device sampler; records written before stream 2 existed drew stream 1). A run's id leaves the stream out (a sweep
+    resumes on any machine), so more than one key means one table or verdict rests on two samplings of the data."""
+    return _execution_counts(records, "stream", 1)
+
+
+def _execution_counts(records: list[dict], key: str, before: object) -> dict[str, int]:
     counts: dict[str, int] = {}
     for r in records:
-        precision = str((r.get("execution") or {}).get("precision", "fp32"))
-        counts[precision] = counts.get(precision, 0) + 1
+        value = str((r.get("execution") or {}).get(key, before))
+        counts[value] = counts.get(value, 0) + 1
     return dict(sorted(counts.items()))

@@ -488,6 +488,15 @@ def test_a_claim_folder_of_several_precisions_is_warned_in_its_verdicts_notes(tm
             writer.append({"id": c.id(), "config": c.to_dict(), "status": "done", "execution": {"precision": precision}})
     line = _precision_warning(tmp_path / "claim")
     assert line.startswith("warning: the verdict rests on runs trained in 2 precisions (bf16: 1, fp32: 2)")
+    assert "streams" not in line
+    # a folder resumed on a GPU: stream 2 (the device sampler) under the same ids (a fresh audit, 2026-11-29)
+    with RecordWriter(folder / "records.jsonl") as writer:
+        c = config.with_changes(seed=3)
+        writer.append({"id": c.id(), "config": c.to_dict(), "status": "done",
+                       "execution": {"precision": "fp32", "stream": 2}})
+    lines = _precision_warning(tmp_path / "claim").splitlines()
+    assert len(lines) == 2 and lines[1].startswith("warning: the verdict rests on runs that drew their training data "
+                                                   "from 2 streams (stream 1: 3, stream 2: 1;")
 
 
 def test_a_folder_is_reproduced_by_one_process_at_a_time(tmp_path):

@@ -430,15 +430,23 @@ def _all_records(out: Path) -> list[dict]:
 
 def _precision_warning(out: Path) -> str | None:
     """A ``warning:`` line where the folder's runs were trained in several precisions (a folder resumed
-    with another ``--precision`` judged fp32 and bf16 runs together without a word: an audit, 2026-11-28)."""
-    from expressivity.experiments.store import precision_counts
+    with another ``--precision`` judged fp32 and bf16 runs together without a word: an audit, 2026-11-28), and one
+    where they drew their data from several streams (a folder resumed on a GPU: an audit, 2026-11-29)."""
+    from expressivity.experiments.store import precision_counts, stream_counts
 
-    counts = precision_counts(_all_records(out))
-    if len(counts) < 2:
-        return None
-    return (f"warning: the verdict rests on runs trained in {len(counts)} precisions "
-            f"({', '.join(f'{k}: {v}' for k, v in counts.items())}); a lower precision moves held-out losses "
-            "about as much as another seed: train the claim in one precision (a new --out) before quoting it")
+    records = _all_records(out)
+    counts, streams = precision_counts(records), stream_counts(records)
+    lines = []
+    if len(counts) > 1:
+        lines.append(f"warning: the verdict rests on runs trained in {len(counts)} precisions "
+                     f"({', '.join(f'{k}: {v}' for k, v in counts.items())}); a lower precision moves held-out losses "
+                     "about as much as another seed: train the claim in one precision (a new --out) before quoting it")
+    if len(streams) > 1:   # a folder started on the CPU (host sampler) and resumed on a GPU (device sampler)
+        lines.append(f"warning: the verdict rests on runs that drew their training data from {len(streams)} streams "
+                     f"({', '.join(f'stream {k}: {v}' for k, v in streams.items())}; 1 the host sampler, 2 the device "
+                     "sampler); each is a valid draw, but a run's data is its id and its stream: say so when quoting "
+                     "it, or train the claim on one (a new --out)")
+    return "\n".join(lines) or None
 
 
 def run_bracketed(claim: Claim, ctx: ClaimContext):
