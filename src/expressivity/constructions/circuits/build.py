@@ -62,6 +62,9 @@ def embed(network: Network, values: np.ndarray) -> np.ndarray:
     if "x" not in network.labels:
         raise ExpressivityError(f"network {network.name!r} has no residual dimension 'x' to put values in; embed takes "
                                 "a circuit")
+    if network.labels.count("x") > 1:   # embed wrote the first only (an audit, 2026-11-28)
+        raise ExpressivityError(f"network {network.name!r} has {network.labels.count('x')} residual dimensions named "
+                                "'x'; embed cannot tell which takes the values: relabel them")
     if isinstance(values, (str, bytes, dict)) or values is None:
         raise ExpressivityError(f"values must be an array (L,) or (batch, L) of numbers, got {type(values).__name__}")
     try:
