@@ -273,3 +273,20 @@ def test_samples_are_refused_where_a_softmax_network_is_checked_on_every_input_a
     assert code == 0 and "claim: none on any one input (softmax attention, checked in float64 on 64 sampled" in out
     code, _, err = run("run", tmp_path / "s", "--input", "0,3,1,2")
     assert code == 2 and "carries no claim on any input" in err, err
+
+
+def test_run_keeps_a_compiled_network_to_the_arithmetic_its_claim_rests_on(tmp_path):
+    """A softmax network's claim is its float64 check, yet `run --dtype float32` answered within the claim; a hardmax
+    one's is exact (the proofs), yet float64 was run's default (a fresh audit, 2026-11-29)."""
+    for attention, holds, other in (("softmax", "float64", "float32"), ("hardmax", "exact", "float64")):
+        folder = tmp_path / attention
+        code, _, err = run("rasp", "compile", "sort", "--vocab", "1,2,3,4", "--max-len", "4", "--attention", attention,
+                           "--out", folder)
+        assert code == 0, err
+        code, out, err = run("run", folder, "--input", "0,3,1,2", "--json")
+        assert code == 0 and json.loads(out)["answers"] == ["BOS", 1, 2, 3], err
+        assert json.loads(out)["within_claim"] is True
+        code, _, err = run("run", folder, "--input", "0,3,1,2", "--dtype", other)
+        assert code == 2 and f"the claim holds in {holds} arithmetic, not {other}" in err, err
+        code, out, err = run("run", folder, "--input", "0,3,1,2", "--dtype", other, "--allow-outside", "--json")
+        assert code == 0 and json.loads(out)["within_claim"] is False, err

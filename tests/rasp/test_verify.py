@@ -74,8 +74,8 @@ def test_float64_disagreements_are_re_run_exactly_first(monkeypatch):
 
     forward = verify_module.forward
 
-    def wrong_on_three_tokens(network, X):
-        out = np.array(forward(network, X), dtype=float)
+    def wrong_on_three_tokens(network, X, **options):
+        out = np.array(forward(network, X, **options), dtype=float)
         return out * 0 - 7 if X.shape[1] == 4 else out   # 8 inputs of 3 tokens (after BOS: 4 positions)
 
     model = _length_model()

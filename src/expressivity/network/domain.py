@@ -470,9 +470,10 @@ def refusal(name: str, domain: InputDomain, reason: str, input_labels=None, flag
 
 
 def token_domain(names, *, first: str | None = None, origin: str = "recorded",
-                 labels: tuple[str, ...] | None = None) -> InputDomain:
+                 labels: tuple[str, ...] | None = None, arithmetic: dict | None = None) -> InputDomain:
     """The domain of a token network: one-hot over ``names`` (the value each id stands for), with
-    ``first`` (a label, such as RASP's ``tokens:BOS``) at the first position only."""
+    ``first`` (a label, such as RASP's ``tokens:BOS``) at the first position only; ``arithmetic`` as
+    :attr:`InputDomain.arithmetic` (none: any)."""
     from expressivity.network.sequence_rules import FirstOnly
 
     names = tuple(names)
@@ -480,7 +481,8 @@ def token_domain(names, *, first: str | None = None, origin: str = "recorded",
     rules = (FirstOnly(first),) if first is not None else ()
     fix = f"give token ids in 0..{len(names) - 1}" + (f", {names[labels.index(first)]} first and only first"
                                                       if first is not None else "")
-    return InputDomain((Field.one_hot(labels, names),), rules, exact=False, fix=fix, origin=origin)
+    return InputDomain((Field.one_hot(labels, names),), rules, exact=False, fix=fix, origin=origin,
+                       arithmetic=dict(arithmetic or {}))
 
 
 def any_reals(dims, **options) -> InputDomain:

@@ -87,4 +87,7 @@ def assemble(graph: Graph, values: dict[int, list], layout: Layout, sublayers: l
                    input_labels=input_labels, max_length=max_seq_len + 1,
                    # verified on programs of 1..max_seq_len tokens, each behind BOS
                    valid_lengths=ValidLengths.range(2, max_seq_len + 1),
-                   input_domain=token_domain((bos, *vocab), first=BOS, labels=input_labels))
+                   # what the claim rests on: the exact proofs (hardmax), the float64 check of every input (softmax;
+                   # a float32 pass of it answered within the claim, unchecked: a fresh audit, 2026-11-29)
+                   input_domain=token_domain((bos, *vocab), first=BOS, labels=input_labels,
+                                             arithmetic={"exact": None} if math.isinf(scale) else {"float64": None}))

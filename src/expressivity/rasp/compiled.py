@@ -161,8 +161,10 @@ class CompiledProgram:
         """Run the network on ``tokens`` (BOS first; trailing PAD tokens allowed when compiled with a PAD).
 
         ``dtype``: ``"exact"`` (default for hardmax networks: the claim is exact), ``"float64"`` (default for
-        softmax ones; the NumPy reference pass) or ``"float32"`` (PyTorch). See the module notes for what
-        each returns."""
+        softmax ones; the NumPy reference pass: their claim) or ``"float32"`` (PyTorch). See the module notes for
+        what each returns. Like tracr's ``apply`` it runs in whichever arithmetic is asked, inside the claim or not
+        (``self.network.input_domain.arithmetic`` names the claim's; :func:`~expressivity.network.evaluate` and
+        ``expressivity run`` refuse the others)."""
         dtype = dtype or ("exact" if self.exact else "float64")
         if dtype not in APPLY_DTYPES:
             raise RASPError(f"dtype must be one of {', '.join(APPLY_DTYPES)}, got {dtype!r}")
@@ -171,9 +173,10 @@ class CompiledProgram:
         ids = self.input_encoder.encode(tokens)
         real = self.input_encoder.unpadded_length(list(tokens))
         X = self.one_hot(ids[:real])
-        # a softmax network checked on samples claims no input; it still runs (tracr's interface), its report says so
+        # tracr's interface runs the network in any arithmetic: a hardmax network's claim is exact, a softmax one's
+        # float64 (or none, checked on samples); `expressivity run` and evaluate() refuse the others
         out, residuals = evaluate(self.network, X.astype(int) if dtype == "exact" else X, dtype,
-                                  return_residuals=True, allow_outside=self.network.no_claim is not None)
+                                  return_residuals=True, allow_outside=True)
         decoded = self.decode([out], dtype == "exact")[0]
         off = []
         if self.output_numerical and dtype != "exact":
