@@ -634,3 +634,36 @@ def test_results_refuses_a_group_named_like_a_statistic_column(tmp_path):
     assert code == 2 and "--group-by n is named like a column" in err and "--group-by '(n)'" in err
     code, out, _ = run("results", tmp_path / "t.csv", "--group-by", "(n)", "--metric", "err", "--json")
     assert code == 0 and [(r["(n)"], r["n"]) for r in json.loads(out)["rows"]] == [(8, 2), (16, 2)]
+
+
+def test_a_query_reads_and_writes_no_file_but_its_table(sweep_dir, tmp_path):
+    """read_csv in an expression read any file (/etc/passwd's line count as a mean), and '; COPY ... TO' in --where
+    wrote one (a fresh audit, 2026-11-29)."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("secret-line-42\n")
+    table = tmp_path / "t.csv"
+    table.write_text("x,y\n1,1\n2,4\n")
+    reading = f"(SELECT column0 FROM read_csv('{secret}', header=false) LIMIT 1)"
+    for source in (sweep_dir, table):
+        metric = ["--metric", "test_metric" if source == sweep_dir else "y"]
+        for command in (["results", source, "--group-by", reading, *metric],
+                        ["results", source, "--metric", f"length({reading})"], ["fit", source, "--x", reading, "--y", "1"]):
+            code, out, err = run(*command)
+            assert code == 2 and "file system operations are disabled" in err and "secret-line" not in out + err, err
+    pwned = tmp_path / "pwned.csv"
+    code, _, err = run("results", sweep_dir, "--runs", "--where",
+                       f"1=1) ORDER BY id; COPY (SELECT 'pwned') TO '{pwned}'; SELECT * FROM t WHERE (1=1")
+    assert code == 2 and "holds ';'" in err and not pwned.exists(), err
+    code, _, err = run("results", table, "--where", "x = 1; SELECT 1", "--metric", "y")   # inside parentheses
+    assert code == 2 and ("holds ';'" in err or "syntax error" in err), err
+
+
+def test_where_leaves_string_literals_that_spell_a_dotted_column_as_they_are(tmp_path):
+    """'a model.heads b' was rewritten to 'a "model.heads" b' and matched nothing (a fresh audit, 2026-11-29)."""
+    table = tmp_path / "lab.csv"
+    table.write_text("model.heads,label,test_metric,seed\n1,a model.heads b,0.5,0\n1,x,0.7,1\n2,a model.heads b,0.2,0\n")
+    code, out, err = run("results", table, "--where", "label = 'a model.heads b'", "--group-by", "model.heads", "--json")
+    assert code == 0 and [r["n"] for r in json.loads(out)["rows"]] == [1, 1], err
+    code, out, err = run("results", table, "--where", "model.heads = 1 AND label <> 'model.heads'", "--group-by",
+                         "model.heads", "--json")
+    assert code == 0 and [(r["model.heads"], r["n"]) for r in json.loads(out)["rows"]] == [(1, 2)], err

@@ -183,6 +183,7 @@ def open_source(source, select: bool | dict = True) -> Source:
         if path.is_dir() and select is True:
             _warn_select_not_recorded(path, rules)
         _load_rows(con, rows)
+        _seal(con)
         return Source(con, _columns(con), True, settings, list(rules), str(path), **counts)
     readers = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".jsonl": "read_json_auto", ".json": "read_json_auto",
                ".parquet": "read_parquet"}
@@ -194,7 +195,16 @@ def open_source(source, select: bool | dict = True) -> Source:
         raise ExpressivityError(f"{path} is not a readable {suffix[1:]} table ({_first(exc)})") from None
     if con.execute("SELECT count(*) FROM t").fetchone()[0] == 0:
         raise ExpressivityError(f"{path} has no rows")
+    _seal(con)
     return Source(con, _columns(con), False, label=str(path))
+
+
+def _seal(con) -> None:
+    """Once the table ``t`` is loaded, no query reads or writes a file: a --where, --metric or --group-by typed (or
+    pasted from someone else's notes) read /etc/passwd through read_csv and wrote a file through '; COPY ... TO'
+    (a fresh audit, 2026-11-29). The setting is locked, so no later statement turns it back on."""
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
 
 
 def _warn_mixed_precision(path: Path, records: list[dict]) -> None:
@@ -315,8 +325,14 @@ def condition(where: str | None, src: Source | None = None) -> str:
     if not str(where).strip():
         raise ExpressivityError("--where is empty; give an SQL condition such as \"model.rpe = 'log'\", or leave it out")
     if src is not None and not src.from_records:
+        # outside string literals and quoted names only: 'a model.heads b' became 'a "model.heads" b' and matched
+        # nothing (a fresh audit, 2026-11-29)
+        pieces = re.split(r"""('(?:[^']|'')*'|"(?:[^"]|"")*")""", where)
         for name in sorted((c for c in src.columns if "." in c), key=len, reverse=True):
-            where = re.sub(r'(?<![\w."\'])' + re.escape(name) + r'(?![\w"])', lambda _m, n=name: quote(n), where)
+            pattern = r'(?<![\w."\'])' + re.escape(name) + r'(?![\w"])'
+            pieces = [re.sub(pattern, lambda _m, n=name: quote(n), p) if k % 2 == 0 else p
+                      for k, p in enumerate(pieces)]
+        where = "".join(pieces)
     return where
 
 
@@ -368,6 +384,13 @@ def length_filter(src: Source, length) -> str:
 
 def run_sql(src: Source, sql: str, params=None):
     duckdb = duckdb_module()
+    try:
+        statements = len(src.con.extract_statements(sql))
+    except duckdb.Error:
+        statements = 1   # a syntax error: the query below names it
+    if statements > 1:   # a ';' in an expression ended the query and ran another after it
+        raise ExpressivityError("an expression (--where, --metric, --group-by, --x, --y, --by) holds ';', which would "
+                                "end the query and run another; give one SQL expression")
     try:
         cur = src.con.execute(sql, params or [])
         return [d[0] for d in cur.description], cur.fetchall()
