@@ -546,3 +546,22 @@ def test_show_and_export_of_a_changed_network_name_their_own_way_out(tmp_path):
     assert code == 2 and "pass --allow-outside to run it anyway" in err and "allow_outside=True" not in err
     code, _, err = run("export", tmp_path / "c" / "network", "--to", "transformer-lens", "--out", tmp_path / "t")
     assert code == 2 and "build or save it again" in err and "allow_outside" not in err
+
+
+def test_an_export_of_a_network_that_lost_its_claim_claims_nothing(tmp_path):
+    """A shift circuit with its readout x1.5, saved with the API: `run` refused it, but `export` wrote a TransformerLens
+    folder "within its claim" that answered [1.5, 1.5, 3.0, ...] for [1, 1, 2, ...] (a fresh audit, 2026-11-29)."""
+    import dataclasses
+
+    import numpy as np
+
+    from expressivity import build_shift, save_network
+
+    net, _ = build_shift(6)
+    save_network(dataclasses.replace(net, readout=np.asarray(net.readout) * 1.5), tmp_path / "changed")
+    result = CliRunner().invoke(cli, ["export", str(tmp_path / "changed"), "--to", "transformer-lens", "--out",
+                                      str(tmp_path / "tl")])
+    assert result.exit_code == 0 and "WARNING: the exported network carries no claim" in result.output, result.output
+    assert json.loads((tmp_path / "tl" / "expressivity.json").read_text())["within_claim"] is False
+    result = CliRunner().invoke(cli, ["run", str(tmp_path / "tl"), "--input", "1,2,3,4,5,6"])
+    assert result.exit_code == 2 and "carries no claim on any input" in result.stderr

@@ -271,6 +271,15 @@ def test_a_copy_that_lost_its_claim_has_none_once_saved_and_loaded(tmp_path):
     assert "weights differ from those its claim was made for" in loaded.no_claim
     save_network(net, tmp_path / "kept")
     assert load_network(tmp_path / "kept").no_claim is None
+    # ... nor after any copy of it: a rename took the loaded (changed) weights for the claimed ones put back and
+    # claimed again, and so did the copies export makes (a fresh audit, 2026-11-29: a doubled readout exported to
+    # TransformerLens "within its claim")
+    for copy in (dataclasses.replace(loaded, name="renamed"), dataclasses.replace(loaded, valid_lengths=None),
+                 dataclasses.replace(dataclasses.replace(loaded, name="a"), name="b")):
+        assert copy.no_claim is not None, copy.name
+    # a mark read from a file (an export's expressivity.json) stays on a network whose weights were never changed
+    marked = dataclasses.replace(net, metadata={**net.metadata, "no_claim": loaded.no_claim})
+    assert marked.no_claim is not None and dataclasses.replace(marked, name="again").no_claim is not None
 
 
 def test_a_claim_holds_for_weights_too_large_to_write_in_decimal():

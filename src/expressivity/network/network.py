@@ -133,13 +133,24 @@ class Network:
             object.__setattr__(self, "claimed_weights", None)
             return
         digest = weights_digest(self)
-        if self.metadata.get("no_claim") == WEIGHTS_CHANGED and self.claimed_weights == digest:
-            # the claimed weights put back. (Not claimed_weights=None: a network read from its folder comes
-            # with None, and a saved copy that had lost its claim got it back so: a review, 2026-11-28.)
-            object.__setattr__(self, "metadata", {k: v for k, v in self.metadata.items() if k != "no_claim"})
+        changed = self.metadata.get(CHANGED_WEIGHTS)
+        if (self.metadata.get("no_claim") == WEIGHTS_CHANGED and self.claimed_weights == digest
+                and changed not in (None, digest)):
+            # the claimed weights put back, in a copy of the changed network (which recorded the digest it had).
+            # Not claimed_weights=None: a network read from its folder comes with None, and a saved copy that had
+            # lost its claim got it back so (a review, 2026-11-28); nor a mark added to weights never changed
+            # here (an export's recorded no_claim was dropped as soon as it was read: a fresh audit, 2026-11-29)
+            object.__setattr__(self, "metadata", {k: v for k, v in self.metadata.items()
+                                                  if k not in ("no_claim", CHANGED_WEIGHTS)})
         elif self.claimed_weights is not None and self.claimed_weights != digest:
             if "no_claim" not in self.metadata:
-                object.__setattr__(self, "metadata", {**self.metadata, "no_claim": WEIGHTS_CHANGED})
+                object.__setattr__(self, "metadata", {**self.metadata, "no_claim": WEIGHTS_CHANGED,
+                                                      CHANGED_WEIGHTS: digest})
+            return
+        if "no_claim" in self.metadata:
+            # a network without a claim claims no weights: taking its own digest as the claimed one let any later
+            # copy (a rename: dataclasses.replace(net, name=...)) read as "the claimed weights put back" and
+            # claim again (a fresh audit, 2026-11-29: a doubled readout exported "within its claim")
             return
         object.__setattr__(self, "claimed_weights", self.claimed_weights or digest)
 
@@ -448,6 +459,8 @@ class Network:
                    None if domain is None else InputDomain.from_dict(domain))
 
 
+# metadata key: the digest of the weights whose change cost a network its claim (WEIGHTS_CHANGED)
+CHANGED_WEIGHTS = "changed_weights_digest"
 WEIGHTS_CHANGED = ("its weights differ from those its claim was made for (a copy by dataclasses.replace keeps the "
                    "claim of the original; give claimed_weights=None to make the same claim for the new weights)")
 _NOT_WEIGHTS = {"name", "labels", "input_labels", "output_labels", "metadata", "valid_lengths", "input_domain",
