@@ -565,3 +565,21 @@ def test_an_export_of_a_network_that_lost_its_claim_claims_nothing(tmp_path):
     assert json.loads((tmp_path / "tl" / "expressivity.json").read_text())["within_claim"] is False
     result = CliRunner().invoke(cli, ["run", str(tmp_path / "tl"), "--input", "1,2,3,4,5,6"])
     assert result.exit_code == 2 and "carries no claim on any input" in result.stderr
+
+
+def test_exporting_again_an_export_made_outside_its_lengths_defaults_to_a_claimed_length(tmp_path):
+    """A shift circuit of lengths 1..6 exported at n_ctx 10 with --allow-length, exported again without --n-ctx, was
+    written at 10 tokens "within its claim" (where --n-ctx 10 was refused): a fresh audit, 2026-11-29."""
+    def run(*args):
+        return CliRunner().invoke(cli, [str(a) for a in args])
+
+    assert run("circuit", "shift", "--length", "6", "--out", tmp_path / "c").exit_code == 0
+    result = run("export", tmp_path / "c", "--to", "transformer-lens", "--n-ctx", "10", "--allow-length", "--out",
+                 tmp_path / "tl10")
+    assert result.exit_code == 0 and "outside the construction's claim" in result.output
+    result = run("export", tmp_path / "tl10", "--to", "transformer-lens", "--out", tmp_path / "again")
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "again" / "config.json").read_text())["n_ctx"] == 6
+    assert json.loads((tmp_path / "again" / "expressivity.json").read_text())["within_claim"] is True
+    result = run("export", tmp_path / "tl10", "--to", "transformer-lens", "--n-ctx", "10", "--out", tmp_path / "x")
+    assert result.exit_code == 2 and "--n-ctx 10 is outside the lengths" in result.stderr

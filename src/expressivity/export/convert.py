@@ -154,17 +154,28 @@ def _margin(report: dict | None) -> tuple[str, float] | None:
 def _claimed_n_ctx(saved: Saved, n_ctx: int | None, allow_length: bool) -> tuple[int | None, bool]:
     """``(n_ctx, within_claim)``: the length to export at (``None``: the exporter's default) and
     whether it is one the construction is built and verified for; refused outside them unless ``allow_length``."""
+    from expressivity.export.transformer_lens import DEFAULT_N_CTX
+
     net = saved.network
     valid = net.valid_lengths
-    if n_ctx is None and net.max_length is None and net.length is None:
+    fixed = net.max_length or net.length
+    given = n_ctx is not None
+    if n_ctx is None and fixed is None:
         # the longest length the construction was built and checked for
         n_ctx = valid.longest if valid is not None and valid.longest is not None else saved.typical_length()
-    if (n_ctx is not None and valid is not None and not valid.contains(n_ctx) and not allow_length
-            and net.structural_lengths().contains(n_ctx)):   # else the exporter names the structural limit
-        raise ExpressivityError(f"--n-ctx {n_ctx} is outside the lengths {net.name!r} is built and verified for "
-                                f"({valid.describe()}); give one of them, or --allow-length to export it outside its "
-                                "construction's claim")
-    return n_ctx, n_ctx is None or valid is None or valid.contains(n_ctx)
+    elif (n_ctx is None and net.length is None and valid is not None and not valid.contains(fixed)
+          and valid.longest is not None and valid.longest <= fixed):
+        # a network that takes more tokens than its claim covers (an export made with --allow-length): the default is
+        # the longest claimed length, not the network's (it was exported again at 10 tokens "within its claim" of
+        # lengths 1..6, where --n-ctx 10 was refused: a fresh audit, 2026-11-29)
+        n_ctx = valid.longest
+    length = n_ctx if n_ctx is not None else fixed or DEFAULT_N_CTX   # what the exporter will use
+    if (valid is not None and not valid.contains(length) and not allow_length
+            and net.structural_lengths().contains(length)):   # else the exporter names the structural limit
+        raise ExpressivityError(f"--n-ctx {length}{'' if given else ' (the default: the length the network takes)'} is "
+                                f"outside the lengths {net.name!r} is built and verified for ({valid.describe()}); give "
+                                "one of them, or --allow-length to export it outside its construction's claim")
+    return n_ctx, valid is None or valid.contains(length)
 
 
 def _target_verdict(saved: Saved, export, folder: Path, n: int, seed: int, within_claim: bool) -> dict | None:
