@@ -583,3 +583,14 @@ def test_exporting_again_an_export_made_outside_its_lengths_defaults_to_a_claime
     assert json.loads((tmp_path / "again" / "expressivity.json").read_text())["within_claim"] is True
     result = run("export", tmp_path / "tl10", "--to", "transformer-lens", "--n-ctx", "10", "--out", tmp_path / "x")
     assert result.exit_code == 2 and "--n-ctx 10 is outside the lengths" in result.stderr
+
+
+def test_an_exact_claims_export_that_runs_in_float_only_says_run_needs_allow_outside(tmp_path):
+    """The sum circuit's export said "ok", within its claim, and `run` on it refused every input (its claim is exact,
+    TransformerLens runs in float): the export now says so (a fresh audit, 2026-11-29)."""
+    runner = CliRunner()
+    assert runner.invoke(cli, ["circuit", "sum", "--length", "4", "--out", str(tmp_path / "s")]).exit_code == 0
+    result = runner.invoke(cli, ["export", str(tmp_path / "s"), "--to", "transformer-lens", "--out", str(tmp_path / "t")])
+    assert result.exit_code == 0 and "refuses it without --allow-outside" in " ".join(result.output.split())
+    result = runner.invoke(cli, ["run", str(tmp_path / "t"), "--input", "1,2,3,4"])
+    assert result.exit_code == 2 and "cannot be checked against exact arithmetic" in result.stderr

@@ -86,6 +86,20 @@ def test_a_float_answer_that_differs_from_the_exact_one_is_refused_then_marked(h
     assert code == 0 and json.loads(out)["output"] == [[1], [1], [1]], err
 
 
+def test_show_checks_a_float_answer_of_an_exact_claim_as_run_does(hard_sum, tmp_path):
+    """`show` drew the float64 sum of 1e30, 1, -1e30 (-1.49e13 for the exact 1) under "within the claim", which `run`
+    refuses (a fresh audit, 2026-11-29)."""
+    page = tmp_path / "p.html"
+    code, _, err = run("show", hard_sum, "--input", "1e30,1,-1e30", "--out", page)
+    _one_line(code, err, "the float64 answer differs from the exact answer for the typed input")
+    assert "--allow-outside" in err and not page.exists()
+    code, out, err = run("show", hard_sum, "--input", "1e30,1,-1e30", "--out", page, "--allow-outside", "--json")
+    assert code == 0 and json.loads(out)["within_claim"] is False, err
+    assert "differs from the exact answer" in json.loads(out)["outside_claim"] and 'id="outside-claim"' in page.read_text()
+    code, out, err = run("show", hard_sum, "--input", "1,2,3", "--out", tmp_path / "q.html", "--json")
+    assert code == 0 and json.loads(out)["within_claim"] is True, err
+
+
 def test_the_circuit_check_compares_with_the_target_of_the_values_as_given():
     """The target of 1e30, 1, -1e30 was computed in float64 (0, not 1). Then (an audit) the float64 answer,
     -1.5e13, "passed" within a rounding allowance of 5.3e15: an exact claim's float answer must now also be the

@@ -27,7 +27,7 @@ def show(path, input_text, out, allow_length, allow_outside, as_json):
     each head and MLP reads and writes, the size next to the paper's bound, every head's attention pattern on the
     input (and every mixing head's fixed matrix), the residual stream per layer, and the construction's checks and margins."""
     from expressivity.export.folders import load_saved
-    from expressivity.inspect.page import GENERATOR_TAG, network_page
+    from expressivity.inspect.page import GENERATOR_TAG, page_and_claim
     from expressivity.errors import NetworkError
     from expressivity.inspect.run import as_flags, domain_text, parse_input
     from expressivity.network.inputs import default_input
@@ -47,14 +47,13 @@ def show(path, input_text, out, allow_length, allow_outside, as_json):
                 X = default_input(saved.network, saved.typical_length())
             else:
                 X = parse_input(saved.network, input_text, allow_length, allow_outside)   # exact: checked as typed
-            page = network_page(saved, X, input_text, allow_length, allow_outside)
+            page, outside = page_and_claim(saved, X, input_text, allow_length, allow_outside)
         except NetworkError as exc:   # the library's keyword spelled as this command's flag (a fuzz, 2026-11-28)
             raise NetworkError(as_flags(str(exc))) from None
         with staging as temp:
             temp.write_text(page, encoding="utf-8")
     heads = head_count(saved.network.layers)   # one heatmap per head: attention patterns and mixing matrices
     n = int(X.shape[0])
-    outside = saved.network.outside_claim(X)
     result = {"page": str(out), "bytes": len(page.encode()), "heads": heads, "tokens": n,
               "valid_lengths": saved.network.lengths.describe(), "input_domain": domain_text(saved.network),
               "within_claim": outside is None, **({"outside_claim": outside} if outside else {}),

@@ -412,17 +412,48 @@ def _floats(X: np.ndarray) -> np.ndarray:
                                 "pass cannot draw; use smaller values") from None
 
 
+def page_outside_claim(net: Network, X: np.ndarray, out: np.ndarray, allow_outside: bool) -> str | None:
+    """What the page says about the claim for input ``X`` ``(n, d_in)`` as given and the page's answer ``out``
+    ``(1, n, d_out)``: ``None`` inside it, else the note. Where the claim is exact but the page drew the float64 pass,
+    the answer is checked against exact arithmetic as ``run`` checks it, and a difference is refused unless
+    ``allow_outside`` (then noted): ``show`` drew 4.16e-17 for the sum circuit's exact 0 "within the claim", which
+    ``run`` refused (a fresh audit, 2026-11-29)."""
+    from expressivity.errors import NetworkError
+    from expressivity.inspect.run import _differs_from_exact, default_dtype, input_rounding
+
+    outside = outside_claim(net, X)
+    if outside is not None or default_dtype(net) == "exact" or net.input_domain is None or not net.input_domain.exact:
+        return outside
+    outs = net.output_labels or tuple(f"y[{k}]" for k in range(net.d_out))
+    differs, agreement = _differs_from_exact(net, X, out[0], "float64", input_rounding(X, "float64"), outs)
+    if differs is None:
+        return None
+    if not allow_outside:
+        fix = ("`expressivity run --dtype exact` gives the exact answer" if agreement is not None else
+               "show the network it was made from (a saved network runs in exact arithmetic)")
+        raise NetworkError(f"--input: {differs}; the page draws the float64 pass: {fix}, or pass --allow-outside to "
+                           "draw it, marked")
+    return f"outside the construction's claim: {differs}; the output is not covered by any check"
+
+
 def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None, allow_length: bool = False,
                  allow_outside: bool = False) -> str:
+    """The HTML page of ``saved.network`` on input ``X`` (see :func:`page_and_claim`), as text."""
+    return page_and_claim(saved, X, input_text, allow_length, allow_outside)[0]
+
+
+def page_and_claim(saved: Saved, X: np.ndarray, input_text: str | None = None, allow_length: bool = False,
+                   allow_outside: bool = False) -> tuple[str, str | None]:
     """The HTML page of ``saved.network`` on input ``X`` ``(n, d_in)`` (exact numbers or floats), as text.
 
     A length outside the network's valid lengths is refused unless ``allow_length``, values outside
     its input domain unless ``allow_outside``; the page then says, at the top, that what it shows is
     outside the construction's claim. It names the input domain, and on a token network the answer
-    (the decoded output) at every position."""
+    (the decoded output) at every position. Returns the page and what it says about the claim
+    (:func:`page_outside_claim`: ``None`` inside it)."""
     net = saved.network
     out, residuals = _evaluate_for_page(net, X, allow_length, allow_outside)
-    outside = outside_claim(net, X)
+    outside = page_outside_claim(net, X, out, allow_outside)
     X = _floats(X)
     n = X.shape[0]
     tokens = [str(i) for i in range(n)]
@@ -459,4 +490,4 @@ def network_page(saved: Saved, X: np.ndarray, input_text: str | None = None, all
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{GENERATOR_TAG}<title>{_e(net.name or "network")}</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">'
             f'<style>{CSS}</style></head>'
-            f'<body data-ready="0">{body}<script>{SCRIPT}</script></body></html>\n')
+            f'<body data-ready="0">{body}<script>{SCRIPT}</script></body></html>\n'), outside

@@ -240,7 +240,10 @@ def _attention_plan(net: Network, blocks: list[list], n: int, hardmax_lambda: fl
         if all(_uniform(h, n, layer.causal) for h in layer.heads):
             plan[k] = (0.0, 0.0)
             changes.append(f"{where}: hardmax over scores that tie on every input is uniform attention, exported "
-                           "exactly as softmax")
+                           "exactly as softmax" + ("; TransformerLens runs it in float only, so `run` on the folder "
+                           "cannot check an answer against the exact claim and refuses it without --allow-outside: "
+                           "run the source with --dtype exact for the exact answer"
+                           if net.input_domain is not None and net.input_domain.exact else ""))
             continue
         if hardmax_lambda is None:
             hint = ""
