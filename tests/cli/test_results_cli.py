@@ -667,3 +667,26 @@ def test_where_leaves_string_literals_that_spell_a_dotted_column_as_they_are(tmp
     code, out, err = run("results", table, "--where", "model.heads = 1 AND label <> 'model.heads'", "--group-by",
                          "model.heads", "--json")
     assert code == 0 and [(r["model.heads"], r["n"]) for r in json.loads(out)["rows"]] == [(1, 2)], err
+
+
+def test_a_group_whose_candidate_crashed_is_no_selection_but_a_failed_run(sweep_dir, tmp_path):
+    """The selected run of one configuration and seed marked as crashed: results reported the best of the other
+    candidates with failed = 0 and no word (a fresh audit, 2026-11-29); the claims count such a seed as failed."""
+    records = [json.loads(line) for line in (sweep_dir / "records.jsonl").read_text().splitlines()]
+    first = records[0]
+    key = lambda r: (r["config"]["seed"], r["config"]["model"]["heads"])   # noqa: E731
+    victim = first["id"]
+    folder = _copy_sweep(sweep_dir, tmp_path / "crashed")
+    lines = []
+    for r in records:
+        if r["id"] == victim:
+            r = {**r, "status": "failed", "reason": "error: the worker process died"}
+        lines.append(json.dumps(r))
+    (folder / "records.jsonl").write_text("\n".join(lines) + "\n")
+    code, out, err = run("results", folder, "--group-by", "model.heads", "--json")
+    assert code == 0 and "have a candidate that crashed" in err and "--retry-failed" in err, err
+    rows = {r["model.heads"]: r for r in json.loads(out)["rows"]}
+    heads = first["config"]["model"]["heads"]
+    assert rows[heads]["failed"] == 1 and rows[heads]["n"] == len({key(r) for r in records if key(r)[1] == heads}) - 1
+    code, out, err = run("results", sweep_dir, "--group-by", "model.heads", "--json")
+    assert code == 0 and "crashed" not in err and all(r["failed"] == 0 for r in json.loads(out)["rows"])

@@ -155,6 +155,12 @@ def open_source(source, select: bool | dict = True) -> Source:
                 configs = None
         groups = select_groups(records, rules, configs)
         rows = group_rows(groups)
+        broken = [g for g in groups if g.crashed and g.candidates > 1]
+        if broken:
+            warnings.warn(f"{len(broken)} configuration-seed group(s) in {path} have a candidate that crashed (an error "
+                          "or a worker that died, not a NaN): no selection there, counted as failed; the command "
+                          f"that wrote {path} with --retry-failed trains them again", IncompleteSweepWarning,
+                          stacklevel=2)
         settings = [p for p in varying_settings(configs if configs is not None else [r["config"] for r in records])
                     if p not in rules]
         counts = {}

@@ -216,6 +216,13 @@ def group_rows(groups: list[Group]) -> list[dict]:
             continue
         if g.candidates_ok == 0 and g.candidates > 1:
             base["status"], base["reason"] = "failed", f"all {g.candidates} candidates failed ({r.get('reason')})"
+        elif g.crashed and g.candidates > 1:
+            # a crashed candidate's validation loss is unknown, so the best of the rest is not the rule's choice: the
+            # group counts as failed, as the claims count it (results reported the rest's best with failed = 0: a
+            # fresh audit, 2026-11-29)
+            base["status"], base["reason"] = "failed", (f"{g.crashed} of {g.candidates} candidates crashed, so no "
+                                                        "selection (the best of the rest is not the rule's choice); "
+                                                        "train them again with --retry-failed")
         lengths = r.get("lengths") or {} if base["status"] != "failed" else {}
         if not lengths:
             rows.append({**base, "length": base["train_length"], **{m: None for m in METRICS}})
