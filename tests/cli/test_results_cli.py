@@ -517,6 +517,34 @@ def test_a_loss_interval_stops_at_zero(sweep_dir, tmp_path):
     assert any(r["ci_low"] is not None and r["ci_low"] < -1 for r in json.loads(out)["rows"])
 
 
+def test_a_task_metric_interval_stops_where_the_metric_does(sweep_dir, tmp_path):
+    """An accuracy's interval reached -0.365 and an R^2's 1.098 (a fresh audit, 2026-11-29); reproduce clipped R^2
+    at 1 already. The sweep's task is reverse (accuracy, in [0, 1]); relabelled fixed-memory, its R^2 is at most 1."""
+    folder = _copy_sweep(sweep_dir, tmp_path / "spread")
+    records = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
+    for k, r in enumerate(records):   # 0.001 and 0.999 alternating: a t interval of two or three seeds leaves [0, 1]
+        for length in r["lengths"].values():
+            length["test_metric"] = 0.001 if k % 2 else 0.999
+    (folder / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    code, out, err = run("results", folder, "--json")
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    assert all(r["ci_low"] is None or 0 <= r["ci_low"] <= r["ci_high"] <= 1 for r in rows)
+    assert any(r["ci_low"] == 0 for r in rows) and any(r["ci_high"] == 1 for r in rows)
+    code, out, _ = run("results", folder, "--metric", "test_metric * 1", "--json")   # an expression is not clamped
+    assert any(r["ci_low"] is not None and r["ci_low"] < 0 for r in json.loads(out)["rows"])
+    from expressivity.records import content_hash
+
+    for r in records:   # the same numbers as an R^2 (fixed-memory's metric), a records file: clipped above only
+        r["config"]["task"]["name"] = "fixed-memory"
+        r["id"] = content_hash(r["config"])
+    (tmp_path / "r2.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    code, out, err = run("results", tmp_path / "r2.jsonl", "--group-by", "model.heads,train.lr", "--json")
+    rows = json.loads(out)["rows"]
+    assert code == 0 and any(r["ci_low"] is not None and r["ci_low"] < 0 for r in rows), err
+    assert all(r["ci_high"] is None or r["ci_high"] <= 1 for r in rows) and any(r["ci_high"] == 1 for r in rows)
+
+
 def test_a_folder_varying_a_setting_no_layer_reads_is_warned(tmp_path, monkeypatch):
     """A folder made before sweeps refused it (a heads grid over sepconv) showed rows by heads with equal losses,
     without a word (a review, 2026-11-28)."""

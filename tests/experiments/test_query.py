@@ -132,3 +132,13 @@ def test_a_group_s_interval_is_across_its_seeds_not_its_rows(tmp_path):
     (tmp_path / "u.csv").write_text("m,v\na,1\na,3\na,2\n")
     head, rows = aggregate(open_source(tmp_path / "u.csv"), "v", group_by=["m"])
     assert dict(zip(head, rows[0]))["n"] == 3
+
+
+def test_the_torch_free_table_of_task_metrics_matches_the_tasks():
+    """results clips a task metric's interval to the values the metric takes, from a copy of each task's metric_name
+    that does not import torch: it must name every task and agree with it."""
+    from expressivity.experiments.query import METRIC_RANGES, TASK_METRICS
+    from expressivity.tasks import TASKS
+
+    assert TASK_METRICS == {name: cls.metric_name for name, cls in TASKS.items()}
+    assert set(TASK_METRICS.values()) <= set(METRIC_RANGES)

@@ -65,6 +65,7 @@ class Source:
     sweep_runs: int | None = None
     unrecorded: int | None = None
     incomplete: int | None = None
+    metric_range: tuple[float | None, float | None] | None = None   # of the records' metric columns, where known
 
     def counts(self) -> dict:
         """``{"sweep_runs", "unrecorded", "incomplete"}`` (for ``--json``)."""
@@ -190,7 +191,8 @@ def open_source(source, select: bool | dict = True) -> Source:
             _warn_select_not_recorded(path, rules)
         _load_rows(con, rows)
         _seal(con)
-        return Source(con, _columns(con), True, settings, list(rules), str(path), **counts)
+        return Source(con, _columns(con), True, settings, list(rules), str(path), **counts,
+                      metric_range=metric_range(records))
     readers = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".jsonl": "read_json_auto", ".json": "read_json_auto",
                ".parquet": "read_parquet"}
     if suffix not in readers:
@@ -414,6 +416,20 @@ def default_group_by(src: Source, length) -> list[str]:
 
 
 NONNEGATIVE_COLUMNS = ("val_loss", "test_loss", "final_loss")   # a record's losses (cross-entropy, squared error)
+METRIC_COLUMNS = ("val_metric", "test_metric", "best_metric", "final_metric")   # a record's task metric
+# The values each task's metric can take (accuracy in [0, 1], R^2 at most 1): a torch-free copy of the tasks'
+# metric_name, which tests/experiments check against expressivity.tasks.TASKS
+TASK_METRICS = {"fixed-memory": "r2", "adaptive-memory": "r2", "nested-memory": "r2", "kernel-memory": "r2",
+                "reverse": "accuracy", "sort": "accuracy", "copy": "accuracy", "sum": "accuracy", "parity": "accuracy",
+                "associative-recall": "accuracy", "yun-target": "r2", "lm-causal": "accuracy", "lm-masked": "accuracy"}
+METRIC_RANGES = {"accuracy": (0.0, 1.0), "r2": (None, 1.0)}
+
+
+def metric_range(records: list[dict]) -> tuple[float | None, float | None] | None:
+    """The range of the records' metric (``(lo, hi)``, ``None`` for no end) where every record's task has the same
+    metric, else ``None``."""
+    names = {TASK_METRICS.get(str(((r.get("config") or {}).get("task") or {}).get("name"))) for r in records}
+    return METRIC_RANGES.get(names.pop()) if len(names) == 1 else None
 _VALUE, _STATUS = '"expressivity: value"', '"expressivity: status"'   # aliases no table's column is called
 _SEED = '"expressivity: seed"'
 
@@ -457,12 +473,17 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
     the option): a geometric mean cannot take it, and leaving it out biases the mean up ({0, 0.25, 0.25} gave
     0.25, its minimum 0.25: an audit). The interval of a loss of a sweep's records (a non-negative quantity) stops
     at 0: the t interval reached below it (test_loss -0.0077 at two seeds: an audit, 2026-11-28), and cutting off
-    values the mean cannot take keeps its coverage. The test split is one fixed sample shared by the seeds, so the
+    values the mean cannot take keeps its coverage; so does a task metric's (accuracy in [0, 1], R^2 at most 1,
+    where every record's task has the same metric: :data:`TASK_METRICS`). The test split is one fixed sample shared by the seeds, so the
     interval is over seeds on that split (its own sampling error is not in it).
     """
     groups = default_group_by(src, length) if group_by is None else group_by
     # the column as DuckDB reads it: "(test_loss)", "TEST_LOSS" and a quoted name are the loss too (a review)
-    nonnegative = src.from_records and not log and re.sub(r'[\s()"]', "", metric).lower() in NONNEGATIVE_COLUMNS
+    column = re.sub(r'[\s()"]', "", metric).lower()
+    nonnegative = src.from_records and not log and column in NONNEGATIVE_COLUMNS
+    # the interval of a task metric stops where the metric does (an R^2 interval reached 1.098, an accuracy's -0.365:
+    # a fresh audit, 2026-11-29), as reproduce's clips R^2 at 1
+    bounded = src.metric_range if src.from_records and not log and column in METRIC_COLUMNS else None
     exprs = [path_sql(g) if src.from_records and g in src.settings else expr(g, src, "--group-by") for g in groups]
     m = expr(metric, src, "--metric")
     finite = f"isfinite(({m})::DOUBLE)"  # inf and NaN (e.g. a metric expression 1/0) count as missing
@@ -517,6 +538,9 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
         ci = (mean - half, mean + half) if half is not None else (None, None)
         if nonnegative and ci[0] is not None:
             ci = (max(ci[0], 0.0), ci[1])
+        if bounded is not None and ci[0] is not None:
+            low, high = bounded
+            ci = (ci[0] if low is None else max(ci[0], low), ci[1] if high is None else min(ci[1], high))
         if log:
             mean = _pow10(mean)
             ci = tuple(_pow10(c) for c in ci)
