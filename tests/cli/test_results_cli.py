@@ -718,3 +718,16 @@ def test_a_group_whose_candidate_crashed_is_no_selection_but_a_failed_run(sweep_
     assert rows[heads]["failed"] == 1 and rows[heads]["n"] == len({key(r) for r in records if key(r)[1] == heads}) - 1
     code, out, err = run("results", sweep_dir, "--group-by", "model.heads", "--json")
     assert code == 0 and "crashed" not in err and all(r["failed"] == 0 for r in json.loads(out)["rows"])
+
+
+def test_fit_says_where_a_seed_has_several_points_at_one_x(tmp_path):
+    """Two layer counts (or lengths) pooled into each seed's slope: results and plot warned of such pooling, fit did
+    not (a fresh audit, 2026-11-29)."""
+    table = tmp_path / "t.csv"
+    lines = ["x,y,seed,layers"] + [f"{x},{(1 + layers) * x ** -0.5 * (1 + 0.01 * seed)},{seed},{layers}"
+                                   for x in (1, 2, 4, 8) for seed in range(3) for layers in (1, 2)]
+    table.write_text("\n".join(lines) + "\n")
+    code, _, err = run("fit", table, "--x", "x", "--y", "y", "--json")
+    assert code == 0 and "seed 0 has 2 points at x = 1 (lengths or settings not in --by)" in err, err
+    code, _, err = run("fit", table, "--x", "x", "--y", "y", "--by", "layers", "--json")
+    assert code == 0 and "points at x" not in err, err

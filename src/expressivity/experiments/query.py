@@ -699,6 +699,17 @@ def fit_groups(src: Source, x: str, y: str, by: list[str] | None = None, seed_co
                 f"{label}: {sum(x is not None for x in xs)} points at {distinct} distinct x: the slope's interval takes "
                 "every point as independent, which seeds of one setting are not (it then covers far less than 95%); "
                 "name the seed column with --seed-col"))
+        pairs = [(sd, xv) for xv, sd in zip(xs, ss) if xv is not None]
+        if seed_col is not None and len(set(pairs)) < len(pairs):
+            # lengths (--length all) or settings --by leaves out, pooled into each seed's own slope: results and plot
+            # warned of the same pooling, fit did not (a fresh audit, 2026-11-29)
+            seed, at = next(p for k, p in enumerate(pairs) if p in pairs[:k])
+            label = ", ".join(f"{b}={v}" for b, v in zip(by, key)) or "the points"
+            warnings.warn(PooledSeedsWarning(
+                f"{label}: seed {seed} has {pairs.count((seed, at))} points at x = "
+                f"{format(at, 'g') if isinstance(at, float) else at} (lengths or settings not in "
+                "--by): each seed's slope is fitted through all of them; add the setting that differs (or length) "
+                "to --by, or keep one with --where or --length"))
         xs = [float("nan") if v is None else v for v in xs]
         ys = [float("nan") if v is None else v for v in ys]
         fit = fit_power_law(xs, ys, list(ss) if seed_col else None, ci=ci, breakpoint=breakpoint)
