@@ -55,7 +55,7 @@ def test_another_commands_file_or_folder_is_never_written(tree, args):
 @pytest.mark.parametrize("args, kind", [
     (["results", "sw", "--format", "json", "--out", "f.json"], "JSON result written by 'results'"),  # fit's
     (["fit", "sw", "--x", "train.lr", "--y", "test_metric", "--format", "json", "--out", "t.json"], "written by 'fit'"),
-    (["results", "sw", "--format", "csv", "--out", "t.json"], "CSV table"),
+    (["results", "sw", "--format", "csv", "--out", "t.json"], "but the table is written as csv"),   # a JSON name
     (["fit", "sw", "--x", "train.lr", "--y", "test_metric", "--format", "parquet", "--out", "t.parquet"], "Parquet"),
     (["results", "sw", "--format", "csv", "--out", "page.html"], "CSV table"),
     (["show", "net", "--out", "p.png"], "HTML page"),

@@ -428,7 +428,7 @@ def test_fit_says_when_it_leaves_points_out(tmp_path):
     table = tmp_path / "f.csv"
     table.write_text("x,y,seed\n1,1,0\n2,0.5,0\n4,0.25,0\n8,0,0\n1,1,1\n2,0.4,1\n4,0.2,1\n8,0.1,1\n")
     res = CliRunner().invoke(cli, ["fit", str(table), "--x", "x", "--y", "y", "--seed-col", "seed"])
-    assert res.exit_code == 0 and "note: 1 point(s) with x or y <= 0, or not finite, were left out" in res.output
+    assert res.exit_code == 0 and "note: 1 point(s) with x or y <= 0, not finite or not a number, were left out" in res.output
     clean = table.with_name("g.csv")
     clean.write_text(table.read_text().replace("8,0,0", "8,0.125,0"))
     res = CliRunner().invoke(cli, ["fit", str(clean), "--x", "x", "--y", "y", "--seed-col", "seed"])
@@ -731,3 +731,14 @@ def test_fit_says_where_a_seed_has_several_points_at_one_x(tmp_path):
     assert code == 0 and "seed 0 has 2 points at x = 1 (lengths or settings not in --by)" in err, err
     code, _, err = run("fit", table, "--x", "x", "--y", "y", "--by", "layers", "--json")
     assert code == 0 and "points at x" not in err, err
+
+
+def test_out_whose_suffix_names_another_format_is_refused(sweep_dir, tmp_path):
+    """--format csv --out t.parquet wrote CSV into t.parquet, which the readers (by suffix) then refused (a fresh
+    audit, 2026-11-29)."""
+    for fmt, name in (("csv", "t.parquet"), ("parquet", "t.csv"), ("json", "t.csv")):
+        code, _, err = run("results", sweep_dir, "--format", fmt, "--out", tmp_path / name)
+        assert code == 2 and f"but the table is written as {fmt}" in err and not (tmp_path / name).exists(), err
+    for fmt, name in (("csv", "t.csv"), ("parquet", "t.parquet"), ("json", "t.json"), ("csv", "t.txt")):
+        code, _, err = run("results", sweep_dir, "--format", fmt, "--out", tmp_path / name)
+        assert code == 0 and (tmp_path / name).exists(), err

@@ -64,7 +64,14 @@ def _check_out(out: Path | None, fmt: str, command: str) -> None:
         raise click.UsageError("--format table is for the terminal; --out writes csv, json or parquet" if typed
                                else "--out writes csv, json or parquet; add --format")
     if out is not None:
+        # the readers go by suffix: CSV written into t.parquet (or Parquet into t.csv) was refused when read back
+        # (a fresh audit, 2026-11-29)
+        suffix = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet"}.get(
+            Path(out).suffix.lower())
         check_output_file(out, _output_kind(fmt, command, None))
+        if suffix is not None and suffix != fmt:
+            raise click.UsageError(f"--out {out} ends in {Path(out).suffix} but the table is written as {fmt}; give "
+                                   f"--format {suffix}, or a file name ending in .{fmt if fmt != 'json' else 'jsonl'}")
 
 
 def _formats(fmt: str, out: Path | None, as_json: bool) -> tuple[str, bool]:
@@ -270,7 +277,7 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
         problems = {f.get(k) for f in fits for k in ("problem", "break_problem") if f.get(k)}
         dropped = sum(f.get("dropped") or 0 for f in fits)
         if dropped:   # a y of 0 is often the most telling point (an exact answer): say it went, and the choices
-            problems.add(f"{dropped} point(s) with x or y <= 0, or not finite, were left out of the fits (a line in "
+            problems.add(f"{dropped} point(s) with x or y <= 0, not finite or not a number, were left out of the fits (a line in "
                          f"log-log cannot take them; with seeds, their seeds' slopes span fewer x); floor exact zeros "
                          f"(--y 'greatest({y}, 1e-12)') or leave them out yourself (--where)")
         for p in sorted(problems):
