@@ -11,9 +11,11 @@ curve's on all points, so ``A x^b`` is one fitted curve whatever ``ci``.
 
 A percentile bootstrap runs narrow on few units: simulated coverage of a nominal 95% interval of a
 mean of normal per-seed slopes is 52% with 2 seeds, 83% with 5, 91% with 10, 94% with 20, 93-95% with 30
-(1,000 data sets each, 2,000 resamples: 94.7% and, an audit's, 93.2%; from theory about 93.6%, P(|T_29| <
-1.96 sqrt(29/30)): a percentile interval of a mean is roughly the normal one with the 1/n variance, short of
-95% at every size), so ``ci="bootstrap"`` gives an interval from
+(1,000 data sets each, 2,000 resamples: 94.7% and, an audit's, 93.2%; a review's 20,000: 93.35%; from theory
+about 93.6%, P(|T_29| < 1.96 sqrt(29/30)): a percentile interval of a mean is roughly the normal one with the
+1/n variance, short of 95% at every size). Over seeds it is therefore the expanded percentile interval
+(:func:`expanded_percentiles`: 95.8% of 1,000 tables of 30 seeds, 94.3% of 40), and ``ci="bootstrap"`` gives an
+interval from
 :data:`MIN_BOOTSTRAP_UNITS` seeds (or points) on, and below that none, with a ``problem`` naming
 ``ci="t"``. Non-positive ``x`` or ``y`` cannot be logged: they are dropped and counted.
 
@@ -114,8 +116,20 @@ def _seed_interval(slopes: np.ndarray, ci: str, n_boot: int, rng_seed: int) -> d
                            f"{MIN_BOOTSTRAP_UNITS} or more): no interval; use --ci t"}
     rng = np.random.default_rng(rng_seed)
     means = slopes[rng.integers(0, len(slopes), (n_boot, len(slopes)))].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return {"ci_low": float(lo), "ci_high": float(hi), "ci_method": "bootstrap over seeds"}
+    lo, hi = np.percentile(means, expanded_percentiles(len(slopes), len(slopes) - 1))
+    return {"ci_low": float(lo), "ci_high": float(hi), "ci_method": "bootstrap over seeds (expanded percentile)"}
+
+
+def expanded_percentiles(n: int, df: int) -> list[float]:
+    """The percentiles (in %) of Hesterberg's expanded percentile interval ("What teachers should know about the
+    bootstrap", 2015): the plain 2.5 and 97.5 cover short of 95% because a bootstrap of a mean has the 1/n variance
+    and normal tails (93.35% +- 0.18% over 20,000 tables of 30 seeds: a review, 2026-11-29); taking them at
+    z = sqrt(n / df) t_{0.975, df} instead widens the interval to the t interval's size and keeps its skew.
+    ``df``: n - 1 for a mean of n seeds. (The bootstrap over points keeps the plain percentiles: a pairs bootstrap
+    of a slope covered 96% of 600 tables of 35 points as it is, 98% expanded.)"""
+    z = math.sqrt(n / df) * t_quantile_975(df)
+    tail = 0.5 * math.erfc(z / math.sqrt(2))   # Phi(-z)
+    return [100 * tail, 100 * (1 - tail)]
 
 
 def _rounding_width(half: float, slope: float) -> bool:
@@ -143,8 +157,8 @@ def _point_interval(lx, ly, slope: float, se: float | None, ci: str, n_boot: int
     return {"ci_low": float(lo), "ci_high": float(hi), "ci_method": "bootstrap over points"}
 
 
-def _bootstrap_slope(lx, ly, draw, n_boot: int, rng_seed: int) -> tuple[float, float]:
-    """2.5 and 97.5 percentiles of the least-squares slope over ``n_boot`` resamples ``draw(rng)``
+def _bootstrap_slope(lx, ly, draw, n_boot: int, rng_seed: int, percentiles=(2.5, 97.5)) -> tuple[float, float]:
+    """The ``percentiles`` of the least-squares slope over ``n_boot`` resamples ``draw(rng)``
     (index arrays); resamples with fewer than two distinct x are skipped."""
     rng = np.random.default_rng(rng_seed)
     boots = []
@@ -152,7 +166,7 @@ def _bootstrap_slope(lx, ly, draw, n_boot: int, rng_seed: int) -> tuple[float, f
         pick = draw(rng)
         if len(np.unique(lx[pick])) >= 2:
             boots.append(ols(lx[pick], ly[pick])[0])
-    lo, hi = np.percentile(boots, [2.5, 97.5])
+    lo, hi = np.percentile(boots, list(percentiles))
     return lo, hi
 
 
