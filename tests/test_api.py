@@ -69,6 +69,7 @@ def test_build_config_refuses_one_sample_with_the_real_reason():
     (lambda net: E.evaluate(net, np.full((8, net.d_in), np.datetime64("1970-01-02"))), "got datetime64"),
     (lambda net: E.evaluate(net, np.full((8, net.d_in), np.timedelta64(0, "D"))), "got timedelta64"),
     (lambda net: E.evaluate(net, np.full((8, net.d_in), "0")), "must hold numbers, got <U1"),
+    (lambda net: E.evaluate(net, np.full((8, net.d_in), np.datetime64("1970-01-02"), dtype=object)), "got date entries"),
     (lambda net: E.embed("x", [1, 2]), "embed's network must be a Network"),
     (lambda net: E.embed(net, "1,2"), "values must be an array"),
     (lambda net: E.embed(E.Network(layers=(), labels=("x", "x")), [1, 2]), "2 residual dimensions named 'x'"),

@@ -350,3 +350,37 @@ def test_a_circuits_network_folder_read_on_its_own_is_rebuilt_too(tmp_path):
     forged_meta = _forged(tmp_path / "c", tmp_path / "g", edit_description=lambda d: d["metadata"].pop("circuit_constants"))
     shutil.copytree(forged_meta / "network", tmp_path / "bare")
     assert "no constants to build it from" in load_saved(tmp_path / "bare").network.no_claim
+
+
+def test_a_rasp_folder_compiled_before_networks_named_their_arithmetic_claims_what_it_did_then(tmp_path):
+    """A folder written before 2026-11-29 records a domain without an arithmetic: a softmax network checked on 64
+    samples ran in float32 "within its claim" (where the same network compiled now claims no input) and a hardmax
+    one in float64 (now exact only): a review, 2026-11-29. Read now, such a folder claims what it would today."""
+    import dataclasses
+
+    from expressivity import rasp
+    from expressivity.export.folders import load_saved, save_construction
+    from expressivity.rasp import library
+
+    def old_style(model, folder):
+        net = model.network
+        meta = {k: v for k, v in net.metadata.items() if k != "no_claim"}
+        net = dataclasses.replace(net, metadata=meta, input_domain=dataclasses.replace(net.input_domain, arithmetic={}),
+                                  claimed_weights=None)
+        save_construction(folder, "rasp compile", net, model.report.as_dict(), {"command": "rasp compile"})
+        return load_saved(folder)
+
+    sampled = rasp.compile(library.make_reverse(), vocab={1, 2, 3, 4, 5}, max_seq_len=8, attention="softmax")
+    assert sampled.network.no_claim is not None
+    saved = old_style(sampled, tmp_path / "soft")
+    assert "softmax attention, checked in float64 on 64 random inputs" in saved.network.no_claim
+    assert any("claiming no input" in w for w in saved.warnings)
+    checked = rasp.compile(library.make_reverse(), vocab={1, 2, 3}, max_seq_len=4, attention="softmax")
+    saved = old_style(checked, tmp_path / "soft_all")
+    assert saved.network.no_claim is None and saved.network.input_domain.arithmetic == {"float64": None}
+    hard = rasp.compile(library.make_reverse(), vocab={1, 2, 3}, max_seq_len=4)
+    saved = old_style(hard, tmp_path / "hard")
+    assert saved.network.no_claim is None and saved.network.input_domain.arithmetic == {"exact": None}
+    assert any("holding in exact arithmetic only" in w for w in saved.warnings)
+    save_construction(tmp_path / "new", "rasp compile", hard.network, hard.report.as_dict(), {"command": "x"})
+    assert load_saved(tmp_path / "new").warnings == ()   # a folder written now says nothing

@@ -288,3 +288,13 @@ def test_a_softmax_network_with_at_most_65536_inputs_is_checked_on_every_one_and
     assert model.network.no_claim is None and model.report.constants["verification"]["inputs"] == "exhaustive"
     assert model.report.check("outputs equal rasp.evaluate").points == 5460
     assert "checked end to end in float64 on every one of those inputs" in model.report.claim
+
+
+def test_a_softmax_network_whose_inputs_fit_the_limit_but_not_the_budget_says_so():
+    """sort_freq over {1, 2} up to 15 tokens: 65,534 inputs, at most 65,536, but 3.2e11 multiply-adds, above the
+    float64 check's budget; the no-claim message said they would all be checked (a review, 2026-11-29)."""
+    from expressivity.rasp import library
+
+    model = rasp.compile(library.make_sort_freq(15), vocab={1, 2}, max_seq_len=15, attention="softmax")
+    assert "64 sampled inputs of the 65,534" in model.network.no_claim
+    assert "a shorter max_seq_len: running all 65,534 inputs through this network is above" in model.network.no_claim

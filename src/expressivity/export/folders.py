@@ -152,7 +152,7 @@ def load_saved(path) -> Saved:
     domain the domain its report (or a token network's vocabulary) describes, each with a line in
     ``Saved.warnings`` saying so; where no domain can be derived, a line says inputs are not checked.
     """
-    return _with_domain(_with_lengths(_with_failed_checks(_with_rebuilt_claim(_load_saved(path)))))
+    return _with_rasp_arithmetic(_with_domain(_with_lengths(_with_failed_checks(_with_rebuilt_claim(_load_saved(path))))))
 
 
 def _with_failed_checks(saved: Saved) -> Saved:
@@ -288,6 +288,33 @@ def _with_domain(saved: Saved) -> Saved:
     message = (f"{saved.folder} was saved before networks recorded their input domain; using the one {source} "
                f"describes ({domain.describe(net.input_labels)}); rebuild it to record its own")
     return replace(saved, warnings=saved.warnings + (message,))
+
+
+def _with_rasp_arithmetic(saved: Saved) -> Saved:
+    """A RASP network compiled before its domain named the arithmetic of its claim (2026-11-29): the claim it had
+    then, read now (a review, 2026-11-29: such a folder ran in float32 "within its claim", where the same network
+    compiled again refuses it). Hardmax networks: exact (the proofs); softmax ones: float64, and no claim at all
+    unless the report says every input was checked (the float64 check is a softmax network's claim)."""
+    net = saved.network
+    meta = net.metadata or {}
+    if meta.get("construction") != "rasp" or net.input_domain is None or net.input_domain.arithmetic:
+        return saved
+    softmax = any(getattr(layer, "normalization", None) == "softmax" for layer in net.layers)
+    domain = replace(net.input_domain, arithmetic={"float64": None} if softmax else {"exact": None})
+    net = replace(net, input_domain=domain)
+    checked = ((((saved.report or {}).get("constants") or {}).get("verification") or {}).get("inputs")
+               if isinstance(saved.report, dict) else None)
+    lost = softmax and not (isinstance(checked, str) and checked.startswith("exhaustive")) and net.no_claim is None
+    if lost:
+        net = replace(net, metadata={**net.metadata, "no_claim": (
+            f"softmax attention, checked in float64 on {checked or 'inputs its folder does not record'}, not on every "
+            "input: the block proofs hold in the hardmax limit only (compiled before such networks claimed only what "
+            "was checked); compile it again, with hardmax attention for a proven network")})
+    message = (f"{saved.folder} was compiled before RASP networks named the arithmetic of their claim: read as "
+               + ("claiming no input (a softmax network checked on samples)" if lost else
+                  f"holding in {'float64' if softmax else 'exact'} arithmetic only")
+               + "; compile it again to record it")
+    return replace(saved, network=net, warnings=saved.warnings + (message,))
 
 
 def _derived_domain(saved: Saved):

@@ -13,6 +13,8 @@ claims are checked with ``dtype="exact"``, which rounds nothing.
 
 from __future__ import annotations
 
+import datetime
+
 import numpy as np
 
 from expressivity.errors import EvaluationError
@@ -92,6 +94,9 @@ def _check_float_scores(network: Network, X, dtype: str) -> None:
                               f"{MAX_FLOAT_SCORES:,}; evaluate fewer or shorter sequences at once")
 
 
+_DATES = (np.datetime64, np.timedelta64, datetime.date, datetime.time, datetime.timedelta)
+
+
 def check_evaluation(network, X, dtype):
     """``X`` as the evaluators take it (a torch tensor as NumPy), or a one-line :class:`EvaluationError`
     unless ``network`` is a Network, ``X`` a real numeric array and ``dtype`` known."""
@@ -118,6 +123,10 @@ def check_evaluation(network, X, dtype):
     # the exact pass refused (a fresh audit, 2026-11-28: a datetime64 X was evaluated as numbers)
     if raw.dtype.kind not in "biufO":
         raise EvaluationError(f"X must hold numbers, got {raw.dtype} entries")
+    if raw.dtype.kind == "O":   # the same dates held as objects (a review, 2026-11-29)
+        dated = next((v for v in raw.flat if isinstance(v, _DATES)), None)
+        if dated is not None:
+            raise EvaluationError(f"X must hold numbers, got {type(dated).__name__} entries")
     try:
         arr = raw if dtype == "exact" else raw.astype(np.float64)
     except OverflowError:

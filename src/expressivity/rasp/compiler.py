@@ -45,8 +45,8 @@ from expressivity.rasp.layout import allocate
 from expressivity.rasp.proofs import prove_network
 from expressivity.rasp.selection import prove_selections
 from expressivity.rasp.values import infer_values, sort_values, unique_values
-from expressivity.rasp.verify import (EXACT_OPS, EXHAUSTIVE_LIMIT, SAMPLES, SOFTMAX_EXHAUSTIVE_LIMIT, input_count,
-                                      softmax_limit, verify)
+from expressivity.rasp.verify import (EXACT_OPS, EXHAUSTIVE_LIMIT, FLOAT_OPS, SAMPLES, SOFTMAX_EXHAUSTIVE_LIMIT,
+                                      input_count, softmax_limit, verify)
 
 MAX_SEQ_LEN = 128
 MAX_VOCAB = 512
@@ -183,11 +183,17 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
 
 
 def _softmax_sampled(checked: int, total: int) -> str:
-    """Why a softmax network checked on samples claims no one input (its ``no_claim``)."""
+    """Why a softmax network checked on samples claims no one input (its ``no_claim``): too many inputs, or (at most
+    :data:`SOFTMAX_EXHAUSTIVE_LIMIT` of them) too many for the float64 check's budget through this many weights
+    (sort_freq, vocabulary 1, 2, max_seq_len 15: 65,534 inputs, 3.2e11 multiply-adds; the message said they would
+    all be checked: a review, 2026-11-29)."""
+    way = (f"or with at most {SOFTMAX_EXHAUSTIVE_LIMIT:,} inputs (a smaller vocabulary or max_seq_len), which are all "
+           "checked" if total > SOFTMAX_EXHAUSTIVE_LIMIT else
+           f"or a shorter max_seq_len: running all {total:,} inputs through this network is above the float64 "
+           f"check's budget ({FLOAT_OPS:.1e} multiply-adds)")
     return (f"softmax attention, checked in float64 on {checked:,} sampled inputs of the {total:,}: the block proofs "
             "hold in the hardmax limit only, and nothing bounds the softmax error through blocks that scale values; "
-            f"compile with hardmax attention (proven), or with at most {SOFTMAX_EXHAUSTIVE_LIMIT:,} inputs (a "
-            "smaller vocabulary or max_seq_len), which are all checked")
+            f"compile with hardmax attention (proven), {way}")
 
 
 def _blocks(graph, layout, values, robust: bool, max_seq_len: int) -> list[list]:
