@@ -124,3 +124,11 @@ def test_the_rasp_package_and_the_wang_e_checkers_are_reached_from_the_package_t
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["compile", "False", "True"]
+
+
+def test_embed_keeps_integers_float64_cannot_hold():
+    """embed cast every array to float64: the exact pass then summed 2^53 for 2^53 + 1 (a fuzz, 2026-11-29)."""
+    net, _ = E.build_sum(6)
+    X = E.embed(net, [2**53 + 1, 0, 0, 0, 0, 0])
+    assert E.evaluate(net, X, "exact")[0, 0] == 2**53 + 1
+    assert E.embed(net, [1, 2, 3, 4, 5, 6]).dtype == np.float64   # small integers stay float64, as before

@@ -742,3 +742,10 @@ def test_out_whose_suffix_names_another_format_is_refused(sweep_dir, tmp_path):
     for fmt, name in (("csv", "t.csv"), ("parquet", "t.parquet"), ("json", "t.json"), ("csv", "t.txt")):
         code, _, err = run("results", sweep_dir, "--format", fmt, "--out", tmp_path / name)
         assert code == 0 and (tmp_path / name).exists(), err
+
+
+def test_plot_refuses_a_y_with_no_finite_value(sweep_dir, tmp_path):
+    """--y test_metric/0 (DuckDB's x/0 is NULL) drew empty axes and exited 0 (a fuzz, 2026-11-29)."""
+    code, _, err = run("plot", sweep_dir, "--x", "model.heads", "--y", "test_metric/0", "--out", tmp_path / "p.png")
+    assert code == 2 and "nothing to plot (no rows with a finite value of test_metric/0" in err, err
+    assert not (tmp_path / "p.png").exists()

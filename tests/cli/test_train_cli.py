@@ -218,6 +218,20 @@ def test_each_resumed_session_records_how_it_ran(tmp_path):
     assert (session["attention"], session["precision"], session["sampler"]) == ("sdpa", "bf16", "host")
 
 
+def test_a_refused_resume_records_no_session(tmp_path):
+    """A resume refused for a damaged state.pt appended a session to run.json all the same (a fuzz, 2026-11-29)."""
+    out = tmp_path / "r"
+    code, _, err = run("train", "--task", "reverse", "--length", "4", "--d-model", "8", "--ffn-width", "8",
+                       "--batch-size", "4", "--steps", "3", "--out", out)
+    assert code == 0, err
+    states = list(out.rglob("state.pt"))
+    assert states
+    states[0].write_bytes(states[0].read_bytes()[:100])
+    code, _, err = run("train", "--resume", out)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert json.loads((out / "run.json").read_text()).get("resumed", []) == []
+
+
 def test_run_json_records_the_sampler_that_ran(tmp_path):
     """associative-recall samples on the host; run.json said ``sampler: device`` (the --json answer did not).
     Asked for by name, the device sampler it cannot honour is refused (it was replaced silently: an audit,

@@ -298,3 +298,19 @@ def test_a_softmax_network_whose_inputs_fit_the_limit_but_not_the_budget_says_so
     model = rasp.compile(library.make_sort_freq(15), vocab={1, 2}, max_seq_len=15, attention="softmax")
     assert "64 sampled inputs of the 65,534" in model.network.no_claim
     assert "a shorter max_seq_len: running all 65,534 inputs through this network is above" in model.network.no_claim
+
+
+def test_values_beyond_float64_compile_exactly_with_hardmax_and_are_refused_in_one_line_with_softmax():
+    """A numerical Map to t * 10^400 raised OverflowError (hardmax and softmax), a softmax mean of t * 10^307
+    ZeroDivisionError (a fuzz, 2026-11-29)."""
+    huge = rasp.numerical(rasp.Map(lambda t: t * 10**400, T)).named("huge")
+    model = rasp.compile(huge, vocab={1, 2, 3}, max_seq_len=3)
+    check = model.report.check("outputs equal rasp.evaluate")
+    assert check.failures == 0 and check.points == 39 and "not run" in check.details["float64"]
+    assert model.apply(["BOS", 3, 1]).decoded == ["BOS", 3 * 10**400, 10**400]
+    x = rasp.numerical(rasp.Map(lambda t: t * 10**307, T)).named("x")
+    mean = rasp.numerical(rasp.Aggregate(rasp.Select(I, I, rasp.Comparison.TRUE), x, default=0)).named("m")
+    for program in (huge, mean):
+        with pytest.raises(RASPError, match="compile with hardmax attention") as caught:
+            rasp.compile(program, vocab={1, 2, 3}, max_seq_len=3, attention="softmax")
+        assert "\n" not in str(caught.value)

@@ -285,7 +285,8 @@ def _print_report(name: str, compiled, out_dir) -> None:
         _say(f"claim: none on any one input ({compiled.network.no_claim})")
     for check in report.checks:
         d = check.details
-        extra = (f"; float64 agreed on {d['float64_points'] - d['float64_disagreements']} of {d['float64_points']}"
+        extra = (f"; float64 {d['float64']}" if "float64" in d else
+                 f"; float64 agreed on {d['float64_points'] - d['float64_disagreements']} of {d['float64_points']}"
                  if "float64_points" in d else "")
         _say(f"verified: {check.property} on {check.points} {d.get('unit', 'inputs')} ({d.get('inputs')}), "
              f"{check.failures} failures, "

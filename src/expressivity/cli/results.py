@@ -308,8 +308,10 @@ def plot(source, x, y, by, logx, logy, where, length, out, as_json):
         src = open_source(source)
         _refuse_length_on_table(src)
         series, left_out = band_series(src, x, y, split_list(by), where, length, logy, logx)
-        if not series:
-            raise ExpressivityError("nothing to plot (no rows with values; check --where and --length)")
+        if not any(pt[1] is not None for pts in series.values() for pt in pts):
+            # a --y with no finite value anywhere (test_metric/0) drew empty axes, exit 0 (a fuzz, 2026-11-29)
+            raise ExpressivityError(f"nothing to plot (no rows with a finite value of {y}; check --y, --where and "
+                                    "--length)")
         if len(series) > MAX_PLOT_LINES:   # 60 lines drew a legend over the data, ten colours six lines each
             raise ExpressivityError(f"--by gives {len(series)} lines, above the {MAX_PLOT_LINES} a figure can tell "
                                     "apart; group by fewer settings, or keep some groups with --where")

@@ -242,12 +242,14 @@ def train(ctx, task_name, length, eval_lengths, task_arg, mixer, rpe, learn_slop
             wrote.append(out / "run.json")
             _write_manifest(out, configs, ensemble, finished=False)
             wrote.append(out / "manifest.json")
-        if resume is not None:
-            _record_session(out, chosen)
         results = execute(configs, out, resume=resume is not None, ensemble=ensemble,
                           progress=not as_json and err_console.is_terminal, device=device, execution=execution,
                           memory_budget=memory_budget)
+        if resume is not None:   # after it ran: a resume refused (a damaged state.pt) recorded a session (a fuzz)
+            _record_session(out, chosen)
     except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt) and resume is not None:
+            _record_session(out, chosen)   # it trained until the interrupt
         # A run that failed before its first checkpoint leaves no folder behind; one with a
         # checkpoint is kept, so it can be resumed.
         kept = out is not None and any(out.rglob("config.json"))

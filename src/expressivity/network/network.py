@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 
 from expressivity.errors import NetworkError
-from expressivity.network.domain import InputDomain, refusal as domain_refusal
+from expressivity.network.domain import ARITHMETIC_REASONS, InputDomain, refusal as domain_refusal
 from expressivity.network.labels import summarise_labels
 from expressivity.network.layers import LAYERS, Layer, LayerNorm, layer_from_dict
 from expressivity.network.lengths import ValidLengths, common_lengths, refusal
@@ -295,6 +295,8 @@ class Network:
             return f"{n} tokens, outside the lengths {self.name!r} is built and verified for ({self.valid_lengths.describe()})"
         if self.input_domain is not None:
             reason = self.input_domain.violation(X, self.input_labels, arithmetic)
+            if reason is not None and reason.startswith(ARITHMETIC_REASONS):   # the input is in; the arithmetic not
+                return reason
             if reason is not None:
                 return (f"{reason}, outside the inputs {self.name!r} is built and verified for "
                         f"({self.input_domain.describe(self.input_labels, facts=False)})")

@@ -142,7 +142,7 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
     sublayers = _blocks(graph, layout, values, robust, max_seq_len)
     mlp_margins = [b.margin for blocks in sublayers for b in blocks if getattr(b, "margin", None) is not None]
     output = graph.nodes[graph.output]
-    largest = max((abs(float(v)) for v in values[output.id] if isinstance(v, (int, float, Fraction))), default=1)
+    largest = max((_size(v) for v in values[output.id] if isinstance(v, (int, float, Fraction))), default=1)
     scale, delta = _scale(robust, max_seq_len, mlp_margins, output.numerical, largest, _averaged_size(graph, values))
     parameters = _estimate_parameters(layout, sublayers, vocab, max_seq_len)
     if parameters > MAX_PARAMETERS:
@@ -216,9 +216,17 @@ def _averaged_size(graph, values) -> float:
     """The largest ``|value|`` a numerical Aggregate averages (1 where none does: a categorical one moves
     one-hot entries). A softmax head's weight off the selected keys moves its output by that weight times
     up to twice this, so ``delta`` shrinks with it."""
-    sizes = [abs(float(v)) for node in graph.nodes if node.kind == "aggregate" and node.numerical
+    sizes = [_size(v) for node in graph.nodes if node.kind == "aggregate" and node.numerical
              for v in values[node.inputs[2]] if isinstance(v, (int, float, Fraction))]
     return max([1.0, *sizes])
+
+
+def _size(value) -> float:
+    """``|value|`` as a float, ``inf`` beyond float64 (10^400 raised OverflowError here: a fuzz, 2026-11-29)."""
+    try:
+        return abs(float(value))
+    except OverflowError:
+        return math.inf
 
 
 def _scale(robust: bool, max_seq_len: int, margins: list, numerical_output: bool,
@@ -234,6 +242,10 @@ def _scale(robust: bool, max_seq_len: int, margins: list, numerical_output: bool
     delta = min(1e-3, smallest / (8 * 2 * averaged) if averaged > 1 else smallest / 8)
     if numerical_output:
         delta = min(delta, NUMERIC_TOLERANCE / (4 * (1 + largest)))
+    if not delta > 0:   # values near the float64 limit: the weight off the selected keys would have to be 0
+        raise RASPError(f"softmax attention cannot keep the weight off the selected keys below what values of size "
+                        f"{max(largest, averaged):.3g} allow (it would need an inverse temperature beyond float64); "
+                        "compile with hardmax attention (proven, exact), or scale the program's values down")
     return math.log(max(max_seq_len, 1) / delta), delta
 
 

@@ -178,18 +178,30 @@ def verify(compiled: CompiledProgram, *, exhaustive_limit: int = EXHAUSTIVE_LIMI
     start = time.perf_counter()
     float_bad: list[tuple] = []
     width = len(compiled.network.labels)
+    beyond = None   # a weight float64 cannot hold (a value of 10^400): a traceback before (a fuzz, 2026-11-29)
     for n, group in _batch_by_length(inputs).items():
         step = max(1, FLOAT_CHUNK_BYTES // (8 * (n + 1) * max(width, 1)))
         for k in range(0, len(group), step):
             part = group[k:k + step]
             X = compiled.one_hot([_ids(s) for s in part])
-            with np.errstate(all="ignore"):
-                # the check itself: a hardmax network's claim is exact, and float64 is what this pass compares
-                decoded = compiled.decode(forward(compiled.network, X, allow_outside=True), exact=False)
+            try:
+                with np.errstate(all="ignore"):
+                    # the check itself: a hardmax network's claim is exact, and float64 is what this pass compares
+                    decoded = compiled.decode(forward(compiled.network, X, allow_outside=True), exact=False)
+            except OverflowError:
+                beyond = "a weight is beyond the float64 range"
+                break
             float_bad += [s for s, got in zip(part, decoded) if not agree(got, expected[s])]
+        if beyond:
+            break
+    if beyond and (not compiled.exact or not exact):   # the float64 check is the claim's: it cannot run
+        raise RASPError(f"the float64 check cannot run ({beyond}); compile with hardmax attention and check it in "
+                        "exact arithmetic, or scale the program's values down")
     float_seconds = time.perf_counter() - start
-    facts = {"inputs": how, "lengths": f"1..{compiled.max_seq_len}", "float64_points": len(inputs),
-             "float64_disagreements": len(float_bad)}
+    facts = {"inputs": how, "lengths": f"1..{compiled.max_seq_len}",
+             "float64_points": 0 if beyond else len(inputs), "float64_disagreements": len(float_bad)}
+    if beyond:
+        facts["float64"] = f"not run: {beyond} (the claim is exact: the inputs are run in exact arithmetic)"
     if failing:
         facts |= {"inputs_evaluate_fails": len(failing), "evaluate_fails": first_failure}
     examples = lambda bad: tuple({"input": [compiled.vocab[t] for t in s], "expected": expected[s][1:]}  # noqa: E731
@@ -206,7 +218,7 @@ def verify(compiled: CompiledProgram, *, exhaustive_limit: int = EXHAUSTIVE_LIMI
         exact_bad += [s for s, got in zip(group, decoded) if not agree(got, expected[s])]
     facts |= {"exact_points": len(chosen), "exhaustive_in_exact": len(chosen) == len(inputs)}
     detail = {"inputs": how if len(chosen) == len(inputs) else f"{len(chosen)} of the {how}, float64 "
-              "disagreements first, then the longest that fit the budget", "float64_points": len(inputs),
-              "float64_disagreements": len(float_bad)}
+              "disagreements first, then the longest that fit the budget", "float64_points": facts["float64_points"],
+              "float64_disagreements": len(float_bad), **({"float64": facts["float64"]} if beyond else {})}
     return [Check("outputs equal rasp.evaluate", len(chosen), len(exact_bad), "exact rationals (Python int/Fraction)",
                   time.perf_counter() - start, detail, examples(exact_bad))], facts

@@ -75,7 +75,12 @@ def embed(network: Network, values: np.ndarray) -> np.ndarray:
         raise ExpressivityError(f"values must be (L,) or (batch, L) numbers, got shape {values.shape} of {values.dtype}")
     single = values.ndim == 1
     values = values[None] if single else values
-    X = np.zeros(values.shape + (network.d,), dtype=values.dtype if values.dtype == object else np.float64)
+    # integers float64 cannot hold (2^53 + 1) stay Python ints: the exact pass answered for the rounded input
+    # (a fuzz, 2026-11-29)
+    exact_ints = values.dtype.kind in "iu" and bool(np.any(np.abs(values.astype(object)) > 2**53))
+    if exact_ints:
+        values = values.astype(object)
+    X = np.zeros(values.shape + (network.d,), dtype=object if values.dtype == object else np.float64)
     X[..., network.labels.index("x")] = values
     return X[0] if single else X
 
