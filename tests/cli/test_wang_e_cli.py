@@ -130,3 +130,16 @@ def test_a_fixed_memory_check_shorter_than_its_largest_lag_is_refused_naming_the
 
     res = CliRunner().invoke(cli, ["wang-e", "build", "--memory", "fixed", "--length", "2"])
     assert res.exit_code == 2 and "must reach past the largest lag (3): give a length of 4 to 4096" in res.stderr
+
+
+def test_a_softmax_pointer_bound_no_better_than_any_average_is_refused_and_a_weak_one_noted():
+    """--beta 0.5 bounded the error by 3.12 (any average of values in [-1, 1] is within 2) and "checks passed"; at
+    beta 1 a network whose hop retrieves nothing (error 1.23) passed against 1.55 (a fresh audit, 2026-11-29)."""
+    code, _, err = run("build", "--memory", "adaptive", "--beta", "0.5")
+    assert code == 2 and "no better than any average of values in [-1, 1]" in err, err
+    code, out, err = run("build", "--memory", "adaptive", "--beta", "1")
+    assert code == 0 and "note: the bound 1.55 is above 1" in out, out + err
+    code, out, err = run("build", "--memory", "adaptive", "--beta", "8")
+    assert code == 0 and "note:" not in out, out + err
+    code, _, err = run("build", "--memory", "fixed", "--width", "3")
+    assert code == 2 and "--width must be even" in err, err

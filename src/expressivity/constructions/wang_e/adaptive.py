@@ -113,6 +113,12 @@ def build_adaptive_memory(max_lag: int = 8, depth: int = 1, length: int = 32,
     if not math.isfinite(bound):
         raise ExpressivityError(f"beta={beta:g} is too soft for chains of depth {depth} with lags up to {max_lag}: an "
                                 "address could drift by half a position; use a larger beta (or inf for hardmax)")
+    if bound >= 2:
+        # any average of values in [-1, 1] is within 2 of the target: such a check passes a network that retrieves
+        # nothing (--beta 0.5: bound 3.12, "checks passed"; a fresh audit, 2026-11-29)
+        raise ExpressivityError(f"beta={beta:g} bounds the error by {bound:.3g}, no better than any average of values "
+                                "in [-1, 1] (2): its check could not tell this network from one that retrieves nothing; "
+                                "use a larger beta (at depth 1 the bound is below 1 from beta = 1.5 on)")
     report = ConstructionReport(
         construction="wang-e adaptive memory (Task II)" if depth == 1 else "wang-e nested memory (Task II-b)",
         claim=f"y_t = v_(t_{depth}) exactly (hardmax) or within the bound, for every pointer at every position < {length}",
