@@ -212,6 +212,7 @@ def rasp_compile(ctx, program, vocab, max_len, causal, attention, dtype, bos, sa
 
     Exit 2 (one line) when the program cannot be compiled exactly or verification fails."""
     from expressivity import rasp
+    from expressivity.rasp.verify import EXHAUSTIVE_LIMIT, input_count
 
     if dtype == "exact" and attention == "softmax":
         raise click.UsageError("--dtype exact needs --attention hardmax (softmax has no exact value)")
@@ -232,11 +233,12 @@ def rasp_compile(ctx, program, vocab, max_len, causal, attention, dtype, bos, sa
         tokens = library_vocab if library_vocab is not None else given   # a library program's own spelling
         if tokens is None:
             raise ExpressivityError(f"--vocab is required for {program} (give e.g. --vocab 1,2,3)")
-        _refuse_sampling_options(ctx, len(set(tokens)), max_len)
+        total = input_count(len(set(tokens)), max_len)
+        _refuse_sampling_options(ctx, total <= EXHAUSTIVE_LIMIT, total)
         compiled = rasp.compile(sop, vocab=tokens, max_seq_len=max_len, bos=bos, causal=causal, attention=attention,
                                 samples=samples, seed=seed, arithmetic=dtype)
         # a softmax network is checked on every input up to a larger limit, which only the compile knows it kept
-        _refuse_sampling_options(ctx, 0, 0, compiled.report.constants["verification"]["inputs"])
+        _refuse_sampling_options(ctx, compiled.report.constants["verification"]["inputs"].startswith("exhaustive"))
     result = {"program": name, "ok": compiled.report.ok, "report": compiled.report.as_dict(),
               "residual_labels": list(compiled.residual_labels), "run": record}
     if out_dir is not None:
@@ -250,17 +252,15 @@ def rasp_compile(ctx, program, vocab, max_len, causal, attention, dtype, bos, sa
     _print_report(name, compiled, out_dir)
 
 
-def _refuse_sampling_options(ctx: click.Context, vocab_size: int, max_len: int, checked: str = "") -> None:
-    """--samples / --seed choose random verification inputs: an error when every input is checked anyway (known
-    before compiling up to ``EXHAUSTIVE_LIMIT`` inputs; after it from how the inputs were ``checked``)."""
-    from expressivity.rasp.verify import EXHAUSTIVE_LIMIT, input_count
-
+def _refuse_sampling_options(ctx: click.Context, exhaustive: bool, total: int | None = None) -> None:
+    """--samples / --seed choose random verification inputs: an error when every input (``total``, where known) is
+    checked anyway (``exhaustive``: known before compiling up to ``EXHAUSTIVE_LIMIT`` inputs; a softmax network's
+    larger limit only from the compile's check)."""
     given = [option_flag(ctx, p) for p in typed_options(ctx, ("samples", "seed"))]
-    total = input_count(vocab_size, max_len) if not checked else None
-    if given and (checked.startswith("exhaustive") or total is not None and total <= EXHAUSTIVE_LIMIT):
-        total = total if total is not None else "the"
+    if given and exhaustive:
         verb = "choose" if len(given) > 1 else "chooses"
-        raise click.UsageError(f"{' and '.join(given)} {verb} random verification inputs, but all {total} inputs are "
+        every = "the" if total is None else total
+        raise click.UsageError(f"{' and '.join(given)} {verb} random verification inputs, but all {every} inputs are "
                                "checked here (exhaustive); drop them")
 
 

@@ -55,6 +55,7 @@ def _output_kind(fmt: str, command: str, head) -> "OutputFile":
 
 def _check_out(out: Path | None, fmt: str, command: str) -> None:
     """Refuse an --out file that must not be replaced, or a format that needs none, before any work."""
+    from expressivity.experiments.query import TABLE_FORMATS
     from expressivity.records import check_output_file
 
     if fmt == "parquet" and out is None:
@@ -66,8 +67,7 @@ def _check_out(out: Path | None, fmt: str, command: str) -> None:
     if out is not None:
         # the readers go by suffix: CSV written into t.parquet (or Parquet into t.csv) was refused when read back
         # (a fresh audit, 2026-11-29)
-        suffix = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet"}.get(
-            Path(out).suffix.lower())
+        suffix = TABLE_FORMATS.get(Path(out).suffix.lower())
         check_output_file(out, _output_kind(fmt, command, None))
         if suffix is not None and suffix != fmt:
             raise click.UsageError(f"--out {out} ends in {Path(out).suffix} but the table is written as {fmt}; give "

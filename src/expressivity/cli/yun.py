@@ -301,11 +301,11 @@ def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, l
 
 
 def _print_build(N: int, p_norm: float, report) -> None:
-    from expressivity.constructions.yun.build import WIDE_RAMPS
+    from expressivity.constructions.yun.build import wide_ramps
 
     total, size = report.error("d_p(f, g)"), report.size
     checks = "all checks passed" if report.ok else "FAILED: " + "; ".join(report.failures())
-    if WIDE_RAMPS in report.notes:   # a chosen --epsilon whose ramps cover more than the automatic width's
+    if wide_ramps(report.margins):   # a chosen --epsilon whose ramps cover more than the automatic width's
         checks += (f" (off the quantizer ramps, which cover up to {min(report.margins['quantizer_ramp_measure_bound'], 1.0):.3g} "
                    "of the cube at this --epsilon: g is unverified on them; see d_p(g_bar, g))")
     interval = ("no 95% interval: see the report" if total.ci95 is None

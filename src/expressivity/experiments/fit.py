@@ -157,8 +157,8 @@ def _point_interval(lx, ly, slope: float, se: float | None, ci: str, n_boot: int
     return {"ci_low": float(lo), "ci_high": float(hi), "ci_method": "bootstrap over points"}
 
 
-def _bootstrap_slope(lx, ly, draw, n_boot: int, rng_seed: int, percentiles=(2.5, 97.5)) -> tuple[float, float]:
-    """The ``percentiles`` of the least-squares slope over ``n_boot`` resamples ``draw(rng)``
+def _bootstrap_slope(lx, ly, draw, n_boot: int, rng_seed: int) -> tuple[float, float]:
+    """2.5 and 97.5 percentiles of the least-squares slope over ``n_boot`` resamples ``draw(rng)``
     (index arrays); resamples with fewer than two distinct x are skipped."""
     rng = np.random.default_rng(rng_seed)
     boots = []
@@ -166,7 +166,7 @@ def _bootstrap_slope(lx, ly, draw, n_boot: int, rng_seed: int, percentiles=(2.5,
         pick = draw(rng)
         if len(np.unique(lx[pick])) >= 2:
             boots.append(ols(lx[pick], ly[pick])[0])
-    lo, hi = np.percentile(boots, list(percentiles))
+    lo, hi = np.percentile(boots, [2.5, 97.5])
     return lo, hi
 
 

@@ -126,6 +126,10 @@ def _is_records_file(path: Path) -> bool:
     return isinstance(obj, dict) and "config" in obj and "id" in obj
 
 
+# a table file's format by its suffix: what the readers take, and what results/fit write (--out must agree)
+TABLE_FORMATS = {".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".json": "json", ".parquet": "parquet"}
+
+
 def open_source(source, select: bool | dict = True) -> Source:
     """Load ``source`` into DuckDB. ``select``: ``True`` applies the sweep's own selection rules,
     ``False`` none, a dict these rules."""
@@ -193,12 +197,11 @@ def open_source(source, select: bool | dict = True) -> Source:
         _seal(con)
         return Source(con, _columns(con), True, settings, list(rules), str(path), **counts,
                       metric_range=metric_range(records))
-    readers = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".jsonl": "read_json_auto", ".json": "read_json_auto",
-               ".parquet": "read_parquet"}
-    if suffix not in readers:
+    if suffix not in TABLE_FORMATS:
         raise ExpressivityError(f"{path}: unknown table format {suffix or '(no suffix)'}; use .csv, .jsonl or .parquet")
+    readers = {"csv": "read_csv_auto", "json": "read_json_auto", "parquet": "read_parquet"}
     try:
-        con.execute(f"CREATE TABLE t AS SELECT * FROM {readers[suffix]}(?)", [str(path)])
+        con.execute(f"CREATE TABLE t AS SELECT * FROM {readers[TABLE_FORMATS[suffix]]}(?)", [str(path)])
     except duckdb.Error as exc:
         raise ExpressivityError(f"{path} is not a readable {suffix[1:]} table ({_first(exc)})") from None
     if con.execute("SELECT count(*) FROM t").fetchone()[0] == 0:
@@ -430,6 +433,8 @@ def metric_range(records: list[dict]) -> tuple[float | None, float | None] | Non
     metric, else ``None``."""
     names = {TASK_METRICS.get(str(((r.get("config") or {}).get("task") or {}).get("name"))) for r in records}
     return METRIC_RANGES.get(names.pop()) if len(names) == 1 else None
+
+
 _VALUE, _STATUS = '"expressivity: value"', '"expressivity: status"'   # aliases no table's column is called
 _SEED = '"expressivity: seed"'
 

@@ -419,13 +419,13 @@ def page_outside_claim(net: Network, X: np.ndarray, out: np.ndarray, allow_outsi
     ``allow_outside`` (then noted): ``show`` drew 4.16e-17 for the sum circuit's exact 0 "within the claim", which
     ``run`` refused (a fresh audit, 2026-11-29)."""
     from expressivity.errors import NetworkError
-    from expressivity.inspect.run import _differs_from_exact, default_dtype, input_rounding
+    from expressivity.inspect.run import differs_from_exact, default_dtype, input_rounding
 
     outside = outside_claim(net, X)
     if outside is not None or default_dtype(net) == "exact" or net.input_domain is None or not net.input_domain.exact:
         return outside
     outs = net.output_labels or tuple(f"y[{k}]" for k in range(net.d_out))
-    differs, agreement = _differs_from_exact(net, X, out[0], "float64", input_rounding(X, "float64"), outs)
+    differs, agreement = differs_from_exact(net, X, out[0], "float64", input_rounding(X, "float64"), outs)
     if differs is None:
         return None
     if not allow_outside:

@@ -207,7 +207,7 @@ def input_rounding(X: np.ndarray, dtype: str) -> dict | None:
     return {"dtype": dtype, "values": moved, "largest_change": float(largest), "examples": examples}
 
 
-def _differs_from_exact(net: Network, X: np.ndarray, out: np.ndarray, dtype: str, rounding: dict | None,
+def differs_from_exact(net: Network, X: np.ndarray, out: np.ndarray, dtype: str, rounding: dict | None,
                         outs: tuple[str, ...]) -> tuple[str | None, dict | None]:
     """For a network whose claim is exact: whether the float answer ``out`` differs from the exact one.
 
@@ -343,7 +343,7 @@ def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: 
                                              f"{rounded}; the output is not covered by any check")
     checked, agreement = False, None
     if note is None and dtype != "exact":
-        differs, agreement = _differs_from_exact(net, X, out, dtype, rounding, outs)
+        differs, agreement = differs_from_exact(net, X, out, dtype, rounding, outs)
         checked = differs is None and agreement is not None
         if differs is not None:
             if not allow_outside:

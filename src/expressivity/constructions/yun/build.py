@@ -21,8 +21,8 @@ from expressivity.constructions.yun.compile import YunBuild, compile_modified
 from expressivity.constructions.yun.constants import YunParams
 from expressivity.constructions.yun.contextual import resolve_params
 from expressivity.constructions.yun.size import DEFAULT_BUDGET, check_budget, estimate
-from expressivity.constructions.yun.soften import (SoftenConfig, automatic_epsilon, float64_limit, quantizer_ramps,
-                                                   ramp_measure, soften, value_map_rounding)
+from expressivity.constructions.yun.soften import (SoftenConfig, float64_limit, quantizer_ramps, soften,
+                                                   value_map_rounding)
 from expressivity.errors import ExpressivityError, require_int, require_number, require_type
 from expressivity.network.network import Network
 from expressivity.targets import Target
@@ -160,27 +160,27 @@ def build_and_check(target: Target, params: YunParams, config: BuildConfig = Bui
                    "p": config.p, "samples": config.samples, "seed": config.seed,
                    "seconds": round(time.perf_counter() - t0, 3)},
         notes="d_p terms by Monte Carlo on the same uniform samples; every exact check in the arithmetic it names"
-              + _wide_ramps_note(p, srep.margins["quantizer_ramp_measure_bound"], config.soften))
+              + _wide_ramps_note(srep.margins))
     return YunResult(build, soft, report)
 
 
-def _wide_ramps_note(p: YunParams, ramp_share: float, soften_config: SoftenConfig) -> str:
+def wide_ramps(margins: dict) -> bool:
+    """Whether a chosen epsilon lets the quantizer ramps (and float64's drift around them) cover more of the cube
+    than the automatic width does (the soften margins ``quantizer_ramp_measure_bound`` and ``_automatic``)."""
+    return margins["quantizer_ramp_measure_bound"] > margins["quantizer_ramp_measure_automatic"]
+
+
+def _wide_ramps_note(margins: dict) -> str:
     """On the quantizer ramps g is not the verified g_bar and no bound holds there: with every check passed,
     --epsilon 1e-3 at delta 1/4 gave d_2(f, g) 28.9 against 0.33 by default, for a target in [0, 1] (an audit,
-    2026-11-28). Where a chosen epsilon lets the ramps (and float64's drift around them) cover more of the cube
-    than the automatic width does, the report says so."""
-    if soften_config.epsilon is None:
+    2026-11-28). Where a chosen epsilon's ramps cover more of the cube than the automatic width's, the report says so."""
+    if not wide_ramps(margins):
         return ""
-    automatic = ramp_measure(p, automatic_epsilon(p, soften_config))
-    if not ramp_share > automatic:
-        return ""
-    return (f"; {WIDE_RAMPS} up to {min(ramp_share, 1.0):.3g} of the input cube at the chosen epsilon ({automatic:.3g} "
-            "at the automatic width): there g is not the verified g_bar, nothing bounds it, and the agreement checks "
-            "leave those inputs out; d_p(g_bar, g) measures their cost")
-
-
-# the words of the note that the CLI looks for
-WIDE_RAMPS = "the quantizer ramps and float64's drift around them cover"
+    return (f"; the quantizer ramps and float64's drift around them cover up to "
+            f"{min(margins['quantizer_ramp_measure_bound'], 1.0):.3g} of the input cube at the chosen epsilon "
+            f"({margins['quantizer_ramp_measure_automatic']:.3g} at the automatic width): there g is not the verified "
+            "g_bar, nothing bounds it, and the agreement checks leave those inputs out; d_p(g_bar, g) measures their "
+            "cost")
 
 
 def _equivariance_check(build) -> tuple:

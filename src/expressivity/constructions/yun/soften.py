@@ -355,7 +355,10 @@ def soften(p: YunParams, network: Network, n_quantizer: int, precondition_margin
                    metadata={"lambda": lam, "epsilon": eps_q, "epsilon_post": eps_post,
                              "n": p.n, "d": p.d, "delta": str(p.delta)})
     margins = {**attn_margins, "lattice_margin": lattice, "precondition_margin": float(precondition_margin),
-               "quantizer_ramp_measure_bound": ramp_measure(p, eps_q),
+               "quantizer_ramp_measure_bound": ramp_count(p) * (left + right),
+               # the same at the automatic width: a chosen epsilon above it leaves more of the cube unverified
+               "quantizer_ramp_measure_automatic": (ramp_measure(p, automatic_epsilon(p, config))
+                                                    if config.epsilon is not None else ramp_count(p) * (left + right)),
                "quantizer_drift_bound": right,
                "largest_value_half_delta_units": float(p.t_r * 2 * p.N),
                "value_map_rounding_estimate": value_map_rounding(p)}
