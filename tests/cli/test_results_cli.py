@@ -749,3 +749,16 @@ def test_plot_refuses_a_y_with_no_finite_value(sweep_dir, tmp_path):
     code, _, err = run("plot", sweep_dir, "--x", "model.heads", "--y", "test_metric/0", "--out", tmp_path / "p.png")
     assert code == 2 and "nothing to plot (no rows with a finite value of test_metric/0" in err, err
     assert not (tmp_path / "p.png").exists()
+
+
+def test_out_with_a_suffix_no_reader_knows_is_written_with_a_warning(sweep_dir, tmp_path):
+    """--out t.txt (or no suffix) wrote a table results, fit and plot then refused to read, silently (a fresh
+    audit, 2026-11-29): it is still written, and a warning says the readers will not read it back."""
+    for fmt, name in (("csv", "t.txt"), ("json", "table"), ("parquet", "t.pq")):
+        code, _, err = run("results", sweep_dir, "--format", fmt, "--out", tmp_path / name)
+        assert code == 0 and (tmp_path / name).exists(), err
+        assert "warning: " in err and "read a table file only by its suffix" in err, err
+        code, _, err = run("results", tmp_path / name)
+        assert code == 2 and "unknown table format" in err, err
+    code, _, err = run("results", sweep_dir, "--format", "csv", "--out", tmp_path / "t.tsv")
+    assert code == 0 and "only by its suffix" not in err, err

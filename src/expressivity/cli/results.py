@@ -120,8 +120,14 @@ def _write(head, rows, fmt: str, out: Path | None, meta: dict, summary: bool = F
 
 
 def _wrote(out: Path, fmt: str, head, rows, meta: dict, summary: bool) -> None:
+    from expressivity.experiments.query import TABLE_FORMATS
     from expressivity.records import run_record
 
+    if Path(out).suffix.lower() not in TABLE_FORMATS:
+        # written all the same (a table named .txt is a user's choice), but said: results, fit and plot read
+        # a table file by its suffix and would refuse this one (a fresh audit, 2026-11-29)
+        warnings.warn(f"{out} is written as {fmt}, but results, fit and plot read a table file only by its "
+                      f"suffix ({', '.join(sorted(TABLE_FORMATS))}) and will not read this one")
     if summary:
         emit_json({"out": str(out), "format": fmt, "rows": len(rows), "columns": list(head),
                    "run": run_record(meta.get("command", ""), {k: v for k, v in meta.items() if k != "title"})})
