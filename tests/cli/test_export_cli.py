@@ -594,3 +594,17 @@ def test_an_exact_claims_export_that_runs_in_float_only_says_run_needs_allow_out
     assert result.exit_code == 0 and "refuses it without --allow-outside" in " ".join(result.output.split())
     result = runner.invoke(cli, ["run", str(tmp_path / "t"), "--input", "1,2,3,4"])
     assert result.exit_code == 2 and "cannot be checked against exact arithmetic" in result.stderr
+
+
+def test_show_of_such_an_export_without_input_names_the_example_input_not_a_flag_never_given(tmp_path):
+    """`show` of the sum circuit's export, no --input typed, was refused as "--input: ..." (a fresh audit,
+    2026-11-29): the refusal names the example input the page drew."""
+    runner = CliRunner()
+    assert runner.invoke(cli, ["circuit", "sum", "--length", "4", "--out", str(tmp_path / "s")]).exit_code == 0
+    assert runner.invoke(cli, ["export", str(tmp_path / "s"), "--to", "transformer-lens",
+                               "--out", str(tmp_path / "t")]).exit_code == 0
+    result = runner.invoke(cli, ["show", str(tmp_path / "t"), "--out", str(tmp_path / "p.html")])
+    assert result.exit_code == 2 and result.stderr.startswith("error: the example input (no --input given): ")
+    assert not (tmp_path / "p.html").exists()
+    result = runner.invoke(cli, ["show", str(tmp_path / "t"), "--input", "1,2,3,4", "--out", str(tmp_path / "p.html")])
+    assert result.exit_code == 2 and result.stderr.startswith("error: --input: "), result.stderr

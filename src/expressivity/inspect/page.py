@@ -412,12 +412,14 @@ def _floats(X: np.ndarray) -> np.ndarray:
                                 "pass cannot draw; use smaller values") from None
 
 
-def page_outside_claim(net: Network, X: np.ndarray, out: np.ndarray, allow_outside: bool) -> str | None:
+def page_outside_claim(net: Network, X: np.ndarray, out: np.ndarray, allow_outside: bool,
+                       given: bool = True) -> str | None:
     """What the page says about the claim for input ``X`` ``(n, d_in)`` as given and the page's answer ``out``
     ``(1, n, d_out)``: ``None`` inside it, else the note. Where the claim is exact but the page drew the float64 pass,
     the answer is checked against exact arithmetic as ``run`` checks it, and a difference is refused unless
     ``allow_outside`` (then noted): ``show`` drew 4.16e-17 for the sum circuit's exact 0 "within the claim", which
-    ``run`` refused (a fresh audit, 2026-11-29)."""
+    ``run`` refused (a fresh audit, 2026-11-29). ``given``: ``X`` was typed with ``--input`` (else the page's
+    example input, which the refusal names as such rather than as ``--input``)."""
     from expressivity.errors import NetworkError
     from expressivity.inspect.run import differs_from_exact, default_dtype, input_rounding
 
@@ -431,7 +433,8 @@ def page_outside_claim(net: Network, X: np.ndarray, out: np.ndarray, allow_outsi
     if not allow_outside:
         fix = ("`expressivity run --dtype exact` gives the exact answer" if agreement is not None else
                "show the network it was made from (a saved network runs in exact arithmetic)")
-        raise NetworkError(f"--input: {differs}; the page draws the float64 pass: {fix}, or pass --allow-outside to "
+        what = "--input" if given else "the example input (no --input given)"
+        raise NetworkError(f"{what}: {differs}; the page draws the float64 pass: {fix}, or pass --allow-outside to "
                            "draw it, marked")
     return f"outside the construction's claim: {differs}; the output is not covered by any check"
 
@@ -453,7 +456,7 @@ def page_and_claim(saved: Saved, X: np.ndarray, input_text: str | None = None, a
     (:func:`page_outside_claim`: ``None`` inside it)."""
     net = saved.network
     out, residuals = _evaluate_for_page(net, X, allow_length, allow_outside)
-    outside = page_outside_claim(net, X, out, allow_outside)
+    outside = page_outside_claim(net, X, out, allow_outside, given=bool(input_text))
     X = _floats(X)
     n = X.shape[0]
     tokens = [str(i) for i in range(n)]
