@@ -122,6 +122,23 @@ def test_thresholds_and_the_growth_models():
     assert separation_verdict(lags, [1, 2, 3, 4, 5, 6], [2, 3, 4, 5, 6, 7], 8192).word == "not reproduced"
 
 
+def test_a_threshold_below_the_grid_is_censored_not_found_at_its_smallest_h():
+    """An error already under the level at the grid's smallest H was reported as H* = that H, a found value the
+    growth fits then used (an audit, 2026-11-29): it is censored below, left out of the fits, and compared as
+    below every threshold found on the grid."""
+    from expressivity.experiments.claims.wang_e import BELOW_GRID
+
+    assert _threshold([0.001, 0.0001], [16, 32], 0.01) == BELOW_GRID
+    lags = [4, 8, 12, 16]
+    assert growth_bic(lags, [BELOW_GRID, 30.0, 60.0, 120.0])["points"] == 3
+    assert growth_bic(lags, [BELOW_GRID, BELOW_GRID, 60.0, 120.0]) is None
+    # lin below the grid at the smallest lag, log on it: lin needs fewer there
+    verdict = separation_verdict(lags, [BELOW_GRID, 40, 200, 900.0], [20.0, 40, 80, 160], 8192, 16)
+    assert verdict.word == "reproduced" and "lin < 16, log 20" in verdict.reason, verdict.reason
+    verdict = separation_verdict(lags, [BELOW_GRID, 40, 200, 900.0], [BELOW_GRID, 40, 80, 160], 8192, 16)
+    assert verdict.word == "undecided" and "same side of the grid" in verdict.reason, verdict.reason
+
+
 @pytest.mark.parametrize("name", ["wang-e-2", "wang-e-8"])
 def test_numeric_claims_reproduce_quickly(name, tmp_path):
     from expressivity.cli.main import cli
@@ -130,7 +147,8 @@ def test_numeric_claims_reproduce_quickly(name, tmp_path):
     assert result.exit_code == 0, result.stderr
     obj = json.loads(result.stdout)
     assert obj["verdict"] == "reproduced", obj["reason"]
-    assert obj["scale"] == "quick" and obj["regime"]["ok"] and obj["tag"] == "[V]"
+    # the spec's tags (wang_e_2024.md §0, §3.1, §3.3): the Task III theorem recollected, the Theorem-1 network derived
+    assert obj["scale"] == "quick" and obj["regime"]["ok"] and obj["tag"] == {"wang-e-2": "[R]", "wang-e-8": "[D]"}[name]
     assert (tmp_path / name / "figure.png").stat().st_size > 1000 and obj["rows"]
     verdict = json.loads((tmp_path / name / "verdict.json").read_text())
     assert verdict["figure"] == "figure.png"   # relative: an absolute path pointed nowhere once the folder moved

@@ -1,8 +1,9 @@
 """Claims from the papers, each reproduced by one command: ``expressivity reproduce NAME``.
 
 **The verdict contract**, the same for every claim. A :class:`Claim` carries the claim in the
-paper's words with the spec's confidence tag (``[V]`` verified in the paper's text, ``[R]``
-recollected, ``[D]`` derived here -- a verdict resting on a ``[D]`` part says so), and its
+paper's words with the spec's confidence tag (``[V]`` confirmed in a public source: the abstract, the
+introduction, the tables' captions; ``[R]`` recollected; ``[D]`` derived here -- a verdict resting on a ``[D]`` part
+says so), and its
 **criterion**, written to ``criterion.md`` with the time before anything runs, once per output
 folder: never rewritten, only amended with a reason (:mod:`.criterion`). Its run returns a
 :class:`ClaimResult` with a :class:`Regime` record (parameters, steps, tokens or bytes seen,

@@ -25,14 +25,27 @@ CLAIM1_LAGS = (4, 8, 12, 16, 24, 32)
 CLAIM1_BIC = 2.0  # |delta BIC| >= 2: positive evidence for one model (Kass & Raftery)
 
 
+# A threshold below the grid's smallest H (the error is under the level there already): censored below, never
+# reported as that smallest H, which would read as found and bend the growth fits (an audit, 2026-11-29).
+BELOW_GRID = 0.0
+
+
 def _threshold(errors: list[float], grid: list[int], level: float) -> float | None:
     """First ``H`` where the l1 error falls below ``level``, interpolated log-log between grid points;
-    ``None`` if it never does on the grid (censored: the threshold lies beyond the largest H)."""
+    ``None`` if it never does on the grid (censored: the threshold lies beyond the largest H);
+    :data:`BELOW_GRID` if the error is below ``level`` at the smallest H already (censored below)."""
+    if errors and errors[0] < level:
+        return BELOW_GRID
     for (H1, e1), (H2, e2) in zip(zip(grid, errors), zip(grid[1:], errors[1:])):
         if e1 >= level > e2:
             return math.exp(math.log(H1) + (math.log(level) - math.log(e1)) * (math.log(H2) - math.log(H1))
                             / (math.log(e2) - math.log(e1)))
-    return grid[0] if errors and errors[0] < level else None
+    return None
+
+
+def _shown(threshold: float | None, grid: list[int]):
+    """A threshold as the table and ``verdict.json`` give it: a number, ``None`` beyond the grid, or ``"< H_min"``."""
+    return f"< {grid[0]}" if threshold == BELOW_GRID else threshold
 
 
 def growth_bic(lags, thresholds) -> dict | None:
@@ -40,7 +53,7 @@ def growth_bic(lags, thresholds) -> dict | None:
     squares on the lags with a finite threshold; ``delta_bic = BIC(exponential) - BIC(power)`` (both
     have two parameters, so ``n ln(RSS_exp / RSS_pow)``): negative favours the exponential.
     ``None`` with fewer than three finite points."""
-    pts = [(T, math.log(h)) for T, h in zip(lags, thresholds) if h is not None]
+    pts = [(T, math.log(h)) for T, h in zip(lags, thresholds) if h is not None and h != BELOW_GRID]
     if len(pts) < 3:
         return None
     T, y = np.array(pts, dtype=float).T
@@ -56,23 +69,25 @@ def growth_bic(lags, thresholds) -> dict | None:
             "exp_rate_per_lag": slope_exp, "power_exponent": slope_pow, "rss_exp": rss_exp, "rss_pow": rss_pow}
 
 
-def separation_verdict(lags, lin: list, log: list, h_max: int) -> Verdict:
+def separation_verdict(lags, lin: list, log: list, h_max: int, h_min: int = 16) -> Verdict:
     """Lin needs fewer heads than log at the smallest lag and more at the largest (``None`` = beyond
-    ``h_max``). Reproduced if both; refuted if log needs fewer at the smallest lag and lin fewer at
-    the largest (the crossing reversed); undecided if a needed threshold is censored on both sides."""
-    def less(a, b):  # a < b, where None means "beyond h_max"; None if both are
-        if a is None and b is None:
+    ``h_max``, :data:`BELOW_GRID` = below ``h_min``). Reproduced if both; refuted if log needs fewer at the
+    smallest lag and lin fewer at the largest (the crossing reversed); undecided if a needed comparison has
+    both thresholds censored on the same side."""
+    def less(a, b):  # a < b, where None means "beyond h_max" and BELOW_GRID "below h_min"; None if both are
+        if (a is None and b is None) or (a == BELOW_GRID and b == BELOW_GRID):
             return None
         if a is None or b is None:
             return b is None
-        return a < b
+        return a < b   # BELOW_GRID (0) is below every threshold found on the grid
 
     small = less(lin[0], log[0])
     large = less(log[-1], lin[-1])
-    what = (f"H* at T = {lags[0]}: lin {_h(lin[0], h_max)}, log {_h(log[0], h_max)}; at T = {lags[-1]}: "
-            f"lin {_h(lin[-1], h_max)}, log {_h(log[-1], h_max)}")
+    what = (f"H* at T = {lags[0]}: lin {_h(lin[0], h_max, h_min)}, log {_h(log[0], h_max, h_min)}; at T = "
+            f"{lags[-1]}: lin {_h(lin[-1], h_max, h_min)}, log {_h(log[-1], h_max, h_min)}")
     if small is None or large is None:
-        return Verdict("undecided", f"underpowered: {what}: both beyond H = {h_max}")
+        return Verdict("undecided", f"underpowered: {what}: both censored on the same side of the grid "
+                                    f"[{h_min}, {h_max}]")
     if small and large:
         return Verdict("reproduced", f"the curves cross: {what}")
     if not small and not large:
@@ -80,8 +95,8 @@ def separation_verdict(lags, lin: list, log: list, h_max: int) -> Verdict:
     return Verdict("not reproduced", f"no crossing in the scanned range: {what}")
 
 
-def _h(v, h_max) -> str:
-    return f"> {h_max}" if v is None else f"{v:.0f}"
+def _h(v, h_max, h_min=16) -> str:
+    return f"> {h_max}" if v is None else f"< {h_min}" if v == BELOW_GRID else f"{v:.0f}"
 
 
 def growth_verdict(rpe: str, fit: dict | None) -> Verdict:
@@ -120,20 +135,22 @@ def claim1(ctx: ClaimContext) -> ClaimResult:
     lin = [threshold["lin", T] for T in lags]
     log = [threshold["log", T] for T in lags]
     fits = {rpe: growth_bic(lags, [threshold[rpe, T] for T in lags]) for rpe in ("lin", "log")}
-    parts = {"separation": separation_verdict(lags, lin, log, grid[-1]),
+    parts = {"separation": separation_verdict(lags, lin, log, grid[-1], grid[0]),
              "lin exponential": growth_verdict("lin", fits["lin"]), "log power": growth_verdict("log", fits["log"])}
     verdict = combine(parts)
     crossover = next(T for T in range(1, 10_000) if eps * T > (1 + eps) * math.log(1 + T))
-    fig = line_figure(ctx.out / "figure.png", {"lin-type": (list(lags), [v if v is not None else math.nan for v in lin]),
-                                               "log-type": (list(lags), [v if v is not None else math.nan for v in log])},
+    def drawn(values):   # censored thresholds are not points (beyond the grid: marked at its top)
+        return [v if v is not None and v != BELOW_GRID else math.nan for v in values]
+
+    fig = line_figure(ctx.out / "figure.png", {"lin-type": (list(lags), drawn(lin)), "log-type": (list(lags), drawn(log))},
                       "lag T", f"heads H* for l1 error < {CLAIM1_LEVEL:g}",
                       f"heads for a delta at lag T (Chebyshev construction, eps = {eps})", logx=False,
                       vlines={f"A_lin = A_log at T = {crossover}": crossover},
                       censored={name: [(T, grid[-1]) for T, v in zip(lags, values) if v is None]
                                 for name, values in (("lin-type", lin), ("log-type", log))})
     for row in rows:
-        row["threshold_H"] = threshold[row["rpe"], row["lag"]]
-    numbers = {"threshold_H": {f"{rpe},T={T}": threshold[rpe, T] for rpe in ("lin", "log") for T in lags},
+        row["threshold_H"] = _shown(threshold[row["rpe"], row["lag"]], grid)
+    numbers = {"threshold_H": {f"{rpe},T={T}": _shown(threshold[rpe, T], grid) for rpe in ("lin", "log") for T in lags},
                "growth_fits": fits, "predicted_crossover_T": crossover, "parts": {k: v.word for k, v in parts.items()},
                "grid": grid}
     reason = "; ".join(f"{k}: {v.reason}" for k, v in parts.items())
@@ -157,7 +174,9 @@ register(Claim(
     "favours the other model by |delta BIC| >= 2; undecided (underpowered) when a threshold is censored on both "
     "sides or the BIC difference is under 2.",
     claim1, "about 6 CPU-minutes (log-type kernels dominate)", "as medium",
-    trains=False, tag="[V]", medium="adds T = 48 and H = 16384 (the lin/log crossing extrapolated from quick lies "
+    # [R]: Theorem 1 and its constants A(T) are the spec's recollection (§3.1), not checked against the paper's
+    # text; the Chebyshev construction the criterion uses is its derivation [D], said in the notes
+    trains=False, tag="[R]", medium="adds T = 48 and H = 16384 (the lin/log crossing extrapolated from quick lies "
                                     "near T = 40)",
     paper_claim="the number of DP-free heads needed to extract x_(t-T) to a given accuracy grows like e^{cT} for "
                 "lin-type RPE and polynomially in T for log-type RPE (Theorem 1's constants A(T))"))
@@ -272,7 +291,9 @@ register(Claim(
     f"the exponential fits better by delta BIC >= {CLAIM1_BIC:g}; undecided otherwise. The mirror (log heads on the "
     "exponential tail) is the spec's derivation [D]: fitted and reported the same way, outside the verdict. "
     "Numerics: deterministic, no seeds, so no power line.",
-    claim2, "under a minute", "adds H = 128, 256", trains=False, tag="[V]", medium="adds H = 128, 256",
+    # [R]: the Task III theorem is the spec's recollection (§3.3, medium-low confidence); only Table 8's caption
+    # (trained heads, claim wang-e-3) was read in a public source
+    claim2, "under a minute", "adds H = 128, 256", trains=False, tag="[R]", medium="adds H = 128, 256",
     paper_claim="a Task III memory with a power-law kernel is realised exactly by one log-type head and only "
                 "slowly by lin-type heads (the curse of memory); with an exponential kernel one lin-type head is "
                 "exact"))
@@ -323,7 +344,10 @@ register(Claim(
     "readout of f(a, b) = a b by polarisation with piecewise-linear squares of m intervals. Reproduced if for every "
     "b in {1, 1.5, 2, 2.5} and m the measured sup error over random and adversarial sequences is within "
     "||f||_Lip * l1 + FFN error, and it falls as b grows (largest m) and as m grows (largest b).",
-    claim8, "under a minute", "more widths and 512 random sequences per point", trains=False, tag="[V]",
+    # [D]: the paper's own construction was not recovered; this is the spec's explicit one (§3.1, few heads and
+    # large beta), built to reproduce Theorem 1's form, which is itself recollected [R]
+    claim8, "under a minute", "more widths and 512 random sequences per point", trains=False, tag="[D]",
     medium="more widths and 512 random sequences per point",
-    paper_claim="Theorem 1's construction: DP-free heads extract fixed memories and an FFN reads them out, with "
-                "error bounded by the kernel error and the FFN's approximation error"))
+    paper_claim="Theorem 1's construction (the spec's derivation of it; the paper's own was not recovered): DP-free "
+                "heads extract fixed memories and an FFN reads them out, with error bounded by the kernel error and "
+                "the FFN's approximation error"))
