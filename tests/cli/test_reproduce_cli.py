@@ -360,3 +360,17 @@ def test_a_verdict_records_its_decision_rules_and_the_summary_names_folders_judg
     res = CliRunner().invoke(cli, ["reproduce", "--summary", str(tmp_path / "now"), str(older)])
     assert res.exit_code == 0 and "1 of 2 verdicts were reached under other decision rules" in res.stderr
     assert "wang-e-8 (medium)" in res.stderr and "wang-e-2" not in res.stderr.split("rules")[1]
+
+
+def test_summary_refuses_a_decided_word_beside_a_failed_regime_check(tmp_path):
+    """A verdict.json edited to "reproduced" while its regime check failed was listed as "reproduced" beside
+    "OUT of regime" (an audit, 2026-11-29): the contract says a decided word needs a passed check."""
+    import json
+
+    run = _copy(tmp_path, "medium", "wang-e-dp")
+    verdict = json.loads((run / "verdict.json").read_text())
+    assert verdict["verdict"] == "undecided" and not all(verdict["regime"]["checks"].values())
+    assert CliRunner().invoke(cli, ["reproduce", "--summary", str(run)]).exit_code == 0
+    (run / "verdict.json").write_text(json.dumps({**verdict, "verdict": "reproduced", "reason": "edited"}))
+    _refused(CliRunner().invoke(cli, ["reproduce", "--summary", str(run)]), "'verdict' is 'reproduced', but the "
+             "regime check failed", "needs a passed regime check")

@@ -119,7 +119,10 @@ def test_thresholds_and_the_growth_models():
     assert separation_verdict(lags, exponential, power, 8192).word == "reproduced"
     assert separation_verdict(lags, power, exponential, 8192).word == "refuted"
     assert separation_verdict(lags, exponential[:-1] + [None], power, 8192).word == "reproduced"  # lin beyond H_max
-    assert separation_verdict(lags, [1, 2, 3, 4, 5, 6], [2, 3, 4, 5, 6, 7], 8192).word == "not reproduced"
+    # no crossing within the lags scanned: the crossing may lie beyond them, no word against the claim (an audit,
+    # 2026-11-29: it was "not reproduced", a word the criterion never defined)
+    verdict = separation_verdict(lags, [1, 2, 3, 4, 5, 6], [2, 3, 4, 5, 6, 7], 8192)
+    assert verdict.word == "undecided" and verdict.reason.startswith("underpowered: no crossing"), verdict.reason
 
 
 def test_a_threshold_below_the_grid_is_censored_not_found_at_its_smallest_h():
@@ -529,3 +532,23 @@ def test_a_folder_is_reproduced_by_one_process_at_a_time(tmp_path):
             reproduce("wang-e-2", out, "quick")
     assert list(out.iterdir()) == []
     assert reproduce("wang-e-2", out, "quick").verdict == "reproduced"   # released: the folder is usable
+
+
+def test_a_paired_word_needs_the_stated_seeds_in_the_pairs_not_only_in_each_cell():
+    """Every cell held the stated minimum of 3 valid seeds, but the cells shared only 2, and claim 4's rule said
+    "reproduced" over 2 paired seeds (an audit, 2026-11-29): a word now needs the minimum among the pairs."""
+    from expressivity.experiments.claims.rules import compare_paired, equivalent
+    from expressivity.experiments.claims.wang_e_trained import ROLE_MIN_SEEDS
+    from expressivity.statistics import paired_difference
+
+    vals = {(4, 2): {0: -0.30, 1: -0.31, 2: -0.29}, (128, 2): {1: -1.50, 2: -1.52, 3: -1.40},
+            (4, 8): {1: -0.301, 2: -0.289, 3: -0.28}, (128, 8): {1: -1.49, 2: -1.53, 4: -1.7}}
+    assert all(len(v) == ROLE_MIN_SEEDS for v in vals.values())
+    verdict, numbers = role_verdict(vals, [4, 128], [2, 8], lambda m, h: (m, h), ("m", "H"))
+    assert verdict.word == "undecided" and all("only 2 paired seeds" in r for r in numbers["reasons"].values()), \
+        numbers["reasons"]
+    # the same two seeds decide where the claim asks for no more than 2
+    diff = paired_difference({1: -1.50, 2: -1.52}, {1: -0.31, 2: -0.29})
+    assert compare_paired(diff, "x").word == "reproduced"
+    assert compare_paired(diff, "x", 3).word == "undecided" and equivalent(diff, 5.0, "x", min_pairs=3).word == "undecided"
+    assert equivalent(diff, 5.0, "x").word == "reproduced"

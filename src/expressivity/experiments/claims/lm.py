@@ -15,7 +15,10 @@ gives every model the same training **FLOPs**: a reference model (all attention;
 model of a parameter budget; the model with the dot product) trains ``Scale.steps`` steps and
 every other model ``steps x reference FLOPs per token / its FLOPs per token`` (:func:`flops_per_token`,
 the usual forward-pass count; training is about three times it), so a cheaper model sees more
-bytes -- which favours the arm each claim bets against, hence secondary. The verdict word is the
+bytes. In yun-hybrids and wang-e-dp that favours the arm the claim bets against (convolutions, DP-free);
+in wang-e-depth it favours the claim, whose shallow arm (more heads) costs more per byte and so trains
+fewer steps than the deepest, the reference. Either way the budget, not the architecture, would then
+carry part of the difference: hence secondary. The verdict word is the
 primary protocol's; the secondary's word and reason are in ``verdict.json`` and the table has a
 row per model and protocol (steps, training bytes, training FLOPs, parameter counts, FLOPs per
 token).
@@ -251,7 +254,7 @@ def lm_regime(folder, scale: "Scale", scale_name: str, label, diffs: list, refer
 def paired_loss(better: Summary, worse: Summary, what: str, seen: list | None = None) -> tuple[Interval, Verdict]:
     """``better`` claimed lower in test bits per byte than ``worse``: the paired per-seed difference
     (appended to ``seen`` as ``(better.key, worse.key, interval)`` for the regime check)."""
-    diff, verdict = paired(better.test_by_seed, worse.test_by_seed, what)
+    diff, verdict = paired(better.test_by_seed, worse.test_by_seed, what, REGIME_SEEDS)
     if seen is not None:
         seen.append((better.key, worse.key, diff))
     return diff, verdict
@@ -630,7 +633,8 @@ def wang_e_depth(ctx: ClaimContext, scale: Scale | None = None, budgets: tuple[i
         f"heads have a fixed width ({head_width(scale)}), so a head costs parameters and the pairs trade heads for "
         "layers; the feed-forward layers (width 2d) come with the layers, as in any Transformer; the verdict compares "
         "models trained the same steps; at equal FLOPs (secondary) every model of a budget has the training FLOPs of "
-        "its deepest model", rows),
+        "its deepest model, and the shallower ones, costing more per byte, train fewer steps: the secondary protocol "
+        "favours the claim here", rows),
         lm_regime(folder, scale, ctx.scale, primary, seen, (f"L={first[0]},H={first[1]}", scale.steps)),
         decides=primary_protocol(scale))
 
@@ -733,7 +737,8 @@ def copy_comparison(folder, dp: Summary, free: Summary, eval_size: int, L: int) 
     per = {m: {r["config"]["seed"]: copy_loss(folder / "runs" / r["id"], eval_size, r) for r in x.records}
            for m, x in (("attention", dp), ("dpfree", free))}
     diff, word = paired({k: v["copies"] for k, v in per["attention"].items()},
-                        {k: v["copies"] for k, v in per["dpfree"].items()}, f"L={L}: copy bytes, DP minus DP-free")
+                        {k: v["copies"] for k, v in per["dpfree"].items()}, f"L={L}: copy bytes, DP minus DP-free",
+                        REGIME_SEEDS)
     mean = lambda arm, key: statistics.fmean(v[key] for v in per[arm].values()) if per[arm] else math.nan  # noqa: E731
     return {"with_dp_copy_bits": mean("attention", "copies"), "dpfree_copy_bits": mean("dpfree", "copies"),
             "paired_difference": list(diff[:3]), "verdict_on_copy_bytes": word.word,

@@ -33,12 +33,25 @@ NEGATIVE = ("refuted", "not reproduced")
 # ---- continuous differences ----------------------------------------------------------------------------
 
 
-def compare_paired(diff: Interval, what: str) -> Verdict:
+def _too_few_pairs(diff: Interval, what: str, min_pairs: int, tests: int = 1) -> Verdict | None:
+    """Undecided where fewer than ``min_pairs`` seeds are paired: the criteria count valid seeds per cell, and two
+    cells of 3 seeds each that share only 2 gave "reproduced" over 2 pairs (an audit, 2026-11-29)."""
+    if diff.decided and diff.n < min_pairs:
+        return Verdict("undecided", f"underpowered: {what}: only {diff.n} paired seeds (the seeds both compared cells "
+                                    f"have; the criterion needs >= {min_pairs})", None, tests)
+    return None
+
+
+def compare_paired(diff: Interval, what: str, min_pairs: int = 2) -> Verdict:
     """``diff`` = claimed-better minus claimed-worse, per seed (lower is better). Reproduced if the
-    whole interval is below 0, refuted if above, else undecided (underpowered)."""
+    whole interval is below 0, refuted if above, else undecided (underpowered); undecided too with
+    fewer than ``min_pairs`` paired seeds."""
     if not diff.decided:
         return Verdict("undecided", f"underpowered: {what}: {diff.fmt()}: no interval (needs 2 paired seeds with "
                                     "different values)")
+    few = _too_few_pairs(diff, what, min_pairs)
+    if few is not None:
+        return few
     pairs = f"over {diff.n} paired seeds"   # seeds missing from either arm (failed runs) are not pairs
     shown = diff.fmt(against=(0.0,))
     if diff.high < 0:
@@ -49,10 +62,10 @@ def compare_paired(diff: Interval, what: str) -> Verdict:
     return Verdict("undecided", f"underpowered: {what}: paired difference {shown} {pairs} contains 0")
 
 
-def paired(a: dict, b: dict, what: str) -> tuple[Interval, Verdict]:
+def paired(a: dict, b: dict, what: str, min_pairs: int = 2) -> tuple[Interval, Verdict]:
     """``a`` claimed lower than ``b`` (both ``{seed: value}``): the paired difference and its verdict."""
     diff = paired_difference(a, b)
-    return diff, compare_paired(diff, what)
+    return diff, compare_paired(diff, what, min_pairs)
 
 
 def chosen_among(verdict: Verdict, among: int, how: str) -> Verdict:
@@ -72,17 +85,20 @@ def chosen_among(verdict: Verdict, among: int, how: str) -> Verdict:
     return Verdict("undecided", f"underpowered: {verdict.reason}, but {note} > {ALPHA:g}", None, verdict.tests)
 
 
-def equivalent(diff: Interval, margin: float, what: str, units: str = "") -> Verdict:
+def equivalent(diff: Interval, margin: float, what: str, units: str = "", min_pairs: int = 2) -> Verdict:
     """"The difference is smaller than ``margin``": reproduced if the whole interval lies inside
     ``(-margin, margin)``; *not reproduced* if it lies beyond the margin on one side (a decided
     difference larger than the margin) with a one-sided p at most ``ALPHA / 2``, since either side
     would have said it (its recorded ``p`` is that side's times 2); else undecided (the interval
     reaches past the margin: the seeds cannot tell). A difference that is merely not significant is
     not equivalence. The word stands for two tests (``tests = 2``, whatever it is), one per side of
-    the margin, which a claim combining it corrects over."""
+    the margin, which a claim combining it corrects over. Undecided with fewer than ``min_pairs`` paired seeds."""
     band = f"(-{margin:g}, {margin:g}){units}"
     if not diff.decided:
         return Verdict("undecided", f"underpowered: {what}: {diff.fmt()}: no interval", None, 2)
+    few = _too_few_pairs(diff, what, min_pairs, 2)
+    if few is not None:
+        return few
     pairs, shown = f"over {diff.n} paired seeds", diff.fmt(against=(-margin, margin))
     if -margin < diff.low and diff.high < margin:   # two one-sided tests: the larger p is the equivalence's
         return Verdict("reproduced", f"{what}: {shown} {pairs} inside the margin {band}",

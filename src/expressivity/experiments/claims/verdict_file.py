@@ -111,6 +111,12 @@ def check_verdict(path: Path, markdown: bool) -> None:
         checks = regime.get("checks", {})
         if not isinstance(checks, dict) or not all(isinstance(ok, bool) for ok in checks.values()):
             raise refuse(f"'regime.checks' is {_shown(checks)}, not an object of named checks true or false")
+        failed = [name for name, ok in checks.items() if not ok]
+        if word != "undecided" and (failed or regime.get("ok") is False):
+            # the contract: a decided word needs a passed regime check; --summary showed a hand-edited
+            # "reproduced" beside "OUT of regime" (an audit, 2026-11-29)
+            raise refuse(f"'verdict' is {word!r}, but the regime check failed ({(failed or ['ok: false'])[0][:80]}); "
+                         "a decided word needs a passed regime check")
     if markdown:
         if v.get("notes") is not None and not isinstance(v["notes"], str):
             raise refuse(f"'notes' is {_shown(v['notes'])}, not a string")

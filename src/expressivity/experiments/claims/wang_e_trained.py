@@ -239,7 +239,7 @@ def claim3(ctx: ClaimContext) -> ClaimResult:
     lo, hi = (horizons[0], "power", "lin", H), (horizons[-1], "power", "lin", H)
     grow = paired_difference(log_l1.get(lo, {}), log_l1.get(hi, {}))
     parts[f"lin {H} heads worse at N={horizons[-1]} than at N={horizons[0]}"] = compare_paired(
-        grow, f"log10 l1 of lin {H} heads at N = {horizons[0]} minus N = {horizons[-1]}")
+        grow, f"log10 l1 of lin {H} heads at N = {horizons[0]} minus N = {horizons[-1]}", CLAIM3_MIN_SEEDS)
     halves += [(lo, grow.half_width), (hi, grow.half_width)]
     verdict = combine(parts)
     mirror = {f"N={N}": compare_paired(paired_difference(log_l1.get((N, "exp", "lin", 1), {}),
@@ -367,13 +367,14 @@ def role_verdict(values: dict, matters: list, flat: list, key, names: tuple[str,
     changes = {a: diff(key(a, b_hi), key(a, b_lo)) for a in matters}
     na, nb = names
     parts = {f"falls from {na}={a_lo} to {na}={a_hi} at {nb}={b}": compare_paired(
-        d, f"ln(1 - R^2) at {nb}={b}: {na}={a_hi} minus {na}={a_lo}") for b, d in falls.items()}
+        d, f"ln(1 - R^2) at {nb}={b}: {na}={a_hi} minus {na}={a_lo}", ROLE_MIN_SEEDS) for b, d in falls.items()}
     parts.update({f"flat from {nb}={b_lo} to {nb}={b_hi} at {na}={a}": equivalent(
-        d, ROLE_MARGIN, f"ln(1 - R^2) at {na}={a}: {nb}={b_hi} minus {nb}={b_lo}") for a, d in changes.items()})
+        d, ROLE_MARGIN, f"ln(1 - R^2) at {na}={a}: {nb}={b_hi} minus {nb}={b_lo}", min_pairs=ROLE_MIN_SEEDS)
+        for a, d in changes.items()})
     mirror_falls = {a: diff(key(a, b_hi), key(a, b_lo)) for a in matters}
     mirror_flat = {b: diff(key(a_hi, b), key(a_lo, b)) for b in flat}
-    mirror = [compare_paired(d, "") for d in mirror_falls.values()] + \
-        [equivalent(d, ROLE_MARGIN, "") for d in mirror_flat.values()]
+    mirror = [compare_paired(d, "", ROLE_MIN_SEEDS) for d in mirror_falls.values()] + \
+        [equivalent(d, ROLE_MARGIN, "", min_pairs=ROLE_MIN_SEEDS) for d in mirror_flat.values()]
     # the mirror image is every one of its parts at once (an intersection: its p is the largest)
     holds = Verdict("refuted", "holds", max(v.p for v in mirror)) if all(v.word == "reproduced" for v in mirror) \
         else Verdict("undecided", "underpowered: does not hold")
