@@ -158,3 +158,24 @@ def test_the_max_circuit_s_float_limit_keeps_its_scores_finite():
         build_max(4, 10 ** 400)
     hard, _ = build_max(4, math.inf)   # hardmax: no scores to overflow, exact for any values
     assert evaluate(hard, embed(hard, np.array([2e300, 3e300, 1.0, 0.0]))).ravel().tolist() == [3e300] * 4
+
+
+@pytest.mark.parametrize("name,values,input_range", [("reverse", "0.3,1.1", None), ("shift", "0.3,1.1,0.5", None),
+                                                     ("shift", "0.3,1.1,0.5", 0.8), ("reverse", "0.3,1.1", 0.8)])
+def test_decimal_inputs_whose_float_spread_rounds_up_are_run_not_refused(name, values, input_range):
+    """0.3 and 1.1 span exactly 0.8, their float64 roundings 0.8 + 1.1e-16: the network was built for the exact
+    spread and then refused the run it was built for, telling the user to pass allow_outside=True (an audit,
+    2026-11-29). It is built for the spread of the values it runs on, and its domain holds them."""
+    from expressivity.constructions.circuits.check import run_circuit
+    from expressivity.inspect.run import outside_claim
+
+    floats = [float(v) for v in values.split(",")]
+    exact = [Fraction(v) for v in values.split(",")]
+    assert max(floats) - min(floats) > max(exact) - min(exact) == Fraction(4, 5)   # the case itself
+    run = run_circuit(name, [Fraction(v) for v in values.split(",")], dtype="float64", input_range=input_range)
+    assert run.report.ok   # built and checked
+    assert outside_claim(run.network, np.array([[v, 0.0] for v in floats])) is None
+    # a range given below the typed values' spread is still refused
+    if input_range is not None:
+        with pytest.raises(ExpressivityError, match="more than the input range"):
+            run_circuit(name, exact, dtype="float64", input_range=0.79)

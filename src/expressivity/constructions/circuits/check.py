@@ -116,7 +116,8 @@ def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed
         raise ExpressivityError(f"tolerance must be a finite number > 0, got {tolerance}; e.g. --tolerance 1e-10")
     exact_values = to_exact(np.asarray(list(values), dtype=object))
     floats = _as_floats(exact_values, dtype)
-    input_range = _input_range(circuit, scale, _spread(exact_values), input_range)
+    input_range = _input_range(circuit, scale, _spread(exact_values), input_range, _run_spread(exact_values, floats,
+                                                                                              dtype))
     net, report = circuit.make(len(floats), scale if circuit.scaled else None, input_range=input_range,
                                 tolerance=tolerance, seed=seed, shift=shift)
     started = time.perf_counter()
@@ -184,11 +185,24 @@ def _spread(exact_values: np.ndarray) -> float:
     return math.nextafter(spread, math.inf) if Fraction(spread) < exact else spread
 
 
-def _input_range(circuit, scale, spread: float, input_range) -> float:
+def _run_spread(exact_values: np.ndarray, floats: np.ndarray, dtype: str) -> float:
+    """The spread of the values the network is run on: in floats, that of their rounding too, which can exceed the
+    typed values' (0.3, 1.1: exactly 0.8, in float64 0.8 + 1.1e-16), and a network built for the exact spread then
+    refused the run it was built for (an audit, 2026-11-29)."""
+    spread = _spread(exact_values)
+    if dtype == "exact":
+        return spread
+    run = floats.astype(np.float32).astype(np.float64) if dtype == "float32" else floats
+    return max(spread, _spread(to_exact(np.asarray(run, dtype=object))))
+
+
+def _input_range(circuit, scale, spread: float, input_range, run_spread: float | None = None) -> float:
     """The input range to build for: ``input_range`` when given (refused where the circuit takes none,
-    or below the spread of the values it is run on), else the values' own spread."""
+    or below the spread of the values typed), else the values' own spread; at least ``run_spread``, the
+    spread of the values as rounded for the run (a rounding step above ``spread`` at most)."""
+    run_spread = spread if run_spread is None else run_spread
     if input_range is None:
-        return max(spread, 1e-300)
+        return max(spread, run_spread, 1e-300)
     if not circuit.ranged or (not isinstance(scale, str) and math.isinf(scale)):
         why = "its claim holds for any values" if circuit.ranged or not circuit.scaled else "its bound holds for any input"
         raise ExpressivityError(f"circuit {circuit.name!r}{' under hardmax' if circuit.ranged else ''} takes no input "
@@ -199,7 +213,7 @@ def _input_range(circuit, scale, spread: float, input_range) -> float:
         raise ExpressivityError(f"the values span {short(spread)} (max - min), more than the input range "
                                 f"{short(input_range)} the network would be built for; give --input-range >= "
                                 f"{short(spread)}, or leave it out to build for the values' own range")
-    return float(input_range)
+    return max(float(input_range), run_spread)
 
 
 def _target_floats(target: np.ndarray) -> np.ndarray:
