@@ -171,3 +171,39 @@ def test_the_registry_passes_each_builder_only_what_it_takes():
         net, _ = circuit.make(4, None if not circuit.scaled else "auto", input_range=2.0, tolerance=1e-9, seed=1,
                               shift=1)
         assert net.d_in >= 1, name
+
+
+@pytest.mark.parametrize("length,pe_dim,tolerance", [(800, 2, 0.01), (64, 2, 1e-3), (256, 4, 1e-2), (32, 8, 1e-4)])
+def test_reverse_dot_claims_an_arithmetic_only_where_its_rounded_scores_keep_the_bound(length, pe_dim, tolerance):
+    """reverse-dot at pe_dim 2, L = 800 (margin 1.8e-9, scale 6.2e9) claimed float32, whose rounding of scores near
+    6e9 (about 400) swamps their gap (11.5): `run --dtype float32` erred by 0.79 against a claimed 0.02, within its
+    claim (an audit, 2026-11-29). Wherever a float arithmetic is claimed now, the answer on values inside its limit
+    is within the bound plus the accuracy, measured."""
+    from expressivity import embed, evaluate
+    from expressivity.constructions.circuits.build import build_reverse_dot
+
+    net, report = build_reverse_dot(length, "auto", input_range=1.0, tolerance=tolerance, pe_dim=pe_dim)
+    limits = net.input_domain.arithmetic
+    accuracy = max(report.bounds["max_abs_error"], tolerance)
+    if (length, pe_dim) == (800, 2):
+        assert "float32" not in limits, limits
+    rng = np.random.default_rng(0)
+    for dtype, limit in limits.items():
+        top = min(limit, 1e6)
+        for trial in range(3):
+            values = top - rng.uniform(0, 1.0, length)    # spread below the input range 1, |x| near the limit
+            out = evaluate(net, embed(net, values), dtype).ravel()
+            error = float(np.max(np.abs(out - values[::-1])))
+            assert error <= report.bounds["max_abs_error"] + accuracy, (dtype, top, error)
+
+
+def test_the_max_circuits_float_limit_counts_the_rounding_of_its_scores():
+    """max's scores scale * x round by 3 eps scale |x|, which adds 6 (L - 1) eps |x| to the error (a key below the
+    largest by g weighs at most e^{-scale g + 2 delta}): the float64 limit is accuracy / ((8L - 2) eps), no longer
+    accuracy / ((2L + 4) eps) (an audit, 2026-11-29)."""
+    from expressivity.constructions.circuits.build import build_max
+
+    for length in (6, 64):
+        net, report = build_max(length, "auto", tolerance=1e-10)
+        accuracy = max(report.bounds["max_abs_error"], 1e-10)
+        assert net.input_domain.arithmetic["float64"] == pytest.approx(accuracy / ((8 * length - 2) * 2.0 ** -53))

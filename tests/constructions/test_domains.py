@@ -203,7 +203,7 @@ def test_token_models_claim_their_vocabulary():
         evaluate(net, np.full((3, 5), 0.2))
 
 
-@pytest.mark.parametrize("name", ["reverse", "shift", "max", "sum"])
+@pytest.mark.parametrize("name", ["reverse", "shift", "max", "sum", "reverse-dot"])
 def test_a_domain_is_rebuilt_from_an_old_report(name):
     run = run_circuit(name, [1, 2, 3, 4, 5, 6])
     old = replace(run.network, input_domain=None, metadata={"circuit": name})

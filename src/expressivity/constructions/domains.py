@@ -36,9 +36,13 @@ def _circuit(report: dict, net: Network) -> InputDomain | None:
     if "x" not in net.input_labels:
         return None
     ranged = spread is not None and math.isfinite(spread) and name in ("reverse", "reverse-dot", "shift", "previous")
+    pe_dim = _number(constants.get("pe_dim")) if name == "reverse-dot" else None
+    # the same score rounding as the builders count (max: scores scale * x; reverse-dot: dot products of pe_dim terms)
     return circuit_domain(name, constants.get("length"), scale, input_range=spread if ranged else None,
                           margin=_number((report.get("margins") or {}).get("score_gap_per_unit_scale")),
-                          tolerance=_number(constants.get("tolerance")), error_bound=_number(bounds.get("max_abs_error")))
+                          tolerance=_number(constants.get("tolerance")), error_bound=_number(bounds.get("max_abs_error")),
+                          scores_scale_x=name == "max", score_size=None if pe_dim is None else pe_dim / 2,
+                          score_terms=int(pe_dim or 1))
 
 
 def _yun(report: dict, net: Network) -> InputDomain:

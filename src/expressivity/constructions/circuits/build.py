@@ -139,13 +139,17 @@ def gap_error_bound(scale: float, margin: float, length: int, input_range: float
 
 def circuit_domain(name: str, length: int, scale, *, input_range: float | None = None, margin: float | None = None,
                    tolerance: float | None = None, error_bound: float | None = None,
-                   scores_scale_x: bool = False) -> InputDomain:
+                   scores_scale_x: bool = False, score_size: float | None = None, score_terms: int = 1) -> InputDomain:
     """The inputs a circuit's claim covers: any values in ``x`` (other input dimensions 0), within a
     spread ``max - min <= input_range`` when the claim is a softmax error bound proven for that range.
 
     ``input_range=None``: the claim holds for any values (hardmax copies, uniform averages, the
     sharp max whose bound holds for every input, the textbook formula). ``scores_scale_x``: the scores are
-    ``scale * x`` (the max), which must stay finite: the float limits are capped for it.
+    ``scale * x`` (the max), which must stay finite: the float limits are capped for it, and their rounding
+    counted. ``score_size``: the largest ``|q . k|`` before the scale, a dot product of ``score_terms`` products
+    of rounded weights (reverse-dot's), whose rounding ``scale * score_size * (3 terms + 8) eps`` is counted
+    (:func:`float_limits`); position-bias scores are single stored numbers, whose rounding (a relative ``eps``
+    of a bias far below the intended key's) is within the weights' ``(L + 4) eps``.
     """
     hard = scale is not None and math.isinf(scale)
     exact = hard or scale is None and name in ("mean", "sum")
@@ -163,7 +167,10 @@ def circuit_domain(name: str, length: int, scale, *, input_range: float | None =
     arithmetic = {}
     accuracy = max(error_bound or 0.0, tolerance or 0.0)   # a bound far below the tolerance asks no more of floats
     if not exact and error_bound is not None and length and 0 < accuracy < math.inf:
-        arithmetic = float_limits(accuracy, length, float(scale) if scores_scale_x and not hard else None)
+        # reverse-dot's scores: a dot product of score_terms products of rounded weights, then the scale
+        gap_rounding = float(scale) * score_size * (3 * score_terms + 8) if score_size is not None and not hard else 0.0
+        arithmetic = float_limits(accuracy, length, float(scale) if scores_scale_x and not hard else None,
+                                  bound=error_bound or 0.0, score_gap_rounding=gap_rounding)
         built_for["float_rounding"] = ("within the tolerance (or max_abs_error where larger) again, for |x| up to the "
                                        "arithmetic's limit")
     return InputDomain((Field.real(("x",), spread=input_range if ranged else None),), exact=exact,
@@ -176,7 +183,8 @@ UNIT_ROUNDOFF = {"float64": 2.0 ** -53, "float32": 2.0 ** -24}
 FLOAT_MAX = {"float64": 1.7976931348623157e308, "float32": 3.4028234663852886e38}
 
 
-def float_limits(accuracy: float, length: int, score_scale: float | None = None) -> dict:
+def float_limits(accuracy: float, length: int, score_scale: float | None = None, *, bound: float = 0.0,
+                 score_gap_rounding: float = 0.0) -> dict:
     """The largest ``|x|`` each float arithmetic carries a softmax circuit's claim to, ``{dtype: limit}``.
 
     The bound is proven in exact arithmetic; floats add rounding. A softmax head averages ``L``
@@ -187,10 +195,22 @@ def float_limits(accuracy: float, length: int, score_scale: float | None = None)
     tolerance the scale was chosen for, or the proven bound where larger), so the float error is at
     most the bound plus that; a dtype whose limit would be below 1 (float32 for a tolerance of 1e-10)
     is left out: the claim does not hold in it, except for values too small to use. A float64 limit of
-    0 when neither holds."""
+    0 when neither holds.
+
+    The scores round too. Scores ``scale * x`` (``score_scale``: the max circuit's) round by at most
+    ``delta = 3 eps scale |x|``; a key ``g`` below the largest then weighs at most ``e^{-scale g + 2 delta}``,
+    and ``g min(1, e^{-scale g + 2 delta}) <= 1/(e scale) + 2 delta / scale``: the proven bound plus
+    ``6 (L - 1) eps |x|``. Scores of a fixed gap (reverse-dot's dot products) round by
+    ``score_gap_rounding / eps * eps`` (``score_gap_rounding``: the rounding per unit ``eps``), independent of
+    ``x``, and the leak past the gap grows by ``e^{2 delta}``: the bound becomes ``bound e^{2 delta}``, and
+    a dtype where ``bound (e^{2 delta} - 1)`` leaves nothing of ``accuracy`` is left out. Without that,
+    reverse-dot at ``pe_dim`` 2 (scores near 6e9, rounded in float32 by about 400 against a gap of 11.5)
+    claimed float32 and erred by 0.79 against a claimed 0.02 (an audit, 2026-11-29)."""
     limits = {}
     for dtype, eps in UNIT_ROUNDOFF.items():
-        limit = float(accuracy) / ((2 * length + 4) * eps)
+        per_x = 2 * length + 4 + (6 * (length - 1) if score_scale else 0)
+        leak = bound * math.expm1(min(2 * score_gap_rounding * eps, 700.0)) if score_gap_rounding and bound else 0.0
+        limit = max(float(accuracy) - leak, 0.0) / (per_x * eps)
         # scores scale * x (the max circuit's) must stay finite, with room for the softmax's shift by the largest:
         # build_max(4, 1e308) claimed |x| up to 75,060 and overflowed at x = 2 (an audit, 2026-11-28)
         cap = FLOAT_MAX[dtype] / (2 * score_scale) if score_scale else FLOAT_MAX[dtype]
@@ -390,7 +410,9 @@ def build_reverse_dot(length: int, scale="auto", *, input_range: float = 1.0, to
     net = Network((layer,), labels=labels, positional_encoding=E, readout=_readout(d, d - 1), output_labels=("y",),
                   name="reverse-dot", valid_lengths=ValidLengths.of([length]),
                   input_domain=circuit_domain("reverse-dot", length, scale, input_range=input_range, margin=margin,
-                                              tolerance=tolerance, error_bound=bound))
+                                              tolerance=tolerance, error_bound=bound,
+                                              # |q . k| <= one per (sin, cos) pair: rotations of unit vectors
+                                              score_size=pe_dim / 2, score_terms=pe_dim))
     report = circuit_report("reverse-dot", net, "y_i = v_(L-1-i)", length, scale=scale, margin=margin,
                             error_bound=bound, input_range=input_range,
                             tolerance=tolerance, notes=f"query = PE(L-1-i) by a rotation of PE(i); {pe_dim}-dim "

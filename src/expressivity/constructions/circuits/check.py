@@ -192,7 +192,10 @@ def _run_spread(exact_values: np.ndarray, floats: np.ndarray, dtype: str) -> flo
     spread = _spread(exact_values)
     if dtype == "exact":
         return spread
-    run = floats.astype(np.float32).astype(np.float64) if dtype == "float32" else floats
+    with np.errstate(over="ignore"):
+        run = floats.astype(np.float32).astype(np.float64) if dtype == "float32" else floats
+    if not np.isfinite(run).all():   # beyond float32: refused as an overflow where it is run
+        return spread
     return max(spread, _spread(to_exact(np.asarray(run, dtype=object))))
 
 
