@@ -314,3 +314,34 @@ def test_an_input_nested_too_deeply_is_one_line_not_a_traceback(shift):
     """JSON nested past Python's recursion limit raised RecursionError from the parser (an audit, 2026-11-28);
     the readers of folder files name the file, and the command's own handler catches any other reader."""
     _one_line(*run("run", shift, "--input", "[" * 100_000)[::2], "nested too deeply")
+
+
+def test_a_network_with_no_claim_to_be_inside_answers_within_claim_null(tmp_path):
+    """A 3-step trained model reversed 13,10,8,4 as 2,2,12,8 and `run` and `show` said "within_claim": true; a
+    circuit round-tripped through expressivity.nn (its input domain dropped) answered 9 for a reversal of 5 the same
+    way (two audits, 2026-11-29). Neither carries a claim: within_claim is null and "claim" says why."""
+    from expressivity.constructions.circuits.build import build_reverse
+    from expressivity.export import save_network
+    from expressivity.nn.convert import from_network, to_network
+
+    code, _, err = run("train", "--task", "reverse", "--length", "4", "--d-model", "8", "--heads", "2", "--ffn-width",
+                       "8", "--batch-size", "8", "--steps", "3", "--layers", "2", "--out", tmp_path / "tr")
+    assert code == 0, err
+    code, out, err = run("run", tmp_path / "tr", "--input", "1,2,3,4", "--json")
+    assert code == 0 and json.loads(out)["within_claim"] is None, err
+    assert json.loads(out)["claim"].startswith("none: a trained model carries no proven claim")
+    code, out, err = run("show", tmp_path / "tr", "--out", tmp_path / "p.html", "--json")
+    assert code == 0 and json.loads(out)["within_claim"] is None and "claim" in json.loads(out), err
+    assert "a trained model carries no proven claim" in (tmp_path / "p.html").read_text()
+    code, out, err = run("run", tmp_path / "tr", "--input", "1,2,3,4")
+    assert code == 0 and "claim: none: a trained model" in " ".join(out.split()), out
+
+    trip = to_network(from_network(build_reverse(6, "auto", input_range=5)[0]))
+    save_network(trip, tmp_path / "trip")
+    code, out, err = run("run", tmp_path / "trip", "--input", "1e12,0;1,0;2,0;3,0;4,0;5,0", "--json")
+    assert code == 0 and json.loads(out)["within_claim"] is None, err
+    assert json.loads(out)["claim"].startswith("none")
+    # a circuit itself still answers inside its claim
+    code, out, err = run("circuit", "reverse", "--length", "6", "--out", tmp_path / "c")
+    code, out, err = run("run", tmp_path / "c", "--input", "1,2,3,4,5,6", "--json")
+    assert code == 0 and json.loads(out)["within_claim"] is True and "claim" not in json.loads(out), err

@@ -111,6 +111,8 @@ def _print(result: dict) -> None:
     console.print(f"input domain: {result['input_domain']}", markup=False, highlight=False)
     if "outside_claim" in result:
         console.print(f"WARNING: {result['outside_claim']}", soft_wrap=True, markup=False, style="bold red")
+    if "claim" in result:
+        console.print(f"claim: {result['claim']}", soft_wrap=True, markup=False, highlight=False)
     rounding = result.get("input_rounding")
     if rounding is not None:
         console.print(f"note: {rounding['values']} input value(s) are not {rounding['dtype']} numbers; the network "

@@ -29,7 +29,7 @@ def show(path, input_text, out, allow_length, allow_outside, as_json):
     from expressivity.export.folders import load_saved
     from expressivity.inspect.page import GENERATOR_TAG, page_and_claim
     from expressivity.errors import NetworkError
-    from expressivity.inspect.run import as_flags, domain_text, parse_input
+    from expressivity.inspect.run import as_flags, claim_status, domain_text, no_claim_text, parse_input
     from expressivity.network.inputs import default_input
     from expressivity.network.layers import head_count
 
@@ -56,7 +56,8 @@ def show(path, input_text, out, allow_length, allow_outside, as_json):
     n = int(X.shape[0])
     result = {"page": str(out), "bytes": len(page.encode()), "heads": heads, "tokens": n,
               "valid_lengths": saved.network.lengths.describe(), "input_domain": domain_text(saved.network),
-              "within_claim": outside is None, **({"outside_claim": outside} if outside else {}),
+              "within_claim": claim_status(saved.network, outside), **({"outside_claim": outside} if outside else {}),
+              **({"claim": no_claim_text(saved.network)} if claim_status(saved.network, outside) is None else {}),
               "source": saved.describe(), "run": record}
     if as_json:
         emit_json(result)

@@ -300,12 +300,36 @@ def outside_claim(net: Network, X: np.ndarray, dtype: str | None = None) -> str 
     return f"outside the construction's claim: {reason}; the output is not covered by any check"
 
 
+def trained(net: Network) -> bool:
+    """Whether ``net`` is a trained model's (converted by :func:`expressivity.nn.convert.to_network`): its domain says
+    what it was trained on, not where a proof holds."""
+    return "model_config" in (net.metadata or {})
+
+
+def claim_status(net: Network, note: str | None) -> bool | None:
+    """``within_claim`` of an answer whose outside-claim note is ``note``: ``False`` with a note, ``True`` inside a
+    recorded claim, ``None`` where there is none to be inside: no input domain recorded, or a trained model (a
+    3-step model reversed 13,10,8,4 as 2,2,12,8 "within_claim: true", and a circuit round-tripped through
+    :mod:`expressivity.nn` answered 9 for a reversal of 5 the same way, beside "input domain: not recorded": two
+    audits, 2026-11-29)."""
+    if note is not None:
+        return False
+    return None if net.input_domain is None or trained(net) else True
+
+
+def no_claim_text(net: Network) -> str:
+    """What ``within_claim: null`` stands for (:func:`claim_status`)."""
+    return ("none: a trained model carries no proven claim (its input domain is what it was trained on)" if trained(net)
+            else "none recorded: the network records no input domain, so no value is checked against a claim")
+
+
 def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: bool = False,
                 allow_length: bool = False, allow_outside: bool = False) -> dict:
     """Evaluate ``net`` on ``X`` ``(n, d_in)`` in ``dtype``: outputs under their labels, optionally the residuals.
 
     ``within_claim`` says whether ``X`` is inside the network's claim (one of its valid lengths,
-    inside its input domain); outside it the call is refused unless ``allow_length`` /
+    inside its input domain; ``None`` where no input domain is recorded: :func:`claim_status`); outside it the
+    call is refused unless ``allow_length`` /
     ``allow_outside``, and the result then carries ``outside_claim`` (the reason). On a token
     network the result also has, per position, the input token's id and value
     (``input_ids``, ``input_values``), the answer (``answers``: the decoded value) and the arg-max
@@ -353,9 +377,12 @@ def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: 
             note = f"outside the construction's claim: {differs}; the output is not covered by any check"
     result = {"network": net.name, "dtype": dtype, "arithmetic": ARITHMETIC[dtype], "length": int(X.shape[0]),
               "input_labels": list(net.input_labels), "input": X, "output_labels": list(outs), "output": out,
-              "valid_lengths": net.lengths.describe(), "input_domain": domain_text(net), "within_claim": note is None}
+              "valid_lengths": net.lengths.describe(), "input_domain": domain_text(net),
+              "within_claim": claim_status(net, note)}
     if note is not None:
         result["outside_claim"] = note
+    elif result["within_claim"] is None:
+        result["claim"] = no_claim_text(net)
     if dtype != "exact":
         result["checked_against_exact"] = checked
         if checked:   # equal, or within the output's rounding (said with the largest difference)
