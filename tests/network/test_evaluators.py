@@ -186,3 +186,23 @@ def test_an_input_of_the_wrong_rank_is_still_a_one_line_error_with_the_size_chec
     for X in ([1.0, 2.0, 3.0], 3.0, torch.zeros(3), [[1, 0], [2]]):
         with pytest.raises(ExpressivityError):
             evaluate(net, X, "float64")
+
+
+@pytest.mark.parametrize("dtype", ["torch-float64", "float32"])
+def test_a_mixing_shift_reaching_past_the_sequence_runs_as_the_reference_does(dtype):
+    """MixingHead(left=3) on 2 tokens: the reference answered, torch raised "narrow(): length must be
+    non-negative" (F.pad cropped more than the sequence) and `run --dtype float32` printed a traceback (an audit,
+    2026-11-29). Every shift, inside or past the sequence on either side, agrees with the reference."""
+    from expressivity.network import MixingHead, MixingLayer, Network, evaluate
+
+    rng = np.random.default_rng(0)
+    worst = 0.0
+    for left in range(-6, 9):
+        for K in (1, 2, 3, 5):
+            for n in (1, 2, 6):
+                head = MixingHead(rng.normal(size=(2, 2)), rng.normal(size=(2, 2)), kernel=rng.normal(size=(K, 2)),
+                                  left=left)
+                net = Network((MixingLayer((head,)),), labels=("a", "b"))
+                X = rng.normal(size=(n, 2))
+                worst = max(worst, float(np.abs(evaluate(net, X, "float64") - evaluate(net, X, dtype)).max()))
+    assert worst < (1e-12 if dtype == "torch-float64" else 1e-4), worst

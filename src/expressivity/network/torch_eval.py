@@ -164,9 +164,14 @@ class TorchMixing(nn.Module):
                 M = mix[:n, :n] @ V
             else:
                 K = mix.shape[0]
-                # conv1d correlates: output i reads padded input i .. i+K-1 = keys i-left .. i-left+K-1
-                padded = F.pad(V.transpose(1, 2), (head.left, K - 1 - head.left))
-                M = F.conv1d(padded, mix.T[:, None, :], groups=V.shape[-1]).transpose(1, 2)
+                # conv1d correlates: output j reads padded input j .. j+K-1, here keys j-P .. j-P+K-1, so output i
+                # (keys i-left .. i-left+K-1) is j = i - left + P. Zeros on both sides, P past either end: a shift
+                # reaching past the sequence (left > K-1 + n, or left < 0) made F.pad crop more than the sequence,
+                # a raw RuntimeError where the reference answers (an audit, 2026-11-29)
+                P = max(abs(head.left), abs(K - 1 - head.left))
+                padded = F.pad(V.transpose(1, 2), (P, P))
+                M = F.conv1d(padded, mix.T[:, None, :], groups=V.shape[-1])[:, :, P - head.left:P - head.left + n]
+                M = M.transpose(1, 2)
             out = out + M @ W_O
         return out
 
