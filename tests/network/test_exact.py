@@ -95,3 +95,23 @@ def test_a_large_exact_batch_runs_in_chunks_with_the_same_answers(monkeypatch):
     monkeypatch.setattr(exact, "EXACT_MAX_SCORES", 35)
     with pytest.raises(EvaluationError, match="exact evaluation at 6 tokens holds 36 exact attention scores a head"):
         forward_exact(net, X)
+
+
+def test_a_log_type_position_bias_is_refused_in_exact_arithmetic():
+    """fl(log 2) read as an exact rational made a tie that is not there: scores differing by -2.3e-17 in real
+    arithmetic tied, and hardmax averaged two keys, 2.3466 for the answer 2 (an audit, 2026-11-29). A log bias
+    has no exact value, as rotary heads have none; beta = 0 (all zeros) stays exact."""
+    import math
+
+    from expressivity.network import AttentionLayer, Head, Network, SlopeBias
+
+    def net(beta):
+        head = Head(np.array([[1.0]]), np.array([[1.0]]), np.array([[1.0]]), np.array([[1.0]]),
+                    position_bias=SlopeBias("log", beta))
+        return Network((AttentionLayer((head,), normalization="hardmax"),), labels=("x",))
+
+    X = np.array([[1 + Fraction(math.log1p(1.0))], [Fraction(1)]], dtype=object)
+    with pytest.raises(EvaluationError, match="log-type position bias"):
+        evaluate(net(1.0), X, "exact")
+    # without the bias, token 1's query (x = 1) picks the larger key, x_0: the residual 1 plus x_0, exactly
+    assert evaluate(net(0), X, "exact")[1, 0] == X[1, 0] + X[0, 0]

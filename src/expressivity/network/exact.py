@@ -23,7 +23,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from expressivity.errors import EvaluationError
-from expressivity.network.exact_scaled import run_scaled, scaled_refusal
+from expressivity.network.exact_scaled import logarithmic_bias, run_scaled, scaled_refusal
 from expressivity.network.layers import AttentionLayer, FeedForwardLayer, MixingHead, MixingLayer, rule_for
 from expressivity.network.network import Network
 from expressivity.network.numbers import exact_number, to_exact
@@ -54,6 +54,8 @@ def _attention_refusal(layer: AttentionLayer, k: int) -> str | None:
     for h, head in enumerate(layer.heads):
         if head.rotary:
             return f"layer {k}, head {h} is rotary (cos/sin), which has no exact value; {_FIX}"
+        if logarithmic_bias(head.position_bias):
+            return f"layer {k}, head {h} has a log-type position bias (-beta log(1 + s)), which has no exact value; {_FIX}"
         if _masks(head.position_bias):
             return (f"layer {k}, head {h} has a -inf position bias (a mask), which exact arithmetic does not "
                     f"hold; {_FIX}")

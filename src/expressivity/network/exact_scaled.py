@@ -196,6 +196,13 @@ def _attention_update(layer: AttentionLayer, H: Scaled) -> Scaled:
     return update
 
 
+def logarithmic_bias(bias) -> bool:
+    """Whether a position bias is log-type with ``beta != 0``: its entries are float64 roundings of
+    ``-beta log(1 + s)``, and read as exact rationals they made ties that are not there (a score
+    difference of -2.3e-17 became 0, and hardmax averaged two keys: an audit, 2026-11-29)."""
+    return bias is not None and bias.kind == "log" and float(bias.beta) != 0
+
+
 def _attention_refusal(layer: AttentionLayer) -> str | None:
     if layer.norm is not None:
         return "a layer norm (a square root) has no exact value"
@@ -206,6 +213,8 @@ def _attention_refusal(layer: AttentionLayer) -> str | None:
         return "softmax has no exact value; the scaled-integer pass takes hardmax attention"
     if any(head.rotary for head in layer.heads):
         return "rotary heads (cos/sin) have no exact value"
+    if any(logarithmic_bias(head.position_bias) for head in layer.heads):
+        return "a log-type position bias (-beta log(1 + s)) has no exact value"
     return None
 
 
