@@ -762,3 +762,15 @@ def test_out_with_a_suffix_no_reader_knows_is_written_with_a_warning(sweep_dir, 
         assert code == 2 and "unknown table format" in err, err
     code, _, err = run("results", sweep_dir, "--format", "csv", "--out", tmp_path / "t.tsv")
     assert code == 0 and "only by its suffix" not in err, err
+
+
+def test_an_unreadable_sweep_json_names_a_fix_sweep_run_accepts(sweep_dir, tmp_path):
+    """`results` said "run the sweep again to rewrite it", which `sweep run` refuses for that folder (a fresh
+    audit, 2026-11-29): the fix named is a new --out folder."""
+    import shutil
+
+    folder = tmp_path / "s"
+    shutil.copytree(sweep_dir, folder)
+    (folder / "sweep.json").write_text((folder / "sweep.json").read_text()[:100])
+    code, _, err = run("results", folder)
+    assert code == 2 and "sweep.json is unreadable" in err and "new --out folder" in err, err

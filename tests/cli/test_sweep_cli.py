@@ -213,3 +213,4 @@ def test_a_sweep_in_a_log_says_how_far_it_is_and_an_interrupt_counts_runs_not_li
     monkeypatch.setattr(experiments, "run_sweep", interrupted)
     code, _, err = run("sweep", "run", spec, "--out", tmp_path / "o")
     assert code == 130 and err.startswith(f"error: interrupted: 3 runs are recorded in {tmp_path / 'o'}"), err
+

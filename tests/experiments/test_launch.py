@@ -221,3 +221,15 @@ def test_the_packs_with_the_most_arithmetic_start_first(tmp_path):
                                     {"model.d_model": [32], "model.ffn_width": [64], "seed": [0]}]))
     run_sweep(sw, tmp_path / "s", workers=1, max_pack=1)
     assert [r["config"]["model"]["d_model"] for r in lines(tmp_path / "s")] == [32, 8, 8]
+
+
+@pytest.mark.parametrize("backend", ["local", "ray"])
+def test_the_workers_limit_said_is_the_one_checked(tmp_path, backend):
+    """'--workers 9' on 2 cores said "use at most 2" while 8 was accepted (four per core; a fresh audit,
+    2026-11-29)."""
+    from expressivity.experiments.local import cpu_count
+
+    cores = cpu_count()
+    with pytest.raises(ExpressivityError, match=rf"use at most {4 * cores} \(four per core\)"):
+        run_sweep(sweep_from_spec(grid_spec({"seed": [0]})), tmp_path / "s", workers=4 * cores + 1, backend=backend)
+    assert not (tmp_path / "s").exists()

@@ -77,14 +77,16 @@ def resolve_workers(backend: str, device: str, workers: int | None, threads: int
             raise ExpressivityError(f"{name} must be a positive integer, got {value!r}")
     if backend == "ray":
         if workers is not None and workers > 4 * cores:
-            raise ExpressivityError(f"--workers {workers} is far more than the {cores} CPU cores here; use at most {cores}")
+            raise ExpressivityError(f"--workers {workers} is far more than the {cores} CPU cores here; use at most "
+                                    f"{4 * cores} (four per core)")
         return workers or cores, threads or 1
     if threads is not None and threads > cores:
         raise ExpressivityError(f"--threads {threads} is more than the {cores} CPU cores here; use 1 to {cores}")
     if workers is None:
         workers = 1 if device == "cuda" else max(1, cores // (threads or 1))
-    if workers > 4 * cores:
-        raise ExpressivityError(f"--workers {workers} is far more than the {cores} CPU cores here; use at most {cores}")
+    if workers > 4 * cores:   # the limit said is the one checked (it said "at most 2" and took 8: a fresh audit, 2026-11-29)
+        raise ExpressivityError(f"--workers {workers} is far more than the {cores} CPU cores here; use at most "
+                                f"{4 * cores} (four per core)")
     if threads is not None and threads > 1 and workers * threads > cores:
         raise ExpressivityError(f"--workers {workers} x --threads {threads} is {workers * threads} threads on the {cores} "
                                 f"CPU cores here, which oversubscribes them; use --threads {max(1, cores // workers)} "

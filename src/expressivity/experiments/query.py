@@ -90,7 +90,10 @@ def _read_sweep(folder: Path) -> tuple[dict, list[dict]]:
         if not isinstance(configs, list) or not all(isinstance(c, dict) for c in configs):
             raise TypeError
     except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError):
-        raise ExpressivityError(f"{path} is unreadable; run the sweep again to rewrite it") from None
+        # 'sweep run' refuses a folder whose sweep.json it cannot read, so "run the sweep again to rewrite it" could
+        # not work (a fresh audit, 2026-11-29)
+        raise ExpressivityError(f"{path} is unreadable, and without it the records cannot be grouped; run the sweep "
+                                "again into a new --out folder ('sweep run' does not rewrite it in place)") from None
     return parse_select(select, example), configs
 
 
