@@ -345,3 +345,23 @@ def test_a_network_with_no_claim_to_be_inside_answers_within_claim_null(tmp_path
     code, out, err = run("circuit", "reverse", "--length", "6", "--out", tmp_path / "c")
     code, out, err = run("run", tmp_path / "c", "--input", "1,2,3,4,5,6", "--json")
     assert code == 0 and json.loads(out)["within_claim"] is True and "claim" not in json.loads(out), err
+
+
+def test_a_run_stopped_early_or_diverged_says_so(tmp_path):
+    """`run` headlined an interrupted run's weights (step 14 of 3,000) as "trained attention on sort (seed 0)",
+    and answered a run whose loss turned NaN before any checkpoint with "the run's checkpoint is damaged or
+    missing" (a fresh audit, 2026-11-29)."""
+    code, _, err = run("train", "--task", "reverse", "--length", "4", "--d-model", "8", "--heads", "2", "--ffn-width",
+                       "8", "--batch-size", "8", "--steps", "3", "--layers", "1", "--out", tmp_path / "tr")
+    assert code == 0, err
+    config = tmp_path / "tr" / "seed_0" / "checkpoint" / "config.json"
+    saved = json.loads(config.read_text())
+    config.write_text(json.dumps({**saved, "status": "running", "step": 2}))   # as an interrupted run leaves it
+    code, out, err = run("run", tmp_path / "tr", "--input", "1,2,3,4", "--json")
+    assert code == 0 and "stopped at step 2 of 3, not finished" in json.loads(out)["network"], (out, err)
+
+    code, _, err = run("train", "--task", "fixed-memory", "--lr", "1e30", "--steps", "50", "--out", tmp_path / "nan")
+    assert code == 1 and not (tmp_path / "nan" / "seed_0" / "checkpoint").exists(), err
+    code, _, err = run("run", tmp_path / "nan", "--input", "0.1,0.2")
+    _one_line(code, err, "the loss became non-finite at step 1, before the first checkpoint")
+    assert "smaller --lr" in err and "damaged" not in err

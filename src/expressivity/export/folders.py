@@ -583,7 +583,12 @@ def _trained(run_dir: Path) -> Saved:
     status = _read_json(run_dir / "checkpoint" / "config.json") or {}
     info = {"task": task.name, "task_args": config.task.args, "model_config": config.model.to_dict(),
             "seed": config.seed, "status": status.get("status"), "step": status.get("step"), "run_id": config.id()}
-    net = _named(net, f"trained {'+'.join(config.model.layer_mixers())} on {task.name} (seed {config.seed})")
+    # a run stopped early says so in the name every command shows: `run` headlined an interrupted run's weights after
+    # 14 of 3,000 steps as a trained model (a fresh audit, 2026-11-29)
+    state = {"running": f"; stopped at step {status.get('step')} of {config.train.steps}, not finished",
+             "nan": f"; the loss became non-finite at step {status.get('nan_at_step')}: the last finite "
+                    "checkpoint's weights"}.get(status.get("status"), "")
+    net = _named(net, f"trained {'+'.join(config.model.layer_mixers())} on {task.name} (seed {config.seed}{state})")
     if net.input_domain is not None:   # a token model: its ids under the names the task gives them
         from expressivity.network.domain import token_domain
 

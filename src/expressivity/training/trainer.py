@@ -438,6 +438,11 @@ def load_trained(run_dir: Path) -> tuple[Model, Task, RunConfig]:
     new folder. (Deleting the folder to start over is the advice for resuming training, not for this.)
     """
     run_dir = require_path(run_dir, "load_trained's run folder")
+    diverged = _diverged_before_a_checkpoint(Path(run_dir))
+    if diverged is not None:
+        raise CheckpointUnreadable(f"{run_dir}: the loss became non-finite at step {diverged}, before the first "
+                                   "checkpoint, so the run kept no weights to read; train it again with a smaller "
+                                   "--lr into a new folder")
     fix = ("the run's checkpoint is damaged or missing, so it cannot be read: train it again into a new folder "
            "(expressivity train ... --out NEW, with the options of the original run)")
     saved, tensors, _ = load_checkpoint(run_dir / "checkpoint", with_state=False, fix=fix)
@@ -448,6 +453,21 @@ def load_trained(run_dir: Path) -> tuple[Model, Task, RunConfig]:
     model = Model(config.model)
     _load_weights(model, tensors, Path(run_dir) / "checkpoint", fix)
     return model, config.build_task(), config
+
+
+def _diverged_before_a_checkpoint(run_dir: Path) -> int | None:
+    """The step at which a run with no checkpoint turned non-finite (its ``metrics.jsonl`` ends in a ``nan``
+    event), else ``None``: such a run was reported as "damaged or missing" (a fresh audit, 2026-11-29)."""
+    if checkpoint_exists(run_dir / "checkpoint"):
+        return None
+    try:
+        lines = (run_dir / "metrics.jsonl").read_text().splitlines()
+        last = json.loads(lines[-1]) if lines else {}
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if isinstance(last, dict) and last.get("event") == "nan" and isinstance(last.get("step"), int):
+        return last["step"]
+    return None
 
 
 def _check_shapes(config: RunConfig, tensors: dict, where, fix: str) -> None:
