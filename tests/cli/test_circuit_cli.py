@@ -63,6 +63,8 @@ def test_circuit_human_output_shows_the_table():
     (["circuit", "reverse", "--tolerance", "inf"], "--tolerance"),
     (["circuit", "reverse", "--tolerance", "nan"], "--tolerance"),
     (["circuit", "reverse", "--tolerance", "0"], "--tolerance"),
+    # (L-1)/(e tol) overflowed to inf and built hardmax silently (an audit, 2026-11-29)
+    (["circuit", "max", "--input", "1,2,3", "--tolerance", "1e-310"], "softmax scale (L-1)/(e tolerance) beyond float64"),
     (["circuit", "reverse", "--seed", str(2**70)], "--seed"),
     (["circuit", "reverse", "--input", "1/0"], "--input"),
     (["circuit", "reverse", "--input", "nan,1"], "--input"),

@@ -486,6 +486,10 @@ def build_max(length: int, scale="auto", *, tolerance: float = DEFAULT_TOLERANCE
     _check_accuracy(input_range, tolerance)
     if scale == "auto":
         scale = max(1.0, (length - 1) / (math.e * tolerance))
+        if math.isinf(scale):   # (L-1)/(e tol) overflowed: read as hardmax where softmax was asked for (an audit,
+            # 2026-11-29: --tolerance 1e-310 built hardmax silently)
+            raise ExpressivityError(f"tolerance {tolerance:g} asks for a softmax scale (L-1)/(e tolerance) beyond float64; "
+                                    "give a larger --tolerance, or --scale inf for hardmax (exact)")
     hard = math.isinf(scale)
     W_K = np.zeros((2, 1))
     W_K[0, 0] = 1.0
