@@ -63,6 +63,8 @@ def test_circuit_human_output_shows_the_table():
     (["circuit", "reverse", "--tolerance", "inf"], "--tolerance"),
     (["circuit", "reverse", "--tolerance", "nan"], "--tolerance"),
     (["circuit", "reverse", "--tolerance", "0"], "--tolerance"),
+    # the library's "evaluate with dtype float64/float32" reached the command line as Python (an audit, 2026-11-29)
+    (["equivariance", "attention", "--dtype", "exact"], "no exact value; use --dtype float64 or float32"),
     # (L-1)/(e tol) overflowed to inf and built hardmax silently (an audit, 2026-11-29)
     (["circuit", "max", "--input", "1,2,3", "--tolerance", "1e-310"], "softmax scale (L-1)/(e tolerance) beyond float64"),
     (["circuit", "reverse", "--seed", str(2**70)], "--seed"),

@@ -155,9 +155,9 @@ def as_flags(message: str) -> str:
     """A library message with its keyword arguments spelled as the command line's flags."""
     for keyword, flag in (("allow_length", "--allow-length"), ("allow_outside", "--allow-outside")):
         message = message.replace(f"{keyword}=True", flag).replace(f"{keyword} cannot", f"{flag} cannot")
-    for arithmetic in ("exact", "float64"):
+    for arithmetic in ("exact", "float64", "float32"):
         message = message.replace(f"evaluate in {arithmetic} arithmetic", f"run it with --dtype {arithmetic}")
-    return message
+    return message.replace("evaluate with dtype float64/float32", "use --dtype float64 or float32")
 
 
 def as_dtype(X: np.ndarray, dtype: str) -> np.ndarray:
