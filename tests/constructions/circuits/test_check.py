@@ -179,3 +179,22 @@ def test_decimal_inputs_whose_float_spread_rounds_up_are_run_not_refused(name, v
     if input_range is not None:
         with pytest.raises(ExpressivityError, match="more than the input range"):
             run_circuit(name, exact, dtype="float64", input_range=0.79)
+
+
+def test_the_attention_circuits_check_counts_the_rounding_of_its_scores():
+    """The tutorial's attention circuit failed its check on near-ties at |v| = 1e7 (error 2.5e-6 against an allowance
+    of 4.2e-8), though network and formula agree up to rounding: scores grow with |v|^2, the allowance only with |v|
+    (an audit, 2026-11-29). The scores' rounding is counted; where it could move the weights by more than they are,
+    the check could not fail, and the values are refused."""
+    from expressivity.constructions.circuits.check import run_circuit
+
+    rng = np.random.default_rng(1)
+    for magnitude in (1.0, 1e3, 1e6, 1e7):
+        for _ in range(10):
+            values = [magnitude + rng.normal() * 1e-2, magnitude, magnitude * rng.uniform()]
+            run = run_circuit("attention", [Fraction(v) for v in values])
+            assert run.report.ok, (magnitude, values, run.max_abs_error)
+    run = run_circuit("attention", [Fraction("10000000.009596802"), Fraction(10000000)])
+    assert run.report.ok
+    with pytest.raises(ExpressivityError, match="could not fail on these values"):
+        run_circuit("attention", [Fraction(10**9), Fraction(10**9 + 1)])

@@ -83,6 +83,41 @@ def rounding_allowance(dtype: str, floats: np.ndarray, target: np.ndarray) -> fl
     return allowance
 
 
+def score_rounding_allowance(net: Network, X: np.ndarray, dtype: str) -> float:
+    """What the rounding of a softmax's scores adds to the output error of a one-attention-layer network on ``X``
+    ``(n, d)`` (its embedded input), a first-order bound: a score ``q . k`` of ``d_k`` products of entries that are
+    themselves sums of ``d`` products rounds by at most ``delta = (2d + d_k + 4) eps max sum_k |q_k| |k_k|``, a weight
+    moves by at most a factor ``e^{2 delta}``, and the output by ``2 (e^{2 delta} - 1) max|v W_O|``. The allowance
+    ``8 eps L (1 + sum|v| + max|target|)`` grows with ``|v|``, score rounding with ``|v|^2``: the tutorial's attention
+    circuit failed its check on near-ties at ``|v| = 1e7`` although the network and the formula agree up to rounding
+    (an audit, 2026-11-29)."""
+    from expressivity.network import AttentionLayer
+
+    eps = _UNIT_ROUNDOFF[dtype]
+    if eps == 0:
+        return 0.0
+    A = np.abs(np.asarray(X, dtype=np.float64))
+    total = 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for layer in net.layers:
+            if not isinstance(layer, AttentionLayer) or layer.normalization != "softmax":
+                continue
+            for head in layer.heads:
+                Q = A @ np.abs(head.W_Q) + (0.0 if head.b_Q is None else np.abs(head.b_Q))
+                K = A @ np.abs(head.W_K)
+                scores = float(np.max(Q @ K.T, initial=0.0)) * float(layer.inverse_temperature)
+                delta = (2 * A.shape[1] + head.W_Q.shape[1] + 4) * eps * scores
+                if not 2 * math.expm1(min(2 * delta, 700.0)) < 1:
+                    # an allowance as large as the values themselves checks nothing (a convex combination is never
+                    # further than that): refuse, as an infinite allowance is refused
+                    raise ExpressivityError(f"{dtype} rounding of the attention scores (up to {scores:.3g}) can move the "
+                                            "softmax weights by more than they are, so the check could not fail on "
+                                            "these values; use smaller values")
+                values = float(np.max(A @ np.abs(head.W_V) @ np.abs(head.W_O), initial=0.0))
+                total += 2 * math.expm1(2 * delta) * values
+    return total if math.isfinite(total) else math.inf
+
+
 def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed: int = 0, shift: int = 1,
                 tolerance: float = DEFAULT_TOLERANCE, input_range: float | None = None,
                 measure_outside: bool = False) -> CircuitRun:
@@ -147,6 +182,11 @@ def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed
     else:
         diffs = np.abs(output - target)
         bound = report.bounds["max_abs_error"] + rounding_allowance(dtype, floats, target)
+        if circuit.fixed_softmax:   # the target is the same float formula: the scores' rounding is the difference
+            bound += score_rounding_allowance(net, embed(net, floats), dtype)
+            if not math.isfinite(bound):
+                raise ExpressivityError(f"the inputs are too large to bound {dtype} rounding of the attention scores "
+                                        "(|v|^2 overflows); use smaller values")
         max_err, err_exact = float(diffs.max()), None
         far = diffs > bound
         if net.input_domain.exact:
