@@ -233,3 +233,18 @@ def test_the_workers_limit_said_is_the_one_checked(tmp_path, backend):
     with pytest.raises(ExpressivityError, match=rf"use at most {4 * cores} \(four per core\)"):
         run_sweep(sweep_from_spec(grid_spec({"seed": [0]})), tmp_path / "s", workers=4 * cores + 1, backend=backend)
     assert not (tmp_path / "s").exists()
+
+
+def test_a_private_ray_plans_packs_with_the_local_memory_budget():
+    """16 seeds of a wide model were split in 2 packs locally and ran as 1 pack on a private Ray, whose worker then
+    refused it for its memory, and --retry-failed failed it again (a fresh audit, 2026-11-29): a private Ray plans
+    as the local backend does; a cluster (an address) leaves the budget to each node."""
+    from expressivity.experiments.launch import _budget
+
+    local = _budget(None, "local", "cpu", 2)
+    for address in (None, "local"):
+        private = _budget(None, "ray", "cpu", 2, address)
+        # (the RAM available is read at each call: the same within a few percent)
+        assert private is not None and private.source.split("(")[0] == local.source.split("(")[0]
+        assert abs(private.bytes - local.bytes) <= 0.05 * local.bytes
+    assert _budget(None, "ray", "cpu", 2, "10.0.0.1:6379") is None

@@ -137,11 +137,11 @@ def run_sweep(sweep: Sweep, out, *, backend: str = "local", workers: int | None 
     # the packs depend on the sweep and the device asked for, not on the backend, so a folder resumes across
     # backends from its packs' checkpoints (Ray's "auto" packs as the CPU does)
     max_pack = max_pack or default_max_pack("cuda" if device == "cuda" else "cpu")
-    budget = _budget(memory_budget, backend, device, workers)
     if backend == "ray":
         from expressivity.experiments.ray_backend import check_address
 
         ray_address = check_address(ray_address)  # seconds, before any folder is made
+    budget = _budget(memory_budget, backend, device, workers, ray_address)
     out = Path(out)
     only_locks = out.is_dir() and {p.name for p in out.iterdir()} <= {LOCK, WORKERS_LOCK}  # killed at once
     out = (out if only_locks else check_output_dir(out)).resolve()
@@ -166,12 +166,14 @@ def default_max_pack(device: str) -> int | None:
     return DEFAULT_MAX_PACK if device == "cpu" else None
 
 
-def _budget(given, backend: str, device: str, workers: int):
-    """What one pack may use: ``given``, else the local device's memory shared by the workers (a
-    Ray worker reads its own node's when its pack starts)."""
+def _budget(given, backend: str, device: str, workers: int, ray_address: str | None = None):
+    """What one pack may use: ``given``, else the local device's memory shared by the workers, on the local
+    backend and on a private Ray (this machine's, as local packs are planned: 16 seeds of a wide model were split in
+    2 packs locally and failed as 1 on Ray, --retry-failed failing them again: a fresh audit, 2026-11-29); on a
+    cluster (an address) none: a Ray worker reads its own node's when its pack starts."""
     from expressivity.training.budget import memory_budget
 
-    if given is None and backend == "ray":
+    if given is None and backend == "ray" and ray_address not in (None, "local"):
         return None
     return memory_budget(given, device if device != "auto" else "cpu", share=workers)
 
