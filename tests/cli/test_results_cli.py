@@ -533,6 +533,13 @@ def test_a_task_metric_interval_stops_where_the_metric_does(sweep_dir, tmp_path)
     assert any(r["ci_low"] == 0 for r in rows) and any(r["ci_high"] == 1 for r in rows)
     code, out, _ = run("results", folder, "--metric", "test_metric * 1", "--json")   # an expression is not clamped
     assert any(r["ci_low"] is not None and r["ci_low"] < 0 for r in json.loads(out)["rows"])
+    # the error rate 1 - accuracy is in [0, 1] too: its interval reached 1.018 (a fresh audit, 2026-11-29)
+    for metric in ("1 - test_metric", "(1 - test_metric)", "2 + test_metric"):
+        code, out, err = run("results", folder, "--metric", metric, "--json")
+        low, high = (0, 1) if metric != "2 + test_metric" else (2, 3)
+        rows = json.loads(out)["rows"]
+        assert code == 0 and all(r["ci_low"] is None or low <= r["ci_low"] <= r["ci_high"] <= high for r in rows), err
+        assert any(r["ci_high"] == high for r in rows) and any(r["ci_low"] == low for r in rows), rows
     from expressivity.records import content_hash
 
     for r in records:   # the same numbers as an R^2 (fixed-memory's metric), a records file: clipped above only

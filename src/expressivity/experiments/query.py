@@ -454,6 +454,37 @@ class PooledSeedsWarning(UserWarning):
     """A group of ``results`` holds several values of one seed (lengths or settings it does not group by)."""
 
 
+def _metric_bounds(metric: str, src: Source) -> tuple[float | None, float | None] | None:
+    """Where the mean of ``metric`` can lie, for a sweep's records: a loss column is at least 0, a task metric column
+    within its range (accuracy in [0, 1], R^2 at most 1: :data:`TASK_METRICS`), and ``c - column`` or ``c + column``
+    (a number ``c``) the range moved; ``None`` for anything else. The interval stops there (an R^2 interval reached
+    1.098, an accuracy's -0.365, and the error rate ``1 - test_metric`` reached 1.018 where ``test_metric``'s stopped
+    at 0: fresh audits, 2026-11-29), as reproduce's clips R^2 at 1."""
+    if not src.from_records:
+        return None
+    # the column as DuckDB reads it: "(test_loss)", "TEST_LOSS" and a quoted name are the loss too (a review)
+    text = re.sub(r'[\s()"]', "", metric).lower()
+    shape = re.fullmatch(r"(?:([0-9.]+(?:e[+-]?[0-9]+)?)([+-]))?([a-z_]+)", text)
+    if shape is None:
+        return None
+    constant, sign, column = shape.groups()
+    if column in NONNEGATIVE_COLUMNS:
+        low, high = 0.0, None
+    elif column in METRIC_COLUMNS and src.metric_range is not None:
+        low, high = src.metric_range
+    else:
+        return None
+    if constant is None:
+        return low, high
+    try:
+        c = float(constant)
+    except ValueError:
+        return None
+    if sign == "+":
+        return (None if low is None else c + low), (None if high is None else c + high)
+    return (None if high is None else c - high), (None if low is None else c - low)
+
+
 def seed_column(src: Source) -> str | None:
     """The SQL of a source's seed: a sweep's records' ``seed``, a table's column ``seed``; ``None`` without one."""
     if src.from_records:
@@ -486,12 +517,7 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
     interval is over seeds on that split (its own sampling error is not in it).
     """
     groups = default_group_by(src, length) if group_by is None else group_by
-    # the column as DuckDB reads it: "(test_loss)", "TEST_LOSS" and a quoted name are the loss too (a review)
-    column = re.sub(r'[\s()"]', "", metric).lower()
-    nonnegative = src.from_records and not log and column in NONNEGATIVE_COLUMNS
-    # the interval of a task metric stops where the metric does (an R^2 interval reached 1.098, an accuracy's -0.365:
-    # a fresh audit, 2026-11-29), as reproduce's clips R^2 at 1
-    bounded = src.metric_range if src.from_records and not log and column in METRIC_COLUMNS else None
+    bounded = None if log else _metric_bounds(metric, src)
     exprs = [path_sql(g) if src.from_records and g in src.settings else expr(g, src, "--group-by") for g in groups]
     m = expr(metric, src, "--metric")
     finite = f"isfinite(({m})::DOUBLE)"  # inf and NaN (e.g. a metric expression 1/0) count as missing
@@ -544,8 +570,6 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
         # (the convention of expressivity.statistics)
         half = t_quantile_975(n - 1) * sd / math.sqrt(n) if n > 1 and sd else None
         ci = (mean - half, mean + half) if half is not None else (None, None)
-        if nonnegative and ci[0] is not None:
-            ci = (max(ci[0], 0.0), ci[1])
         if bounded is not None and ci[0] is not None:
             low, high = bounded
             ci = (ci[0] if low is None else max(ci[0], low), ci[1] if high is None else min(ci[1], high))
