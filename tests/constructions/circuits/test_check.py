@@ -198,3 +198,16 @@ def test_the_attention_circuits_check_counts_the_rounding_of_its_scores():
     assert run.report.ok
     with pytest.raises(ExpressivityError, match="could not fail on these values"):
         run_circuit("attention", [Fraction(10**9), Fraction(10**9 + 1)])
+
+
+def test_the_check_is_never_looser_than_the_float_claim_it_certifies():
+    """reverse-dot at L = 4096 claims error <= bound + accuracy = 2e-10 in float64, but its check allowed 7.57e-9 (its
+    rounding allowance grows like L^2 eps max|v|): a violation up to 38 times the claim passed (an audit,
+    2026-11-29). Inside the float claim, the check's bound is at most the claim's."""
+    from expressivity.constructions.circuits.check import run_circuit
+
+    rng = np.random.default_rng(1)
+    values = [Fraction(float(v)) for v in rng.uniform(0, 1, 4096)]
+    run = run_circuit("reverse-dot", values, tolerance=1e-10)
+    bound = run.report.bounds["max_abs_error"]
+    assert run.report.ok and run.report.checks[0].details["bound"] <= bound + max(bound, 1e-10)
