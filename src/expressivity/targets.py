@@ -137,7 +137,11 @@ def get_target(spec: str) -> Target:
         with _user_code():
             module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ExpressivityError(f"cannot import module {module_name!r} for target {spec!r}: {exc}") from None
+        # a file name typed for a module name (mytarget.py:f) is the usual slip: say the spelling that works
+        hint = (f"; give the module's name, not its file: {module_name[:-3].replace('/', '.')}:{attr} (run from its "
+                "folder, or put it on PYTHONPATH)" if module_name.endswith(".py") else
+                " (run from the module's folder, or put it on PYTHONPATH)")
+        raise ExpressivityError(f"cannot import module {module_name!r} for target {spec!r}: {exc}{hint}") from None
     except SyntaxError as exc:
         raise ExpressivityError(f"module {module_name!r} has a syntax error (line {exc.lineno}: {exc.msg}); "
                                 "fix it and try again") from None

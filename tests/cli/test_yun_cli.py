@@ -62,6 +62,9 @@ def test_build_json_and_outputs(tmp_path):
     (["verify", "--n", "1", "--d", "1", "--delta", "1/2"], "n >= 2"),
     (["build", "--target", "prefix-mean", "--n", "2", "--d", "1", "--delta", "1/2"], "--positional"),
     (["build", "--target", "nope", "--n", "2", "--d", "1", "--delta", "1/2"], "unknown target"),
+    # a file name for a module name: the fix names the spelling that works (a fresh audit, 2026-11-29)
+    (["build", "--target", "mytarget_nowhere.py:f", "--n", "2", "--d", "1", "--delta", "1/2"],
+     "give the module's name, not its file: mytarget_nowhere:f"),
     (["build", "--target", "mean-shift", "--n", "3", "--d", "3", "--delta", "1/8"], "parameters"),
     (["build", "--target", "mean-shift", "--n", "2", "--d", "2", "--delta", "1/8", "--budget", "100000000"], "float64"),
 ])
