@@ -781,3 +781,14 @@ def test_an_unreadable_sweep_json_names_a_fix_sweep_run_accepts(sweep_dir, tmp_p
     (folder / "sweep.json").write_text((folder / "sweep.json").read_text()[:100])
     code, _, err = run("results", folder)
     assert code == 2 and "sweep.json is unreadable" in err and "new --out folder" in err, err
+
+
+def test_fit_refuses_data_with_no_point_a_log_log_line_can_take(tmp_path):
+    """`fit` on a table whose y are all NaN printed a row of dashes with n_points 0 and exit 0, where plot refuses
+    the same data (a fresh audit, 2026-11-29)."""
+    (tmp_path / "nan.csv").write_text("x,y,seed\n1,nan,0\n2,nan,0\n3,-1,1\n")
+    code, out, err = run("fit", tmp_path / "nan.csv", "--x", "x", "--y", "y")
+    assert code == 2 and out == "" and "nothing to fit: none of the 3 point(s)" in err, err
+    (tmp_path / "part.csv").write_text("x,y,seed\n1,0.5,0\n2,0.25,0\n3,nan,1\n")
+    code, out, err = run("fit", tmp_path / "part.csv", "--x", "x", "--y", "y", "--json")
+    assert code == 0 and json.loads(out)["rows"][0]["n_points"] == 2, err

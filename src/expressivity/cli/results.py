@@ -267,6 +267,13 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
             seed_col = "seed"
         bys = split_list(by)
         fits = fit_groups(src, x, y, bys, seed_col, where, length, ci, breakpoint_)
+        if fits and not any(f.get("n_points") for f in fits):
+            # no group has a point a log-log line can take: a table of dashes with exit 0, where plot refuses the
+            # same data (a fresh audit, 2026-11-29)
+            dropped = sum(f.get("dropped") or 0 for f in fits)
+            raise ExpressivityError(f"nothing to fit: none of the {dropped} point(s) has a positive, finite {x} and "
+                                    f"{y} (a line in log-log cannot take x or y <= 0, NaN or inf); check --y and --where, "
+                                    f"or floor exact zeros (--y 'greatest({y}, 1e-12)')")
         keys = list(dict.fromkeys(k for f in fits for k in f))
         head = keys
         rows = [[f.get(k) for k in keys] for f in fits]
