@@ -132,7 +132,8 @@ def sweep_run(sweep_file, out, backend, workers, threads, ray_address, device, p
 
 @sweep.command("show")
 @click.argument("sweep_file", metavar="SWEEP", type=click.Path(dir_okay=False))   # a str: "" is not "."
-@click.option("--pack", "max_pack", type=click.IntRange(min=1), default=16, show_default=True)
+@click.option("--pack", "max_pack", type=click.IntRange(min=1), default=16, show_default=True,
+              help="most runs trained as one ensemble, as 'sweep run --pack' plans them")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def sweep_show(sweep_file, max_pack, as_json):
     """Check SWEEP and show its runs, varying settings and packs, without training.

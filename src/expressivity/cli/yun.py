@@ -236,7 +236,8 @@ def verify(n, d, delta, positional, shift, as_json, constants, budget):
 @click.option("--d", "d", type=int, required=True, help="token dimension (>= 1)")
 @click.option("--delta", "deltas", required=True, help="1/K, or several: 1/2,1/4,1/8")
 @click.option("--positional", is_flag=True, help="Theorem 3: positional encoding rows 0..n-1")
-@click.option("--shift", type=click.Choice(["clean", "paper"]), default="clean", show_default=True)
+@click.option("--shift", type=click.Choice(["clean", "paper"]), default="clean", show_default=True,
+              help="PE shift scale: clean s=R/delta, or the paper's delta^-d")
 @click.option("--p", "p_norm", type=float, default=2.0, show_default=True, help="d_p exponent (>= 1)")
 @click.option("--samples", type=int, default=2000, show_default=True, help=f"Monte-Carlo samples ({MIN_SAMPLES} to {MAX_SAMPLES:,})")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of the d_p samples")
