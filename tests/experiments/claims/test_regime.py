@@ -87,3 +87,35 @@ def test_a_run_without_evaluations_either_side_of_80_percent_fails_closed(tmp_pa
         path.write_text(json.dumps({"step": 100, "eval_loss": 1.0, "eval_metric": 0.5}) + "\n")
     regime = cell_regime(folder, "quick", _arm, {"a": 0.1}, _loss, "bits per byte")
     assert not regime.ok and any("4 of 4 not" in n for n in regime.failed())
+
+
+def _seeded_sweep(folder, changes: list[float], steps=100):
+    """One arm ``a`` whose seed ``k`` moves by ``changes[k]`` over its last 20% of training."""
+    folder.mkdir(parents=True)
+    records = []
+    for seed, change in enumerate(changes):
+        config = {"task": {"name": "copy", "args": {"length": 8}}, "model": {"arm": "a"},
+                  "train": {"lr": 0.01, "steps": steps, "batch_size": 4}, "seed": seed}
+        rid = f"a-{seed}"
+        records.append({"id": rid, "config": config, "status": "done", "params": 100,
+                        "lengths": {"8": {"val_loss": 1 + change, "test_loss": 1 + change, "test_metric": 0.5}}})
+        run = folder / "runs" / rid
+        run.mkdir(parents=True)
+        run.joinpath("metrics.jsonl").write_text("".join(
+            json.dumps({"step": s, "eval_loss": 1.0 if s <= 80 else 1.0 + change, "eval_metric": 0.5}) + "\n"
+            for s in range(10, steps + 1, 10)))
+    (folder / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return folder
+
+
+def test_a_cell_is_settled_only_when_the_interval_of_its_change_is_inside_the_tolerance(tmp_path):
+    """Five seeds moving -0.050, +0.030, -0.045, +0.032, -0.020 (mean -0.0106, 95% interval [-0.060, +0.039])
+    passed a tolerance of 0.014 on their mean (an audit, 2026-11-29): a point mean, where every other decision reads
+    an interval. The interval must now lie inside; seeds that agree on a small change still pass."""
+    wide = _seeded_sweep(tmp_path / "wide", [-0.050, 0.030, -0.045, 0.032, -0.020])
+    regime = cell_regime(wide, "quick", _arm, {"a": 0.014}, _loss, "bits per byte")
+    assert not regime.ok
+    (failed,) = [name for name in regime.failed() if "settled" in name]
+    assert "a: moved -0.0106 [-0.0598, +0.0386] bits per byte, tolerance 0.014" in failed, failed
+    tight = _seeded_sweep(tmp_path / "tight", [-0.010, -0.011, -0.009, -0.010, -0.012])
+    assert cell_regime(tight, "quick", _arm, {"a": 0.014}, _loss, "bits per byte").ok

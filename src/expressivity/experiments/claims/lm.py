@@ -38,8 +38,8 @@ claim is measured by a proxy, and says so (:attr:`Claim.proxy`).
 verdict word other than *undecided* needs at least one epoch of the training files for the
 reference model, a context of at least 256 bytes, at least 0.5M parameters in the largest model,
 at least five valid seeds in every compared model, and every compared model settled: over the
-last 20% of training its mean validation bits per byte moved by less than the half-width of the
-paired interval it enters (:mod:`.regime`). The quick and medium scales fail it by design (they
+last 20% of training the change of its validation bits per byte, averaged over its seeds with its
+95% interval, lies within plus or minus the half-width of the paired interval it enters (:mod:`.regime`). The quick and medium scales fail it by design (they
 measure early training); the full scale is sized to pass it on one GPU. Every run evaluates
 validation loss ten times, and the figure shows those learning curves against training FLOPs, so
 a crossover is visible.

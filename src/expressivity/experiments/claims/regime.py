@@ -4,8 +4,11 @@ A verdict rests on a few **cells** (a configuration over its seeds: an arm of a 
 is checked on its own -- a pooled share would let a whole compared arm still be learning while
 the rest of the pool is flat -- and with a tolerance set by what is compared, not a fixed 5%:
 over the last 20% of training (the last evaluation against the last one at or before 80% of the
-steps) the cell's mean over seeds, in the units of the quantity compared, must move by less than
-the **half-width of the interval of the comparison it enters** (:func:`cell_regime`). So an LM
+steps) the cell's change, in the units of the quantity compared, averaged over its seeds with its 95%
+t interval, must lie within plus or minus the **half-width of the interval of the comparison it
+enters** (:func:`cell_regime`): an equivalence, not a point mean (a mean change of -0.011 with an
+interval [-0.060, +0.039] passed a tolerance of 0.014, and a true drift of twice the tolerance passed
+12% of the time at 5 seeds: an audit, 2026-11-29). So an LM
 arm falling 1.95 -> 1.86 bits per byte is still learning when the effect compared is measured to
 +-0.02, and a loss falling 4e-7 -> 4e-9 is settled when the quantity is floored at a resolution
 above both (``measure`` applies the floor).
@@ -41,8 +44,8 @@ def cell_regime(folder, scale: str, label: Callable[[dict], object], tolerance: 
 
     ``tolerance[cell]``: the half-width of the comparison the cell enters, in the units of
     ``measure(validation loss, validation metric)`` (``units`` names them). Checks, each named with
-    what was measured against what was required: every compared cell moved by less than its
-    tolerance over the last 20% of training; every run of those cells evaluated before and after
+    what was measured against what was required: every compared cell's change over the last 20% of training,
+    averaged over its seeds, has its 95% t interval inside plus or minus its tolerance; every run of those cells evaluated before and after
     80% of training; at least ``min_seeds`` valid seeds in every compared cell. The record gives
     the largest model's parameters and the steps and tokens of the ``reference`` cell (default:
     the longest-trained), the epochs of the reference cell's tokens when ``epoch_bytes`` is given.
@@ -71,17 +74,23 @@ def cell_regime(folder, scale: str, label: Callable[[dict], object], tolerance: 
         params = max(params, int(record.get("params") or 0))
         shape[cell] = max(shape.get(cell, (0, 0)), (steps, steps * int(cfg["train"]["batch_size"])
                                                     * int(cfg["task"]["args"].get("length", 1))))
-    moved = {cell: statistics.fmean(v) for cell, v in changes.items() if v}
-    over = sorted(((abs(m) / tolerance.get(cell, math.inf) if tolerance.get(cell, math.inf) > 0 else math.inf, cell)
-                   for cell, m in moved.items() if not abs(m) < tolerance.get(cell, math.inf)),
+    moved = {cell: _change(v) for cell, v in changes.items() if v}
+
+    def reach(cell) -> float:   # how far the cell's change may lie from 0: its interval's farther end
+        mean, low, high = moved[cell]
+        return max(abs(low), abs(high))
+
+    over = sorted(((reach(cell) / tolerance.get(cell, math.inf) if tolerance.get(cell, math.inf) > 0 else math.inf, cell)
+                   for cell in moved if not reach(cell) < tolerance.get(cell, math.inf)),
                   key=lambda t: -t[0])
-    shown = "; ".join(f"{name(c)}: moved {moved[c]:+.3g} {units}, tolerance {tolerance.get(c, math.inf):.3g}"
+    shown = "; ".join(f"{name(c)}: moved {_shown(moved[c])} {units}, tolerance {tolerance.get(c, math.inf):.3g}"
                       for _, c in over[:3]) + (f"; and {len(over) - 3} more" if len(over) > 3 else "")
     fewest = min(seeds.items(), key=lambda kv: kv[1], default=(None, 0))
     steps, tokens = shape.get(reference) if reference in shape else max(shape.values(), default=(0, 0))
     checks = {
-        f"compared cells settled over the last 20% of training ({units}, each within the half-width of its "
-        f"comparison): {len(over)} of {len(moved)} moved more" + (f" ({shown})" if over else "") + "; none allowed":
+        f"compared cells settled over the last 20% of training ({units}, each cell's mean change over its seeds and "
+        f"its 95% interval within the half-width of its comparison): {len(over)} of {len(moved)} moved more or could "
+        f"have" + (f" ({shown})" if over else "") + "; none allowed":
             bool(moved) and not over,
         f"every run of a compared cell evaluated before and after 80% of training: {unknown} of {total} not":
             total > 0 and unknown == 0,
@@ -92,6 +101,22 @@ def cell_regime(folder, scale: str, label: Callable[[dict], object], tolerance: 
                   epoch_fraction=None if epoch_bytes is None else tokens / epoch_bytes,
                   still_falling=f"{len(over)} of {len(moved)} compared cells moved more than their tolerance",
                   seeds=fewest[1], notes=notes)
+
+
+def _change(values: list[float]) -> tuple[float, float, float]:
+    """``(mean, low, high)`` of a cell's per-seed changes: the 95% t interval over its seeds; one seed (or identical
+    changes) gives the value itself at both ends, which a seed-count check then judges."""
+    from expressivity.statistics import t_interval
+
+    mean = statistics.fmean(values)
+    if len(values) < 2 or len(set(values)) == 1:
+        return mean, mean, mean
+    return t_interval(values)
+
+
+def _shown(change: tuple[float, float, float]) -> str:
+    mean, low, high = change
+    return f"{mean:+.3g}" if low == high else f"{mean:+.3g} [{low:+.3g}, {high:+.3g}]"
 
 
 def tolerances(pairs) -> dict:
