@@ -239,7 +239,11 @@ def test_pointer_scan_and_depth_verdicts_count_seeds_not_means():
     ok, bad, mid = _cell(10, 0, 10), _cell(0, 10, 10), _cell(5, 2, 10)
     assert scan_verdict({8: (ok, ok), 32: (ok, bad)}, 18).word == "reproduced"
     assert scan_verdict({8: (ok, ok), 32: (ok, ok)}, 18).word == "refuted"
-    assert scan_verdict({32: (bad, bad)}, 18).word == "undecided"  # DP did not learn it
+    # DP decidedly did not learn it: out of the claim's regime, not underpowered (more seeds cannot decide it: an
+    # audit, 2026-11-29); DP merely unclear stays underpowered
+    verdict = scan_verdict({32: (bad, bad)}, 18)
+    assert verdict.word == "undecided" and verdict.reason.startswith("out of regime: T=32: DP itself fails"), verdict
+    assert scan_verdict({32: (mid, bad)}, 18).reason.startswith("underpowered: T=32: DP does not solve it")
     assert scan_verdict({8: (ok, ok)}, 18).word == "undecided"  # nothing scanned above the bound
     assert scan_verdict({32: (ok, mid)}, 18).word == "undecided"  # DP-free neither solves nor fails
     claimed = {(1, 1): bad, (1, 2): ok, (1, 3): ok, (2, 1): bad, (2, 2): bad, (2, 3): ok}

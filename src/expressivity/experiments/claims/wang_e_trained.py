@@ -698,7 +698,8 @@ def scan_verdict(table: dict, bound: int, min_seeds: int = CLAIM7_MIN_SEEDS) -> 
     """``table[T] = (DP Outcomes, DP-free Outcomes)``. Reproduced if at every T above ``bound`` DP
     solves and DP-free fails (per-seed outcomes: the exact interval of the share of passing, or
     failing, seeds above 1/2); refuted if DP-free solves at some T above the bound; undecided if no
-    T above the bound was scanned, a cell has too few valid seeds, or DP itself does not solve."""
+    T above the bound was scanned, a cell has too few valid seeds, or DP itself does not solve (out of regime
+    where DP decidedly fails: more seeds would not decide it)."""
     above = {T: v for T, v in table.items() if T > bound}
     if not above:
         return Verdict("undecided", f"underpowered: no pointer range above the bound {bound} was scanned")
@@ -715,6 +716,12 @@ def scan_verdict(table: dict, bound: int, min_seeds: int = CLAIM7_MIN_SEEDS) -> 
         if "too few seeds" in (s_dp, s_free):
             parts[f"T={T}"] = Verdict("undecided", f"underpowered: T={T}: DP {dp.fmt()}, DP-free {free.fmt()}: fewer "
                                                    f"than {min_seeds} valid seeds")
+        elif s_dp == "failed":
+            # the claim's premise (DP models succeed) decidedly does not hold: more seeds cannot decide this range, so
+            # it is out of the claim's regime, as claim 6 files an arm that does not learn (it was "underpowered": an
+            # audit, 2026-11-29)
+            parts[f"T={T}"] = Verdict("undecided", f"out of regime: T={T}: DP itself fails ({dp.fmt()}), so the "
+                                                   "comparison is not the one the claim is about")
         elif s_dp != "solved":
             parts[f"T={T}"] = Verdict("undecided", f"underpowered: T={T}: DP does not solve it ({dp.fmt()})")
         elif s_free == "failed":
