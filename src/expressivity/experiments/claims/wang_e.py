@@ -260,16 +260,27 @@ def claim2(ctx: ClaimContext) -> ClaimResult:
     # read as "two matched heads are worse than one", a fresh audit, 2026-11-28)
     matched = {(k, r) for k in CLAIM2_CASES for r in ("log", "lin") if r == CLAIM2_MATCHED[k]}
     series = {}
+    # a log axis has no 0: exact zeros are drawn at FLOOR, and said so in the labels and by a line; the two matched
+    # single heads, both exactly 0, were one point under two labels, one series hidden (an audit, 2026-11-29)
+    floor = 1e-17
+    zeros = [f"{CLAIM2_RHO[k]}, one {r} head" for k, r in sorted(matched) if curves[k, r][0] == 0]
     for kernel in CLAIM2_CASES:
         for rpe in ("log", "lin"):
-            errors = np.maximum(curves[kernel, rpe], 1e-17)
+            errors = np.maximum(curves[kernel, rpe], floor)
             if (kernel, rpe) in matched:
-                series[f"{CLAIM2_RHO[kernel]}, one {rpe} head (matched, exact)"] = ([heads[0]], [errors[0]])
+                if f"{CLAIM2_RHO[kernel]}, one {rpe} head" not in zeros:
+                    series[f"{CLAIM2_RHO[kernel]}, one {rpe} head (matched, exact)"] = ([heads[0]], [errors[0]])
                 series[f"{CLAIM2_RHO[kernel]}, {rpe} heads (Chebyshev)"] = (heads[1:], errors[1:])
             else:
                 series[f"{CLAIM2_RHO[kernel]}, {rpe} heads"] = (heads, errors)
+    if zeros:
+        which = "both tails" if len(zeros) == 2 else zeros[0].split(",")[0]
+        series[f"one matched head, {which}: l1 = 0 (drawn at {floor:g})"] = ([heads[0]], [floor])
+    rounding = max((r["l1_rounding_bound"] or 0.0) for r in rows if "l1_error" in r)
     fig = line_figure(ctx.out / "figure.png", series, "heads H", "l1 error of the kernel fit",
-                      "Task III: matched vs mismatched RPE families")
+                      "Task III: matched vs mismatched RPE families",
+                      hlines={f"float64 rounding of l1 (<= {rounding:.1g})": rounding}
+                      if rounding > 0 else None)
     reason = "; ".join(f"{k}: {v.reason}" for k, v in parts.items()) + f"; outside the verdict: {mirror.reason}"
     numbers = {"parts": {k: v.word for k, v in parts.items()}, "matched_network_sup_error": exact,
                "random_inputs_seed": CHECK_SEED,
