@@ -65,6 +65,9 @@ def test_circuit_human_output_shows_the_table():
     (["circuit", "reverse", "--tolerance", "0"], "--tolerance"),
     # the library's "evaluate with dtype float64/float32" reached the command line as Python (an audit, 2026-11-29)
     (["equivariance", "attention", "--dtype", "exact"], "no exact value; use --dtype float64 or float32"),
+    # and without a flag equivariance does not take (it was told to pass --allow-outside: a review, 2026-11-29)
+    (["equivariance", "max", "--dtype", "float32"], "its rounding is not shown to keep the answer); run it with "
+                                                    "--dtype float64"),
     # (L-1)/(e tol) overflowed to inf and built hardmax silently (an audit, 2026-11-29)
     (["circuit", "max", "--input", "1,2,3", "--tolerance", "1e-310"], "softmax scale (L-1)/(e tolerance) beyond float64"),
     (["circuit", "reverse", "--seed", str(2**70)], "--seed"),
@@ -90,6 +93,7 @@ def test_bad_input_is_one_line_exit_2(args, fragment):
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and fragment in lines[0], err
     assert "Traceback" not in err and out == ""
+    assert "allow_outside" not in err and "--allow-outside" not in err   # neither command takes it
 
 
 def test_equivariance_of_long_sequences_runs_in_bounded_memory(monkeypatch):

@@ -335,6 +335,14 @@ def test_a_network_with_no_claim_to_be_inside_answers_within_claim_null(tmp_path
     assert "a trained model carries no proven claim" in (tmp_path / "p.html").read_text()
     code, out, err = run("run", tmp_path / "tr", "--input", "1,2,3,4")
     assert code == 0 and "claim: none: a trained model" in " ".join(out.split()), out
+    # and through a TransformerLens export of the run, which still answered true (a review, 2026-11-29)
+    code, out, err = run("export", tmp_path / "tr", "--to", "transformer-lens", "--out", tmp_path / "tl", "--json")
+    assert code == 0 and json.loads(out)["within_claim"] is None, err
+    assert "outside the lengths" not in err
+    code, out, err = run("run", tmp_path / "tl", "--input", "1,2,3,4", "--json")
+    assert code == 0 and json.loads(out)["within_claim"] is None and json.loads(out)["claim"].startswith("none"), err
+    code, out, err = run("show", tmp_path / "tl", "--out", tmp_path / "tl.html", "--json")
+    assert code == 0 and json.loads(out)["within_claim"] is None, err
 
     trip = to_network(from_network(build_reverse(6, "auto", input_range=5)[0]))
     save_network(trip, tmp_path / "trip")

@@ -207,3 +207,16 @@ def test_the_max_circuits_float_limit_counts_the_rounding_of_its_scores():
         net, report = build_max(length, "auto", tolerance=1e-10)
         accuracy = max(report.bounds["max_abs_error"], 1e-10)
         assert net.input_domain.arithmetic["float64"] == pytest.approx(accuracy / ((8 * length - 2) * 2.0 ** -53))
+
+
+def test_the_max_circuits_bound_is_never_zero_under_softmax():
+    """(L-1)/(e scale) with e * scale overflowing read a proven bound of 0 for a softmax max at scale 1e308 or
+    tolerance 1e-308 (a review, 2026-11-29)."""
+    from expressivity.constructions.circuits.build import build_max
+
+    for scale in (1e308, 6.7e307, 1e300):
+        _, report = build_max(3, scale)
+        assert report.bounds["max_abs_error"] == pytest.approx(2 / math.e / scale, rel=1e-12) and \
+            report.bounds["max_abs_error"] > 0
+    _, report = build_max(3, "auto", tolerance=1e-308)
+    assert 0 < report.bounds["max_abs_error"] <= 1e-308

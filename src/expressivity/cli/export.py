@@ -118,7 +118,7 @@ def _print(result: dict) -> None:
     if result.get("no_claim"):
         _say(f"WARNING: the exported network carries no claim on any input: {result['no_claim']}; run refuses it "
              "unless --allow-outside")
-    elif not result["within_claim"]:
+    elif result["within_claim"] is False:   # None: a trained model's export, with no claim to be within
         _say(f"WARNING: n_ctx={c['n_ctx']} is outside the lengths the network is built and verified for "
              f"({result['valid_lengths']}); the export is outside the construction's claim")
     if "hardmax_vs_softmax" in v:

@@ -107,11 +107,12 @@ class _Group(click.Group):
             click.echo(f"error: {shorten_values(' '.join(exc.format_message().split()))}", err=True)
             sys.exit(2)
         except ExpressivityError as exc:
-            from expressivity.inspect.run import as_flags
+            from expressivity.inspect.run import dtype_flags
 
-            # the library's keywords spelled as flags on every command ("evaluate in float64 arithmetic" reached
-            # `circuit` and `equivariance` users as Python: a fresh audit, 2026-11-29)
-            click.echo(f"error: {as_flags(str(exc))}", err=True)
+            # the library's arithmetic advice spelled as --dtype on every command ("evaluate in float64 arithmetic"
+            # reached `circuit` and `equivariance` users as Python: a fresh audit, 2026-11-29); run, show and export
+            # spell their --allow-* flags themselves, and other commands do not take them
+            click.echo(f"error: {dtype_flags(str(exc))}", err=True)
             if getattr(exc, "threads_left_behind", False):
                 # A thread still inside native code (Ray's abandoned join) can abort interpreter
                 # shutdown (SIGABRT, exit -6, seen under load): leave without finalising.

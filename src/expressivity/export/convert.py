@@ -244,6 +244,8 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
         answers = answers_of(saved.network)
         no_claim = None if export.network is None else export.network.no_claim
         within_claim = within_claim and no_claim is None
+        if saved.kind == "trained run" and within_claim:
+            within_claim = None   # no claim to be within: a trained model's (as run and show answer for it)
         # the input domain and no_claim come with export.description(); the valid lengths are the exported ones
         claim = {"valid_lengths": None if exported_valid is None else exported_valid.to_dict(),
                  "answers": None if answers is None else answers.to_dict(), "within_claim": within_claim}

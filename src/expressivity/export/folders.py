@@ -547,6 +547,11 @@ def _transformer_lens(path: Path, listed: bool = False) -> Saved:
                     "model without the export's input layout, labels, valid lengths or input domain; export the "
                     "network again",)
     net = _one_value_per_token(net)   # load_transformer_lens applied the claim expressivity.json records
+    source = desc.get("source")
+    if isinstance(source, dict) and source.get("kind") == "trained run":
+        # a trained model's weights carry no proven claim, exported or not (its export answered "within_claim: true"
+        # where the run itself answered null: a review, 2026-11-29)
+        net = replace(net, metadata={**net.metadata, "trained": True})
     return Saved(net, "transformer-lens", path, None, None,
                  {"transformer_lens_config": config, "exported_from": desc.get("source")}, warnings)
 

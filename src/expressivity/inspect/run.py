@@ -152,9 +152,23 @@ def refuse_inapplicable(net: Network, allow_length: bool, allow_outside: bool) -
 
 
 def as_flags(message: str) -> str:
-    """A library message with its keyword arguments spelled as the command line's flags."""
+    """A library message with its keyword arguments spelled as the command line's flags (of ``run``, ``show`` and
+    ``export``, which take ``--allow-length`` and ``--allow-outside``)."""
     for keyword, flag in (("allow_length", "--allow-length"), ("allow_outside", "--allow-outside")):
         message = message.replace(f"{keyword}=True", flag).replace(f"{keyword} cannot", f"{flag} cannot")
+    return dtype_flags(message)
+
+
+def dtype_flags(message: str) -> str:
+    """A library message's arithmetic advice spelled as ``--dtype``, and its advice to pass ``allow_length=True`` or
+    ``allow_outside=True`` dropped: the line every command prints (a command with those flags has already spelled
+    them, :func:`as_flags`; ``equivariance`` was told to pass ``--allow-outside``, which it does not take: a review,
+    2026-11-29)."""
+    for clause in ("; or pass allow_outside=True to run it outside its construction's claim",
+                   ", or pass allow_outside=True to run it outside its construction's claim",
+                   " (or pass allow_length=True to run it outside its construction's claim)",
+                   "; pass allow_outside=True to run it anyway, its outputs marked as outside the claim"):
+        message = message.replace(clause, "")
     for arithmetic in ("exact", "float64", "float32"):
         message = message.replace(f"evaluate in {arithmetic} arithmetic", f"run it with --dtype {arithmetic}")
     return message.replace("evaluate with dtype float64/float32", "use --dtype float64 or float32")
@@ -301,9 +315,11 @@ def outside_claim(net: Network, X: np.ndarray, dtype: str | None = None) -> str 
 
 
 def trained(net: Network) -> bool:
-    """Whether ``net`` is a trained model's (converted by :func:`expressivity.nn.convert.to_network`): its domain says
-    what it was trained on, not where a proof holds."""
-    return "model_config" in (net.metadata or {})
+    """Whether ``net`` holds a trained model's weights (converted by :func:`expressivity.nn.convert.to_network`, or read
+    from a TransformerLens export of a trained run): its domain says what it was trained on, not where a proof holds.
+    A hand-built network passed through :mod:`expressivity.nn` counts too: its weights are then a model's."""
+    meta = net.metadata or {}
+    return "model_config" in meta or meta.get("trained") is True   # the latter: read from a TransformerLens export
 
 
 def claim_status(net: Network, note: str | None) -> bool | None:
@@ -319,7 +335,8 @@ def claim_status(net: Network, note: str | None) -> bool | None:
 
 def no_claim_text(net: Network) -> str:
     """What ``within_claim: null`` stands for (:func:`claim_status`)."""
-    return ("none: a trained model carries no proven claim (its input domain is what it was trained on)" if trained(net)
+    return ("none: a trained model carries no proven claim (nor does any network passed through expressivity.nn; its "
+            "input domain, where recorded, is what it takes, not where a proof holds)" if trained(net)
             else "none recorded: the network records no input domain, so no value is checked against a claim")
 
 

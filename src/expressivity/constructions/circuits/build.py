@@ -496,7 +496,8 @@ def build_max(length: int, scale="auto", *, tolerance: float = DEFAULT_TOLERANCE
     head = Head(W_Q=np.zeros((2, 1)), W_K=W_K, b_Q=np.ones(1), name="argmax", **_copy_head(2, 0, 1))
     layer = AttentionLayer((head,), normalization="hardmax" if hard else "softmax",
                            inverse_temperature=1 if hard else scale, name="sharp max")
-    bound = 0.0 if hard else (length - 1) / (math.e * scale)
+    # divided in turn: e * scale overflowed to inf for scale > 6.6e307 and the bound read 0 (a review, 2026-11-29)
+    bound = 0.0 if hard else (length - 1) / math.e / scale
     net = Network((layer,), labels=("x", "out"), readout=_readout(2, 1), output_labels=("max",), name="max",
                   valid_lengths=ValidLengths.any() if hard else ValidLengths.range(1, length),
                   # the bound (L-1)/(e scale) holds for every input: no range to record

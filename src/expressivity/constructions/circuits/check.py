@@ -159,8 +159,9 @@ def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed
     inputs = exact_values if dtype == "exact" else floats
     rounding = None if dtype == "exact" else net.input_domain.arithmetic_violation(embed(net, inputs), dtype)
     if rounding is not None and not measure_outside:   # the check would allow more rounding than the bound it checks
+        why = rounding.split("; evaluate in ")[0]   # its own advice is the one given after it, once
         raise ExpressivityError(f"{dtype} rounding can exceed circuit {name!r}'s proven error bound "
-                                f"{report.bounds['max_abs_error']:.3g} on these values ({rounding}); use "
+                                f"{report.bounds['max_abs_error']:.3g} on these values ({why}); use "
                                 + ("--dtype float64, " if dtype != "float64" else "")   # a fuzz pass: it advised float64 to float64
                                 + "smaller values, a larger --tolerance, or --scale inf (hardmax: exact)")
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, as one line
