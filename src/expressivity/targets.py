@@ -138,8 +138,12 @@ def get_target(spec: str) -> Target:
             module = importlib.import_module(module_name)
     except ImportError as exc:
         # a file name typed for a module name (mytarget.py:f) is the usual slip: say the spelling that works
-        hint = (f"; give the module's name, not its file: {module_name[:-3].replace('/', '.')}:{attr} (run from its "
-                "folder, or put it on PYTHONPATH)" if module_name.endswith(".py") else
+        from pathlib import Path
+
+        folder = Path(module_name).parent
+        hint = (f"; give the module's name, not its file: {Path(module_name).stem}:{attr} (run from "
+                f"{'its folder' if str(folder) == '.' else folder}, or put that folder on PYTHONPATH)"
+                if module_name.endswith(".py") else
                 " (run from the module's folder, or put it on PYTHONPATH)")
         raise ExpressivityError(f"cannot import module {module_name!r} for target {spec!r}: {exc}{hint}") from None
     except SyntaxError as exc:

@@ -174,5 +174,5 @@ def test_a_linked_out_is_written_through_and_a_killed_writer_s_stage_is_removed(
 def test_show_refuses_a_page_name_that_is_not_html(tree):
     """`show --out s.txt` wrote the HTML page to s.txt, exit 0, where `plot` refuses a name not ending in .png (a
     fresh audit, 2026-11-29)."""
-    refused(tree, ["show", "net", "--out", "s.txt"], "must end in .html")
-    refused(tree, ["show", "net", "--out", "page"], "must end in .html")
+    refused(tree, ["show", "net", "--out", "s.txt"], "must be a file name ending in .html")
+    refused(tree, ["show", "net", "--out", "page"], "must be a file name ending in .html")

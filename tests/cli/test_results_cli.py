@@ -794,3 +794,15 @@ def test_fit_refuses_data_with_no_point_a_log_log_line_can_take(tmp_path):
     (tmp_path / "one.csv").write_text("x,y\n2,0.5\n2,0.25\n")
     code, out, err = run("fit", tmp_path / "one.csv", "--x", "x", "--y", "y")
     assert code == 0 and "fewer than two distinct x" in out, (out, err)
+
+
+def test_a_json_result_written_by_results_is_read_back_as_its_table(sweep_dir, tmp_path):
+    """`results --format json --out t.json` wrote the table under "rows" beside the run record, and reading t.json
+    back gave one row of metadata columns (a review, 2026-11-29): the package's own JSON result reads as its rows."""
+    code, _, err = run("results", sweep_dir, "--format", "json", "--out", tmp_path / "t.json")
+    assert code == 0, err
+    written = json.loads((tmp_path / "t.json").read_text())
+    code, out, err = run("results", tmp_path / "t.json", "--metric", "mean", "--group-by", "model.heads", "--json")
+    assert code == 0, err
+    means = {r["model.heads"]: r["mean"] for r in json.loads(out)["rows"]}
+    assert means == {r["model.heads"]: r["mean"] for r in written["rows"]} and len(means) == len(written["rows"]) > 1

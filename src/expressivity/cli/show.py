@@ -38,8 +38,8 @@ def show(path, input_text, out, allow_length, allow_outside, as_json):
     staging = staged_file(out, OutputFile.tagged("show", "an HTML page", GENERATOR_TAG.encode()))
     out = staging.path
     if out.suffix.lower() not in (".html", ".htm"):   # as plot refuses a name not ending in .png (a fresh audit, 2026-11-29)
-        raise ExpressivityError(f"--out {out} must end in .html: the page is an HTML file, which a browser opens by "
-                                "its suffix")
+        raise ExpressivityError(f"--out {out} must be a file name ending in .html, such as page.html: the page is an "
+                                "HTML file, which a browser opens by its suffix")
     record = run_record("show", {"path": str(path), "input": input_text, "out": str(out), "allow_length": allow_length,
                                  "allow_outside": allow_outside})
     with human_output_to_stderr(as_json):

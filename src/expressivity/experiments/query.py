@@ -205,6 +205,11 @@ def open_source(source, select: bool | dict = True) -> Source:
     readers = {"csv": "read_csv_auto", "json": "read_json_auto", "parquet": "read_parquet"}
     try:
         con.execute(f"CREATE TABLE t AS SELECT * FROM {readers[TABLE_FORMATS[suffix]]}(?)", [str(path)])
+        if TABLE_FORMATS[suffix] == "json" and {"command", "columns", "rows", "run"} <= set(_columns(con)):
+            # this package's own JSON result (results/fit --format json --out): its table is "rows", which was read
+            # as one row of metadata columns (a review, 2026-11-29)
+            con.execute("DROP TABLE t")
+            con.execute("CREATE TABLE t AS SELECT unnest(rows, recursive := true) FROM read_json_auto(?)", [str(path)])
     except duckdb.Error as exc:
         raise ExpressivityError(f"{path} is not a readable {suffix[1:]} table ({_first(exc)})") from None
     if con.execute("SELECT count(*) FROM t").fetchone()[0] == 0:
