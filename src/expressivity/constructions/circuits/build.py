@@ -200,9 +200,9 @@ def float_limits(accuracy: float, length: int, score_scale: float | None = None,
     The scores round too. Scores ``scale * x`` (``score_scale``: the max circuit's) round by at most
     ``delta = 3 eps scale |x|``; a key ``g`` below the largest then weighs at most ``e^{-scale g + 2 delta}``,
     and ``g min(1, e^{-scale g + 2 delta}) <= 1/(e scale) + 2 delta / scale``: the proven bound plus
-    ``6 (L - 1) eps |x|``. Scores of a fixed gap (reverse-dot's dot products) round by
-    ``score_gap_rounding / eps * eps`` (``score_gap_rounding``: the rounding per unit ``eps``), independent of
-    ``x``, and the leak past the gap grows by ``e^{2 delta}``: the bound becomes ``bound e^{2 delta}``, and
+    ``6 (L - 1) eps |x|``. Scores of a fixed gap (reverse-dot's dot products) round by at most
+    ``delta = score_gap_rounding * eps`` (``score_gap_rounding``: the rounding in units of ``eps``), independent
+    of ``x``, and the leak past the gap grows by ``e^{2 delta}``: the bound becomes ``bound e^{2 delta}``, and
     a dtype where ``bound (e^{2 delta} - 1)`` leaves nothing of ``accuracy`` is left out. Without that,
     reverse-dot at ``pe_dim`` 2 (scores near 6e9, rounded in float32 by about 400 against a gap of 11.5)
     claimed float32 and erred by 0.79 against a claimed 0.02 (an audit, 2026-11-29)."""
