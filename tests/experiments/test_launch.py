@@ -248,3 +248,4 @@ def test_a_private_ray_plans_packs_with_the_local_memory_budget():
         assert private is not None and private.source.split("(")[0] == local.source.split("(")[0]
         assert abs(private.bytes - local.bytes) <= 0.05 * local.bytes
     assert _budget(None, "ray", "cpu", 2, "10.0.0.1:6379") is None
+    assert _budget(None, "ray", "cuda", 2) is None   # read by the task on its GPU (this machine may have none)

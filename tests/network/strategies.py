@@ -21,8 +21,9 @@ def _mat(rng, integer: bool):
     return (lambda s: int_matrix(rng, s)) if integer else (lambda s: rng.normal(0, 0.7, size=s))
 
 
-def random_bias(rng, *, integer: bool, matrix: bool = True):
-    """None, a relative bias (possibly different defaults left and right), a lin/log slope bias or a matrix."""
+def random_bias(rng, *, integer: bool, matrix: bool = True, log: bool = True):
+    """None, a relative bias (possibly different defaults left and right), a lin/log slope bias (``log``: log-type
+    allowed; it has no exact value) or a matrix."""
     choice = rng.integers(0, 4 if matrix else 3)
     if choice == 0:
         return None
@@ -34,7 +35,7 @@ def random_bias(rng, *, integer: bool, matrix: bool = True):
     if choice == 2:
         if integer:
             return SlopeBias("lin", int(rng.integers(0, 3)))
-        return SlopeBias(str(rng.choice(["lin", "log"])), float(rng.uniform(0, 2)))
+        return SlopeBias(str(rng.choice(["lin", "log"])) if log else "lin", float(rng.uniform(0, 2)))
     return MatrixBias(_mat(rng, integer)((ROWS, ROWS)))
 
 
@@ -205,7 +206,8 @@ def _exact_piecewise(rng) -> PiecewiseLinear:
 
 
 def _exact_head(rng, d) -> Head:
-    bias = random_bias(rng, integer=rng.random() < 0.7) if rng.random() < 0.5 else None
+    # no log-type bias: the exact passes refuse it (its entries are float64 roundings of -beta log(1 + s))
+    bias = random_bias(rng, integer=rng.random() < 0.7, log=False) if rng.random() < 0.5 else None
     mv = int(rng.integers(1, 3))
     if rng.random() < 0.2:
         return Head.dp_free(exact_matrix(rng, (d, mv)), exact_matrix(rng, (mv, d)), position_bias=bias)

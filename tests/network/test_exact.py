@@ -115,3 +115,23 @@ def test_a_log_type_position_bias_is_refused_in_exact_arithmetic():
         evaluate(net(1.0), X, "exact")
     # without the bias, token 1's query (x = 1) picks the larger key, x_0: the residual 1 plus x_0, exactly
     assert evaluate(net(0), X, "exact")[1, 0] == X[1, 0] + X[0, 0]
+
+
+def test_a_lin_slope_bias_with_a_float_beta_is_exact_in_the_exact_passes():
+    """The exact passes read SlopeBias("lin", 0.1)'s float64 products as exact: fl(0.1 * 3) is not 3 fl(0.1), which
+    moved scores across ties (found reviewing the log-bias refusal, 2026-11-29). Both exact passes now compute
+    -beta s from beta's exact value: a query-key score of exactly 3 fl(0.1) ties the bias at distance 3."""
+    from expressivity.network import AttentionLayer, Head, Network, SlopeBias
+    from expressivity.network.exact_scaled import exact_bias
+
+    bias = SlopeBias("lin", 0.1)
+    assert exact_bias(bias, 4)[0, 3] == -3 * Fraction(0.1) != Fraction(-0.1 * 3)
+    # query 0 (x = 1) scores key 0 at 1 * 1 + 0 and key 3 at 1 * (1 + 3 fl(0.1)) - 3 fl(0.1): an exact tie, which
+    # hardmax averages; with the rounded bias key 3 lost by 2e-17 and key 0 alone was read
+    one = np.array([[1.0]])
+    head = Head(one, one, one, one, position_bias=bias)
+    net = Network((AttentionLayer((head,), normalization="hardmax"),), labels=("x",))
+    x3 = 1 + 3 * Fraction(0.1)
+    X = np.array([[Fraction(1)], [Fraction(0)], [Fraction(0)], [x3]], dtype=object)
+    for path in (evaluate(net, X, "exact"),):
+        assert path[0, 0] == 1 + (1 + x3) / 2, path[0, 0]   # the residual 1 plus the mean of the two tied values

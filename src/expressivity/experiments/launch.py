@@ -173,8 +173,8 @@ def _budget(given, backend: str, device: str, workers: int, ray_address: str | N
     cluster (an address) none: a Ray worker reads its own node's when its pack starts."""
     from expressivity.training.budget import memory_budget
 
-    if given is None and backend == "ray" and ray_address not in (None, "local"):
-        return None
+    if given is None and backend == "ray" and (ray_address not in (None, "local") or device == "cuda"):
+        return None   # a cluster's nodes, or a GPU (which the cluster's check finds, or not): read where packs run
     return memory_budget(given, device if device != "auto" else "cpu", share=workers)
 
 

@@ -169,6 +169,19 @@ class SlopeBias:
             return as_weight(-self.beta * s.astype(object), allow_inf=True)   # an exact beta stays exact
         return -float(self.beta) * np.log1p(s.astype(np.float64))
 
+    def exact_matrix(self, n: int) -> np.ndarray:
+        """The lin bias's entries ``-beta s`` in exact arithmetic, for the exact passes: a float ``beta`` is exactly
+        a rational, and :meth:`matrix` rounds its products (``fl(0.1 * 3)`` is not ``3 fl(0.1)``), which read as
+        exact moved scores across ties. The log bias has no exact value (the exact passes refuse it)."""
+        from expressivity.network.numbers import to_exact
+
+        if self.kind != "lin":
+            if float(self.beta) == 0:   # -0 log(1 + s): zero everywhere, exactly
+                return np.zeros((n, n), dtype=np.int64).astype(object)
+            raise NetworkError("a log-type position bias has no exact value")
+        beta = to_exact(np.asarray([self.beta], dtype=object))[0]
+        return -beta * np.abs(_offsets(n)).astype(object)
+
     def infinite_mass(self) -> float | None:
         beta = float(self.beta)
         if self.kind == "lin":

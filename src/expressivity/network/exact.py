@@ -23,7 +23,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from expressivity.errors import EvaluationError
-from expressivity.network.exact_scaled import logarithmic_bias, run_scaled, scaled_refusal
+from expressivity.network.exact_scaled import exact_bias, logarithmic_bias, run_scaled, scaled_refusal
 from expressivity.network.layers import AttentionLayer, FeedForwardLayer, MixingHead, MixingLayer, rule_for
 from expressivity.network.network import Network
 from expressivity.network.numbers import exact_number, to_exact
@@ -163,7 +163,7 @@ def _attention_update(layer: AttentionLayer, H: np.ndarray) -> np.ndarray:
             keys = H @ to_exact(head.W_K)
             scores = lam * (queries @ keys.transpose(0, 2, 1))
         if head.position_bias is not None:
-            scores = scores + to_exact(head.position_bias.matrix(n))
+            scores = scores + to_exact(exact_bias(head.position_bias, n))
         weights = exact_hardmax(scores, causal=layer.causal)
         update = update + weights @ (H @ to_exact(head.W_V)) @ to_exact(head.W_O)
     return update

@@ -161,7 +161,7 @@ def _scores(layer: AttentionLayer, head, H: Scaled) -> Scaled:
         dots = Scaled(queries.numerators @ keys.numerators.transpose(0, 2, 1), queries.denominator * keys.denominator)
         scores = dots.times(exact_number(layer.inverse_temperature))    # a negative lam flips the arg-max
     if head.position_bias is not None:
-        scores = scores.add(Scaled.of(head.position_bias.matrix(n)))
+        scores = scores.add(Scaled.of(exact_bias(head.position_bias, n)))
     return scores
 
 
@@ -194,6 +194,12 @@ def _attention_update(layer: AttentionLayer, H: Scaled) -> Scaled:
         part = weights.matmul(H.matmul(Scaled.of(head.W_V))).matmul(Scaled.of(head.W_O))
         update = part if update is None else update.add(part)
     return update
+
+
+def exact_bias(bias, n: int) -> np.ndarray:
+    """A position bias's ``(n, n)`` entries for the exact passes: a slope bias computed in exact arithmetic
+    (:meth:`SlopeBias.exact_matrix`), the stored entries of any other."""
+    return bias.exact_matrix(n) if hasattr(bias, "exact_matrix") else bias.matrix(n)
 
 
 def logarithmic_bias(bias) -> bool:
