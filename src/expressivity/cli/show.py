@@ -57,10 +57,11 @@ def show(path, input_text, out, allow_length, allow_outside, as_json):
             temp.write_text(page, encoding="utf-8")
     heads = head_count(saved.network.layers)   # one heatmap per head: attention patterns and mixing matrices
     n = int(X.shape[0])
+    within = claim_status(saved.network, outside)
     result = {"page": str(out), "bytes": len(page.encode()), "heads": heads, "tokens": n,
               "valid_lengths": saved.network.lengths.describe(), "input_domain": domain_text(saved.network),
-              "within_claim": claim_status(saved.network, outside), **({"outside_claim": outside} if outside else {}),
-              **({"claim": no_claim_text(saved.network)} if claim_status(saved.network, outside) is None else {}),
+              "within_claim": within, **({"outside_claim": outside} if outside else {}),
+              **({"claim": no_claim_text(saved.network)} if within is None else {}),
               "source": saved.describe(), "run": record}
     if as_json:
         emit_json(result)

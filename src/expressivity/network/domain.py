@@ -372,13 +372,15 @@ class InputDomain:
         """Whether the claim holds in exact arithmetic and in no float one (:attr:`arithmetic`)."""
         return bool(self.arithmetic) and "exact" in self.arithmetic and "float64" not in self.arithmetic
 
-    def arithmetic_violation(self, X: np.ndarray, arithmetic: str | None) -> str | None:
-        """Why evaluating ``X`` in ``arithmetic`` is outside the claim (see :attr:`arithmetic`), or ``None``."""
+    def arithmetic_violation(self, X: np.ndarray, arithmetic: str | None, with_fix: bool = True) -> str | None:
+        """Why evaluating ``X`` in ``arithmetic`` is outside the claim (see :attr:`arithmetic`), or ``None``; with
+        ``with_fix``, followed by what to do (``"; evaluate in ... arithmetic"``), for a caller that says its own."""
         if arithmetic is None or not self.arithmetic:
             return None
         if arithmetic not in self.arithmetic:
             return (f"{ARITHMETIC_REASONS[0]} {', '.join(self.arithmetic)} arithmetic, not {arithmetic} (its rounding is not "
-                    f"shown to keep the answer); evaluate in {next(iter(self.arithmetic))} arithmetic")
+                    f"shown to keep the answer)"
+                    + (f"; evaluate in {next(iter(self.arithmetic))} arithmetic" if with_fix else ""))
         limit = self.arithmetic[arithmetic]
         if limit is None or X.size == 0:
             return None
@@ -389,7 +391,7 @@ class InputDomain:
                      and (self.arithmetic[name] is None or self.arithmetic[name] > largest)]
             fix = f"evaluate in {wider[0]} arithmetic" if wider else "use smaller values"
             return (f"{ARITHMETIC_REASONS[1]} {short(largest)} is beyond {short(limit)}, the largest {arithmetic} carries "
-                    f"through this network within its claim; {fix}")
+                    f"through this network within its claim" + (f"; {fix}" if with_fix else ""))
         return None
 
     def sample(self, rng: np.random.Generator, batch: int, n: int, input_labels: tuple[str, ...]) -> np.ndarray:

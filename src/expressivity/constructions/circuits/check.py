@@ -151,17 +151,18 @@ def run_circuit(name: str, values, *, scale="auto", dtype: str = "float64", seed
         raise ExpressivityError(f"tolerance must be a finite number > 0, got {tolerance}; e.g. --tolerance 1e-10")
     exact_values = to_exact(np.asarray(list(values), dtype=object))
     floats = _as_floats(exact_values, dtype)
-    input_range = _input_range(circuit, scale, _spread(exact_values), input_range, _run_spread(exact_values, floats,
-                                                                                              dtype))
+    spread = _spread(exact_values)
+    input_range = _input_range(circuit, scale, spread, input_range, _run_spread(spread, floats, dtype))
     net, report = circuit.make(len(floats), scale if circuit.scaled else None, input_range=input_range,
                                 tolerance=tolerance, seed=seed, shift=shift)
     started = time.perf_counter()
     inputs = exact_values if dtype == "exact" else floats
-    rounding = None if dtype == "exact" else net.input_domain.arithmetic_violation(embed(net, inputs), dtype)
+    # the reason alone: the advice is given after it, once
+    rounding = None if dtype == "exact" else net.input_domain.arithmetic_violation(embed(net, inputs), dtype,
+                                                                                    with_fix=False)
     if rounding is not None and not measure_outside:   # the check would allow more rounding than the bound it checks
-        why = rounding.split("; evaluate in ")[0]   # its own advice is the one given after it, once
         raise ExpressivityError(f"{dtype} rounding can exceed circuit {name!r}'s proven error bound "
-                                f"{report.bounds['max_abs_error']:.3g} on these values ({why}); use "
+                                f"{report.bounds['max_abs_error']:.3g} on these values ({rounding}); use "
                                 + ("--dtype float64, " if dtype != "float64" else "")   # a fuzz pass: it advised float64 to float64
                                 + "smaller values, a larger --tolerance, or --scale inf (hardmax: exact)")
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, as one line
@@ -233,11 +234,10 @@ def _spread(exact_values: np.ndarray) -> float:
     return math.nextafter(spread, math.inf) if Fraction(spread) < exact else spread
 
 
-def _run_spread(exact_values: np.ndarray, floats: np.ndarray, dtype: str) -> float:
-    """The spread of the values the network is run on: in floats, that of their rounding too, which can exceed the
-    typed values' (0.3, 1.1: exactly 0.8, in float64 0.8 + 1.1e-16), and a network built for the exact spread then
-    refused the run it was built for (an audit, 2026-11-29)."""
-    spread = _spread(exact_values)
+def _run_spread(spread: float, floats: np.ndarray, dtype: str) -> float:
+    """The spread of the values the network is run on, given ``spread``, the typed values' (:func:`_spread`): in
+    floats, that of their rounding too, which can exceed it (0.3, 1.1: exactly 0.8, in float64 0.8 + 1.1e-16), and a
+    network built for the exact spread then refused the run it was built for (an audit, 2026-11-29)."""
     if dtype == "exact":
         return spread
     with np.errstate(over="ignore"):
