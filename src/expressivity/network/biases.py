@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 
 from expressivity.errors import NetworkError
-from expressivity.network.numbers import Number, as_weight, fmt
+from expressivity.network.numbers import Number, as_weight, fmt, to_exact
 from expressivity.network.serial import ArrayStore, number_from_json, number_to_json
 from expressivity.network.zeta import zeta
 
@@ -173,8 +173,6 @@ class SlopeBias:
         """The lin bias's entries ``-beta s`` in exact arithmetic, for the exact passes: a float ``beta`` is exactly
         a rational, and :meth:`matrix` rounds its products (``fl(0.1 * 3)`` is not ``3 fl(0.1)``), which read as
         exact moved scores across ties. The log bias has no exact value (the exact passes refuse it)."""
-        from expressivity.network.numbers import to_exact
-
         if self.kind != "lin":
             if float(self.beta) == 0:   # -0 log(1 + s): zero everywhere, exactly
                 return np.zeros((n, n), dtype=np.int64).astype(object)
