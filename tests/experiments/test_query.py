@@ -142,3 +142,34 @@ def test_the_torch_free_table_of_task_metrics_matches_the_tasks():
 
     assert TASK_METRICS == {name: cls.metric_name for name, cls in TASKS.items()}
     assert set(TASK_METRICS.values()) <= set(METRIC_RANGES)
+
+
+def _lr_sweep(folder, grids):
+    """A finished sweep folder selecting train.lr per seed: ``grids`` maps seed -> its learning rates."""
+    folder.mkdir()
+    configs = []
+    with RecordWriter(folder / "records.jsonl") as w:
+        for seed, lrs in grids.items():
+            for lr in lrs:
+                cfg = {"task": {"name": "associative-recall", "args": {"length": 4, "values": 3}},
+                       "model": {"heads": 1}, "train": {"lr": lr}, "seed": seed, "eval_lengths": []}
+                configs.append(cfg)
+                w.append({"id": content_hash(cfg), "config": cfg, "status": "done", "reason": None,
+                          "lengths": {"4": {"val_loss": lr, "val_metric": 0, "test_loss": 1, "test_metric": 0.5}}})
+    (folder / "sweep.json").write_text(json.dumps({"select": {"train.lr": "min val_loss"}, "configs": configs}))
+    return folder
+
+
+def test_seeds_selecting_among_different_grids_are_named(tmp_path):
+    # a Python configs() sweep gave seed 1 fewer learning rates than seed 0: each row averaged the seeds'
+    # selections over different candidate sets without a word (the seventeenth audit)
+    from expressivity.experiments.query import IncompleteSweepWarning
+
+    with pytest.warns(IncompleteSweepWarning, match=r"in 1 of 1 configurations .* select train.lr among different "
+                                                    r"grids \(e.g. seed 1: 1 candidate\(s\); seed 0: 2"):
+        open_source(_lr_sweep(tmp_path / "uneven", {0: [0.001, 0.01], 1: [0.01]}))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IncompleteSweepWarning)
+        open_source(_lr_sweep(tmp_path / "even", {0: [0.001, 0.01], 1: [0.01, 0.001]}))

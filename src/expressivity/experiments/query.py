@@ -183,6 +183,7 @@ def open_source(source, select: bool | dict = True) -> Source:
                               f"{what}; {_resume_hint(path)}", IncompleteSweepWarning, stacklevel=2)
         if rules:
             _warn_grid_edges(path, records, rules)
+            _warn_uneven_selection(path, configs if configs is not None else [r["config"] for r in records], rules)
         _warn_mixed_precision(path, records)
         if configs is not None:
             from expressivity.mixer_switches import unread_variation
@@ -291,6 +292,33 @@ def _warn_grid_edges(path: Path, records: list[dict], rules: dict) -> None:
                           f"seeds (e.g. {first.label}: grid {' '.join(f'{v:g}' for v in first.grid)}, {sides} of "
                           f"{first.total} seeds): their numbers may not be the best the setting gives; extend the grid "
                           "beyond that edge", GridEdgeWarning, stacklevel=3)
+
+
+def _warn_uneven_selection(path: Path, configs: list[dict], rules: dict) -> None:
+    """Warn where the seeds of one configuration select among different grids of the selected
+    settings (a Python ``configs()`` sweep can give seed 0 the learning rates 1e-3 and 1e-2 and
+    seed 1 only 1e-3): the table averages the seeds as one group, though each was the best of
+    another set of candidates (averaged without a word: the seventeenth audit)."""
+    from expressivity.experiments.table import _lookup, drop_path
+    from expressivity.records import canonical_json
+
+    grids: dict[str, dict] = {}
+    for config in configs:
+        key = config
+        for axis in rules:
+            key = drop_path(key, axis)
+        chosen = tuple(canonical_json(_lookup(config, axis)) for axis in sorted(rules))
+        grids.setdefault(canonical_json(drop_path(key, "seed")), {}).setdefault(
+            canonical_json(config.get("seed")), set()).add(chosen)
+    uneven = [by_seed for by_seed in grids.values() if len({frozenset(g) for g in by_seed.values()}) > 1]
+    if uneven:
+        first = uneven[0]
+        examples = "; ".join(f"seed {json.loads(seed)}: {len(grid)} candidate(s)" for seed, grid in
+                             sorted(first.items(), key=lambda kv: (len(kv[1]), kv[0]))[:2])
+        warnings.warn(f"in {len(uneven)} of {len(grids)} configurations of {path} the seeds select "
+                      f"{', '.join(sorted(rules))} among different grids (e.g. {examples}), yet each row averages "
+                      "them as one group: give every seed the same grid (or compare the seeds' grids apart with "
+                      "--no-select)", IncompleteSweepWarning, stacklevel=3)
 
 
 def _load_rows(con, rows: list[dict]) -> None:
