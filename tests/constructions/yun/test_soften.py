@@ -92,3 +92,17 @@ def test_the_quantizer_ramp_is_a_power_of_two_at_most_the_width_asked_for():
 
     for x, expected in ((1.5e-8, 2.0 ** -26), (0.25, 0.25), (0.3, 0.25), (1.0, 1.0), (3 * 2.0 ** -1074, 2.0 ** -1073)):
         assert dyadic_floor(x) == expected
+
+
+def test_the_epsilon_range_starts_where_float64_drift_stays_within_a_quarter_delta():
+    # the range message read [1e-300, delta/4) while the drift check refused anything below ~1e-13 (the seventeenth
+    # audit): the lower end is now the narrowest dyadic ramp whose drift (quantizer_ramps) stays under delta/4
+    from expressivity.constructions.yun.constants import YunParams
+    from expressivity.constructions.yun.soften import check_epsilon, quantizer_ramps, smallest_epsilon
+    p = YunParams(2, 1, 4)
+    low = smallest_epsilon(p)
+    assert sum(quantizer_ramps(p, low)) < 1 / 16 <= sum(quantizer_ramps(p, low / 2))
+    assert 1e-16 < low < 1e-10 and low == 2.0 ** round(__import__("math").log2(low))   # a power of two
+    check_epsilon(p, low)
+    with pytest.raises(ExpressivityError, match=rf"outside \[{low:g}, delta/4"):
+        check_epsilon(p, low / 2)

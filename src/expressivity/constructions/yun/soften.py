@@ -102,15 +102,38 @@ def check_epsilon(p: YunParams, epsilon: float | None) -> None:
 
     Ramps sit just left of the quantizer breakpoints, ``delta`` apart; at ``epsilon >= delta/4``
     they cover a quarter or more of every cell, the inputs on them leave the grid, and the
-    softened network no longer approximates the verified one anywhere near its bound.
+    softened network no longer approximates the verified one anywhere near its bound. Below
+    :func:`smallest_epsilon` the ramps' units are so steep that float64's drift covers the cells.
     """
     if epsilon is None:
         return
-    if not (epsilon >= MIN_EPSILON and epsilon < float(p.delta) / 4):  # also refuses NaN
+    low = smallest_epsilon(p)
+    if low is None:
+        raise ExpressivityError(f"no --epsilon keeps float64's drift within delta/4 at {p.describe()}; leave --epsilon "
+                                "out for the automatic width")
+    if not (epsilon >= low and epsilon < float(p.delta) / 4):  # also refuses NaN
+        # the range once read [1e-300, ...) though the drift refused anything below ~1e-13 (the seventeenth audit)
         raise ExpressivityError(
-            f"--epsilon {epsilon:g} is outside [{MIN_EPSILON:g}, delta/4 = {float(p.delta) / 4:g}) for delta=1/{p.N}: "
-            "narrower ramps overflow float64, wider ones cover the quantizer's cells; leave --epsilon out for the "
-            "automatic width")
+            f"--epsilon {epsilon:g} is outside [{low:g}, delta/4 = {float(p.delta) / 4:g}) for delta=1/{p.N}: "
+            "narrower ramps make the quantizer's units so steep that float64 moves entries across the cells, wider "
+            "ones cover the cells; leave --epsilon out for the automatic width")
+
+
+def smallest_epsilon(p: YunParams) -> float | None:
+    """The narrowest quantizer ramp (a power of two, as the ramps are rounded to one) whose float64
+    drift (:func:`quantizer_ramps`) stays within ``delta/4``; ``None`` where none does. The drift
+    grows as the ramp narrows (the units' coefficients are about ``delta/epsilon``), so the scan from
+    ``delta/8`` down stops at the first width that fails (some 40 widths: a millisecond)."""
+    quarter = float(p.delta) / 4
+    eps = dyadic_floor(quarter)
+    eps = eps / 2 if eps == quarter else eps
+    low = None
+    while eps >= MIN_EPSILON:
+        left, right = quantizer_ramps(p, eps)
+        if not left + right < quarter:   # NaN too
+            break
+        low, eps = eps, eps / 2
+    return low
 
 
 def float64_limit(p: YunParams) -> None:
