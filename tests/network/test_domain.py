@@ -270,3 +270,24 @@ def test_off_ramps_refuses_entries_on_a_ramp_or_within_drift_above_a_breakpoint_
                 {"dims": ["x"], "N": 4, "left": float("nan"), "right": 0}, {"dims": "x", "N": 4}):
         with pytest.raises(NetworkError, match="off-ramps"):
             rule_from_dict({"kind": "off-ramps", **bad})
+
+
+def test_off_ramps_refuses_a_float64_breakpoint_when_delta_is_not_a_power_of_two():
+    """An audit (2026-11-29): at N = 6 the breakpoint 1/2 is a float64 number, which float64 drift moves onto the
+    ramp below it (the exemption of exact breakpoints holds for power-of-two N only): the softened network answered
+    3,347 for a target in [0, 1] at (0, 1/2), "within the claim"."""
+    from expressivity.network.sequence_rules import OffRamps
+
+    def why(rule, *values):
+        return InputDomain((Field.real(("x",), 0, 1, hi_open=True),), (rule,)).violation(
+            np.array([[v] for v in values]), ("x",))
+
+    six, eight = OffRamps(("x",), 6, 1e-3, 1e-6), OffRamps(("x",), 8, 1e-3, 1e-6)
+    assert "on the quantizer breakpoint 1/2: with delta = 1/6 (not a power of two)" in why(six, 0.0, 0.5)
+    assert why(six, 0.0, 0.51) is None and why(six, 0.0) is None           # the first cell's 0 is snapped first
+    assert why(eight, 0.0, 0.5) is None                                     # a power of two passes exactly
+    assert "on or 1e-06 above one" in six.describe() and "on or" not in eight.describe()
+    assert why(OffRamps(("x",), 6, 1e-3, 0.0), 0.5) is None                 # no drift band: nothing to move it
+    X = np.array([[[0.0], [0.5]]])
+    six.impose(X, ("x",), np.random.default_rng(0), None)
+    assert X[0, 1, 0] == 3.5 / 6                                            # moved to its cell's centre

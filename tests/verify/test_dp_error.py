@@ -112,3 +112,47 @@ def test_the_intervals_given_on_rare_differences_cover():
         assert (given - covered) / 400 <= 0.05 + 3 * (0.05 * 0.95 / 400) ** 0.5, (q, given, covered)
         if q >= 0.02:
             assert given >= 360 and covered / given >= 0.9, (q, given, covered)
+
+
+def test_a_stratified_estimate_counts_a_small_set_that_uniform_samples_miss():
+    """Yun's quantizer ramps (an audit, 2026-11-29): outputs differing by 10^4 on a set of measure 10^-6 (d_2 = 10
+    from it alone) and by about 0.3 elsewhere. Uniform samples almost never meet the set, so their interval misses
+    d_2 about always; sampled apart and weighted by its measure, the stratified interval covers it about 95% of the
+    time, and its strata say where the error is."""
+    from expressivity.verify.dp_error import dp_stratified
+
+    rng = np.random.default_rng(0)
+    w, big, n = 1e-6, 1e4, 400
+    truth = ((1 - w) * 0.12 + w * big ** 2) ** 0.5                  # off the set |U(0, 0.6)|^2 has mean 0.6^2 / 3
+    covered_uniform = covered_stratified = 0
+    for _ in range(200):
+        off = rng.uniform(0, 0.6, (n, 1, 1))
+        on = big * rng.uniform(0.5, 1.5, (n // 2, 1, 1)) / np.sqrt(13 / 12)   # mean square big^2
+        uniform = np.where(rng.random((n, 1, 1)) < w, big, off)
+        est = dp_between(uniform, np.zeros_like(uniform), 2)
+        covered_uniform += est.ci is not None and est.ci[0] <= truth <= est.ci[1]
+        est = dp_stratified([("off the set", 1 - w, off, np.zeros_like(off)),
+                             ("on the set", w, on, np.zeros_like(on))], 2)
+        covered_stratified += est.ci[0] <= truth <= est.ci[1]
+    assert covered_uniform <= 5 and 180 <= covered_stratified
+    strata = {s["name"]: s for s in est.strata}
+    assert strata["on the set"]["share"] > 0.99 and strata["on the set"]["samples"] == n // 2
+    assert strata["off the set"]["dp"] == pytest.approx(0.12 ** 0.5, rel=0.1)
+    assert est.as_dict()["strata"][0]["name"] == "off the set"
+
+
+def test_a_stratified_estimate_refuses_what_it_cannot_count():
+    from expressivity.verify.dp_error import dp_stratified
+
+    zeros = np.zeros((10, 1, 1))
+    assert dp_stratified([("a", 0.5, zeros, zeros), ("b", 0.5, zeros, zeros)], 2).ci is None   # nothing differs
+    with pytest.raises(ExpressivityError, match="inf or nan on 1 of 10 samples b"):
+        bad = zeros.copy()
+        bad[0] = np.inf
+        dp_stratified([("a", 0.5, zeros, zeros + 1), ("b", 0.5, bad, zeros)], 2)
+    with pytest.raises(ExpressivityError, match="the stratum b needs 2 or more samples"):
+        dp_stratified([("a", 0.5, zeros, zeros + 1), ("b", 0.5, zeros[:1], zeros[:1])], 2)
+    one_spike, many = zeros.copy(), np.zeros((40, 1, 1))
+    one_spike[0] = 5.0
+    est = dp_stratified([("a", 0.5, many, many + 1), ("b", 0.5, one_spike, zeros)], 2)
+    assert est.ci is None and "the mean b rests on fewer than 30" in est.note

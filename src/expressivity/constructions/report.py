@@ -102,6 +102,9 @@ class ErrorEstimate:
     ci95: tuple[float, float] | None = None
     bound: float | None = None
     samples: int | None = None
+    # a stratified estimate's strata (name, measure, samples, the error restricted to it, its share of the whole):
+    # where a small set carries most of the error, as Yun's quantizer ramps do
+    strata: tuple[dict, ...] | None = None
 
     def __post_init__(self) -> None:
         # NumPy scalars become plain Python numbers (they would print as ``np.float64(...)``);
@@ -120,7 +123,8 @@ class ErrorEstimate:
 
     def as_dict(self) -> dict:
         return {"name": self.name, "value": self.value, "ci95": None if self.ci95 is None else list(self.ci95),
-                "bound": self.bound, "within_bound": self.within_bound, "samples": self.samples, "method": self.method}
+                "bound": self.bound, "within_bound": self.within_bound, "samples": self.samples, "method": self.method,
+                **({"strata": [dict(x) for x in self.strata]} if self.strata else {})}
 
 
 @dataclass(frozen=True)

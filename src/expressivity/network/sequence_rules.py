@@ -132,8 +132,11 @@ class OffRamps:
     breakpoint ``k / N``, nor within ``right`` above one: Yun et al.'s softened quantizer ramps its steps
     over ``(k/N - epsilon, k/N)`` (``left`` is that width plus float64's drift, which carries an entry near
     one into it; ``right`` the drift, which carries an entry just above a breakpoint down onto the ramp) and
-    agrees with the verified network elsewhere. An entry exactly on a breakpoint is not refused: with a
-    power-of-two ``N`` and ramp it passes the quantizer exactly. The entry judged is its float64 value, which the
+    agrees with the verified network elsewhere. An entry exactly on a breakpoint is not refused where ``N`` is a
+    power of two (the ramps are too): it then passes the quantizer exactly. With another ``N`` the breakpoints that
+    are float64 numbers (1/2 at N = 6; 1/4, 1/2, 3/4 at N = 12) drift like any entry, onto the ramp below: the
+    softened network answered 3,347 for a target in [0, 1] at (0, 1/2), N = 6, "within the claim" (an audit,
+    2026-11-29), so they are refused like an entry within ``right`` above one. The entry judged is its float64 value, which the
     network receives (typed 0.25000000000000001 is 0.25). On a ramp the softened network's
     output lies between two cells' and the contextual map amplifies it: 1,069 for a target in [0, 1] (an
     audit, 2026-11-28). The claim there is the d_p average over the cube, not the answer at the input."""
@@ -162,7 +165,8 @@ class OffRamps:
     def describe(self, domain=None) -> str:
         offset = " + token index" if self.positional else ""
         return (f"off the softened quantizer's ramps: no {', '.join(self.dims)}{offset} within {self.left:.3g} below "
-                f"a breakpoint k/{self.N}" + (f" or {self.right:.3g} above one" if self.right else ""))
+                f"a breakpoint k/{self.N}" + (f" or {'on or ' if self.N & (self.N - 1) else ''}{self.right:.3g} above one"
+                                              if self.right else ""))
 
     def _distances(self, X3: np.ndarray, labels: tuple[str, ...]):
         """Per entry ``(below, above)``: exact distances to the breakpoints just below and above it."""
@@ -186,13 +190,24 @@ class OffRamps:
             cell = (x * self.N).__floor__()
             yield b, t, k, value, x - Fraction(cell, self.N), Fraction(cell + 1, self.N) - x, cell
 
+    def _drifts_down(self, below: Fraction, cell: int) -> bool:
+        """Whether an entry ``below`` above the breakpoint ``cell / N`` may drift onto the ramp under it: within
+        ``right`` above it, or on it where ``N`` is not a power of two (the class doc); never in the first cell,
+        which the first grid layer snaps before any drift."""
+        exact_on_breakpoint = below == 0 and not self.N & (self.N - 1)
+        return cell != 0 and (0 < below < self.right or (below == 0 and self.right > 0 and not exact_on_breakpoint))
+
     def check(self, X3: np.ndarray, labels: tuple[str, ...], where, domain=None) -> str | None:
         for b, t, k, value, below, above, cell in self._distances(X3, labels):
             if above < self.left:
                 return (f"{where(b, t)} has {self.dims[k]} = {_number(value)}, {float(above):.3g} below the quantizer breakpoint "
                         f"{Fraction(cell + 1, self.N)}: on the softened ramp (width {self.left:.3g} there), where the network "
                         "is not the verified one")
-            if 0 < below < self.right and cell != 0:   # the first grid layer snaps an entry above 0 before any drift
+            if self._drifts_down(below, cell):
+                if below == 0:
+                    return (f"{where(b, t)} has {self.dims[k]} = {_number(value)}, on the quantizer breakpoint "
+                            f"{Fraction(cell, self.N)}: with delta = 1/{self.N} (not a power of two) float64 can move it "
+                            f"onto the ramp below it; type a value off the breakpoint")
                 return (f"{where(b, t)} has {self.dims[k]} = {_number(value)}, {float(below):.3g} above the quantizer breakpoint "
                         f"{Fraction(cell, self.N)}: within float64's drift ({self.right:.3g}) of the ramp below it")
         return None
@@ -201,7 +216,7 @@ class OffRamps:
         """Move an entry on a ramp to its cell's centre."""
         cols = [labels.index(d) for d in self.dims]
         for b, t, k, _, below, above, cell in list(self._distances(X, labels)):
-            if above < self.left or (0 < below < self.right and cell != 0):
+            if above < self.left or self._drifts_down(below, cell):
                 X[b, t, cols[k]] = (cell + 0.5) / self.N - (t if self.positional else 0)
 
     def to_dict(self) -> dict:

@@ -27,15 +27,47 @@ def smooth_rank_builds():
     return {N: build_and_check(get_target("smooth-rank"), YunParams(2, 1, N), cfg).report for N in (2, 4, 8, 16)}
 
 
+def off_ramps(rep, name):
+    """The d_p error ``name`` restricted to inputs off the quantizer ramps (its stratum), where g is the verified
+    network."""
+    (stratum,) = [s for s in rep.error(name).strata if s["name"] == "off the quantizer ramps"]
+    return stratum["dp"]
+
+
 def test_dp_error_falls_as_delta_halves(smooth_rank_builds):
     r = smooth_rank_builds
     for a, b in ((2, 4), (4, 8), (8, 16)):
-        assert r[b].error("d_p(f, g)").value < r[a].error("d_p(f, g)").value
+        assert off_ramps(r[b], "d_p(f, g)") < off_ramps(r[a], "d_p(f, g)")
         assert r[b].error("d_p(f, f_bar)").value < r[a].error("d_p(f, f_bar)").value
-    # Confidence intervals separate over two halvings.
-    assert r[16].error("d_p(f, g)").ci95[1] < r[4].error("d_p(f, g)").ci95[0]
-    # The softened network stays close to the modified one, and every check passed.
-    assert all(rep.error("d_p(g_bar, g)").value < 0.05 and rep.ok for rep in r.values())
+    # The softened network stays close to the modified one off the ramps, and every check passed.
+    assert all(off_ramps(rep, "d_p(g_bar, g)") < 1e-6 and rep.ok for rep in r.values())
+
+
+def test_the_quantizer_ramps_are_counted_in_d_p_and_said_where_they_dominate(smooth_rank_builds):
+    """An audit (2026-11-29): uniform samples never met the quantizer ramps (measure ~1e-6), where g reaches the
+    contextual values, and d_2(f, g) read 0.175 [0.160, 0.190] at delta 1/16 where it was about 267. Each stratum
+    is now sampled apart and weighted by its exact measure; the ramps' share is named."""
+    from expressivity.constructions.yun.soften import quantizer_ramps
+
+    r = smooth_rank_builds
+    for N, rep in r.items():
+        total = rep.error("d_p(f, g)")
+        on, off = ({s["name"]: s for s in total.strata}[k] for k in ("on the quantizer ramps", "off the quantizer ramps"))
+        left, drift = quantizer_ramps(rep_params(rep), rep.constants["epsilon"])
+        m = N * (left + drift)   # each entry's share of [0, 1) on a ramp; two entries (n = 2, d = 1)
+        assert on["measure"] == pytest.approx(1 - (1 - m) ** 2, rel=1e-9) and off["measure"] == pytest.approx((1 - m) ** 2)
+        assert total.value ** 2 == pytest.approx(on["measure"] * on["dp"] ** 2 + off["measure"] * off["dp"] ** 2)
+        assert on["share"] + off["share"] == pytest.approx(1.0) and on["samples"] == off["samples"] // 2
+    assert r[16].error("d_p(f, g)").value > 30 and {s["name"]: s for s in r[16].error("d_p(f, g)").strata}[
+        "on the quantizer ramps"]["share"] > 0.99
+    assert "carry" in r[16].notes and "of d_p(f, g)^p" in r[16].notes and "carry" not in r[2].notes
+
+
+def rep_params(rep):
+    from expressivity.constructions.yun.contextual import resolve_params
+
+    c = rep.constants
+    return resolve_params(YunParams(c["n"], c["d"], int(1 / c["delta"]), positional=c["positional"]))
 
 
 def test_report_has_every_part(smooth_rank_builds):
@@ -87,7 +119,7 @@ def test_float64_refusals_name_a_delta_that_builds_sanely(target, n, d, N, posit
     rep = build_and_check(get_target(target), YunParams(n, d, suggested, positional=positional),
                           BuildConfig(samples=400)).report
     assert rep.ok, rep.failures()
-    assert rep.error("d_p(g_bar, g)").value < 1e-3 and rep.error("d_p(f, g)").value < 2
+    assert off_ramps(rep, "d_p(g_bar, g)") < 1e-3 and off_ramps(rep, "d_p(f, g)") < 2   # the ramps: see above
 
 
 def test_softened_agreement_check_can_fail(monkeypatch):
