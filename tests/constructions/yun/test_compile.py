@@ -50,3 +50,21 @@ def test_the_budget_counts_the_network_the_build_reports():
                                                 r"rescale its target needs"):
         build_yun(large, n=2, d=1, delta="1/4", samples=100, budget=rescaled - 1)
     assert build_yun(large, n=2, d=1, delta="1/4", samples=100, budget=rescaled).report.size.parameters == rescaled
+
+
+def test_a_tiny_target_s_checks_say_they_cannot_fail_and_its_equivariance_is_judged_at_its_own_size():
+    """An audit (2026-11-29): at 1e-9 x smooth-rank the agreement bound (2.5e-7, absolute) was 300 times the target's
+    largest value, so -f's network passed against f's g_bar, without a word; 1e-10 x reverse (not equivariant at
+    n = 3) passed the equivariance check, whose tolerance was 1e-9 x max(1, max|A|): 100% of the target's size."""
+    from expressivity.constructions.yun.build import agreement_vacuous
+
+    smooth = get_target("smooth-rank")
+    tiny = build_yun(Target("tiny", lambda X: 1e-9 * smooth.fn(X), True, "1e-9 smooth-rank"), n=2, d=1, delta="1/4",
+                     samples=100).report
+    assert agreement_vacuous(tiny.margins) and "cannot tell g from a network answering 0" in tiny.notes
+    assert tiny.margins["target_largest"] == pytest.approx(7.5e-10, rel=0.01)
+    plain = build_yun("smooth-rank", n=2, d=1, delta="1/4", samples=100).report
+    assert not agreement_vacuous(plain.margins) and "cannot tell" not in plain.notes
+    with pytest.raises(ExpressivityError, match="not permutation-equivariant"):
+        build_yun(Target("tiny-reverse", lambda X: 1e-10 * X[:, ::-1, :], True, "1e-10 reverse"), n=3, d=1,
+                  delta="1/4", samples=100)

@@ -145,6 +145,7 @@ def build_and_check(target: Target, params: YunParams, config: BuildConfig = Bui
     errors = tuple(ErrorEstimate(name, e.value, e.method + (f"; {e.note}" if e.note else ""), e.ci, samples=e.samples,
                                  strata=e.strata) for name, e in terms)
     size = estimate(p)
+    largest = float(np.max(np.abs(build.A_rep), initial=0.0))   # the target's largest value on the cube centres
     report = ConstructionReport(
         construction=f"yun theorem {3 if p.positional else 2}",
         claim=(f"a softmax/ReLU Transformer g approximating {target.name!r} in d_{config.p:g}, built from the "
@@ -153,7 +154,7 @@ def build_and_check(target: Target, params: YunParams, config: BuildConfig = Bui
                      parameters_modified=build.network.parameter_count(),
                      layers_by_stage=build.network.metadata["stages"]),
         checks=checks, errors=errors,
-        margins={**srep.margins, "agreement_bound": bound},
+        margins={**srep.margins, "agreement_bound": bound, "target_largest": largest},
         constants={"target": target.name, "n": p.n, "d": p.d, "delta": p.delta, "positional": p.positional,
                    "shift": p.shift if p.positional else None, "c": p.c, "s": p.s, "t_l": p.t_l, "t_r": p.t_r,
                    "out_value": p.out_value, "M": build.network.metadata["M"], "sigma": build.sigma,
@@ -162,7 +163,8 @@ def build_and_check(target: Target, params: YunParams, config: BuildConfig = Bui
                    "seconds": round(time.perf_counter() - t0, 3)},
         notes="d_p terms by Monte Carlo on the same samples, stratified off and on the quantizer ramps (each "
               "stratum weighted by its exact measure); every exact check in the arithmetic it names"
-              + _wide_ramps_note(srep.margins) + ramps_share_note(dp.total))
+              + _wide_ramps_note(srep.margins) + ramps_share_note(dp.total)
+              + vacuous_agreement_note(bound, largest))
     return YunResult(build, soft, report)
 
 
@@ -204,6 +206,22 @@ def ramps_share_note(total) -> str:
             f"is not the verified g_bar (d_p restricted to them {ramps['dp']:.3g}), and in float64 they cannot be "
             "narrowed further (float64's drift grows as epsilon shrinks), so this d_p(f, g) measures them, not the "
             "approximation; off them the error is the 'off the quantizer ramps' stratum's")
+
+
+def agreement_vacuous(margins: dict) -> bool:
+    """Whether the agreement checks' bound is not below half the target's largest value (see the note below)."""
+    return "target_largest" in margins and margins["agreement_bound"] >= margins["target_largest"] / 2
+
+
+def vacuous_agreement_note(bound: float, largest: float) -> str:
+    """Where the agreement checks' bound (absolute, in the target's units) is not below the target's largest
+    value, they cannot tell g from a network answering 0, or -f: the softened network built for -1e-9 smooth-rank
+    passed both against +f's g_bar (an audit, 2026-11-29). The bound is proven, so it is kept and said."""
+    if not agreement_vacuous({"agreement_bound": bound, "target_largest": largest}):
+        return ""
+    return (f"; the agreement checks' bound {bound:.3g} is not below half the target's largest value {largest:.3g}, "
+            "so they cannot tell g from a network answering 0 (or -f): they carry no information about this target; "
+            "scale its outputs up (the check's bound is absolute) for checks that can fail")
 
 
 def _equivariance_check(build) -> tuple:

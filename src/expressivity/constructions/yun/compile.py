@@ -92,7 +92,7 @@ def check_class_orders(target: Target, centres: np.ndarray, A: np.ndarray, limit
     """Theorem 2 builds ``f_bar`` from one cube per permutation class (``centres`` ``(K, n, d)``, the
     target there ``A``): every other distinct-column cube of a class gets its permuted value, which is
     ``f`` at that cube's centre only if ``f`` is equivariant there. Checks ``f(pi X) = pi f(X)`` at every
-    other order of every class's centre (float64, within ``tolerance`` times the largest output), or,
+    other order of every class's centre (float64, within ``tolerance`` times the largest output |A|), or,
     above ``limit`` evaluations, at ``limit`` of them drawn with ``seed`` (said in the returned facts).
     Refuses (ExpressivityError, pointing to --positional) a target that is not."""
     import itertools
@@ -103,7 +103,9 @@ def check_class_orders(target: Target, centres: np.ndarray, A: np.ndarray, limit
     if pairs is None:
         rng = np.random.default_rng(seed)
         pairs = list(zip(rng.integers(0, K, limit).tolist(), rng.integers(0, len(orders), limit).tolist()))
-    scale = max(1.0, float(np.max(np.abs(A), initial=0.0)))
+    # relative to the target's size: max(1, max|A|) let a 1e-10-sized target that is not equivariant pass at 100% of
+    # its size (an audit, 2026-11-29); the smallest normal float keeps a target 0 at every centre from a 0 tolerance
+    scale = max(float(np.max(np.abs(A), initial=0.0)), float(np.finfo(np.float64).tiny))
     worst, where = 0.0, None
     for start in range(0, len(pairs), 4096):
         chunk = np.array(pairs[start:start + 4096], dtype=np.int64).reshape(-1, 2)
