@@ -3,6 +3,7 @@ programs beyond tracr mean what the literature says (checked against plain Pytho
 
 import random
 from collections import Counter
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -165,3 +166,21 @@ def test_dyck3_tags_on_hand_made_strings():
     assert rasp.evaluate(program, list("([)]")) == list("PPFF")
     assert rasp.evaluate(program, list("())(")) == list("PTFF")
     assert rasp.evaluate(program, list("[][(")) == list("PTPP")
+
+
+def test_most_freq_breaks_ties_toward_the_smallest_token_when_one_begins_another():
+    """An audit (2026-11-29): the string key compared backwards by code point ranked "ab" above "a" (a prefix), so
+    most_freq(a, ab) answered ab, and a compiled network proved equal to the interpreter quoted it."""
+    program = get_program("most_freq").program(4)
+    for tokens, want in ((["a", "ab"], "a"), (["ab", "a"], "a"), (["b", "ab", "ba"], "ab"), (["ab", "abc", "b"], "ab")):
+        assert rasp.evaluate(program, tokens) == [want] * len(tokens), tokens
+    assert rasp.evaluate(program, [Fraction(3, 4), Fraction(1, 2)]) == [Fraction(1, 2)] * 2   # numbers, not text
+
+
+def test_sort_keys_stay_distinct_past_float64_s_integers():
+    """An audit (2026-11-29): tracr's float keys x + i/L made 2^53 + 1 and 2^53 collide: sort answered their average
+    and a None. The keys are exact now."""
+    program = get_program("sort").program(4)
+    big = [2 ** 53 + 1, 2 ** 53, 2 ** 60 + 3, 2 ** 60 + 2]
+    assert rasp.evaluate(program, big) == sorted(big)
+    assert rasp.evaluate(program, [3, 1, 2, 1]) == [1, 1, 2, 3]

@@ -92,8 +92,12 @@ def make_sort_unique(vals: SOp, keys: SOp) -> SOp:
 
 
 def make_sort(vals: SOp, keys: SOp, *, max_seq_len: int, min_key: float) -> SOp:
-    """``vals`` ordered by ``keys``, ties kept in input order: keys are made unique by ``+ min_key * i / L``."""
-    keys = SequenceMap(lambda x, i: x + min_key * i / max_seq_len, keys, indices).named("unique_keys")
+    """``vals`` ordered by ``keys``, ties kept in input order: keys are made unique by ``+ min_key * i / L``,
+    in exact arithmetic (tracr adds floats: 2^53 + 1 and 2^53 collided, and sort answered their average and a None,
+    an audit, 2026-11-29)."""
+    step = Fraction(min_key) / max_seq_len
+    keys = SequenceMap(lambda x, i: (Fraction(x) if isinstance(x, float) else x) + step * i, keys,
+                       indices).named("unique_keys")
     return make_sort_unique(vals, keys)
 
 
@@ -180,8 +184,10 @@ def make_most_freq() -> SOp:
 
 
 def _neg(t):
-    """An order-reversing key for tokens (numbers negated; strings compared backwards by code point)."""
-    return -t if isinstance(t, (int, float)) else tuple(-ord(c) for c in str(t))
+    """An order-reversing key for tokens (numbers negated; strings compared backwards by code point, then a
+    sentinel above every negated code point, so a prefix outranks the strings it begins: without it "ab" beat "a",
+    and most_freq broke its tie rule, an audit, 2026-11-29)."""
+    return -t if isinstance(t, (int, float, Fraction)) else tuple(-ord(c) for c in str(t)) + (1,)
 
 
 def make_max() -> SOp:
