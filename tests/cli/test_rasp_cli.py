@@ -290,3 +290,18 @@ def test_run_keeps_a_compiled_network_to_the_arithmetic_its_claim_rests_on(tmp_p
         assert code == 2 and f"the claim holds in {holds} arithmetic, not {other}" in err, err
         code, out, err = run("run", folder, "--input", "0,3,1,2", "--dtype", other, "--allow-outside", "--json")
         assert code == 0 and json.loads(out)["within_claim"] is False, err
+
+
+def test_a_softmax_network_checked_on_samples_says_it_claims_nothing_in_json_and_text():
+    """An audit (2026-11-29): sort at 87,380 inputs with softmax attention printed "verified: every block proven" and
+    --json "ok": true beside a claim of none; the block proofs are the hardmax limit's."""
+    args = ("rasp", "compile", "sort", "--max-len", "8", "--vocab", "1,2,3,4", "--attention", "softmax")
+    data = json.loads(run(*args, "--json")[1])
+    assert data["ok"] is True and data["claim"] is False and "64 sampled inputs" in data["no_claim"]
+    proof = [c for c in data["report"]["checks"] if c["property"].startswith("every block proven")]
+    assert proof[0]["property"] == "every block proven for the hardmax limit (not this softmax network)"
+    text = run(*args)[1]
+    assert "verified:" not in text and "checked: outputs equal rasp.evaluate on 64 inputs" in text
+    hard = json.loads(run("rasp", "compile", "sort", "--max-len", "4", "--vocab", "1,2,3", "--json")[1])
+    assert hard["claim"] is True and hard["no_claim"] is None
+    assert "verified: every block proven on" in run("rasp", "compile", "sort", "--max-len", "4", "--vocab", "1,2,3")[1]

@@ -153,6 +153,8 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
                        causal=causal)
     compile_seconds = time.perf_counter() - started
     proofs, proof_check = _prove(network, graph, layout, sublayers, values, vocab, max_seq_len, causal)
+    if robust:   # the proofs hold for hardmax; a softmax network's claim is its float64 check (an audit, 2026-11-29)
+        proof_check = replace(proof_check, property="every block proven for the hardmax limit (not this softmax network)")
     compiled = CompiledProgram(program, network, None, vocab, max_seq_len, bos,
                                [v for v in values[output.id] if v is not None], output.numerical, causal, pad)
     started = time.perf_counter()
