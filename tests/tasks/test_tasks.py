@@ -329,3 +329,14 @@ def test_one_set_of_lags_has_one_spelling_and_one_run_id():
     spellings = ("1,3,7", "7,3,1", "1, 3,7", "01,3,7")
     assert {make_task("fixed-memory", lags=s).lags for s in spellings} == {"1,3,7"}
     assert len({RunConfig.for_task("fixed-memory", {"lags": s}, steps=10).id() for s in spellings}) == 1
+
+
+@pytest.mark.parametrize("kernel", ["power", "exp"])
+def test_kernel_memory_refuses_an_alpha_whose_kernel_float64_cannot_normalise(kernel):
+    """An audit (2026-11-29): at alpha 1e-17 both kernels were 0 (zeta(1 + alpha) = zeta(1) = inf; 1 - e^-alpha
+    cancelled to 0), and a run trained on an all-zero target with exit 0."""
+    with pytest.raises(ExpressivityError, match=r"alpha must be a finite number >= 1e-06"):
+        make_task("kernel-memory", kernel=kernel, alpha=1e-17)
+    task = make_task("kernel-memory", length=8, kernel=kernel, alpha=1e-6)
+    total = float(task.rho(torch.arange(10 ** 6)).sum())
+    assert 0 < total <= 1 and float(task.rho(torch.arange(1))[0]) > 0   # the smallest alpha still has a kernel

@@ -125,3 +125,20 @@ def test_hardmax_attention_is_refused_for_training():
         config.check_trainable()
     with pytest.raises(ExpressivityError, match="hardmax attention passes no gradient"):
         run(config.with_changes(train={"steps": 2}))
+
+
+def test_a_regression_target_constant_at_a_scored_length_is_refused():
+    """An audit (2026-11-29): pairwise distances at length 1 are all 0 and smooth-rank's are all 1/2, so R^2 =
+    1 - SSE/SST divided by a clamped SST of 1e-300 and read -3e299 with exit 0."""
+    with pytest.raises(ExpressivityError, match=r"the same target 0 at every scored position at length 1"):
+        c = RunConfig.for_task("yun-target", {"target": "pairwise-distance", "length": 1})
+        c.check_scorable(c.build_task())
+    with pytest.raises(ExpressivityError, match=r"target 0.5 .* length 1, .*drop it from the evaluation lengths"):
+        c = RunConfig.for_task("yun-target", {"target": "smooth-rank", "length": 4}, eval_lengths=(1,))
+        c.check_scorable(c.build_task())
+    c = RunConfig.for_task("yun-target", {"target": "smooth-rank", "length": 4}, eval_lengths=(2,))
+    c.check_scorable(c.build_task())
+    from expressivity.training import run
+
+    with pytest.raises(ExpressivityError, match=r"R\^2 \(1 - SSE/SST\) is undefined"):   # as a run refuses it
+        run(RunConfig.for_task("yun-target", {"target": "pairwise-distance", "length": 1}, train={"steps": 2}))

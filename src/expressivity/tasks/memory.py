@@ -177,6 +177,9 @@ class AdaptiveMemory(NestedMemory):
     depth: int = 1
 
 
+MIN_KERNEL_ALPHA = 1e-6   # 1 + alpha and 1 - e^-alpha then keep ten significant digits in float64
+
+
 @dataclass
 class KernelMemory(Task):
     name = "kernel-memory"
@@ -190,8 +193,12 @@ class KernelMemory(Task):
     def __post_init__(self):
         if self.kernel not in ("power", "exp"):
             raise ExpressivityError(f"kernel must be power or exp; got {self.kernel!r}")
-        if self.alpha <= 0:
-            raise ExpressivityError(f"alpha must be > 0; got {self.alpha}")
+        if not (isinstance(self.alpha, (int, float)) and not isinstance(self.alpha, bool)
+                and MIN_KERNEL_ALPHA <= self.alpha < math.inf):   # NaN too
+            # below it 1 + alpha rounds away in float64: zeta(1) = inf made the power kernel 0, 1 - e^-alpha cancelled
+            # to 0 for exp, and a run trained on an all-zero target (an audit, 2026-11-29)
+            raise ExpressivityError(f"alpha must be a finite number >= {MIN_KERNEL_ALPHA:g} (below it float64 loses "
+                                    f"the kernel's normalisation and the targets vanish); got {self.alpha!r}")
         super().__post_init__()
 
     @property

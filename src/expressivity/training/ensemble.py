@@ -291,6 +291,7 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
     base_cfg, task = configs[0], configs[0].build_task()
     tc = base_cfg.train
     estimate = check_run_budget(base_cfg, task, len(configs), memory_budget_of(memory_budget, device), device)
+    base_cfg.check_scorable(task)   # the members share the task and its lengths (check_packable)
     listed = group_dir is not None and member_dirs is None   # the members under group_dir, which lists them
     refuse_file(group_dir, "group_dir")
     for d in member_dirs or []:

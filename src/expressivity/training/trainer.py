@@ -316,6 +316,7 @@ def run(config: RunConfig, out_dir: Path | None = None, *, resume: bool = False,
     execution = resolve_execution(execution, device)
     task, cfg = config.build_task(), config.train
     estimate = check_run_budget(config, task, 1, memory_budget_of(memory_budget, device), device)
+    config.check_scorable(task)
     if out_dir is not None and not resume:   # a resumed folder is the run's own: its checkpoint decides
         check_run_folder(out_dir)
     ran = None   # a finished run's record of how it ran (nothing runs in this session)
