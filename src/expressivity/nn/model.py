@@ -149,7 +149,8 @@ class Model(EnsembleModule):
         return self.readout.run(_run(self.norm, h))
 
     def parameter_count(self) -> int:
-        """Trained parameters of one model (of each member of an ensemble)."""
+        """Stored parameters of one model (of each member of an ensemble), including position-table entries a
+        causal model never reads (negative offsets, upper triangles: see docs/training.md)."""
         return sum(p.numel() for p in self.parameters()) // self.size
 
     def weight_matrix_names(self) -> set[str]:
@@ -182,7 +183,7 @@ def _mixer_classes(cfg: ModelConfig) -> list:
 
 
 def parameter_count(cfg: ModelConfig, *, embeddings: bool = True) -> int:
-    """Trained parameters of ``Model(cfg)`` from the configuration alone (the mixers', FFNs', norms',
+    """Stored parameters of ``Model(cfg)`` (as :meth:`Model.parameter_count`) from the configuration alone (the mixers', FFNs', norms',
     embedding's, position table's and readout's own counts); ``embeddings=False`` leaves out the
     token embedding, the absolute position table and the readout (the usual "non-embedding" count)."""
     d, w = cfg.d_model, cfg.ffn_width
