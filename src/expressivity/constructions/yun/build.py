@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from expressivity.constructions.report import Check, ConstructionReport, ErrorEstimate, Size
-from expressivity.constructions.yun.checks.dp import dp_decomposition, softened_agreement, softened_on_grid
+from expressivity.constructions.yun.checks.dp import OFF_RAMPS, dp_decomposition, softened_agreement, softened_on_grid
 from expressivity.constructions.yun.checks.value import verify_value
 from expressivity.constructions.yun.compile import YunBuild, compile_modified
 from expressivity.constructions.yun.constants import YunParams
@@ -188,11 +188,13 @@ def _wide_ramps_note(margins: dict) -> str:
 
 
 def ramps_share(estimate) -> dict | None:
-    """The quantizer ramps' stratum of a stratified ``d_p`` estimate (``None`` where it has none)."""
-    for stratum in getattr(estimate, "strata", None) or ():
-        if stratum["name"] == "on the quantizer ramps":
-            return stratum
-    return None
+    """The strata near the quantizer ramps of a stratified ``d_p`` estimate, together: their measure, their share of
+    ``d_p^p`` and the largest ``d_p`` restricted to one of them (``None`` where the estimate has no strata)."""
+    near = [s for s in getattr(estimate, "strata", None) or () if s["name"] != OFF_RAMPS]
+    if not near:
+        return None
+    return {"measure": sum(s["measure"] for s in near), "share": sum(s["share"] for s in near),
+            "dp": max(s["dp"] for s in near)}
 
 
 def ramps_share_note(total) -> str:
@@ -203,7 +205,7 @@ def ramps_share_note(total) -> str:
     if ramps is None or ramps["share"] < 0.5:
         return ""
     return (f"; the quantizer ramps (measure {ramps['measure']:.3g}) carry {ramps['share']:.1%} of d_p(f, g)^p: there g "
-            f"is not the verified g_bar (d_p restricted to them {ramps['dp']:.3g}), and in float64 they cannot be "
+            f"is not the verified g_bar (d_p restricted to them up to {ramps['dp']:.3g}), and in float64 they cannot be "
             "narrowed further (float64's drift grows as epsilon shrinks), so this d_p(f, g) measures them, not the "
             "approximation; off them the error is the 'off the quantizer ramps' stratum's")
 

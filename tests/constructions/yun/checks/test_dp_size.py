@@ -52,14 +52,20 @@ def test_the_quantizer_ramps_are_counted_in_d_p_and_said_where_they_dominate(smo
     r = smooth_rank_builds
     for N, rep in r.items():
         total = rep.error("d_p(f, g)")
-        on, off = ({s["name"]: s for s in total.strata}[k] for k in ("on the quantizer ramps", "off the quantizer ramps"))
+        by = {s["name"]: s for s in total.strata}
+        off, on, drifted = (by[k] for k in ("off the quantizer ramps", "on a quantizer ramp",
+                                            "within float64's drift of a quantizer ramp"))
         left, drift = quantizer_ramps(rep_params(rep), rep.constants["epsilon"])
-        m = N * (left + drift)   # each entry's share of [0, 1) on a ramp; two entries (n = 2, d = 1)
-        assert on["measure"] == pytest.approx(1 - (1 - m) ** 2, rel=1e-9) and off["measure"] == pytest.approx((1 - m) ** 2)
-        assert total.value ** 2 == pytest.approx(on["measure"] * on["dp"] ** 2 + off["measure"] * off["dp"] ** 2)
-        assert on["share"] + off["share"] == pytest.approx(1.0) and on["samples"] == off["samples"] // 2
-    assert r[16].error("d_p(f, g)").value > 30 and {s["name"]: s for s in r[16].error("d_p(f, g)").strata}[
-        "on the quantizer ramps"]["share"] > 0.99
+        m = N * (left + drift)   # each entry's share of [0, 1) near a ramp; two entries (n = 2, d = 1)
+        near = 1 - (1 - m) ** 2
+        assert off["measure"] == pytest.approx((1 - m) ** 2)
+        assert on["measure"] == pytest.approx(near * rep.constants["epsilon"] / (left + drift), rel=1e-9)
+        assert drifted["measure"] == pytest.approx(near * 2 * drift / (left + drift), rel=1e-9)
+        assert total.value ** 2 == pytest.approx(sum(s["measure"] * s["dp"] ** 2 for s in (off, on, drifted)))
+        assert sum(s["share"] for s in (off, on, drifted)) == pytest.approx(1.0)
+        assert (on["samples"], drifted["samples"]) == (off["samples"] // 2, off["samples"] // 4)
+    big = {s["name"]: s for s in r[16].error("d_p(f, g)").strata}
+    assert r[16].error("d_p(f, g)").value > 30 and big["on a quantizer ramp"]["share"] > 0.99
     assert "carry" in r[16].notes and "of d_p(f, g)^p" in r[16].notes and "carry" not in r[2].notes
 
 

@@ -53,8 +53,8 @@ def dp_decomposition(build, soft_network=None, p: float = 2.0, samples: int = 20
                      ramps: tuple[float, float] | None = None) -> DpDecomposition:
     """Estimate every term on the same samples of ``[0,1]^{n x d}``: uniform ones, or, with the softened
     network's ``ramps`` (``(left, drift)``, :func:`~expressivity.constructions.yun.soften.quantizer_ramps`),
-    ``samples`` drawn off the quantizer ramps and ``samples // 2`` on them (at least one entry on a ramp), each
-    stratum weighted by its exact measure (:func:`ramp_strata`). On the ramps ``g`` is not the verified network
+    ``samples`` drawn off the quantizer ramps, ``samples // 2`` on them and ``samples // 4`` within float64's drift of
+    them, each stratum weighted by its exact measure (:func:`ramp_strata`). On the ramps ``g`` is not the verified network
     and reaches the contextual values (10^5 at delta 1/16); their measure is about 10^-7, so uniform samples
     never met them and d_2(f, g) read 0.175 where it was about 267 (an audit, 2026-11-29).
 
@@ -68,7 +68,7 @@ def dp_decomposition(build, soft_network=None, p: float = 2.0, samples: int = 20
     if soft_network is not None and ramps is not None:
         strata = ramp_strata(params, *ramps, samples, rng)
     else:
-        strata = [("over the cube", 1.0, rng.random((samples, params.n, params.d)))]
+        strata = [("over the cube", 1.0, rng.random((samples, params.n, params.d)))]   # no ramps to count
     weighted = len(strata) > 1
     X = strata[0][2]
     Fs = [evaluate_target(build.target, Xs) for _, _, Xs in strata]
@@ -116,34 +116,44 @@ def dp_decomposition(build, soft_network=None, p: float = 2.0, samples: int = 20
     return DpDecomposition(f_fbar, fbar_gbar, gbar_g, total, p, X, Gbs[0], G)
 
 
-STRATIFIED = ("the cube split into inputs off the softened quantizer's ramps and inputs with an entry on one (or "
-              "within float64's drift above a breakpoint), each sampled uniformly and weighted by its exact measure")
+STRATIFIED = ("the cube split into inputs off the softened quantizer's ramps, inputs whose first entry near one lies on "
+              "it, and inputs whose first such entry lies within float64's drift of it, each sampled uniformly and "
+              "weighted by its exact measure")
+
+
+OFF_RAMPS = "off the quantizer ramps"   # the stratum where g is the verified network
 
 
 def ramp_strata(params, left: float, drift: float, samples: int, rng: np.random.Generator):
-    """``[(name, measure, X), ...]``: ``samples`` inputs drawn uniformly off the quantizer ramps and
-    ``max(samples // 2, 2)`` drawn uniformly from the inputs with an entry on one, with each set's exact measure.
+    """``[(name, measure, X), ...]``: ``samples`` inputs drawn uniformly off the quantizer ramps, ``max(samples //
+    2, 2)`` from the inputs whose first entry near a ramp lies on the ramp proper, and ``max(samples // 4, 2)``
+    from those whose first such entry lies within float64's drift of one, with each set's exact measure.
 
-    Per entry the ramps are ``[k/N - left, k/N)`` for ``k = 1..N`` and ``[k/N, k/N + drift)`` for ``k = 0..N-1``
-    (the second the float64 drift band above a breakpoint, the breakpoint itself included): disjoint, as
-    ``left + drift < delta/4`` (:mod:`~expressivity.constructions.yun.soften`), so an entry meets them with
-    probability ``m = N (left + drift)``, the same set for the token-offset entries of Theorem 3 (``x + j`` for
-    an integer ``j`` meets a breakpoint's ramp exactly when ``x`` does). The ``n d`` entries are independent, so
-    an input meets one with probability ``1 - (1 - m)^{n d}``; such an input is drawn by its first entry on a
-    ramp (entry ``k`` with probability proportional to ``(1 - m)^k``), the entries before it off the ramps and
-    those after it anywhere. A superset of what the input domain refuses (it spares an entry within the drift
-    above 0 in the first cell, which the first layer snaps): the strata need only a known measure."""
+    Per entry the set near the ramps is ``[k/N - left, k/N)`` for ``k = 1..N`` (the ramp proper, width
+    ``epsilon = left - drift``, just below the breakpoint, and the drift below it) and ``[k/N, k/N + drift)``
+    for ``k = 0..N-1`` (the drift above a breakpoint, the breakpoint itself included): disjoint, as ``left +
+    drift < delta/4`` (:mod:`~expressivity.constructions.yun.soften`), so an entry meets it with probability ``m
+    = N (left + drift)``, the same set for the token-offset entries of Theorem 3 (``x + j`` for an integer ``j``
+    meets a breakpoint's ramp exactly when ``x`` does). The ``n d`` entries are independent, so an input meets
+    it with probability ``1 - (1 - m)^{n d}``; such an input is drawn by its first entry there (entry ``k`` with
+    probability proportional to ``(1 - m)^k``; its place uniform on the set, independent of the others, so the
+    ramp proper takes ``epsilon / (left + drift)`` of the measure), the entries before it off the set and those
+    after it anywhere. Sampled apart because g is far from the verified network on the ramp proper and equal to
+    it in most of the drift (100 samples over both put 4 on the ramps and read d_2 0.26 for 8.4). A superset of
+    what the input domain refuses (it spares an entry within the drift above 0 in the first cell, which the
+    first layer snaps): the strata need only a known measure."""
     N, n, d = params.N, params.n, params.d
     entries = n * d
     m = N * (left + drift)
     if not 0 <= m < 1:
         raise ExpressivityError(f"the quantizer ramps cover {m:.3g} of each entry's range: no stratum off them")
-    on_share = -np.expm1(entries * np.log1p(-m))   # 1 - (1 - m)^{n d}, without cancelling for tiny m
-    starts = np.concatenate([np.arange(1, N + 1) / N - left, np.arange(N) / N])
-    widths = np.concatenate([np.full(N, left), np.full(N, drift)])
+    near_share = -np.expm1(entries * np.log1p(-m))   # 1 - (1 - m)^{n d}, without cancelling for tiny m
+    eps = left - drift
+    ramps = (np.arange(1, N + 1) / N - eps, np.full(N, eps))
+    drifts = (np.concatenate([np.arange(1, N + 1) / N - left, np.arange(N) / N]), np.full(2 * N, drift))
 
-    def on(x):
-        """Entries of ``x`` on a ramp (the same sets ``starts``, ``widths`` spell)."""
+    def near(x):
+        """Entries of ``x`` near a ramp (on one or within the drift: the union of ``ramps`` and ``drifts``)."""
         up = np.ceil(x * N) / N - x
         down = x - np.floor(x * N) / N
         return ((up > 0) & (up <= left)) | (down < drift)
@@ -151,27 +161,33 @@ def ramp_strata(params, left: float, drift: float, samples: int, rng: np.random.
     def off_ramps(shape):
         x = rng.random(shape)
         while True:
-            hit = on(x)
+            hit = near(x)
             if not hit.any():
                 return x
             x[hit] = rng.random(int(hit.sum()))
 
-    def on_ramps(count):
+    def within(intervals, count):
+        starts, widths = intervals
         pick = rng.choice(len(starts), size=count, p=widths / widths.sum())
         return np.minimum(starts[pick] + rng.random(count) * widths[pick], np.nextafter(1.0, 0.0))
 
-    X_off = off_ramps((samples, n, d))
-    strata = [("off the quantizer ramps", float(1 - on_share), X_off)]
-    if on_share > 0:
-        count = max(samples // 2, 2)
+    def first_near(intervals, count):
         first = np.arange(entries)
         weights = np.exp(first * np.log1p(-m))
         k = rng.choice(entries, size=count, p=weights / weights.sum())
         flat = rng.random((count, entries))
         before = first[None, :] < k[:, None]
         flat[before] = off_ramps(int(before.sum()))
-        flat[np.arange(count), k] = on_ramps(count)
-        strata.append(("on the quantizer ramps", float(on_share), flat.reshape(count, n, d)))
+        flat[np.arange(count), k] = within(intervals, count)
+        return flat.reshape(count, n, d)
+
+    strata = [(OFF_RAMPS, float(1 - near_share), off_ramps((samples, n, d)))]
+    if near_share > 0:
+        strata.append(("on a quantizer ramp", float(near_share * eps / (left + drift)),
+                       first_near(ramps, max(samples // 2, 2))))
+    if near_share > 0 and drift > 0:
+        strata.append(("within float64's drift of a quantizer ramp", float(near_share * 2 * drift / (left + drift)),
+                       first_near(drifts, max(samples // 4, 2))))
     return strata
 
 
