@@ -373,3 +373,41 @@ def test_a_run_stopped_early_or_diverged_says_so(tmp_path):
     code, _, err = run("run", tmp_path / "nan", "--input", "0.1,0.2")
     _one_line(code, err, "the loss became non-finite at step 1, before the first checkpoint")
     assert "smaller --lr" in err and "damaged" not in err
+
+
+def test_a_trained_model_exported_twice_still_claims_nothing(tmp_path):
+    """An audit (2026-11-29): a trained run exported to a Network folder and then to TransformerLens (or one
+    TransformerLens export exported again) answered "within_claim": true, its README "Its claim covers the inputs
+    token ids 0..15": the second export saw a folder of kind "network", not "trained run"."""
+    code, _, err = run("train", "--task", "reverse", "--length", "4", "--d-model", "8", "--heads", "2", "--ffn-width",
+                       "8", "--batch-size", "8", "--steps", "3", "--out", tmp_path / "tr")
+    assert code == 0, err
+    for source, target, via in (("tr", "net", "network"), ("net", "net_tl", "transformer-lens"),
+                                ("tr", "tl", "transformer-lens"), ("tl", "tl_tl", "transformer-lens")):
+        code, out, err = run("export", tmp_path / source, "--to", via, "--out", tmp_path / target, "--json")
+        assert code == 0, err
+        if via == "transformer-lens":
+            assert json.loads(out)["within_claim"] is None, (source, target)
+            assert "A trained model carries no proven claim" in (tmp_path / target / "README.md").read_text()
+            assert json.loads((tmp_path / target / "expressivity.json").read_text())["trained"] is True
+        code, out, err = run("run", tmp_path / target, "--input", "1,2,3,4", "--json")
+        assert code == 0 and json.loads(out)["within_claim"] is None, (target, out)
+
+
+def test_a_hardmax_construction_exported_with_softmax_runs_and_shows_in_float64(tmp_path):
+    """An audit (2026-11-29): the softmax copy kept its source's exact-only domain, so `run --allow-outside` and
+    `show` chose exact arithmetic, which softmax has none of, and refused it (show has no --dtype to change it)."""
+    from expressivity.export.folders import load_saved
+    from expressivity.inspect.run import default_dtype
+
+    code, _, err = run("rasp", "compile", "reverse", "--vocab", "1,2,3", "--max-len", "4", "--out", tmp_path / "rh")
+    assert code == 0, err
+    code, _, err = run("export", tmp_path / "rh", "--to", "transformer-lens", "--hardmax-lambda", "30", "--out",
+                       tmp_path / "tl")
+    assert code == 0, err
+    assert default_dtype(load_saved(tmp_path / "tl").network) == "float64"
+    assert default_dtype(load_saved(tmp_path / "rh").network) == "exact"   # the hardmax network keeps its own
+    code, out, err = run("run", tmp_path / "tl", "--input", "0,1,2,3", "--allow-outside", "--json")
+    assert code == 0 and json.loads(out)["dtype"] == "float64" and json.loads(out)["within_claim"] is False, err
+    code, _, err = run("show", tmp_path / "tl", "--input", "0,1,2,3", "--allow-outside", "--out", tmp_path / "p.html")
+    assert code == 0 and (tmp_path / "p.html").exists(), err

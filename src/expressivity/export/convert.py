@@ -244,11 +244,14 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
         answers = answers_of(saved.network)
         no_claim = None if export.network is None else export.network.no_claim
         within_claim = within_claim and no_claim is None
-        if saved.kind == "trained run" and within_claim:
-            within_claim = None   # no claim to be within: a trained model's (as run and show answer for it)
+        if within_claim and (saved.network.trained or saved.network.input_domain is None):
+            # no claim to be within (as run and show answer): a trained model's, also exported a second time (its
+            # kind then "network" or "transformer-lens": that said true, an audit, 2026-11-29), or no domain's
+            within_claim = None
         # the input domain and no_claim come with export.description(); the valid lengths are the exported ones
         claim = {"valid_lengths": None if exported_valid is None else exported_valid.to_dict(),
-                 "answers": None if answers is None else answers.to_dict(), "within_claim": within_claim}
+                 "answers": None if answers is None else answers.to_dict(), "within_claim": within_claim,
+                 "trained": saved.network.trained}   # read back by folders.load: a trained model stays one
         circuit = saved.network.metadata.get("circuit")
         if within_claim and hardmax_lambda is None and isinstance(circuit, str):
             # what building it again takes: its claim then rests on the rebuild, not on digests anyone can rewrite

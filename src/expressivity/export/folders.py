@@ -548,7 +548,7 @@ def _transformer_lens(path: Path, listed: bool = False) -> Saved:
                     "network again",)
     net = _one_value_per_token(net)   # load_transformer_lens applied the claim expressivity.json records
     source = desc.get("source")
-    if isinstance(source, dict) and source.get("kind") == "trained run":
+    if desc.get("trained") is True or isinstance(source, dict) and source.get("kind") == "trained run":
         # a trained model's weights carry no proven claim, exported or not (its export answered "within_claim: true"
         # where the run itself answered null: a review, 2026-11-29)
         net = replace(net, metadata={**net.metadata, "trained": True})

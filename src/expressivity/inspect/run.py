@@ -190,8 +190,20 @@ def as_dtype(X: np.ndarray, dtype: str) -> np.ndarray:
 
 def default_dtype(net: Network) -> str:
     """``run``'s arithmetic when none is asked for: float64, or exact where the network's claim holds in
-    exact arithmetic only (:attr:`~expressivity.network.domain.InputDomain.arithmetic`)."""
-    return "exact" if net.input_domain is not None and net.input_domain.exact_only else "float64"
+    exact arithmetic only (:attr:`~expressivity.network.domain.InputDomain.arithmetic`) and the network has an
+    exact value. A hardmax construction exported with softmax keeps its exact-only domain but has none (and no
+    claim): ``run --allow-outside`` and ``show`` refused it in exact arithmetic, which ``show`` cannot change (an
+    audit, 2026-11-29); it runs in float64."""
+    from expressivity.errors import EvaluationError
+    from expressivity.network.exact import check_exact_evaluable
+
+    if net.input_domain is None or not net.input_domain.exact_only:
+        return "float64"
+    try:
+        check_exact_evaluable(net)
+    except EvaluationError:
+        return "float64"
+    return "exact"
 
 
 FLOAT_TYPES = {"float64": np.float64, "torch-float64": np.float64, "float32": np.float32}
@@ -315,11 +327,8 @@ def outside_claim(net: Network, X: np.ndarray, dtype: str | None = None) -> str 
 
 
 def trained(net: Network) -> bool:
-    """Whether ``net`` holds a trained model's weights (converted by :func:`expressivity.nn.convert.to_network`, or read
-    from a TransformerLens export of a trained run): its domain says what it was trained on, not where a proof holds.
-    A hand-built network passed through :mod:`expressivity.nn` counts too: its weights are then a model's."""
-    meta = net.metadata or {}
-    return "model_config" in meta or meta.get("trained") is True   # the latter: read from a TransformerLens export
+    """Whether ``net`` holds a trained model's weights (:attr:`Network.trained`)."""
+    return net.trained
 
 
 def claim_status(net: Network, note: str | None) -> bool | None:

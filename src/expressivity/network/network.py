@@ -280,6 +280,15 @@ class Network:
         reason = self.metadata.get("no_claim")
         return reason if isinstance(reason, str) and reason else None
 
+    @property
+    def trained(self) -> bool:
+        """Whether this network holds a trained model's weights (converted by
+        :func:`expressivity.nn.convert.to_network`, which records ``model_config``, or read from an export of one,
+        ``metadata["trained"]``): its input domain says what it was trained on, not where a proof holds. A
+        hand-built network passed through :mod:`expressivity.nn` counts too: its weights are then a model's."""
+        meta = self.metadata or {}
+        return "model_config" in meta or meta.get("trained") is True
+
     def within_claim(self, n: int) -> bool:
         """False when ``n`` tokens are outside the recorded :attr:`valid_lengths` (see :meth:`outside_claim` for inputs)."""
         return self.valid_lengths is None or self.valid_lengths.contains(n)

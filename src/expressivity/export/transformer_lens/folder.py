@@ -164,6 +164,10 @@ def _claim_text(export: TLExport) -> str:
         return "The export records no claim about its inputs."
     if net.no_claim is not None:
         return f"**This model carries no claim**: {net.no_claim}. Its outputs approximate the construction's, unchecked."
+    if net.trained:   # its README said "Its claim covers the inputs token ids 0..15" (an audit, 2026-11-29)
+        what = "" if net.input_domain is None else \
+            f" It was trained on the inputs {net.input_domain.describe(net.input_labels)}."
+        return f"**A trained model carries no proven claim**: its outputs are what training made of it.{what}"
     lines = []
     if net.valid_lengths is not None:
         lines.append(f"It is built and verified for {net.valid_lengths.describe()}.")
