@@ -354,3 +354,27 @@ def test_one_hot_allocates_its_rows_only_and_checks_the_vocabulary_size():
     for bad in (3.5, "3", None, 0, True):
         with pytest.raises(NetworkError, match="vocab_size"):
             one_hot([0], bad)
+
+
+def test_a_copy_of_a_network_that_claims_nothing_claims_nothing_without_its_mark(tmp_path):
+    """An audit (2026-11-29): a softmax RASP network checked on samples carries no claim (metadata no_claim); a copy
+    by dataclasses.replace with that entry dropped, saved and run, answered "within_claim: true". A copy keeps the
+    mark in claimed_weights; claimed_weights=None is the caller's own claim, made explicitly."""
+    import dataclasses
+
+    from expressivity import rasp
+    from expressivity.export import load_network, save_network
+    from expressivity.rasp import library as lib
+
+    net = rasp.compile(lib.get_program("sort").program(8), vocab=[1, 2, 3, 4], max_seq_len=8,
+                       attention="softmax").network
+    assert net.no_claim is not None
+    bare = {k: v for k, v in net.metadata.items() if k != "no_claim"}
+    copy = dataclasses.replace(net, metadata=bare)
+    assert copy.no_claim.startswith("it is a copy (dataclasses.replace) of a network that claims nothing")
+    save_network(copy, tmp_path / "copy")
+    assert load_network(tmp_path / "copy").no_claim is not None
+    loaded = load_network(tmp_path / "copy")
+    assert dataclasses.replace(loaded, metadata={k: v for k, v in loaded.metadata.items() if k != "no_claim"}).no_claim
+    assert dataclasses.replace(net, metadata=bare, claimed_weights=None).no_claim is None   # explicit
+    assert dataclasses.replace(net, name="renamed").no_claim == net.no_claim

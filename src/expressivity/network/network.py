@@ -132,6 +132,11 @@ class Network:
         if self.valid_lengths is None and self.input_domain is None:
             object.__setattr__(self, "claimed_weights", None)
             return
+        if self.claimed_weights == CLAIMS_NOTHING and "no_claim" not in self.metadata:
+            # a copy of a network that claims nothing, its no_claim dropped: a Python re-save of a softmax RASP
+            # network checked on samples read "within_claim: true" (an audit, 2026-11-29)
+            object.__setattr__(self, "metadata", {**self.metadata, "no_claim": COPIED_NO_CLAIM})
+            return
         digest = weights_digest(self)
         changed = self.metadata.get(CHANGED_WEIGHTS)
         if (self.metadata.get("no_claim") == WEIGHTS_CHANGED and self.claimed_weights == digest
@@ -150,7 +155,10 @@ class Network:
         if "no_claim" in self.metadata:
             # a network without a claim claims no weights: taking its own digest as the claimed one let any later
             # copy (a rename: dataclasses.replace(net, name=...)) read as "the claimed weights put back" and
-            # claim again (a fresh audit, 2026-11-29: a doubled readout exported "within its claim")
+            # claim again (a fresh audit, 2026-11-29: a doubled readout exported "within its claim"). Its copies
+            # carry the mark, so one whose no_claim is dropped claims nothing either (give claimed_weights=None).
+            if self.metadata.get("no_claim") != WEIGHTS_CHANGED:   # those keep the claimed digest to put back
+                object.__setattr__(self, "claimed_weights", CLAIMS_NOTHING)
             return
         object.__setattr__(self, "claimed_weights", self.claimed_weights or digest)
 
@@ -474,6 +482,10 @@ class Network:
 CHANGED_WEIGHTS = "changed_weights_digest"
 WEIGHTS_CHANGED = ("its weights differ from those its claim was made for (a copy by dataclasses.replace keeps the "
                    "claim of the original; give claimed_weights=None to make the same claim for the new weights)")
+# claimed_weights of a network that claims nothing (metadata no_claim), which dataclasses.replace copies
+CLAIMS_NOTHING = "claims nothing"
+COPIED_NO_CLAIM = ("it is a copy (dataclasses.replace) of a network that claims nothing, its no_claim dropped; build the "
+                   "network again, or give claimed_weights=None to make a claim for it yourself")
 _NOT_WEIGHTS = {"name", "labels", "input_labels", "output_labels", "metadata", "valid_lengths", "input_domain",
                 "claimed_weights"}
 
