@@ -608,3 +608,13 @@ def test_show_of_such_an_export_without_input_names_the_example_input_not_a_flag
     assert not (tmp_path / "p.html").exists()
     result = runner.invoke(cli, ["show", str(tmp_path / "t"), "--input", "1,2,3,4", "--out", str(tmp_path / "p.html")])
     assert result.exit_code == 2 and result.stderr.startswith("error: --input: "), result.stderr
+
+
+def test_export_json_names_the_exported_lengths(saved, tmp_path, tl):
+    """An audit (2026-11-29): `export --n-ctx 3 --json` of a shift circuit valid at 1..6 printed "lengths 1..6",
+    the source's, where expressivity.json and `run` said 1..3."""
+    code, _, err = run("circuit", "shift", "--out", tmp_path / "cs")
+    assert code == 0, err
+    code, out, err = run("export", tmp_path / "cs", "--to", "transformer-lens", "--n-ctx", "3", "--out",
+                         tmp_path / "tl", "--json")
+    assert code == 0 and json.loads(out)["valid_lengths"] == "lengths 1..3", err

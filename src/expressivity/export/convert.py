@@ -271,5 +271,5 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
             "files": files + [str(Path(out) / n) for n in ("run.json", "manifest.json")],
             "network": net.name, "config": export.config, "cost": export.cost, "changes": list(export.changes),
             "tolerance": export.tolerance, "verified": checked, "within_claim": within_claim, "no_claim": no_claim,
-            "valid_lengths": None if valid is None else valid.describe(),
+            "valid_lengths": None if exported_valid is None else exported_valid.describe(),   # the exported ones
             "input_domain": None if net.input_domain is None else net.input_domain.describe(net.input_labels)}
