@@ -143,3 +143,31 @@ def test_a_softmax_pointer_bound_no_better_than_any_average_is_refused_and_a_wea
     assert code == 0 and "note:" not in out, out + err
     code, _, err = run("build", "--memory", "fixed", "--width", "3")
     assert code == 2 and "--width must be even" in err, err
+
+
+def test_a_function_readout_whose_bound_is_above_the_target_says_a_zero_network_would_pass():
+    """An audit (2026-11-29): sin-product at the default grid has bound 3.26 against |f| <= 1, and a network
+    answering 0 passed its check (error 0.99999) with "checks passed" and no note."""
+    code, out, err = run("build", "--memory", "fixed", "--readout", "max", "--grid", "1", "--json")
+    assert code == 0, err
+    summary = json.loads(out)["summary"] if "summary" in json.loads(out) else json.loads(out)
+    note = summary.get("note") or ""
+    assert "is not below the target's largest value 1: a network answering 0 would pass" in note, summary
+    code, out, err = run("build", "--memory", "fixed", "--readout", "product", "--json")
+    assert code == 0 and "answering 0" not in out, err
+
+
+def test_the_fixed_memory_check_takes_few_sequences_at_a_time_through_a_wide_readout(monkeypatch):
+    """An audit (2026-11-29): the check sized its chunks by the attention scores alone, so --grid 64 put 261
+    sequences through a million-unit readout at once and was killed out of memory (12 GB at --grid 32)."""
+    import expressivity.progress as progress
+    from expressivity.constructions.wang_e import fixed
+
+    seen = []
+    real = progress.in_chunks
+    monkeypatch.setattr(progress, "in_chunks", lambda fn, x, chunk, *a, **k: seen.append(chunk) or real(fn, x, chunk, *a, **k))
+    net, rep = fixed.build_fixed_memory("1,3", readout="sin-product", grid=4)
+    widest = max(layer.W_1.shape[1] for layer in net.layers if hasattr(layer, "W_1"))
+    fixed.check_fixed_memory(net, rep, length=20, samples=8)
+    heads = sum(len(layer.heads) for layer in net.layers if hasattr(layer, "heads"))
+    assert seen == [max(1, 2 ** 25 // (heads * 400 + 2 * 20 * widest))] and widest > 1000

@@ -198,10 +198,35 @@ def summary(report) -> dict:
         note = (f"the bound {bound:.3g} is above 1, half the values' range: a network that retrieves nothing (its "
                 "hop attending uniformly: error 1.23 in an audit) would pass this check too; a larger --beta makes "
                 "it tell")
+    largest = _target_sup(report)
+    if note is None and largest is not None and bound is not None and bound >= largest:
+        # the grid readouts' interpolation bound L h stays above 1 below a grid of about 50: sin-product passed a
+        # network answering 0 (error 0.99999) against 3.26 with "checks passed" (an audit, 2026-11-29)
+        note = (f"the bound {bound:.3g} is not below the target's largest value {largest:.3g}: a network answering 0 "
+                "would pass this check too; a larger --grid (or --width) makes it tell")
     return {"construction": report.construction, "ok": report.ok, "sup_error": report.error("sup_error").value,
             "bound": report.error("sup_error").bound, "kernel_l1": kernel_l1,
             "ffn_error": report.bounds.get("ffn_error"), "params": report.size.parameters,
             "max_abs_weight": report.constants.get("max_abs_weight", 1.0), "note": note}
+
+
+def _target_sup(report) -> float | None:
+    """The largest |f| of a fixed-memory readout over memories in [-1, 1]^2 (on a 201 x 201 grid; the mean's is
+    1), or ``None`` for other constructions: what a network answering 0 errs by."""
+    if not report.construction.startswith("wang-e fixed"):
+        return None
+    readout = report.constants.get("readout")
+    if readout == "linear":
+        return 1.0
+    from expressivity.constructions.wang_e.readouts import FUNCTIONS
+
+    if readout not in FUNCTIONS:
+        return None
+    import numpy as np
+
+    grid = np.linspace(-1.0, 1.0, 201)
+    a, b = np.meshgrid(grid, grid)
+    return float(np.max(np.abs(FUNCTIONS[readout].fn(a, b))))
 
 
 @wang_e.command("kernel")

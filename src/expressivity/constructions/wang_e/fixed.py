@@ -34,7 +34,7 @@ from expressivity.constructions.wang_e.readouts import (FUNCTIONS, READOUTS, Rea
                                                         linear_readout, product_readout)
 from expressivity.errors import ExpressivityError, require_int, require_number
 from expressivity.network import AttentionLayer, Head, Network, SlopeBias
-from expressivity.network.layers import head_count
+from expressivity.network.layers import FeedForwardLayer, head_count
 from expressivity.network.reference import forward
 from expressivity.network.lengths import ValidLengths
 
@@ -228,9 +228,12 @@ def check_fixed_memory(net: Network, report: ConstructionReport, length: int | N
     samples, seed = require_int(samples, "samples", 1, args.MAX_SAMPLES), args.seed(seed)
     rng = np.random.default_rng(seed)
     x = np.concatenate([rng.uniform(-1, 1, (samples, length)), adversarial_sequences(net, report, length)])
-    # A few sequences at a time: every head holds (length x length) scores per sequence.
+    # A few sequences at a time: every head holds (length x length) scores per sequence, and every feed-forward
+    # layer (length x its width) hidden values: sized by the scores alone, the grid readouts' million units put
+    # 261 sequences through at once and --grid 64 was killed out of memory with no message (an audit, 2026-11-29)
     heads = max(head_count(net.layers), 1)
-    chunk = max(1, 2 ** 25 // (heads * length * length))
+    widest = max((np.shape(layer.W_1)[1] for layer in net.layers if isinstance(layer, FeedForwardLayer)), default=0)
+    chunk = max(1, 2 ** 25 // (heads * length * length + 2 * length * widest))
     out = in_chunks(lambda rows: forward(net, rows[:, :, None])[..., 0], x, chunk,
                     f"checking {len(x)} sequences of {length} tokens", progress)
     errors = np.abs(out - target(readout, x, lags))
