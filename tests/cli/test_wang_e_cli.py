@@ -171,3 +171,15 @@ def test_the_fixed_memory_check_takes_few_sequences_at_a_time_through_a_wide_rea
     fixed.check_fixed_memory(net, rep, length=20, samples=8)
     heads = sum(len(layer.heads) for layer in net.layers if hasattr(layer, "heads"))
     assert seen == [max(1, 2 ** 25 // (heads * 400 + 2 * 20 * widest))] and widest > 1000
+
+
+def test_messages_name_options_the_command_takes():
+    """An audit (2026-11-29): `build --heads 4096` said "use --construction chebyshev" (a `wang-e kernel` option),
+    the kernel memory's zero-kernel note named --b (it takes --eps), and `--lags 506` was refused naming a length
+    of 513 the user never gave (the default's)."""
+    code, _, err = run("build", "--memory", "fixed", "--heads", "4096")
+    assert code == 2 and "give at most 200 heads" in err and "use --construction" not in err
+    code, out, err = run("build", "--memory", "kernel", "--kernel", "exp", "--rpe", "log", "--heads", "1")
+    assert code == 0 and "another --eps" in out + err and "larger --b" not in out + err
+    code, _, err = run("build", "--memory", "dpfree-boolean", "--lags", "506")
+    assert code == 0 and "513" not in err, err

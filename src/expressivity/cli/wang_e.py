@@ -148,7 +148,9 @@ def _build(memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, grid
         from expressivity.tasks.memory import _lags
 
         lag_list = tuple(_lags(lags)) if lags is not None else _default(dpfree.build_dpfree_boolean, "lags")
-        net, rep = dpfree.build_dpfree_boolean(lag_list, length or max(lag_list) + 7)
+        # the default length reaches 7 past the largest lag, within the 512 checked (--lags 506 named a length of 513
+        # the user never gave: an audit, 2026-11-29)
+        net, rep = dpfree.build_dpfree_boolean(lag_list, length or min(max(lag_list) + 7, 512))
         return net, dpfree.check_dpfree_boolean(net, rep, seed=seed)
     if memory == "fixed":
         net, rep = fixed.build_fixed_memory("1,3" if lags is None else lags, **_given_only(
@@ -188,7 +190,8 @@ def summary(report) -> dict:
     # the task's kernels sum to 1: an l1 error of 1 is the zero kernel's (a single log head fitting the exp kernel
     # had weights of 6e-219 and "checks passed" against a bound of 1: an audit, 2026-11-28)
     note = (f"kernel l1 error {kernel_l1:.3g} is no better than the zero kernel's (the target kernel sums to 1): "
-            "these heads extract almost nothing of it; give more --heads, another --rpe or (lin heads) a larger --b"
+            "these heads extract almost nothing of it; give more --heads, another --rpe or "
+            + ("another --eps" if report.construction.startswith("wang-e essentially") else "(lin heads) a larger --b")
             if kernel_l1 is not None and kernel_l1 >= 0.99 else None)
     bound = report.error("sup_error").bound
     if note is None and report.construction.startswith(("wang-e adaptive", "wang-e nested")) and bound is not None \

@@ -134,7 +134,9 @@ def interpolation_heads(rpe: str, lag: int, b: float, heads: int | None = None, 
                                 f"at least {lag + 1} heads")
     if H > 200:
         raise ExpressivityError(f"{H} interpolation heads is beyond this exact solver's budget (200); the "
-                                "coefficients would need thousands of digits; use --construction chebyshev")
+                                "coefficients would need thousands of digits; give at most 200 heads (the "
+                                "Chebyshev construction, `wang-e kernel --construction chebyshev`, reaches thousands "
+                                "at kernel level)")
     digits = digits or int(30 + b * (H + 1) ** 2 / (2 * math.log(10)) + 3 * H)
     seconds = INTERPOLATION_SECONDS * (H / 40) ** 3 * (digits / 881) ** 1.6
     if seconds > KERNEL_BUDGET_S:
