@@ -618,3 +618,12 @@ def test_export_json_names_the_exported_lengths(saved, tmp_path, tl):
     code, out, err = run("export", tmp_path / "cs", "--to", "transformer-lens", "--n-ctx", "3", "--out",
                          tmp_path / "tl", "--json")
     assert code == 0 and json.loads(out)["valid_lengths"] == "lengths 1..3", err
+
+
+def test_show_without_input_refuses_flags_that_do_not_apply(saved, tmp_path):
+    """An audit (2026-11-29): `show` with no --input took --allow-length on a trained model (which records no
+    narrower lengths) and exited 0, where `run` and `show --input` refuse it by name."""
+    code, _, err = run("show", saved / "train", "--allow-length", "--out", tmp_path / "p.html")
+    assert code == 2 and "--allow-length does not apply" in err and not (tmp_path / "p.html").exists()
+    code, _, err = run("show", saved / "rev", "--allow-outside", "--out", tmp_path / "q.html")
+    assert code == 0, err   # a network with a domain: the flag applies (to no input here), as with run

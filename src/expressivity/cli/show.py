@@ -29,7 +29,8 @@ def show(path, input_text, out, allow_length, allow_outside, as_json):
     from expressivity.export.folders import load_saved
     from expressivity.inspect.page import GENERATOR_TAG, page_and_claim
     from expressivity.errors import NetworkError
-    from expressivity.inspect.run import as_flags, claim_status, domain_text, no_claim_text, parse_input
+    from expressivity.inspect.run import (as_flags, claim_status, domain_text, no_claim_text, parse_input,
+                                          refuse_inapplicable)
     from expressivity.network.inputs import default_input
     from expressivity.network.layers import head_count
 
@@ -46,7 +47,8 @@ def show(path, input_text, out, allow_length, allow_outside, as_json):
         saved = load_saved(path)
         warn(saved)
         try:
-            if input_text is None:
+            if input_text is None:   # the flags are refused where they do not apply, as with --input (an audit)
+                refuse_inapplicable(saved.network, allow_length, allow_outside)
                 X = default_input(saved.network, saved.typical_length())
             else:
                 X = parse_input(saved.network, input_text, allow_length, allow_outside)   # exact: checked as typed
