@@ -627,3 +627,15 @@ def test_show_without_input_refuses_flags_that_do_not_apply(saved, tmp_path):
     assert code == 2 and "--allow-length does not apply" in err and not (tmp_path / "p.html").exists()
     code, _, err = run("show", saved / "rev", "--allow-outside", "--out", tmp_path / "q.html")
     assert code == 0, err   # a network with a domain: the flag applies (to no input here), as with run
+
+
+def test_an_n_ctx_below_every_claimed_length_names_the_smallest_to_give(tmp_path, tl):
+    """An audit (2026-11-29): `--n-ctx 1 --allow-length` on a network built for lengths 2..6 said "no length is
+    valid for both lengths 2..6 and length 1", naming no fix."""
+    code, _, err = run("rasp", "compile", "reverse", "--vocab", "1,2,3", "--max-len", "5", "--attention", "softmax",
+                       "--out", tmp_path / "r")
+    assert code == 0, err
+    code, _, err = run("export", tmp_path / "r", "--to", "transformer-lens", "--n-ctx", "1", "--allow-length",
+                       "--out", tmp_path / "tl")
+    _one_line_error(code, err, "--n-ctx 1 is below every length the network is built for (lengths 2..6)")
+    assert "give --n-ctx 2 or more" in err and not (tmp_path / "tl").exists()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from expressivity.errors import ExpressivityError
+from expressivity.errors import ExpressivityError, NetworkError
 from expressivity.export.folders import Saved
 from expressivity.manifest import RUN_RECORD, NetworkEntry, network_files, with_own_digest, write_manifest
 from expressivity.network.answers import answers_of
@@ -225,7 +225,13 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
     n = net.length or min(saved.typical_length() or 16, export.config["n_ctx"])
     if valid is not None:
         n = export.config["n_ctx"]       # check at the exported length itself
-    exported_valid = common_lengths(valid, ValidLengths.range(1, export.config["n_ctx"])) if valid is not None else None
+    try:
+        exported_valid = (common_lengths(valid, ValidLengths.range(1, export.config["n_ctx"])) if valid is not None
+                          else None)
+    except NetworkError:   # no claimed length fits: it named the clash, not what to give (an audit, 2026-11-29)
+        raise ExpressivityError(f"--n-ctx {export.config['n_ctx']} is below every length the network is built for "
+                                f"({valid.describe()}): an export of it would hold no input of its claim; give "
+                                f"--n-ctx {valid.lo} or more") from None
     example_length = net.length or min(n, 4)
     if exported_valid is not None and not exported_valid.contains(example_length):
         example_length = exported_valid.lo

@@ -558,7 +558,8 @@ def _state_dict(net: Network, p: _Plan) -> tuple[dict[str, np.ndarray], list[dic
     for key, value in sd.items():
         if not np.all(np.isfinite(value)):
             raise ExportError(f"{key} overflows float64 once the inverse temperature and sqrt(d_head) are folded in; "
-                              "use a smaller inverse temperature or --hardmax-lambda")
+                              "give a smaller --hardmax-lambda (for a hardmax network) or build the network with a "
+                              "smaller inverse temperature")
     return sd, layer_map, input_bias
 
 
