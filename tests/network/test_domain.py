@@ -291,3 +291,14 @@ def test_off_ramps_refuses_a_float64_breakpoint_when_delta_is_not_a_power_of_two
     X = np.array([[[0.0], [0.5]]])
     six.impose(X, ("x",), np.random.default_rng(0), None)
     assert X[0, 1, 0] == 3.5 / 6                                            # moved to its cell's centre
+
+
+def test_off_ramps_names_the_float64_value_it_measured_where_it_is_not_the_typed_one():
+    """An audit (2026-11-29): "x[0] = 1/3, 1.85e-17 below the quantizer breakpoint 1/3" read as a contradiction:
+    the distance is the float64 value's, which the network receives."""
+    from expressivity.network.sequence_rules import OffRamps
+
+    domain = InputDomain((Field.real(("x",), 0, 1, hi_open=True),), (OffRamps(("x",), 3, 1e-7, 1e-8),))
+    said = domain.violation(np.array([[Fraction(1, 3)], [Fraction(1, 2)]], dtype=object), ("x",))
+    assert "x = 1/3 (float64 0.3333333333333333), 1.85e-17 below the quantizer breakpoint 1/3" in said
+    assert "(float64" not in domain.violation(np.array([[0.3333333333]]), ("x",))

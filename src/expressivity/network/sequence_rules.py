@@ -126,6 +126,18 @@ class PointersBack:
         return cls(tuple(d["dims"]))
 
 
+def _received(value) -> str:
+    """`` (float64 0.333...)`` where the float64 value the network receives is not the typed one (the distances
+    are the received value's: "x[0] = 1/3, 1.85e-17 below the breakpoint 1/3" read as a contradiction, an
+    audit, 2026-11-29), else nothing."""
+    try:
+        received = float(value)
+        same = Fraction(received) == Fraction(value)
+    except (TypeError, ValueError, OverflowError):
+        return ""
+    return "" if same else f" (float64 {received!r})"
+
+
 @dataclass(frozen=True)
 class OffRamps:
     """No entry of ``dims`` (plus the token's index where ``positional``) lies within ``left`` below a
@@ -199,16 +211,17 @@ class OffRamps:
 
     def check(self, X3: np.ndarray, labels: tuple[str, ...], where, domain=None) -> str | None:
         for b, t, k, value, below, above, cell in self._distances(X3, labels):
+            shown = _number(value) + _received(value)
             if above < self.left:
-                return (f"{where(b, t)} has {self.dims[k]} = {_number(value)}, {float(above):.3g} below the quantizer breakpoint "
+                return (f"{where(b, t)} has {self.dims[k]} = {shown}, {float(above):.3g} below the quantizer breakpoint "
                         f"{Fraction(cell + 1, self.N)}: on the softened ramp (width {self.left:.3g} there), where the network "
                         "is not the verified one")
             if self._drifts_down(below, cell):
                 if below == 0:
-                    return (f"{where(b, t)} has {self.dims[k]} = {_number(value)}, on the quantizer breakpoint "
+                    return (f"{where(b, t)} has {self.dims[k]} = {shown}, on the quantizer breakpoint "
                             f"{Fraction(cell, self.N)}: with delta = 1/{self.N} (not a power of two) float64 can move it "
                             f"onto the ramp below it; type a value off the breakpoint")
-                return (f"{where(b, t)} has {self.dims[k]} = {_number(value)}, {float(below):.3g} above the quantizer breakpoint "
+                return (f"{where(b, t)} has {self.dims[k]} = {shown}, {float(below):.3g} above the quantizer breakpoint "
                         f"{Fraction(cell, self.N)}: within float64's drift ({self.right:.3g}) of the ramp below it")
         return None
 
