@@ -183,3 +183,12 @@ def test_messages_name_options_the_command_takes():
     assert code == 0 and "another --eps" in out + err and "larger --b" not in out + err
     code, _, err = run("build", "--memory", "dpfree-boolean", "--lags", "506")
     assert code == 0 and "513" not in err, err
+
+
+def test_the_summary_line_does_not_say_plain_passed_beside_a_note_that_the_check_cannot_tell():
+    """An audit (2026-11-29): beside a note that a network answering 0 would pass, the line still read "checks
+    passed"."""
+    code, out, err = run("build", "--memory", "fixed", "--readout", "max", "--grid", "1")
+    assert code == 0 and "checks passed, but they cannot tell (note below)" in out, out + err
+    code, out, err = run("build", "--memory", "fixed", "--readout", "product")
+    assert code == 0 and "checks passed" in out and "cannot tell" not in out
