@@ -202,3 +202,21 @@ def test_boundaries_mutation_testing_found_unpinned():
             clopper_pearson(*bad)
     with pytest.raises(ValueError, match=r"confidence must be a level in \[0, 1\)"):
         clopper_pearson(1, 2, confidence=1.0)
+
+
+def test_an_interval_one_rounding_error_wide_decides_nothing(tmp_path):
+    """An audit (2026-11-29): 0.1 + 0.2 against 0.3 over three seeds gave the paired interval [-0.3, -0.3], which
+    decided a comparison with p 9e-34; `results` printed ci_low = ci_high = 0.3 for the same values."""
+    from expressivity.experiments.claims.rules import compare_paired
+    from expressivity.experiments.query import aggregate, open_source
+    from expressivity.statistics import paired_difference, rounding_width
+
+    diff = paired_difference({0: 0.0, 1: 0.0, 2: 0.0}, {0: 0.1 + 0.2, 1: 0.1 + 0.2, 2: 0.3})
+    assert not diff.decided and compare_paired(diff, "x").word == "undecided"
+    assert interval([0.3, 0.3 + 1e-9, 0.3 - 1e-9]).decided   # a real spread, however small, still decides
+    assert rounding_width(0.3, 0.30000000000000004) and not rounding_width(0.0, 1e-300)
+    table = tmp_path / "t.csv"
+    table.write_text("g,m\na,0.3\na,0.3\na,0.30000000000000004\n")
+    head, rows = aggregate(open_source(table), "m", ["g"])
+    row = dict(zip(head, rows[0]))
+    assert row["ci_low"] is None and row["ci_high"] is None and row["n"] == 3

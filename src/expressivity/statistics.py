@@ -27,6 +27,12 @@ from typing import Iterable, NamedTuple
 R2_RESOLUTION = 2.0**-53
 
 
+def rounding_width(low: float, high: float) -> bool:
+    """Whether ``[low, high]`` is no wider than float64's rounding of its ends (10^-12 of their size, some 4,500
+    ulps, far below any sample's spread): values equal up to rounding, whose interval states no uncertainty."""
+    return not (high - low) > 1e-12 * max(abs(low), abs(high))
+
+
 class Interval(NamedTuple):
     """A point value with its 95% interval over ``n`` values (``low``/``high`` are infinite when
     ``n < 2``: no interval)."""
@@ -38,8 +44,11 @@ class Interval(NamedTuple):
 
     @property
     def decided(self) -> bool:
-        """An interval exists (at least two values), is finite and has a positive width."""
-        return self.n >= 2 and math.isfinite(self.low) and math.isfinite(self.high) and self.high > self.low
+        """An interval exists (at least two values), is finite and wider than float64's rounding of its ends
+        (:func:`rounding_width`): one rounding error wide, [-0.3, -0.3] from 0.1 + 0.2 against 0.3, decided a
+        paired comparison with p 1e-33 (an audit, 2026-11-29), where a zero-width one states no uncertainty."""
+        return (self.n >= 2 and math.isfinite(self.low) and math.isfinite(self.high)
+                and not rounding_width(self.low, self.high))
 
     @property
     def half_width(self) -> float:

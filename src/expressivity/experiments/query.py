@@ -28,7 +28,7 @@ from pathlib import Path
 from expressivity.errors import ExpressivityError
 from expressivity.experiments.store import RECORDS, precision_counts, read_records, stream_counts
 from expressivity.experiments.table import group_rows, select_groups, varying_settings
-from expressivity.statistics import t_quantile_975
+from expressivity.statistics import rounding_width, t_quantile_975
 
 FORMATS = ("table", "csv", "json", "parquet")
 
@@ -602,6 +602,8 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
         # identical values give no interval, not a zero-width one: a sample of seeds cannot state no uncertainty
         # (the convention of expressivity.statistics)
         half = t_quantile_975(n - 1) * sd / math.sqrt(n) if n > 1 and sd else None
+        if half is not None and rounding_width(mean - half, mean + half):   # equal up to float64's rounding too
+            half = None
         ci = (mean - half, mean + half) if half is not None else (None, None)
         if bounded is not None and ci[0] is not None:
             low, high = bounded

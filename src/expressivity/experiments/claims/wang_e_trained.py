@@ -355,7 +355,8 @@ def role_verdict(values: dict, matters: list, flat: list, key, names: tuple[str,
     Parts: at every ``b``, the largest ``a`` minus the smallest is below 0 (falls); at every ``a``,
     the largest ``b`` minus the smallest lies within ``(-ROLE_MARGIN, ROLE_MARGIN)`` (flat: an
     equivalence, not a non-significant difference). Reproduced if every part is; refuted if the
-    mirror image holds (falls along ``flat``, flat along ``matters``); otherwise the parts decide
+    mirror image holds (falls along ``flat``, flat along ``matters``), undecided where both do (a small
+    fall along both axes); otherwise the parts decide
     (:func:`combine`: a decided change beyond the margin along the flat axis is *not reproduced*).
     ``names`` names the two axes in the parts' labels. Returns the verdict and ``{"parts",
     "reasons", "diffs"}`` (the paired intervals by the cells they compare)."""
@@ -380,6 +381,12 @@ def role_verdict(values: dict, matters: list, flat: list, key, names: tuple[str,
         else Verdict("undecided", "underpowered: does not hold")
     verdict = combine(parts, {"the mirror image (the loss falls along the other axis and is flat along the claimed "
                               "one)": holds})
+    if holds.word == "refuted" and all(v.word == "reproduced" for v in parts.values()):
+        # a small decided fall along both axes, within the margin along each, is the claim and its mirror at once:
+        # the criterion then says both words, and "refuted" was printed beside four reproduced parts (an audit,
+        # 2026-11-29); the data cannot tell which axis limits the loss
+        verdict = Verdict("undecided", "underpowered: the claim and its mirror image both hold (the loss falls by less "
+                                       "than the margin along both axes): the seeds cannot tell which axis limits it")
     diffs = {(key(a_hi, b), key(a_lo, b)): d for b, d in falls.items()}
     diffs.update({(key(a, b_hi), key(a, b_lo)): d for a, d in changes.items()})
     return verdict, {"parts": {k: v.word for k, v in parts.items()}, "reasons": {k: v.reason for k, v in parts.items()},
