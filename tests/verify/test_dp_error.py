@@ -156,3 +156,24 @@ def test_a_stratified_estimate_refuses_what_it_cannot_count():
     one_spike[0] = 5.0
     est = dp_stratified([("a", 0.5, many, many + 1), ("b", 0.5, one_spike, zeros)], 2)
     assert est.ci is None and "the mean b rests on fewer than 30" in est.note
+
+
+def test_a_stratified_estimate_checks_its_measures_and_a_thin_stratum_that_does_not_matter_decides_nothing():
+    """A review (2026-11-29): a NaN measure gave 0.0, measures (1, 1) sqrt(2) times the truth; and a stratum of 25
+    samples carrying 5e-7 of d_p^p left every Yun build below 400 samples without an interval."""
+    from expressivity.verify.dp_error import dp_stratified
+
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(0, 1, (100, 1, 1)), rng.uniform(0, 1, (100, 1, 1))
+    for measures in ((float("nan"), 0.5), (1.0, 1.0), (1.5, -0.5)):
+        with pytest.raises(ExpressivityError, match="measures must be finite, >= 0 and sum to 1"):
+            dp_stratified([("x", measures[0], a, np.zeros_like(a)), ("y", measures[1], b, np.zeros_like(b))], 2)
+    spike = np.zeros((25, 1, 1))
+    spike[0] = 1.0
+    est = dp_stratified([("bulk", 1 - 1e-6, a, np.zeros_like(a)), ("thin", 1e-6, spike, np.zeros_like(spike))], 2)
+    assert est.ci is not None   # the thin stratum carries about 1e-7 of the estimate
+    est = dp_stratified([("bulk", 0.5, a, np.zeros_like(a)), ("thin", 0.5, spike, np.zeros_like(spike))], 2)
+    assert est.ci is None and "the mean thin rests on fewer than 30" in est.note
+    huge = np.full((10, 1, 1), 1e308)
+    est = dp_stratified([("bulk", 1.0, a, np.zeros_like(a)), ("empty", 0.0, huge, -huge)], 2)
+    assert est.value == pytest.approx(float(np.sqrt((a ** 2).mean())))   # a stratum of measure 0 is left out

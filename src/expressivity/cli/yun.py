@@ -316,8 +316,8 @@ def _print_build(N: int, p_norm: float, report) -> None:
                 else f"95% CI {total.ci95[0]:.4g}-{total.ci95[1]:.4g}")
     ramps = ramps_share(total)
     if ramps is not None and ramps["share"] >= 0.5:   # the number is the ramps', not the approximation's (the notes)
-        interval += (f"; {ramps['share']:.0%} of it from the quantizer ramps, measure {ramps['measure']:.2g}, where g is "
-                     "not the verified network")
+        interval += (f"; {ramps['share']:.0%} of it from the quantizer ramps proper, measure {ramps['measure']:.2g}, "
+                     "where g is not the verified network")
     console.print(f"delta=1/{N}: d_{p_norm:g}(f, g) {total.value:.4g} ({interval}), "
                   f"{size.parameters:,} params = {size.ratio:.3g} x lower bound, layers {size.extra['layers_by_stage']}; "
                   f"{checks}", soft_wrap=True)

@@ -54,7 +54,7 @@ def dp_decomposition(build, soft_network=None, p: float = 2.0, samples: int = 20
     """Estimate every term on the same samples of ``[0,1]^{n x d}``: uniform ones, or, with the softened
     network's ``ramps`` (``(left, drift)``, :func:`~expressivity.constructions.yun.soften.quantizer_ramps`),
     ``samples`` drawn off the quantizer ramps, ``samples // 2`` on them and ``samples // 4`` within float64's drift of
-    them, each stratum weighted by its exact measure (:func:`ramp_strata`). On the ramps ``g`` is not the verified network
+    them (each at least :data:`MIN_STRATUM`), each stratum weighted by its exact measure (:func:`ramp_strata`). On the ramps ``g`` is not the verified network
     and reaches the contextual values (10^5 at delta 1/16); their measure is about 10^-7, so uniform samples
     never met them and d_2(f, g) read 0.175 where it was about 267 (an audit, 2026-11-29).
 
@@ -122,11 +122,13 @@ STRATIFIED = ("the cube split into inputs off the softened quantizer's ramps, in
 
 
 OFF_RAMPS = "off the quantizer ramps"   # the stratum where g is the verified network
+RAMP = "on a quantizer ramp"            # the ramp proper, where g is between two cells' values
+MIN_STRATUM = 60   # samples of a stratum near the ramps at least: twice the effective samples an interval needs
 
 
 def ramp_strata(params, left: float, drift: float, samples: int, rng: np.random.Generator):
     """``[(name, measure, X), ...]``: ``samples`` inputs drawn uniformly off the quantizer ramps, ``max(samples //
-    2, 2)`` from the inputs whose first entry near a ramp lies on the ramp proper, and ``max(samples // 4, 2)``
+    2, 60)`` from the inputs whose first entry near a ramp lies on the ramp proper, and ``max(samples // 4, 60)``
     from those whose first such entry lies within float64's drift of one, with each set's exact measure.
 
     Per entry the set near the ramps is ``[k/N - left, k/N)`` for ``k = 1..N`` (the ramp proper, width
@@ -184,10 +186,10 @@ def ramp_strata(params, left: float, drift: float, samples: int, rng: np.random.
     strata = [(OFF_RAMPS, float(1 - near_share), off_ramps((samples, n, d)))]
     if near_share > 0:
         strata.append(("on a quantizer ramp", float(near_share * eps / (left + drift)),
-                       first_near(ramps, max(samples // 2, 2))))
+                       first_near(ramps, max(samples // 2, MIN_STRATUM))))
     if near_share > 0 and drift > 0:
         strata.append(("within float64's drift of a quantizer ramp", float(near_share * 2 * drift / (left + drift)),
-                       first_near(drifts, max(samples // 4, 2))))
+                       first_near(drifts, max(samples // 4, MIN_STRATUM))))
     return strata
 
 
