@@ -130,7 +130,8 @@ def test_hardmax_attention_is_refused_for_training():
 def test_a_regression_target_constant_at_a_scored_length_is_refused():
     """An audit (2026-11-29): pairwise distances at length 1 are all 0 and smooth-rank's are all 1/2, so R^2 =
     1 - SSE/SST divided by a clamped SST of 1e-300 and read -3e299 with exit 0."""
-    with pytest.raises(ExpressivityError, match=r"the same target 0 at every scored position at length 1"):
+    with pytest.raises(ExpressivityError, match=r"the same target 0 at every scored position of its validation "
+                                                r"batch \(\d+ sequences\) at length 1"):
         c = RunConfig.for_task("yun-target", {"target": "pairwise-distance", "length": 1})
         c.check_scorable(c.build_task())
     with pytest.raises(ExpressivityError, match=r"target 0.5 .* length 1, .*drop it from the evaluation lengths"):
@@ -142,3 +143,19 @@ def test_a_regression_target_constant_at_a_scored_length_is_refused():
 
     with pytest.raises(ExpressivityError, match=r"R\^2 \(1 - SSE/SST\) is undefined"):   # as a run refuses it
         run(RunConfig.for_task("yun-target", {"target": "pairwise-distance", "length": 1}, train={"steps": 2}))
+
+
+def test_a_test_split_constant_where_validation_varies_is_refused_and_the_ensemble_checks_too():
+    """A review (2026-11-29): the check drew the validation split only, so a test split of [1, 1] (eval_size 2) ran
+    to R^2 -4.5e300; and removing the ensemble's call left every test passing (its R^2 read -1.6e196)."""
+    from expressivity.training import run
+    from expressivity.training.ensemble import run_ensemble
+
+    cfg = RunConfig.for_task("fixed-memory", {"length": 2, "lags": "1", "readout": "boolean"}, steps=2, eval_size=2,
+                             layers=1, heads=1, d_model=4, ffn_width=4, test_seed=2)
+    with pytest.raises(ExpressivityError, match=r"of its test batch \(2 sequences\) at length 2"):
+        run(cfg)
+    members = [RunConfig.for_task("yun-target", {"target": "smooth-rank", "length": 1}, steps=2, seed=s)
+               for s in (1, 2)]
+    with pytest.raises(ExpressivityError, match=r"R\^2 \(1 - SSE/SST\) is undefined"):
+        run_ensemble(members)

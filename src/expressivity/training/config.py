@@ -160,22 +160,27 @@ class RunConfig:
         """Refuse a regression task whose held-out targets do not vary at a length it is scored at: its
         metric ``R^2 = 1 - SSE/SST`` is undefined there (SST = 0) and read -3e299 with exit 0 (pairwise
         distances at length 1, kernel-memory with an alpha whose kernel underflows to 0: an audit, 2026-11-29).
-        A validation batch of up to 256 sequences at each length is drawn as the run would draw it, so call it
-        after the memory budget was checked (a length of 200,000 allocates a 320 GB kernel matrix)."""
+        The validation and test batches at each length are drawn as the run draws them (``eval_size`` sequences
+        from each split's seed: a check of the validation split alone let a constant test split through, a review,
+        2026-11-29), so call it after the memory budget was checked (a length of 200,000 allocates a 320 GB kernel
+        matrix)."""
         if task.kind != "regression":
             return
         import torch
 
         for length in dict.fromkeys((task.length, *self.eval_lengths)):
-            batch = task.sample(min(self.train.eval_size, 256), length,
-                                torch.Generator().manual_seed(self.train.split_seed("val")), "val")
-            y = batch.y[batch.mask]
-            if y.numel() and bool((y == y.reshape(-1, *y.shape[1:])[0]).all()):
-                value = y.reshape(-1)[0].item()
-                raise ExpressivityError(
-                    f"task {task.name!r} has the same target {value:g} at every scored position at length {length}, "
-                    "so its R^2 (1 - SSE/SST) is undefined there (SST = 0); train or evaluate at lengths where the "
-                    "target varies" + ("" if length == task.length else " (drop it from the evaluation lengths)"))
+            for split, name in (("val", "validation"), ("test", "test")):
+                batch = task.sample(self.train.eval_size, length,
+                                    torch.Generator().manual_seed(self.train.split_seed(split)), split)
+                y = batch.y[batch.mask]
+                if y.numel() and bool((y == y.reshape(-1, *y.shape[1:])[0]).all()):
+                    value = y.reshape(-1)[0].item()
+                    raise ExpressivityError(
+                        f"task {task.name!r} has the same target {value:g} at every scored position of its {name} "
+                        f"batch ({self.train.eval_size} sequences) at length {length}, so its R^2 (1 - SSE/SST) is "
+                        "undefined there (SST = 0); train or evaluate at lengths where the target varies"
+                        + ("" if length == task.length else " (drop it from the evaluation lengths)")
+                        + " or give a larger eval_size")
 
     @classmethod
     def for_task(cls, name: str, task_args: dict | None = None, model: dict | None = None,
