@@ -411,3 +411,24 @@ def test_a_hardmax_construction_exported_with_softmax_runs_and_shows_in_float64(
     assert code == 0 and json.loads(out)["dtype"] == "float64" and json.loads(out)["within_claim"] is False, err
     code, _, err = run("show", tmp_path / "tl", "--input", "0,1,2,3", "--allow-outside", "--out", tmp_path / "p.html")
     assert code == 0 and (tmp_path / "p.html").exists(), err
+
+
+def test_an_export_of_an_export_written_before_trained_was_recorded_claims_nothing(tmp_path):
+    """A review (2026-11-29): a trained run exported twice by the previous version (no "trained" in its
+    expressivity.json, its source another export) still read "within_claim: true"; whether such a folder holds a
+    trained model is not recorded, so it claims nothing and says to export it again from its origin."""
+    from expressivity.export.folders import load_saved
+    from expressivity.manifest import with_own_digest
+    from expressivity.records import jsonable
+
+    code, _, err = run("circuit", "reverse", "--length", "4", "--out", tmp_path / "c")
+    assert code == 0, err
+    for source, target in (("c", "tl"), ("tl", "tl2")):
+        code, _, err = run("export", tmp_path / source, "--to", "transformer-lens", "--out", tmp_path / target)
+        assert code == 0, err
+    assert load_saved(tmp_path / "tl2").network.no_claim is None   # written now: it records "trained": false
+    path = tmp_path / "tl2" / "expressivity.json"
+    old = {k: v for k, v in json.loads(path.read_text()).items() if k != "trained"}
+    path.write_text(json.dumps(with_own_digest(jsonable(old), "expressivity.json")))
+    assert "exported by an earlier version from another export" in load_saved(tmp_path / "tl2").network.no_claim
+    assert load_saved(tmp_path / "tl").network.no_claim is None      # a first export names its construction

@@ -548,6 +548,13 @@ def _transformer_lens(path: Path, listed: bool = False) -> Saved:
                     "network again",)
     net = _one_value_per_token(net)   # load_transformer_lens applied the claim expressivity.json records
     source = desc.get("source")
+    if "trained" not in desc and isinstance(source, dict) and source.get("kind") in ("transformer-lens", "network") \
+            and net.no_claim is None:
+        # written before exports recorded "trained" (2026-11-29), from another export: whether it holds a trained
+        # model's weights is not recorded, and such a chain of a trained run read "within_claim: true" (a review)
+        net = replace(net, metadata={**net.metadata, "no_claim": (
+            "exported by an earlier version from another export, it does not record whether it holds a trained "
+            "model's weights; export it again from the construction or run it came from")})
     if desc.get("trained") is True or isinstance(source, dict) and source.get("kind") == "trained run":
         # a trained model's weights carry no proven claim, exported or not (its export answered "within_claim: true"
         # where the run itself answered null: a review, 2026-11-29)

@@ -485,7 +485,8 @@ WEIGHTS_CHANGED = ("its weights differ from those its claim was made for (a copy
 # claimed_weights of a network that claims nothing (metadata no_claim), which dataclasses.replace copies
 CLAIMS_NOTHING = "claims nothing"
 COPIED_NO_CLAIM = ("it is a copy (dataclasses.replace) of a network that claims nothing, its no_claim dropped; build the "
-                   "network again, or give claimed_weights=None to make a claim for it yourself")
+                   "network again, or make a claim for it yourself: replace(original, metadata=<without no_claim>, "
+                   "claimed_weights=None) in one call")
 _NOT_WEIGHTS = {"name", "labels", "input_labels", "output_labels", "metadata", "valid_lengths", "input_domain",
                 "claimed_weights"}
 

@@ -177,8 +177,8 @@ class OffRamps:
     def describe(self, domain=None) -> str:
         offset = " + token index" if self.positional else ""
         return (f"off the softened quantizer's ramps: no {', '.join(self.dims)}{offset} within {self.left:.3g} below "
-                f"a breakpoint k/{self.N}" + (f" or {'on or ' if self.N & (self.N - 1) else ''}{self.right:.3g} above one"
-                                              if self.right else ""))
+                f"a breakpoint k/{self.N}" + ((f" or on one or within {self.right:.3g} above it" if self.N & (self.N - 1)
+                                               else f" or {self.right:.3g} above one") if self.right else ""))
 
     def _distances(self, X3: np.ndarray, labels: tuple[str, ...]):
         """Per entry ``(below, above)``: exact distances to the breakpoints just below and above it."""
