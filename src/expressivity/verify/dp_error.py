@@ -135,8 +135,9 @@ def dp_stratified(parts: list[tuple[str, float, np.ndarray, np.ndarray]], p: flo
     Why: a set of measure 10^-7 where the outputs differ by 10^5 carries ``d_2 ~ 30`` and uniform samples almost
     never land on it (Yun's softened quantizer ramps: a reported 0.175 [0.160, 0.190] where d_2 was about 267, an
     audit, 2026-11-29). Sampling the small set apart, with its measure known exactly, counts it. As in
-    :func:`dp_between`, differences are divided by the largest before the power; a stratum whose mean rests on fewer
-    than :data:`MIN_EFFECTIVE_SAMPLES` effective samples gives no interval."""
+    :func:`dp_between`, differences are divided by the largest before the power; a stratum carrying 1% or more of
+    the estimate or of its variance whose mean rests on fewer than :data:`MIN_EFFECTIVE_SAMPLES` effective samples
+    gives no interval. The measures must be finite, >= 0 and sum to 1; a stratum of measure 0 is left out."""
     weights = [w for _, w, _, _ in parts]
     if not all(isinstance(w, (int, float)) and math.isfinite(w) and w >= 0 for w in weights) \
             or abs(sum(weights) - 1) > 1e-9:

@@ -53,10 +53,11 @@ def dp_decomposition(build, soft_network=None, p: float = 2.0, samples: int = 20
                      ramps: tuple[float, float] | None = None) -> DpDecomposition:
     """Estimate every term on the same samples of ``[0,1]^{n x d}``: uniform ones, or, with the softened
     network's ``ramps`` (``(left, drift)``, :func:`~expressivity.constructions.yun.soften.quantizer_ramps`),
-    ``samples`` drawn off the quantizer ramps, ``samples // 2`` on them and ``samples // 4`` within float64's drift of
-    them (each at least :data:`MIN_STRATUM`), each stratum weighted by its exact measure (:func:`ramp_strata`). On the ramps ``g`` is not the verified network
-    and reaches the contextual values (10^5 at delta 1/16); their measure is about 10^-7, so uniform samples
-    never met them and d_2(f, g) read 0.175 where it was about 267 (an audit, 2026-11-29).
+    ``samples`` drawn off the quantizer ramps, ``samples // 2`` on them and ``samples // 4`` within float64's
+    drift of them (each at least :data:`MIN_STRATUM`), each stratum weighted by its exact measure
+    (:func:`ramp_strata`). On the ramps ``g`` is not the verified network and reaches the contextual values
+    (10^5 at delta 1/16); their measure is about 10^-7, so uniform samples never met them and d_2(f, g) read
+    0.175 where it was about 264 (an audit, 2026-11-29).
 
     ``lam`` (the softmax inverse temperature used) only goes into the overflow message. ``X``, ``gbar`` and ``g``
     of the result are the samples off the ramps (the agreement check's)."""
@@ -185,7 +186,7 @@ def ramp_strata(params, left: float, drift: float, samples: int, rng: np.random.
 
     strata = [(OFF_RAMPS, float(1 - near_share), off_ramps((samples, n, d)))]
     if near_share > 0:
-        strata.append(("on a quantizer ramp", float(near_share * eps / (left + drift)),
+        strata.append((RAMP, float(near_share * eps / (left + drift)),
                        first_near(ramps, max(samples // 2, MIN_STRATUM))))
     if near_share > 0 and drift > 0:
         strata.append(("within float64's drift of a quantizer ramp", float(near_share * 2 * drift / (left + drift)),
