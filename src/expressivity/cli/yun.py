@@ -358,6 +358,7 @@ def demo_section(out_dir: Path) -> dict:
 
     from expressivity.cli.tables import print_table
     from expressivity.constructions.yun.build import BuildConfig, build_and_check
+    from expressivity.constructions.yun.checks.dp import OFF_RAMPS, stratum
     from expressivity.constructions.yun.constants import YunParams
     from expressivity.figures.yun import contextual_values, dp_vs_delta
     from expressivity.targets import get_target
@@ -384,7 +385,7 @@ def demo_section(out_dir: Path) -> dict:
         total, grid = rep.error("d_p(f, g)"), rep.check("Lemma 4.2 P1-P4 on the extended grid")
         row = {**{k: rep.constants[k] for k in ("target", "n", "d", "delta", "lambda", "epsilon")},
                "construction": rep.construction, "dp_error": total.value, "dp_ci": None if total.ci95 is None else list(total.ci95),
-               "dp_error_off_ramps": _off_ramps(total),
+               "dp_error_off_ramps": (stratum(total, OFF_RAMPS) or {}).get("dp"),
                "params": rep.size.parameters, "ratio_to_lower_bound": rep.size.ratio,
                "layers": rep.size.extra["layers_by_stage"], "grid_points": grid.points, "arithmetic": grid.arithmetic,
                "ok": rep.ok, "failed_checks": rep.failures()}
@@ -398,14 +399,6 @@ def demo_section(out_dir: Path) -> dict:
     print_table(console, table)
     return {"theorem2": rows[:-1], "theorem3": rows[-1], "figures": [str(f) for f in figs],
             "ok": all(r["ok"] for r in rows)}
-
-
-def _off_ramps(error) -> float | None:
-    """``error``'s d_p restricted to inputs off the quantizer ramps (its stratum; ``None`` without one)."""
-    for stratum in error.strata or ():
-        if stratum["name"] == "off the quantizer ramps":
-            return stratum["dp"]
-    return None
 
 
 __all__ = ["yun", "demo_section", "parse_delta", "parse_input", "ExpressivityError"]

@@ -24,7 +24,9 @@ def dp_vs_delta(reports: list, path: Path) -> Path:
     ax.errorbar(deltas, err, yerr=[np.maximum(err - lo, 0), np.maximum(hi - err, 0)], marker="o", label="d_p(f, g) over the cube (stratified MC, 95% CI)")
     # restricted to inputs off the quantizer ramps, where g is the verified network: the approximation itself; over the
     # whole cube the ramps (measure ~1e-6, g up to the contextual values there) dominate from delta 1/8 (2026-11-29)
-    off = [_stratum(r.error("d_p(f, g)"), "off the quantizer ramps") for r in reports]
+    from expressivity.constructions.yun.checks.dp import OFF_RAMPS, stratum
+
+    off = [(stratum(r.error("d_p(f, g)"), OFF_RAMPS) or {}).get("dp") for r in reports]
     if all(v is not None for v in off):
         ax.plot(deltas, off, marker="s", ls="-", label="d_p(f, g) off the quantizer ramps")
     for lab in ("d_p(f, f_bar)", "d_p(f_bar, g_bar)"):
@@ -44,14 +46,6 @@ def dp_vs_delta(reports: list, path: Path) -> Path:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
-
-
-def _stratum(error, name: str) -> float | None:
-    """The d_p of a stratified error estimate restricted to stratum ``name`` (``None`` without strata)."""
-    for stratum in error.strata or ():
-        if stratum["name"] == name:
-            return stratum["dp"]
-    return None
 
 
 def contextual_values(build, path: Path) -> Path:

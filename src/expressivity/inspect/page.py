@@ -467,7 +467,7 @@ def page_and_claim(saved: Saved, X: np.ndarray, input_text: str | None = None, a
     report = saved.report
     source = _source_line(saved)
     given = f"<code>{_e(input_text)}</code>" if input_text else "an example input (give your own with --input)"
-    from expressivity.inspect.run import default_dtype, trained
+    from expressivity.inspect.run import default_dtype
 
     arithmetic = ("in exact rational arithmetic (the claim holds in it), drawn as floats"
                   if default_dtype(net) == "exact" else "in NumPy float64 (the reference pass)")
@@ -483,7 +483,7 @@ def page_and_claim(saved: Saved, X: np.ndarray, input_text: str | None = None, a
 <h2>Layers: what each head and MLP reads and writes</h2>{_layers_section(net)}
 <h2>Input and output</h2><p>Input: {given}, {n} tokens, evaluated {arithmetic}.</p>
 <p id="input-domain">Input domain ({'what the model was trained on; a trained model carries no proven claim'
-                                     if trained(net) else 'what the claim covers'}): {_e(domain_text(net))}</p>
+                                     if net.trained else 'what the claim covers'}): {_e(domain_text(net))}</p>
 {_answers_section(net, X, out[0])}{_value_table(X, net.input_labels, tokens)}{_value_table(out[0], outs, tokens)}
 <h2>Attention patterns</h2><p class="muted">Rows are queries, columns keys; darker is more weight.</p>
 {''.join(attn_html) or '<p class="muted">This network has no attention layers.</p>'}

@@ -326,11 +326,6 @@ def outside_claim(net: Network, X: np.ndarray, dtype: str | None = None) -> str 
     return f"outside the construction's claim: {reason}; the output is not covered by any check"
 
 
-def trained(net: Network) -> bool:
-    """Whether ``net`` holds a trained model's weights (:attr:`Network.trained`)."""
-    return net.trained
-
-
 def claim_status(net: Network, note: str | None) -> bool | None:
     """``within_claim`` of an answer whose outside-claim note is ``note``: ``False`` with a note, ``True`` inside a
     recorded claim, ``None`` where there is none to be inside: no input domain recorded, or a trained model (a
@@ -339,13 +334,13 @@ def claim_status(net: Network, note: str | None) -> bool | None:
     audits, 2026-11-29)."""
     if note is not None:
         return False
-    return None if net.input_domain is None or trained(net) else True
+    return None if net.input_domain is None or net.trained else True
 
 
 def no_claim_text(net: Network) -> str:
     """What ``within_claim: null`` stands for (:func:`claim_status`)."""
     return ("none: a trained model carries no proven claim (nor does any network passed through expressivity.nn; its "
-            "input domain, where recorded, is what it takes, not where a proof holds)" if trained(net)
+            "input domain, where recorded, is what it takes, not where a proof holds)" if net.trained
             else "none recorded: the network records no input domain, so no value is checked against a claim")
 
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from expressivity.constructions.report import Check, ConstructionReport, ErrorEstimate, Size
-from expressivity.constructions.yun.checks.dp import RAMP, dp_decomposition, softened_agreement, softened_on_grid
+from expressivity.constructions.yun.checks.dp import (RAMP, dp_decomposition, softened_agreement, softened_on_grid,
+                                                      stratum)
 from expressivity.constructions.yun.checks.value import verify_value
 from expressivity.constructions.yun.compile import YunBuild, compile_modified
 from expressivity.constructions.yun.constants import YunParams
@@ -188,14 +189,11 @@ def _wide_ramps_note(margins: dict) -> str:
 
 
 def ramps_share(estimate) -> dict | None:
-    """The ramp-proper stratum of a stratified ``d_p`` estimate (``name``, ``measure``, ``samples``, ``dp``,
-    ``share`` of ``d_p^p``), or ``None`` where the estimate has none. Not the drift band beside it: g is mostly
-    right there, and adding its measure named 0.35 of the cube "where g is not the verified network" at the
-    narrowest --epsilon, of which 0.349 carried 0.3% of the error (a review, 2026-11-29)."""
-    for stratum in getattr(estimate, "strata", None) or ():
-        if stratum["name"] == RAMP:
-            return stratum
-    return None
+    """The ramp-proper stratum of a stratified ``d_p`` estimate (:func:`~.checks.dp.stratum`), ``None`` without.
+    Not the drift band beside it: g is mostly right there, and adding its measure named 0.35 of the cube "where g
+    is not the verified network" at the narrowest --epsilon, of which 0.349 carried 0.3% of the error (a review,
+    2026-11-29)."""
+    return stratum(estimate, RAMP)
 
 
 def ramps_share_note(total, epsilon: float, narrowest: float | None) -> str:

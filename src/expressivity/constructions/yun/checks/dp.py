@@ -127,6 +127,12 @@ RAMP = "on a quantizer ramp"            # the ramp proper, where g is between tw
 MIN_STRATUM = 60   # samples of a stratum near the ramps at least: twice the effective samples an interval needs
 
 
+def stratum(error, name: str) -> dict | None:
+    """The stratum ``name`` (:data:`OFF_RAMPS`, :data:`RAMP`, ...) of a stratified ``d_p`` estimate
+    (``DpEstimate`` or ``ErrorEstimate``: ``name``, ``measure``, ``samples``, ``dp``, ``share``), ``None`` without."""
+    return next((s for s in getattr(error, "strata", None) or () if s["name"] == name), None)
+
+
 def ramp_strata(params, left: float, drift: float, samples: int, rng: np.random.Generator):
     """``[(name, measure, X), ...]``: ``samples`` inputs drawn uniformly off the quantizer ramps, ``max(samples //
     2, 60)`` from the inputs whose first entry near a ramp lies on the ramp proper, and ``max(samples // 4, 60)``
