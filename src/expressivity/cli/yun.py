@@ -244,11 +244,16 @@ def verify(n, d, delta, positional, shift, as_json, constants, budget):
 @click.option("--lambda", "lam", type=float, default=None, help="softmax inverse temperature (default: from margins)")
 @click.option("--epsilon", type=float, default=None, help="quantizer ReLU ramp width, rounded down to a power of two (default: from margins)")
 @click.option("--budget", type=click.IntRange(min=1), default=2_000_000, show_default=True, help="max parameters")
+@click.option("--clamp/--no-clamp", default=True, show_default=True,
+              help="end with d layers clamping each output to [min(0, f), max(0, f)] over the cube centres (the "
+                   "identity on the grid; not in the paper): without it the quantizer ramps carry most of d_p(f, g) in "
+                   "float64 from delta 1/8 on (docs/yun.md)")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="folder for the networks (safetensors + JSON), figures, run.json and manifest.json; written whole or not "
                    "at all")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object on stdout")
-def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, lam, epsilon, budget, out_dir, as_json):
+def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, lam, epsilon, budget, clamp, out_dir,
+          as_json):
     """Compile a target, verify it exactly, soften it, check the softened network and estimate its d_p error.
 
     Exits 1 when a check fails (the report says which), 2 on bad input."""
@@ -270,11 +275,12 @@ def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, l
     if out_dir is not None:
         check_output_dir(out_dir, "yun build", replaces=True)
     target = get_target(target_spec)
-    config = BuildConfig(p=p_norm, samples=samples, seed=seed, budget=budget, soften=SoftenConfig(lam=lam, epsilon=epsilon))
+    config = BuildConfig(p=p_norm, samples=samples, seed=seed, budget=budget, soften=SoftenConfig(lam=lam, epsilon=epsilon),
+                         clamp=clamp)
     params = [_params(n, d, N, positional, shift) for N in Ns]
     for prm in params:  # refuse every delta before building any
         prm.require_distinct_cubes()
-        check_budget(prm, budget)
+        check_budget(prm, budget, clamp=clamp)
         _check_grid_memory(prm)   # building includes the exhaustive lemma check
         float64_limit(resolve_params(prm))
         check_epsilon(prm, epsilon)
@@ -286,7 +292,7 @@ def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, l
             _print_build(prm.N, p_norm, results[-1].report)
     cfg = {"target": target_spec, "n": n, "d": d, "deltas": [f"1/{N}" for N in Ns], "positional": positional,
            "shift": shift, "p": p_norm, "samples": samples, "lambda": lam, "epsilon": epsilon, "budget": budget,
-           "out": None if out_dir is None else str(out_dir)}
+           "clamp": clamp, "out": None if out_dir is None else str(out_dir)}
     if target.source is not None:   # a module:function target: which code it ran (an audit, 2026-11-28)
         cfg |= {"target_source": target.source, "target_sha256": target.source_sha256}
     run = run_record("yun build", cfg, seed)
@@ -317,7 +323,8 @@ def _print_build(N: int, p_norm: float, report) -> None:
     ramps = ramps_share(total)
     if ramps is not None and ramps["share"] >= 0.5:   # the number is the ramps', not the approximation's (the notes)
         interval += (f"; {ramps['share']:.0%} of it from the quantizer ramps proper, measure {ramps['measure']:.2g}, "
-                     "where g is not the verified network")
+                     "where g is not the verified network" + ("" if report.margins.get("output_clamp") is not None else
+                                                             " (built with --no-clamp)"))
     console.print(f"delta=1/{N}: d_{p_norm:g}(f, g) {total.value:.4g} ({interval}), "
                   f"{size.parameters:,} params = {size.ratio:.3g} x lower bound, layers {size.extra['layers_by_stage']}; "
                   f"{checks}", soft_wrap=True)
@@ -374,8 +381,8 @@ def demo_section(out_dir: Path) -> dict:
     table = Table(title="Yun et al. 2020 compiler: exact checks and d_2 error of the softmax/ReLU network",
                   caption="thm: Theorem 2 (equivariant) or 3 (positional); grid: points of the exact P1-P4 check; "
                           "d₂: over the cube (stratified Monte Carlo); off ramps: restricted to inputs off the "
-                          "softened quantizer's ramps, where g is the verified network (on them float64 g reaches "
-                          "the contextual values: see docs/yun.md); params/bound: parameters of the softened network "
+                          "softened quantizer's ramps, where g is the verified network (on them the output clamp "
+                          "bounds g: see docs/yun.md); params/bound: parameters of the softened network "
                           "over the paper's counting lower bound")
     for col in ("thm", "target", "n,d,δ", "grid", "checks", "d₂ [95% CI]", "off ramps", "params/bound"):
         table.add_column(col, justify="right")

@@ -23,7 +23,8 @@ def dp_vs_delta(reports: list, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(5, 4))
     ax.errorbar(deltas, err, yerr=[np.maximum(err - lo, 0), np.maximum(hi - err, 0)], marker="o", label="d_p(f, g) over the cube (stratified MC, 95% CI)")
     # restricted to inputs off the quantizer ramps, where g is the verified network: the approximation itself; over the
-    # whole cube the ramps (measure ~1e-6, g up to the contextual values there) dominate from delta 1/8 (2026-11-29)
+    # whole cube the ramps (measure ~1e-6, g up to the contextual values there) dominate from delta 1/8 in the paper's
+    # network (--no-clamp, 2026-11-29); with the output clamp the two curves meet
     from expressivity.constructions.yun.checks.dp import OFF_RAMPS, stratum
 
     off = [(stratum(r.error("d_p(f, g)"), OFF_RAMPS) or {}).get("dp") for r in reports]

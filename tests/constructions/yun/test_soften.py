@@ -84,7 +84,8 @@ def test_the_build_s_grid_point_check_fails_where_the_ramp_is_not_a_power_of_two
     monkeypatch.setattr(soften, "dyadic_floor", lambda x: x)
     result = build_and_check(get_target("smooth-rank"), YunParams(2, 1, 16), BuildConfig(samples=200))
     check = result.report.check("softened g equals the verified g_bar on grid-point inputs (entries k/N)")
-    assert check.failures > 0 and check.details["max_deviation"] > 1 and not result.report.ok
+    # 0.5 of a target in [0, 0.75]: the output clamp bounds the miss by the target's range (above 1 before it)
+    assert check.failures > 0 and check.details["max_deviation"] > 0.25 and not result.report.ok
 
 
 def test_the_quantizer_ramp_is_a_power_of_two_at_most_the_width_asked_for():

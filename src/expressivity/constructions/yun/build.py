@@ -39,13 +39,16 @@ MIN_SAMPLES = 100
 @dataclass(frozen=True)
 class BuildConfig:
     """How to build and check: ``p`` of the ``d_p`` error, Monte-Carlo ``samples`` and ``seed``,
-    the parameter ``budget`` (of the softened network, the one reported), softening overrides."""
+    the parameter ``budget`` (of the softened network, the one reported), softening overrides, and ``clamp``: end
+    the network with the output clamp (:mod:`~.value`, step 5; not in the paper, the identity on the grid), without
+    which the quantizer ramps carry most of ``d_p(f, g)`` in float64 from delta 1/8 on."""
 
     p: float = 2.0
     samples: int = 2000
     seed: int = 0
     budget: int = DEFAULT_BUDGET
     soften: SoftenConfig = field(default_factory=SoftenConfig)
+    clamp: bool = True
 
     def __post_init__(self) -> None:
         # the same limits as `yun build --p/--samples/--seed/--budget`
@@ -58,6 +61,7 @@ class BuildConfig:
         require_int(self.seed, "seed", 0)
         require_int(self.budget, "budget", 1)
         require_type(self.soften, SoftenConfig, "soften")
+        require_type(self.clamp, bool, "clamp")
 
 
 @dataclass(frozen=True)
@@ -70,14 +74,15 @@ class YunResult:
 
 
 def build_yun(target: str | Target, n: int, d: int, delta, *, positional: bool = False, p: float = 2.0,
-              samples: int = 2000, seed: int = 0, budget: int = DEFAULT_BUDGET) -> YunResult:
+              samples: int = 2000, seed: int = 0, budget: int = DEFAULT_BUDGET, clamp: bool = True) -> YunResult:
     """The Python form of ``expressivity yun build``: one δ, every check, the softened network.
 
     ``target`` is a name from :func:`expressivity.targets.list_targets` (``"smooth-rank"``), a
     ``"module:function"`` or a :class:`Target`; ``n`` tokens of dimension ``d``; ``delta`` is
     ``"1/K"``, ``Fraction(1, K)`` or the integer ``K``. Returns the :class:`YunResult`:
     ``result.softened`` (the softmax/ReLU network), ``result.build.network`` (the verified
-    hardmax/piecewise one) and ``result.report``.
+    hardmax/piecewise one) and ``result.report``. ``clamp=False`` builds the paper's network without the
+    output clamp (:class:`BuildConfig`).
     """
     from fractions import Fraction
 
@@ -98,7 +103,7 @@ def build_yun(target: str | Target, n: int, d: int, delta, *, positional: bool =
             raise ExpressivityError(f"delta must be 1/K with an integer K >= 2, got {delta}")
         delta = delta.denominator
     N = require_int(delta, "delta's K (delta = 1/K)", lo=2)
-    config = BuildConfig(p=p, samples=samples, seed=seed, budget=budget)
+    config = BuildConfig(p=p, samples=samples, seed=seed, budget=budget, clamp=clamp)
     return build_and_check(target, YunParams(n, d, N, positional=positional), config)
 
 
@@ -110,10 +115,10 @@ def build_and_check(target: Target, params: YunParams, config: BuildConfig = Bui
     t0 = time.perf_counter()
     # the size first: n = 10^9 spent minutes and gigabytes on the float64 limit's exact powers (an audit, 2026-11-28)
     params.require_distinct_cubes()
-    check_budget(params, config.budget)
+    check_budget(params, config.budget, clamp=config.clamp)
     params = resolve_params(params)
     float64_limit(params)  # refuse before the (possibly long) exact build
-    build = compile_modified(target, params, budget=config.budget, progress=progress)
+    build = compile_modified(target, params, budget=config.budget, progress=progress, clamp=config.clamp)
     p = build.params
     value = verify_value(build)
     margin = (p.t_l - p.delta / 2) - build.sigma * build.max_uA
@@ -155,16 +160,18 @@ def build_and_check(target: Target, params: YunParams, config: BuildConfig = Bui
                      parameters_modified=build.network.parameter_count(),
                      layers_by_stage=build.network.metadata["stages"]),
         checks=checks, errors=errors,
-        margins={**srep.margins, "agreement_bound": bound, "target_largest": largest},
+        margins={**srep.margins, "agreement_bound": bound, "target_largest": largest,
+                 "output_clamp": _clamp_bounds(build)},
         constants={"target": target.name, "n": p.n, "d": p.d, "delta": p.delta, "positional": p.positional,
                    "shift": p.shift if p.positional else None, "c": p.c, "s": p.s, "t_l": p.t_l, "t_r": p.t_r,
                    "out_value": p.out_value, "M": build.network.metadata["M"], "sigma": build.sigma,
-                   "lambda": srep.lam, "epsilon": srep.epsilon, "epsilon_post": srep.epsilon_post,
+                   "lambda": srep.lam, "epsilon": srep.epsilon, "epsilon_post": srep.epsilon_post, "clamp": config.clamp,
                    "p": config.p, "samples": config.samples, "seed": config.seed,
                    "seconds": round(time.perf_counter() - t0, 3)},
         notes="d_p terms by Monte Carlo on the same samples, stratified off and on the quantizer ramps (each "
               "stratum weighted by its exact measure); every exact check in the arithmetic it names"
-              + _wide_ramps_note(srep.margins) + ramps_share_note(dp.total, srep.epsilon, smallest_epsilon(p))
+              + _wide_ramps_note(srep.margins, _clamp_bounds(build))
+              + ramps_share_note(dp.total, srep.epsilon, smallest_epsilon(p), config.clamp)
               + vacuous_agreement_note(bound, largest))
     return YunResult(build, soft, report)
 
@@ -175,17 +182,25 @@ def wide_ramps(margins: dict) -> bool:
     return margins["quantizer_ramp_measure_bound"] > margins["quantizer_ramp_measure_automatic"]
 
 
-def _wide_ramps_note(margins: dict) -> str:
-    """On the quantizer ramps g is not the verified g_bar and no bound holds there: with every check passed,
-    --epsilon 1e-3 at delta 1/4 gave d_2(f, g) 28.9 against 0.33 by default, for a target in [0, 1] (an audit,
-    2026-11-28). Where a chosen epsilon's ramps cover more of the cube than the automatic width's, the report says so."""
+def _clamp_bounds(build) -> list[float] | None:
+    """The output clamp's ``[lo, hi]`` (floats, for the report), ``None`` for the paper's network without it."""
+    bounds = build.network.metadata.get("clamp")
+    return None if bounds is None else [float(b) for b in bounds]
+
+
+def _wide_ramps_note(margins: dict, clamp: list[float] | None = None) -> str:
+    """On the quantizer ramps g is not the verified g_bar and no bound holds there but the output clamp's: with every
+    check passed, --epsilon 1e-3 at delta 1/4 gave d_2(f, g) 28.9 against 0.33 by default, for a target in [0, 1]
+    (an audit, 2026-11-28; before the clamp). Where a chosen epsilon's ramps cover more of the cube than the automatic
+    width's, the report says so."""
     if not wide_ramps(margins):
         return ""
+    bounded = ("only the output clamp bounds it, to [{:.3g}, {:.3g}]".format(*clamp) if clamp is not None else
+               "nothing bounds it (built without the output clamp)")
     return (f"; the quantizer ramps and float64's drift around them cover up to "
             f"{min(margins['quantizer_ramp_measure_bound'], 1.0):.3g} of the input cube at the chosen epsilon "
             f"({margins['quantizer_ramp_measure_automatic']:.3g} at the automatic width): there g is not the verified "
-            "g_bar, nothing bounds it, and the agreement checks leave those inputs out; d_p(g_bar, g) measures their "
-            "cost")
+            f"g_bar, {bounded}, and the agreement checks leave those inputs out; d_p(g_bar, g) measures their cost")
 
 
 def ramps_share(estimate) -> dict | None:
@@ -196,7 +211,7 @@ def ramps_share(estimate) -> dict | None:
     return stratum(estimate, RAMP)
 
 
-def ramps_share_note(total, epsilon: float, narrowest: float | None) -> str:
+def ramps_share_note(total, epsilon: float, narrowest: float | None, clamp: bool = True) -> str:
     """Where the quantizer ramps proper carry most of ``d_p(f, g)^p``: on them g is not the verified g_bar and
     reaches the contextual values (10^5 at delta 1/16), so d_2(f, g) is theirs, not the construction's
     approximation (an audit, 2026-11-29). A narrower epsilon shrinks them and widens float64's drift band, where
@@ -207,6 +222,8 @@ def ramps_share_note(total, epsilon: float, narrowest: float | None) -> str:
     trade = ("this is the narrowest epsilon float64 allows" if narrowest is not None and epsilon <= narrowest else
              "a narrower --epsilon shrinks them and widens float64's drift band beside them, where g is mostly right "
              "but the claim at an input is withheld")
+    if not clamp:   # the paper's network; the clamp bounds g there by the target's range (0.173 at delta 1/16)
+        trade += "; built without the output clamp, which bounds g there by the target's range (leave --no-clamp out)"
     return (f"; the quantizer ramps proper (measure {ramps['measure']:.3g}) carry {ramps['share']:.1%} of "
             f"d_p(f, g)^p: there g is not the verified g_bar (d_p restricted to them {ramps['dp']:.3g}), so this "
             f"d_p(f, g) measures them, not the approximation, whose error off them is the 'off the quantizer ramps' "

@@ -54,9 +54,10 @@ class YunBuild:
 
 
 def compile_modified(target: Target, p: YunParams, budget: int = DEFAULT_BUDGET, sigma: Fraction | None = None,
-                     progress=None) -> YunBuild:
-    """Target -> hardmax / piecewise-linear network realising ``f_bar`` on distinct-column cubes."""
-    size = check_budget(p, budget)
+                     progress=None, clamp: bool = True) -> YunBuild:
+    """Target -> hardmax / piecewise-linear network realising ``f_bar`` on distinct-column cubes; ``clamp`` ends it
+    with the output clamp (not in the paper, the identity on the grid; see :mod:`~.value`)."""
+    size = check_budget(p, budget, clamp=clamp)
     if not p.positional:
         require_equivariant(target, p.n, p.d)
     p = resolve_params(p)  # the paper-shift PE variant needs its enumerated bound before the quantizer
@@ -71,16 +72,16 @@ def compile_modified(target: Target, p: YunParams, budget: int = DEFAULT_BUDGET,
     chosen, top = choose_sigma(p, A, p.t_l)
     sigma = chosen if sigma is None else Fraction(sigma)
     if sigma != 1:   # the output rescale layer the budget could not count before the target was evaluated
-        size = check_budget(p, budget, rescale=True)
+        size = check_budget(p, budget, rescale=True, clamp=clamp)
     columns = _value_columns(p, configs, finals, A)
     M = Fraction(-((-lemmas.max_abs_entry.numerator) // lemmas.max_abs_entry.denominator))  # integer, keeps g_v integral
-    g_v = value_map(p, columns, M, p.t_l, p.t_r, sigma)
+    g_v = value_map(p, columns, M, p.t_l, p.t_r, sigma, clamp=clamp)
     net = g_q.then(g_c).then(g_v)
     # Lemmas 4.1-4.3 are checked for sequences of exactly n tokens (the grid is over n columns).
     net = Network(net.layers, net.labels, net.positional_encoding, name=f"yun[{target.name}] {p.describe()}",
                   valid_lengths=ValidLengths.of([p.n]), input_domain=modified_domain(p),
                   metadata={"params": p, "t_l": p.t_l, "t_r": p.t_r, "c": p.c, "s": p.s, "M": M,
-                            "sigma": sigma, "stages": {"quantize": len(g_q.layers), "contextual": len(g_c.layers),
+                            "sigma": sigma, "clamp": g_v.metadata["clamp"], "stages": {"quantize": len(g_q.layers), "contextual": len(g_c.layers),
                                                        "value": len(g_v.layers)}})
     return YunBuild(params=p, target=target, quantizer=g_q, contextual=g_c, value=g_v, network=net, lemmas=lemmas,
                     size=size, sigma=sigma, max_uA=top, rep_keys=keys, A_rep=A, rep_values=dict(lemmas.representatives),

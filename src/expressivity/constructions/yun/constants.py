@@ -190,11 +190,12 @@ class YunParams:
             return self.N ** (self.d * self.n)
         return comb(self.N ** self.d, self.n)
 
-    def layer_counts(self, rescale: bool = False) -> dict[str, int]:
-        """Layers per stage (spec §7): quantizer, contextual map, value map."""
+    def layer_counts(self, rescale: bool = False, clamp: bool = True) -> dict[str, int]:
+        """Layers per stage (spec §7): quantizer, contextual map, value map (with the output rescale where
+        ``rescale``, and the ``d`` output clamp layers where ``clamp``, see :mod:`~.value`)."""
         q = self.d * self.levels + self.d
         c = (self.n if self.positional else 1) * self.N ** self.d + 1  # len(window_centers) + 1, not built
-        v = 1 + self.d + self.n * self.classes + (1 if rescale else 0)
+        v = 1 + self.d + self.n * self.classes + (1 if rescale else 0) + (self.d if clamp else 0)
         return {"quantize": q, "contextual": c, "value": v, "total": q + c + v}
 
     def describe(self) -> str:

@@ -45,15 +45,15 @@ def _relu_layer(units: int, d: int) -> int:
     return units * (2 * d + 1) + d
 
 
-def estimate(p: YunParams, rescale: bool = False) -> SizeEstimate:
+def estimate(p: YunParams, rescale: bool = False, clamp: bool = True) -> SizeEstimate:
     """Layer and parameter counts of the modified network and of its softened form, without building.
 
     Softening turns every breakpoint of a width-1 piecewise-linear unit into two ReLU units:
-    quantizer, kill and window layers have two breakpoints (4 units), zeroing layers one (2),
-    the rescale layer ``d`` units of one breakpoint (``2d``). ``ratio`` is the softened count
+    quantizer, kill, window and output clamp layers have two breakpoints (4 units), zeroing layers
+    one (2), the rescale layer ``d`` units of one breakpoint (``2d``). ``ratio`` is the softened count
     (the network that runs and is reported) over the lower bound.
     """
-    layers = p.layer_counts(rescale)
+    layers = p.layer_counts(rescale, clamp)
     d = p.d
     ff1 = 3 * d + 1
     head = 4 * d + 1
@@ -61,9 +61,10 @@ def estimate(p: YunParams, rescale: bool = False) -> SizeEstimate:
     attention = windows * 2 * head + head
     value_width_one = layers["value"] - (1 if rescale else 0)
     params = layers["quantize"] * ff1 + attention + value_width_one * ff1
-    hits = value_width_one - 1 - d
+    clamps = d if clamp else 0
+    hits = value_width_one - 1 - d - clamps
     softened = (layers["quantize"] * _relu_layer(4, d) + attention + _relu_layer(4, d) + d * _relu_layer(2, d)
-                + hits * _relu_layer(4, d))
+                + (hits + clamps) * _relu_layer(4, d))
     if rescale:
         params += 3 * d * d + d
         softened += _relu_layer(2 * d, d)
@@ -78,14 +79,14 @@ def estimate(p: YunParams, rescale: bool = False) -> SizeEstimate:
     return SizeEstimate(layers, params, lb, ratio, p.extended_grid_points, softened)
 
 
-def check_budget(p: YunParams, budget: int = DEFAULT_BUDGET, rescale: bool = False) -> SizeEstimate:
+def check_budget(p: YunParams, budget: int = DEFAULT_BUDGET, rescale: bool = False, clamp: bool = True) -> SizeEstimate:
     """Raise :class:`BudgetError` (estimate in the message) when the softened network, the one
     that runs and is reported, would exceed ``budget`` parameters. Before the target is evaluated
     the output rescale layer (needed only when the target's values are too large for the value
     map's window) is not known: the check counts it with ``rescale``, which the compiler passes once
     it has chosen one, so the budget counts the network the build reports."""
     _refuse_astronomical_grid(p, 20 * budget)
-    est = estimate(p, rescale=rescale)
+    est = estimate(p, rescale=rescale, clamp=clamp)
     if est.params_softened > budget:
         raise BudgetError(
             f"{p.describe()} needs {fmt_size(est.params_softened)} parameters (softened network"

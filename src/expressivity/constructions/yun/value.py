@@ -9,6 +9,13 @@
    left of its window (unmapped ids are smaller, mapped and zeroed columns sit below ``t_l``),
    which is where the softened ReLU units are all inactive, so float64 adds no rounding there.
 4. If ``sigma != 1`` one width-``d`` layer multiplies the output by ``1/sigma``.
+5. With ``clamp`` (the default), ``d`` width-1 layers clamp each output entry to ``[lo, hi]``, the
+   smallest interval holding 0 and every target value: the identity on every grid input (each output
+   is 0 or a target value), so the verified network is unchanged there. Not in the paper: off the
+   grid, on the softened quantizer's ramps, the hit units fire in part and leave residues of the
+   contextual values (5 10^5 at delta 1/16), which made d_2(f, g) over the cube 264 where the
+   approximation off the ramps is 0.17; the clamp bounds them by the target's range, and the network
+   stays in ``T^{2,1,4}`` (one unit of two breakpoints per layer, four ReLUs softened).
 
 ``sigma`` handles the hidden precondition (spec §4): a mapped column ``sigma*A`` must not sit
 in a later layer's window, which holds when ``max u . (sigma*A) < t_l - delta/2``.
@@ -49,14 +56,38 @@ def choose_sigma(p: YunParams, A: np.ndarray, t_l: Fraction) -> tuple[Fraction, 
     return sigma, top
 
 
+def clamp_range(columns) -> tuple[Fraction, Fraction]:
+    """``(lo, hi)``, exact: the smallest interval holding 0 and every entry of every target column ``A``
+    (as the value map stores them, ``Fraction(float(a))``), so clamping to it changes no grid output; ``[0, 1]``
+    for a target that is 0 on every cube centre (a clamp needs ``lo < hi``)."""
+    values = [Fraction(0)] + [Fraction(float(a)) for _, _, A in columns for a in A]
+    lo, hi = min(values), max(values)
+    return (lo, hi) if lo < hi else (lo, lo + 1)
+
+
+def clamp_layers(d: int, lo: Fraction, hi: Fraction) -> list[FeedForwardLayer]:
+    """One width-1 layer per output entry ``i``: ``x_i + phi(x_i)`` with ``phi = lo - t`` below ``lo``, 0 on
+    ``[lo, hi]``, ``hi - t`` above, that is ``clamp(x_i, lo, hi)``; no jump, so softening adds no ramp and the
+    middle piece passes with no ReLU unit active (no rounding)."""
+    pieces = PiecewiseLinear((lo, hi), (-1, 0, -1), (lo, 0, hi))
+    layers = []
+    for i in range(d):
+        e = [0] * d
+        e[i] = 1
+        layers.append(FeedForwardLayer(_col(e), np.array([0], dtype=object), _row(e), activation=pieces,
+                                       name=f"clamp x[{i}] to [{lo}, {hi}]"))
+    return layers
+
+
 def value_map(p: YunParams, columns: list[tuple[Fraction, tuple[Fraction, ...], tuple[float, ...]]],
-              M: Fraction, t_l: Fraction, t_r: Fraction, sigma: Fraction) -> Network:
+              M: Fraction, t_l: Fraction, t_r: Fraction, sigma: Fraction, clamp: bool = True) -> Network:
     """Build ``g_v``.
 
     Args:
         columns: per (class, token): ``(v, Z, A)`` with ``v`` the contextual value, ``Z`` the
             column after the contextual map (length ``d``), ``A`` the target column.
         M: bound on every entry after the contextual map over the extended grid.
+        clamp: end with the output clamp (step 5 of the module notes); ``False`` is the paper's value map.
     """
     d, u = p.d, p.u
     uu = _col(u)
@@ -84,5 +115,8 @@ def value_map(p: YunParams, columns: list[tuple[Fraction, tuple[Fraction, ...], 
         np.fill_diagonal(scale, 1 / sigma - 1)
         layers.append(FeedForwardLayer(ident, np.zeros(d, dtype=object), scale,
                                        activation=PiecewiseLinear((lo,), (0, 1), (0, 0)), name=f"rescale by {1 / sigma}"))
+    bounds = clamp_range(columns) if clamp else None
+    if bounds is not None:
+        layers += clamp_layers(d, *bounds)
     return Network(tuple(layers), labels(d), name="yun value map",
-                   metadata={"stage": "value", "M": M, "sigma": sigma})
+                   metadata={"stage": "value", "M": M, "sigma": sigma, "clamp": bounds})

@@ -64,9 +64,18 @@ def test_the_quantizer_ramps_are_counted_in_d_p_and_said_where_they_dominate(smo
         assert total.value ** 2 == pytest.approx(sum(s["measure"] * s["dp"] ** 2 for s in (off, on, drifted)))
         assert sum(s["share"] for s in (off, on, drifted)) == pytest.approx(1.0)
         assert (on["samples"], drifted["samples"]) == (off["samples"] // 2, off["samples"] // 4)
-    big = {s["name"]: s for s in r[16].error("d_p(f, g)").strata}
-    assert r[16].error("d_p(f, g)").value > 30 and big["on a quantizer ramp"]["share"] > 0.99
-    assert "carry" in r[16].notes and "of d_p(f, g)^p" in r[16].notes and "carry" not in r[2].notes
+    # with the output clamp (the default) the ramps' outputs are bounded by the target's range: d_2 is the approximation's
+    clamped = {s["name"]: s for s in r[16].error("d_p(f, g)").strata}
+    assert r[16].error("d_p(f, g)").value < 0.25 and clamped["on a quantizer ramp"]["share"] < 0.01
+    lo, hi = r[16].margins["output_clamp"]   # 0 and smooth-rank's largest value on the cube centres
+    assert lo == 0 and 0.7 < hi < 0.75 and "carry" not in r[16].notes
+    # the paper's network (no clamp): on the ramps g reaches the contextual values, and the report says so
+    paper = build_and_check(get_target("smooth-rank"), YunParams(2, 1, 16), BuildConfig(samples=3000, seed=1,
+                                                                                          clamp=False)).report
+    big = {s["name"]: s for s in paper.error("d_p(f, g)").strata}
+    assert paper.error("d_p(f, g)").value > 30 and big["on a quantizer ramp"]["share"] > 0.99
+    assert "carry" in paper.notes and "of d_p(f, g)^p" in paper.notes and "--no-clamp" in paper.notes
+    assert paper.margins["output_clamp"] is None and "carry" not in r[2].notes
 
 
 def rep_params(rep):
@@ -91,10 +100,11 @@ def test_param_ratio_bounded(smooth_rank_builds):
     assert ratios[-1] < 20
 
 
+@pytest.mark.parametrize("clamp", [True, False])
 @pytest.mark.parametrize("n,d,N,pos", [(2, 1, 4, False), (3, 2, 2, False), (2, 2, 2, True)])
-def test_size_estimate_matches_built_network(n, d, N, pos):
-    b = compile_modified(get_target("sort" if pos else "mean-shift"), YunParams(n, d, N, positional=pos))
-    est = estimate(b.params, rescale=b.sigma != 1)
+def test_size_estimate_matches_built_network(n, d, N, pos, clamp):
+    b = compile_modified(get_target("sort" if pos else "mean-shift"), YunParams(n, d, N, positional=pos), clamp=clamp)
+    est = estimate(b.params, rescale=b.sigma != 1, clamp=clamp)
     assert est.params == b.network.parameter_count()
     assert est.layers["total"] == len(b.network.layers)
     p = b.params

@@ -207,8 +207,33 @@ def test_value_window_on_zero_column_is_caught():
     act = PiecewiseLinear((-e, e), (0, 0, 0), (0, 1, 0))
     extra = FeedForwardLayer(np.array([[1]], dtype=object), np.array([0], dtype=object),
                              np.array([[1]], dtype=object), np.array([0], dtype=object), activation=act)
-    r = verify_value(_with_value_layers(b, (*b.value.layers, extra)))
+    clamps = b.params.d   # the output clamp ends the value map; the extra window goes before it
+    r = verify_value(_with_value_layers(b, (*b.value.layers[:-clamps], extra, *b.value.layers[-clamps:])))
     assert r.nonzero_other >= 1 and r.failures >= 1
+
+
+def _body(b):
+    """The window layers of ``b``'s value map: after kill and zeroing, before the output clamp (sigma = 1)."""
+    assert b.sigma == 1 and b.value.metadata["clamp"] is not None
+    return list(b.value.layers[1 + b.params.d: len(b.value.layers) - b.params.d])
+
+
+def test_value_checks_the_output_clamp_as_it_stands():
+    """The clamp is the identity on every grid output (0 or a target value): a clamp narrowed below the target's
+    largest value, or one that moves 0, is caught by the exact check."""
+    from expressivity.constructions.yun.checks.value import verify_value
+    from expressivity.constructions.yun.compile import compile_modified
+    from expressivity.constructions.yun.value import clamp_layers
+    b = _build()
+    lo, hi = b.value.metadata["clamp"]
+    assert verify_value(b).failures == 0 and lo == 0 and hi == max(Fraction(float(a)) for a in b.A_rep.flat)
+    layers = list(b.value.layers)
+    for narrowed in ((lo, hi - Fraction(1, 64)), (Fraction(1, 64), hi)):
+        layers[-1] = clamp_layers(1, *narrowed)[0]
+        assert verify_value(_with_value_layers(b, layers)).failures > 0, narrowed
+    paper = compile_modified(b.target, b.params, clamp=False)   # the paper's value map: no clamp layer
+    assert len(paper.value.layers) == len(b.value.layers) - 1 and paper.network.metadata["clamp"] is None
+    assert verify_value(paper).failures == 0
 
 
 def _sequential(p, layers, Z):
@@ -226,7 +251,7 @@ def test_value_run_windows_matches_the_layers_at_window_edges():
     from expressivity.constructions.yun.checks.value import _run_windows, _value_layers
     b = _build()
     p = b.params
-    body = list(b.value.layers[1 + p.d:])
+    body = _body(b)
     wins = _value_layers(p, body)
     starts = [w[0] for w in wins]
     for lo, hi, _, _ in wins:
@@ -239,7 +264,7 @@ def test_value_a_layer_fires_once_even_if_its_update_stays_in_its_window():
     from expressivity.constructions.yun.checks.value import _run_windows, _value_layers
     b = _build()
     p = b.params
-    body = list(b.value.layers[1 + p.d:])
+    body = _body(b)
     body[0] = dataclasses.replace(body[0], W_2=np.array([[Fraction(1, 16)]], dtype=object))  # window is 1/4 wide
     wins = _value_layers(p, body)
     starts = [w[0] for w in wins]

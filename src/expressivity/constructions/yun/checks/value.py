@@ -236,8 +236,10 @@ def verify_value(build, chunk: int = 1 << 16) -> ValueReport:
     id_layers = parse_rank_one(build.contextual, p)
     v_layers = list(build.value.layers)
     head = v_layers[: 1 + p.d]
-    rescale = v_layers[-1] if build.sigma != 1 else None
-    body = v_layers[1 + p.d: len(v_layers) - (1 if rescale is not None else 0)]
+    # after the windows: the output rescale (sigma != 1) and the output clamp, run exactly as they stand
+    tail_length = (1 if build.sigma != 1 else 0) + (p.d if build.value.metadata.get("clamp") is not None else 0)
+    tail = v_layers[len(v_layers) - tail_length:] if tail_length else []
+    body = v_layers[1 + p.d: len(v_layers) - tail_length]
     wins = _value_layers(p, body)
     starts = [w[0] for w in wins]
     entry_tables = [[as_int_array([c[i] for c in table.entries[j]])[0] for i in range(p.d)] for j in range(p.n)]
@@ -246,7 +248,7 @@ def verify_value(build, chunk: int = 1 << 16) -> ValueReport:
         rep_out[int(key)] = r
     mism = nonzero = good_total = other_total = 0
     arith = "int64"
-    zero_col = _finish(p, wins, starts, rescale, [Fraction(0)] * p.d)
+    zero_col = _finish(p, wins, starts, tail, [Fraction(0)] * p.d)
     if any(z != 0 for z in zero_col):
         nonzero += 1
     codes_base = p.N ** p.d
@@ -292,7 +294,7 @@ def verify_value(build, chunk: int = 1 << 16) -> ValueReport:
                 ck = tuple(int(z) for z in cols[row, j])
                 out = cache.get(ck)
                 if out is None:
-                    out = cache[ck] = _finish(p, wins, starts, rescale, [Fraction(z, scale) for z in ck])
+                    out = cache[ck] = _finish(p, wins, starts, tail, [Fraction(z, scale) for z in ck])
                 if any(o != Fraction(float(a)) for o, a in zip(out, A[rank])):
                     mism += 1
                     break
@@ -317,10 +319,11 @@ def _same_array(a, b) -> bool:
     return np.shape(a) == np.shape(b) and all(Fraction(x) == Fraction(y) for x, y in zip(to_exact(a).flat, to_exact(b).flat))
 
 
-def _finish(p, wins, starts, rescale, Z):
+def _finish(p, wins, starts, tail, Z):
+    """One column through the window layers, then through ``tail`` (rescale, clamp) as feed-forward layers, exactly."""
     out = _run_windows(p, wins, starts, Z)
-    if rescale is not None:
-        pre = np.array(out, dtype=object) @ to_exact(rescale.W_1) + to_exact(rescale.b_1)
-        out = list(np.array(out, dtype=object) + exact_activate(rescale.activation, pre) @ to_exact(rescale.W_2)
-                   + to_exact(rescale.b_2))
+    for layer in tail:
+        pre = np.array(out, dtype=object) @ to_exact(layer.W_1) + to_exact(layer.b_1)
+        out = list(np.array(out, dtype=object) + exact_activate(layer.activation, pre) @ to_exact(layer.W_2)
+                   + to_exact(layer.b_2))
     return out
