@@ -132,6 +132,9 @@ def _reshape_tensor(path: Path, name: str) -> None:
     (lambda p: _edit_json(p, lambda d: d.update(spread=float("inf"))), "holds a NaN or infinite value"),
     (lambda p: _as_bfloat16(p), "not a readable safetensors file"),
     (lambda p: _with_sparse_gigabyte(p), r"holds 1,07[0-9,]+ bytes, more than the [0-9,]+ bytes of the tensors"),
+    # metadata that is not an object: a TypeError traceback (an audit, 2026-11-29)
+    (lambda p: _edit_json(p, lambda d: d.update(metadata="x")), "its metadata is a str, not an object"),
+    (lambda p: _edit_json(p, lambda d: d.update(metadata=[1, 2])), "its metadata is a list, not an object"),
 ])
 def test_damaged_files_give_one_line_errors(tmp_path, damage, match):
     damage(_saved(tmp_path))

@@ -378,3 +378,42 @@ def test_a_copy_of_a_network_that_claims_nothing_claims_nothing_without_its_mark
     assert dataclasses.replace(loaded, metadata={k: v for k, v in loaded.metadata.items() if k != "no_claim"}).no_claim
     assert dataclasses.replace(net, metadata=bare, claimed_weights=None).no_claim is None   # explicit
     assert dataclasses.replace(net, name="renamed").no_claim == net.no_claim
+
+
+def test_a_copy_with_its_input_labels_swapped_does_not_keep_the_claim():
+    """An audit (2026-11-29): the input domain reads its columns by label, and the claim's digest left the labels
+    out, so a reversal circuit with its two input labels swapped kept its claim on the other column and answered
+    1, 2, 3, 4 "within its claim"."""
+    import math
+
+    from expressivity import build_reverse
+
+    net, _ = build_reverse(4, math.inf)
+    swapped = dataclasses.replace(net, input_labels=tuple(reversed(net.input_labels)))
+    X = np.stack([np.zeros(4), np.arange(1.0, 5.0)], axis=1)
+    assert net.no_claim is None and swapped.no_claim is not None and swapped.outside_claim(X) is not None
+    assert dataclasses.replace(net, name="renamed").no_claim is None   # a rename keeps it
+    assert dataclasses.replace(swapped, input_labels=net.input_labels).no_claim is None   # put back, claimed again
+
+
+def test_a_trained_model_s_copy_stays_trained_whatever_its_metadata(tmp_path):
+    """An audit (2026-11-29): ``trained`` read the metadata alone, so a copy of a converted model with its metadata
+    replaced was called a construction and its outputs "within_claim: true", also once saved and loaded."""
+    import torch
+
+    from expressivity.export.safetensors_io import load_network, save_network
+    from expressivity.inspect.run import run_network
+    from expressivity.network.inputs import one_hot
+    from expressivity.nn.convert import to_network
+    from expressivity.nn.model import Model, ModelConfig
+
+    torch.manual_seed(0)
+    net = to_network(Model(ModelConfig(vocab_size=4, d_out=4, max_len=6, layers=1, heads=1, d_model=8, ffn_width=8)))
+    copy = dataclasses.replace(net, metadata={"answers": net.metadata["answers"], "note": "my model"})
+    X = one_hot(np.array([0, 1, 2, 3]), 4).astype(object)
+    assert net.trained and copy.trained and "model_config" not in copy.metadata
+    assert run_network(net, X)["within_claim"] is None and run_network(copy, X)["within_claim"] is None
+    save_network(copy, tmp_path / "copy")
+    loaded = load_network(tmp_path / "copy")
+    assert loaded.trained and run_network(loaded, X)["within_claim"] is None
+    assert not dataclasses.replace(net, metadata={}, trained_mark=False).trained   # said in so many words only

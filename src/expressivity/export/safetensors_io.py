@@ -107,7 +107,8 @@ def save_network(network: Network, directory: Path, *, manifest: bool = True) ->
     tensors: dict[str, np.ndarray] = {}
     try:
         desc = {"format": FORMAT, **network.to_dict(SafetensorsArrays(tensors)),
-                "metadata": jsonable(_plain(network.metadata)),
+                # a trained model stays one once read back, also a copy whose metadata lost the mark
+                "metadata": jsonable(_plain({**network.metadata, **({"trained": True} if network.trained else {})})),
                 "summary": {"layers": network.layer_counts(), "parameters": network.parameter_count()}}
     except OverflowError:
         raise ExpressivityError(f"network {network.name!r} holds an exact weight beyond the float64 range, which the "
@@ -253,7 +254,9 @@ def read_network(directory: Path) -> Network:
         raise ExpressivityError(f"{jpath} holds a terminal control character in a name or label; {fix}")
     from expressivity.manifest import edits
 
-    metadata = desc.get("metadata") or {}
+    metadata = {} if desc.get("metadata") is None else desc["metadata"]
+    if not isinstance(metadata, dict):   # {**metadata} below raised a TypeError traceback (an audit, 2026-11-29)
+        raise ExpressivityError(f"{jpath} is malformed: its metadata is a {type(metadata).__name__}, not an object; {fix}")
     changed = edits(directory, desc, (wpath.name,), jpath.name, required=desc.get("format") == FORMAT)
     if desc.get("format") != FORMAT:
         metadata = {**metadata, "no_claim": OLDER.format(file=jpath.name, format=desc.get("format"))}

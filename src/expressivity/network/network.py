@@ -82,6 +82,9 @@ class Network:
     valid_lengths: ValidLengths | None = None
     input_domain: InputDomain | None = None
     claimed_weights: str | None = field(default=None, compare=False, repr=False)
+    # set from metadata (model_config, or an export's "trained") and copied by dataclasses.replace with the rest:
+    # a copy whose metadata was replaced read as a construction, its outputs "within_claim: true" (an audit, 2026-11-29)
+    trained_mark: bool = field(default=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "layers", tuple(self.layers))
@@ -90,6 +93,10 @@ class Network:
             raise NetworkError(f"a network's name is text, got {type(self.name).__name__} {self.name!r}")
         if not isinstance(self.metadata, dict):
             raise NetworkError(f"a network's metadata is a dict, got {type(self.metadata).__name__}")
+        if "model_config" in self.metadata or self.metadata.get("trained") is True:
+            object.__setattr__(self, "trained_mark", True)
+        elif not isinstance(self.trained_mark, bool):
+            raise NetworkError(f"trained_mark is True or False, got {type(self.trained_mark).__name__}")
         d = len(self.labels)
         if d == 0:
             raise NetworkError("a network needs at least one residual dimension")
@@ -294,8 +301,7 @@ class Network:
         :func:`expressivity.nn.convert.to_network`, which records ``model_config``, or read from an export of one,
         ``metadata["trained"]``): its input domain says what it was trained on, not where a proof holds. A
         hand-built network passed through :mod:`expressivity.nn` counts too: its weights are then a model's."""
-        meta = self.metadata or {}
-        return "model_config" in meta or meta.get("trained") is True
+        return self.trained_mark
 
     def within_claim(self, n: int) -> bool:
         """False when ``n`` tokens are outside the recorded :attr:`valid_lengths` (see :meth:`outside_claim` for inputs)."""
@@ -487,13 +493,16 @@ CLAIMS_NOTHING = "claims nothing"
 COPIED_NO_CLAIM = ("it is a copy (dataclasses.replace) of a network that claims nothing, its no_claim dropped; build the "
                    "network again, or make a claim for it yourself: replace(original, metadata=<without no_claim>, "
                    "claimed_weights=None) in one call")
-_NOT_WEIGHTS = {"name", "labels", "input_labels", "output_labels", "metadata", "valid_lengths", "input_domain",
-                "claimed_weights"}
+# input_labels are in: the input domain reads its columns by them, and a copy with two of them swapped kept the
+# claim on the other column (a reversal answered 1,2,3,4 "within_claim: true", an audit, 2026-11-29)
+_NOT_WEIGHTS = {"name", "labels", "output_labels", "metadata", "valid_lengths", "input_domain", "claimed_weights",
+                "trained_mark"}
 
 
 def weights_digest(net: Network) -> str:
     """SHA-256 of everything that computes ``net``'s function (weights, their dtypes, activations,
-    temperatures, lengths); names, labels, metadata and the claim itself are left out."""
+    temperatures, lengths) and of the input labels in their order, by which the input domain reads its columns;
+    names, residual and output labels, metadata and the claim itself are left out."""
     h = hashlib.sha256()
 
     def feed(value) -> None:
