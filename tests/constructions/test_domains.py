@@ -109,7 +109,8 @@ def test_yun_networks_claim_only_the_arithmetic_that_keeps_their_answer():
     soft, modified = result.softened, result.build.network
     near = np.array([[2.0 ** 52 - 0.5], [0.7]])
     assert evaluate(modified, near.astype(object), "exact").tolist() == [[0], [0]]
-    assert np.max(np.abs(evaluate(modified, near, allow_outside=True))) > 1   # what float64 answers
+    # what float64 answers: another cell's value (47.5 before the output clamp bounded it by the target's range)
+    assert np.max(np.abs(evaluate(modified, near, allow_outside=True))) > 0.5
     for dtype in ("float64", "float32", "torch-float64"):
         with pytest.raises(NetworkError, match=r"holds in exact arithmetic, not (float64|float32)"):
             evaluate(modified, np.array([[0.25], [0.5]]), dtype)

@@ -206,3 +206,71 @@ def test_a_mixing_shift_reaching_past_the_sequence_runs_as_the_reference_does(dt
                 X = rng.normal(size=(n, 2))
                 worst = max(worst, float(np.abs(evaluate(net, X, "float64") - evaluate(net, X, dtype)).max()))
     assert worst < (1e-12 if dtype == "torch-float64" else 1e-4), worst
+
+
+def test_integer_weights_past_two_to_the_53_stay_exact():
+    """An audit (2026-11-29): an int64 array (numpy's default for integer literals) past 2^53 was stored as float64,
+    and the exact evaluator answered with the rounded weight, 9007199254740992 for 2^53 + 1."""
+    from expressivity.network import Network
+    from expressivity.network.numbers import as_weight
+
+    net = Network((), ("x",), readout=np.array([[2**53 + 1]]))
+    assert evaluate(net, [[1]], "exact").tolist() == [[2**53 + 1]]
+    listed = as_weight([[np.int64(2**53 + 1), 1.5]])
+    assert listed.dtype == object and [type(v) for v in listed.flat] == [int, float] and listed[0, 0] == 2**53 + 1
+    assert as_weight(np.array([[3, -4]])).dtype == np.float64   # small integers stay fast
+    assert as_weight(np.array([[2**64 - 1]], dtype=np.uint64))[0, 0] == 2**64 - 1
+
+
+def test_a_bfloat16_tensor_is_read_exactly():
+    """An audit (2026-11-29): a bfloat16 torch X raised numpy's TypeError; it widens to float64 exactly."""
+    import torch
+
+    from expressivity.network import FeedForwardLayer, Network
+
+    net = Network((FeedForwardLayer(np.eye(2), np.zeros(2), np.eye(2)),), ("a", "b"))
+    X = torch.tensor([[0.5, -1.25], [3.0, 0.0]], dtype=torch.bfloat16)
+    for dtype in ("float64", "exact"):
+        assert np.asarray(evaluate(net, X, dtype), dtype=float).tolist() == [[1.0, -1.25], [6.0, 0.0]]
+
+
+def test_an_exact_breakpoint_past_the_float_range_evaluates_exactly():
+    """An audit (2026-11-29): float() of a breakpoint 10^400 raised OverflowError in the scaled-integer path."""
+    from expressivity.network import FeedForwardLayer, Network, PiecewiseLinear
+
+    step = PiecewiseLinear((10**400,), (0, 1), (0, 0))
+    net = Network((FeedForwardLayer(np.array([[1]], dtype=object), np.array([0], dtype=object),
+                                    np.array([[1]], dtype=object), activation=step),), ("x",))
+    assert evaluate(net, np.array([[10**401]], dtype=object), "exact").tolist() == [[2 * 10**401]]
+    assert evaluate(net, np.array([[7]], dtype=object), "exact").tolist() == [[7]]
+
+
+def test_layer_arguments_that_mean_nothing_are_refused():
+    """An audit (2026-11-29): a NaN breakpoint built and every evaluator skipped it; causal="no" ran as causal;
+    a convolution's left offset 1.7 was truncated to 1."""
+    from expressivity.errors import NetworkError
+    from expressivity.network import AttentionLayer, Head, MixingHead, PiecewiseLinear
+
+    for args in (((float("nan"),), (0, 1), (0, 0)), ((0,), (0, float("inf")), (0, 0)), ((0,), (0, 1), (float("nan"), 0)),
+                 ((0,), (0, 1), ("1", 0))):
+        with pytest.raises(NetworkError, match="piecewise-linear activation: .* must be"):
+            PiecewiseLinear(*args)
+    assert PiecewiseLinear((float("-inf"), 1), (0, 1, 0), (0, 0, 2)).breakpoints[0] == float("-inf")   # open-ended
+    head = Head(np.zeros((1, 1)), np.zeros((1, 1)), np.ones((1, 1)), np.ones((1, 1)))
+    with pytest.raises(NetworkError, match="causal must be True or False, got 'no'"):
+        AttentionLayer((head,), causal="no")
+    assert AttentionLayer((head,), causal=np.bool_(True)).causal is True
+    with pytest.raises(NetworkError, match="left must be a whole number of tokens, got 1.7"):
+        MixingHead(np.ones((1, 1)), np.ones((1, 1)), kernel=np.ones((3, 1)), left=1.7)
+
+
+def test_a_refusal_at_the_float_limit_tells_the_value_from_the_limit():
+    """An audit (2026-11-29): "a value of magnitude 56295 is beyond 56295" (both at 6 digits)."""
+    from expressivity import build_reverse, embed
+    from expressivity.errors import NetworkError
+
+    net, _ = build_reverse(6)
+    limit = net.input_domain.arithmetic["float64"]
+    v = np.array([limit - 0.5, limit - 0.4, limit - 0.3, limit - 0.2, limit - 0.1, limit + 1e-7])
+    with pytest.raises(NetworkError, match=r"magnitude 56295 \+ 1e-07 is beyond 56295,"):
+        evaluate(net, embed(net, v))

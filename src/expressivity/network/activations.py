@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal
 
 from expressivity.errors import NetworkError
@@ -45,6 +48,16 @@ class GELU:
         return cls()
 
 
+def _not_finite(v) -> bool:
+    """Whether a real ``v`` is NaN or infinite (an exact number past the float range is finite)."""
+    if isinstance(v, int | Fraction):
+        return False
+    try:
+        return not math.isfinite(float(v))
+    except OverflowError:
+        return False
+
+
 @dataclass(frozen=True)
 class PiecewiseLinear:
     """A piecewise-linear scalar function of at most three pieces on half-open intervals.
@@ -73,6 +86,13 @@ class PiecewiseLinear:
             raise NetworkError("piecewise-linear activation needs len(slopes) == len(intercepts) == len(breakpoints) + 1")
         if nb == 2 and not self.breakpoints[0] < self.breakpoints[1]:
             raise NetworkError(f"breakpoints must increase, got {self.breakpoints}")
+        # NaN made every evaluator skip a breakpoint (an audit, 2026-11-29); a breakpoint may be infinite (open-ended)
+        for attr in ("breakpoints", "slopes", "intercepts"):
+            for v in getattr(self, attr):
+                if isinstance(v, bool) or not isinstance(v, numbers.Real) or v != v or \
+                        attr != "breakpoints" and _not_finite(v):
+                    what = "real numbers, not NaN" if attr == "breakpoints" else "finite real numbers"
+                    raise NetworkError(f"piecewise-linear activation: {attr} must be {what}, got {v!r}")
         if all(s != 0 for s in self.slopes):
             raise NetworkError("piecewise-linear activation needs at least one constant piece (slope 0)")
 

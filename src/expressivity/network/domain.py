@@ -390,7 +390,10 @@ class InputDomain:
             wider = [name for name in ARITHMETICS if name in self.arithmetic and name != arithmetic
                      and (self.arithmetic[name] is None or self.arithmetic[name] > largest)]
             fix = f"evaluate in {wider[0]} arithmetic" if wider else "use smaller values"
-            return (f"{ARITHMETIC_REASONS[1]} {short(largest)} is beyond {short(limit)}, the largest {arithmetic} carries "
+            shown = short(largest)
+            if shown == short(limit):   # "56295 is beyond 56295" (an audit, 2026-11-29): show the excess, as spreads do
+                shown = f"{short(limit)} + {float(Fraction(largest) - Fraction(limit)):.2g}"
+            return (f"{ARITHMETIC_REASONS[1]} {shown} is beyond {short(limit)}, the largest {arithmetic} carries "
                     f"through this network within its claim" + (f"; {fix}" if with_fix else ""))
         return None
 

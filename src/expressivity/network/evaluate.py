@@ -97,6 +97,13 @@ def _check_float_scores(network: Network, X, dtype: str) -> None:
 _DATES = (np.datetime64, np.timedelta64, datetime.date, datetime.time, datetime.timedelta)
 
 
+def _numpy_floats():
+    """The torch float dtypes numpy holds (torch is imported only by callers that pass a tensor)."""
+    import torch
+
+    return (torch.float16, torch.float32, torch.float64)
+
+
 def check_evaluation(network, X, dtype):
     """``X`` as the evaluators take it (a torch tensor as NumPy), or a one-line :class:`EvaluationError`
     unless ``network`` is a Network, ``X`` a real numeric array and ``dtype`` known."""
@@ -108,7 +115,10 @@ def check_evaluation(network, X, dtype):
     if isinstance(X, (str, bytes, dict)) or X is None:
         raise EvaluationError(f"X must be an array (n, d_in) or (batch, n, d_in) of numbers, got {type(X).__name__}")
     if hasattr(X, "detach") and hasattr(X, "cpu"):   # a torch tensor (one that requires grad has no .numpy())
-        X = X.detach().cpu().numpy()
+        X = X.detach().cpu()
+        if getattr(X, "is_floating_point", lambda: False)() and X.dtype not in _numpy_floats():
+            X = X.double()   # bfloat16 and the float8s, which numpy lacks, widen to float64 exactly
+        X = X.numpy()
     try:
         complex_entries = np.iscomplexobj(X)
     except (TypeError, ValueError):   # a ragged nesting of lists

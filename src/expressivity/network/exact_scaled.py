@@ -145,7 +145,9 @@ def _feedforward_refusal(layer: FeedForwardLayer) -> str | None:
         return "a layer norm (a square root) has no exact value"
     if layer.activation.kind not in ("relu", "piecewise"):
         return f"the {layer.activation.kind} activation has no exact value"
-    if layer.activation.kind == "piecewise" and not all(np.isfinite(float(c)) for c in layer.activation.breakpoints):
+    # an exact breakpoint past the float range is finite (float() of it raised OverflowError: an audit, 2026-11-29)
+    if layer.activation.kind == "piecewise" and any(isinstance(c, float) and not math.isfinite(c)
+                                                    for c in layer.activation.breakpoints):
         return "a piecewise activation with an infinite breakpoint is left to the Fraction path"
     return None
 

@@ -246,6 +246,9 @@ class AttentionLayer:
             raise NetworkError(f"unknown normalization {self.normalization!r}; use 'softmax' or 'hardmax'")
         if not self.heads:
             raise NetworkError(f"attention layer {self.name!r} has no heads")
+        if not isinstance(self.causal, bool | np.bool_):   # "no" is truthy: it ran as causal (an audit, 2026-11-29)
+            raise NetworkError(f"attention layer {self.name!r}: causal must be True or False, got {self.causal!r}")
+        object.__setattr__(self, "causal", bool(self.causal))
         lam = self.inverse_temperature
         try:
             finite = isinstance(lam, numbers.Real) and not isinstance(lam, bool) and math.isfinite(float(lam))
@@ -435,6 +438,9 @@ class MixingHead:
             if kernel.ndim != 2 or kernel.shape[1] != W_V.shape[1] or kernel.shape[0] < 1:
                 raise NetworkError(f"mixing head {self.name!r}: kernel {kernel.shape} must be (K, m_v) with K >= 1, m_v={W_V.shape[1]}")
             object.__setattr__(self, "kernel", kernel)
+            # an offset in tokens: 1.7 was truncated to 1 without a word (an audit, 2026-11-29)
+            if isinstance(self.left, bool) or not isinstance(self.left, int | np.integer):
+                raise NetworkError(f"mixing head {self.name!r}: left must be a whole number of tokens, got {self.left!r}")
             object.__setattr__(self, "left", int(self.left))
         else:
             matrix = as_weight(self.matrix, name="mixing matrix")

@@ -41,6 +41,8 @@ def as_weight(values, shape: tuple[int, ...] | None = None, name: str = "weight"
     if shape is not None and arr.shape != tuple(shape):
         raise NetworkError(f"{name} has shape {arr.shape}, expected {tuple(shape)}")
     if arr.dtype == object:   # exact entries: each a finite rational (a float among them read exactly)
+        if any(isinstance(v, np.integer) for v in arr.flat):   # Python ints: numpy's wrap at 2^63 silently
+            arr.flat[:] = [int(v) if isinstance(v, np.integer) else v for v in arr.flat]
         for v in arr.flat:
             if allow_inf and isinstance(v, float) and v == -math.inf:
                 continue
@@ -60,6 +62,8 @@ def as_weight(values, shape: tuple[int, ...] | None = None, name: str = "weight"
 
 def _needs_object(values) -> bool:
     if isinstance(values, np.ndarray):
+        if values.dtype.kind in "iu":   # numpy's default for integer literals: int64 past 2^53 rounded in float64
+            return bool(values.size) and bool(((values > 2**53) | (values < -2**53)).any())
         if values.dtype != object:
             return False
         return any(_exact_scalar(v) for v in values.flat)
@@ -70,8 +74,8 @@ def _needs_object(values) -> bool:
 def _exact_scalar(v) -> bool:
     if isinstance(v, Fraction):
         return v.denominator != 1 or abs(v.numerator) > 2**53
-    if isinstance(v, int) and not isinstance(v, bool):
-        return abs(v) > 2**53
+    if isinstance(v, int | np.integer) and not isinstance(v, bool):
+        return abs(int(v)) > 2**53
     return isinstance(v, Rational) and not isinstance(v, (int, np.integer))
 
 
