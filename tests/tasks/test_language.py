@@ -100,6 +100,8 @@ def test_the_configuration_carries_the_corpus_and_refuses_another():
         RunConfig.from_dict(other)
     # string arguments from the command line parse like any task's
     assert make_task("lm-causal", length="16", include=SLICE, corpus_bytes=str(corpus.bytes)).length == 16
+    # 0 fills it in, as documented (the command line refused it: an audit, 2026-11-29)
+    assert make_task("lm-causal", length="16", include=SLICE, corpus_bytes="0").corpus_bytes == corpus.bytes
     assert set(task_args("lm-masked")) == {"length", "include", "root", "python", "corpus_hash", "file_list_hash",
                                            "corpus_bytes", "mask_rate"}
 
@@ -117,7 +119,7 @@ def test_the_configuration_carries_the_corpus_and_refuses_another():
     ("lm-causal", {"include": "no/such/*"}, "corpus is empty"),
     ("lm-causal", {"include": " , "}, None),  # no patterns: the whole corpus
     ("lm-causal", {"root": "/no/such/folder"}, "does not exist"),
-    ("lm-causal", {"corpus_bytes": -3}, ">= 1"),
+    ("lm-causal", {"corpus_bytes": -3}, ">= 0"),
     ("lm-causal", {"python": "CPython 2.7.18"}, "another corpus: python"),
     ("lm-causal", {"nope": 1}, "has no argument"),
 ])

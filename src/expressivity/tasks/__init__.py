@@ -49,7 +49,7 @@ def make_task(name: str, **kwargs) -> Task:
             raise ExpressivityError(f"task argument {key} must be a finite number, got {value}")
         if isinstance(value, int) and not isinstance(value, bool):
             # An alphabet needs two symbols to carry information; every other count needs one.
-            least = 2 if key in _ALPHABET_SIZES else 1
+            least = 2 if key in _ALPHABET_SIZES else 0 if key in _FILLED_IN else 1
             if value < least:
                 raise ExpressivityError(f"task argument {key} must be >= {least}, got {value}")
             if value > MAX_TASK_INT:
@@ -59,6 +59,8 @@ def make_task(name: str, **kwargs) -> Task:
 
 
 _ALPHABET_SIZES = ("vocab", "modulus", "keys", "values")
+# counts a task fills in itself when given 0 (the language tasks' corpus size: refused though documented, an audit)
+_FILLED_IN = ("corpus_bytes",)
 MAX_TASK_INT = 10**9  # larger counts overflow PyTorch's index types before a size estimate can refuse them
 
 

@@ -331,7 +331,9 @@ def _errorbar_figure(path, series: dict, xlabel: str, title: str, xticks=None, h
     if xticks is not None:
         ax.set_xticks(xticks)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("test bits per byte (mean, 95% CI)")
+    # every seed is scored on the same test windows: the interval is the seeds' spread, not the sample's error
+    # (its coverage of a model's own test loss was about 40% at quick: an audit, 2026-11-29)
+    ax.set_ylabel("test bits per byte (mean; 95% CI over seeds, one test sample)")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
     if curves:
