@@ -262,6 +262,7 @@ def test_trained_models_of_every_expressible_mixer_export(name, tmp_path):
     # expressivity.json, and was left out (a trained rotary model answered other numbers within its claim)
     for back in (load_transformer_lens(tmp_path / "tl"), load_saved(tmp_path / "tl").network):
         assert _relative(forward(back, X), forward(net, X)) <= (1e-6 if cfg.rotary else 1e-10)
+        assert back.trained   # saved from Python, it was read back as a construction's (a review, 2026-11-29)
     if cfg.vocab_size:   # token models also take token ids
         bridge = load_bridge(tmp_path / "tl", "float64")
         ids = torch.as_tensor(np.argmax(X, -1))

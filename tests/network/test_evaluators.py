@@ -269,8 +269,31 @@ def test_a_refusal_at_the_float_limit_tells_the_value_from_the_limit():
     from expressivity import build_reverse, embed
     from expressivity.errors import NetworkError
 
+    import re
+
     net, _ = build_reverse(6)
-    limit = net.input_domain.arithmetic["float64"]
-    v = np.array([limit - 0.5, limit - 0.4, limit - 0.3, limit - 0.2, limit - 0.1, limit + 1e-7])
-    with pytest.raises(NetworkError, match=r"magnitude 56295 \+ 1e-07 is beyond 56295,"):
-        evaluate(net, embed(net, v))
+    limit = net.input_domain.arithmetic["float64"]   # 56294.995...
+    for top in (limit + 1e-7, 56294.999):   # the second once read "56295 + 0.0037 is beyond 56295" (a review)
+        v = np.array([top - 0.5, top - 0.4, top - 0.3, top - 0.2, top - 0.1, top])
+        with pytest.raises(NetworkError) as info:
+            evaluate(net, embed(net, v))
+        shown, bound = re.search(r"magnitude (\S+) is beyond (\S+),", str(info.value)).groups()
+        assert float(bound) < float(shown) <= top and abs(float(bound) - limit) < 1e-3, str(info.value)
+
+
+def test_piecewise_numbers_of_every_kind_are_stored_as_the_evaluators_read_them():
+    """A review (2026-11-29): a Decimal breakpoint was refused as NaN; an np.float32 breakpoint broke exact
+    evaluation and an np.int64 slope the save; sympy's oo is an open end as float -inf is."""
+    from decimal import Decimal
+
+    import sympy
+
+    from expressivity.network import FeedForwardLayer, Network, PiecewiseLinear
+
+    step = PiecewiseLinear((np.float32(0.5),), (0, np.int64(1)), (0, Decimal("0.25")))
+    assert [type(v) for v in step.breakpoints + step.slopes + step.intercepts] == [float, int, int, int, Fraction]
+    net = Network((FeedForwardLayer(np.array([[1]], dtype=object), np.array([0], dtype=object),
+                                    np.array([[1]], dtype=object), activation=step),), ("x",))
+    assert evaluate(net, np.array([[1]], dtype=object), "exact").tolist() == [[Fraction(9, 4)]]
+    open_ended = PiecewiseLinear((-sympy.oo, sympy.Rational(1, 3)), (0, 1, 0), (0, 0, sympy.Float(2.5)))
+    assert open_ended.breakpoints == (float("-inf"), Fraction(1, 3)) and open_ended.intercepts[2] == 2.5

@@ -417,3 +417,40 @@ def test_a_trained_model_s_copy_stays_trained_whatever_its_metadata(tmp_path):
     loaded = load_network(tmp_path / "copy")
     assert loaded.trained and run_network(loaded, X)["within_claim"] is None
     assert not dataclasses.replace(net, metadata={}, trained_mark=False).trained   # said in so many words only
+
+
+def test_a_composition_with_trained_weights_in_either_part_is_a_trained_model_s():
+    """A review (2026-11-29): ``then()`` kept the first network's mark only, so a circuit followed by a trained
+    model whose metadata had been replaced answered "within_claim: true"."""
+    import math
+
+    from expressivity import build_reverse
+
+    circuit, _ = build_reverse(4, math.inf)
+    first = dataclasses.replace(circuit, readout=None, output_labels=None)
+    width = first.d
+    model = Network((FeedForwardLayer(np.eye(width), np.zeros(width), np.eye(width)),), first.labels,
+                    metadata={"trained": True})
+    bare = dataclasses.replace(model, metadata={})
+    assert bare.trained and first.then(model).trained and first.then(bare).trained
+    assert not first.then(dataclasses.replace(model, metadata={}, trained_mark=False)).trained
+
+
+def test_a_saved_layer_reads_back_as_it_would_be_built():
+    """A review (2026-11-29): ``from_dict`` read causal "no" as True and left 1.7 as 1, past the constructors'
+    refusals."""
+    from expressivity.network.serial import InlineArrays
+
+    head = Head(np.zeros((1, 1)), np.zeros((1, 1)), np.ones((1, 1)), np.ones((1, 1)))
+    layer = AttentionLayer((head,), causal=True)
+    arrays = InlineArrays()
+    d = layer.to_dict(arrays)
+    assert AttentionLayer.from_dict(d, arrays).causal is True
+    with pytest.raises(NetworkError, match="causal must be True or False, got 'no'"):
+        AttentionLayer.from_dict({**d, "causal": "no"}, arrays)
+    conv = MixingHead(np.ones((1, 1)), np.ones((1, 1)), kernel=np.ones((3, 1)), left=2)
+    arrays = InlineArrays()
+    d = conv.to_dict(arrays)
+    assert MixingHead.from_dict(d, arrays).left == 2
+    with pytest.raises(NetworkError, match="left must be a whole number of tokens, got 1.7"):
+        MixingHead.from_dict({**d, "left": 1.7}, arrays)

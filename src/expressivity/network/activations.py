@@ -6,11 +6,14 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from typing import Literal
 
-from expressivity.errors import NetworkError
-from expressivity.network.numbers import Number, fmt
+import numpy as np
+
+from expressivity.errors import EvaluationError, NetworkError
+from expressivity.network.numbers import Number, exact_number, fmt
 from expressivity.network.serial import number_from_json, number_to_json
 
 
@@ -46,6 +49,30 @@ class GELU:
     @classmethod
     def from_dict(cls, d: dict) -> "GELU":
         return cls()
+
+
+def _piece_number(v, attr: str):
+    """``v`` as a piecewise activation stores it: ``int``/``Fraction`` kept, other exact numbers (numpy integers,
+    ``Decimal``, ``sympy.Rational``) read exactly, floats (numpy's, sympy's ``Float``, ``oo``) as Python floats;
+    :class:`NetworkError` for NaN, for infinite slopes and intercepts, and for what is no real number. numpy
+    scalars once passed and failed later (an ``np.float32`` breakpoint in exact evaluation, an ``np.int64`` slope
+    when saved), a ``Decimal`` was refused as NaN (a review, 2026-11-29)."""
+    what = "real numbers, not NaN" if attr == "breakpoints" else "finite real numbers"
+    refusal = NetworkError(f"piecewise-linear activation: {attr} must be {what}, got {str(v)[:30]!r}")
+    if isinstance(v, bool | str | bytes) or not (isinstance(v, numbers.Real | Decimal) or hasattr(v, "__float__")):
+        raise refusal   # sympy's oo is no numbers.Real, but a float
+    try:
+        if isinstance(v, float) or isinstance(v, np.floating) and v.dtype.itemsize <= 8:
+            out = float(v)
+        elif isinstance(v, int | Fraction | np.integer | numbers.Rational | Decimal | np.floating):
+            out = exact_number(v)   # a long double too: wider than float64, read whole
+        else:   # sympy's Float and oo: real numbers held as floats
+            out = float(v)
+    except (EvaluationError, OverflowError, TypeError, ValueError):
+        raise refusal from None
+    if isinstance(out, float) and (out != out or attr != "breakpoints" and _not_finite(out)):
+        raise refusal
+    return out
 
 
 def _not_finite(v) -> bool:
@@ -88,11 +115,7 @@ class PiecewiseLinear:
             raise NetworkError(f"breakpoints must increase, got {self.breakpoints}")
         # NaN made every evaluator skip a breakpoint (an audit, 2026-11-29); a breakpoint may be infinite (open-ended)
         for attr in ("breakpoints", "slopes", "intercepts"):
-            for v in getattr(self, attr):
-                if isinstance(v, bool) or not isinstance(v, numbers.Real) or v != v or \
-                        attr != "breakpoints" and _not_finite(v):
-                    what = "real numbers, not NaN" if attr == "breakpoints" else "finite real numbers"
-                    raise NetworkError(f"piecewise-linear activation: {attr} must be {what}, got {v!r}")
+            object.__setattr__(self, attr, tuple(_piece_number(v, attr) for v in getattr(self, attr)))
         if all(s != 0 for s in self.slopes):
             raise NetworkError("piecewise-linear activation needs at least one constant piece (slope 0)")
 

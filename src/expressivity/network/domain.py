@@ -64,6 +64,19 @@ def short(v) -> str:
         return repr(v)[:SHORT_DIGITS]
 
 
+def _apart(a, b) -> tuple[str, str]:
+    """``a`` and ``b`` with the fewest significant digits (7 to 17) that write them differently; exact text past
+    that (a float's 17 digits tell any two floats apart, so only exact numbers get that far)."""
+    for digits in range(7, 18):
+        try:
+            left, right = f"{float(a):.{digits}g}", f"{float(b):.{digits}g}"
+        except OverflowError:
+            break
+        if left != right:
+            return left, right
+    return str(a), str(b)
+
+
 def _bound(value, what: str):
     """A domain bound: ``None``, an int or ``Fraction`` (kept exact) or a finite float."""
     if value is None:
@@ -390,10 +403,11 @@ class InputDomain:
             wider = [name for name in ARITHMETICS if name in self.arithmetic and name != arithmetic
                      and (self.arithmetic[name] is None or self.arithmetic[name] > largest)]
             fix = f"evaluate in {wider[0]} arithmetic" if wider else "use smaller values"
-            shown = short(largest)
-            if shown == short(limit):   # "56295 is beyond 56295" (an audit, 2026-11-29): show the excess, as spreads do
-                shown = f"{short(limit)} + {float(Fraction(largest) - Fraction(limit)):.2g}"
-            return (f"{ARITHMETIC_REASONS[1]} {shown} is beyond {short(limit)}, the largest {arithmetic} carries "
+            # "56295 is beyond 56295" (an audit, 2026-11-29): enough digits to tell them apart
+            shown, bound = short(largest), short(limit)
+            if shown == bound:
+                shown, bound = _apart(largest, limit)
+            return (f"{ARITHMETIC_REASONS[1]} {shown} is beyond {bound}, the largest {arithmetic} carries "
                     f"through this network within its claim" + (f"; {fix}" if with_fix else ""))
         return None
 

@@ -320,7 +320,8 @@ class AttentionLayer:
     @classmethod
     def from_dict(cls, d: dict, arrays: ArrayStore) -> "AttentionLayer":
         heads = tuple(Head.from_dict(h, arrays.scope(f"heads.{k}.")) for k, h in enumerate(d["heads"]))
-        return cls(heads, d["normalization"], number_from_json(d["inverse_temperature"]), bool(d["causal"]), d["name"],
+        # as written: bool() read "no" as causal, and the constructor refuses what is not True or False (a review)
+        return cls(heads, d["normalization"], number_from_json(d["inverse_temperature"]), d["causal"], d["name"],
                    d.get("normaliser", "visible"), _norm_from_dict(d.get("norm"), arrays))
 
 
@@ -479,7 +480,7 @@ class MixingHead:
     def from_dict(cls, d: dict, arrays: ArrayStore) -> "MixingHead":
         if "matrix" in d:
             return cls(arrays.get(d["W_V"]), arrays.get(d["W_O"]), matrix=arrays.get(d["matrix"]), name=d["name"])
-        return cls(arrays.get(d["W_V"]), arrays.get(d["W_O"]), kernel=arrays.get(d["kernel"]), left=int(d["left"]),
+        return cls(arrays.get(d["W_V"]), arrays.get(d["W_O"]), kernel=arrays.get(d["kernel"]), left=d["left"],
                    name=d["name"])
 
 

@@ -403,6 +403,9 @@ class Network:
                        # the composition reads the first network's input: its domain (the inputs' layout, and
                        # the claim where the second states none) is the first's
                        input_domain=self.input_domain, claimed_weights=None,   # its claim is made here
+                       # trained weights in either part make the composition a trained model's (the second's mark
+                       # was lost where its metadata had been replaced: a review, 2026-11-29)
+                       trained_mark=self.trained_mark or other.trained_mark,
                        name=" o ".join(n for n in (other.name, self.name) if n), metadata=metadata)
 
     # ---- printing ----------------------------------------------------------------------

@@ -65,8 +65,8 @@ def estimate(p: YunParams, rescale: bool = False, clamp: bool = True) -> SizeEst
     hits = value_width_one - 1 - d - clamps
     softened = (layers["quantize"] * _relu_layer(4, d) + attention + _relu_layer(4, d) + d * _relu_layer(2, d)
                 + (hits + clamps) * _relu_layer(4, d))
-    if rescale:
-        params += 3 * d * d + d
+    if rescale:   # W_1, W_2 (d x d), b_1, b_2 (d): it once counted 3d^2 + d (a review, 2026-11-29)
+        params += 2 * d * d + 2 * d
         softened += _relu_layer(2 * d, d)
     if p.positional:
         params += p.n * d

@@ -15,7 +15,9 @@
    grid, on the softened quantizer's ramps, the hit units fire in part and leave residues of the
    contextual values (5 10^5 at delta 1/16), which made d_2(f, g) over the cube 264 where the
    approximation off the ramps is 0.17; the clamp bounds them by the target's range, and the network
-   stays in ``T^{2,1,4}`` (one unit of two breakpoints per layer, four ReLUs softened).
+   stays in ``T^{2,1,4}`` (one unit of two breakpoints per layer, four ReLUs softened). Softened and
+   in float64, ``x - ReLU(x - hi)`` rounds: an output may pass ``hi`` by half an ulp of the value clamped
+   (1.75e-11 at delta 1/16); on ``[lo, hi]`` itself no unit is active and nothing rounds.
 
 ``sigma`` handles the hidden precondition (spec §4): a mapped column ``sigma*A`` must not sit
 in a later layer's window, which holds when ``max u . (sigma*A) < t_l - delta/2``.

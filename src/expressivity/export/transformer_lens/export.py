@@ -92,9 +92,10 @@ class TLExport:
         net = self.network
         if net is None:
             return {}
+        # "trained": a trained model's export saved from Python read back as a construction's (a review, 2026-11-29)
         return {"valid_lengths": None if net.valid_lengths is None else net.valid_lengths.to_dict(),
                 "input_domain": None if net.input_domain is None else net.input_domain.to_dict(),
-                "no_claim": net.no_claim}
+                "no_claim": net.no_claim, "trained": net.trained}
 
 
 def _f64(a, what: str) -> np.ndarray:

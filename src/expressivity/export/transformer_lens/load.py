@@ -329,6 +329,8 @@ def exported_claim(net: Network, desc: dict, path: Path) -> Network:
         raise ExpressivityError(f"{path}/expressivity.json records an invalid claim ({exc}); export it again") from None
     if isinstance(desc.get("answers"), dict):
         net = replace(net, metadata={**net.metadata, "answers": desc["answers"]})
+    if desc.get("trained") is True:   # a trained model's export stays one, read in Python too
+        net = replace(net, metadata={**net.metadata, "trained": True})
     from expressivity.export.transformer_lens.folder import edited
 
     reasons = [r for r in (desc.get("no_claim"), edited(Path(path), desc)) if isinstance(r, str) and r]

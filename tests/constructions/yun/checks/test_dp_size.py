@@ -112,6 +112,17 @@ def test_size_estimate_matches_built_network(n, d, N, pos, clamp):
     assert est.params_softened == soft.parameter_count()
 
 
+def test_size_estimate_counts_the_output_rescale_at_d_2():
+    """A review (2026-11-29): the rescale layer (W_1, W_2 d x d; b_1, b_2 d) was counted 3d^2 + d before softening."""
+    from expressivity.targets import Target
+
+    large = Target("large", lambda X: 1000.0 * get_target("mean-shift").fn(X), True, "mean-shift x 1000")
+    b = compile_modified(large, YunParams(2, 2, 2))
+    assert b.sigma != 1
+    est = estimate(b.params, rescale=True)
+    assert est.params == b.network.parameter_count() and est.layers["total"] == len(b.network.layers)
+
+
 def test_budget_refusal_names_estimate():
     with pytest.raises(BudgetError, match=r"parameters .*budget"):
         check_budget(YunParams(3, 3, 8), budget=10_000)
