@@ -70,19 +70,9 @@ def _piece_number(v, attr: str):
             out = float(v)
     except (EvaluationError, OverflowError, TypeError, ValueError):
         raise refusal from None
-    if isinstance(out, float) and (out != out or attr != "breakpoints" and _not_finite(out)):
+    if isinstance(out, float) and (out != out or attr != "breakpoints" and math.isinf(out)):
         raise refusal
     return out
-
-
-def _not_finite(v) -> bool:
-    """Whether a real ``v`` is NaN or infinite (an exact number past the float range is finite)."""
-    if isinstance(v, int | Fraction):
-        return False
-    try:
-        return not math.isfinite(float(v))
-    except OverflowError:
-        return False
 
 
 @dataclass(frozen=True)

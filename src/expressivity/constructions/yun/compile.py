@@ -81,8 +81,9 @@ def compile_modified(target: Target, p: YunParams, budget: int = DEFAULT_BUDGET,
     net = Network(net.layers, net.labels, net.positional_encoding, name=f"yun[{target.name}] {p.describe()}",
                   valid_lengths=ValidLengths.of([p.n]), input_domain=modified_domain(p),
                   metadata={"params": p, "t_l": p.t_l, "t_r": p.t_r, "c": p.c, "s": p.s, "M": M,
-                            "sigma": sigma, "clamp": g_v.metadata["clamp"], "stages": {"quantize": len(g_q.layers), "contextual": len(g_c.layers),
-                                                       "value": len(g_v.layers)}})
+                            "sigma": sigma, "clamp": g_v.metadata["clamp"],
+                            "stages": {"quantize": len(g_q.layers), "contextual": len(g_c.layers),
+                                       "value": len(g_v.layers)}})
     return YunBuild(params=p, target=target, quantizer=g_q, contextual=g_c, value=g_v, network=net, lemmas=lemmas,
                     size=size, sigma=sigma, max_uA=top, rep_keys=keys, A_rep=A, rep_values=dict(lemmas.representatives),
                     equivariance=equivariance)
