@@ -555,9 +555,10 @@ def _transformer_lens(path: Path, listed: bool = False) -> Saved:
         net = replace(net, metadata={**net.metadata, "no_claim": (
             "exported by an earlier version from another export, it does not record whether it holds a trained "
             "model's weights; export it again from the construction or run it came from")})
-    if desc.get("trained") is True or isinstance(source, dict) and source.get("kind") == "trained run":
+    if isinstance(source, dict) and source.get("kind") == "trained run":
         # a trained model's weights carry no proven claim, exported or not (its export answered "within_claim: true"
-        # where the run itself answered null: a review, 2026-11-29)
+        # where the run itself answered null: a review, 2026-11-29); an export that records "trained" is marked by
+        # load_transformer_lens
         net = replace(net, metadata={**net.metadata, "trained": True})
     return Saved(net, "transformer-lens", path, None, None,
                  {"transformer_lens_config": config, "exported_from": desc.get("source")}, warnings)

@@ -152,6 +152,7 @@ def build_and_check(target: Target, params: YunParams, config: BuildConfig = Bui
                                  strata=e.strata) for name, e in terms)
     size = estimate(p)
     largest = float(np.max(np.abs(build.A_rep), initial=0.0))   # the target's largest value on the cube centres
+    clamp = _clamp_bounds(build)
     report = ConstructionReport(
         construction=f"yun theorem {3 if p.positional else 2}",
         claim=(f"a softmax/ReLU Transformer g approximating {target.name!r} in d_{config.p:g}, built from the "
@@ -161,7 +162,7 @@ def build_and_check(target: Target, params: YunParams, config: BuildConfig = Bui
                      layers_by_stage=build.network.metadata["stages"]),
         checks=checks, errors=errors,
         margins={**srep.margins, "agreement_bound": bound, "target_largest": largest,
-                 "output_clamp": _clamp_bounds(build)},
+                 "output_clamp": clamp},
         constants={"target": target.name, "n": p.n, "d": p.d, "delta": p.delta, "positional": p.positional,
                    "shift": p.shift if p.positional else None, "c": p.c, "s": p.s, "t_l": p.t_l, "t_r": p.t_r,
                    "out_value": p.out_value, "M": build.network.metadata["M"], "sigma": build.sigma,
@@ -170,7 +171,7 @@ def build_and_check(target: Target, params: YunParams, config: BuildConfig = Bui
                    "seconds": round(time.perf_counter() - t0, 3)},
         notes="d_p terms by Monte Carlo on the same samples, stratified off and on the quantizer ramps (each "
               "stratum weighted by its exact measure); every exact check in the arithmetic it names"
-              + _wide_ramps_note(srep.margins, _clamp_bounds(build))
+              + _wide_ramps_note(srep.margins, clamp)
               + ramps_share_note(dp.total, srep.epsilon, smallest_epsilon(p), config.clamp)
               + vacuous_agreement_note(bound, largest))
     return YunResult(build, soft, report)
