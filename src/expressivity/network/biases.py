@@ -20,6 +20,7 @@ from typing import Literal
 import numpy as np
 
 from expressivity.errors import NetworkError
+from expressivity.network.equality import equal_by_value
 from expressivity.network.numbers import Number, as_weight, fmt, to_exact
 from expressivity.network.serial import ArrayStore, number_from_json, number_to_json
 from expressivity.network.zeta import zeta
@@ -104,6 +105,8 @@ class MatrixBias:
     An input of ``n <= L`` tokens uses the leading ``[:n, :n]`` block; when the network has no
     ``max_length``, ``L`` is its one input length.
     """
+
+    __eq__ = equal_by_value   # arrays compared whole (see expressivity.network.equality)
 
     values: np.ndarray
     kind: Literal["matrix"] = "matrix"

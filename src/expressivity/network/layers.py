@@ -31,6 +31,7 @@ import numpy as np
 from expressivity.errors import NetworkError
 from expressivity.network.activations import GELU, Activation, PiecewiseLinear, ReLU, activation_from_dict
 from expressivity.network.biases import MatrixBias, PositionBias, RelativeBias, SlopeBias, bias_from_dict
+from expressivity.network.equality import equal_by_value
 from expressivity.network.labels import summarise_labels
 from expressivity.network.numbers import Number, as_weight, fmt
 from expressivity.network.serial import ArrayStore, number_from_json, number_to_json
@@ -69,6 +70,8 @@ class LayerNorm:
     ``var`` is the biased (population) variance, as in ``torch.nn.LayerNorm``. Shapes: ``gain``,
     ``bias``: ``(d,)``.
     """
+
+    __eq__ = equal_by_value   # arrays compared whole (see expressivity.network.equality)
 
     gain: np.ndarray
     bias: np.ndarray
@@ -138,6 +141,8 @@ class Head:
 
     Shapes: ``W_Q, W_K: (d, m)``, ``b_Q: (m,)``, ``W_V: (d, m_v)``, ``W_O: (m_v, d)``.
     """
+
+    __eq__ = equal_by_value   # arrays compared whole (see expressivity.network.equality)
 
     W_Q: np.ndarray
     W_K: np.ndarray
@@ -337,6 +342,8 @@ class FeedForwardLayer:
     Shapes: ``W_1: (d, r)``, ``b_1: (r,)``, ``W_2: (r, d)``, ``b_2: (d,)``.
     """
 
+    __eq__ = equal_by_value   # arrays compared whole (see expressivity.network.equality)
+
     W_1: np.ndarray
     b_1: np.ndarray
     W_2: np.ndarray
@@ -420,6 +427,8 @@ class MixingHead:
     Exactly one of ``kernel`` and ``matrix`` is given. Shapes: ``W_V: (d, m_v)``,
     ``W_O: (m_v, d)``.
     """
+
+    __eq__ = equal_by_value   # arrays compared whole (see expressivity.network.equality)
 
     W_V: np.ndarray
     W_O: np.ndarray

@@ -9,6 +9,7 @@ from fractions import Fraction
 import numpy as np
 
 from expressivity.errors import NetworkError
+from expressivity.network.equality import equal_by_value
 from expressivity.network.domain import ARITHMETIC_REASONS, InputDomain, refusal as domain_refusal
 from expressivity.network.labels import summarise_labels
 from expressivity.network.layers import LAYERS, Layer, LayerNorm, layer_from_dict
@@ -65,6 +66,8 @@ class Network:
             also once saved and loaded); give ``claimed_weights=None`` with the new weights, in the copy
             from the original, to claim the same for them.
     """
+
+    __eq__ = equal_by_value   # arrays compared whole (see expressivity.network.equality)
 
     layers: tuple[Layer, ...]
     labels: tuple[str, ...]
