@@ -347,7 +347,7 @@ def test_the_output_clamp_is_the_default_and_no_clamp_builds_the_paper_s_network
     assert clamped["errors"][0]["value"] < 0.3 < 2 < paper["errors"][0]["value"]
     assert clamped["run"]["config"]["clamp"] is True and paper["run"]["config"]["clamp"] is False
     assert clamped["constants"]["clamp"] is True and paper["margins"]["output_clamp"] is None
-    assert clamped["size"]["layers_by_stage"]["value"] == paper["size"]["layers_by_stage"]["value"] + 1
+    assert clamped["size"]["layers_by_stage"]["value"] == paper["size"]["layers_by_stage"]["value"] + 2   # two passes
     text = run(*base, "--no-clamp").stdout
     assert "from the quantizer ramps proper" in text and "(built with --no-clamp)" in text
     assert "quantizer ramps proper" not in run(*base).stdout

@@ -132,9 +132,10 @@ def test_quantizer_scalar_law(t):
 
 def test_layer_counts_match_spec():
     p = YunParams(3, 2, 4)
-    # the value map: kill, d zeroing layers, one window per (class, token), d output clamps (without: the paper's)
-    assert p.layer_counts() == {"quantize": 2 * 4 + 2, "contextual": 16 + 1, "value": 1 + 2 + 3 * comb(16, 3) + 2,
-                                "total": 10 + 17 + 3 + 3 * 560 + 2}
+    # the value map: kill, d zeroing layers, one window per (class, token), two passes of d output clamps
+    # (without: the paper's)
+    assert p.layer_counts() == {"quantize": 2 * 4 + 2, "contextual": 16 + 1, "value": 1 + 2 + 3 * comb(16, 3) + 4,
+                                "total": 10 + 17 + 3 + 3 * 560 + 4}
     assert p.layer_counts(clamp=False) == {"quantize": 10, "contextual": 17, "value": 3 + 3 * 560,
                                            "total": 10 + 17 + 3 + 3 * 560}
     assert len(contextual_map(p).layers) == 17

@@ -107,3 +107,29 @@ def test_the_epsilon_range_starts_where_float64_drift_stays_within_a_quarter_del
     check_epsilon(p, low)
     with pytest.raises(ExpressivityError, match=rf"outside \[{low:g}, delta/4"):
         check_epsilon(p, low / 2)
+
+
+@pytest.mark.parametrize("hi", [0.75, 0.7, 1e-10, 3.0])
+def test_the_softened_output_clamp_ends_exactly_on_its_bounds_in_float64(hi):
+    """One softened pass computes x - ReLU(x - hi), which float64 rounds by up to 2^-53 x: at 5e5 the output passed
+    hi by 1.75e-11 (55% of hi for hi = 1e-10). The second pass lands on hi exactly (x - hi is exact on (hi, 2hi])."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    from expressivity.constructions.yun.soften import _soft_ff
+    from expressivity.constructions.yun.value import clamp_layers
+    from expressivity.network.network import Network
+    from expressivity.network.reference import forward
+
+    lo, top = Fraction(-0.3), Fraction(hi)
+    rng = np.random.default_rng(0)
+    big = np.concatenate([rng.uniform(1, 1e6, 4000), -rng.uniform(1, 1e6, 4000), [5e5 + 0.1, 1e15, -1e15, float(top)]])
+    x = np.concatenate([big, [float(lo), 0.0, float(top) / 2]])[:, None]
+    out = {}
+    for passes in (1, 2):
+        net = Network(tuple(_soft_ff(layer, 1e-6) for layer in clamp_layers(1, lo, top, passes=passes)), ("x",))
+        out[passes] = forward(net, x)[:, 0]
+    assert out[1].max() > hi or out[1].min() < float(lo)   # one pass rounds past an end somewhere
+    assert out[2].max() == hi and out[2].min() == float(lo)   # two passes: exactly within [lo, hi]
+    assert np.array_equal(out[2][-3:], x[-3:, 0])             # and the identity inside

@@ -196,10 +196,11 @@ def _wide_ramps_note(margins: dict, clamp: list[float] | None = None) -> str:
     width's, the report says so."""
     if not wide_ramps(margins):
         return ""
-    # the softened clamp rounds: in float64 an output may pass hi by half an ulp of the value clamped (1.75e-11 at
-    # delta 1/16, where 5e5 was clamped; a review, 2026-11-29)
-    bounded = ("only the output clamp bounds it, to [{:.3g}, {:.3g}] up to float64's rounding of the value it clamps "
-               "(2^-53 of it)".format(*clamp) if clamp is not None else
+    # the softened clamp rounds: in float64 one pass let an output pass hi by half an ulp of the value clamped
+    # (1.75e-11 at delta 1/16, where 5e5 was clamped; a review, 2026-11-29); the second pass lands on the end
+    bounded = ("only the output clamp bounds it, to [{:.3g}, {:.3g}] (in float64 exactly, by its second pass, wherever "
+               "the first pass's rounding, at most 2^-53 of the value clamped, is no larger than the end it passes; "
+               "else to 2^-106 of that value)".format(*clamp) if clamp is not None else
                "nothing bounds it (built without the output clamp)")
     return (f"; the quantizer ramps and float64's drift around them cover up to "
             f"{min(margins['quantizer_ramp_measure_bound'], 1.0):.3g} of the input cube at the chosen epsilon "

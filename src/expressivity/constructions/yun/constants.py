@@ -25,6 +25,10 @@ from typing import Literal
 
 from expressivity.errors import ExpressivityError
 
+# The output clamp runs twice: float64 rounds the first pass by up to 2^-53 of the value clamped, the second
+# lands on the clamp's end (see expressivity.constructions.yun.value, step 5).
+CLAMP_PASSES = 2
+
 
 @dataclass(frozen=True)
 class YunParams:
@@ -192,10 +196,10 @@ class YunParams:
 
     def layer_counts(self, rescale: bool = False, clamp: bool = True) -> dict[str, int]:
         """Layers per stage (spec §7): quantizer, contextual map, value map (with the output rescale where
-        ``rescale``, and the ``d`` output clamp layers where ``clamp``, see :mod:`~.value`)."""
+        ``rescale``, and the ``CLAMP_PASSES * d`` output clamp layers where ``clamp``, see :mod:`~.value`)."""
         q = self.d * self.levels + self.d
         c = (self.n if self.positional else 1) * self.N ** self.d + 1  # len(window_centers) + 1, not built
-        v = 1 + self.d + self.n * self.classes + (1 if rescale else 0) + (self.d if clamp else 0)
+        v = 1 + self.d + self.n * self.classes + (1 if rescale else 0) + (CLAMP_PASSES * self.d if clamp else 0)
         return {"quantize": q, "contextual": c, "value": v, "total": q + c + v}
 
     def describe(self) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import factorial, log10
-from expressivity.constructions.yun.constants import YunParams
+from expressivity.constructions.yun.constants import CLAMP_PASSES, YunParams
 from expressivity.errors import BudgetError
 from expressivity.verify.size import fmt_size
 
@@ -61,7 +61,7 @@ def estimate(p: YunParams, rescale: bool = False, clamp: bool = True) -> SizeEst
     attention = windows * 2 * head + head
     value_width_one = layers["value"] - (1 if rescale else 0)
     params = layers["quantize"] * ff1 + attention + value_width_one * ff1
-    clamps = d if clamp else 0
+    clamps = CLAMP_PASSES * d if clamp else 0
     hits = value_width_one - 1 - d - clamps
     softened = (layers["quantize"] * _relu_layer(4, d) + attention + _relu_layer(4, d) + d * _relu_layer(2, d)
                 + (hits + clamps) * _relu_layer(4, d))

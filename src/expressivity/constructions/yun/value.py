@@ -9,15 +9,19 @@
    left of its window (unmapped ids are smaller, mapped and zeroed columns sit below ``t_l``),
    which is where the softened ReLU units are all inactive, so float64 adds no rounding there.
 4. If ``sigma != 1`` one width-``d`` layer multiplies the output by ``1/sigma``.
-5. With ``clamp`` (the default), ``d`` width-1 layers clamp each output entry to ``[lo, hi]``, the
+5. With ``clamp`` (the default), ``CLAMP_PASSES * d`` width-1 layers clamp each output entry to ``[lo, hi]``, the
    smallest interval holding 0 and every target value: the identity on every grid input (each output
    is 0 or a target value), so the verified network is unchanged there. Not in the paper: off the
    grid, on the softened quantizer's ramps, the hit units fire in part and leave residues of the
    contextual values (5 10^5 at delta 1/16), which made d_2(f, g) over the cube 264 where the
    approximation off the ramps is 0.17; the clamp bounds them by the target's range, and the network
    stays in ``T^{2,1,4}`` (one unit of two breakpoints per layer, four ReLUs softened). Softened and
-   in float64, ``x - ReLU(x - hi)`` rounds: an output may pass ``hi`` by half an ulp of the value clamped
-   (1.75e-11 at delta 1/16); on ``[lo, hi]`` itself no unit is active and nothing rounds.
+   in float64, ``x - ReLU(x - hi)`` rounds: one pass leaves an output up to ``2^-53 X`` past ``hi`` (``X``
+   the value clamped; 1.75e-11 at delta 1/16, where ``X`` is near 5 10^5), so each entry is clamped twice.
+   The second pass lands exactly on the end: ``x - hi`` is exact for ``x`` in ``(hi, 2 hi]`` (Sterbenz)
+   and so is ``x - (x - hi)``; that holds where the first pass's excess is at most ``hi`` (``lo`` alike;
+   an end at 0 is reached exactly by one pass), otherwise the excess shrinks by another ``2^-53``. On
+   ``[lo, hi]`` itself no unit is active and nothing rounds, so the second pass changes nothing there.
 
 ``sigma`` handles the hidden precondition (spec §4): a mapped column ``sigma*A`` must not sit
 in a later layer's window, which holds when ``max u . (sigma*A) < t_l - delta/2``.
@@ -29,7 +33,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from expressivity.constructions.yun.constants import YunParams
+from expressivity.constructions.yun.constants import CLAMP_PASSES, YunParams
 from expressivity.constructions.yun.quantize import labels
 from expressivity.network.layers import FeedForwardLayer, PiecewiseLinear
 from expressivity.network.network import Network
@@ -67,17 +71,20 @@ def clamp_range(columns) -> tuple[Fraction, Fraction]:
     return (lo, hi) if lo < hi else (lo, lo + 1)
 
 
-def clamp_layers(d: int, lo: Fraction, hi: Fraction) -> list[FeedForwardLayer]:
-    """One width-1 layer per output entry ``i``: ``x_i + phi(x_i)`` with ``phi = lo - t`` below ``lo``, 0 on
-    ``[lo, hi]``, ``hi - t`` above, that is ``clamp(x_i, lo, hi)``; no jump, so softening adds no ramp and the
-    middle piece passes with no ReLU unit active (no rounding)."""
+def clamp_layers(d: int, lo: Fraction, hi: Fraction, passes: int = CLAMP_PASSES) -> list[FeedForwardLayer]:
+    """``passes`` rounds of one width-1 layer per output entry ``i``: ``x_i + phi(x_i)`` with ``phi = lo - t``
+    below ``lo``, 0 on ``[lo, hi]``, ``hi - t`` above, that is ``clamp(x_i, lo, hi)``; no jump, so softening adds
+    no ramp and the middle piece passes with no ReLU unit active (no rounding). In exact arithmetic a clamp is
+    idempotent; the second pass takes up what float64 rounds in the first (step 5 of the module notes)."""
     pieces = PiecewiseLinear((lo, hi), (-1, 0, -1), (lo, 0, hi))
     layers = []
-    for i in range(d):
-        e = [0] * d
-        e[i] = 1
-        layers.append(FeedForwardLayer(_col(e), np.array([0], dtype=object), _row(e), activation=pieces,
-                                       name=f"clamp x[{i}] to [{lo}, {hi}]"))
+    for k in range(passes):
+        for i in range(d):
+            e = [0] * d
+            e[i] = 1
+            again = "" if k == 0 else f" (pass {k + 1}: float64's rounding)"
+            layers.append(FeedForwardLayer(_col(e), np.array([0], dtype=object), _row(e), activation=pieces,
+                                           name=f"clamp x[{i}] to [{lo}, {hi}]{again}"))
     return layers
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from expressivity.constructions.yun.compile import compile_modified, f_bar
-from expressivity.constructions.yun.constants import YunParams
+from expressivity.constructions.yun.constants import CLAMP_PASSES, YunParams
 from expressivity.network.exact import forward_exact
 from expressivity.targets import get_target
 from expressivity.constructions.yun.checks.value import verify_value
@@ -207,7 +207,7 @@ def test_value_window_on_zero_column_is_caught():
     act = PiecewiseLinear((-e, e), (0, 0, 0), (0, 1, 0))
     extra = FeedForwardLayer(np.array([[1]], dtype=object), np.array([0], dtype=object),
                              np.array([[1]], dtype=object), np.array([0], dtype=object), activation=act)
-    clamps = b.params.d   # the output clamp ends the value map; the extra window goes before it
+    clamps = CLAMP_PASSES * b.params.d   # the output clamp ends the value map; the extra window goes before it
     r = verify_value(_with_value_layers(b, (*b.value.layers[:-clamps], extra, *b.value.layers[-clamps:])))
     assert r.nonzero_other >= 1 and r.failures >= 1
 
@@ -215,7 +215,7 @@ def test_value_window_on_zero_column_is_caught():
 def _body(b):
     """The window layers of ``b``'s value map: after kill and zeroing, before the output clamp (sigma = 1)."""
     assert b.sigma == 1 and b.value.metadata["clamp"] is not None
-    return list(b.value.layers[1 + b.params.d: len(b.value.layers) - b.params.d])
+    return list(b.value.layers[1 + b.params.d: len(b.value.layers) - CLAMP_PASSES * b.params.d])
 
 
 def test_value_checks_the_output_clamp_as_it_stands():
@@ -228,11 +228,16 @@ def test_value_checks_the_output_clamp_as_it_stands():
     lo, hi = b.value.metadata["clamp"]
     assert verify_value(b).failures == 0 and lo == 0 and hi == max(Fraction(float(a)) for a in b.A_rep.flat)
     layers = list(b.value.layers)
+    clamps = CLAMP_PASSES * b.params.d
+    assert layers[-clamps:] == clamp_layers(b.params.d, lo, hi)   # both passes, as clamp_layers makes them
     for narrowed in ((lo, hi - Fraction(1, 64)), (Fraction(1, 64), hi)):
-        layers[-1] = clamp_layers(1, *narrowed)[0]
+        layers[-clamps:] = clamp_layers(b.params.d, *narrowed)
         assert verify_value(_with_value_layers(b, layers)).failures > 0, narrowed
+        layers[-b.params.d:] = clamp_layers(b.params.d, *narrowed, passes=1)   # the second pass alone narrowed
+        assert verify_value(_with_value_layers(b, layers)).failures > 0, narrowed
+        layers = list(b.value.layers)
     paper = compile_modified(b.target, b.params, clamp=False)   # the paper's value map: no clamp layer
-    assert len(paper.value.layers) == len(b.value.layers) - 1 and paper.network.metadata["clamp"] is None
+    assert len(paper.value.layers) == len(b.value.layers) - clamps and paper.network.metadata["clamp"] is None
     assert verify_value(paper).failures == 0
 
 

@@ -24,7 +24,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from expressivity.constructions.yun.constants import YunParams
+from expressivity.constructions.yun.constants import CLAMP_PASSES, YunParams
 from expressivity.constructions.yun.grid import as_int_array, column_table, enumerate_grid, parse_rank_one, run_ids
 from expressivity.errors import NetworkError
 from expressivity.network.exact import exact_activate, to_exact
@@ -237,7 +237,7 @@ def verify_value(build, chunk: int = 1 << 16) -> ValueReport:
     v_layers = list(build.value.layers)
     head = v_layers[: 1 + p.d]
     # after the windows: the output rescale (sigma != 1) and the output clamp, run exactly as they stand
-    tail_length = (1 if build.sigma != 1 else 0) + (p.d if build.value.metadata.get("clamp") is not None else 0)
+    tail_length = (1 if build.sigma != 1 else 0) + (CLAMP_PASSES * p.d if build.value.metadata.get("clamp") is not None else 0)
     tail = v_layers[len(v_layers) - tail_length:] if tail_length else []
     body = v_layers[1 + p.d: len(v_layers) - tail_length]
     wins = _value_layers(p, body)
