@@ -163,3 +163,17 @@ def test_an_exact_power_law_has_no_interval_not_one_of_rounding_width(seeds):
     assert "to rounding" in fit["problem"]
     noisy = fit_power_law(x, [v * (1 + 0.01 * k) for k, v in enumerate(y)], seeds)
     assert noisy["ci_low"] < noisy["slope"] < noisy["ci_high"]
+
+
+@pytest.mark.parametrize("seeded", [True, False])
+def test_a_bootstrap_on_an_exact_power_law_gives_no_interval_as_t_does(seeded):
+    """An audit (2026-11-29): y = 2 x^-2 exactly over 30 seeds printed the "95% interval" [-2.0, -2.0] with
+    --ci bootstrap, where --ci t says the points lie on a power law to rounding."""
+    x = np.tile(np.logspace(0, 3, 5), 30) if seeded else np.logspace(0, 3, 40)
+    seeds = np.repeat(np.arange(30), 5) if seeded else None
+    y = 2 * x ** -2.0
+    for ci in ("t", "bootstrap"):
+        fit = fit_power_law(x, y, seeds, ci=ci)
+        assert fit["slope"] == pytest.approx(-2.0) and fit["ci_low"] is None and "rounding" in fit["problem"], (ci, fit)
+    noisy = fit_power_law(x, y * np.exp(np.random.default_rng(0).normal(0, 0.05, len(x))), seeds, ci="bootstrap")
+    assert noisy["ci_low"] < -2.0 < noisy["ci_high"]

@@ -275,10 +275,11 @@ def test_one_dp_free_seed_does_not_refute_and_failed_runs_are_not_seeds():
     """The audit's case: one finished DP-free seed at R^2 0.95 (the others failed runs) made the
     claim refuted through the cell's mean."""
     free = Outcomes.of({0: 0.95}, 0.9, 0.7, broken=4)
-    assert free.valid == 1 and free.broken == 4 and "4 failed run(s) not counted" in free.fmt()
+    assert free.valid == 1 and free.broken == 4 and "4 crashed run(s) not counted" in free.fmt()
     verdict = scan_verdict({32: (_cell(10, 0, 10), free)}, 18)
     assert verdict.word == "undecided" and "fewer than 6 valid seeds" in verdict.reason
-    assert Outcomes.of({0: float("nan"), 1: 0.95}, 0.9, 0.7).broken == 1   # a diverged run is a failed run
+    diverged = Outcomes.of({0: float("nan"), 1: 0.95}, 0.9, 0.7)   # a diverged seed trained and failed
+    assert (diverged.valid, diverged.passed, diverged.failed, diverged.diverged, diverged.broken) == (2, 1, 1, 1, 0)
 
 
 def test_the_width_scan_tells_capacity_from_trainability():
@@ -556,3 +557,37 @@ def test_a_paired_word_needs_the_stated_seeds_in_the_pairs_not_only_in_each_cell
     assert compare_paired(diff, "x").word == "reproduced"
     assert compare_paired(diff, "x", 3).word == "undecided" and equivalent(diff, 5.0, "x", min_pairs=3).word == "undecided"
     assert equivalent(diff, 5.0, "x").word == "reproduced"
+
+
+def test_seeds_that_diverged_count_as_failures_in_the_trainability_claim():
+    """The audit's case: 40 of 64 DP-free seeds diverged and 24 passed: left out, DP-free "succeeded in 24/24" and
+    claim 6 said reproduced. They trained and did not learn: 24/64."""
+    from expressivity.experiments.claims.wang_e_trained import trainability_despite_crashes
+    free = Outcomes.of({i: (0.99 if i < 24 else float("nan")) for i in range(64)}, 0.9, 0.9)
+    dp = Outcomes.of({i: 0.99 for i in range(63)} | {63: 0.1}, 0.9, 0.9)
+    assert (free.passed, free.valid, free.diverged) == (24, 64, 40) and "40 diverged" in free.fmt()
+    verdict, stats = trainability_despite_crashes(dp, free)
+    assert verdict.word == "refuted" and "24/64" in verdict.reason
+    assert trainability_verdict((63, 64), (24, 24))[0].word == "reproduced"   # what leaving them out said
+
+
+def test_crashed_runs_that_could_change_claim_6_s_word_leave_it_undecided():
+    from expressivity.experiments.claims.wang_e_trained import trainability_despite_crashes
+    dp, free = Outcomes(63, 1, 64), Outcomes(24, 0, 24, broken=40)   # 40 DP-free runs crashed: no result
+    verdict, _ = trainability_despite_crashes(dp, free)
+    assert verdict.word == "undecided" and "40 crashed run(s)" in verdict.reason and "--retry-failed" in verdict.reason
+    verdict, _ = trainability_despite_crashes(Outcomes(63, 1, 64), Outcomes(61, 2, 63, broken=1))   # one cannot
+    assert verdict.word == trainability_verdict((63, 64), (61, 63))[0].word == "reproduced"
+
+
+def test_a_failed_run_is_no_evidence_in_the_sign_test():
+    """An audit (2026-11-29): 8 pairs against NaN read "refuted, lower in 0 of 8, p = 0.0039" (NaN != x made each
+    pair untied, NaN < x a loss). A pair with a failed run is left out and said."""
+    from expressivity.experiments.claims.wang_e_trained import win_verdict
+    nan = float("nan")
+    for better, worse in (({i: 1.0 for i in range(8)}, {i: nan for i in range(8)}),
+                          ({i: nan for i in range(8)}, {i: 1.0 for i in range(8)})):
+        verdict, share = win_verdict(better, worse, "x")
+        assert verdict.word == "undecided" and "0 paired seeds" in verdict.reason and "8 with a failed run" in verdict.reason
+    mixed, _ = win_verdict({i: 0.5 for i in range(10)}, {i: (1.0 if i < 8 else nan) for i in range(10)}, "x")
+    assert mixed.word == "reproduced" and "lower in 8 of 8 paired seeds" in mixed.reason and "2 with a failed run" in mixed.reason

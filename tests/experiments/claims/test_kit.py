@@ -84,3 +84,22 @@ def test_a_log_figure_with_no_finite_value_is_drawn_not_a_traceback(tmp_path):
     path = line_figure(tmp_path / "f.png", {"H = 2": ([4, 32], [nan, nan])}, "m", "1 - R^2", "all failed",
                        bands={"H = 2": ([nan, nan], [nan, nan])})
     assert path.stat().st_size > 1000
+
+
+def test_seed_outcomes_count_a_diverged_seed_as_failing_and_leave_a_crashed_one_out(tmp_path):
+    """For a pass/fail rule a seed that diverged trained and did not learn (an audit, 2026-11-29: left out, 40
+    diverged seeds of 64 read as 24/24 successes); a crashed one has no result and is reported."""
+    from expressivity.experiments.claims.kit import seed_outcomes, selected_runs
+    records = [_record(0, 0.1, 1.0, 0.5), _record(0, 0.3, 2.0, 0.4),
+               _record(1, 0.1, 1.0, "nan"), _record(1, 0.3, 2.0, 0.4),                 # the selected test pass diverged
+               _record(2, 0.1, None, None, "failed", "RuntimeError: the worker process died"),  # a crash
+               _record(2, 0.3, 2.0, 0.4),
+               _record(3, 0.1, None, None, "failed", "nan: the training loss became non-finite at step 3"),
+               _record(3, 0.3, None, None, "failed", "nan: the training loss became non-finite at step 5")]  # all diverged
+    (tmp_path / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    states = {r["config"]["seed"]: state for r, state in selected_runs(tmp_path)}
+    assert states == {0: "ok", 1: "diverged", 2: "crashed", 3: "diverged"}
+    values, outcomes = seed_outcomes(tmp_path, lambda c: "cell", lambda row: -row["test_loss"], -0.45, -0.45)
+    o = outcomes["cell"]
+    assert values == {"cell": {0: -0.5}} and (o.valid, o.passed, o.failed, o.diverged, o.broken) == (3, 0, 3, 2, 1)
+    assert seed_values(tmp_path, lambda c: "cell", lambda row: row["test_loss"]) == ({"cell": {0: 0.5}}, {"cell": 3})

@@ -119,3 +119,17 @@ def test_a_cell_is_settled_only_when_the_interval_of_its_change_is_inside_the_to
     assert "a: moved -0.0106 [-0.0598, +0.0386] bits per byte, tolerance 0.014" in failed, failed
     tight = _seeded_sweep(tmp_path / "tight", [-0.010, -0.011, -0.009, -0.010, -0.012])
     assert cell_regime(tight, "quick", _arm, {"a": 0.014}, _loss, "bits per byte").ok
+
+
+def test_a_pass_fail_claim_counts_its_diverged_seeds_as_seeds(tmp_path):
+    """Claims 6 and 7 count a seed that diverged as a failing seed; their regime check counts it too, so the two
+    agree on a cell's seeds (2 finished + 2 diverged: 4, not 2). Other claims leave it out, as their rules do."""
+    folder = _sweep(tmp_path / "sweep", {"a": lambda s: 1.0}, seeds=4)
+    records = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
+    for record in records[2:]:
+        record["lengths"]["8"]["test_loss"] = "nan"   # the test pass diverged
+    (folder / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    counted = cell_regime(folder, "quick", _arm, {"a": 0.1}, _loss, "bits per byte", min_seeds=4, diverged_counts=True)
+    left_out = cell_regime(folder, "quick", _arm, {"a": 0.1}, _loss, "bits per byte", min_seeds=4)
+    assert counted.seeds == 4 and counted.ok
+    assert left_out.seeds == 2 and not left_out.ok

@@ -267,7 +267,8 @@ def test_seed_outcomes_count_their_thresholds_and_broken_runs():
     """Mutation testing (2026-11-28): >= made > at the pass threshold, broken runs uncounted, and the minimum of
     seeds made exclusive each passed test_rules."""
     outcomes = Outcomes.of({0: float("nan"), 1: 1.0, 2: 0.9, 3: 0.7, 4: 0.8}, pass_at=0.9, fail_at=0.7)
-    assert outcomes == Outcomes(passed=2, failed=1, valid=4, broken=1)   # 0.9 passes, 0.7 fails, NaN is a broken run
+    # 0.9 passes, 0.7 fails, NaN is a seed that diverged: it counts, as failing
+    assert outcomes == Outcomes(passed=2, failed=2, valid=5, broken=0, diverged=1)
     assert Outcomes(10, 0, 10).status(10) == "solved" and Outcomes(9, 0, 9).status(10) == "too few seeds"
     assert Outcomes(0, 10, 10).status(10) == "failed" and Outcomes(5, 5, 10).status(10) == "unclear"
 
@@ -306,3 +307,13 @@ def test_a_small_fall_along_both_axes_is_the_claim_and_its_mirror_and_decides_no
     cells = {(a, b): {s: base[s] - 1.0 * (a == 16) + rng.normal(0, 0.01) for s in range(5)}
              for a in (1, 16) for b in (8, 128)}
     assert role_verdict(cells, [1, 16], [8, 128], lambda a, b: (a, b))[0].word == "reproduced"
+
+
+def test_crashed_runs_count_against_a_cell_s_status():
+    """6 of 6 counted seeds pass, 4 crashed (no result): had they failed, 6/10 is no majority. The status said
+    solved on the 6 alone (an audit, 2026-11-29); now it holds only if it holds with them counted against it."""
+    assert Outcomes(6, 0, 6).status(6) == "solved"
+    assert Outcomes(6, 0, 6, broken=4).status(6) == "unclear"
+    assert Outcomes(0, 6, 6, broken=4).status(6) == "unclear"
+    assert Outcomes(10, 0, 10, broken=1).status(6) == "solved"     # 10/11 still a majority: one crash decides nothing
+    assert Outcomes(6, 0, 6, broken=4).p("solved") > 0.025 > Outcomes(6, 0, 6).p("solved")

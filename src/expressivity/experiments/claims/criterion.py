@@ -177,9 +177,14 @@ def settle(folder, claim, scale: str, amend: str | None = None) -> list[Amendmen
     return amendments(read(folder))
 
 
+# the engine's modules that decide which runs a verdict counts (selection on validation, crashed runs)
+SELECTION_MODULES = ("table.py", "select.py")
+
+
 def rules_sha256() -> str:
     """SHA-256 of the code that turns a claim's numbers into its verdict: every module of
-    :mod:`expressivity.experiments.claims` and :mod:`expressivity.statistics`, by relative name and bytes.
+    :mod:`expressivity.experiments.claims`, :mod:`expressivity.statistics` and the selection's modules of
+    :mod:`expressivity.experiments` (:data:`SELECTION_MODULES`), by relative name and bytes.
     ``statement_sha256`` identifies the criterion's words, which a change of the rules leaves alone (an audit,
     2026-11-28: the equivalence rule changed and every committed folder still read "same criterion"); a
     verdict records this beside it, and ``reproduce --summary`` says which folders were judged under other
@@ -189,7 +194,9 @@ def rules_sha256() -> str:
     import expressivity.statistics as statistics
 
     claims = Path(__file__).parent
-    files = sorted(claims.glob("*.py")) + [Path(statistics.__file__)]
+    # the selection (which learning rate, which seeds count) decides too: table.py and select.py were left out,
+    # and a change to which runs count as crashed kept the hash (an audit, 2026-11-29)
+    files = sorted(claims.glob("*.py")) + [Path(statistics.__file__)] + [claims.parent / name for name in SELECTION_MODULES]
     digest = hashlib.sha256()
     for path in files:
         digest.update(f"{path.name}:{len(path.read_bytes())}:".encode())

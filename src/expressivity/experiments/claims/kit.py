@@ -27,15 +27,32 @@ def selected_records(folder) -> list[tuple[dict, bool]]:
     the verdicts may count -- its selected run finished with finite test numbers, and no candidate
     of its grid crashed (a crashed candidate's validation loss is unknown: the best of the rest is
     not the rule's choice, so the seed counts as a failed run; ``--retry-failed`` trains it again)."""
+    return [(record, state == OK) for record, state in selected_runs(folder)]
+
+
+OK, DIVERGED, CRASHED = "ok", "diverged", "crashed"
+
+
+def selected_runs(folder) -> list[tuple[dict, str]]:
+    """``(record, state)`` per configuration and seed, selected as :func:`selected_records` does. ``state``:
+    ``"ok"``; ``"diverged"``, no candidate crashed but the selected run's loss or test numbers are not finite
+    (every learning rate diverged, or the test pass did): the seed trained and failed, a fact about training;
+    ``"crashed"``, a candidate failed without a result (an error, a worker that died) or the run has no numbers
+    at its training length: unknown, a fact about the machine."""
     from expressivity.experiments.store import read_records
-    from expressivity.experiments.table import select_groups
+    from expressivity.experiments.table import crashed, select_groups
 
     out = []
     for group in select_groups(read_records(folder), SELECT):
         record = group.record
         row = train_length_row(record)
-        out.append((record, bool(group.candidates_ok) and not group.crashed and record.get("status") != "failed"
-                    and row is not None and _finite_tests(row)))
+        if group.crashed or crashed(record) or (record.get("status") != "failed" and row is None):
+            state = CRASHED
+        elif bool(group.candidates_ok) and record.get("status") != "failed" and _finite_tests(row):
+            state = OK
+        else:
+            state = DIVERGED
+        out.append((record, state))
     return out
 
 
@@ -59,19 +76,44 @@ def seed_values(folder, label: Callable[[dict], object], value: Callable[[dict],
     ``label(config dict)`` names the cell; ``value(row)`` reads a number from the record's row at
     its training length (``row["test_metric"]``, ``row["test_loss"]``...), where non-finite numbers
     (stored as the strings ``"nan"``, ``"inf"``) are floats again. A finished run whose value is not
-    finite (a test pass that diverged) is a failed run, never a seed."""
+    finite (a test pass that diverged) is a failed run, never a seed. For rules on values; a pass/fail
+    rule counts a diverged seed as one that failed (:func:`seed_outcomes`)."""
+    values, diverged, crashed_runs = _seed_values(folder, label, value)
+    return values, {key: diverged.get(key, 0) + crashed_runs.get(key, 0) for key in values}
+
+
+def seed_outcomes(folder, label: Callable[[dict], object], value: Callable[[dict], float],
+                  pass_at: float, fail_at: float) -> tuple[dict, dict]:
+    """``({label: {seed: value}}, {label: Outcomes})`` for a pass/fail rule (higher ``value`` is better).
+
+    A seed that diverged (every learning rate, or its test pass) trained and did not learn: it counts as a
+    valid seed that failed (:class:`~.rules.Outcomes` ``diverged``). Left out of the count, 40 diverged seeds
+    of 64 read as 24/24 successes and a trainability claim as "reproduced" (an audit, 2026-11-29). A crashed
+    run (no result) is reported and not counted; the rules decide only what holds whatever it would have been."""
+    from expressivity.experiments.claims.rules import Outcomes
+
+    values, diverged, crashed_runs = _seed_values(folder, label, value)
+    return values, {key: Outcomes.of(values[key], pass_at, fail_at, broken=crashed_runs.get(key, 0),
+                                     diverged=diverged.get(key, 0)) for key in values}
+
+
+def _seed_values(folder, label, value) -> tuple[dict, dict, dict]:
+    """``(values, diverged, crashed)``: ``{label: {seed: finite value}}`` and the seeds of each label left out,
+    by :func:`selected_runs` state (a finished run whose value is not finite counts as diverged)."""
     values: dict = {}
-    failed: dict = {}
-    for record, ok in selected_records(folder):
+    diverged: dict = {}
+    crashed_runs: dict = {}
+    for record, state in selected_runs(folder):
         key = label(record["config"])
         values.setdefault(key, {})
-        failed.setdefault(key, 0)
-        number = float(value(_floats(train_length_row(record)))) if ok else None
-        if number is None or not math.isfinite(number):
-            failed[key] += 1
-            continue
-        values[key][record["config"]["seed"]] = number
-    return values, failed
+        number = float(value(_floats(train_length_row(record)))) if state == OK else None
+        if state == CRASHED:
+            crashed_runs[key] = crashed_runs.get(key, 0) + 1
+        elif number is None or not math.isfinite(number):
+            diverged[key] = diverged.get(key, 0) + 1
+        else:
+            values[key][record["config"]["seed"]] = number
+    return values, diverged, crashed_runs
 
 
 def _floats(row: dict) -> dict:

@@ -21,7 +21,7 @@ import statistics
 from typing import Callable
 
 from expressivity.experiments.claims import Regime
-from expressivity.experiments.claims.kit import eval_history, selected_records
+from expressivity.experiments.claims.kit import DIVERGED, OK, eval_history, selected_runs
 
 LAST_FIFTH = 0.8   # the window the check reads: evaluations after 80% of the steps
 
@@ -39,7 +39,8 @@ def last_fifth_change(points, steps: int, measure: Callable[[float, float | None
 
 def cell_regime(folder, scale: str, label: Callable[[dict], object], tolerance: dict, measure, units: str,
                 min_seeds: int = 2, reference=None, extra_checks: dict | None = None,
-                epoch_bytes: int | None = None, notes: str = "", name: Callable[[object], str] | None = None) -> Regime:
+                epoch_bytes: int | None = None, notes: str = "", name: Callable[[object], str] | None = None,
+                diverged_counts: bool = False) -> Regime:
     """The regime of the cells ``label(config)`` names (``None``: not a cell the verdict rests on).
 
     ``tolerance[cell]``: the half-width of the comparison the cell enters, in the units of
@@ -49,19 +50,22 @@ def cell_regime(folder, scale: str, label: Callable[[dict], object], tolerance: 
     80% of training; at least ``min_seeds`` valid seeds in every compared cell. The record gives
     the largest model's parameters and the steps and tokens of the ``reference`` cell (default:
     the longest-trained), the epochs of the reference cell's tokens when ``epoch_bytes`` is given.
-    ``name(cell)`` spells a cell in the checks' text (default: its parts joined)."""
+    ``name(cell)`` spells a cell in the checks' text (default: its parts joined). ``diverged_counts``: a seed
+    that diverged is a valid seed, as a pass/fail rule counts it (a failure; it has no curve to settle)."""
     name = name or _name
     changes: dict = {}
     seeds: dict = {}
     unknown = total = params = 0
     shape: dict = {}
-    for record, ok in selected_records(folder):
+    for record, state in selected_runs(folder):
         cell = label(record["config"])
         if cell is None:
             continue
         seeds.setdefault(cell, 0)
         changes.setdefault(cell, [])
-        if not ok:
+        if state == DIVERGED and diverged_counts:
+            seeds[cell] += 1
+        if state != OK:
             continue
         cfg = record["config"]
         seeds[cell] += 1

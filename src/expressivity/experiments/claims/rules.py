@@ -232,21 +232,26 @@ def rate_margin_verdict(a: tuple[int, int], b: tuple[int, int], margin: float, w
 
 @dataclass(frozen=True)
 class Outcomes:
-    """Per-seed pass/fail outcomes of one cell: of ``valid`` finished seeds with a finite value,
-    ``passed`` reached the pass threshold and ``failed`` stayed at or below the fail threshold;
-    ``broken`` runs failed (crashed or diverged) and are reported, never counted as seeds."""
+    """Per-seed pass/fail outcomes of one cell: of ``valid`` seeds, ``passed`` reached the pass threshold and
+    ``failed`` stayed at or below the fail threshold or diverged; ``diverged`` of them trained and diverged
+    (every learning rate, or the test pass): counted as failing, as a seed that did not learn. ``broken`` runs
+    crashed (no result): reported, never counted as seeds, and a status holds only if it holds whatever they
+    would have been (each counted against it)."""
 
     passed: int
     failed: int
     valid: int
     broken: int = 0
+    diverged: int = 0
 
     @classmethod
-    def of(cls, values: dict, pass_at: float, fail_at: float, broken: int = 0) -> "Outcomes":
-        """From ``{seed: value}`` (higher is better); non-finite values count as broken runs."""
+    def of(cls, values: dict, pass_at: float, fail_at: float, broken: int = 0, diverged: int = 0) -> "Outcomes":
+        """From ``{seed: value}`` (higher is better) and the counts of seeds that diverged (failing) or crashed
+        (not counted); a non-finite value counts as a diverged seed."""
         good = [float(v) for v in values.values() if math.isfinite(float(v))]
-        return cls(sum(v >= pass_at for v in good), sum(v <= fail_at for v in good), len(good),
-                   broken + len(values) - len(good))
+        diverged += len(values) - len(good)
+        return cls(sum(v >= pass_at for v in good), sum(v <= fail_at for v in good) + diverged,
+                   len(good) + diverged, broken, diverged)
 
     def pass_rate(self) -> Interval:
         return clopper_pearson(self.passed, self.valid) if self.valid else Interval(math.nan, 0.0, 1.0, 0)
@@ -254,20 +259,28 @@ class Outcomes:
     def fail_rate(self) -> Interval:
         return clopper_pearson(self.failed, self.valid) if self.valid else Interval(math.nan, 0.0, 1.0, 0)
 
+    def _worst(self, status: str) -> Interval:
+        """The share behind ``status`` with every crashed run counted against it."""
+        count = {"solved": self.passed, "failed": self.failed}[status]
+        return clopper_pearson(count, self.valid + self.broken)
+
     def p(self, status: str) -> float:
         """The one-sided exact p-value behind ``status`` ``solved`` (more than half the seeds pass) or
-        ``failed`` (more than half fail): at most 0.025 exactly when :meth:`status` says it."""
+        ``failed`` (more than half fail), crashed runs counted against it: at most 0.025 exactly when
+        :meth:`status` says it."""
         count = {"solved": self.passed, "failed": self.failed}[status]
-        return binomial_tail(count, self.valid, MAJORITY, True) if self.valid else 1.0
+        total = self.valid + self.broken
+        return binomial_tail(count, total, MAJORITY, True) if self.valid else 1.0
 
     def status(self, min_seeds: int) -> str:
         """``solved`` (the exact interval of the share of passing seeds lies above 1/2), ``failed``
-        (that of failing seeds does), ``unclear``, or ``too few seeds`` (fewer than ``min_seeds``)."""
+        (that of failing seeds does), ``unclear``, or ``too few seeds`` (fewer than ``min_seeds``); crashed
+        runs count against ``solved`` and ``failed`` alike."""
         if self.valid < min_seeds:
             return "too few seeds"
-        if self.pass_rate().low > MAJORITY:
+        if self._worst("solved").low > MAJORITY:
             return "solved"
-        if self.fail_rate().low > MAJORITY:
+        if self._worst("failed").low > MAJORITY:
             return "failed"
         return "unclear"
 
@@ -278,7 +291,9 @@ class Outcomes:
                                                      and (round(v, d) < MAJORITY) == (v < MAJORITY) for v in ends))
         text = (f"{self.passed}/{self.valid} pass [{rate.low:.{places}f}, {rate.high:.{places}f}], "
                 f"{self.failed}/{self.valid} fail" if self.valid else "no valid seeds")
-        return text + (f", {self.broken} failed run(s) not counted" if self.broken else "")
+        text += f" ({self.diverged} diverged, counted as failing)" if self.diverged else ""
+        return text + (f", {self.broken} crashed run(s) not counted (counted against the status)" if self.broken
+                       else "")
 
 
 # ---- power lines -----------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 
 from expressivity.experiments.claims import Claim, ClaimContext, ClaimResult, Verdict, register
-from expressivity.experiments.claims.kit import distinct, line_figure, seed_values, selected_records
+from expressivity.experiments.claims.kit import distinct, line_figure, seed_outcomes, seed_values, selected_records
 from expressivity.experiments.claims.regime import cell_regime, tolerances
 from expressivity.experiments.claims.rules import (ALPHA, Outcomes, combine, compare_paired, equivalent, explained,
                                                   part_reason, rate_margin_verdict)
@@ -181,9 +181,14 @@ def win_verdict(better: dict, worse: dict, what: str, min_seeds: int = CLAIM3_MI
     out, and said). Reproduced if the interval lies above 1/2, refuted if below; undecided otherwise or
     with fewer than ``min_seeds`` untied pairs. Robust to a bimodal arm, which a t interval on the mean
     hides."""
-    common = sorted(set(better) & set(worse), key=str)
+    paired = sorted(set(better) & set(worse), key=str)
+    # a non-finite value is a failed run, no evidence either way: NaN != x made it an untied pair and NaN < x a
+    # loss, so 8 NaN pairs read "refuted, p = 0.0039" (an audit, 2026-11-29)
+    common = [s for s in paired if math.isfinite(better[s]) and math.isfinite(worse[s])]
     untied = [s for s in common if better[s] != worse[s]]
     ties = f" ({len(common) - len(untied)} tied, left out)" if len(untied) < len(common) else ""
+    if len(common) < len(paired):
+        ties += f" ({len(paired) - len(common)} with a failed run, left out)"
     wins = sum(better[s] < worse[s] for s in untied)
     if len(untied) < min_seeds:
         return Verdict("undecided", f"underpowered: {what}: {len(untied)} paired seeds{ties}, at least {min_seeds} "
@@ -581,6 +586,27 @@ def trainability_verdict(dp: tuple[int, int], free: tuple[int, int], min_seeds: 
     return explained(parts, f"Fisher's exact p = {stats['fisher_p']:.3g} (reported)"), stats
 
 
+def trainability_despite_crashes(dp: Outcomes, free: Outcomes, min_seeds: int = CLAIM6_MIN_SEEDS
+                                 ) -> tuple[Verdict, dict]:
+    """:func:`trainability_verdict` on the arms' counted seeds (a diverged seed counts as one that failed), and
+    the same word whatever the crashed runs (no result) would have been: each counted as a success and as a
+    failure, in both arms; where the words differ, undecided (train them again with ``--retry-failed``)."""
+    verdict, stats = trainability_verdict((dp.passed, dp.valid), (free.passed, free.valid), min_seeds)
+    if not dp.broken and not free.broken:
+        return verdict, stats
+    words = {}
+    for dp_won in (0, dp.broken):
+        for free_won in (0, free.broken):
+            other, _ = trainability_verdict((dp.passed + dp_won, dp.valid + dp.broken),
+                                            (free.passed + free_won, free.valid + free.broken), min_seeds)
+            words[(dp_won, free_won)] = other.word
+    if set(words.values()) == {verdict.word}:
+        return verdict, stats
+    return Verdict("undecided", f"underpowered: {verdict.reason}; but {dp.broken} and {free.broken} crashed run(s) "
+                                "(no result) could change the word: counted as successes or failures it is "
+                                + ", ".join(sorted(set(words.values()))) + " (train them again: --retry-failed)"), stats
+
+
 def claim6(ctx: ClaimContext) -> ClaimResult:
     from expressivity.constructions.wang_e.dpfree import build_dpfree_boolean, check_dpfree_boolean
     from expressivity.experiments.sweep import Sweep
@@ -595,13 +621,12 @@ def claim6(ctx: ClaimContext) -> ClaimResult:
                              ctx.size("lrs", (1e-3, 3e-3, 1e-2), (1e-3, 3e-3, 1e-2), (3e-4, 1e-3, 3e-3, 1e-2, 3e-2)),
                              seeds, test_seed=ctx.test_seed)
     folder, _ = ctx.run_sweep(Sweep(tuple(configs), {"train.lr": "min val_loss"}, "wang-e-6"))
-    values, failed = seed_values(folder, lambda c: c["model"]["mixer"], _r2)
-    arms = {m: Outcomes.of(values.get(m, {}), CLAIM6_SOLVED, CLAIM6_SOLVED, failed.get(m, 0))
-            for m in ("attention", "dpfree")}
+    values, outcomes = seed_outcomes(folder, lambda c: c["model"]["mixer"], _r2, CLAIM6_SOLVED, CLAIM6_SOLVED)
+    arms = {m: outcomes.get(m, Outcomes(0, 0, 0)) for m in ("attention", "dpfree")}
     min_seeds = ctx.size("min_seeds", CLAIM6_MIN_SEEDS, CLAIM6_MIN_SEEDS, CLAIM6_MIN_SEEDS)
     counts = {m: (o.passed, o.valid) for m, o in arms.items()}
     if min(o.valid for o in arms.values()) > 0:
-        trainable, stats = trainability_verdict(counts["attention"], counts["dpfree"], min_seeds)
+        trainable, stats = trainability_despite_crashes(arms["attention"], arms["dpfree"], min_seeds)
     else:
         trainable, stats = Verdict("undecided", "underpowered: no valid runs"), {}
     expressible = Verdict("reproduced" if rep.ok else "refuted",
@@ -619,7 +644,8 @@ def claim6(ctx: ClaimContext) -> ClaimResult:
         rows.append({"part": "trainability", "model": label, "heads": heads, "ffn_width": width,
                      "result": f"{o.passed}/{o.valid} valid seeds reach R^2 >= {CLAIM6_SOLVED}",
                      "success_rate": rate.value if o.valid else None, "rate_ci_low": rate.low if o.valid else None,
-                     "rate_ci_high": rate.high if o.valid else None, "mean_r2": r2.value, "failed_runs": o.broken})
+                     "rate_ci_high": rate.high if o.valid else None, "mean_r2": r2.value, "failed_runs": o.broken,
+                     "diverged_seeds": o.diverged})
     if "difference" in stats:
         d = stats["difference"]
         rows.append({"part": "trainability", "model": "DP minus DP-free", "result": f"margin {CLAIM6_MARGIN:g}",
@@ -628,9 +654,10 @@ def claim6(ctx: ClaimContext) -> ClaimResult:
     tol = stats["difference"].half_width if "difference" in stats else math.inf
     regime = cell_regime(folder, ctx.scale, lambda c: c["model"]["mixer"], {"attention": tol, "dpfree": tol},
                          _passes(CLAIM6_SOLVED), "share of seeds with validation R^2 >= 0.9", min_seeds=min_seeds,
-                         notes="fresh samples every step (no epochs)")
+                         notes="fresh samples every step (no epochs)", diverged_counts=True)
     numbers = {"parts": {k: v.word for k, v in parts.items()}, "successes": {m: list(v) for m, v in counts.items()},
-               "failed_runs": {m: o.broken for m, o in arms.items()}, "fisher_p": stats.get("fisher_p"),
+               "failed_runs": {m: o.broken for m, o in arms.items()},
+               "diverged_seeds": {m: o.diverged for m, o in arms.items()}, "fisher_p": stats.get("fisher_p"),
                "difference_dp_minus_dpfree": list(stats["difference"][:3]) if "difference" in stats else None,
                "margin": CLAIM6_MARGIN, "construction_ok": rep.ok, "test_seed": ctx.test_seed}
     return ClaimResult(verdict, "; ".join(f"{k}: {part_reason(v, verdict)}" for k, v in parts.items()), rows, fig, numbers,
@@ -664,7 +691,9 @@ register(Claim(
     f"learning rate selected per seed on validation (quick: 2000 steps, lr {{0.001, 0.003, 0.01}}, "
     f"{CLAIM6_SEEDS['quick']} seeds; medium: 3000 steps, the same learning rates, {CLAIM6_SEEDS['medium']} seeds; "
     f"full: 5000 steps, 5 learning rates, {CLAIM6_SEEDS['full']} seeds); a seed succeeds if its test R^2 >= 0.9; "
-    "runs that failed (crashed or diverged) are reported per arm and not counted as seeds. (ii) is reproduced if "
+    "a seed that diverged (every learning rate, or its test pass) counts as one that did not succeed; runs that "
+    "crashed (no result) are reported per arm and not counted, and a word stands only if it is the same with them "
+    "counted as successes or as failures. (ii) is reproduced if "
     "DP-free's success rate has its exact (Clopper-Pearson) 95% interval above 1/2 and the gain of the dot "
     f"product is below the margin {CLAIM6_MARGIN:g}: the upper end of Newcombe's 95% interval of p_DP - p_DP-free "
     "(the hybrid interval with each arm's exact Clopper-Pearson interval, which keeps a decision at the margin "
@@ -850,10 +879,10 @@ def claim7(ctx: ClaimContext) -> ClaimResult:
     configs = claim7_configs(ctx, model, ranges, depths, widths, ctx.size("steps", 1500, 3000, 10000), lrs, seeds)
     folder, _ = ctx.run_sweep(Sweep(tuple(configs), {"train.lr": "min val_loss"}, "wang-e-7"))
     label = lambda c: _label7(c, model)  # noqa: E731
-    values, failed = seed_values(folder, label, _r2)
+    values, cells = seed_outcomes(folder, label, _r2, CLAIM7_SOLVED, CLAIM7_FAILED)
 
-    def outcomes(key) -> Outcomes:
-        return Outcomes.of(values.get(key, {}), CLAIM7_SOLVED, CLAIM7_FAILED, failed.get(key, 0))
+    def outcomes(key) -> Outcomes:   # a diverged seed counts as failing; crashed runs count against each status
+        return cells.get(key, Outcomes(0, 0, 0))
 
     bound = capacity_bound(model["layers"], model["heads"], model["d_model"], model["d_model"] // model["heads"])
     small = min(ranges)
@@ -877,7 +906,7 @@ def claim7(ctx: ClaimContext) -> ClaimResult:
             *((("depth", k, L), o) for (k, L), o in depth.items())]}
     regime = cell_regime(folder, ctx.scale, lambda c: label(c) if decides(c) else None, tol, _passes(CLAIM7_SOLVED),
                          "share of seeds with validation R^2 >= 0.9", min_seeds=min_seeds,
-                         notes="fresh samples every step (no epochs)",
+                         notes="fresh samples every step (no epochs)", diverged_counts=True,
                          name=lambda c: f"T={c[1]} {c[2]}" if c[0] == "scan" else f"nesting {c[1]} L={c[2]}")
     numbers = {"parts": {k: v.word for k, v in parts.items()}, "capacity_bound_[D]": bound,
                "construction": {"T": small, "ok": rep.ok, "heads": rep.constants["heads"],
@@ -954,8 +983,10 @@ register(Claim(
     "attention) against DP-free (the same bias, no q.k). The DP-free capacity bound H_1 + sum_{l>=2} min(d, H "
     "d_head) is the project's derivation [D] (spec §9), 18 here. Per-seed outcomes: a seed passes at test R^2 >= "
     f"0.9 and fails at <= 0.7; a cell solves when the exact (Clopper-Pearson) 95% interval of its share of passing "
-    "seeds lies above 1/2, and fails when that of failing seeds does; runs that failed (crashed or diverged) are "
-    f"reported per cell and not counted; a cell with fewer than {CLAIM7_MIN_SEEDS} valid seeds decides nothing. "
+    "seeds lies above 1/2, and fails when that of failing seeds does; a seed that diverged (every learning rate, "
+    "or its test pass) counts as failing; runs that crashed (no result) are reported per cell, not counted as "
+    "seeds, and counted against a cell's status (a cell solves or fails only if it would with them failing, or "
+    f"passing, too); a cell with fewer than {CLAIM7_MIN_SEEDS} valid seeds decides nothing. "
     "Reproduced if at every scanned T above the bound DP solves and DP-free fails; refuted if DP-free solves at "
     "some T above the bound; undecided where DP itself does not solve. (iii) Depth against nesting (DP, T = 8, "
     "length 16, 2 heads, d 32, FFN 64, L in {1, 2, 3} (full: also 4), nesting k in {1, 2}): reproduced if every "
