@@ -303,3 +303,16 @@ def test_a_file_with_a_long_name_is_written_through_a_temporary_name_that_fits()
         write_text(path, "{}\n")
         assert path.read_text() == "{}\n" and [p.name for p in path.parent.iterdir()] == [path.name]
         assert len(private_sibling(path, ".partial").name) <= 255
+
+
+def test_a_run_record_names_the_versions_of_the_packages_its_numbers_depend_on():
+    """A newcomer audit (2026-11-29): verdict intervals come from scipy, the Wang & E coefficients from mpmath, the
+    tables from DuckDB, and no record said which versions."""
+    import importlib.metadata
+
+    from expressivity.records import RECORDED_PACKAGES, run_record
+
+    record = run_record("x", {})
+    assert set(RECORDED_PACKAGES) == {"scipy", "mpmath", "duckdb"}
+    for name in RECORDED_PACKAGES:
+        assert record[name] == importlib.metadata.version(name), name

@@ -157,6 +157,10 @@ def hardware(device: str | None = "cpu") -> dict:
     return {"device": device, "name": name, "cpus": os.cpu_count()}
 
 
+# packages beyond numpy and torch whose version can move a recorded number
+RECORDED_PACKAGES = ("scipy", "mpmath", "duckdb")
+
+
 def run_record(command: str, config: dict, seed: int | None = None) -> dict:
     """What every run records about itself: command, config, seed, package versions and the source's
     git commit (:func:`source_revision`), platform, time."""
@@ -169,6 +173,9 @@ def run_record(command: str, config: dict, seed: int | None = None) -> dict:
         "python": platform.python_version(),
         "numpy": np.__version__,
         "torch": installed_version("torch"),
+        # every verdict interval comes from scipy, the Wang & E coefficients from mpmath, the tables from DuckDB
+        # (an extra: None when not installed); a newcomer audit, 2026-11-29, found them unrecorded
+        **{name: installed_version(name) for name in RECORDED_PACKAGES},
         "created_unix": time.time(),
     }
 
