@@ -13,6 +13,8 @@ import json
 import platform
 import re
 import time
+import uuid
+from datetime import date, time as clock_time, timedelta
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -27,7 +29,8 @@ def jsonable(value: Any) -> Any:
     """Convert NumPy arrays/scalars, Fractions, Paths and dataclass-like objects into JSON-ready values.
 
     Exact numbers become ``int`` or the string ``"p/q"`` (a ``Decimal``: ``int`` or its float, a table's
-    number); floats stay floats (``inf``/``nan``
+    number); dates and times their ISO text, an interval its text (``1 day, 0:00:00``), bytes their hex and a
+    UUID its text; floats stay floats (``inf``/``nan``
     become the strings ``"inf"``/``"-inf"``/``"nan"`` so the output is strict JSON). Objects with
     an ``as_dict()`` method are converted through it.
     """
@@ -53,6 +56,16 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, Decimal):   # DuckDB's DECIMAL (x * 1.5, a ::DECIMAL cast): a JSON number, as it prints
         return int(value) if value.is_finite() and value == value.to_integral_value() else jsonable(float(value))
     if isinstance(value, Path):
+        return str(value)
+    # DuckDB reads a table's dates, times, intervals, blobs and UUIDs as these (a CSV's date column made
+    # `results --json` and Parquet output end in "date is not JSON serializable": an audit, 2026-11-29)
+    if isinstance(value, (date, clock_time)):   # datetime is a date
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    if isinstance(value, uuid.UUID):
         return str(value)
     if hasattr(value, "as_dict") and callable(value.as_dict):
         return jsonable(value.as_dict())

@@ -806,3 +806,69 @@ def test_a_json_result_written_by_results_is_read_back_as_its_table(sweep_dir, t
     assert code == 0, err
     means = {r["model.heads"]: r["mean"] for r in json.loads(out)["rows"]}
     assert means == {r["model.heads"]: r["mean"] for r in written["rows"]} and len(means) == len(written["rows"]) > 1
+
+
+def test_dates_intervals_and_blobs_come_out_as_text_in_json_and_parquet(tmp_path):
+    """An audit (2026-11-29): DuckDB reads a CSV's date column as DATE, and `results --json`, Parquet output and
+    `plot --json` ended in "date is not JSON serializable" (the plot's PNG written first)."""
+    from click.testing import CliRunner
+
+    from expressivity.cli.main import cli
+
+    table = tmp_path / "dated.csv"
+    table.write_text("day,seed,y\n2026-11-01,0,0.5\n2026-11-01,1,0.6\n2026-11-02,0,0.7\n")
+    runner = CliRunner()
+    res = runner.invoke(cli, ["results", str(table), "--metric", "y", "--group-by", "day", "--json"])
+    assert res.exit_code == 0, res.output
+    assert [row["day"] for row in json.loads(res.output)["rows"]] == ["2026-11-01", "2026-11-02"]
+    res = runner.invoke(cli, ["results", str(table), "--runs", "--format", "parquet", "--out", str(tmp_path / "d.parquet")])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(cli, ["results", str(tmp_path / "d.parquet"), "--runs", "--format", "csv"])
+    assert res.exit_code == 0 and "2026-11-02,0,0.7" in res.output, res.output
+    res = runner.invoke(cli, ["plot", str(table), "--x", "day", "--y", "y", "--out", str(tmp_path / "d.png"), "--json"])
+    assert res.exit_code == 0 and json.loads(res.output)["series"][""][0][0] == "2026-11-01", res.output
+
+
+def test_jsonable_writes_dates_intervals_blobs_and_uuids_as_text():
+    import datetime
+    import uuid
+
+    from expressivity.records import jsonable
+
+    stamp = datetime.datetime(2026, 11, 29, 10, 5)
+    assert jsonable([datetime.date(2026, 11, 1), stamp, datetime.time(10, 5), datetime.timedelta(days=1),
+                     b"\xaa\x01", uuid.UUID(int=1)]) == ["2026-11-01", "2026-11-29T10:05:00", "10:05:00",
+                                                          "1 day, 0:00:00", "aa01", "00000000-0000-0000-0000-000000000001"]
+
+
+def test_fit_counts_failed_runs_apart_not_as_points_at_or_below_zero(tmp_path):
+    """An audit (2026-11-29): runs that diverged were "3 point(s) with x or y <= 0 ... floor exact zeros" in fit,
+    advice that does not apply; they are left out and counted as failed, and all failed is refused by name."""
+    out = tmp_path / "nan"
+    sw = sweep_from_spec(grid_spec({"model.heads": [1, 2], "train.lr": [1e-3, 1e30], "seed": [0, 1]}, base=BASE))
+    run_sweep(sw, out, workers=1)
+    code, text, _ = run("fit", out, "--x", "model.heads", "--y", "test_loss", "--by", "train.lr", "--json")
+    rows = {row["train.lr"]: row for row in json.loads(text)["rows"]}
+    assert code == 0 and (rows[1e-3]["failed"], rows[1e-3]["n_points"]) == (0, 4)
+    assert (rows[1e30]["failed"], rows[1e30]["n_points"], rows[1e30]["dropped"]) == (4, 0, 0)
+    code, text, _ = run("fit", out, "--x", "model.heads", "--y", "test_loss", "--by", "train.lr")
+    assert "4 failed or incomplete run(s) were left out" in text and "<= 0" not in text
+    code, _, err = run("fit", out, "--x", "model.heads", "--y", "test_loss", "--where", "train.lr > 1")
+    assert code == 2 and "all 4 run(s) failed or are incomplete" in err
+
+
+def test_a_plot_says_how_it_was_made_and_claims_no_interval_it_does_not_draw(sweep_dir, tmp_path):
+    """An audit (2026-11-29): a plot of one seed (--where) and one of all seeds had the same metadata, title and
+    y label "(mean, 95% CI)", the single-seed one with no band."""
+    from PIL import Image
+
+    code, _, _ = run("plot", sweep_dir, "--x", "model.heads", "--y", "test_loss", "--where", "seed = 0",
+                     "--out", tmp_path / "one.png")
+    code_all, _, _ = run("plot", sweep_dir, "--x", "model.heads", "--y", "test_loss", "--out", tmp_path / "all.png")
+    assert code == code_all == 0
+    one, every = (json.loads(Image.open(tmp_path / f).text["Description"]) for f in ("one.png", "all.png"))
+    assert one["command"] == "plot" and one["config"]["where"] == "seed = 0" and every["config"]["where"] is None
+    assert one["source"] == every["source"] and "scipy" in one
+    code, out, _ = run("plot", sweep_dir, "--x", "model.heads", "--y", "test_loss", "--where", "seed = 0 and "
+                       "model.heads = 1", "--out", tmp_path / "dot.png")
+    assert code == 0 and "the figure has one point" in out

@@ -97,3 +97,22 @@ def test_a_record_whose_configuration_does_not_hash_to_its_id_is_skipped(tmp_pat
                                            r"\(line 2: changed after they were written\)"):
         records = read_records(tmp_path)
     assert [r["id"] for r in records] == [content_hash(configs[k]) for k in (0, 2, 3)] + ["run-by-hand"]
+
+
+@pytest.mark.parametrize("edit", [{"lengths": [1, 2]}, {"lengths": {"4": 5}}, {"lengths": {"abc": {"val_loss": 1.0}}},
+                                  {"config": 5}, {"config": {"task": "reverse", "seed": 0}},
+                                  {"config": {"task": {"name": "r", "args": [4]}, "seed": 0}},
+                                  {"config": {"model": "m", "seed": 0}}])
+def test_a_record_of_the_wrong_shape_is_skipped_not_a_traceback(tmp_path, edit):
+    """An audit (2026-11-29): an edited record ("lengths": [1, 2], "task": "reverse") kept its id's hash, or had an id
+    that is no hash, and `results` ended in an AttributeError."""
+    from expressivity.cli.main import cli
+    from click.testing import CliRunner
+
+    good = {"id": "run-a", "status": "done", "config": {"task": {"name": "r", "args": {"length": 4}}, "seed": 0},
+            "lengths": {"4": {"val_loss": 1.0, "test_loss": 1.0}}}
+    (tmp_path / "records.jsonl").write_text(json.dumps(good) + "\n" + json.dumps({**good, "id": "run-b", **edit}) + "\n")
+    with pytest.warns(RecordWarning, match=r"skipped 1 line\(s\) that are not run records \(line 2\)"):
+        assert [r["id"] for r in read_records(tmp_path)] == ["run-a"]
+    result = CliRunner().invoke(cli, ["results", str(tmp_path / "records.jsonl"), "--runs", "--json"])
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output

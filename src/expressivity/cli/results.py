@@ -271,6 +271,11 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
             # no group has a point a log-log line can take: a table of dashes with exit 0, where plot refuses the
             # same data (a fresh audit, 2026-11-29)
             dropped = sum(f.get("dropped") or 0 for f in fits)
+            failed = sum(f.get("failed") or 0 for f in fits)
+            if failed and not dropped:
+                raise ExpressivityError(f"nothing to fit: all {failed} run(s) failed or are incomplete (list them with "
+                                        f"expressivity results {source} --runs --no-select --where \"status = "
+                                        "'failed'\")")
             raise ExpressivityError(f"nothing to fit: none of the {dropped} point(s) has a positive, finite {x} and "
                                     f"{y} (a line in log-log cannot take x or y <= 0, NaN or inf); check --y and --where, "
                                     f"or floor exact zeros (--y 'greatest({y}, 1e-12)')")
@@ -278,7 +283,8 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
         head = keys
         rows = [[f.get(k) for k in keys] for f in fits]
         if fmt == "table":
-            show = [*bys, "n_points", "n_seeds", "slope", "ci_low", "ci_high", "prefactor", "r2", "dropped"]
+            show = [*bys, "n_points", "n_seeds", "slope", "ci_low", "ci_high", "prefactor", "r2", "dropped",
+                    *(["failed"] if "failed" in keys else [])]
             if breakpoint_:
                 show += ["break_x", "slope_left", "slope_right", "break_p", "preferred"]
             head, rows = show, [[f.get(k) for k in show] for f in fits]
@@ -293,6 +299,10 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
             problems.add(f"{dropped} point(s) with x or y <= 0, not finite or not a number, were left out of the fits (a line in "
                          f"log-log cannot take them; with seeds, their seeds' slopes span fewer x); floor exact zeros "
                          f"(--y 'greatest({y}, 1e-12)') or leave them out yourself (--where)")
+        failed = sum(f.get("failed") or 0 for f in fits)
+        if failed:   # a failed group read as "x or y <= 0", with advice about zeros (an audit, 2026-11-29)
+            problems.add(f"{failed} failed or incomplete run(s) were left out of the fits (column failed; list them "
+                         f"with: expressivity results {source} --runs --no-select --where \"status = 'failed'\")")
         for p in sorted(problems):
             console.print(f"note: {p}", markup=False, soft_wrap=True)
 
@@ -310,9 +320,11 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object (the plotted points)")
 def plot(source, x, y, by, logx, logy, where, length, out, as_json):
     """Plot means of y against x with 95% interval bands, one line per --by group (PNG)."""
+    import json
+
     from expressivity.experiments.plots import plot_bands
     from expressivity.experiments.query import band_series, open_source, split_list
-    from expressivity.records import OutputFile, run_record, staged_file
+    from expressivity.records import OutputFile, jsonable, run_record, staged_file
 
     with warnings_as_lines(), human_output_to_stderr(as_json):
         if out.suffix.lower() != ".png":
@@ -328,16 +340,25 @@ def plot(source, x, y, by, logx, logy, where, length, out, as_json):
         if len(series) > MAX_PLOT_LINES:   # 60 lines drew a legend over the data, ten colours six lines each
             raise ExpressivityError(f"--by gives {len(series)} lines, above the {MAX_PLOT_LINES} a figure can tell "
                                     "apart; group by fewer settings, or keep some groups with --where")
+        # the figure says how it was made: the filter in its title, the run record in its Description chunk, and
+        # "95% CI" only where a band is drawn (two plots, one of a single seed, were alike: an audit, 2026-11-29)
+        record = run_record("plot", {"source": str(source), "x": x, "y": y, "by": by, "logx": logx, "logy": logy,
+                                     "where": where, "length": length})
+        banded = any(pt[2] is not None and pt[3] is not None for pts in series.values() for pt in pts)
+        mean = f"{'geometric ' if logy else ''}mean"
+        ylabel = f"{y} ({mean}, 95% CI)" if banded else f"{y} ({mean}, no interval)"
+        title = src.label + (f" where {where}" if where else "")
+        points = sum(pt[1] is not None for pts in series.values() for pt in pts)
         with staging as temp:
-            plot_bands(series, temp, x, f"{y} ({'geometric ' if logy else ''}mean, 95% CI)", src.label, logx, logy,
-                       software=OutputFile.software("plot"))
+            plot_bands(series, temp, x, ylabel, title, logx, logy, software=OutputFile.software("plot"),
+                       description=json.dumps(jsonable(record), sort_keys=True))
     dropped = (f"note: {left_out} row(s) without a finite value of {y} (empty, NaN or inf) were left out of the "
                "means") if left_out else None
+    alone = "note: the figure has one point; `results` shows the same as a table" if points == 1 else None
     if as_json:
-        emit_json({"figure": str(out), "series": series, "left_out": left_out,
-                   "run": run_record("plot", {"source": str(source), "x": x, "y": y, "by": by, "logx": logx,
-                                              "logy": logy, "where": where, "length": length})})
+        emit_json({"figure": str(out), "series": series, "left_out": left_out, "run": record})
     else:
         console.print(f"wrote {out} ({len(series)} line{'s' if len(series) != 1 else ''})", markup=False, soft_wrap=True)
-        if dropped:
-            console.print(dropped, markup=False, soft_wrap=True)
+        for note in (dropped, alone):
+            if note:
+                console.print(note, markup=False, soft_wrap=True)

@@ -8,8 +8,9 @@ from expressivity.figures import interval_band, pyplot, save
 
 
 def plot_bands(series: dict, path: Path, xlabel: str, ylabel: str, title: str = "", logx: bool = False,
-               logy: bool = False, software: str | None = None) -> Path:
-    """One line per series with its interval band; PNG (``software``: its ``Software`` text chunk).
+               logy: bool = False, software: str | None = None, description: str | None = None) -> Path:
+    """One line per series with its interval band; PNG (``software``: its ``Software`` text chunk,
+    ``description`` its ``Description``: how it was made).
 
     ``series`` maps a label to rows ``(x, centre, ci_low, ci_high)`` (``None`` bounds: no interval
     at that x, and the band breaks there: :func:`~expressivity.figures.interval_band`).
@@ -34,4 +35,4 @@ def plot_bands(series: dict, path: Path, xlabel: str, ylabel: str, title: str = 
         ax.set_title(title, fontsize=9)
     if len(series) > 1 or any(str(k) for k in series):
         ax.legend(fontsize=7)
-    return save(fig, path, dpi=110, software=software)
+    return save(fig, path, dpi=110, software=software, description=description)

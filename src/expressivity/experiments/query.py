@@ -28,6 +28,7 @@ from pathlib import Path
 from expressivity.errors import ExpressivityError
 from expressivity.experiments.store import RECORDS, precision_counts, read_records, stream_counts
 from expressivity.experiments.table import group_rows, select_groups, varying_settings
+from expressivity.records import jsonable
 from expressivity.statistics import rounding_width, t_quantile_975
 
 FORMATS = ("table", "csv", "json", "parquet")
@@ -662,7 +663,9 @@ def _has_path(src: Source, path: str) -> bool:
 def _cell(v):
     if isinstance(v, float):
         return None if not math.isfinite(v) else v
-    return v
+    if isinstance(v, (int, str, type(None))):
+        return v
+    return jsonable(v)   # a date, an interval, a blob: their text (JSON and Parquet output take no other kind)
 
 
 def to_csv(head, rows) -> str:
@@ -733,10 +736,12 @@ def _group_exprs(src: Source, groups: list[str], what: str) -> list[str]:
 
 
 def xy_rows(src: Source, x: str, y: str, by: list[str], seed_col: str | None, where: str | None, length) -> list:
-    """``(by..., x, y, seed)`` per row, as numbers (x and y cast to DOUBLE)."""
+    """``(by..., x, y, seed, no result)`` per row, as numbers (x and y cast to DOUBLE); ``no result``: a run
+    record's row of a failed or incomplete run (always ``False`` for a table)."""
     parts = [f"{e} AS {quote(g)}" for e, g in zip(_group_exprs(src, by, "--by"), by)]
     parts += [f"TRY_CAST(({expr(x, src, '--x')}) AS DOUBLE) AS __x", f"TRY_CAST(({expr(y, src, '--y')}) AS DOUBLE) AS __y",
-              f"CAST(({expr(seed_col, src, '--seed-col')}) AS VARCHAR) AS __s" if seed_col else "NULL AS __s"]
+              f"CAST(({expr(seed_col, src, '--seed-col')}) AS VARCHAR) AS __s" if seed_col else "NULL AS __s",
+              "coalesce(status IN ('failed', 'incomplete'), false) AS __bad" if src.from_records else "false AS __bad"]
     cond = f"({length_filter(src, length)}) AND ({condition(where, src)})"
     _, rows = run_sql(src, f"SELECT {', '.join(parts)} FROM t WHERE {cond}")
     return rows
@@ -752,12 +757,16 @@ def fit_groups(src: Source, x: str, y: str, by: list[str] | None = None, seed_co
     if not rows:
         raise ExpressivityError("no rows to fit (check --where and --length)")
     groups: dict[tuple, list] = {}
+    no_result: dict[tuple, int] = {}
     for r in rows:   # NaN equals nothing, itself included: one group of them, as results makes (not one per row)
         key = tuple(_NAN if isinstance(v, float) and math.isnan(v) else v for v in r[:len(by)])
-        groups.setdefault(key, []).append(r[len(by):])
+        groups.setdefault(key, [])
+        no_result[key] = no_result.get(key, 0) + bool(r[-1])
+        if not r[-1]:   # a failed or incomplete run is no point; counted apart, not as "x or y <= 0" (an audit)
+            groups[key].append(r[len(by):-1])
     out = []
     for key in sorted(groups, key=lambda k: [_order(v) for v in k]):   # numbers by value, as results orders them
-        pts = groups[key]
+        pts = groups[key] or [(None, None, None)]
         xs, ys, ss = zip(*pts)
         distinct = len({x for x in xs if x is not None})
         if seed_col is None and distinct < sum(x is not None for x in xs):
@@ -780,7 +789,9 @@ def fit_groups(src: Source, x: str, y: str, by: list[str] | None = None, seed_co
         xs = [float("nan") if v is None else v for v in xs]
         ys = [float("nan") if v is None else v for v in ys]
         fit = fit_power_law(xs, ys, list(ss) if seed_col else None, ci=ci, breakpoint=breakpoint)
-        out.append({**dict(zip(by, key)), **fit})
+        if not groups[key]:
+            fit["dropped"] = 0
+        out.append({**dict(zip(by, key)), **fit, **({"failed": no_result[key]} if src.from_records else {})})
     return out
 
 

@@ -44,6 +44,28 @@ def records_path(path) -> Path:
 _HASH_ID = re.compile(r"[0-9a-f]{16}")
 
 
+def _well_formed(record: dict) -> bool:
+    """Whether a record has the shape every reader assumes: a ``config`` dict whose ``task`` (if any) is a dict
+    with dict ``args``, and ``lengths`` (if any) a dict from integer lengths to dicts of numbers. An edited
+    record with ``"lengths": [1]`` or ``"task": "reverse"`` kept its id's hash and made ``results`` end in a
+    traceback (an audit, 2026-11-29); it is skipped as a line that is not a run record."""
+    config = record.get("config")
+    if not isinstance(config, dict):
+        return False
+    task = config.get("task", {})
+    if not isinstance(task, dict) or not isinstance(task.get("args", {}), dict):
+        return False
+    for part in ("model", "train"):
+        if not isinstance(config.get(part, {}), dict):
+            return False
+    lengths = record.get("lengths")
+    if lengths is None:
+        return True
+    return isinstance(lengths, dict) and all(
+        isinstance(key, str) and key.strip().lstrip("-").isdigit() and isinstance(row, dict)
+        for key, row in lengths.items())
+
+
 def read_records(path, warn: bool = True) -> list[dict]:
     """Every record of a sweep folder (or a ``.jsonl`` file), the last one per run id, in file order.
 
@@ -80,7 +102,7 @@ def read_records(path, warn: bool = True) -> list[dict]:
         except (UnicodeDecodeError, ValueError):
             bad.append(number)
             continue
-        if not isinstance(record, dict) or not isinstance(record.get("id"), str) or "config" not in record:
+        if not isinstance(record, dict) or not isinstance(record.get("id"), str) or not _well_formed(record):
             bad.append(number)
             continue
         if _HASH_ID.fullmatch(record["id"]) and content_hash(record["config"]) != record["id"]:

@@ -44,12 +44,13 @@ def pyplot():
     return plt
 
 
-def save(fig, path, dpi: int = 120, software: str | None = None):
+def save(fig, path, dpi: int = 120, software: str | None = None, description: str | None = None):
     """Tight layout, write ``path`` in the format its suffix names (PNG: every caller's; creating its
     folder) and close the figure; returns ``path``.
 
     ``software`` goes into the PNG's ``Software`` text chunk (default: matplotlib's own), so a
-    command can later recognise a figure it wrote (:meth:`expressivity.records.OutputFile.png`).
+    command can later recognise a figure it wrote (:meth:`expressivity.records.OutputFile.png`);
+    ``description`` into its ``Description`` chunk (how the figure was made: the command's run record).
     """
     from pathlib import Path
 
@@ -63,7 +64,8 @@ def save(fig, path, dpi: int = 120, software: str | None = None):
     partial = private_sibling(path, ".partial")
     try:
         fig.savefig(partial, dpi=dpi, format=(path.suffix[1:] or "png").lower(),
-                    metadata={"Software": software} if software else None)
+                    metadata={**({"Software": software} if software else {}),
+                              **({"Description": description} if description else {})} or None)
         partial.replace(path)
     finally:
         partial.unlink(missing_ok=True)
