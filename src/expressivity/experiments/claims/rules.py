@@ -236,22 +236,25 @@ class Outcomes:
     ``failed`` stayed at or below the fail threshold or diverged; ``diverged`` of them trained and diverged
     (every learning rate, or the test pass): counted as failing, as a seed that did not learn. ``broken`` runs
     crashed (no result): reported, never counted as seeds, and a status holds only if it holds whatever they
-    would have been (each counted against it)."""
+    would have been (each counted against it). ``against=False``: the rule claim 7's folders state, ``broken``
+    runs (crashed or diverged) left out and not counted against a status."""
 
     passed: int
     failed: int
     valid: int
     broken: int = 0
     diverged: int = 0
+    against: bool = True
 
     @classmethod
-    def of(cls, values: dict, pass_at: float, fail_at: float, broken: int = 0, diverged: int = 0) -> "Outcomes":
+    def of(cls, values: dict, pass_at: float, fail_at: float, broken: int = 0, diverged: int = 0,
+           against: bool = True) -> "Outcomes":
         """From ``{seed: value}`` (higher is better) and the counts of seeds that diverged (failing) or crashed
         (not counted); a non-finite value counts as a diverged seed."""
         good = [float(v) for v in values.values() if math.isfinite(float(v))]
         diverged += len(values) - len(good)
         return cls(sum(v >= pass_at for v in good), sum(v <= fail_at for v in good) + diverged,
-                   len(good) + diverged, broken, diverged)
+                   len(good) + diverged, broken, diverged, against)
 
     def pass_rate(self) -> Interval:
         return clopper_pearson(self.passed, self.valid) if self.valid else Interval(math.nan, 0.0, 1.0, 0)
@@ -262,14 +265,14 @@ class Outcomes:
     def _worst(self, status: str) -> Interval:
         """The share behind ``status`` with every crashed run counted against it."""
         count = {"solved": self.passed, "failed": self.failed}[status]
-        return clopper_pearson(count, self.valid + self.broken)
+        return clopper_pearson(count, self.valid + (self.broken if self.against else 0))
 
     def p(self, status: str) -> float:
         """The one-sided exact p-value behind ``status`` ``solved`` (more than half the seeds pass) or
         ``failed`` (more than half fail), crashed runs counted against it: at most 0.025 exactly when
         :meth:`status` says it."""
         count = {"solved": self.passed, "failed": self.failed}[status]
-        total = self.valid + self.broken
+        total = self.valid + (self.broken if self.against else 0)
         return binomial_tail(count, total, MAJORITY, True) if self.valid else 1.0
 
     def status(self, min_seeds: int) -> str:
@@ -292,8 +295,10 @@ class Outcomes:
         text = (f"{self.passed}/{self.valid} pass [{rate.low:.{places}f}, {rate.high:.{places}f}], "
                 f"{self.failed}/{self.valid} fail" if self.valid else "no valid seeds")
         text += f" ({self.diverged} diverged, counted as failing)" if self.diverged else ""
-        return text + (f", {self.broken} crashed run(s) not counted (counted against the status)" if self.broken
-                       else "")
+        if not self.broken:
+            return text
+        return text + (f", {self.broken} crashed run(s) not counted (counted against the status)" if self.against
+                       else f", {self.broken} failed run(s) not counted")
 
 
 # ---- power lines -----------------------------------------------------------------------------------------
