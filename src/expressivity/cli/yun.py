@@ -245,8 +245,8 @@ def verify(n, d, delta, positional, shift, as_json, constants, budget):
 @click.option("--epsilon", type=float, default=None, help="quantizer ReLU ramp width, rounded down to a power of two (default: from margins)")
 @click.option("--budget", type=click.IntRange(min=1), default=2_000_000, show_default=True, help="max parameters")
 @click.option("--clamp/--no-clamp", default=True, show_default=True,
-              help="end with two passes of d layers clamping each output to [min(0, f), max(0, f)] over the cube centres (the "
-                   "identity on the grid; not in the paper): without it the quantizer ramps carry most of d_p(f, g) in "
+              help="end with two passes of d layers clamping each output to [min(0, f), max(0, f)] over the cube "
+                   "centres (the identity on the grid; not in the paper): without it the quantizer ramps carry most of d_p(f, g) in "
                    "float64 from delta 1/8 on (docs/yun.md)")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="folder for the networks (safetensors + JSON), figures, run.json and manifest.json; written whole or not "

@@ -6,9 +6,9 @@ With seeds, ``b`` is the mean of the seeds' own least-squares slopes (each seed 
 bootstrap of their mean, resampling seeds (``ci="bootstrap"``); without seeds, ``b`` is the
 least-squares slope of all points, its interval from the least-squares standard error (t with
 ``n - 2`` degrees of freedom; it assumes equal noise at every point, and covered 74% of tables of 8 points
-whose two ends were 40 times noisier, 93% with noise growing along x, simulated) or a bootstrap over points. ``A`` (``prefactor``, with its log10
-``intercept``) is the least-squares prefactor of all points given that ``b``, and ``R²`` that
-curve's on all points, so ``A x^b`` is one fitted curve whatever ``ci``.
+whose two ends were 40 times noisier, 93% with noise growing along x, simulated) or a bootstrap over points.
+``A`` (``prefactor``, with its log10 ``intercept``) is the least-squares prefactor of all points given that
+``b``, and ``R²`` that curve's on all points, so ``A x^b`` is one fitted curve whatever ``ci``.
 
 A percentile bootstrap runs narrow on few units: simulated coverage of a nominal 95% interval of a
 mean of normal per-seed slopes is 52% with 2 seeds, 83% with 5, 91% with 10, 94% with 20, 93-95% with 30
