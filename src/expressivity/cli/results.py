@@ -267,11 +267,11 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
             seed_col = "seed"
         bys = split_list(by)
         fits = fit_groups(src, x, y, bys, seed_col, where, length, ci, breakpoint_)
+        failed = sum(f.get("failed") or 0 for f in fits)   # failed or incomplete runs, left out of the fits
         if fits and not any(f.get("n_points") for f in fits):
             # no group has a point a log-log line can take: a table of dashes with exit 0, where plot refuses the
             # same data (a fresh audit, 2026-11-29)
             dropped = sum(f.get("dropped") or 0 for f in fits)
-            failed = sum(f.get("failed") or 0 for f in fits)
             if failed and not dropped:
                 raise ExpressivityError(f"nothing to fit: all {failed} run(s) failed or are incomplete (list them with "
                                         f"expressivity results {source} --runs --no-select --where \"status = "
@@ -299,7 +299,6 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
             problems.add(f"{dropped} point(s) with x or y <= 0, not finite or not a number, were left out of the fits (a line in "
                          f"log-log cannot take them; with seeds, their seeds' slopes span fewer x); floor exact zeros "
                          f"(--y 'greatest({y}, 1e-12)') or leave them out yourself (--where)")
-        failed = sum(f.get("failed") or 0 for f in fits)
         if failed:   # a failed group read as "x or y <= 0", with advice about zeros (an audit, 2026-11-29)
             problems.add(f"{failed} failed or incomplete run(s) were left out of the fits (column failed; list them "
                          f"with: expressivity results {source} --runs --no-select --where \"status = 'failed'\")")

@@ -766,8 +766,8 @@ def fit_groups(src: Source, x: str, y: str, by: list[str] | None = None, seed_co
             groups[key].append(r[len(by):-1])
     out = []
     for key in sorted(groups, key=lambda k: [_order(v) for v in k]):   # numbers by value, as results orders them
-        pts = groups[key] or [(None, None, None)]
-        xs, ys, ss = zip(*pts)
+        pts = groups[key]
+        xs, ys, ss = zip(*pts) if pts else ((), (), ())   # a group of failed runs only: no point, counted apart
         distinct = len({x for x in xs if x is not None})
         if seed_col is None and distinct < sum(x is not None for x in xs):
             label = ", ".join(f"{b}={v}" for b, v in zip(by, key)) or "the points"
@@ -789,8 +789,6 @@ def fit_groups(src: Source, x: str, y: str, by: list[str] | None = None, seed_co
         xs = [float("nan") if v is None else v for v in xs]
         ys = [float("nan") if v is None else v for v in ys]
         fit = fit_power_law(xs, ys, list(ss) if seed_col else None, ci=ci, breakpoint=breakpoint)
-        if not groups[key]:
-            fit["dropped"] = 0
         out.append({**dict(zip(by, key)), **fit, **({"failed": no_result[key]} if src.from_records else {})})
     return out
 
