@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -454,3 +455,38 @@ def test_a_saved_layer_reads_back_as_it_would_be_built():
     assert MixingHead.from_dict(d, arrays).left == 2
     with pytest.raises(NetworkError, match="left must be a whole number of tokens, got 1.7"):
         MixingHead.from_dict({**d, "left": 1.7}, arrays)
+
+
+def test_deleting_no_claim_from_the_metadata_in_place_does_not_restore_the_claim(tmp_path):
+    """Left open since 2026-11-28, closed 2026-11-29: the metadata dict is the one mutable part of a network, and
+    ``del net.metadata["no_claim"]`` made a network that claims nothing read as within its claim, also once saved
+    and read back. The reason is kept where the dict cannot reach it; a mark added in place still counts."""
+    from expressivity import build_reverse
+    from expressivity.export import load_network, save_network
+
+    net, _ = build_reverse(4, math.inf)
+    doubled = dataclasses.replace(net, readout=2 * net.readout)
+    reason = doubled.no_claim
+    assert reason is not None
+    del doubled.metadata["no_claim"]
+    assert doubled.no_claim == reason
+    X = np.stack([np.arange(1.0, 5.0), np.zeros(4)], axis=1)
+    assert doubled.outside_claim(X) == reason
+    with pytest.raises(NetworkError, match="carries no claim"):
+        evaluate(doubled, X)
+    save_network(doubled, tmp_path / "saved")
+    assert load_network(tmp_path / "saved").no_claim is not None
+    kept = dataclasses.replace(net, name="kept")
+    kept.metadata["no_claim"] = "marked by hand"                  # withdrawing a claim in place still works
+    assert kept.no_claim == "marked by hand"
+    kept.metadata["trained"] = True
+    assert kept.trained
+
+
+def test_a_trained_mark_added_to_the_metadata_in_place_counts():
+    from expressivity import build_reverse
+
+    net, _ = build_reverse(4, math.inf)
+    assert not net.trained
+    net.metadata["model_config"] = {"d_model": 4}
+    assert net.trained

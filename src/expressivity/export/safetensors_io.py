@@ -107,8 +107,10 @@ def save_network(network: Network, directory: Path, *, manifest: bool = True) ->
     tensors: dict[str, np.ndarray] = {}
     try:
         desc = {"format": FORMAT, **network.to_dict(SafetensorsArrays(tensors)),
-                # a trained model stays one once read back, also a copy whose metadata lost the mark
-                "metadata": jsonable(_plain({**network.metadata, **({"trained": True} if network.trained else {})})),
+                # a trained model stays one once read back, also a copy whose metadata lost the mark; so does a
+                # network without a claim whose metadata lost its no_claim in place
+                "metadata": jsonable(_plain({**network.metadata, **({"trained": True} if network.trained else {}),
+                                             **({"no_claim": network.no_claim} if network.no_claim else {})})),
                 "summary": {"layers": network.layer_counts(), "parameters": network.parameter_count()}}
     except OverflowError:
         raise ExpressivityError(f"network {network.name!r} holds an exact weight beyond the float64 range, which the "

@@ -88,6 +88,9 @@ class Network:
     # set from metadata (model_config, or an export's "trained") and copied by dataclasses.replace with the rest:
     # a copy whose metadata was replaced read as a construction, its outputs "within_claim: true" (an audit, 2026-11-29)
     trained_mark: bool = field(default=False, compare=False, repr=False)
+    # metadata["no_claim"] as it stood when the network was made: the metadata dict is its one mutable part, and
+    # ``del net.metadata["no_claim"]`` restored the claim, also once saved (left open 2026-11-28, closed 2026-11-29)
+    no_claim_mark: str | None = field(default=None, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "layers", tuple(self.layers))
@@ -134,6 +137,8 @@ class Network:
                                    f"{type(self.input_domain).__name__}")
             self.input_domain.check_labels(self.input_labels)
         self._check_claimed_weights()
+        reason = self.metadata.get("no_claim")
+        object.__setattr__(self, "no_claim_mark", reason if isinstance(reason, str) and reason else None)
 
     def _check_claimed_weights(self) -> None:
         """Tie the claim to these weights: ``dataclasses.replace(net, readout=...)`` kept a construction's
@@ -295,8 +300,8 @@ class Network:
         """Why no input is within this network's claim (``metadata["no_claim"]``: e.g. a hardmax
         construction exported with its hardmax layers as softmax), or ``None``. Its input domain
         then describes the inputs the construction was built for, which this network only approximates."""
-        reason = self.metadata.get("no_claim")
-        return reason if isinstance(reason, str) and reason else None
+        reason = self.metadata.get("no_claim")   # a mark added in place withdraws the claim; one deleted does not restore it
+        return reason if isinstance(reason, str) and reason else self.no_claim_mark
 
     @property
     def trained(self) -> bool:
@@ -304,7 +309,7 @@ class Network:
         :func:`expressivity.nn.convert.to_network`, which records ``model_config``, or read from an export of one,
         ``metadata["trained"]``): its input domain says what it was trained on, not where a proof holds. A
         hand-built network passed through :mod:`expressivity.nn` counts too: its weights are then a model's."""
-        return self.trained_mark
+        return self.trained_mark or "model_config" in self.metadata or self.metadata.get("trained") is True
 
     def within_claim(self, n: int) -> bool:
         """False when ``n`` tokens are outside the recorded :attr:`valid_lengths` (see :meth:`outside_claim` for inputs)."""
