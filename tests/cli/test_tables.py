@@ -196,3 +196,25 @@ def test_the_demos_tables(width, tmp_path):
     number = r"\d+(?:\.\d+)?(?:e[+-]\d+)?"
     intervals = re.findall(rf"{number} \[{number}, {number}\]|{number} \(no CI\)", text)
     assert len(intervals) == 4, text   # each d_2 interval (or its absence: the quantizer ramps') on one line
+
+
+def test_headers_fold_inside_a_word_only_where_whole_words_do_not_fit():
+    """A newcomer's walk-through (2026-11-29): at 80 columns `train` folded "val accuracy" into "val accura" and
+    "cy" although the table fitted with every header word whole. A header word is split only where nothing else
+    fits."""
+    headers = ["seed", "status", "steps", "final loss", "val accuracy", "test accuracy", "params", "seconds"]
+    row = ["0", "done", "30", "2.358", "0.2351", "0.2190", "35536", "4.5"]
+
+    def printed(width):
+        table = Table(*headers)
+        table.add_row(*row)
+        return rendered(table, width)
+
+    text = printed(80)
+    words = [word for header in headers for word in header.split()]
+    assert all(text.count(word) == words.count(word) for word in words), text   # "accuracy" twice, whole
+    assert max(map(len, text.splitlines())) <= 80
+    headers[4:6] = ["validation_accuracy", "held_out_test_accuracy"]
+    text = printed(80)   # too wide for every header word whole: one folds, and no number is cut
+    assert "held_out_test_accuracy" not in text and "┃" in text   # still a table, not a block per record
+    assert all(whole_on_a_line(text, cell) for cell in row[2:])

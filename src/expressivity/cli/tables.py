@@ -6,9 +6,11 @@ its longest word (a cell made only of numbers, such as an interval ``[0.12, 0.34
 one word), so a number is printed whole or not at all:
 
 1. the table fits at its natural width: printed as built;
-2. it fits with every word whole: text cells wrap at spaces and headers fold onto more lines (the
-   columns that lack least of their natural width get all of it first);
-3. it does not: one record per block (``header  value`` per line, or a paragraph of
+2. it fits with every word whole: text cells and headers wrap at spaces (the columns that lack least
+   of their natural width get all of it first);
+3. it fits with headers folded inside a word as well (down to the width their cells need, at least
+   :data:`HEADER_FOLD`): "val accura/cy" rather than a block per record;
+4. it does not: one record per block (``header  value`` per line, or a paragraph of
    ``header=value`` pairs for many columns), each value whole.
 
 A title or caption wider than the table is printed as its own paragraph, wrapped at spaces.
@@ -41,9 +43,12 @@ def print_table(console: Console, table: Table) -> None:
         console.print(table)   # cells that are not text: rich alone knows their width
         return
     natural = [max([_width(h), *map(_width, col)]) for h, col in zip(headers, cells)]
-    least = [max([_least_header(h, col), *map(_least_cell, col)]) for h, col in zip(headers, cells)]
+    cell_least = [max(map(_least_cell, col), default=1) for col in cells]
+    whole = [max(cell_least[i], _longest_word(h)) for i, h in enumerate(headers)]
+    folded = [max(cell_least[i], _least_header(h, col)) for i, (h, col) in enumerate(zip(headers, cells))]
     overhead = _overhead(console, table)
     room = console.width - overhead
+    least = whole if sum(whole) <= room else folded
     if sum(natural) <= room:
         widths = natural
     elif sum(least) <= room:
@@ -96,10 +101,13 @@ def _least_cell(text: str) -> int:
     return max((cell_len(word) for word in text.split()), default=1)
 
 
+def _longest_word(text: str) -> int:
+    return max((cell_len(w) for w in text.split()), default=1)
+
+
 def _least_header(header: str, cells: list[str]) -> int:
     """A header folds down to the width its cells need, and no narrower than :data:`HEADER_FOLD`."""
-    longest_word = max((cell_len(w) for w in header.split()), default=1)
-    return min(longest_word, max([HEADER_FOLD, *map(_least_cell, cells)]))
+    return min(_longest_word(header), max([HEADER_FOLD, *map(_least_cell, cells)]))
 
 
 def _overhead(console: Console, table: Table) -> int:
