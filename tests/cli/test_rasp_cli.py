@@ -305,3 +305,34 @@ def test_a_softmax_network_checked_on_samples_says_it_claims_nothing_in_json_and
     hard = json.loads(run("rasp", "compile", "sort", "--max-len", "4", "--vocab", "1,2,3", "--json")[1])
     assert hard["claim"] is True and hard["no_claim"] is None
     assert "verified: every block proven on" in run("rasp", "compile", "sort", "--max-len", "4", "--vocab", "1,2,3")[1]
+
+
+@pytest.mark.parametrize("args, hint", [
+    (("reverse", "--vocab", "1", "--max-len", "1"), "--input '0,1' --dtype exact;"),
+    (("reverse", "--vocab", "1,2,3", "--max-len", "4"), "--input '0,1,2' --dtype exact;"),
+    (("sort", "--max-len", "10", "--attention", "softmax"), "--input '0,1,2' --allow-outside;"),
+])
+def test_the_saved_hint_runs_as_printed(tmp_path, args, hint):
+    """An audit (2026-11-29): the hint after "saved to" gave '0,1,2' whatever the vocabulary and length (refused with
+    one token, or at max_len 1), and no --allow-outside for a network that claims nothing (refused as printed)."""
+    code, out, err = run("rasp", "compile", *args, "--out", tmp_path / "f")
+    assert code == 0 and hint in out, out + err
+    command = out.split("saved to ")[1].split("(expressivity ")[1].split(";")[0].split()
+    code, _, err = run(*(part.strip("'") for part in command))
+    assert code == 0, err
+
+
+def test_run_refuses_an_input_where_the_program_has_no_output(tmp_path):
+    program = tmp_path / "divide.py"
+    program.write_text("from expressivity import rasp\n"
+                       "def make_program():\n"
+                       "    return rasp.Map(lambda x: 12 // (x - 2), rasp.tokens).named('q')\n")
+    code, out, err = run("rasp", "compile", f"{program}:make_program", "--vocab", "1,2,3", "--max-len", "3", "--out",
+                         tmp_path / "q")
+    assert code == 0 and "--input '0,1,3'" in out, err
+    code, _, err = run("run", tmp_path / "q", "--input", "0,1,2,3")
+    assert code == 2 and "one of the 25 inputs where rasp.evaluate raises" in err, err
+    code, out, err = run("run", tmp_path / "q", "--input", "0,1,2,3", "--allow-outside", "--json")
+    assert code == 0 and json.loads(out)["within_claim"] is False, err
+    code, out, err = run("run", tmp_path / "q", "--input", "0,1,3,3", "--json")
+    assert code == 0 and json.loads(out)["answers"] == ["BOS", -12, 12, 12] and json.loads(out)["within_claim"], err

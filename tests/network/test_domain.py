@@ -302,3 +302,17 @@ def test_off_ramps_names_the_float64_value_it_measured_where_it_is_not_the_typed
     said = domain.violation(np.array([[Fraction(1, 3)], [Fraction(1, 2)]], dtype=object), ("x",))
     assert "x = 1/3 (float64 0.3333333333333333), 1.85e-17 below the quantizer breakpoint 1/3" in said
     assert "(float64" not in domain.violation(np.array([[0.3333333333]]), ("x",))
+
+
+def test_a_listed_inputs_rule_reads_back_and_refuses_malformed_json():
+    """The rule a RASP network lists the inputs where its program raises with (rasp/compiler.py)."""
+    from expressivity.network.sequence_rules import NotListed, rule_from_dict
+
+    rule = NotListed(("t0", "t1", "t2"), ((0, 2), (0, 1, 2), (0, 2)), "rasp.evaluate raises")
+    assert rule.inputs == ((0, 1, 2), (0, 2)) and rule_from_dict(rule.to_dict()) == rule
+    for bad in ({"kind": "not-listed", "dims": ["t0"], "inputs": "0,1"},
+                {"kind": "not-listed", "dims": ["t0", "t1"], "inputs": [[0, 5]]},
+                {"kind": "not-listed", "dims": "t0", "inputs": []},
+                {"kind": "not-listed", "dims": ["t0", "t1"], "inputs": [[0, True]]}):
+        with pytest.raises(NetworkError, match="not-listed"):
+            rule_from_dict(bad)

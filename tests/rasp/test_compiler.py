@@ -234,3 +234,64 @@ def test_the_checks_arguments_are_refused_outside_the_commands_ranges(options, n
     program = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)).named("same")
     with pytest.raises(rasp.RASPError, match=needle):
         rasp.compile(program, [1, 2], 3, **options)
+
+
+def _division_by(token):
+    return rasp.Map(lambda x: 12 // (x - token), rasp.tokens).named("q")
+
+
+def test_the_inputs_where_evaluate_raises_are_listed_in_the_domain_and_refused(tmp_path):
+    """An audit (2026-11-29): ``12 // (x - 2)`` compiled and verified "on every input where evaluate returns", and
+    `run` answered [BOS, -12, None, 12] on BOS 1 2 3 "within the claim", where the program has no output. Checked
+    on every input, those inputs are listed in the network's domain: refused, or marked outside the claim."""
+    from expressivity.export import load_network, save_network
+    from expressivity.network import evaluate
+
+    model = rasp.compile(_division_by(2), vocab={1, 2, 3}, max_seq_len=3)
+    net = model.network
+    every = [s for n in range(1, 4) for s in __import__("itertools").product((1, 2, 3), repeat=n)]
+    failing = [s for s in every if 2 in s]
+    assert len(failing) == 25 and net.no_claim is None
+    assert "the 25 inputs where it raises are listed" in model.report.claim
+    for loaded in (net, (save_network(net, tmp_path / "q"), load_network(tmp_path / "q"))[1]):
+        for seq in every:
+            X = model.one_hot([[0, *seq]])
+            reason = loaded.outside_claim(X[0])
+            assert (reason is not None) == (2 in seq), seq
+            if 2 in seq:
+                assert "where rasp.evaluate raises (e.g. q: its function fails on (2,))" in reason
+                with pytest.raises(Exception, match="the claim leaves them out"):
+                    evaluate(loaded, X[0], "exact")
+            else:
+                assert model.apply(["BOS", *seq]).decoded[1:] == rasp.evaluate(model.program, list(seq))
+    sample = net.input_domain.sample(np.random.default_rng(0), 200, 3, net.input_labels)
+    assert net.input_domain.violation(sample, net.input_labels) is None   # examples drawn inside the claim
+
+
+def test_a_partial_function_checked_on_samples_leaves_the_network_without_a_claim():
+    """Where the inputs are sampled, those where evaluate raises are not all known: the network claims none."""
+    sampled = rasp.compile(_division_by(2), vocab=set(range(1, 10)), max_seq_len=4)
+    assert sampled.report.checks[0].details["inputs"].startswith("64 random inputs")
+    assert sampled.network.no_claim.startswith("q's function raises on (2,), so the program has no output on some")
+    assert sampled.report.claim.startswith("none on any one input")
+    total = rasp.compile(rasp.Map(lambda x: 12 // (x + 1), rasp.tokens).named("q"), vocab=set(range(1, 10)),
+                         max_seq_len=4)
+    assert total.network.no_claim is None   # a function that raises on no value keeps the claim
+
+
+@pytest.mark.parametrize("make", [
+    lambda: rasp.numerical(rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ),
+                                          rasp.numerical(rasp.Map(lambda x: 1, rasp.tokens)).named("one"),
+                                          default=0)).named("frac"),
+    lambda: rasp.Map(lambda i: "BOS" if i == 0 else "x", rasp.indices).named("tokens"),
+    lambda: rasp.SequenceMap(lambda a, b: f"{a}{b}", rasp.Map(lambda x: x, rasp.tokens).named("a"),
+                             rasp.Map(lambda x: x + "!", rasp.tokens).named("a#1")).named("a"),
+])
+def test_sops_named_like_the_residual_stream_s_own_labels_compile(make):
+    """An audit (2026-11-29): a SOp named "one" (the constant dimension), a Map named "tokens" with the value "BOS"
+    (the BOS dimension), or names that the "#k" suffixes met again, raised an AssertionError traceback."""
+    program = make()
+    model = rasp.compile(program, vocab={"a", "b"}, max_seq_len=3)
+    assert len(set(model.network.labels)) == len(model.network.labels)
+    for seq in (["a"], ["b", "a"], ["a", "b", "b"]):
+        assert model.apply(["BOS", *seq]).decoded[1:] == rasp.evaluate(program, seq)

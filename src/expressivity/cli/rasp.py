@@ -300,9 +300,28 @@ def _print_report(name: str, compiled, out_dir) -> None:
     _say(f"compile {c['compile_seconds']} s, proof {c['proof_seconds']} s, verify {c['verify_seconds']} s")
     if out_dir is not None:
         dtype = " --dtype exact" if compiled.exact else ""
-        _say(f"saved to {out_dir} (expressivity run {out_dir} --input '0,1,2'{dtype}; token ids: "
+        # an input run accepts: '0,1,2' was refused with one token in the vocabulary, at max_seq_len 1, where
+        # evaluate raises on it, and (without --allow-outside) for a network that claims nothing (an audit, 2026-11-29)
+        outside = " --allow-outside" if compiled.network.no_claim is not None else ""
+        _say(f"saved to {out_dir} (expressivity run {out_dir} --input '{_example_input(compiled)}'{dtype}{outside}; "
+             "token ids: "
              f"0={compiled.bos}, " + ", ".join(f"{k + 1}={t}" for k, t in enumerate(compiled.vocab[:8]))
              + (" ..." if len(compiled.vocab) > 8 else "") + ")")
+
+
+def _example_input(compiled) -> str:
+    """Token ids of a short input inside the compiled network's claim: BOS, then up to two tokens, none of the
+    inputs its domain lists as outside (where rasp.evaluate raises)."""
+    import itertools
+
+    listed = {seq for rule in compiled.network.input_domain.rules if rule.kind == "not-listed" for seq in rule.inputs}
+    ids = range(1, len(compiled.vocab) + 1)
+    for n in sorted(range(1, compiled.max_seq_len + 1), key=lambda n: (n != min(2, compiled.max_seq_len), n)):
+        for seq in itertools.islice(itertools.product(ids, repeat=n), 10_000):
+            if len(set(seq)) == len(seq) or n > len(ids) or len(ids) == 1:   # distinct tokens where there are enough
+                if (0, *seq) not in listed:
+                    return ",".join(map(str, (0, *seq)))
+    return "0,1"
 
 
 @rasp_group.command("eval")

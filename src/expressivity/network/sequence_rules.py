@@ -126,6 +126,75 @@ class PointersBack:
         return cls(tuple(d["dims"]))
 
 
+@dataclass(frozen=True)
+class NotListed:
+    """The input is none of the token sequences ``inputs`` (token ids, in the order of the one-hot ``dims``;
+    the first position included): a RASP program's own evaluation raises on them (a function failing on a
+    value, ``12 // (x - 2)`` at token 2), so the program has no output there and the compiled network's answer
+    is no claim's (``run`` printed one "within the claim": an audit, 2026-11-29). ``why``: one line saying
+    why they are left out."""
+
+    dims: tuple[str, ...]
+    inputs: tuple[tuple[int, ...], ...]
+    why: str = "the program has no output on them"
+    kind: ClassVar[str] = "not-listed"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.dims, str) or not self.dims:
+            raise NetworkError(f"rule {self.kind!r} names its token dimensions, got {self.dims!r}")
+        object.__setattr__(self, "dims", tuple(self.dims))
+        inputs = tuple(tuple(seq) for seq in self.inputs)
+        if not all(isinstance(t, int) and not isinstance(t, bool) and 0 <= t < len(self.dims)
+                   for seq in inputs for t in seq):
+            raise NetworkError(f"rule {self.kind!r} lists inputs of token ids in 0..{len(self.dims) - 1}")
+        object.__setattr__(self, "inputs", tuple(sorted(set(inputs))))
+        if not isinstance(self.why, str):
+            raise NetworkError(f"rule {self.kind!r}: why is text, got {type(self.why).__name__}")
+
+    def dims_used(self) -> tuple[str, ...]:
+        return self.dims
+
+    def describe(self, domain=None) -> str:
+        return f"none of the {len(self.inputs):,} listed inputs where {self.why}"
+
+    def _ids(self, X3: np.ndarray, labels: tuple[str, ...]) -> np.ndarray:
+        """Per row and position the token id (the one-hot's dimension; the field's check ran first)."""
+        return np.asarray(X3[..., [labels.index(d) for d in self.dims]] != 0, dtype=bool).argmax(axis=-1)
+
+    def check(self, X3: np.ndarray, labels: tuple[str, ...], where, domain=None) -> str | None:
+        listed = set(self.inputs)
+        for b, ids in enumerate(self._ids(X3, labels)):
+            if tuple(int(t) for t in ids) in listed:
+                return (f"{'the input' if X3.shape[0] == 1 else f'input {b}'} is one of the {len(self.inputs):,} "
+                        f"inputs where {self.why}: the claim leaves them out")
+        return None
+
+    def impose(self, X: np.ndarray, labels: tuple[str, ...], rng: np.random.Generator, domain) -> None:
+        """Redraw the tokens after the first of a listed input (at most 100 tries each)."""
+        listed, cols = set(self.inputs), [labels.index(d) for d in self.dims]
+        for b, ids in enumerate(self._ids(X, labels)):
+            ids = [int(t) for t in ids]
+            for _ in range(100):
+                if tuple(ids) not in listed or len(ids) < 2:
+                    break
+                ids[1:] = (int(t) for t in rng.integers(1, len(cols), size=len(ids) - 1))
+            X[b, :, cols] = 0.0
+            X[b, np.arange(len(ids)), [cols[t] for t in ids]] = 1.0
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "dims": list(self.dims), "inputs": [list(seq) for seq in self.inputs],
+                "why": self.why}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "NotListed":
+        if not isinstance(d.get("dims"), list) or not all(isinstance(x, str) for x in d["dims"]):
+            raise NetworkError(f"rule {cls.kind!r} lists its token dimensions ('dims'), got {str(d)[:60]!r}")
+        if not isinstance(d.get("inputs"), list) or not all(isinstance(seq, list) for seq in d["inputs"]):
+            raise NetworkError(f"rule {cls.kind!r} lists its inputs ('inputs': lists of token ids), got "
+                               f"{str(d.get('inputs'))[:60]!r}")
+        return cls(tuple(d["dims"]), tuple(tuple(seq) for seq in d["inputs"]), d.get("why", cls.why))
+
+
 def _received(value) -> str:
     """`` (float64 0.333...)`` where the float64 value the network receives is not the typed one (the distances
     are the received value's: "x[0] = 1/3, 1.85e-17 below the breakpoint 1/3" read as a contradiction, an
@@ -248,7 +317,7 @@ def _number(value) -> str:
     return repr(float(value)) if isinstance(value, (float, np.floating)) else str(value)
 
 
-RULES = {rule.kind: rule for rule in (FirstOnly, PointersBack, OffRamps)}
+RULES = {rule.kind: rule for rule in (FirstOnly, PointersBack, OffRamps, NotListed)}
 
 
 def rule_from_dict(d):

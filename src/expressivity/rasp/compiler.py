@@ -131,6 +131,7 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
     started = time.perf_counter()
     graph = build_graph(program)
     values = infer_values(graph, vocab, max_seq_len)
+    partial = next((node for node in graph.nodes if node.fails_on is not None), None)
     prove_selections(graph, values, causal=causal, vocab=vocab, max_seq_len=max_seq_len,
                      exhaustive_limit=exhaustive_limit)
     graph, values = fuse_maps(graph, values)
@@ -163,10 +164,18 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
     checks, facts = verify(compiled, exhaustive_limit=limit, samples=samples, seed=seed,
                            exact=arithmetic == "exact", exact_ops=exact_ops, tolerance=output.tolerance or 0.0)
     verify_seconds = time.perf_counter() - started
-    sampled = robust and not facts["inputs"].startswith("exhaustive")
-    if sampled:   # the check is a softmax network's claim: on samples, it claims no one input
+    exhaustive = facts["inputs"].startswith("exhaustive")
+    failing = facts.pop("failing_inputs", [])
+    if robust and not exhaustive:   # the check is a softmax network's claim: on samples, it claims no one input
         compiled.network = replace(network, metadata={**network.metadata, "no_claim": _softmax_sampled(
             facts["float64_points"], input_count(len(vocab), max_seq_len))})
+    elif failing and exhaustive:
+        # the claim leaves out the inputs where evaluate raises, and the network answers there all the same: they
+        # are listed in its domain, so that run refuses them (an audit, 2026-11-29)
+        compiled.network = _without(network, failing, facts["evaluate_fails"])
+    elif failing or partial is not None:   # the inputs where evaluate raises are not all known: no one input claimed
+        compiled.network = replace(network, metadata={**network.metadata, "no_claim": _partial_sampled(
+            partial, facts.get("evaluate_fails"), input_count(len(vocab), max_seq_len), limit)})
     compiled.report = _report(compiled, graph, layout, sublayers, values, checks + [proof_check], facts, scale, delta,
                               compile_seconds, verify_seconds, robust, proofs, output.tolerance)
     if not compiled.report.ok:
@@ -182,6 +191,33 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
                         f"{check.points} inputs ({check.arithmetic}), e.g. {example.get('input')} -> expected "
                         f"{example.get('expected')}, {why}")
     return compiled
+
+
+def _without(network, failing: list[tuple], first_failure: str):
+    """``network`` with the inputs ``failing`` (token ids after BOS) listed as outside its claim
+    (:class:`~expressivity.network.sequence_rules.NotListed`)."""
+    from expressivity.network.sequence_rules import NotListed
+
+    domain = network.input_domain
+    dims = next(f.dims for f in domain.fields if f.kind == "one-hot")
+    detail = first_failure.split(": ", 1)[-1].split("; ")[0]   # "q: its function fails on (2,) (ZeroDivision..."
+    cut = detail.rfind(" (")
+    if cut > 0 and "Error" in detail[cut:]:
+        detail = detail[:cut]                                      # "q: its function fails on (2,)"
+    detail = detail[:120]
+    rule = NotListed(dims, tuple((0, *(t + 1 for t in seq)) for seq in failing), f"rasp.evaluate raises (e.g. {detail})")
+    return replace(network, input_domain=replace(domain, rules=domain.rules + (rule,)))
+
+
+def _partial_sampled(node, first_failure: str | None, total: int, limit: int) -> str:
+    """Why a network checked on samples claims no one input where a function of its program fails on some
+    value: the inputs where rasp.evaluate raises are left out of the claim, and nothing says which they are."""
+    where = (f"{node.name}'s function raises on {node.fails_on!r}" if node is not None else
+             f"rasp.evaluate raises {first_failure}")
+    return (f"{where}, so the program has no output on some of the {total:,} inputs, which were checked on samples "
+            "and are not listed: make the function return a value on every value it can receive, or compile for at "
+            f"most {limit:,} inputs (a smaller vocabulary or max_seq_len), where every such input is "
+            "listed and refused")
 
 
 def _softmax_sampled(checked: int, total: int) -> str:
@@ -288,10 +324,15 @@ def _claim(compiled, robust: bool, tolerance: float | None) -> tuple[str, str]:
     """The report's claim and notes."""
     if compiled.network.no_claim is not None:
         return (f"none on any one input: {compiled.network.no_claim}",
-                "softmax attention with the inverse temperature from the score margin; checked in float64 on samples")
+                "softmax attention with the inverse temperature from the score margin; checked in float64 on samples"
+                if robust else "hardmax attention: exact in rational arithmetic, checked on samples")
     within = f" (numerical output within {tolerance:.3g}: evaluate's float64 mean)" if tolerance else ""
+    listed = next((r for r in compiled.network.input_domain.rules if r.kind == "not-listed"), None)
+    returns = ("" if listed is None else
+               f" (the {len(listed.inputs):,} inputs where it raises are listed in the network's input domain, and "
+               "run refuses them)")
     claim = (f"the network's decoded output equals rasp.evaluate on every input of length 1..{compiled.max_seq_len} "
-             f"over the vocabulary where evaluate returns{within}: proven block by block in exact arithmetic"
+             f"over the vocabulary where evaluate returns{returns}{within}: proven block by block in exact arithmetic"
              + (" for hardmax attention" if not robust else " for the hardmax limit, and with softmax checked end to "
                 "end in float64 on every one of those inputs (its claim: the proofs do not bound the softmax error)"))
     notes = ("hardmax attention: exact in rational arithmetic; float64 can split exact score ties by rounding, so run "

@@ -57,6 +57,7 @@ class Node:
     nonempty: str | None = None      # the rule proving every query selects a key, if one does
     tolerance: float | None = None   # a float mean's bound |evaluate - network| (rasp/values.py)
     proofs: dict = field(default_factory=dict)   # rule names by property (rasp/selection.py)
+    fails_on: tuple | None = None    # the first arguments its function raised an ArithmeticError on (rasp/values.py)
 
     @property
     def numerical(self) -> bool:
@@ -161,15 +162,26 @@ def _node_of(expr: SOp, visit) -> Node:
                     "Select, Aggregate and SelectorWidth are)")
 
 
+# names the residual stream uses itself (rasp/layout.py): the constant dimension ``one``, and ``tokens:BOS``. A SOp
+# named "one", or a Map named "tokens" with the value "BOS", took its label: an AssertionError traceback (an audit,
+# 2026-11-29). Such a SOp gets a ``#k`` suffix, as two SOps with one name do.
+RESERVED_NAMES = ("one", "tokens")
+
+
 def _unique_names(graph: Graph) -> None:
-    """Residual labels are ``name:value``: two different SOps with one name get ``#k`` suffixes."""
-    seen: dict[str, int] = {}
+    """Residual labels are ``name:value``: two different SOps with one name, or a SOp named like one of
+    :data:`RESERVED_NAMES` (other than the first tokens node), get ``#k`` suffixes (the first free one)."""
+    tokens = next((node for node in graph.nodes if node.kind == "tokens"), None)   # a second one is renamed too
+    used = set(RESERVED_NAMES) | ({tokens.name} if tokens is not None else set())
     for node in graph.nodes:
-        if node.name in seen:
-            seen[node.name] += 1
-            node.name = f"{node.name}#{seen[node.name]}"
-        else:
-            seen[node.name] = 0
+        if node is tokens:
+            continue
+        name, k = node.name, 0
+        while name in used:
+            k += 1
+            name = f"{node.name}#{k}"
+        used.add(name)
+        node.name = name
 
 
 def _canonical(f: Callable) -> Callable:

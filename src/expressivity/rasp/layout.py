@@ -97,7 +97,9 @@ def allocate(graph: Graph, values: dict[int, list]) -> Layout:
     sublayers = tuple(("attention" if s % 2 == 0 else "mlp", tuple(placed[s])) for s in sorted(placed))
     if len(set(labels)) != len(labels):
         dup = next(lab for lab in labels if labels.count(lab) > 1)
-        raise AssertionError(f"residual label {dup!r} appears twice")  # names are made unique in stage 1
+        # names are made unique in stage 1 (graph._unique_names): this is a compiler bug, said in one line
+        raise RASPError(f"internal: the residual label {dup!r} appears twice; this is a compiler bug, please report "
+                        "it with the program (renaming the SOp it names avoids it)")
     return Layout(tuple(labels), dims, sublayers, value_dims, {n.id: n.name for n in graph.nodes})
 
 

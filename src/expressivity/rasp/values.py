@@ -174,8 +174,15 @@ def _values_of(node: Node, graph: Graph, values: dict, vocab: list, L: int, budg
     if node.kind == "full":
         return [node.fill]
     if node.kind == "map":
-        return [r for ok, r in (_apply(node.f, x, name=node.name) for x in ins[0] if x is not None) if ok] + \
-            ([None] if None in ins[0] else [])
+        found = []
+        for x in ins[0]:
+            if x is not None:
+                ok, r = _apply(node.f, x, name=node.name)
+                if ok:
+                    found.append(r)
+                elif node.fails_on is None:
+                    node.fails_on = (x,)
+        return found + ([None] if None in ins[0] else [])
     if node.kind == "sequence_map":
         return _pairs(node, ins[0], ins[1], L, budget)
     if node.kind == "selector_width":
@@ -206,6 +213,8 @@ def _pairs(node: Node, first: list, second: list, L: int, budget: int) -> list:
             ok, r = _apply(node.f, x, y, name=node.name)
             if ok:
                 found.setdefault(value_key(r), r)
+            elif node.fails_on is None:
+                node.fails_on = (x, y)
         if len(found) > limit:
             raise RASPError(f"SOp {node.name!r} takes more than {limit} values at max_seq_len {L}, above the budget "
                             f"of {limit} for a {node.encoding.value} SOp; shorten max_seq_len or simplify the SOp")

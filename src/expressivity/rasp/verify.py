@@ -203,7 +203,9 @@ def verify(compiled: CompiledProgram, *, exhaustive_limit: int = EXHAUSTIVE_LIMI
     if beyond:
         facts["float64"] = f"not run: {beyond} (the claim is exact: the inputs are run in exact arithmetic)"
     if failing:
-        facts |= {"inputs_evaluate_fails": len(failing), "evaluate_fails": first_failure}
+        # "failing_inputs" is compile's, for the network's input domain (every one, where the check is exhaustive):
+        # it pops it before the report is made
+        facts |= {"inputs_evaluate_fails": len(failing), "evaluate_fails": first_failure, "failing_inputs": failing}
     examples = lambda bad: tuple({"input": [compiled.vocab[t] for t in s], "expected": expected[s][1:]}  # noqa: E731
                                  for s in bad[:MAX_EXAMPLES])
     if not compiled.exact or not exact:
