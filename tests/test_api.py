@@ -72,7 +72,7 @@ def test_build_config_refuses_one_sample_with_the_real_reason():
     (lambda net: E.evaluate(net, np.full((8, net.d_in), np.datetime64("1970-01-02"), dtype=object)), "got date entries"),
     (lambda net: E.embed("x", [1, 2]), "embed's network must be a Network"),
     (lambda net: E.embed(net, "1,2"), "values must be an array"),
-    (lambda net: E.embed(E.Network(layers=(), labels=("x", "x")), [1, 2]), "2 residual dimensions named 'x'"),
+    (lambda net: E.embed(E.Network(layers=(), labels=("x", "x")), [1, 2]), "2 input dimensions named 'x'"),
     (lambda net: E.from_network("x"), "from_network's net must be a Network"),
     (lambda net: E.from_network(net, max_len=-1), "max_len"),
     (lambda net: E.to_network(net), "to_network's model must be a Model"),

@@ -240,3 +240,13 @@ def test_a_circuit_s_run_record_replays_as_written(args):
     code, out, err = run("circuit", *replay, "--json")
     assert code == 0, (replay, err)
     assert json.loads(out)["output"] == first["output"]
+
+
+def test_equivariance_states_its_tolerance_and_that_float_agreement_is_no_proof():
+    """An audit (2026-11-29): reversal at scale 1e-10 read "equivariant" (3.2e-11, within an unstated 1e-9), though
+    it uses position and breaks the law in exact arithmetic."""
+    code, out, _ = run("equivariance", "reverse", "--scale", "1e-10")
+    assert code == 0 and "(tolerance 1.0e-09)" in " ".join(out.split())
+    assert "which is no proof that it keeps the law" in " ".join(out.split())
+    code, out, _ = run("equivariance", "sum", "--dtype", "exact")
+    assert code == 0 and "(exactly)" in out and "no proof" not in out

@@ -220,3 +220,41 @@ def test_the_max_circuits_bound_is_never_zero_under_softmax():
             report.bounds["max_abs_error"] > 0
     _, report = build_max(3, "auto", tolerance=1e-308)
     assert 0 < report.bounds["max_abs_error"] <= 1e-308
+
+
+def test_a_hardmax_dot_product_reversal_claims_no_float_whose_score_rounding_reaches_its_gap():
+    """An audit (2026-11-29): hardmax reverse-dot claimed every arithmetic, and at L = 711 with pe_dim 2 (a score gap
+    of 1.8e-9, below float32's rounding of the scores) float32 answered 355 at positions 0 and 710 for 710 and 0."""
+    from expressivity.constructions.circuits import build_reverse_dot
+
+    net, _ = build_reverse_dot(711, math.inf, pe_dim=2)
+    X = embed(net, np.arange(711.0))
+    assert "float32" not in net.input_domain.arithmetic and "float64" in net.input_domain.arithmetic
+    with pytest.raises(ExpressivityError, match="not float32"):
+        evaluate(net, X, "float32")
+    assert evaluate(net, X, "float64")[:, 0].tolist() == list(np.arange(711.0)[::-1])
+    wrong = evaluate(net, X, "float32", allow_outside=True)[:, 0]
+    assert wrong[0] != 710   # the check can fail: float32 does pick another key here
+    for L, pe_dim in ((64, 2), (4096, 16)):   # where float32 is claimed, it answers right
+        net, _ = build_reverse_dot(L, math.inf, pe_dim=pe_dim)
+        assert "float32" in net.input_domain.arithmetic
+        assert evaluate(net, embed(net, np.arange(float(L))), "float32")[:, 0].tolist() == list(np.arange(L)[::-1])
+
+
+def test_a_bound_float64_cannot_hold_is_refused():
+    """An audit (2026-11-29): max at scale 5e-324 had the bound inf, and its check passed 3.5 for a maximum of 6."""
+    with pytest.raises(ExpressivityError, match="error bound is beyond float64"):
+        build_max(6, 5e-324)
+    assert math.isfinite(build_max(6, 1e-300)[1].bounds["max_abs_error"])
+
+
+def test_embed_puts_values_in_the_input_column_named_x():
+    """An audit (2026-11-29): embed read the residual labels; a reversal with its residual stream relabelled (which
+    keeps the claim) got its values in the input column 'out', and evaluate refused its own embedded input."""
+    import dataclasses
+
+    net, _ = build_reverse(4, math.inf)
+    relabelled = dataclasses.replace(net, labels=("out", "x"))
+    assert relabelled.no_claim is None and relabelled.input_labels == net.input_labels
+    X = embed(relabelled, [1.0, 2.0, 3.0, 4.0])
+    assert evaluate(relabelled, X)[:, 0].tolist() == [4.0, 3.0, 2.0, 1.0]

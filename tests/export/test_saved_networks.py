@@ -317,17 +317,44 @@ def test_a_circuit_edited_with_its_digests_written_again_carries_no_claim(tmp_pa
     assert code == 2 and "carries no claim" in err and needle in err
 
 
-def test_a_circuits_widened_lengths_give_way_to_the_rebuilt_ones(tmp_path):
-    """The lengths (and input domain) of a rebuilt circuit are its claim, whatever network.json says: valid lengths
-    widened to 1..16 with the digests recomputed answered 4.5 at 16 tokens within the claim (the audit above)."""
+def test_a_circuits_widened_lengths_cost_it_its_claim(tmp_path):
+    """Valid lengths widened to 1..16 with the digests recomputed answered 4.5 at 16 tokens within the claim (the
+    audit above). The claim the rebuilt circuit has and the one network.json records must agree (since an audit,
+    2026-11-29, below: before, the rebuilt one replaced the recorded one)."""
     assert cli_run("circuit", "shift", "--length", "8", "--out", tmp_path / "s")[0] == 0
     forged = _forged(tmp_path / "s", tmp_path / "f",
                      edit_description=lambda d: d["valid_lengths"].update(hi=16))
     assert json.loads((forged / "network" / "network.json").read_text())["valid_lengths"]["hi"] == 16
-    saved = load_saved(forged)
-    assert saved.network.no_claim is None and saved.network.valid_lengths.describe() == "lengths 1..8"
+    assert "build circuit 'shift' with another claim" in load_saved(forged).network.no_claim
     code, _, err = cli_run("run", forged, "--input", ",".join(["1", "2", "3", "4", "5", "6", "7", "8"] * 2))
-    assert code == 2 and "built and verified for lengths 1..8" in err
+    assert code == 2 and "carries no claim" in err
+
+
+def test_a_constant_the_weights_do_not_show_cannot_widen_a_circuits_claim(tmp_path):
+    """An audit (2026-11-29): with the scale given, a reversal's tolerance changes neither its weights nor its
+    report's bounds, only its float64 limit (56,295 at tolerance 1e-10). report.json's tolerance edited to 1e300
+    rebuilt a domain up to 1.8e308, which replaced the digested one: 1e12 ran off by 4.9e-4 "within the claim"."""
+    assert cli_run("circuit", "reverse", "--scale", "30", "--length", "6", "--input-range", "5",
+                   "--out", tmp_path / "r")[0] == 0
+    big = ",".join(str(10**12 + k) for k in range(6))
+    code, _, err = cli_run("run", tmp_path / "r", "--input", big)
+    assert code == 2 and "is beyond 56295" in err, err
+    forged = _forged(tmp_path / "r", tmp_path / "f", edit_report=lambda r: r["constants"].update(tolerance=1e300))
+    code, _, err = cli_run("run", forged, "--input", big)
+    assert code == 2 and "with another claim (input domain or lengths)" in err, err
+    assert cli_run("run", tmp_path / "r", "--input", "1,2,3,4,5,5")[0] == 0   # the folder as built keeps its claim
+
+
+def test_show_keeps_to_the_float_limit_of_the_claim(tmp_path):
+    """An audit (2026-11-29): `show` checked the input without the arithmetic it draws, so a reversal at 1e12, past
+    its float64 limit of 56,295, was drawn "within_claim: true" while `run` refused it."""
+    assert cli_run("circuit", "reverse", "--length", "6", "--input-range", "5", "--out", tmp_path / "r")[0] == 0
+    big = ",".join(str(10**12 + k) for k in range(6))
+    code, _, err = cli_run("show", tmp_path / "r", "--input", big, "--out", tmp_path / "p.html")
+    assert code == 2 and "is beyond 56295" in err and not (tmp_path / "p.html").exists(), err
+    code, out, err = cli_run("show", tmp_path / "r", "--input", big, "--out", tmp_path / "p.html", "--allow-outside",
+                             "--json")
+    assert code == 0 and json.loads(out)["within_claim"] is False, err
 
 
 def test_a_circuits_network_folder_read_on_its_own_is_rebuilt_too(tmp_path):

@@ -213,6 +213,13 @@ def rebuilt_circuit_claim(net, constants=None, report: dict | None = None, missi
             reason = f"its weights are not those of circuit {name!r} built again from the constants it records"
         elif report is not None and json.loads(json.dumps(jsonable(built_report.bounds))) != report.get("bounds"):
             reason = f"its report's bounds are not those of circuit {name!r} built again from its constants"
+        elif (net.input_domain is not None and rebuilt.input_domain != net.input_domain) or \
+                (net.valid_lengths is not None and rebuilt.valid_lengths != net.valid_lengths):
+            # constants the weights do not show (a tolerance, with the scale given) widened the claim: report.json's
+            # tolerance edited to 1e300 took a reversal's float64 limit from 56,295 to 1.8e308, and 1e12 answered
+            # off by 4.9e-4 "within the claim" (an audit, 2026-11-29). The digested network.json's claim stands.
+            reason = (f"the constants it records build circuit {name!r} with another claim (input domain or lengths) "
+                      "than the one its network.json records")
     if reason is not None:
         reason += " (the folder was changed after it was built, or built by a version whose circuit differs); build it again"
         return replace(net, metadata={**net.metadata, "no_claim": reason})

@@ -349,8 +349,11 @@ def _evaluate_for_page(net: Network, X: np.ndarray, allow_length: bool, allow_ou
     from expressivity.inspect.run import default_dtype
     from expressivity.network.reference import forward
 
-    net.check_input(X, allow_length=allow_length, allow_outside=allow_outside)
     exact = default_dtype(net) == "exact"
+    # the arithmetic the page draws is part of the claim: a reversal at |x| = 1e12, past its float64 limit of 56,295,
+    # was drawn "within_claim: true", off by 4.9e-4 (an audit, 2026-11-29)
+    net.check_input(X, allow_length=allow_length, allow_outside=allow_outside,
+                    arithmetic="exact" if exact else "float64")
     X_given, X = X, _floats(X)
     n = X.shape[0]
     heads = head_count(net.layers)
@@ -423,7 +426,7 @@ def page_outside_claim(net: Network, X: np.ndarray, out: np.ndarray, allow_outsi
     from expressivity.errors import NetworkError
     from expressivity.inspect.run import differs_from_exact, default_dtype, input_rounding
 
-    outside = outside_claim(net, X)
+    outside = outside_claim(net, X, "exact" if default_dtype(net) == "exact" else "float64")
     if outside is not None or default_dtype(net) == "exact" or net.input_domain is None or not net.input_domain.exact:
         return outside
     outs = net.output_labels or tuple(f"y[{k}]" for k in range(net.d_out))

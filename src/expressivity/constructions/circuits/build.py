@@ -56,14 +56,17 @@ PE_DIM = 16                 # sinusoidal encoding width of the reverse-dot circu
 
 
 def embed(network: Network, values: np.ndarray) -> np.ndarray:
-    """Network input with ``values`` in dimension ``x``: ``(batch, L, d)`` for values ``(batch, L)``, ``(L, d)`` for
-    values ``(L,)``."""
+    """Network input with ``values`` in input dimension ``x``: ``(batch, L, d_in)`` for values ``(batch, L)``,
+    ``(L, d_in)`` for values ``(L,)``. The input labels, not the residual stream's: a circuit whose residual
+    stream was relabelled (which keeps its claim) had its values put in another input column (an audit,
+    2026-11-29)."""
     require_type(network, Network, "embed's network", "pass the network a circuit builder returned")
-    if "x" not in network.labels:
-        raise ExpressivityError(f"network {network.name!r} has no residual dimension 'x' to put values in; embed takes "
+    labels = network.input_labels
+    if "x" not in labels:
+        raise ExpressivityError(f"network {network.name!r} has no input dimension 'x' to put values in; embed takes "
                                 "a circuit")
-    if network.labels.count("x") > 1:   # embed wrote the first only (an audit, 2026-11-28)
-        raise ExpressivityError(f"network {network.name!r} has {network.labels.count('x')} residual dimensions named "
+    if labels.count("x") > 1:   # embed wrote the first only (an audit, 2026-11-28)
+        raise ExpressivityError(f"network {network.name!r} has {labels.count('x')} input dimensions named "
                                 "'x'; embed cannot tell which takes the values: relabel them")
     if isinstance(values, (str, bytes, dict)) or values is None:
         raise ExpressivityError(f"values must be an array (L,) or (batch, L) of numbers, got {type(values).__name__}")
@@ -80,8 +83,8 @@ def embed(network: Network, values: np.ndarray) -> np.ndarray:
     exact_ints = values.dtype.kind in "iu" and bool(np.any(np.abs(values.astype(object)) > 2**53))
     if exact_ints:
         values = values.astype(object)
-    X = np.zeros(values.shape + (network.d,), dtype=object if values.dtype == object else np.float64)
-    X[..., network.labels.index("x")] = values
+    X = np.zeros(values.shape + (network.d_in,), dtype=object if values.dtype == object else np.float64)
+    X[..., labels.index("x")] = values
     return X[0] if single else X
 
 
@@ -173,6 +176,12 @@ def circuit_domain(name: str, length: int, scale, *, input_range: float | None =
                                   bound=error_bound or 0.0, score_gap_rounding=gap_rounding)
         built_for["float_rounding"] = ("within the tolerance (or max_abs_error where larger) again, for |x| up to the "
                                        "arithmetic's limit")
+    elif hard and score_size is not None and margin is not None:
+        # hardmax picks the largest score: a float whose score rounding (the dot products' of reverse-dot, as above)
+        # reaches half the gap can pick another key. At L = 711, pe_dim 2 the gap is 1.8e-9, and float32 answered 355
+        # at positions 0 and 710 for 710 and 0 (an audit, 2026-11-29)
+        arithmetic = {"exact": None} | {dtype: None for dtype, eps in UNIT_ROUNDOFF.items()
+                                         if 2 * score_size * (3 * score_terms + 8) * eps < margin}
     return InputDomain((Field.real(("x",), spread=input_range if ranged else None),), exact=exact,
                        built_for=built_for, fix=fix, arithmetic=arithmetic)
 
@@ -223,7 +232,12 @@ def float_limits(accuracy: float, length: int, score_scale: float | None = None,
 def circuit_report(name: str, net: Network, claim: str, length: int, *, scale, margin: float | None, error_bound: float,
                    input_range: float, tolerance: float | None, notes: str, **constants) -> ConstructionReport:
     """The construction report of a circuit at build time: size, the proven error bound, the
-    score margin it rests on, and the constants chosen (checks come from :func:`check_circuit`)."""
+    score margin it rests on, and the constants chosen (checks come from :func:`check_circuit`). A bound float64
+    cannot hold is refused: a check against it cannot fail (max at scale 5e-324 answered 3.5 for 6, "ok", an
+    audit, 2026-11-29)."""
+    if not math.isfinite(error_bound):
+        raise ExpressivityError(f"circuit {name}: at scale {scale:g} the proven error bound is beyond float64, so no check "
+                                "against it could fail; give a larger --scale")
     layer = net.layers[0]
     normalization = layer.normalization if isinstance(layer, AttentionLayer) else "none"
     return ConstructionReport(
