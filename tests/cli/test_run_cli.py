@@ -432,3 +432,15 @@ def test_an_export_of_an_export_written_before_trained_was_recorded_claims_nothi
     path.write_text(json.dumps(with_own_digest(jsonable(old), "expressivity.json")))
     assert "exported by an earlier version from another export" in load_saved(tmp_path / "tl2").network.no_claim
     assert load_saved(tmp_path / "tl").network.no_claim is None      # a first export names its construction
+
+
+def test_the_outside_claim_warning_names_the_dtype_option(tmp_path):
+    """An audit (2026-11-29): the warning of `run --dtype float32 --allow-outside` advised "evaluate in float64
+    arithmetic", the library's words, where the refusal says "run it with --dtype float64"."""
+    from tests.cli_runner import cli_run
+
+    assert cli_run("circuit", "reverse", "--length", "4", "--out", tmp_path / "r")[0] == 0
+    code, out, err = cli_run("run", tmp_path / "r", "--input", "1,2,3,4", "--dtype", "float32", "--allow-outside")
+    text = " ".join((out + err).split())
+    assert code == 0 and "WARNING: outside the construction's claim" in text and "run it with --dtype float64" in text
+    assert "evaluate in float64 arithmetic" not in text

@@ -110,7 +110,10 @@ def _print(result: dict) -> None:
     console.print(f"{result['network']} on {n} tokens [{result['arithmetic']}]", markup=False, highlight=False)
     console.print(f"input domain: {result['input_domain']}", markup=False, highlight=False)
     if "outside_claim" in result:
-        console.print(f"WARNING: {result['outside_claim']}", soft_wrap=True, markup=False, style="bold red")
+        from expressivity.inspect.run import dtype_flags   # "run it with --dtype float64", not "evaluate in ..."
+
+        console.print(f"WARNING: {dtype_flags(result['outside_claim'])}", soft_wrap=True, markup=False,
+                      style="bold red")
     if "claim" in result:
         console.print(f"claim: {result['claim']}", soft_wrap=True, markup=False, highlight=False)
     rounding = result.get("input_rounding")
