@@ -173,3 +173,15 @@ def test_seeds_selecting_among_different_grids_are_named(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", IncompleteSweepWarning)
         open_source(_lr_sweep(tmp_path / "even", {0: [0.001, 0.01], 1: [0.01, 0.001]}))
+
+
+def test_a_metric_outside_its_range_is_refused_not_clipped_around(tmp_path):
+    """An audit (2026-11-29): an accuracy of 5.0 edited into records.jsonl gave mean 2.999 with the "95% interval"
+    [0, 1], clipped to the accuracy's range: a mean outside its own interval. Values outside the range are refused."""
+    folder = write_records(tmp_path / "s", [(1, 0, 0.998, "done"), (1, 1, 5.0, "done"), (2, 0, 0.5, "done"),
+                                            (2, 1, 0.7, "done")])
+    with pytest.raises(ExpressivityError, match=r"test_metric has values outside the range .*\[0, 1\].*max 5 "
+                                                r"\(model.heads=1\)"):
+        aggregate(open_source(folder))
+    head, rows = aggregate(open_source(folder), where="model.heads = 2")   # the rows left out: an interval again
+    assert dict(zip(head, rows[0]))["ci_low"] is not None

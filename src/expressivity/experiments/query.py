@@ -488,6 +488,11 @@ class PooledSeedsWarning(UserWarning):
     """A group of ``results`` holds several values of one seed (lengths or settings it does not group by)."""
 
 
+def _range_text(bounded: tuple) -> str:
+    low, high = bounded
+    return f"[{'-inf' if low is None else f'{low:g}'}, {'inf' if high is None else f'{high:g}'}]"
+
+
 def _metric_bounds(metric: str, src: Source) -> tuple[float | None, float | None] | None:
     """Where the mean of ``metric`` can lie, for a sweep's records: a loss column is at least 0, a task metric column
     within its range (accuracy in [0, 1], R^2 at most 1: :data:`TASK_METRICS`), and ``c - column`` or ``c + column``
@@ -606,6 +611,15 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
         if half is not None and rounding_width(mean - half, mean + half):   # equal up to float64's rounding too
             half = None
         ci = (mean - half, mean + half) if half is not None else (None, None)
+        if bounded is not None and ((bounded[0] is not None and lo is not None and lo < bounded[0]) or
+                                    (bounded[1] is not None and hi is not None and hi > bounded[1])):
+            # the interval is clipped to where the mean can lie; a value outside left the mean outside its own
+            # interval (an accuracy of 5.0 edited into records.jsonl: mean 2.999 in [0, 1], an audit, 2026-11-29)
+            where_ = ", ".join(f"{b}={v}" for b, v in zip(groups, g)) or "all rows"
+            raise ExpressivityError(
+                f"{metric} has values outside the range its records' task gives it ({_range_text(bounded)}): min "
+                f"{lo:.6g}, max {hi:.6g} ({where_}); the records were edited or are not the trainer's: check "
+                "records.jsonl, or leave those rows out with --where")
         if bounded is not None and ci[0] is not None:
             low, high = bounded
             ci = (ci[0] if low is None else max(ci[0], low), ci[1] if high is None else min(ci[1], high))
