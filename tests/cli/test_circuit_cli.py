@@ -250,3 +250,8 @@ def test_equivariance_states_its_tolerance_and_that_float_agreement_is_no_proof(
     assert "which is no proof that it keeps the law" in " ".join(out.split())
     code, out, _ = run("equivariance", "sum", "--dtype", "exact")
     assert code == 0 and "(exactly)" in out and "no proof" not in out
+
+
+def test_a_value_beyond_float64_is_named_by_its_position():
+    code, _, err = run("circuit", "reverse", "--input", "1,1e400")
+    assert code == 2 and "the input value at position 1 is beyond the float64 range" in err, err

@@ -374,3 +374,22 @@ def test_summary_refuses_a_decided_word_beside_a_failed_regime_check(tmp_path):
     (run / "verdict.json").write_text(json.dumps({**verdict, "verdict": "reproduced", "reason": "edited"}))
     _refused(CliRunner().invoke(cli, ["reproduce", "--summary", str(run)]), "'verdict' is 'reproduced', but the "
              "regime check failed", "needs a passed regime check")
+
+
+def test_summary_names_the_runs_that_began_and_did_not_finish(tmp_path):
+    """An audit (2026-11-29): a wang-e-4 run interrupted inside a folder of runs left no verdict.json, and
+    `reproduce --summary` of the parent printed the other runs only, saying nothing of it."""
+    import shutil
+
+    shutil.copytree(Path(__file__).parents[2] / "docs" / "results" / "quick" / "wang-e-8", tmp_path / "done")
+    (tmp_path / "cut").mkdir()
+    shutil.copy(tmp_path / "done" / "criterion.md", tmp_path / "cut" / "criterion.md")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "run.json").write_text("{}")   # another command's folder: not a reproduce run
+    res = CliRunner().invoke(cli, ["reproduce", "--summary", str(tmp_path)])
+    assert res.exit_code == 0 and "wang-e-8" in res.stdout, res.stderr
+    note = " ".join(res.stderr.split())
+    assert "1 run(s) began and did not finish (no verdict.json), left out:" in note and "cut" in note
+    assert "other" not in note
+    res = CliRunner().invoke(cli, ["reproduce", "--summary", str(tmp_path / "done")])
+    assert "did not finish" not in res.stderr

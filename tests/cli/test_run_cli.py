@@ -444,3 +444,13 @@ def test_the_outside_claim_warning_names_the_dtype_option(tmp_path):
     text = " ".join((out + err).split())
     assert code == 0 and "WARNING: outside the construction's claim" in text and "run it with --dtype float64" in text
     assert "evaluate in float64 arithmetic" not in text
+
+
+def test_token_names_for_ids_get_an_error_naming_the_ids(tmp_path):
+    """An audit (2026-11-29): `run` of a compiled RASP folder given its token names ("x,a,x") said "'x' is not a
+    number (write e.g. 2, -0.5, 1e-3 or 1/3)", not that the network takes token ids."""
+    from tests.cli_runner import cli_run
+
+    assert cli_run("rasp", "compile", "frac_prevs", "--max-len", "4", "--out", tmp_path / "f")[0] == 0
+    code, _, err = cli_run("run", tmp_path / "f", "--input", "x,a,x")
+    assert code == 2 and "this network takes token ids in 0..3" in err and "write e.g." not in err, err

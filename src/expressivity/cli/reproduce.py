@@ -276,6 +276,7 @@ def _print_summary(folders, as_json: bool, markdown: bool = False) -> None:
 
     rows = summary(folders)
     _say_other_rules(rows)
+    _say_unfinished(folders)
     if markdown:
         from expressivity.experiments.claims.tables import markdown as as_markdown
 
@@ -290,6 +291,31 @@ def _print_summary(folders, as_json: bool, markdown: bool = False) -> None:
         table.add_row(r["claim"] + (f" {r['tag']}" if r["tag"] else ""), r["scale"], _verdict_cell(r), r["regime"],
                       amended, r["folder"])
     print_table(console, table)
+
+
+def _unfinished_runs(folders) -> list[Path]:
+    """The reproduce output folders among ``folders`` and one level down that a run began (its ``criterion.md``, which
+    reproduce writes first; other commands write a ``run.json`` too) and did not finish (no ``verdict.json``): the
+    summary leaves them out (an interrupted wang-e-4 vanished from a summary of its parent folder: an audit,
+    2026-11-29). Here, not in expressivity.experiments.claims, whose every module the verdicts' rules_sha256 hashes."""
+    out = []
+    for folder in map(Path, folders):
+        for candidate in [folder, *sorted(p for p in folder.iterdir() if p.is_dir())] if folder.is_dir() else []:
+            if (candidate / "criterion.md").is_file() and not (candidate / "verdict.json").is_file():
+                out.append(candidate)
+    return out
+
+
+def _say_unfinished(folders) -> None:
+    """One line on stderr naming the runs begun in ``folders`` and not finished, which the table leaves out."""
+    from expressivity.cli.common import err_console
+
+    left = _unfinished_runs(folders)
+    if left:
+        shown = ", ".join(str(p) for p in left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
+        err_console.print(f"note: {len(left)} run(s) began and did not finish (no verdict.json), left out: {shown}; "
+                          "resume each with 'expressivity reproduce CLAIM --out FOLDER' (its criterion.md names the "
+                          "claim)", soft_wrap=True, markup=False)
 
 
 def _say_other_rules(rows: list[dict]) -> None:

@@ -207,7 +207,8 @@ def summary(report) -> dict:
         # the grid readouts' interpolation bound L h stays above 1 below a grid of about 50: sin-product passed a
         # network answering 0 (error 0.99999) against 3.26 with "checks passed" (an audit, 2026-11-29)
         note = (f"the bound {bound:.3g} is not below the target's largest value {largest:.3g}: a network answering 0 "
-                "would pass this check too; a larger --grid (or --width) makes it tell")
+                "would pass this check too; a larger " + ("--width" if report.constants.get("readout") == "product"
+                                                           else "--grid") + " makes it tell")
     return {"construction": report.construction, "ok": report.ok, "sup_error": report.error("sup_error").value,
             "bound": report.error("sup_error").bound, "kernel_l1": kernel_l1,
             "ffn_error": report.bounds.get("ffn_error"), "params": report.size.parameters,

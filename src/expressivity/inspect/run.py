@@ -107,7 +107,14 @@ def parse_input(net: Network, text, allow_length: bool = False, allow_outside: b
     tokens = takes_tokens(net)
     dims = input_dims(net)
     per_token = 1 if tokens else (len(dims) if dims is not None else net.d_in)
-    rows = _split(text, one_per_token=per_token == 1)
+    try:
+        rows = _split(text, one_per_token=per_token == 1)
+    except ExpressivityError as exc:
+        if not tokens:
+            raise
+        # token names typed for ids ("x,a,x"): the error named numbers, not the ids the network takes (an audit,
+        # 2026-11-29)
+        raise ExpressivityError(f"{str(exc).split(' (write e.g.')[0]}; this network takes {input_help(net)}") from None
     if not rows:
         raise ExpressivityError(f"--input has no tokens; give {input_help(net)}")
     if (dims is not None and net.metadata.get("input_dims_optional") is True and per_token != net.d_in

@@ -287,7 +287,8 @@ def _as_floats(exact_values: np.ndarray, dtype: str) -> np.ndarray:
             out.flat[k] = float(v)
         except OverflowError:
             if dtype != "exact":
-                raise ExpressivityError(f"input value {k} is beyond the float64 range (|v| > 1.8e308); use smaller "
+                raise ExpressivityError(f"the input value at position {k} is beyond the float64 range (|v| > 1.8e308); "
+                                        "use smaller "
                                         "values or --dtype exact (hardmax circuits)") from None
             out.flat[k] = 1e300 if v > 0 else -1e300
     return out
