@@ -192,3 +192,20 @@ def test_the_summary_line_does_not_say_plain_passed_beside_a_note_that_the_check
     assert code == 0 and "checks passed, but they cannot tell (note below)" in out, out + err
     code, out, err = run("build", "--memory", "fixed", "--readout", "product")
     assert code == 0 and "checks passed" in out and "cannot tell" not in out
+
+
+def test_a_build_whose_checks_cannot_tell_is_saved_without_a_claim(tmp_path):
+    """An audit (2026-11-29): `wang-e build --memory fixed --b 0.01` passed checks that cannot tell (kernel l1 3.5e8,
+    bound 2.4e17); saved, `run` answered 1.8e9 for x[t-1] x[t-3] in [-1, 1] "within the claim". Its folder now
+    carries no claim; a build whose checks can tell keeps its claim."""
+    from tests.cli_runner import cli_run
+
+    x = "1,1,1,1,1,-1,1,1"
+    assert cli_run("wang-e", "build", "--memory", "fixed", "--b", "0.01", "--out", tmp_path / "bad")[0] == 0
+    code, _, err = cli_run("run", tmp_path / "bad", "--input", x)
+    assert code == 2 and "its checks cannot tell a right network from a wrong one" in err, err
+    code, out, err = cli_run("run", tmp_path / "bad", "--input", x, "--allow-outside", "--json")
+    assert code == 0 and json.loads(out)["within_claim"] is False, err
+    assert cli_run("wang-e", "build", "--memory", "fixed", "--out", tmp_path / "good")[0] == 0
+    code, out, err = cli_run("run", tmp_path / "good", "--input", x, "--json")
+    assert code == 0 and json.loads(out)["within_claim"] is True, err
