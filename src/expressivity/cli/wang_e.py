@@ -173,7 +173,7 @@ def _build(memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, grid
             raise click.UsageError("--eps spaces the heads of a fitted family; the single matched head does not use "
                                    "it (give --heads > 1 or the other --rpe)")
         net, rep = essential.build_kernel_memory(kernel, alpha, rpe, heads, **_given_only(eps=eps))
-        return net, essential.check_kernel_memory(net, rep, **_given_only(length=length), seed=seed)
+        return net, essential.check_kernel_memory(net, rep, **_given_only(length=length), seed=seed, progress=True)
     net, rep = adaptive.build_adaptive_memory(depth=1 if memory == "adaptive" else (depth or 2),
                                               **_given_only(max_lag=max_lag, length=length, beta=beta))
     return net, adaptive.check_adaptive_memory(net, rep, seed=seed, progress=True)

@@ -591,3 +591,19 @@ def test_a_failed_run_is_no_evidence_in_the_sign_test():
         assert verdict.word == "undecided" and "0 paired seeds" in verdict.reason and "8 with a failed run" in verdict.reason
     mixed, _ = win_verdict({i: 0.5 for i in range(10)}, {i: (1.0 if i < 8 else nan) for i in range(10)}, "x")
     assert mixed.word == "reproduced" and "lower in 8 of 8 paired seeds" in mixed.reason and "2 with a failed run" in mixed.reason
+
+
+def test_claim_2_says_slower_than_exponential_and_no_single_power_law():
+    """An audit (2026-11-29): the verdict called lin heads on the power tail "algebraic, l1 ~ H^-0.16", a law their
+    own errors further out contradict (local exponent -0.33 at H = 8..16, -0.06 at 2,048..4,096). Two models
+    compared say the decay is not exponential; the local exponents say how it bends."""
+    from expressivity.experiments.claims.wang_e import convergence_fit, convergence_verdict, local_exponents
+
+    heads = [8, 16, 32, 64, 128]
+    bending = [0.1428, 0.1133, 0.1060, 0.0998, 0.0928]   # the auditor's l1 of lin heads on (1+s)^-1.5
+    local = local_exponents(heads, bending)
+    assert len(local) == 4 and local[0] == pytest.approx(math.log(0.1133 / 0.1428) / math.log(2))
+    verdict = convergence_verdict(convergence_fit(heads, bending), bending[-1], "x", local)
+    assert verdict.word == "reproduced" and "algebraic" not in verdict.reason
+    assert "local exponent -0.33 to -0.10 along H: slower than any exponential, no single power law" in verdict.reason
+    assert local_exponents([1, 2, 4], [0.5, 0.4, 0.3]) == []   # below CLAIM2_FIT_FROM: not fitted, no exponents
