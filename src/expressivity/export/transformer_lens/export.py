@@ -255,7 +255,8 @@ def _attention_plan(net: Network, blocks: list[list], n: int, hardmax_lambda: fl
                         "weight below 1e-10" if lam_hint else "")
             raise ExportError(f"{where} uses hardmax, which TransformerLens (softmax only) cannot express; soften it "
                               "first (circuits: give a finite --scale; yun build --out saves the softened network; rasp compile "
-                              "--attention softmax; wang-e build --beta B), or "
+                              "--attention softmax; wang-e build --memory adaptive or nested --beta B; the dp-free memories have no "
+                              "softmax form), or "
                               "export with --hardmax-lambda LAM: each hardmax layer becomes softmax of LAM times its "
                               f"scores, and the weight off the arg-max is then at most (n-1)*exp(-LAM*g) per query, g "
                               f"the smallest score gap{hint}")
