@@ -388,8 +388,18 @@ def test_summary_names_the_runs_that_began_and_did_not_finish(tmp_path):
     (tmp_path / "other" / "run.json").write_text("{}")   # another command's folder: not a reproduce run
     res = CliRunner().invoke(cli, ["reproduce", "--summary", str(tmp_path)])
     assert res.exit_code == 0 and "wang-e-8" in res.stdout, res.stderr
-    note = " ".join(res.stderr.split())
+    note = " ".join(line for line in res.stderr.split("note:") if "did not finish" in line).split()
+    note = " ".join(note)
     assert "1 run(s) began and did not finish (no verdict.json), left out:" in note and "cut" in note
     assert "other" not in note
     res = CliRunner().invoke(cli, ["reproduce", "--summary", str(tmp_path / "done")])
     assert "did not finish" not in res.stderr
+
+
+def test_summary_of_a_folder_holding_only_an_unfinished_run_says_so(tmp_path):
+    import shutil
+
+    (tmp_path / "cut").mkdir()
+    shutil.copy(Path(__file__).parents[2] / "docs" / "results" / "quick" / "wang-e-8" / "criterion.md", tmp_path / "cut")
+    res = CliRunner().invoke(cli, ["reproduce", "--summary", str(tmp_path / "cut")])
+    assert res.exit_code == 2 and "began and did not finish" in " ".join(res.stderr.split()), res.stderr

@@ -209,3 +209,12 @@ def test_a_build_whose_checks_cannot_tell_is_saved_without_a_claim(tmp_path):
     assert cli_run("wang-e", "build", "--memory", "fixed", "--out", tmp_path / "good")[0] == 0
     code, out, err = cli_run("run", tmp_path / "good", "--input", x, "--json")
     assert code == 0 and json.loads(out)["within_claim"] is True, err
+
+
+def test_the_json_of_a_build_says_whether_its_folder_carries_a_claim(tmp_path):
+    from tests.cli_runner import cli_run
+
+    code, out, err = cli_run("wang-e", "build", "--memory", "fixed", "--b", "0.01", "--json", "--out", tmp_path / "b")
+    assert code == 0 and json.loads(out)["no_claim"].startswith("its checks cannot tell"), err
+    code, out, err = cli_run("wang-e", "build", "--memory", "fixed", "--json")
+    assert code == 0 and json.loads(out)["no_claim"] is None, err

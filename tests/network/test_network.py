@@ -490,3 +490,20 @@ def test_a_trained_mark_added_to_the_metadata_in_place_counts():
     assert not net.trained
     net.metadata["model_config"] = {"d_model": 4}
     assert net.trained
+
+
+def test_copies_own_their_metadata():
+    """A review (2026-11-29): copies shared one metadata dict, so a no_claim added to a copy in place withdrew the
+    original's claim. (A changed copy with its no_claim dropped and claimed_weights=None claims its new weights: the
+    documented way to attest them, whether the entry is dropped in place or in the copy's metadata.)"""
+    from expressivity import build_reverse
+
+    net, _ = build_reverse(4, math.inf)
+    kept = dataclasses.replace(net, name="kept")
+    kept.metadata["no_claim"] = "by hand"
+    assert kept.no_claim == "by hand" and net.no_claim is None and kept.metadata is not net.metadata
+    changed = dataclasses.replace(net, readout=3 * net.readout)
+    del changed.metadata["no_claim"]
+    assert changed.no_claim is not None                                         # deleting it in place: still none
+    assert dataclasses.replace(changed, readout=net.readout).no_claim is None   # the claimed weights put back
+    assert dataclasses.replace(changed, claimed_weights=None).no_claim is None  # attested, explicitly

@@ -295,3 +295,24 @@ def test_sops_named_like_the_residual_stream_s_own_labels_compile(make):
     assert len(set(model.network.labels)) == len(model.network.labels)
     for seq in (["a"], ["b", "a"], ["a", "b", "b"]):
         assert model.apply(["BOS", *seq]).decoded[1:] == rasp.evaluate(program, seq)
+
+
+def test_a_function_that_raises_only_on_values_never_reached_keeps_a_verified_claim():
+    """A review (2026-11-29): 12 // x on a selector width (never 0, but 0 is in its value set) lost its claim although
+    every input was checked, none failing, and the reason said "checked on samples"."""
+    width = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)).named("w")
+    model = rasp.compile(rasp.Map(lambda x: 12 // x, width).named("q"), vocab={1, 2, 3}, max_seq_len=3)
+    assert model.network.no_claim is None and model.report.checks[0].details["inputs"] == "exhaustive"
+
+
+def test_examples_drawn_from_a_densely_listed_domain_are_inside_the_claim():
+    """A review (2026-11-29): where most inputs make evaluate raise, random redraws left listed inputs in the
+    examples, and `show` refused its own default input."""
+    program = rasp.Map(lambda x: 12 // (1 - min(x - 1, 1)), rasp.tokens).named("q")   # only token 1 returns
+    net = rasp.compile(program, vocab={1, 2, 3, 4, 5}, max_seq_len=4).network
+    listed = next(r for r in net.input_domain.rules if r.kind == "not-listed")
+    assert len(listed.inputs) == 780 - 4
+    for n in (2, 3, 4, 5):
+        sample = net.input_domain.sample(np.random.default_rng(n), 200, n, net.input_labels)
+        assert net.input_domain.violation(sample, net.input_labels) is None, n
+    assert "an input not among the 776 where rasp.evaluate raises" in net.input_domain.fix

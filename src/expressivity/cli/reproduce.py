@@ -274,9 +274,9 @@ def _print_summary(folders, as_json: bool, markdown: bool = False) -> None:
     from expressivity.cli.tables import print_table
     from expressivity.experiments.claims import summary
 
+    _say_unfinished(folders)   # first: a folder holding only an unfinished run is refused by summary()
     rows = summary(folders)
     _say_other_rules(rows)
-    _say_unfinished(folders)
     if markdown:
         from expressivity.experiments.claims.tables import markdown as as_markdown
 

@@ -112,16 +112,17 @@ def build(ctx, memory, lags, readout, kernel, alpha, rpe, heads, b, eps, width, 
                          length, seed)
     config = {k: v for k, v in ctx.params.items() if k not in ("as_json",)} | {"out": None if out is None else str(out)}
     result = summary(report) | {"report": report.as_dict(), "run": run_record("wang-e build", config, seed)}
-    if out is not None:
+    if result["note"]:
         from dataclasses import replace
 
+        # a check that cannot tell certifies nothing: saved as it was, `run` answered 1.8e9 for a target in
+        # [-1, 1] "within the claim" (its bound 2.4e17), and `show` said "all checks passed" (an audit, 2026-11-29)
+        net = replace(net, metadata={**net.metadata, "no_claim": f"its checks cannot tell a right network from a "
+                                     f"wrong one: {result['note']}"})
+    result["no_claim"] = net.no_claim   # what the network (and its saved folder) carries, for scripts reading --json
+    if out is not None:
         from expressivity.export.folders import save_construction
 
-        if result["note"]:
-            # a check that cannot tell certifies nothing: saved as it was, `run` answered 1.8e9 for a target in
-            # [-1, 1] "within the claim" (its bound 2.4e17), and `show` said "all checks passed" (an audit, 2026-11-29)
-            net = replace(net, metadata={**net.metadata, "no_claim": f"its checks cannot tell a right network from a "
-                                         f"wrong one: {result['note']}"})
         save_construction(out, "wang-e build", net, result["report"], result["run"])
     if as_json:
         emit_json(result)

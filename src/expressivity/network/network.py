@@ -99,6 +99,9 @@ class Network:
             raise NetworkError(f"a network's name is text, got {type(self.name).__name__} {self.name!r}")
         if not isinstance(self.metadata, dict):
             raise NetworkError(f"a network's metadata is a dict, got {type(self.metadata).__name__}")
+        # its own dict: dataclasses.replace passed the same one on, so a no_claim added to a copy in place withdrew
+        # the original's claim too (a review, 2026-11-29)
+        object.__setattr__(self, "metadata", dict(self.metadata))
         if "model_config" in self.metadata or self.metadata.get("trained") is True:
             object.__setattr__(self, "trained_mark", True)
         elif not isinstance(self.trained_mark, bool):

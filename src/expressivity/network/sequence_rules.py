@@ -170,7 +170,11 @@ class NotListed:
         return None
 
     def impose(self, X: np.ndarray, labels: tuple[str, ...], rng: np.random.Generator, domain) -> None:
-        """Redraw the tokens after the first of a listed input (at most 100 tries each)."""
+        """Redraw the tokens after the first of a listed input (up to 100 tries), then take the first unlisted one
+        in order: where most inputs are listed, random tries left listed inputs, and `show` refused its own example
+        (a review, 2026-11-29). Unchanged where every input of that length is listed."""
+        import itertools
+
         listed, cols = set(self.inputs), [labels.index(d) for d in self.dims]
         for b, ids in enumerate(self._ids(X, labels)):
             ids = [int(t) for t in ids]
@@ -178,6 +182,12 @@ class NotListed:
                 if tuple(ids) not in listed or len(ids) < 2:
                     break
                 ids[1:] = (int(t) for t in rng.integers(1, len(cols), size=len(ids) - 1))
+            if tuple(ids) in listed and len(ids) >= 2:
+                # among any len(listed) + 1 sequences one is unlisted, where the length has that many
+                candidates = itertools.islice(itertools.product(range(1, len(cols)), repeat=len(ids) - 1),
+                                              len(listed) + 1)
+                ids = next((list(ids[:1]) + list(rest) for rest in candidates
+                            if (ids[0], *rest) not in listed), ids)
             X[b, :, cols] = 0.0
             X[b, np.arange(len(ids)), [cols[t] for t in ids]] = 1.0
 

@@ -173,7 +173,10 @@ def compile(program: SOp, vocab, max_seq_len: int, bos: str = "BOS", causal: boo
         # the claim leaves out the inputs where evaluate raises, and the network answers there all the same: they
         # are listed in its domain, so that run refuses them (an audit, 2026-11-29)
         compiled.network = _without(network, failing, facts["evaluate_fails"])
-    elif failing or partial is not None:   # the inputs where evaluate raises are not all known: no one input claimed
+    elif not exhaustive and (failing or partial is not None):
+        # checked on samples, the inputs where evaluate raises are not all known: no one input claimed. Checked on
+        # every input, none failing, the claim stands: fails_on comes from the value sets, which over-approximate
+        # (12 // x on a selector width, never 0, lost a verified claim: a review, 2026-11-29)
         compiled.network = replace(network, metadata={**network.metadata, "no_claim": _partial_sampled(
             partial, facts.get("evaluate_fails"), input_count(len(vocab), max_seq_len), limit)})
     compiled.report = _report(compiled, graph, layout, sublayers, values, checks + [proof_check], facts, scale, delta,
@@ -206,7 +209,9 @@ def _without(network, failing: list[tuple], first_failure: str):
         detail = detail[:cut]                                      # "q: its function fails on (2,)"
     detail = detail[:120]
     rule = NotListed(dims, tuple((0, *(t + 1 for t in seq)) for seq in failing), f"rasp.evaluate raises (e.g. {detail})")
-    return replace(network, input_domain=replace(domain, rules=domain.rules + (rule,)))
+    # the domain's fix named token ids and BOS only, which a listed input keeps (a review, 2026-11-29)
+    fix = f"{domain.fix}, and an input not among the {len(rule.inputs):,} where rasp.evaluate raises (network.json lists them)"
+    return replace(network, input_domain=replace(domain, rules=domain.rules + (rule,), fix=fix))
 
 
 def _partial_sampled(node, first_failure: str | None, total: int, limit: int) -> str:
