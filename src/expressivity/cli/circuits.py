@@ -313,7 +313,7 @@ def equivariance(name, length, samples, permutations, seed, dtype, scale, as_jso
     verdict = "[green]equivariant[/]" if result["equivariant"] else "[red]NOT equivariant[/]"
     # the tolerance is part of the verdict: reversal at scale 1e-10 read "equivariant" at 3.2e-11, 300,000 times
     # float64's rounding, while in exact arithmetic it breaks the law (an audit, 2026-11-29)
-    within = "exactly" if dtype == "exact" else f"tolerance {result['tolerance']:.1e}"
+    within = "no tolerance: exact arithmetic" if dtype == "exact" else f"tolerance {result['tolerance']:.1e}"
     console.print(f"{name} (L={length}, {dtype}): {verdict}; max |f(PX) - P f(X)| = {result['max_deviation']:.3e} "
                   f"({within}) over {samples} inputs x {result['permutations_per_sample']} permutations")
     if result["uses_position"] and not result["equivariant"]:
