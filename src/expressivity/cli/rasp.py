@@ -318,7 +318,7 @@ def _example_input(compiled) -> str:
     ids = range(1, len(compiled.vocab) + 1)
     for n in sorted(range(1, compiled.max_seq_len + 1), key=lambda n: (n != min(2, compiled.max_seq_len), n)):
         for seq in itertools.islice(itertools.product(ids, repeat=n), 10_000):
-            if len(set(seq)) == len(seq) or n > len(ids) or len(ids) == 1:   # distinct tokens where there are enough
+            if len(set(seq)) == len(seq) or n > len(ids):   # distinct tokens where there are enough
                 if (0, *seq) not in listed:
                     return ",".join(map(str, (0, *seq)))
     return "0,1"

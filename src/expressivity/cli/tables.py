@@ -45,7 +45,7 @@ def print_table(console: Console, table: Table) -> None:
     natural = [max([_width(h), *map(_width, col)]) for h, col in zip(headers, cells)]
     cell_least = [max(map(_least_cell, col), default=1) for col in cells]
     whole = [max(cell_least[i], _longest_word(h)) for i, h in enumerate(headers)]
-    folded = [max(cell_least[i], _least_header(h, col)) for i, (h, col) in enumerate(zip(headers, cells))]
+    folded = [max(least, _least_header(h, least)) for h, least in zip(headers, cell_least)]
     overhead = _overhead(console, table)
     room = console.width - overhead
     least = whole if sum(whole) <= room else folded
@@ -105,9 +105,9 @@ def _longest_word(text: str) -> int:
     return max((cell_len(w) for w in text.split()), default=1)
 
 
-def _least_header(header: str, cells: list[str]) -> int:
-    """A header folds down to the width its cells need, and no narrower than :data:`HEADER_FOLD`."""
-    return min(_longest_word(header), max([HEADER_FOLD, *map(_least_cell, cells)]))
+def _least_header(header: str, cells_need: int) -> int:
+    """A header folds down to the width its cells need (``cells_need``), and no narrower than :data:`HEADER_FOLD`."""
+    return min(_longest_word(header), max(HEADER_FOLD, cells_need))
 
 
 def _overhead(console: Console, table: Table) -> int:
