@@ -125,7 +125,7 @@ def test_fit_and_plot_on_a_sweep(sweep_dir, tmp_path):
     (["results", "{dir}", "--length", "999"], "evaluated lengths"),
     (["results", "{dir}", "--format", "csv", "--json"], "two formats"),
     (["results", "{dir}", "--format", "parquet"], "needs --out"),
-    (["results", "{dir}", "--out", "x.csv"], "add --format"),
+    (["results", "{dir}", "--out", "x.txt"], "add --format"),
     (["results", "{missing}"], "not found"),
     (["results", "{empty}"], "no records.jsonl"),
     (["fit", "{dir}", "--x", "model.heads"], "--y"),
@@ -872,3 +872,29 @@ def test_a_plot_says_how_it_was_made_and_claims_no_interval_it_does_not_draw(swe
     code, out, _ = run("plot", sweep_dir, "--x", "model.heads", "--y", "test_loss", "--where", "seed = 0 and "
                        "model.heads = 1", "--out", tmp_path / "dot.png")
     assert code == 0 and "the figure has one point" in out
+
+
+@pytest.mark.parametrize("name, as_json", [("t.csv", False), ("t.jsonl", False), ("t.parquet", False),
+                                           ("t.csv", True), ("t.parquet", True)])
+def test_an_out_file_name_gives_the_format_without_format(sweep_dir, tmp_path, name, as_json):
+    # `--out t.csv` alone was refused ("add --format"), and `--json --out t.csv` wrote JSON into t.csv and was then
+    # refused for the mismatch (an item earlier notes left open, 2026-11-29)
+    out_file = tmp_path / name
+    code, out, err = run("results", sweep_dir, "--out", out_file, *(["--json"] if as_json else []))
+    assert code == 0, err
+    fmt = {".csv": "csv", ".jsonl": "json", ".parquet": "parquet"}[out_file.suffix]
+    if as_json:
+        assert json.loads(out)["format"] == fmt
+    # the file holds the terminal's table in the format its name says
+    code, direct, err = run("results", sweep_dir, "--json")
+    direct = json.loads(direct)["rows"]
+    if fmt == "csv":
+        import csv
+        back = list(csv.DictReader(out_file.open()))
+    elif fmt == "json":
+        back = json.loads(out_file.read_text())["rows"]   # one object, as results itself reads it back
+    else:
+        import duckdb
+        back = duckdb.sql(f"SELECT * FROM read_parquet('{out_file}')").df().to_dict("records")
+    assert len(back) == len(direct) > 0 and set(back[0]) == set(direct[0])
+    assert sorted(float(r["mean"]) for r in back) == pytest.approx(sorted(r["mean"] for r in direct))
