@@ -767,6 +767,10 @@ def fit_groups(src: Source, x: str, y: str, by: list[str] | None = None, seed_co
     from expressivity.experiments.fit import fit_power_law
 
     by = by or []
+    if seed_col is not None and not str(seed_col).strip():
+        # read as "no seed" in the query but as a seed in the checks: every point fell under "seed None" (an item
+        # earlier notes left open, 2026-11-29)
+        raise ExpressivityError("--seed-col is empty; name the column of seeds (such as seed), or leave it out")
     rows = xy_rows(src, x, y, by, seed_col, where, length)
     if not rows:
         raise ExpressivityError("no rows to fit (check --where and --length)")
