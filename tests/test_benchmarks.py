@@ -460,3 +460,14 @@ def test_a_gpu_check_part_still_running_at_the_budget_is_stopped_there(tmp_path,
     assert first == [{"capture": "eager", "precision": "fp32", "skipped": "stopped when the 15 s budget ran out"}]
     assert second == [{"capture": "eager", "precision": "fp32", "skipped": "the 15 s budget was spent"}]
     assert "eager fp32 skipped (stopped when the 15 s budget ran out)" in (tmp_path / "check" / "gpu_check.md").read_text()
+
+
+def test_the_reference_feedforward_benchmark_runs_and_both_passes_agree():
+    # the reference's feed-forward update before and after 2026-11-29 (one matrix of tokens): one tiny grid
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "bench_reference_feedforward.py"), "--rounds", "1",
+                           "--grids", "4", "--json"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)["rows"]
+    assert row["grid"] == 4 and row["before_s"] > 0 and row["now_s"] > 0
+    assert row["ratio"] == pytest.approx(row["before_s"] / row["now_s"])
+    assert 0 < row["sup_error_now"] == pytest.approx(row["sup_error_before"], rel=1e-12)

@@ -98,3 +98,17 @@ def test_embedding_encoding_and_readout_bias_compose_in_order():
                   readout_bias=rb, max_length=5)
     X = RNG.normal(size=(2, 3, 3))
     assert np.allclose(forward(net, X), (X @ E + b + PE[:3]) @ R + rb, rtol=1e-15)
+
+
+@pytest.mark.parametrize("shape, width", [((3, 5, 4), 7), ((1, 1, 2), 1), ((2, 4, 3), 0), ((0, 4, 3), 2),
+                                          ((2, 4, 0), 3)])
+def test_token_rows_is_the_stacked_product(shape, width):
+    # the feed-forward products as one (batch * n, k) matrix (2026-11-29): the stacked product's values and shape,
+    # width-0 layers and empty batches included
+    from expressivity.network.reference import _token_rows
+
+    rng = np.random.default_rng(1)
+    A, W = rng.normal(size=shape), rng.normal(size=(shape[-1], width))
+    got = _token_rows(A, W)
+    assert got.shape == (*shape[:-1], width)
+    np.testing.assert_allclose(got, A @ W, rtol=1e-13, atol=1e-13)
