@@ -133,3 +133,30 @@ def test_the_softened_output_clamp_ends_exactly_on_its_bounds_in_float64(hi):
     assert out[1].max() > hi or out[1].min() < float(lo)   # one pass rounds past an end somewhere
     assert out[2].max() == hi and out[2].min() == float(lo)   # two passes: exactly within [lo, hi]
     assert np.array_equal(out[2][-3:], x[-3:, 0])             # and the identity inside
+
+
+def test_a_lambda_whose_scores_overflow_is_refused_and_the_largest_allowed_stays_finite():
+    # A fresh audit (2026-11-29): a user's lambda of 8.98e303 overflowed the attention scores of the top contextual
+    # class only (1.3% of the domain answered NaN); the sampled checks missed it and the build passed.
+    import numpy as np
+
+    from expressivity.constructions.yun.build import BuildConfig, build_and_check
+    from expressivity.constructions.yun.constants import YunParams
+    from expressivity.constructions.yun.soften import SCORE_LIMIT, SoftenConfig
+    from expressivity.network.reference import forward
+    from expressivity.targets import get_target
+
+    target, p = get_target("smooth-rank"), YunParams(2, 1, 13)
+    with pytest.raises(ExpressivityError, match="overflows float64 in the attention scores") as refused:
+        build_and_check(target, p, BuildConfig(samples=100, seed=35, soften=SoftenConfig(lam=8.983898542143235e+303)))
+    # the largest lambda it allows: every contextual id is at most t_r (= 371,462 here) in size, b_Q no larger
+    ids = float(max(abs(p.t_l), abs(p.t_r), abs(p.out_value)))
+    most = float(str(refused.value).split("at most ")[1].split(" ")[0])
+    assert SCORE_LIMIT / (2.01 * ids * ids) < most <= SCORE_LIMIT / (ids * ids)
+    result = build_and_check(target, p, BuildConfig(samples=100, soften=SoftenConfig(lam=most)))
+    # there every input in [0, 1) answers a finite value: the top class (both entries near 1), a grid point and
+    # the quantizer ramps' inputs (outside the claim, so allow_outside) included
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.uniform(0, 1, (4000, 2, 1)), 1 - rng.uniform(0, 1 / 13, (1000, 2, 1)),
+                        np.array([[[0.0], [0.0]], [[12 / 13], [1 - 1e-12]], [[1 - 1e-12], [12 / 13]]])])
+    assert np.isfinite(forward(result.softened, X, allow_outside=True)).all()
