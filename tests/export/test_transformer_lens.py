@@ -678,3 +678,30 @@ def test_an_exports_size_is_known_before_any_weight_is_written(name, monkeypatch
     monkeypatch.setattr(tl_export, "_state_dict", lambda *a: pytest.fail("a weight was written"))
     with pytest.raises(ExpressivityError, match=f"about {planned:,} weights .* above the budget of {planned - 1:,}"):
         tl_export.to_transformer_lens(net, hardmax_lambda=40.0 if circuit.scaled else None)
+
+
+@pytest.mark.parametrize("edit", ["in place", "replaced", "config", "replace()"])
+def test_an_export_edited_in_python_before_saving_carries_no_claim(tmp_path, edit):
+    """A fresh audit (2026-11-29): `unembed.weight *= 2` on to_transformer_lens's state dict, then
+    save_transformer_lens, made a folder that run read within the claim, answering 12, 10, ..., 2 for the reversal
+    of 1..6 (the digests were of the edited weights, the claim of the network)."""
+    from dataclasses import replace
+
+    net, _ = CIRCUITS["reverse"].build(6, "auto", input_range=5.0)
+    export = to_transformer_lens(net)
+    save_transformer_lens(export, tmp_path / "kept")   # unedited: the claim stays
+    assert load_saved(tmp_path / "kept").network.no_claim is None
+    if edit == "in place":
+        export.state_dict["unembed.weight"] *= 2
+    elif edit == "replaced":
+        export.state_dict["unembed.weight"] = -export.state_dict["unembed.weight"]
+    elif edit == "config":
+        export.config["attention_dir"] = "causal"   # a bidirectional reversal made causal
+    else:
+        export = replace(export, state_dict={k: v * 2 for k, v in export.state_dict.items()})
+    save_transformer_lens(export, tmp_path / "edited")
+    back = load_saved(tmp_path / "edited").network
+    assert back.no_claim is not None and "not the one to_transformer_lens wrote" in back.no_claim
+    with pytest.raises(ExpressivityError, match="carries no claim"):
+        evaluate(back, _as_input(back, [1, 2, 3, 4, 5, 6]))
+    assert json.loads((tmp_path / "edited" / "expressivity.json").read_text())["no_claim"] == back.no_claim

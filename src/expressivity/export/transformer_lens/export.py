@@ -67,6 +67,8 @@ class TLExport:
     source: dict = field(default_factory=dict)
     network: Network | None = field(default=None, compare=False)
     input_bias: tuple[float, ...] | None = None
+    # the digest of config and state dict as to_transformer_lens wrote them: ``network``'s claim is about those
+    made_as: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def tolerance(self) -> dict[str, float]:
@@ -92,10 +94,29 @@ class TLExport:
         net = self.network
         if net is None:
             return {}
+        no_claim = net.no_claim
+        if no_claim is None and self.made_as != export_digest(self.config, self.state_dict):
+            # a weight doubled in place (or a config edited) after the export was saved with the network's claim,
+            # and run answered within the claim with every output doubled (a fresh audit, 2026-11-29)
+            no_claim = ("its config or state dict is not the one to_transformer_lens wrote for the network (changed "
+                        "since), so the network's claim is not about it")
         # "trained": a trained model's export saved from Python read back as a construction's (a review, 2026-11-29)
         return {"valid_lengths": None if net.valid_lengths is None else net.valid_lengths.to_dict(),
                 "input_domain": None if net.input_domain is None else net.input_domain.to_dict(),
-                "no_claim": net.no_claim, "trained": net.trained}
+                "no_claim": no_claim, "trained": net.trained}
+
+
+def export_digest(config: dict, state_dict: dict) -> str:
+    """SHA-256 of an export's config (as JSON) and state dict (names, shapes and float64 bytes)."""
+    import hashlib
+    import json
+
+    digest = hashlib.sha256(json.dumps(jsonable(config), sort_keys=True).encode())
+    for name in sorted(state_dict):
+        array = np.ascontiguousarray(state_dict[name], dtype=np.float64)
+        digest.update(f"{name}:{array.shape}:".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
 
 
 def _f64(a, what: str) -> np.ndarray:
@@ -618,11 +639,12 @@ def to_transformer_lens(net: Network, *, n_ctx: int | None = None, hardmax_lambd
     cost = _cost(net, p, sd)
     labels = tuple(net.labels) + tuple(f"pos={q}" for q in range(p.P))
     outs = net.output_labels or tuple(f"y[{k}]" for k in range(net.d_out))
-    return TLExport(_tl_config(net, p), sd, labels, tuple(layer_map), p.d, net.d_in, net.d_out, cost, tuple(p.changes),
+    config = _tl_config(net, p)
+    return TLExport(config, sd, labels, tuple(layer_map), p.d, net.d_in, net.d_out, cost, tuple(p.changes),
                     tuple(net.input_labels), outs, takes_tokens(net), p.rotary_m is not None,
                     None if hardmax_lambda is None else float(hardmax_lambda), source or {},
                     _with_claim(_as_exported(net, p.attention, p.n), net, hardmax_lambda),
-                    None if input_bias is None else tuple(float(v) for v in input_bias))
+                    None if input_bias is None else tuple(float(v) for v in input_bias), export_digest(config, sd))
 
 
 def _with_claim(exported: Network, net: Network, hardmax_lambda) -> Network:
