@@ -639,3 +639,43 @@ def test_an_n_ctx_below_every_claimed_length_names_the_smallest_to_give(tmp_path
                        "--out", tmp_path / "tl")
     _one_line_error(code, err, "--n-ctx 1 is below every length the network is built for (lengths 2..6)")
     assert "give --n-ctx 2 or more" in err and not (tmp_path / "tl").exists()
+
+
+def test_a_transformer_lens_checkpoint_of_someone_elses_records_no_claim(tmp_path, tl):
+    # A fresh audit (2026-11-29): a random native TransformerLens model saved as config.json + model.safetensors
+    # (no expressivity.json) ran "within_claim: true", its page said "what the claim covers" and its export's README
+    # "Its claim covers the inputs token ids 0..9": the domain was only the embedding's size.
+    import torch
+    from safetensors.numpy import save_file
+    from transformer_lens.config import TransformerBridgeConfig
+    from transformer_lens.model_bridge import TransformerBridge
+
+    config = dict(d_model=8, d_head=4, n_heads=2, n_layers=1, n_ctx=6, d_vocab=5, d_mlp=10, act_fn="relu",
+                  normalization_type=None, attention_dir="causal", init_weights=True, seed=1)
+    bridge = TransformerBridge.boot_native(TransformerBridgeConfig(**config), dtype=torch.float64, device="cpu")
+    folder = tmp_path / "foreign"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    state = {k: v.detach().numpy().copy() for k, v in bridge.state_dict().items()
+             if not k.endswith(("IGNORE", "mask")) and "._original_component" not in k}
+    save_file(state, str(folder / "model.safetensors"))
+    code, out, err = run("run", folder, "--input", "1,4,3,0,2", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["within_claim"] is None and "records no claim" in result["claim"]
+    with torch.no_grad():   # the answers are the checkpoint's own
+        logits = bridge(torch.tensor([[1, 4, 3, 0, 2]]))[0].numpy()
+    assert np.allclose(np.array(result["output"]), logits, rtol=1e-9, atol=1e-12)
+    code, out, err = run("run", folder, "--input", "1,7,3", "--json")   # a token id it does not take: refused
+    assert code == 2 and "token" in err
+    code, out, err = run("show", folder, "--input", "1,4,3", "--out", tmp_path / "page.html")
+    assert code == 0, err
+    assert "what the model takes; it records no claim" in (tmp_path / "page.html").read_text()
+    code, out, err = run("export", folder, "--to", "transformer-lens", "--out", tmp_path / "again", "--json")
+    assert code == 0, err
+    assert json.loads(out)["within_claim"] is None
+    assert json.loads((tmp_path / "again" / "expressivity.json").read_text())["within_claim"] is None
+    readme = (tmp_path / "again" / "README.md").read_text()
+    assert "This model records no claim" in readme and "Its claim covers" not in readme
+    code, out, err = run("run", tmp_path / "again", "--input", "1,4,3,0,2", "--json")
+    assert code == 0 and json.loads(out)["within_claim"] is None, err

@@ -250,7 +250,8 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
         answers = answers_of(saved.network)
         no_claim = None if export.network is None else export.network.no_claim
         within_claim = within_claim and no_claim is None
-        if within_claim and (saved.network.trained or saved.network.input_domain is None):
+        if within_claim and (saved.network.trained or saved.network.input_domain is None
+                             or not saved.network.input_domain.is_claim):
             # no claim to be within (as run and show answer): a trained model's, also exported a second time (its
             # kind then "network" or "transformer-lens": that said true, an audit, 2026-11-29), or no domain's
             within_claim = None

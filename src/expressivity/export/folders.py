@@ -329,7 +329,7 @@ def _derived_domain(saved: Saved):
     named), a token network's embedding rows (no warning: that is all a token model takes), or a
     construction's report (source named); ``(None, None)`` otherwise."""
     from expressivity.constructions.domains import domain_from_report
-    from expressivity.network.domain import token_domain
+    from expressivity.network.domain import TAKES_ORIGIN, token_domain
     from expressivity.network.inputs import takes_tokens
 
     net, meta = saved.network, saved.network.metadata or {}
@@ -339,8 +339,7 @@ def _derived_domain(saved: Saved):
                 and len(vocab) + 1 == net.d_in and net.input_labels[0] == "tokens:BOS"):
             return token_domain((bos, *vocab), first="tokens:BOS", labels=net.input_labels,
                                 origin="derived from the RASP vocabulary"), "its RASP vocabulary"
-        return token_domain(range(net.d_in), labels=net.input_labels, origin="derived: the token ids the embedding "
-                            "takes"), None
+        return token_domain(range(net.d_in), labels=net.input_labels, origin=TAKES_ORIGIN), None
     domain = domain_from_report(saved.report, net)
     return (domain, "its report") if domain is not None else (None, None)
 

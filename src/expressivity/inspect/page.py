@@ -486,7 +486,9 @@ def page_and_claim(saved: Saved, X: np.ndarray, input_text: str | None = None, a
 <h2>Layers: what each head and MLP reads and writes</h2>{_layers_section(net)}
 <h2>Input and output</h2><p>Input: {given}, {n} tokens, evaluated {arithmetic}.</p>
 <p id="input-domain">Input domain ({'what the model was trained on; a trained model carries no proven claim'
-                                     if net.trained else 'what the claim covers'}): {_e(domain_text(net))}</p>
+                                     if net.trained else 'what the model takes; it records no claim'
+                                     if net.input_domain is not None and not net.input_domain.is_claim
+                                     else 'what the claim covers'}): {_e(domain_text(net))}</p>
 {_answers_section(net, X, out[0])}{_value_table(X, net.input_labels, tokens)}{_value_table(out[0], outs, tokens)}
 <h2>Attention patterns</h2><p class="muted">Rows are queries, columns keys; darker is more weight.</p>
 {''.join(attn_html) or '<p class="muted">This network has no attention layers.</p>'}

@@ -341,14 +341,18 @@ def claim_status(net: Network, note: str | None) -> bool | None:
     audits, 2026-11-29)."""
     if note is not None:
         return False
-    return None if net.input_domain is None or net.trained else True
+    return None if net.input_domain is None or net.trained or not net.input_domain.is_claim else True
 
 
 def no_claim_text(net: Network) -> str:
     """What ``within_claim: null`` stands for (:func:`claim_status`)."""
-    return ("none: a trained model carries no proven claim (nor does any network passed through expressivity.nn; its "
-            "input domain, where recorded, is what it takes, not where a proof holds)" if net.trained
-            else "none recorded: the network records no input domain, so no value is checked against a claim")
+    if net.trained:
+        return ("none: a trained model carries no proven claim (nor does any network passed through expressivity.nn; "
+                "its input domain, where recorded, is what it takes, not where a proof holds)")
+    if net.input_domain is not None and not net.input_domain.is_claim:
+        return ("none: the folder records no claim (no expressivity.json); the token ids its embedding takes are "
+                "checked, nothing is proven about its answers")
+    return "none recorded: the network records no input domain, so no value is checked against a claim"
 
 
 def run_network(net: Network, X: np.ndarray, dtype: str = "float64", residuals: bool = False,

@@ -316,6 +316,13 @@ class InputDomain:
     origin: str = "recorded"
     arithmetic: dict = field(default_factory=dict)
 
+    @property
+    def is_claim(self) -> bool:
+        """Whether this domain states where a claim holds: recorded by a construction, or derived from its report
+        or vocabulary; not one a loader derived from a token model's embedding alone (:data:`TAKES_ORIGIN`), which
+        says what the model takes."""
+        return self.origin != TAKES_ORIGIN
+
     def __post_init__(self) -> None:
         unknown = set(self.arithmetic) - set(ARITHMETICS)
         if unknown:
@@ -486,6 +493,12 @@ def refusal(name: str, domain: InputDomain, reason: str, input_labels=None, flag
     fix = domain.fix or "give an input inside it"
     return (f"{reason}, outside the inputs network {name!r} is built and verified for "
             f"({domain.describe(input_labels, facts=False)}); {fix}, or pass {flag} to run it outside its construction's claim")
+
+
+# The origin of a domain a loader derived from a token model's embedding rows (a TransformerLens checkpoint
+# with no expressivity.json): the token ids it takes, no claim (a random checkpoint read "within_claim: true",
+# a fresh audit, 2026-11-29)
+TAKES_ORIGIN = "derived: the token ids the embedding takes"
 
 
 def token_domain(names, *, first: str | None = None, origin: str = "recorded",

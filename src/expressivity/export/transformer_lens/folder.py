@@ -168,6 +168,10 @@ def _claim_text(export: TLExport) -> str:
         what = "" if net.input_domain is None else \
             f" It was trained on the inputs {net.input_domain.describe(net.input_labels)}."
         return f"**A trained model carries no proven claim**: its outputs are what training made of it.{what}"
+    if net.input_domain is not None and not net.input_domain.is_claim:
+        # a TransformerLens checkpoint of someone's: "Its claim covers the inputs token ids 0..9" (a fresh audit)
+        return (f"**This model records no claim**: it takes the inputs {net.input_domain.describe(net.input_labels)} "
+                "(its embedding's token ids); nothing is proven about its answers.")
     lines = []
     if net.valid_lengths is not None:
         lines.append(f"It is built and verified for {net.valid_lengths.describe()}.")
