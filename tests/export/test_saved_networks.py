@@ -411,3 +411,28 @@ def test_a_rasp_folder_compiled_before_networks_named_their_arithmetic_claims_wh
     assert any("holding in exact arithmetic only" in w for w in saved.warnings)
     save_construction(tmp_path / "new", "rasp compile", hard.network, hard.report.as_dict(), {"command": "x"})
     assert load_saved(tmp_path / "new").warnings == ()   # a folder written now says nothing
+
+
+@pytest.mark.parametrize("edit", ["tolerance", "lengths"])
+def test_a_circuits_transformer_lens_export_cannot_widen_its_claim_either(tmp_path, edit):
+    """A fresh audit (2026-11-29): the check above was missing on TransformerLens exports. expressivity.json's
+    circuit_constants tolerance edited to 1e300 (its own digest written again) took the reversal's float64 limit from
+    56,295 to 1.8e308 and 1e9 ran "within the claim", off by 2e-7 against a bound of 1e-10."""
+    from expressivity.manifest import with_own_digest
+
+    assert cli_run("circuit", "reverse", "--scale", "30", "--length", "6", "--input-range", "5",
+                   "--out", tmp_path / "r")[0] == 0
+    assert cli_run("export", tmp_path / "r", "--to", "transformer-lens", "--out", tmp_path / "tl")[0] == 0
+    big = ",".join(str(10**9 + k) for k in range(6))
+    code, _, err = cli_run("run", tmp_path / "tl", "--input", big)
+    assert code == 2 and "is beyond 56295" in err, err
+    path = tmp_path / "tl" / "expressivity.json"
+    description = json.loads(path.read_text())
+    if edit == "tolerance":
+        description["circuit_constants"]["tolerance"] = 1e300
+    else:
+        description["valid_lengths"] = {"kind": "set", "values": [5, 6]}   # widened: not the rebuilt claim
+    description.pop("description_sha256", None)
+    path.write_text(json.dumps(with_own_digest(description, "expressivity.json"), indent=1))
+    code, _, err = cli_run("run", tmp_path / "tl", "--input", big if edit == "tolerance" else "1,2,3,4,5")
+    assert code == 2 and "with another claim (input domain or lengths)" in err, err

@@ -307,6 +307,15 @@ def _with_rebuilt_circuit(net: Network, desc: dict, config: dict, tensors: dict)
                                       "made by a version whose circuit differs); export it again"})
     valid = None if rebuilt.valid_lengths is None else common_lengths(rebuilt.valid_lengths,
                                                                      ValidLengths.range(1, int(config["n_ctx"])))
+    if (net.input_domain is not None and rebuilt.input_domain != net.input_domain) or \
+            (net.valid_lengths is not None and valid != net.valid_lengths):
+        # a constant the weights do not show (the tolerance) edited and the description's digest written again took a
+        # reversal's float64 limit from 56,295 to 1.8e308 "within the claim", as saved folders were refused for (a
+        # fresh audit, 2026-11-29): the claim recorded must be the rebuilt one
+        return replace(net, metadata={**net.metadata, "no_claim": (
+            f"the constants it records build circuit {name!r} with another claim (input domain or lengths) than the "
+            "one its expressivity.json records (the folder was changed after the export, or made by a version "
+            "whose circuit differs); export it again")})
     return replace(net, valid_lengths=valid, input_domain=rebuilt.input_domain)
 
 
