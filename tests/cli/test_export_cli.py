@@ -679,3 +679,26 @@ def test_a_transformer_lens_checkpoint_of_someone_elses_records_no_claim(tmp_pat
     assert "This model records no claim" in readme and "Its claim covers" not in readme
     code, out, err = run("run", tmp_path / "again", "--input", "1,4,3,0,2", "--json")
     assert code == 0 and json.loads(out)["within_claim"] is None, err
+
+
+@pytest.mark.parametrize("build", [("circuit", "reverse", "--scale", "inf", "--length", "6"),
+                                   ("wang-e", "build", "--memory", "dpfree-boolean")])
+def test_a_hardmax_exports_stated_bound_is_measured_and_a_false_one_refused(tmp_path, build, tl):
+    # A fresh audit (2026-11-29): report.json (not digested) with its score gap edited from 1 to 10 made export state
+    # "the weight off the arg-max is at most 4.68e-13" of a copy whose weight off it reached 0.25, exit 0.
+    assert run(*build, "--out", tmp_path / "net")[0] == 0
+    code, out, err = run("export", tmp_path / "net", "--to", "transformer-lens", "--hardmax-lambda", "30", "--out",
+                         tmp_path / "tl", "--json")
+    assert code == 0, err
+    measured = json.loads(out)["verified"]["off_argmax"]
+    # the gap these constructions guarantee is met with equality: the bound is tight on their inputs
+    assert 0.999 * measured["bound"] <= measured["measured"] <= measured["bound"]
+    report_path = tmp_path / "net" / "report.json"
+    report = json.loads(report_path.read_text())
+    key = measured["margin"]
+    report["margins"][key] *= 10
+    report_path.write_text(json.dumps(report))
+    code, out, err = run("export", tmp_path / "net", "--to", "transformer-lens", "--hardmax-lambda", "3", "--out",
+                         tmp_path / "tl2")
+    assert code == 1 and "above the bound" in err and f"({key} = 10)" in err, err
+    assert not (tmp_path / "tl2").exists()

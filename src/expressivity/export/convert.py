@@ -8,6 +8,7 @@ and return what they wrote and measured, as JSON-ready values.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,8 @@ from expressivity.network.network import Network
 from expressivity.records import check_output_dir, jsonable, staged_output, write_json
 
 VERIFY_BATCH = 4
+BOUND_BATCH = 64       # inputs the stated hardmax bound is measured on (NumPy only, no TransformerLens)
+
 
 class VerificationFailed(ExpressivityError):
     """TransformerLens computed something other than the network; nothing was written."""
@@ -142,6 +145,29 @@ def _check(net: Network, export, folder: Path, n: int, verify: bool, seed: int) 
     return checked
 
 
+def _check_stated_bound(net: Network, export, margin, n: int, seed: int, checked: dict) -> None:
+    """Measure the weight off the arg-max keys that a ``--hardmax-lambda`` export's stated bound ``(n-1) exp(-lam g)``
+    bounds, ``g`` the report's score gap, on :func:`verification_input`; refuse (nothing written) where it is above:
+    report.json is not digested, and a gap edited from 1 to 10 stated 4.7e-13 of a weight of 0.25 (a fresh audit,
+    2026-11-29). Recorded in ``checked["off_argmax"]``."""
+    if export.hardmax_lambda is None or margin is None or export.network is None or export.network is net:
+        return
+    from expressivity.export.transformer_lens.check import off_argmax_weight
+
+    key, gap = margin
+    bound = max(n - 1, 0) * math.exp(-export.hardmax_lambda * gap)
+    measured = off_argmax_weight(net, export.network, verification_input(net, n, batch=BOUND_BATCH, seed=seed))
+    checked["off_argmax"] = {"measured": measured, "bound": bound, "score_gap": gap, "margin": key,
+                             "input": f"{BOUND_BATCH} random inputs of {n} tokens (seed {seed}), on the hardmax "
+                                      "network's residual stream"}
+    if measured > bound * (1 + 1e-9):
+        raise VerificationFailed(
+            f"the softmax copy puts weight {measured:.3g} off the arg-max keys, above the bound {bound:.3g} that the "
+            f"report's score gap ({key} = {gap:g}) gives at --hardmax-lambda {export.hardmax_lambda:g}: the report's "
+            "margin is not this network's (report.json edited, or another network's); nothing was written. Build "
+            "the network again")
+
+
 def _margin(report: dict | None) -> tuple[str, float] | None:
     margins = (report or {}).get("margins") or {}
     for key in ("score_gap_per_unit_scale", "score_gap", "attention_score_gap_per_unit_scale"):   # the last: RASP
@@ -243,6 +269,7 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
         paths = tl.save_transformer_lens(described, stage, name=net.name or "network", folder=Path(out).name,
                                          example=default_input(net, example_length), manifest=False)
         checked = _check(net, export, stage, n, verify, seed)
+        _check_stated_bound(net, export, _margin(saved.report), n, seed, checked)
         if checked.get("status") == "run":
             target = _target_verdict(saved, export, stage, n, seed, within_claim)
             if target is not None:
