@@ -389,3 +389,21 @@ def test_a_train_stopped_by_sigterm_checkpoints_its_last_step_says_so_and_exits_
     step = int(err.split("(SIGTERM) after step ")[1].split(";")[0])
     saved = json.loads((out / "seed_0" / "checkpoint" / "config.json").read_text())
     assert saved["status"] == "running" and saved["step"] == step > 0
+
+
+def test_an_ensemble_stopped_before_its_first_checkpoint_resumes_afresh(tmp_path):
+    # A fresh audit (2026-11-29): killed before its first checkpoint (the default is every 500 steps), an ensemble's
+    # folder held run.json and manifest.json only; --resume answered "no ensemble checkpoint to resume; start a fresh
+    # run" and a fresh run "already holds a run; continue it with --resume": no way out but deleting the folder.
+    out = tmp_path / "ens"
+    args = ("train", "--task", "sort", "--steps", "20", "--seeds", "0,1", "--ensemble")
+    code, _, err = run(*args, "--out", out)
+    assert code == 0, err
+    whole = {s: (out / f"seed_{s}" / "metrics.jsonl").read_text() for s in (0, 1)}
+    import shutil
+    for name in ("ensemble", "seed_0", "seed_1", "loss_curve.png"):   # what is not there before a first checkpoint
+        path = out / name
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    code, _, err = run("train", "--resume", out)
+    assert code == 0, err
+    assert {s: (out / f"seed_{s}" / "metrics.jsonl").read_text() for s in (0, 1)} == whole   # trained afresh, the same

@@ -312,6 +312,12 @@ def run_ensemble(configs: list[RunConfig], group_dir: Path | None = None, member
         execution = execution.resumed(ran)
     stepper = EnsembleStepper(configs, task, ckpt, execution.for_task(task), ids, estimate.chunks)
     held_out = eval_batch(task, tc.eval_size, device=device)
+    if resume and not (ckpt is not None and checkpoint_exists(ckpt)) and \
+            not any(checkpoint_exists(Path(d) / "checkpoint") for d in member_dirs or []):
+        # stopped before its first checkpoint (killed, out of memory): resume refused it ("start a fresh run") and a
+        # fresh run refused the folder ("continue it with --resume"), with no way out but deleting it (a fresh audit,
+        # 2026-11-29). Nothing trained is kept, so it starts afresh, as a single run does.
+        resume = False
     start, members = stepper.load(group_dir) if resume else (0, Members(len(configs), tc.steps))
     with stepper.execution.matmul_mode():
         step, seconds = train_members(stepper, task, tc, held_out, members, start,
