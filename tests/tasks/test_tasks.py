@@ -357,3 +357,13 @@ def test_uniform_integers_are_uniform_for_large_ranges_and_unchanged_for_small_o
     small = uniform_ints((1000,), 16, torch.Generator().manual_seed(3))
     u = torch.rand((1000,), generator=torch.Generator().manual_seed(3))
     assert torch.equal(small, torch.floor(u * torch.tensor(16.0)).long())
+
+
+def test_kernel_memory_alpha_is_a_float_so_one_dataset_has_one_run_id():
+    # alpha=1 and alpha=1.0 drew the same data under two run ids (a fresh audit, 2026-11-29)
+    from expressivity.training import TaskSpec
+
+    assert type(make_task("kernel-memory", alpha=1).alpha) is float
+    assert TaskSpec("kernel-memory", {"alpha": 1}).build().alpha == 1.0
+    whole, point = make_task("kernel-memory", alpha=1), make_task("kernel-memory", alpha=1.0)
+    assert repr(whole) == repr(point)

@@ -193,3 +193,28 @@ def test_reading_the_control_groups_memory_leaves_no_file_open(tmp_path):
         assert budget.cgroup_memory_left(((str(limit), str(used), str(stat), "total_inactive_file"),)) == 512 * 2**20
         gc.collect()
     assert not [w for w in caught if issubclass(w.category, ResourceWarning)], [str(w.message) for w in caught]
+
+
+def test_what_a_task_allocates_while_drawing_is_in_the_estimate():
+    # A fresh audit (2026-11-29): associative-recall sorts one float32 row of all its keys per sequence to draw
+    # distinct keys (keys=300,000: a 2.9 GiB peak, 0.46 GiB estimated, and a 600 MiB budget let it through), and
+    # kernel-memory builds its (n, n) float64 kernel through temporaries of that size (4.4 GiB at 12,000 tokens,
+    # 2.1 GiB estimated).
+    from expressivity.cli.train import build_configs
+    from expressivity.training.budget import Budget, BudgetError, check_run_budget, data_bytes, estimate_run
+
+    config = build_configs("associative-recall", {"keys": 300_000}, {}, {"steps": 1}, [0])[0]
+    task = config.task.build()
+    eval_size, batch = config.train.eval_size, config.train.batch_size
+    drawing = eval_size * 300_000 * 12   # the held-out draw, the larger: float32 values and int64 indices per key
+    assert task.drawing_bytes(task.seq_len, eval_size) == drawing
+    plain = data_bytes(task, task.seq_len, eval_size) + data_bytes(task, task.seq_len, batch)
+    assert estimate_run(config, task).data == plain + drawing
+    with pytest.raises(BudgetError, match="batches 1.72"):
+        check_run_budget(config, task, 1, Budget(600 * 2**20, "--memory-budget"))
+    config = build_configs("kernel-memory", {"length": 6000}, {}, {"steps": 1}, [0])[0]
+    task = config.task.build()
+    assert task.drawing_bytes(6000, 1) == task.drawing_bytes(6000, 512) == 24 * 6000**2   # one kernel, any batch
+    for members in (1, 3):   # one kernel for a whole pack too
+        plain = data_bytes(task, 6000, config.train.eval_size) + members * data_bytes(task, 6000, config.train.batch_size)
+        assert estimate_run(config, task, members=members).data == plain + 24 * 6000**2

@@ -159,3 +159,18 @@ def test_a_test_split_constant_where_validation_varies_is_refused_and_the_ensemb
                for s in (1, 2)]
     with pytest.raises(ExpressivityError, match=r"R\^2 \(1 - SSE/SST\) is undefined"):
         run_ensemble(members)
+
+
+def test_a_bidirectional_model_drops_the_suggested_infinite_past_normaliser():
+    # kernel-memory suggests the infinite-past normaliser, which a bidirectional model cannot have: `train --task
+    # kernel-memory --bidirectional` was refused with "set causal or use visible", which train has no option for (a
+    # fresh audit, 2026-11-29). A suggested default the other options make inapplicable is dropped.
+    from expressivity.tasks import make_task
+    from expressivity.training.config import model_config_for
+
+    task = make_task("kernel-memory", length=16)
+    assert task.model_defaults().get("dpfree_normaliser") == "infinite"
+    assert model_config_for(task).dpfree_normaliser == "infinite"
+    assert model_config_for(task, causal=False).dpfree_normaliser == "visible"
+    with pytest.raises(ExpressivityError, match="causal"):   # given, not suggested: still refused, naming it
+        model_config_for(task, causal=False, dpfree_normaliser="infinite")

@@ -104,6 +104,11 @@ class Task:
         if isinstance(length, bool) or not isinstance(length, int) or length < 1:
             raise ExpressivityError(f"task {self.name!r}: length must be an integer >= 1, got {length!r}")
 
+    def drawing_bytes(self, n: int, sequences: int) -> int:
+        """Memory (bytes) that drawing ``sequences`` samples of ``n`` tokens takes beyond the batch itself
+        (temporaries, caches): counted in the run's memory estimate. Nothing for most tasks."""
+        return 0
+
     def model_defaults(self) -> dict:
         return {}
 

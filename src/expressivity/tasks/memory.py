@@ -199,6 +199,7 @@ class KernelMemory(Task):
             # to 0 for exp, and a run trained on an all-zero target (an audit, 2026-11-29)
             raise ExpressivityError(f"alpha must be a finite number >= {MIN_KERNEL_ALPHA:g} (below it float64 loses "
                                     f"the kernel's normalisation and the targets vanish); got {self.alpha!r}")
+        self.alpha = float(self.alpha)   # alpha=1 and alpha=1.0 drew the same data under two run ids (an audit)
         super().__post_init__()
 
     @property
@@ -213,6 +214,12 @@ class KernelMemory(Task):
             return (1 - math.exp(-a)) * torch.exp(-a * s)
         zeta = torch.special.zeta(torch.tensor(1.0 + a, dtype=torch.float64), torch.tensor(1.0, dtype=torch.float64))
         return (1 + s) ** (-(1 + a)) / zeta
+
+    def drawing_bytes(self, n, sequences):
+        # the (n, n) float64 kernel, kept for the run, is built through int64 lags and float64 temporaries of its
+        # size: 12,000 tokens peaked at 4.4 GiB where 2.1 GiB was estimated (a fresh audit, 2026-11-29); with three
+        # of its size counted, 5.6 GiB is estimated there, and 1.6 GiB at 6,000 tokens (peak measured: 1.4 GiB)
+        return 3 * 8 * n * n
 
     def kernel_matrix(self, length: int | None = None, device=None) -> torch.Tensor:
         """``(n, n)`` float64 matrix ``K[t, t'] = rho(t - t')`` for ``t' <= t``, else 0 (computed on

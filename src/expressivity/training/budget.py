@@ -135,14 +135,16 @@ def estimate_run(config, task, members: int = 1, device: str = "cpu") -> MemoryE
     at every evaluation length (on CUDA both at once; the chunks do not depend on the device)."""
     cfg, tc, n = config.model, config.train, task.seq_len
     chunks, evaluation, data = {}, 0, 0
+    drawing = task.drawing_bytes(n, members * tc.batch_size)   # what a task allocates while it draws a batch
     for length in dict.fromkeys((task.length, *config.eval_lengths)):
         m = task.sequence_length(length)
         chunks[m] = chunk = eval_chunk(cfg, m, tc.eval_size, n, tc.batch_size)
         evaluation = max(evaluation, evaluation_bytes(cfg, m, chunk, members))
         data = max(data, data_bytes(task, m, tc.eval_size))
+        drawing = max(drawing, task.drawing_bytes(m, tc.eval_size))
     return MemoryEstimate(members, parameter_bytes(cfg, members), training_bytes(cfg, n, tc.batch_size, members),
-                          evaluation, data + members * data_bytes(task, n, tc.batch_size), chunks, tc.eval_size,
-                          overlapping=device == "cuda")
+                          evaluation, data + members * data_bytes(task, n, tc.batch_size) + drawing, chunks,
+                          tc.eval_size, overlapping=device == "cuda")
 
 
 def check_run_budget(config, task, models: int, budget: Budget, device: str = "cpu") -> MemoryEstimate:

@@ -84,6 +84,10 @@ def _inapplicable_defaults(cfg: dict) -> dict:
     if off.get("rpe", cfg.get("rpe", "none")) not in ("lin", "log"):
         off["learnable_slopes"] = False
         off["dpfree_normaliser"] = "visible"  # only lin and log biases have a finite infinite-past mass
+    if cfg.get("causal") is False:
+        # an infinite past is a causal model's: kernel-memory's suggested normaliser refused --bidirectional with
+        # "set causal or use visible", which train has no option for (a fresh audit, 2026-11-29)
+        off["dpfree_normaliser"] = "visible"
     return {k: v for k, v in off.items() if k in cfg and cfg[k] != v}
 
 
