@@ -99,7 +99,7 @@ B = ["build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2
     ([*B, "--lambda", "nan"], "--lambda"), ([*B, "--lambda", "inf"], "--lambda"), ([*B, "--lambda", "-1"], "--lambda"),
     ([*B, "--epsilon", "nan"], "--epsilon"), ([*B, "--epsilon", "inf"], "--epsilon"),
     ([*B, "--seed", "-1"], "--seed"),
-    ([*B, "--lambda", "1e308"], "float64 overflowed"),
+    ([*B, "--lambda", "1e308"], "overflows float64 in the attention scores"),
     # a fresh audit (2026-11-28): at --lambda 50 the softened check passed deviations of 619 against its
     # first-order "bound" of 1.4e5 (d_2 388 for values in [0, 1]), exit 0
     ([*B, "--lambda", "50"], "beyond delta/8"), ([*B, "--lambda", "1"], "give a lambda of at least"),
@@ -351,3 +351,31 @@ def test_the_output_clamp_is_the_default_and_no_clamp_builds_the_paper_s_network
     text = run(*base, "--no-clamp").stdout
     assert "from the quantizer ramps proper" in text and "(built with --no-clamp)" in text
     assert "quantizer ramps proper" not in run(*base).stdout
+
+
+def test_a_coordinate_the_agreement_checks_cannot_fail_for_is_said_by_build_and_run(tmp_path, monkeypatch):
+    # A fresh audit (2026-11-29): smooth-rank with output coordinate 0 scaled by 1e-9 beside coordinate 1 of size 1
+    # said "all checks passed" with no word (the note compared the absolute bound 2.5e-7 with the largest value of all
+    # coordinates, 0.75), and `run` on the saved softened network answered coordinate 0 off by 35% (median)
+    # "within_claim: true" with no note either.
+    (tmp_path / "split_target.py").write_text(
+        "from expressivity.targets import get_target\n"
+        "def split(X):\n"
+        "    Y = get_target('smooth-rank')(X)\n"
+        "    Y[..., 0] *= 1e-9\n"
+        "    return Y\n"
+        "split.equivariant = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    res = run("build", "--target", "split_target:split", "--n", "2", "--d", "2", "--delta", "1/4", "--samples",
+              "200", "--out", str(tmp_path / "b"))
+    assert res.exit_code == 0, res.stderr
+    assert "cannot fail there" in res.stdout and "output coordinate 0" in res.stdout
+
+    def cli_run(folder, text):
+        done = CliRunner().invoke(cli, ["run", str(tmp_path / "b" / "delta_1_4" / folder), "--input", text, "--json"])
+        assert done.exit_code == 0, done.stderr
+        return json.loads(done.stdout)
+
+    warnings = cli_run("softened", "0.6,0.1;0.9,0.3")["warnings"]
+    assert any("cannot fail for output coordinate 0," in w for w in warnings), warnings
+    assert "warnings" not in cli_run("modified", "1/2,0;3/4,1/4")   # the verified network: exact, nothing to say

@@ -78,7 +78,8 @@ def export(ctx, path, to, out, n_ctx, hardmax_lambda, no_verify, allow_length, a
             raise NetworkError(str(exc).replace("pass allow_outside=True to run it anyway, its outputs marked as outside "
                                                 "the claim", "export exports a network within its claim: build or "
                                                 "save it again")) from None
-    result |= {"source": saved.describe(), "run": run}
+    result |= {"source": saved.describe(), "run": run,
+               **({"warnings": list(saved.warnings)} if saved.warnings else {})}   # stderr has them too
     if as_json:
         emit_json(result)
         return

@@ -44,7 +44,8 @@ def run(path, input_text, dtype, residuals, allow_length, allow_outside, as_json
                                     "allow_length": allow_length, "allow_outside": allow_outside})
         X = parse_input(saved.network, input_text, allow_length, allow_outside)
         result = run_network(saved.network, X, dtype, residuals, allow_length, allow_outside)
-    result |= {"source": saved.describe(), "run": record}
+    result |= {"source": saved.describe(), "run": record,
+               **({"warnings": list(saved.warnings)} if saved.warnings else {})}   # stderr has them too
     if as_json:
         emit_json(result)
         return

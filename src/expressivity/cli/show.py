@@ -64,7 +64,8 @@ def show(path, input_text, out, allow_length, allow_outside, as_json):
               "valid_lengths": saved.network.lengths.describe(), "input_domain": domain_text(saved.network),
               "within_claim": within, **({"outside_claim": outside} if outside else {}),
               **({"claim": no_claim_text(saved.network)} if within is None else {}),
-              "source": saved.describe(), "run": record}
+              "source": saved.describe(), "run": record,
+              **({"warnings": list(saved.warnings)} if saved.warnings else {})}
     if as_json:
         emit_json(result)
         return

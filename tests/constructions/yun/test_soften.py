@@ -160,3 +160,20 @@ def test_a_lambda_whose_scores_overflow_is_refused_and_the_largest_allowed_stays
     X = np.concatenate([rng.uniform(0, 1, (4000, 2, 1)), 1 - rng.uniform(0, 1 / 13, (1000, 2, 1)),
                         np.array([[[0.0], [0.0]], [[12 / 13], [1 - 1e-12]], [[1 - 1e-12], [12 / 13]]])])
     assert np.isfinite(forward(result.softened, X, allow_outside=True)).all()
+
+
+@pytest.mark.parametrize("size", [1e6, 1e9])
+def test_a_large_target_taking_both_signs_passes_its_agreement_check(size):
+    # A fresh audit (2026-11-29): the output rescale's activation jumped by lo = min(sigma A) - 1 (about -3e5 here);
+    # softened, its ramp's slopes lo/epsilon (5e6) multiplied float64's rounding past the agreement bound (1.28e-5
+    # against 2.03e-6 at size 1e6), and a correct network failed with exit 1. Continuous now (constant lo below lo).
+    from expressivity.constructions.yun.build import build_yun
+    from expressivity.targets import Target, get_target
+
+    smooth = get_target("smooth-rank")
+    signed = Target(f"signed-{size:g}", lambda X: size * (smooth(X) - 0.5), True, "smooth-rank, centred and scaled")
+    result = build_yun(signed, 2, 2, "1/4", samples=300)
+    agreement = [c for c in result.report.checks if c.property.startswith("softened g equals")]
+    assert agreement and all(c.failures == 0 for c in agreement) and result.report.ok
+    assert result.report.constants["sigma"] != 1   # the rescale layer is there
+    assert all(c.details["max_deviation"] <= c.details["bound"] / 10 for c in agreement)

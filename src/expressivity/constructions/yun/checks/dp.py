@@ -104,7 +104,9 @@ def dp_decomposition(build, soft_network=None, p: float = 2.0, samples: int = 20
                 at = "" if lam is None else f" at lambda={lam:g}"
                 raise ExpressivityError(
                     f"the softened network's outputs are not finite on {bad} of {len(Xs)} Monte-Carlo samples "
-                    f"{label}: float64 overflowed{at}; lower --lambda (or leave it automatic)")
+                    f"{label}: float64 overflowed{at}; the attention scores are refused beyond float64 before this "
+                    "(yun/soften.py), so the target's values, carried through the value map's rescale, are the likely "
+                    "cause: divide the target by a constant, or lower --lambda")   # blamed lambda alone (an audit)
             Gs.append(G)
         with np.errstate(over="ignore"):
             gbar_g = term(Gbs, Gs, METHOD_GBAR_G, "d_p(g_bar, g)")
