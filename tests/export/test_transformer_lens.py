@@ -705,3 +705,15 @@ def test_an_export_edited_in_python_before_saving_carries_no_claim(tmp_path, edi
     with pytest.raises(ExpressivityError, match="carries no claim"):
         evaluate(back, _as_input(back, [1, 2, 3, 4, 5, 6]))
     assert json.loads((tmp_path / "edited" / "expressivity.json").read_text())["no_claim"] == back.no_claim
+
+
+def test_an_export_at_a_shorter_n_ctx_saved_from_python_is_readable_with_the_lengths_it_runs(tmp_path):
+    # A fresh audit (2026-11-29): a shift valid at 1..6 exported at n_ctx 3 and saved from Python wrote valid lengths
+    # 1..6 beside max_length 3: the folder could not be read back ("export it again", which failed the same way)
+    net, _ = CIRCUITS["shift"].build(6, "auto", input_range=7.0)
+    assert net.valid_lengths.contains(6) and net.valid_lengths.contains(3)
+    save_transformer_lens(to_transformer_lens(net, n_ctx=3), tmp_path / "short")
+    back = load_saved(tmp_path / "short").network
+    assert back.no_claim is None and back.valid_lengths.contains(3) and not back.valid_lengths.contains(4)
+    X = _as_input(back, [3, 1, 4])
+    assert np.allclose(evaluate(back, X), evaluate(net, _as_input(net, [3, 1, 4])))

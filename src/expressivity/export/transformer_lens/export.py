@@ -100,8 +100,21 @@ class TLExport:
             # and run answered within the claim with every output doubled (a fresh audit, 2026-11-29)
             no_claim = ("its config or state dict is not the one to_transformer_lens wrote for the network (changed "
                         "since), so the network's claim is not about it")
+        valid = net.valid_lengths
+        if valid is not None and isinstance(self.config.get("n_ctx"), int):
+            # the lengths TransformerLens can run: a shift valid at 1..6 exported at n_ctx 3 from Python wrote a folder
+            # that could not be read back ("go beyond max_length 3"), as the export command cuts them (an audit)
+            from expressivity.errors import NetworkError
+            from expressivity.network.lengths import ValidLengths, common_lengths
+
+            try:
+                valid = common_lengths(valid, ValidLengths.range(1, self.config["n_ctx"]))
+            except NetworkError:
+                valid = None
+                no_claim = no_claim or (f"it was exported at n_ctx {self.config['n_ctx']}, below every length the "
+                                        f"network is built for ({net.valid_lengths.describe()})")
         # "trained": a trained model's export saved from Python read back as a construction's (a review, 2026-11-29)
-        return {"valid_lengths": None if net.valid_lengths is None else net.valid_lengths.to_dict(),
+        return {"valid_lengths": None if valid is None else valid.to_dict(),
                 "input_domain": None if net.input_domain is None else net.input_domain.to_dict(),
                 "no_claim": no_claim, "trained": net.trained}
 
