@@ -717,3 +717,17 @@ def test_an_export_at_a_shorter_n_ctx_saved_from_python_is_readable_with_the_len
     assert back.no_claim is None and back.valid_lengths.contains(3) and not back.valid_lengths.contains(4)
     X = _as_input(back, [3, 1, 4])
     assert np.allclose(evaluate(back, X), evaluate(net, _as_input(net, [3, 1, 4])))
+
+
+@pytest.mark.parametrize("name", ["layer norm, gelu, bidirectional", "LNPre"])
+def test_a_native_model_with_layer_norms_and_attention_biases_exports_back(name):
+    # A fresh audit (2026-11-29): importing carries b_O + sum_h b_V W_O in a width-0 feed-forward layer without a norm,
+    # and exporting the import again was refused ("layer 0 has a layer norm but layer 1 has none"), as was a GELU model
+    # ("layer 1 uses ReLU and layer 2 GELU"): every real checkpoint has those biases. A width-0 layer adds its bias
+    # whatever it reads, so neither its norm nor its activation matters.
+    bridge = _native(NATIVE[name])
+    net = from_transformer_lens(bridge)
+    assert any(layer.kind == "feedforward" and np.shape(layer.W_1)[1] == 0 for layer in net.layers)
+    X = one_hot(np.random.default_rng(0).integers(0, 5, size=(3, 6)), 5)
+    report = verify(net, to_transformer_lens(net), X, ("float64",))
+    assert report["float64"]["status"] == "ok" and report["float64"]["output_relative"] <= 1e-12

@@ -212,9 +212,18 @@ def _n_ctx(net: Network, n_ctx: int | None) -> int:
     return int(n_ctx)
 
 
+def _constant(layer) -> bool:
+    """A feed-forward layer of width 0: it adds its output bias to every token, whatever it reads."""
+    return layer.kind == "feedforward" and np.shape(layer.W_1)[1] == 0
+
+
 def _norm_type(net: Network, blocks: list[list]) -> tuple[str | None, float]:
     """``None`` (no norms anywhere) or ``"LN"`` (every layer and the output, one eps)."""
-    norms = [(f"layer {k}", net.layers[k].norm) for b in blocks for k in b if k is not None]
+    # a width-0 feed-forward layer adds its output bias whatever it reads, so its norm does not matter: the layer a
+    # TransformerLens import adds for b_O + sum_h b_V W_O has none, and every checkpoint with layer norms and those
+    # biases was refused ("layer 0 has a layer norm but layer 1 has none", a fresh audit, 2026-11-29)
+    norms = [(f"layer {k}", net.layers[k].norm) for b in blocks for k in b
+             if k is not None and not _constant(net.layers[k])]
     norms.append(("the final norm", net.final_norm))
     present = [where for where, n in norms if n is not None]
     if not present:
@@ -242,6 +251,8 @@ def _feedforward_layers(net: Network, blocks: list[list]) -> list[tuple[int, obj
 def _activation(net: Network, blocks: list[list]) -> str:
     acts = {}
     for k, layer in _feedforward_layers(net, blocks):
+        if _constant(layer):   # no unit to activate: any activation computes its bias
+            continue
         kind = layer.activation.kind
         if kind not in _ACT_NAMES:
             raise ExportError(f"layer {k} ({layer.name or 'feed-forward'}) uses a piecewise-linear activation, which "
