@@ -436,3 +436,24 @@ def test_a_circuits_transformer_lens_export_cannot_widen_its_claim_either(tmp_pa
     path.write_text(json.dumps(with_own_digest(description, "expressivity.json"), indent=1))
     code, _, err = cli_run("run", tmp_path / "tl", "--input", big if edit == "tolerance" else "1,2,3,4,5")
     assert code == 2 and "with another claim (input domain or lengths)" in err, err
+
+
+def test_a_transformer_lens_exports_padding_heads_are_counted_not_drawn(tmp_path):
+    # A fresh audit (2026-11-29): the page of a Yun softened network's TransformerLens export drew 50 heatmaps where
+    # the network has 9: every block is padded to the most heads, and the padding heads write nothing (W_O = 0).
+    from expressivity.network.layers import head_count
+
+    assert cli_run("yun", "build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/2", "--samples",
+                   "100", "--out", tmp_path / "y")[0] == 0
+    source = tmp_path / "y" / "delta_1_2" / "softened"
+    assert cli_run("export", source, "--to", "transformer-lens", "--out", tmp_path / "tl")[0] == 0
+    drawn = {}
+    for name, folder in (("source", source), ("export", tmp_path / "tl")):
+        code, out, err = cli_run("show", folder, "--out", tmp_path / f"{name}.html", "--json")
+        assert code == 0, err
+        page = (tmp_path / f"{name}.html").read_text()
+        drawn[name] = json.loads(out)["heads"]
+        assert drawn[name] == len(re.findall(r'<svg class="heatmap" id="attn-', page))
+    exported = load_saved(tmp_path / "tl").network
+    assert head_count(exported.layers) > drawn["export"] == drawn["source"] == head_count(load_saved(source).network.layers)
+    assert "not drawn" in (tmp_path / "export.html").read_text()

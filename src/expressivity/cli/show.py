@@ -32,7 +32,6 @@ def show(path, input_text, out, allow_length, allow_outside, as_json):
     from expressivity.inspect.run import (as_flags, claim_status, domain_text, no_claim_text, parse_input,
                                           refuse_inapplicable)
     from expressivity.network.inputs import default_input
-    from expressivity.network.layers import head_count
 
     if not out.strip():
         raise ExpressivityError("--out must name an HTML file, such as page.html")
@@ -57,7 +56,8 @@ def show(path, input_text, out, allow_length, allow_outside, as_json):
             raise NetworkError(as_flags(str(exc))) from None
         with staging as temp:
             temp.write_text(page, encoding="utf-8")
-    heads = head_count(saved.network.layers)   # one heatmap per head: attention patterns and mixing matrices
+    # one heatmap per head drawn: attention patterns and mixing matrices (heads that write nothing are not drawn)
+    heads = page.count('<svg class="heatmap"')
     n = int(X.shape[0])
     within = claim_status(saved.network, outside)
     result = {"page": str(out), "bytes": len(page.encode()), "heads": heads, "tokens": n,

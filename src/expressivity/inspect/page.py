@@ -308,11 +308,19 @@ def _attention_pictures(k: int, layer, H: np.ndarray, n: int) -> str:
     from expressivity.network.reference import attention_weights
 
     A = attention_weights(layer, H)[0]
+    # a head whose output weights are all zero writes nothing: the padding heads a TransformerLens export adds (50
+    # heatmaps on the page of a Yun export whose network has 9, a fresh audit, 2026-11-29) are counted, not drawn
+    silent = [h for h, head in enumerate(layer.heads) if not np.any(np.asarray(head.W_O, dtype=np.float64))]
     cards = [f'<div class="head"><p><b>layer {k}, head {h}</b> {_e(head.name)}</p>'
              + heatmap_svg(A[h], f"attn-{k}-{h}", f"attention of layer {k} head {h}",
                            attrs=f'data-layer="{k}" data-head="{h}" data-kind="attention"') + "</div>"
-             for h, head in enumerate(layer.heads)]
-    return f'<h3>layer {k}: {_e(layer.name or "attention")}</h3><div class="heads">{"".join(cards)}</div>'
+             for h, head in enumerate(layer.heads) if h not in silent]
+    note = "" if not silent else (
+        f'<p class="muted">{len(silent)} head(s) with all-zero output weights (they write nothing) not drawn: '
+        f'{", ".join(map(str, silent))}</p>' if len(silent) < len(layer.heads) else
+        f'<p class="muted">every head has all-zero output weights: the layer writes nothing (a zero sublayer an '
+        f'export inserts), so none of its {len(silent)} head(s) is drawn</p>')
+    return f'<h3>layer {k}: {_e(layer.name or "attention")}</h3>{note}<div class="heads">{"".join(cards)}</div>'
 
 
 def _mixing_pictures(k: int, layer, H: np.ndarray, n: int) -> str:
