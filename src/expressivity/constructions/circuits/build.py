@@ -130,7 +130,14 @@ def auto_scale(margin: float, length: int, input_range: float, tolerance: float)
     if length <= 1 or input_range <= 0 or not math.isfinite(margin):
         return 1.0
     # in logarithms: (L-1) * 1e298 / 1e-10 overflows to inf, which read as hardmax where softmax was asked for
-    return max(1.0, (math.log(length - 1) + math.log(input_range) - math.log(tolerance)) / margin)
+    scale = max(1.0, (math.log(length - 1) + math.log(input_range) - math.log(tolerance)) / margin)
+    # the logarithms round: the scale they gave bounded the error by 1.0000000000000012e-10 where 1e-10 was asked
+    # (an item earlier notes left open, 2026-11-29); a few ulps more make the bound the one asked for
+    for _ in range(64):
+        if gap_error_bound(scale, margin, length, input_range) <= tolerance:
+            break
+        scale = math.nextafter(scale, math.inf)
+    return scale
 
 
 def gap_error_bound(scale: float, margin: float, length: int, input_range: float) -> float:
