@@ -220,3 +220,19 @@ def test_an_interval_one_rounding_error_wide_decides_nothing(tmp_path):
     head, rows = aggregate(open_source(table), "m", ["g"])
     row = dict(zip(head, rows[0]))
     assert row["ci_low"] is None and row["ci_high"] is None and row["n"] == 3
+
+
+def test_intervals_of_huge_finite_values_are_infinite_not_an_overflow_error():
+    # A fresh audit (2026-11-29): interval([1e308, 1.5e308]) raised "OverflowError: intermediate overflow in fsum",
+    # and floored_geometric_interval([1e308, 1.7e308], 1e-16) an OverflowError from 10 ** x
+    from expressivity.statistics import floored_geometric_interval, interval, log10_t_interval
+
+    wide = interval([1e308, 1.5e308])
+    assert wide.value == pytest.approx(1.25e308) and wide.low == -math.inf and wide.high == math.inf
+    both = interval([1.7e308, -1.7e308])
+    assert both.value == 0.0 and not both.decided
+    small = interval([1.0, 2.0, 3.0])   # ordinary values: the t interval as before
+    assert (small.value, small.high) == pytest.approx((2.0, 2.0 + 4.302652729749464 / math.sqrt(3)))
+    geometric, floored = floored_geometric_interval([1e308, 1.7e308], 1e-16)
+    assert floored == 0 and geometric.high == math.inf and 1e308 <= geometric.value <= 1.7e308
+    assert log10_t_interval([1e300, 1e308])[2] == math.inf

@@ -110,15 +110,26 @@ def t_interval(values, confidence: float = 0.95) -> tuple[float, float, float]:
     if confidence != 0.95:
         raise ValueError("only 95% intervals are tabulated")
     values = [float(v) for v in values]
+    scale = max((abs(v) for v in values), default=0.0)
+    if math.isfinite(scale) and scale > 1e300:
+        # in units of the largest: fsum and stdev overflowed on [1e308, 1.5e308] with an OverflowError (an audit,
+        # 2026-11-29); ends past float64's largest come back infinite
+        mean, low, high = t_interval([v / scale for v in values])
+        return mean * scale, low * scale, high * scale
     mean = statistics.fmean(values) if values else math.nan
     half = t_quantile_975(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
     return mean, mean - half, mean + half
 
 
+def _exp10(x: float) -> float:
+    """``10 ** x``, infinite past float64's range (``10 ** 400`` raises an OverflowError)."""
+    return math.inf if x > 308.5 else 10.0 ** x
+
+
 def log10_t_interval(values) -> tuple[float, float, float]:
     """Geometric mean and 95% interval of positive ``values``: a t interval on ``log10`` mapped back."""
     mean, low, high = t_interval([math.log10(v) for v in values])
-    return 10**mean, 10**low, 10**high
+    return _exp10(mean), _exp10(low), _exp10(high)
 
 
 def interval(values: Iterable[float]) -> Interval:
@@ -153,8 +164,8 @@ def floored_geometric_interval(values: Iterable[float], floor: float) -> tuple[I
     floored = sum(1 for v in values if v < floor)
     logs = [math.log10(max(v, floor)) for v in values]
     mid = interval(logs)
-    return Interval(10**mid.value if logs else math.nan, max(10**mid.low, floor) if mid.decided else 0.0,
-                    10**mid.high if mid.decided else math.inf, mid.n), floored
+    return Interval(_exp10(mid.value) if logs else math.nan, max(_exp10(mid.low), floor) if mid.decided else 0.0,
+                    _exp10(mid.high) if mid.decided else math.inf, mid.n), floored
 
 
 def paired_difference(a: dict, b: dict) -> Interval:

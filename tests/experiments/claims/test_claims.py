@@ -593,6 +593,25 @@ def test_a_failed_run_is_no_evidence_in_the_sign_test():
     assert mixed.word == "reproduced" and "lower in 8 of 8 paired seeds" in mixed.reason and "2 with a failed run" in mixed.reason
 
 
+def test_a_diverged_seed_is_a_loss_for_its_arm_in_the_sign_test():
+    """A fresh audit (2026-11-29): with 4 of 10 log-head seeds diverged (absent from the dicts, as kernel_errors
+    gives them), claim 3 (a) read "reproduced, lower in 6 of 6 paired seeds"; a diverged seed learned no kernel, so
+    it loses to a finite one: 6 of 10, whose exact interval [0.26, 0.88] contains 1/2."""
+    from expressivity.experiments.claims.wang_e_trained import win_verdict
+    from expressivity.statistics import clopper_pearson
+
+    log1 = {s: 5e-4 for s in range(6)}
+    lin = {s: 6e-3 + 1e-4 * s for s in range(10)}
+    verdict, share = win_verdict(log1, lin, "l1", diverged=(set(range(6, 10)), set()))
+    assert verdict.word == "undecided" and "lower in 6 of 10 paired seeds" in verdict.reason
+    assert "4 diverged in the first arm" in verdict.reason
+    assert (share.low, share.high) == pytest.approx(clopper_pearson(6, 10)[1:3])
+    # a diverged seed of the other arm is a win; diverged in both, a tie (left out)
+    verdict, _ = win_verdict({s: 5e-4 for s in range(10)}, {s: 6e-3 for s in range(6)},
+                             "l1", diverged=({10, 11}, set(range(6, 12))))
+    assert verdict.word == "reproduced" and "lower in 10 of 10 paired seeds" in verdict.reason and "2 tied" in verdict.reason
+
+
 def test_claim_2_says_slower_than_exponential_and_no_single_power_law():
     """An audit (2026-11-29): the verdict called lin heads on the power tail "algebraic, l1 ~ H^-0.16", a law their
     own errors further out contradict (local exponent -0.33 at H = 8..16, -0.06 at 2,048..4,096). Two models

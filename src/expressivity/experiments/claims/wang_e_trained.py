@@ -164,6 +164,18 @@ def kernel_errors(folder, cell) -> dict:
     return out
 
 
+def diverged_seeds(folder, cell) -> dict:
+    """``{cell label: {seeds whose selected run diverged}}``: they trained and learned no kernel (not crashed runs,
+    whose outcome is unknown)."""
+    from expressivity.experiments.claims.kit import DIVERGED, selected_runs
+
+    out: dict = {}
+    for record, state in selected_runs(folder):
+        if state == DIVERGED:
+            out.setdefault(cell(record["config"]), set()).add(record["config"]["seed"])
+    return out
+
+
 def _cell3(config: dict) -> tuple:
     return (config["task"]["args"]["length"], config["task"]["args"]["kernel"], config["model"]["rpe"],
             config["model"]["heads"])
@@ -175,21 +187,32 @@ def _decides3(config: dict) -> bool:
     return kernel == "power" and (rpe, heads) in (("log", 1), ("lin", CLAIM3_LIN_HEADS))
 
 
-def win_verdict(better: dict, worse: dict, what: str, min_seeds: int = CLAIM3_MIN_SEEDS) -> tuple[Verdict, Interval]:
+def win_verdict(better: dict, worse: dict, what: str, min_seeds: int = CLAIM3_MIN_SEEDS,
+                diverged: tuple = ((), ())) -> tuple[Verdict, Interval]:
     """``better`` claimed lower than ``worse`` (``{seed: value}``) seed by seed: the share of paired
     seeds where it is, with its exact interval (a sign test: a tie is evidence for neither and is left
     out, and said). Reproduced if the interval lies above 1/2, refuted if below; undecided otherwise or
     with fewer than ``min_seeds`` untied pairs. Robust to a bimodal arm, which a t interval on the mean
-    hides."""
-    paired = sorted(set(better) & set(worse), key=str)
-    # a non-finite value is a failed run, no evidence either way: NaN != x made it an untied pair and NaN < x a
-    # loss, so 8 NaN pairs read "refuted, p = 0.0039" (an audit, 2026-11-29)
-    common = [s for s in paired if math.isfinite(better[s]) and math.isfinite(worse[s])]
-    untied = [s for s in common if better[s] != worse[s]]
+    hides. ``diverged``: the seeds of each arm whose run diverged (not in the dicts): a loss against a finite
+    value of the other arm, a tie against a diverged one."""
+    b_div, w_div = (set(d) for d in diverged)
+    # a diverged seed learned nothing: left out as a failed run, 4 diverged log-head seeds of 10 made 6 of 6 paired
+    # seeds "reproduced" where 6 of 10 is undecided (a fresh audit, 2026-11-29, as for claim 6 before)
+    b = {**better, **{s: math.inf for s in b_div}}
+    w = {**worse, **{s: math.inf for s in w_div}}
+    paired = sorted(set(b) & set(w), key=str)
+    # a non-finite value in the dicts is a failed run, no evidence either way: NaN != x made it an untied pair and
+    # NaN < x a loss, so 8 NaN pairs read "refuted, p = 0.0039" (an audit, 2026-11-29)
+    common = [s for s in paired if (s in b_div or math.isfinite(b[s])) and (s in w_div or math.isfinite(w[s]))]
+    untied = [s for s in common if b[s] != w[s]]
     ties = f" ({len(common) - len(untied)} tied, left out)" if len(untied) < len(common) else ""
     if len(common) < len(paired):
         ties += f" ({len(paired) - len(common)} with a failed run, left out)"
-    wins = sum(better[s] < worse[s] for s in untied)
+    lost = [s for s in untied if s in b_div or s in w_div]
+    if lost:
+        ties += (f" ({sum(s in b_div for s in lost)} diverged in the first arm, {sum(s in w_div for s in lost)} in "
+                 "the second, each a loss for its arm)")
+    wins = sum(b[s] < w[s] for s in untied)
     if len(untied) < min_seeds:
         return Verdict("undecided", f"underpowered: {what}: {len(untied)} paired seeds{ties}, at least {min_seeds} "
                                     "needed"), Interval(math.nan, 0.0, 1.0, len(untied))
@@ -231,6 +254,7 @@ def claim3(ctx: ClaimContext) -> ClaimResult:
                                  ctx.size("lin_heads", (1, 4, H), (1, 2, 4, H), (1, 2, 4, H)), test_seed=ctx.test_seed)
     folder, _ = ctx.run_sweep(Sweep(tuple(configs), {"train.lr": "min val_loss"}, "wang-e-3"))
     l1 = kernel_errors(folder, _cell3)
+    gone = diverged_seeds(folder, _cell3)
     r2_err, failed = seed_values(folder, _cell3, _error)
     rows = _claim3_rows(l1, r2_err, failed)
     log_l1 = {key: _log_errors(v) for key, v in l1.items()}
@@ -238,7 +262,8 @@ def claim3(ctx: ClaimContext) -> ClaimResult:
     for N in horizons:
         log1, linH = (N, "power", "log", 1), (N, "power", "lin", H)
         parts[f"N={N}: log 1 head below lin {H} heads"], _ = win_verdict(
-            l1.get(log1, {}), l1.get(linH, {}), f"l1 of log 1 head vs lin {H} heads, N = {N}")
+            l1.get(log1, {}), l1.get(linH, {}), f"l1 of log 1 head vs lin {H} heads, N = {N}",
+            diverged=(gone.get(log1, ()), gone.get(linH, ())))
         diff = paired_difference(log_l1.get(log1, {}), log_l1.get(linH, {}))
         halves += [(log1, diff.half_width), (linH, diff.half_width)]
     lo, hi = (horizons[0], "power", "lin", H), (horizons[-1], "power", "lin", H)
@@ -257,7 +282,8 @@ def claim3(ctx: ClaimContext) -> ClaimResult:
                          else math.nan, f"log10(1 - R^2), floored at {CLAIM3_FLOOR:g}", min_seeds=CLAIM3_MIN_SEEDS,
                          name=lambda c: f"N={c[0]} {c[2]} H={c[3]}",
                          notes="fresh samples every step (no epochs); a fixed step budget with the plateau checked "
-                               "afterwards (the trainer has no stop-on-plateau)")
+                               "afterwards (the trainer has no stop-on-plateau)",
+                         diverged_counts=True)   # part (a) counts a diverged seed, as a loss for its arm
     numbers = {"parts": {k: v.word for k, v in parts.items()}, "light_tail_mirror_[D]": mirror,
                "fit_below_1e-3": {f"N={r['horizon_N']} {r['rpe']} H={r['heads']} {r['rho']}": r["fit_below_1e-3"]
                                   for r in rows},
