@@ -901,3 +901,20 @@ def test_an_out_file_name_gives_the_format_without_format(sweep_dir, tmp_path, n
         back = duckdb.sql(f"SELECT * FROM read_parquet('{out_file}')").df().to_dict("records")
     assert len(back) == len(direct) > 0 and set(back[0]) == set(direct[0])
     assert sorted(float(r["mean"]) for r in back) == pytest.approx(sorted(r["mean"] for r in direct))
+
+
+def test_fit_refuses_rows_without_a_seed_rather_than_pool_them_into_one(tmp_path):
+    # A fresh audit (2026-11-29): 2 named seeds and 6 with an empty seed cell were fitted as 3 seeds, one of them the
+    # pooled slope of the 6 ("seed None"), in a t interval over "independent" units; results counts each row apart
+    rows = ["seed,x,y"] + [f"{s if s < 2 else ''},{x},{3 / x * (1 + 0.01 * s)}" for s in range(8) for x in (1, 2, 4, 8)]
+    (tmp_path / "partial.csv").write_text("\n".join(rows) + "\n")
+    code, _, err = run("fit", tmp_path / "partial.csv", "--x", "x", "--y", "y")
+    assert code == 2 and "24 row(s) have no seed" in err and len(err.strip().splitlines()) == 1, err
+    (tmp_path / "nan.csv").write_text("\n".join(rows).replace("\n,", "\nnan,") + "\n")
+    code, _, err = run("fit", tmp_path / "nan.csv", "--x", "x", "--y", "y")
+    assert code == 2 and "24 row(s) have no seed" in err, err
+    code, out, err = run("fit", tmp_path / "partial.csv", "--x", "x", "--y", "y", "--json", "--where",
+                         "seed IS NOT NULL AND NOT isnan(TRY_CAST(seed AS DOUBLE))")   # the way round it names
+    assert code == 0, err
+    (fit,) = json.loads(out)["rows"]
+    assert fit["n_seeds"] == 2 and fit["n_points"] == 8

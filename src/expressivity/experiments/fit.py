@@ -28,7 +28,10 @@ noise (the fitted line's, from a fixed seed) whose BIC gap is at least as large,
 The gap alone is not calibrated: ``c`` is searched, so the hinge bends to noise, and a fixed
 "BIC better by 2" preferred a break on 33% of straight lines of 6 points (20% at 8, 4% at 18); with
 the null draws, about 5% at every size (the gap depends only on the ratio of the residual sums,
-so Gaussian noise of any scale around any line gives the same null). The hinge has four
+so Gaussian noise of any scale around any line gives the same null). That null is one of **equal** noise
+at every point: where the noise grows along ``x`` (a loss near its floor), straight lines of 8 points
+"broke" 9-12% of the time (noise growing 4-20x, a statistics audit, 2026-11-29; a wild bootstrap of the
+residuals tried then kept 14% at the worst and cost power, so it was not adopted). The hinge has four
 parameters and fits any four points exactly, so it is compared from :data:`MIN_BREAK_POINTS`
 points and four distinct ``x`` on; below, ``preferred`` is ``None``.
 """

@@ -774,6 +774,13 @@ def fit_groups(src: Source, x: str, y: str, by: list[str] | None = None, seed_co
     rows = xy_rows(src, x, y, by, seed_col, where, length)
     if not rows:
         raise ExpressivityError("no rows to fit (check --where and --length)")
+    unseeded = sum(1 for r in rows if seed_col is not None and not r[-1] and (r[-2] is None or r[-2].lower() == "nan"))
+    if unseeded:
+        # pooled into one pseudo-seed "None", whose slope entered the t interval as one unit beside the named seeds,
+        # where results counts each such row as its own unit (a fresh audit, 2026-11-29)
+        raise ExpressivityError(f"{unseeded} row(s) have no {seed_col} (empty or NaN): fit cannot tell which seed "
+                                f"their points belong to; give every row its seed, or leave them out with --where "
+                                f"\"{seed_col} IS NOT NULL AND NOT isnan(TRY_CAST({seed_col} AS DOUBLE))\"")
     groups: dict[tuple, list] = {}
     no_result: dict[tuple, int] = {}
     for r in rows:   # NaN equals nothing, itself included: one group of them, as results makes (not one per row)
