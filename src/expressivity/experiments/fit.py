@@ -30,8 +30,9 @@ The gap alone is not calibrated: ``c`` is searched, so the hinge bends to noise,
 the null draws, about 5% at every size (the gap depends only on the ratio of the residual sums,
 so Gaussian noise of any scale around any line gives the same null). That null is one of **equal** noise
 at every point: where the noise grows along ``x`` (a loss near its floor), straight lines of 8 points
-"broke" 9-12% of the time (noise growing 4-20x, a statistics audit, 2026-11-29; a wild bootstrap of the
-residuals tried then kept 14% at the worst and cost power, so it was not adopted). The hinge has four
+"broke" 9-12% of the time (noise growing 4-20x, a statistics audit, 2026-11-29) and 30% (growing 20x
+geometrically along log x; a wild bootstrap of the residuals tried then kept 14% there and cost power, so it
+was not adopted). The hinge has four
 parameters and fits any four points exactly, so it is compared from :data:`MIN_BREAK_POINTS`
 points and four distinct ``x`` on; below, ``preferred`` is ``None``.
 """
