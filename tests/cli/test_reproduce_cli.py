@@ -403,3 +403,19 @@ def test_summary_of_a_folder_holding_only_an_unfinished_run_says_so(tmp_path):
     shutil.copy(Path(__file__).parents[2] / "docs" / "results" / "quick" / "wang-e-8" / "criterion.md", tmp_path / "cut")
     res = CliRunner().invoke(cli, ["reproduce", "--summary", str(tmp_path / "cut")])
     assert res.exit_code == 2 and "began and did not finish" in " ".join(res.stderr.split()), res.stderr
+
+
+def test_summary_refuses_a_verdict_word_that_is_not_the_one_its_run_recorded(tmp_path):
+    # A fresh audit (2026-11-29): "reproduced" edited to "refuted" in verdict.json was shown as refuted, exit 0, beside
+    # a reason saying the opposite, while run.json still recorded "reproduced"
+    import json
+
+    run = _copy(tmp_path, "quick", "wang-e-8")
+    assert CliRunner().invoke(cli, ["reproduce", "--summary", str(run)]).exit_code == 0
+    verdict = json.loads((run / "verdict.json").read_text())
+    assert verdict["verdict"] == json.loads((run / "run.json").read_text())["verdict"] == "reproduced"
+    (run / "verdict.json").write_text(json.dumps(verdict | {"verdict": "refuted"}))
+    for fmt in ([], ["--json"], ["--markdown"]):
+        res = CliRunner().invoke(cli, ["reproduce", "--summary", str(run), *fmt])
+        assert res.exit_code == 2 and "says 'refuted' but its run.json records 'reproduced'" in res.stderr, res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1 and res.stdout == ""

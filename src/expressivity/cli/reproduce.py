@@ -276,6 +276,7 @@ def _print_summary(folders, as_json: bool, markdown: bool = False) -> None:
 
     _say_unfinished(folders)   # first: a folder holding only an unfinished run is refused by summary()
     rows = summary(folders)
+    _refuse_edited_words(rows)   # before any note: nothing is said of a folder that is refused
     _say_other_rules(rows)
     if markdown:
         from expressivity.experiments.claims.tables import markdown as as_markdown
@@ -316,6 +317,25 @@ def _say_unfinished(folders) -> None:
         err_console.print(f"note: {len(left)} run(s) began and did not finish (no verdict.json), left out: {shown}; "
                           "resume each with 'expressivity reproduce CLAIM --out FOLDER' (its criterion.md names the "
                           "claim)", soft_wrap=True, markup=False)
+
+
+def _refuse_edited_words(rows: list[dict]) -> None:
+    """Refuse a verdict word that is not the one the folder's run.json records: "reproduced" edited to "refuted" in
+    verdict.json was shown, exit 0, beside a reason saying the opposite (a fresh audit, 2026-11-29). Here, not in
+    expressivity.experiments.claims, whose every module the verdicts' rules_sha256 hashes."""
+    import json
+
+    from expressivity.errors import ExpressivityError
+
+    for row in rows:
+        try:
+            recorded = json.loads((Path(row["folder"]) / "run.json").read_text()).get("verdict")
+        except (OSError, ValueError, AttributeError):
+            continue   # a run.json that is missing or unreadable: summary() already judged what it needs
+        if isinstance(recorded, str) and recorded != row["verdict"]:
+            raise ExpressivityError(f"{row['folder']}/verdict.json says {row['verdict']!r} but its run.json records "
+                                    f"{recorded!r}: one was edited after the run; run the claim again "
+                                    f"(expressivity reproduce {row['claim']} --scale {row['scale']} --out FOLDER)")
 
 
 def _say_other_rules(rows: list[dict]) -> None:
