@@ -251,3 +251,15 @@ def test_a_converted_construction_refuses_the_lengths_it_was_not_built_for():
         with pytest.raises(ExpressivityError, match=f"input length {short} is not one the network was built for"):
             model(torch.tensor(embed(net, np.arange(1.0, short + 1)))[None])
         assert to_network(model).valid_lengths == net.valid_lengths
+
+
+def test_a_trained_networks_summary_says_it_carries_no_claim():
+    # A fresh audit (2026-11-29): print(to_network(model)) said "claim covers inputs: token ids 0..15" for a trained
+    # model, where run says "claim: none: a trained model carries no proven claim"
+    from expressivity.nn import Model, ModelConfig, to_network
+
+    net = to_network(Model(ModelConfig(vocab_size=4, d_out=4, d_model=8, heads=2, layers=1, ffn_width=8, max_len=6)))
+    assert net.trained
+    text = str(net)
+    assert net.input_domain is not None and "claim covers inputs" not in text
+    assert "claim: none (a trained model); takes inputs: token ids 0..3" in text

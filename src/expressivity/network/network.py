@@ -441,6 +441,11 @@ class Network:
             lines.append(f"  input: + positional encoding {self.positional_encoding.shape}")
         if self.no_claim is not None:   # the lengths and domain below it describe a claim this network lost
             lines.append(f"  claim: none on any input ({self.no_claim})")
+        elif self.input_domain is not None and (self.trained or not self.input_domain.is_claim):
+            # a trained model's domain is what it takes, not where a proof holds ("claim covers inputs: token ids
+            # 0..15" was printed for one, where run says "claim: none", a fresh audit, 2026-11-29)
+            why = "a trained model" if self.trained else "no claim recorded"
+            lines.append(f"  claim: none ({why}); takes inputs: {self.input_domain.describe(self.input_labels)}")
         elif self.input_domain is not None:
             lines.append(f"  claim covers inputs: {self.input_domain.describe(self.input_labels)}")
         shown = self.layers if len(self.layers) <= max_layers else self.layers[: max_layers // 2]
