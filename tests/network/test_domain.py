@@ -316,3 +316,23 @@ def test_a_listed_inputs_rule_reads_back_and_refuses_malformed_json():
                 {"kind": "not-listed", "dims": ["t0", "t1"], "inputs": [[0, True]]}):
         with pytest.raises(NetworkError, match="not-listed"):
             rule_from_dict(bad)
+
+
+def test_a_float_limit_is_shown_rounded_down_so_the_value_shown_is_accepted():
+    # A fresh audit (2026-11-29): the reversal's domain said "holds in float64 for |value| up to 56295" for a limit of
+    # 56294.995..., and 56295 typed back was refused
+    import re
+
+    import numpy as np
+
+    from expressivity.constructions.circuits import CIRCUITS
+
+    net, _ = CIRCUITS["reverse"].build(6, "auto", input_range=5.0)
+    limit = net.input_domain.arithmetic["float64"]
+    shown = float(re.search(r"float64 for \|value\| up to ([0-9.e+]+)", net.input_domain.describe()).group(1))
+    assert shown <= limit and shown > limit * (1 - 1e-5)
+    X = np.zeros((6, net.d_in))
+    X[:, net.input_labels.index("x")] = shown - np.arange(6) * 0.5
+    assert net.outside_claim(X, "float64") is None   # the value the text gives is inside the claim
+    from expressivity.network.domain import _short_down
+    assert _short_down(56294.995) == "56294.9" and _short_down(2.0) == "2" and _short_down(1e308) == "1e+308"

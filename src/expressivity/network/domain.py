@@ -22,6 +22,7 @@ recorded.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -42,6 +43,20 @@ ARITHMETICS = ("exact", "float64", "float32")   # what InputDomain.arithmetic ma
 EXACT_AGREEMENT = {"float64": 1e-9, "float32": 1e-4}
 MAX_NAMES = 8        # describe() lists at most this many names of a one-hot field
 SHORT_DIGITS = 16    # an exact number longer than this is shown as a float (or a power of ten) in messages
+
+
+def _short_down(limit) -> str:
+    """An upper limit for a message, as :func:`short` gives it but never rounded up past itself: "up to 56295" was
+    shown for 56294.995, and 56295 typed back was refused (a fresh audit, 2026-11-29)."""
+    text = short(limit)
+    try:
+        shown, value = float(text), float(limit)
+    except (ValueError, OverflowError):
+        return text
+    if not (math.isfinite(value) and value > 0 and shown > value):
+        return text
+    step = 10.0 ** (math.floor(math.log10(value)) - 5)   # the sixth significant digit, as .6g shows it
+    return f"{math.floor(value / step) * step:.6g}"
 
 
 def short(v) -> str:
@@ -442,7 +457,7 @@ class InputDomain:
                           for k, v in self.built_for.items() if v is not None) if facts else ""
         # the arithmetics the claim holds in, with their largest |value| (a prose audit, 2026-11-28: "up to the
         # arithmetic's limit" was printed, the limit itself only in a refusal)
-        held = ", ".join(name + (f" for |value| up to {short(limit)}" if limit is not None else "")
+        held = ", ".join(name + (f" for |value| up to {_short_down(limit)}" if limit is not None else "")
                          for name, limit in self.arithmetic.items()) if facts else ""
         return (text + (f" (built with {built})" if built else "") + (f"; holds in {held}" if held else "")
                 + (" [exact]" if self.exact and facts else ""))
