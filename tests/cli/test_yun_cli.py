@@ -379,3 +379,16 @@ def test_a_coordinate_the_agreement_checks_cannot_fail_for_is_said_by_build_and_
     warnings = cli_run("softened", "0.6,0.1;0.9,0.3")["warnings"]
     assert any("cannot fail for output coordinate 0," in w for w in warnings), warnings
     assert "warnings" not in cli_run("modified", "1/2,0;3/4,1/4")   # the verified network: exact, nothing to say
+
+
+def test_an_input_on_a_ramp_is_refused_with_the_fix_for_ramps(tmp_path):
+    # A fresh audit (2026-11-29): 0.4999999999 (inside [0, 1), 1e-10 below the breakpoint 1/2) was refused with
+    # "rescale the inputs into [0, 1)" alone, which changes nothing
+    res = run("build", "--target", "smooth-rank", "--n", "2", "--d", "1", "--delta", "1/16", "--samples", "100",
+              "--out", str(tmp_path / "y"))
+    assert res.exit_code == 0, res.stderr
+    done = CliRunner().invoke(cli, ["run", str(tmp_path / "y" / "delta_1_16" / "softened"), "--input", "0.4999999999;1/2"])
+    assert done.exit_code == 2 and "move every entry off the quantizer's ramps (not within" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert CliRunner().invoke(cli, ["run", str(tmp_path / "y" / "delta_1_16" / "softened"), "--input",
+                                    "0.49;1/2"]).exit_code == 0   # moved off the ramp, as the fix says

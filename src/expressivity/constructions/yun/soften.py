@@ -399,7 +399,12 @@ def soften(p: YunParams, network: Network, n_quantizer: int, precondition_margin
             f"{right:.3g}, beyond a quarter of the cells (delta/4 = {float(p.delta) / 4:g}); give a larger --epsilon, "
             "or leave it out for the automatic width")
     domain = softened_domain(p)
-    domain = replace(domain, rules=(OffRamps(domain.dims, p.N, left, right, p.positional),))
+    # the fix names the ramps too: "rescale the inputs into [0, 1)" alone was the advice for 0.4999999999, inside
+    # [0, 1) and on a ramp (a fresh audit, 2026-11-29)
+    domain = replace(domain, rules=(OffRamps(domain.dims, p.N, left, right, p.positional),),
+                     fix=f"{domain.fix}, and move every entry{' plus its token index' if p.positional else ''} off "
+                         f"the quantizer's ramps (not within {left:.3g} below or {right:.3g} above a breakpoint "
+                         f"k/{p.N})")
     soft = Network(tuple(layers), network.labels, pe, name=network.name + " (softmax/ReLU)",
                    valid_lengths=network.valid_lengths, input_domain=domain,
                    metadata={"lambda": lam, "epsilon": eps_q, "epsilon_post": eps_post,
