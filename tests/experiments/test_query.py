@@ -185,3 +185,17 @@ def test_a_metric_outside_its_range_is_refused_not_clipped_around(tmp_path):
         aggregate(open_source(folder))
     head, rows = aggregate(open_source(folder), where="model.heads = 2")   # the rows left out: an interval again
     assert dict(zip(head, rows[0]))["ci_low"] is not None
+
+
+@pytest.mark.parametrize("metric, bounds", [("test_metric", (0.0, 1.0)), ("1 - test_metric", (0.0, 1.0)),
+                                            ("-1 + test_metric", (-1.0, 0.0)), ("test_metric - 1", (-1.0, 0.0)),
+                                            ("(test_metric) + 2", (2.0, 3.0)), ("TEST_LOSS - 0.5", (-0.5, None)),
+                                            ("2 * test_metric", None), ("-test_metric", None)])
+def test_a_metric_moved_by_a_constant_on_either_side_is_clipped_to_its_moved_range(metric, bounds):
+    # A fresh audit (2026-11-29): "-1 + test_metric" and "test_metric - 1" kept an interval reaching +0.00026 where the
+    # quantity is at most 0; only "c - column" and "c + column" with an unsigned c were clipped
+    from types import SimpleNamespace
+
+    from expressivity.experiments.query import _metric_bounds
+
+    assert _metric_bounds(metric, SimpleNamespace(from_records=True, metric_range=(0.0, 1.0))) == bounds

@@ -495,7 +495,7 @@ def _range_text(bounded: tuple) -> str:
 
 def _metric_bounds(metric: str, src: Source) -> tuple[float | None, float | None] | None:
     """Where the mean of ``metric`` can lie, for a sweep's records: a loss column is at least 0, a task metric column
-    within its range (accuracy in [0, 1], R^2 at most 1: :data:`TASK_METRICS`), and ``c - column`` or ``c + column``
+    within its range (accuracy in [0, 1], R^2 at most 1: :data:`TASK_METRICS`), and ``c - column``, ``c + column``, ``column + c`` or ``column - c``
     (a number ``c``) the range moved; ``None`` for anything else. The interval stops there (an R^2 interval reached
     1.098, an accuracy's -0.365, and the error rate ``1 - test_metric`` reached 1.018 where ``test_metric``'s stopped
     at 0: fresh audits, 2026-11-29), as reproduce's clips R^2 at 1."""
@@ -503,10 +503,18 @@ def _metric_bounds(metric: str, src: Source) -> tuple[float | None, float | None
         return None
     # the column as DuckDB reads it: "(test_loss)", "TEST_LOSS" and a quoted name are the loss too (a review)
     text = re.sub(r'[\s()"]', "", metric).lower()
-    shape = re.fullmatch(r"(?:([0-9.]+(?:e[+-]?[0-9]+)?)([+-]))?([a-z_]+)", text)
-    if shape is None:
+    number = r"[0-9.]+(?:e[+-]?[0-9]+)?"
+    # c + column, c - column (c may carry a sign) and column + c, column - c: "-1 + test_metric" and
+    # "test_metric - 1" were not clipped where "1 - test_metric" was (a fresh audit, 2026-11-29)
+    before = re.fullmatch(rf"(?:([+-]?{number})([+-]))?([a-z_]+)", text)
+    after = re.fullmatch(rf"([a-z_]+)([+-])({number})", text)
+    if before is not None:
+        constant, sign, column = before.groups()
+    elif after is not None:
+        column, op, number_text = after.groups()
+        constant, sign = (number_text if op == "+" else "-" + number_text), "+"
+    else:
         return None
-    constant, sign, column = shape.groups()
     if column in NONNEGATIVE_COLUMNS:
         low, high = 0.0, None
     elif column in METRIC_COLUMNS and src.metric_range is not None:
