@@ -40,7 +40,7 @@ from expressivity.cli.common import (interrupted_by, interrupted_exit_code, EXEC
 @click.option("--amend", metavar="REASON",
               help="resume a folder whose claim's criterion changed: append the change to its criterion.md as a "
                    "dated amendment with REASON (a criterion is never rewritten)")
-@click.option("--list", "list_claims", is_flag=True, help="list the claims and their criteria")
+@click.option("--list", "list_claims", is_flag=True, help="list the claims: tag, source, title and cost per scale")
 @click.option("--summary", "summarise", is_flag=True,
               help="NAMES are reproduce output folders (or folders of them): print one table of their verdicts, "
                    "across scales; runs nothing")

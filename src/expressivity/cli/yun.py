@@ -251,7 +251,8 @@ def verify(n, d, delta, positional, shift, as_json, constants, budget):
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="folder for the networks (safetensors + JSON), figures, run.json and manifest.json; written whole or not "
                    "at all")
-@click.option("--json", "as_json", is_flag=True, help="print one JSON object on stdout")
+@click.option("--json", "as_json", is_flag=True,
+              help="print JSON on stdout: one object, or a list of one per delta when --delta gives several")
 def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, lam, epsilon, budget, clamp, out_dir,
           as_json):
     """Compile a target, verify it exactly, soften it, check the softened network and estimate its d_p error.
