@@ -514,7 +514,10 @@ def test_a_loss_interval_stops_at_zero(sweep_dir, tmp_path):
     assert any(r["ci_low"] == 0 for r in rows)
     code, out, _ = run("results", folder, "--metric", "(TEST_LOSS)", "--json")   # the same column, as DuckDB reads it
     assert all(r["ci_low"] is None or r["ci_low"] >= 0 for r in json.loads(out)["rows"])
-    code, out, _ = run("results", folder, "--metric", "test_loss - 1", "--json")   # an expression is not clamped
+    # moved by a constant, the range moves (since 2026-11-29 on either side); another expression is not clamped
+    code, out, _ = run("results", folder, "--metric", "test_loss - 1", "--json")
+    assert all(r["ci_low"] is None or r["ci_low"] >= -1 for r in json.loads(out)["rows"])
+    code, out, _ = run("results", folder, "--metric", "2 * test_loss - 1", "--json")
     assert any(r["ci_low"] is not None and r["ci_low"] < -1 for r in json.loads(out)["rows"])
 
 
@@ -914,7 +917,20 @@ def test_fit_refuses_rows_without_a_seed_rather_than_pool_them_into_one(tmp_path
     code, _, err = run("fit", tmp_path / "nan.csv", "--x", "x", "--y", "y")
     assert code == 2 and "24 row(s) have no seed" in err, err
     code, out, err = run("fit", tmp_path / "partial.csv", "--x", "x", "--y", "y", "--json", "--where",
-                         "seed IS NOT NULL AND NOT isnan(TRY_CAST(seed AS DOUBLE))")   # the way round it names
+                         "coalesce(lower(CAST(seed AS VARCHAR)) <> 'nan', false)")   # the way round it names
     assert code == 0, err
     (fit,) = json.loads(out)["rows"]
     assert fit["n_seeds"] == 2 and fit["n_points"] == 8
+
+
+def test_the_way_round_rows_without_a_seed_works_for_text_seeds_too(tmp_path):
+    # A review (2026-11-29): the advice "NOT isnan(TRY_CAST(seed AS DOUBLE))" left no row where seeds are text (s1...)
+    rows = ["seed,x,y"] + [f"{'s' + str(s) if s < 4 else ''},{x},{3 / x * (1 + 0.01 * s)}" for s in range(5)
+                           for x in (1, 2, 4, 8)]
+    (tmp_path / "text.csv").write_text("\n".join(rows) + "\n")
+    code, _, err = run("fit", tmp_path / "text.csv", "--x", "x", "--y", "y")
+    assert code == 2 and "4 row(s) have no seed" in err, err
+    where = err.split("--where ")[1].strip().strip('"')
+    code, out, err = run("fit", tmp_path / "text.csv", "--x", "x", "--y", "y", "--json", "--where", where)
+    assert code == 0, err
+    assert json.loads(out)["rows"][0]["n_seeds"] == 4

@@ -276,3 +276,15 @@ def test_the_automatic_scale_keeps_the_bound_within_the_tolerance_asked():
         assert scale == max(1.0, plain) or 0 < scale - plain <= 64 * math.ulp(plain)
     net, report = CIRCUITS["reverse"].build(6, "auto", input_range=5.0)
     assert report.bounds["max_abs_error"] <= 1e-10
+
+
+def test_an_automatic_scale_no_float_can_give_is_refused():
+    # A review (2026-11-29): with exp(-scale * margin) subnormal an ulp of the scale cannot move the bound, and the
+    # nudge gave up silently with a bound 2x the tolerance
+    from expressivity.constructions.circuits.build import auto_scale, gap_error_bound
+    from expressivity.errors import ExpressivityError
+
+    with pytest.raises(ExpressivityError, match="no float64 scale keeps"):
+        auto_scale(223.0, 2301, 1.5e42, 5.05e-277)
+    scale = auto_scale(223.0, 2301, 1.5e42, 1e-250)   # where the bound is not subnormal, a scale within it
+    assert gap_error_bound(scale, 223.0, 2301, 1.5e42) <= 1e-250

@@ -705,6 +705,8 @@ def test_an_export_edited_in_python_before_saving_carries_no_claim(tmp_path, edi
     with pytest.raises(ExpressivityError, match="carries no claim"):
         evaluate(back, _as_input(back, [1, 2, 3, 4, 5, 6]))
     assert json.loads((tmp_path / "edited" / "expressivity.json").read_text())["no_claim"] == back.no_claim
+    readme = (tmp_path / "edited" / "README.md").read_text()   # the README says what expressivity.json says (a review)
+    assert "This model carries no claim" in readme and "Its claim covers" not in readme
 
 
 def test_an_export_at_a_shorter_n_ctx_saved_from_python_is_readable_with_the_lengths_it_runs(tmp_path):
@@ -715,6 +717,8 @@ def test_an_export_at_a_shorter_n_ctx_saved_from_python_is_readable_with_the_len
     save_transformer_lens(to_transformer_lens(net, n_ctx=3), tmp_path / "short")
     back = load_saved(tmp_path / "short").network
     assert back.no_claim is None and back.valid_lengths.contains(3) and not back.valid_lengths.contains(4)
+    readme = (tmp_path / "short" / "README.md").read_text()
+    assert f"It is built and verified for {back.valid_lengths.describe()}." in readme and "1..6" not in readme
     X = _as_input(back, [3, 1, 4])
     assert np.allclose(evaluate(back, X), evaluate(net, _as_input(net, [3, 1, 4])))
 

@@ -788,7 +788,7 @@ def fit_groups(src: Source, x: str, y: str, by: list[str] | None = None, seed_co
         # where results counts each such row as its own unit (a fresh audit, 2026-11-29)
         raise ExpressivityError(f"{unseeded} row(s) have no {seed_col} (empty or NaN): fit cannot tell which seed "
                                 f"their points belong to; give every row its seed, or leave them out with --where "
-                                f"\"{seed_col} IS NOT NULL AND NOT isnan(TRY_CAST({seed_col} AS DOUBLE))\"")
+                                f"\"coalesce(lower(CAST({seed_col} AS VARCHAR)) <> 'nan', false)\"")
     groups: dict[tuple, list] = {}
     no_result: dict[tuple, int] = {}
     for r in rows:   # NaN equals nothing, itself included: one group of them, as results makes (not one per row)

@@ -285,6 +285,9 @@ def export_transformer_lens(saved: Saved, out: Path, run: dict, *, n_ctx: int | 
         # the input domain and no_claim come with export.description(); the valid lengths are the exported ones
         claim = {"valid_lengths": None if exported_valid is None else exported_valid.to_dict(),
                  "answers": None if answers is None else answers.to_dict(), "within_claim": within_claim,
+                 # what reading the source had to say (a Yun network whose agreement checks cannot fail for a
+                 # coordinate): said again on every read of the export, which lost it (a review, 2026-11-29)
+                 "source_warnings": list(saved.warnings),
                  "trained": saved.network.trained}   # read back by folders.load: a trained model stays one
         circuit = saved.network.metadata.get("circuit")
         if within_claim and hardmax_lambda is None and isinstance(circuit, str):

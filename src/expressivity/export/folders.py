@@ -169,11 +169,13 @@ def _with_agreement_note(saved: Saved) -> Saved:
     which = vacuous_coordinates(margins)
     if not which:
         return saved
-    listed = ", ".join(map(str, which))
+    if margins.get("target_largest_per_coordinate"):
+        where = f"output coordinate{'s' if len(which) > 1 else ''} {', '.join(map(str, which))}"
+    else:   # a report made before the values were recorded per coordinate: its largest value is every coordinate's
+        where = "any output coordinate"
     message = (f"its build's agreement checks (softened g against the verified g_bar, absolute bound "
-               f"{margins['agreement_bound']:.3g}) cannot fail for output coordinate{'s' if len(which) > 1 else ''} "
-               f"{listed}, where the target's values are not above twice that bound: answers there are checked by "
-               "nothing but the d_p estimate; see the report's notes")
+               f"{margins['agreement_bound']:.3g}) cannot fail for {where}, where the target's values are not above "
+               "twice that bound: answers there are checked by nothing but the d_p estimate; see the report's notes")
     return replace(saved, warnings=saved.warnings + (message,))
 
 
@@ -574,6 +576,9 @@ def _transformer_lens(path: Path, listed: bool = False) -> Saved:
         warnings = (f"{path} was exported by expressivity but has no expressivity.json, so it is read as a token "
                     "model without the export's input layout, labels, valid lengths or input domain; export the "
                     "network again",)
+    carried = desc.get("source_warnings")
+    if isinstance(carried, list):
+        warnings += tuple(f"the network it was exported from: {w}" for w in carried if isinstance(w, str))
     net = _one_value_per_token(net)   # load_transformer_lens applied the claim expressivity.json records
     source = desc.get("source")
     if "trained" not in desc and isinstance(source, dict) and source.get("kind") in ("transformer-lens", "network") \

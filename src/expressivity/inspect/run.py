@@ -350,8 +350,8 @@ def no_claim_text(net: Network) -> str:
         return ("none: a trained model carries no proven claim (nor does any network passed through expressivity.nn; "
                 "its input domain, where recorded, is what it takes, not where a proof holds)")
     if net.input_domain is not None and not net.input_domain.is_claim:
-        return ("none: the folder records no claim (no expressivity.json); the token ids its embedding takes are "
-                "checked, nothing is proven about its answers")
+        return ("none: the model records no claim (a TransformerLens checkpoint of its own, or a copy of one); the "
+                "token ids its embedding takes are checked, nothing is proven about its answers")
     return "none recorded: the network records no input domain, so no value is checked against a claim"
 
 

@@ -195,9 +195,10 @@ class AssociativeRecall(Task):
         return dict(_CLS_TRAIN)
 
     def drawing_bytes(self, n, sequences):
-        # distinct keys by sorting one float32 row of all keys per sequence (int64 indices): keys=300,000 peaked at
-        # 2.9 GiB where 0.46 GiB was estimated (a fresh audit, 2026-11-29)
-        return sequences * self.keys * (4 + 8)
+        # distinct keys by sorting one float32 row of all keys per sequence: the values, their sorted copy and the
+        # int64 indices, 16 bytes a key (keys=300,000 peaked at 2.9 GiB where 0.46 GiB was estimated: a fresh audit,
+        # 2026-11-29; 12 bytes a key still undercounted one draw by 25%, a review)
+        return sequences * self.keys * (4 + 4 + 8)
 
     def generate(self, batch_size, P, generator):
         Q = self.queries

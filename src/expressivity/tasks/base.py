@@ -106,7 +106,12 @@ class Task:
 
     def drawing_bytes(self, n: int, sequences: int) -> int:
         """Memory (bytes) that drawing ``sequences`` samples of ``n`` tokens takes beyond the batch itself
-        (temporaries, caches): counted in the run's memory estimate. Nothing for most tasks."""
+        (temporaries): counted in the run's memory estimate. Nothing for most tasks."""
+        return 0
+
+    def cached_bytes(self, n: int) -> int:
+        """Memory (bytes) a task keeps for the whole run once it has drawn samples of ``n`` tokens (a cache per
+        length): counted for every length the run trains and evaluates at. Nothing for most tasks."""
         return 0
 
     def model_defaults(self) -> dict:

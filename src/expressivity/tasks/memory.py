@@ -216,10 +216,13 @@ class KernelMemory(Task):
         return (1 + s) ** (-(1 + a)) / zeta
 
     def drawing_bytes(self, n, sequences):
-        # the (n, n) float64 kernel, kept for the run, is built through int64 lags and float64 temporaries of its
-        # size: 12,000 tokens peaked at 4.4 GiB where 2.1 GiB was estimated (a fresh audit, 2026-11-29); with three
-        # of its size counted, 5.6 GiB is estimated there, and 1.6 GiB at 6,000 tokens (peak measured: 1.4 GiB)
-        return 3 * 8 * n * n
+        # the (n, n) float64 kernel is built through int64 lags, a mask and float64 temporaries of its size: 12,000
+        # tokens peaked at 4.4 GiB where 2.1 GiB was estimated (a fresh audit, 2026-11-29); a review measured the
+        # build at about 33 bytes an entry. The kernel itself stays (cached_bytes).
+        return 4 * 8 * n * n
+
+    def cached_bytes(self, n):
+        return 8 * n * n   # one (n, n) float64 kernel kept per length the run evaluates
 
     def kernel_matrix(self, length: int | None = None, device=None) -> torch.Tensor:
         """``(n, n)`` float64 matrix ``K[t, t'] = rho(t - t')`` for ``t' <= t``, else 0 (computed on

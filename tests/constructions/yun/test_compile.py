@@ -68,3 +68,31 @@ def test_a_tiny_target_s_checks_say_they_cannot_fail_and_its_equivariance_is_jud
     with pytest.raises(ExpressivityError, match="not permutation-equivariant"):
         build_yun(Target("tiny-reverse", lambda X: 1e-10 * X[:, ::-1, :], True, "1e-10 reverse"), n=3, d=1,
                   delta="1/4", samples=100)
+
+
+def test_a_report_without_per_coordinate_values_warns_for_any_coordinate():
+    # A review (2026-11-29): a report made before the values were recorded per coordinate has only the largest of all;
+    # the warning read "output coordinate 0" where every coordinate may be the vacuous one
+    from dataclasses import replace
+    from pathlib import Path
+
+    import numpy as np
+
+    from expressivity.constructions.yun.build import vacuous_coordinates
+    from expressivity.export.folders import Saved, _with_agreement_note
+    from expressivity.network import FeedForwardLayer, Network
+
+    old = {"agreement_bound": 2.5e-7, "target_largest": 1.5e-9}
+    new = old | {"target_largest_per_coordinate": [1.5e-9, 0.75]}
+    assert vacuous_coordinates(old) == [0] and vacuous_coordinates(new) == [0]
+    assert vacuous_coordinates(old | {"target_largest": 0.75}) == []
+    net = Network((FeedForwardLayer(np.eye(1), np.zeros(1), np.eye(1), np.zeros(1)),), labels=("x",),
+                  metadata={"lambda": 30.0})
+    said = {}
+    for name, margins in (("old", old), ("new", new)):
+        saved = _with_agreement_note(Saved(net, "construction", Path("."), report={"margins": margins}))
+        (said[name],) = saved.warnings
+    assert "cannot fail for any output coordinate," in said["old"]
+    assert "cannot fail for output coordinate 0," in said["new"]
+    assert _with_agreement_note(Saved(replace(net, metadata={}), "construction", Path("."),
+                                      report={"margins": old})).warnings == ()   # not a softened network: nothing

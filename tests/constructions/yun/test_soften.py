@@ -147,11 +147,11 @@ def test_a_lambda_whose_scores_overflow_is_refused_and_the_largest_allowed_stays
     from expressivity.targets import get_target
 
     target, p = get_target("smooth-rank"), YunParams(2, 1, 13)
-    with pytest.raises(ExpressivityError, match="overflows float64 in the attention scores") as refused:
+    with pytest.raises(ExpressivityError, match="can overflow float64 in the attention scores") as refused:
         build_and_check(target, p, BuildConfig(samples=100, seed=35, soften=SoftenConfig(lam=8.983898542143235e+303)))
     # the largest lambda it allows: every contextual id is at most t_r (= 371,462 here) in size, b_Q no larger
     ids = float(max(abs(p.t_l), abs(p.t_r), abs(p.out_value)))
-    most = float(str(refused.value).split("at most ")[1].split(" ")[0])
+    most = float(str(refused.value).split("give a lambda of at most ")[1].split(" ")[0])
     assert SCORE_LIMIT / (2.01 * ids * ids) < most <= SCORE_LIMIT / (ids * ids)
     result = build_and_check(target, p, BuildConfig(samples=100, soften=SoftenConfig(lam=most)))
     # there every input in [0, 1) answers a finite value: the top class (both entries near 1), a grid point and

@@ -135,9 +135,11 @@ def auto_scale(margin: float, length: int, input_range: float, tolerance: float)
     # (an item earlier notes left open, 2026-11-29); a few ulps more make the bound the one asked for
     for _ in range(64):
         if gap_error_bound(scale, margin, length, input_range) <= tolerance:
-            break
+            return scale
         scale = math.nextafter(scale, math.inf)
-    return scale
+    # exp(-scale * margin) subnormal: an ulp of the scale no longer moves it (a review, 2026-11-29)
+    raise ExpressivityError(f"no float64 scale keeps (L-1) exp(-scale * {margin:g}) * {input_range:g} within the tolerance "
+                            f"{tolerance:g} for L = {length}; give a larger tolerance or a smaller input range")
 
 
 def gap_error_bound(scale: float, margin: float, length: int, input_range: float) -> float:

@@ -244,7 +244,9 @@ def vacuous_coordinates(margins: dict) -> list[int]:
     note below); a report made before the per-coordinate values were recorded is judged on the largest of all."""
     if "target_largest" not in margins:
         return []
-    largest = margins.get("target_largest_per_coordinate") or [margins["target_largest"]]
+    largest = margins.get("target_largest_per_coordinate")
+    if not largest:   # before 2026-11-29: the largest of all coordinates, so every one (listed as index 0 alone)
+        return [0] if margins["agreement_bound"] >= margins["target_largest"] / 2 else []
     return [i for i, value in enumerate(largest) if margins["agreement_bound"] >= value / 2]
 
 

@@ -248,7 +248,7 @@ def check_score_range(p: YunParams, lam: float, network: Network) -> None:
     largest = (ids + b_q) * ids
     if lam * largest > SCORE_LIMIT:
         raise ExpressivityError(
-            f"lambda {lam:g} overflows float64 in the attention scores, which reach lambda x {largest:.3g}; give a "
+            f"lambda {lam:g} can overflow float64 in the attention scores, which reach at most lambda x {largest:.3g}; give a "
             f"lambda of at most {_down(SCORE_LIMIT / largest):.3g} (or leave it automatic)")
 
 

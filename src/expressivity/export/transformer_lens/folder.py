@@ -159,11 +159,18 @@ def _readme(export: TLExport, name: str, folder: str, example: np.ndarray) -> st
 
 def _claim_text(export: TLExport) -> str:
     """What the exported network's claim covers, in words (from the network it was exported from)."""
+    from expressivity.network.lengths import ValidLengths
+
     net = export.network
     if net is None:
         return "The export records no claim about its inputs."
-    if net.no_claim is not None:
-        return f"**This model carries no claim**: {net.no_claim}. Its outputs approximate the construction's, unchecked."
+    # what expressivity.json says (export._claim): a state dict edited after the export, or lengths cut to n_ctx, were
+    # said there and not here (a review, 2026-11-29)
+    claim = export._claim()
+    if claim.get("no_claim") is not None:
+        return (f"**This model carries no claim**: {claim['no_claim']}. Its outputs approximate the construction's, "
+                "unchecked.")
+    valid = None if claim.get("valid_lengths") is None else ValidLengths.from_dict(claim["valid_lengths"])
     if net.trained:   # its README said "Its claim covers the inputs token ids 0..15" (an audit, 2026-11-29)
         what = "" if net.input_domain is None else \
             f" It was trained on the inputs {net.input_domain.describe(net.input_labels)}."
@@ -173,10 +180,10 @@ def _claim_text(export: TLExport) -> str:
         return (f"**This model records no claim**: it takes the inputs {net.input_domain.describe(net.input_labels)} "
                 "(its embedding's token ids); nothing is proven about its answers.")
     lines = []
-    if net.valid_lengths is not None:
-        lines.append(f"It is built and verified for {net.valid_lengths.describe()}.")
+    if valid is not None:
+        lines.append(f"It is built and verified for {valid.describe()}.")
         n_ctx = export.config.get("n_ctx")
-        if isinstance(n_ctx, int) and not net.valid_lengths.contains(n_ctx):
+        if isinstance(n_ctx, int) and not valid.contains(n_ctx):
             lines.append(f"**It was exported with n_ctx = {n_ctx}, outside those lengths** (`--allow-length`): "
                          "TransformerLens runs inputs of any length up to n_ctx, and those of other lengths are "
                          "outside the construction's claim.")
