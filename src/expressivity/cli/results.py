@@ -63,7 +63,8 @@ def _check_out(out: Path | None, fmt: str, command: str) -> None:
     if fmt == "table" and out is not None:
         typed = "fmt" in typed_options(click.get_current_context(), ["fmt"])
         raise click.UsageError("--format table is for the terminal; --out writes csv, json or parquet" if typed
-                               else f"--out {out}: a table file ends in .csv, .jsonl or .parquet; rename it, or add --format")
+                               else f"--out {out}: a table file ends in .csv, .jsonl or .parquet; rename it, or "
+                                    "add --format")
     if out is not None:
         # the readers go by suffix: CSV written into t.parquet (or Parquet into t.csv) was refused when read back
         # (a fresh audit, 2026-11-29)
@@ -141,8 +142,9 @@ def _wrote(out: Path, fmt: str, head, rows, meta: dict, summary: bool) -> None:
 
 
 def _format_option(f):
-    f = click.option("--out", type=click.Path(path_type=Path), help="write the table to this file; a name ending in .csv, .jsonl or .parquet gives the format "
-                     "without --format")(f)
+    f = click.option("--out", type=click.Path(path_type=Path),
+                     help="write the table to this file; a name ending in .csv, .jsonl or .parquet gives the format "
+                          "without --format")(f)
     f = click.option("--json", "as_json", is_flag=True,
                      help="one JSON object on stdout: the table, or with --out what was written")(f)
     return click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "parquet"]), default="table",

@@ -495,10 +495,10 @@ def _range_text(bounded: tuple) -> str:
 
 def _metric_bounds(metric: str, src: Source) -> tuple[float | None, float | None] | None:
     """Where the mean of ``metric`` can lie, for a sweep's records: a loss column is at least 0, a task metric column
-    within its range (accuracy in [0, 1], R^2 at most 1: :data:`TASK_METRICS`), and ``c - column``, ``c + column``, ``column + c`` or ``column - c``
-    (a number ``c``) the range moved; ``None`` for anything else. The interval stops there (an R^2 interval reached
-    1.098, an accuracy's -0.365, and the error rate ``1 - test_metric`` reached 1.018 where ``test_metric``'s stopped
-    at 0: fresh audits, 2026-11-29), as reproduce's clips R^2 at 1."""
+    within its range (accuracy in [0, 1], R^2 at most 1: :data:`TASK_METRICS`), and ``c - column``, ``c + column``,
+    ``column + c`` or ``column - c`` (a number ``c``) the range moved; ``None`` for anything else. The interval
+    stops there (an R^2 interval reached 1.098, an accuracy's -0.365, and the error rate ``1 - test_metric`` reached
+    1.018 where ``test_metric``'s stopped at 0: fresh audits, 2026-11-29), as reproduce's clips R^2 at 1."""
     if not src.from_records:
         return None
     # the column as DuckDB reads it: "(test_loss)", "TEST_LOSS" and a quoted name are the loss too (a review)

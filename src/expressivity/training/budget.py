@@ -143,7 +143,8 @@ def estimate_run(config, task, members: int = 1, device: str = "cpu") -> MemoryE
         data = max(data, data_bytes(task, m, tc.eval_size))
         drawing = max(drawing, task.drawing_bytes(m, tc.eval_size))
     # what a task keeps per length (kernel-memory's kernels, one per length evaluated: a review, 2026-11-29)
-    drawing += sum(task.cached_bytes(task.sequence_length(L)) for L in dict.fromkeys((task.length, *config.eval_lengths)))
+    drawing += sum(task.cached_bytes(task.sequence_length(L))
+                   for L in dict.fromkeys((task.length, *config.eval_lengths)))
     return MemoryEstimate(members, parameter_bytes(cfg, members), training_bytes(cfg, n, tc.batch_size, members),
                           evaluation, data + members * data_bytes(task, n, tc.batch_size) + drawing, chunks,
                           tc.eval_size, overlapping=device == "cuda")

@@ -138,8 +138,9 @@ def auto_scale(margin: float, length: int, input_range: float, tolerance: float)
             return scale
         scale = math.nextafter(scale, math.inf)
     # exp(-scale * margin) subnormal: an ulp of the scale no longer moves it (a review, 2026-11-29)
-    raise ExpressivityError(f"no float64 scale keeps (L-1) exp(-scale * {margin:g}) * {input_range:g} within the tolerance "
-                            f"{tolerance:g} for L = {length}; give a larger tolerance or a smaller input range")
+    raise ExpressivityError(f"no float64 scale keeps (L-1) exp(-scale * {margin:g}) * {input_range:g} within the "
+                            f"tolerance {tolerance:g} for L = {length}; give a larger tolerance or a smaller input "
+                            "range")
 
 
 def gap_error_bound(scale: float, margin: float, length: int, input_range: float) -> float:

@@ -248,8 +248,8 @@ def check_score_range(p: YunParams, lam: float, network: Network) -> None:
     largest = (ids + b_q) * ids
     if lam * largest > SCORE_LIMIT:
         raise ExpressivityError(
-            f"lambda {lam:g} can overflow float64 in the attention scores, which reach at most lambda x {largest:.3g}; give a "
-            f"lambda of at most {_down(SCORE_LIMIT / largest):.3g} (or leave it automatic)")
+            f"lambda {lam:g} can overflow float64 in the attention scores, which reach at most lambda x "
+            f"{largest:.3g}; give a lambda of at most {_down(SCORE_LIMIT / largest):.3g} (or leave it automatic)")
 
 
 def _down(x: float) -> float:

@@ -126,7 +126,8 @@ def value_map(p: YunParams, columns: list[tuple[Fraction, tuple[Fraction, ...], 
         # softened ramp's slopes lo/epsilon (5e6 for a target of size 1e6 taking signs) multiplied float64's rounding
         # past the agreement bound, failing a correct network (a fresh audit, 2026-11-29)
         layers.append(FeedForwardLayer(ident, np.zeros(d, dtype=object), scale,
-                                       activation=PiecewiseLinear((lo,), (0, 1), (lo, 0)), name=f"rescale by {1 / sigma}"))
+                                       activation=PiecewiseLinear((lo,), (0, 1), (lo, 0)),
+                                       name=f"rescale by {1 / sigma}"))
     bounds = clamp_range(columns) if clamp else None
     if bounds is not None:
         layers += clamp_layers(d, *bounds)

@@ -159,4 +159,3 @@ def off_argmax_weight(net: Network, softened: Network, X: np.ndarray) -> float:
             off = np.where(hard > 0, 0.0, soft).sum(axis=-1)
             worst = max(worst, float(np.nanmax(off, initial=0.0)))
     return worst
-
