@@ -109,6 +109,9 @@ def _print(result: dict) -> None:
     for dtype in [d for d in ("float32", "float64") if d in v]:
         d = v[dtype]
         ours = f" (our own float32 evaluator: {d['our_float32_relative']:.3g})" if "our_float32_relative" in d else ""
+        if "within" in d:   # above the fixed tolerance, within our own float64 evaluators' spread
+            ours = (f" (within ten times the spread of our own two float64 evaluators, residuals "
+                    f"{d['our_float64']['residual_relative']:.3g}: this network's float64 rounding)")
         _say(f"TransformerLens {dtype}: output {d['output_relative']:.3g} relative, attention patterns "
              f"{d['pattern_abs']:.3g}, residual stream {d['residual_relative']:.3g} (tolerance {d['tolerance']:g}): "
              f"{d['status']}{ours}")

@@ -73,6 +73,12 @@ def our_float32(net: Network, X: np.ndarray) -> dict:
     """How far our own float32 evaluator (PyTorch) is from the float64 reference on ``X``
     ``(batch, n, d_in)``, in the terms of :func:`compare`: the yardstick for what float32 can do
     on this network. The residual stream comes from the torch evaluator itself (one forward pass)."""
+    return our_float(net, X, "float32")
+
+
+def our_float(net: Network, X: np.ndarray, dtype: str) -> dict:
+    """:func:`our_float32` in ``dtype`` (``"float32"`` or ``"float64"``): in float64, how far two of our own float64
+    evaluations (PyTorch's and the NumPy reference, summing in other orders) are apart on this network."""
     import torch
 
     from expressivity.network.reference import attention_weights, forward
@@ -80,9 +86,9 @@ def our_float32(net: Network, X: np.ndarray) -> dict:
 
     # two evaluations of the same weights, inside the claim or not (a hardmax copy carries none)
     ours, residuals = forward(net, X, return_residuals=True, allow_outside=True)
-    module = to_torch(net, "float32")
+    module = to_torch(net, dtype)
     with torch.no_grad():
-        y, stream = module(torch.as_tensor(X, dtype=torch.float32), return_residuals=True)
+        y, stream = module(torch.as_tensor(X, dtype=getattr(torch, dtype)), return_residuals=True)
         out = {"output_relative": _relative(y.double().numpy(), ours), "pattern_abs": 0.0,
                "residual_relative": max(_relative(H.double().numpy(), R) for H, R in zip(stream, residuals))}
         for k, (layer, torch_layer) in enumerate(zip(net.layers, module.layers)):
@@ -105,7 +111,8 @@ def verify(net: Network, export: TLExport, X: np.ndarray, dtypes=("float32", "fl
     within the tolerance), ``"float32 too coarse"`` (float32 outside it, but within ten times what
     our own float32 evaluator does on the same input: the network asks more of float32 than it
     has, e.g. attention scores of 1e5 with gaps of 1/32; ``our_float32`` has those numbers), or
-    ``"failed"``. With ``hardmax_lambda``, ``hardmax_vs_softmax`` is how far the softmax copy is
+    ``"failed"``; in float64 a difference above the tolerance but within ten times the spread of our own two float64
+    evaluators (``our_float64``) is ``"ok"``, saying so in ``within``. With ``hardmax_lambda``, ``hardmax_vs_softmax`` is how far the softmax copy is
     from the hardmax network on ``X`` (a property of ``lam`` and ``X``, not an export error).
     """
     from expressivity.network.evaluate import evaluate
@@ -128,6 +135,18 @@ def verify(net: Network, export: TLExport, X: np.ndarray, dtypes=("float32", "fl
             diff["our_float32_relative"] = ours["output_relative"]
             if all(diff[m] <= 10 * max(tol, ours[m]) for m in METRICS):
                 status = "float32 too coarse"
+        elif status == "failed":
+            # a Yun network's residual stream (ReLU expansions with coefficients of 1e5) differed by 4.1e-10 relative
+            # against a tolerance of 1e-10, "please report this", where our own two float64 evaluators differ by the
+            # same 4.1e-10 (a review, 2026-11-29): within that spread, float64's rounding of this network, not an
+            # export error
+            with np.errstate(all="ignore"):
+                ours = our_float(target, X, "float64")
+            diff["our_float64"] = ours
+            if all(diff[m] <= 10 * max(tol, ours[m]) for m in METRICS):
+                status = "ok"
+                diff["within"] = ("ten times the spread of our own two float64 evaluators on this input (its float64 "
+                                  "rounding), above the fixed tolerance")
         diff["status"] = status
         report[dtype] = diff
     if target is not net:
