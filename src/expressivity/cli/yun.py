@@ -309,7 +309,7 @@ def build(target_spec, n, d, deltas, positional, shift, p_norm, samples, seed, l
 
 
 def _print_build(N: int, p_norm: float, report) -> None:
-    from expressivity.constructions.yun.build import agreement_vacuous, ramps_share, vacuous_coordinates, wide_ramps
+    from expressivity.constructions.yun.build import agreement_vacuous, ramps_share, vacuous_where, wide_ramps
 
     total, size = report.error("d_p(f, g)"), report.size
     checks = "all checks passed" if report.ok else "FAILED: " + "; ".join(report.failures())
@@ -317,12 +317,9 @@ def _print_build(N: int, p_norm: float, report) -> None:
         checks += (f" (off the quantizer ramps, which cover up to {min(report.margins['quantizer_ramp_measure_bound'], 1.0):.3g} "
                    "of the cube at this --epsilon: g is unverified on them; see d_p(g_bar, g))")
     if agreement_vacuous(report.margins):   # a tiny target (or coordinate): the checks' absolute bound exceeds it
-        which = vacuous_coordinates(report.margins)
-        where = ("the target's largest value" if len(report.margins.get("target_largest_per_coordinate") or [0]) == 1
-                 else f"the target's largest value in output coordinate{'s' if len(which) > 1 else ''} "
-                      + ", ".join(map(str, which)))
         checks += (f" (but the agreement checks' bound {report.margins['agreement_bound']:.3g} is not below half "
-                   f"{where}: they cannot fail there; see the notes)")
+                   f"the target's largest value in {vacuous_where(report.margins)}: they cannot fail there; see the "
+                   "notes)")
     interval = ("no 95% interval: see the report" if total.ci95 is None
                 else f"95% CI {total.ci95[0]:.4g}-{total.ci95[1]:.4g}")
     ramps = ramps_share(total)

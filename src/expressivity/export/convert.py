@@ -8,7 +8,6 @@ and return what they wrote and measured, as JSON-ready values.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import numpy as np
@@ -153,9 +152,10 @@ def _check_stated_bound(net: Network, export, margin, n: int, seed: int, checked
     if export.hardmax_lambda is None or margin is None or export.network is None or export.network is net:
         return
     from expressivity.export.transformer_lens.check import off_argmax_weight
+    from expressivity.export.transformer_lens.export import off_argmax_bound
 
     key, gap = margin
-    bound = max(n - 1, 0) * math.exp(-export.hardmax_lambda * gap)
+    bound = off_argmax_bound(n, export.hardmax_lambda, gap)
     measured = off_argmax_weight(net, export.network, verification_input(net, n, batch=BOUND_BATCH, seed=seed))
     checked["off_argmax"] = {"measured": measured, "bound": bound, "score_gap": gap, "margin": key,
                              "input": f"{BOUND_BATCH} random inputs of {n} tokens (seed {seed}), on the hardmax "

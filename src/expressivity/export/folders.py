@@ -164,18 +164,14 @@ def _with_agreement_note(saved: Saved) -> Saved:
     margins = (saved.report or {}).get("margins") or {}
     if saved.network.metadata.get("lambda") is None or "agreement_bound" not in margins:
         return saved
-    from expressivity.constructions.yun.build import vacuous_coordinates
+    from expressivity.constructions.yun.build import agreement_vacuous, vacuous_where
 
-    which = vacuous_coordinates(margins)
-    if not which:
+    if not agreement_vacuous(margins):
         return saved
-    if margins.get("target_largest_per_coordinate"):
-        where = f"output coordinate{'s' if len(which) > 1 else ''} {', '.join(map(str, which))}"
-    else:   # a report made before the values were recorded per coordinate: its largest value is every coordinate's
-        where = "any output coordinate"
     message = (f"its build's agreement checks (softened g against the verified g_bar, absolute bound "
-               f"{margins['agreement_bound']:.3g}) cannot fail for {where}, where the target's values are not above "
-               "twice that bound: answers there are checked by nothing but the d_p estimate; see the report's notes")
+               f"{margins['agreement_bound']:.3g}) cannot fail for {vacuous_where(margins)}, where the target's "
+               "values are not above twice that bound: answers there are checked by nothing but the d_p estimate; see "
+               "the report's notes")
     return replace(saved, warnings=saved.warnings + (message,))
 
 

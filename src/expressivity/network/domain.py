@@ -29,7 +29,7 @@ from fractions import Fraction
 import numpy as np
 
 from expressivity.errors import NetworkError
-from expressivity.network.numbers import fmt
+from expressivity.network.numbers import fmt, round_down
 from expressivity.records import jsonable
 from expressivity.network.sequence_rules import RULES, rule_from_dict
 from expressivity.network.serial import number_from_json, number_to_json
@@ -55,8 +55,7 @@ def _short_down(limit) -> str:
         return text
     if not (math.isfinite(value) and value > 0 and shown > value):
         return text
-    step = 10.0 ** (math.floor(math.log10(value)) - 5)   # the sixth significant digit, as .6g shows it
-    return f"{math.floor(value / step) * step:.6g}"
+    return f"{round_down(value, 6):.6g}"   # six significant digits, as .6g shows them
 
 
 def short(v) -> str:

@@ -174,3 +174,10 @@ def fmt(x) -> str:
     if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
         return str(int(x))
     return f"{x:.6g}" if isinstance(x, float) else str(x)
+
+
+def round_down(x: float, digits: int) -> float:
+    """Positive finite ``x`` cut to ``digits`` significant digits, never above ``x``: a limit printed with
+    ``.{digits}g`` may round up past itself (and the value shown is then refused when typed back)."""
+    step = 10.0 ** (math.floor(math.log10(x)) - (digits - 1))
+    return math.floor(x / step) * step

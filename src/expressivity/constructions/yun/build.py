@@ -250,6 +250,15 @@ def vacuous_coordinates(margins: dict) -> list[int]:
     return [i for i, value in enumerate(largest) if margins["agreement_bound"] >= value / 2]
 
 
+def vacuous_where(margins: dict) -> str:
+    """Where the agreement checks cannot fail (:func:`vacuous_coordinates`), in words: ``"output coordinate 0"``,
+    ``"output coordinates 0, 2"``, or ``"any output coordinate"`` for a report without per-coordinate values."""
+    which = vacuous_coordinates(margins)
+    if not margins.get("target_largest_per_coordinate"):
+        return "any output coordinate"
+    return f"output coordinate{'s' if len(which) > 1 else ''} {', '.join(map(str, which))}"
+
+
 def agreement_vacuous(margins: dict) -> bool:
     """Whether the agreement checks' bound is not below half the target's largest value in some output coordinate."""
     return bool(vacuous_coordinates(margins))

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from math import ceil, exp, floor, frexp, ldexp, log, log10
+from math import ceil, exp, frexp, ldexp, log
 
 import numpy as np
 
@@ -42,6 +42,7 @@ from expressivity.constructions.yun.quantize import grid_activation, softened_do
 from expressivity.errors import ExpressivityError
 from expressivity.network.layers import AttentionLayer, FeedForwardLayer, Head, PiecewiseLinear, ReLU
 from expressivity.network.network import Network
+from expressivity.network.numbers import round_down
 from expressivity.network.lengths import ValidLengths
 from expressivity.network.sequence_rules import OffRamps
 
@@ -249,13 +250,8 @@ def check_score_range(p: YunParams, lam: float, network: Network) -> None:
     if lam * largest > SCORE_LIMIT:
         raise ExpressivityError(
             f"lambda {lam:g} can overflow float64 in the attention scores, which reach at most lambda x "
-            f"{largest:.3g}; give a lambda of at most {_down(SCORE_LIMIT / largest):.3g} (or leave it automatic)")
-
-
-def _down(x: float) -> float:
-    """``x`` rounded down to three significant digits: a limit printed with ``.3g`` may round up past itself."""
-    step = 10.0 ** (floor(log10(x)) - 2)
-    return floor(x / step) * step
+            f"{largest:.3g}; give a lambda of at most {round_down(SCORE_LIMIT / largest, 3):.3g} (or leave it "
+            "automatic)")
 
 
 def relu_expand(phi: PiecewiseLinear, eps: float) -> tuple[list[tuple[int, float, float]], float]:

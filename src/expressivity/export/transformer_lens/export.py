@@ -309,11 +309,17 @@ def _attention_plan(net: Network, blocks: list[list], n: int, hardmax_lambda: fl
         bound = ""
         if margin is not None and margin[1] > 0:
             bound = (f"; with the score gap g = {margin[1]:.6g} (report.json margins.{margin[0]}) that is at most "
-                     f"{max(n - 1, 0) * math.exp(-hardmax_lambda * margin[1]):.3g}")
+                     f"{off_argmax_bound(n, hardmax_lambda, margin[1]):.3g}")
         changes.append(f"{where}: hardmax exported as softmax of {hardmax_lambda:g} x its scores; the weight off the "
                        f"arg-max keys is at most (n-1)*exp(-{hardmax_lambda:g}*g) per query, g the smallest score gap"
                        + bound)
     return plan, changes
+
+
+def off_argmax_bound(n: int, hardmax_lambda: float, gap: float) -> float:
+    """``(n-1) exp(-lam g)``: the attention weight a softmax of ``lam`` times the scores puts off the arg-max keys of
+    a query among ``n`` whose scores are ``gap`` apart or more (stated by an export, measured by the command)."""
+    return max(n - 1, 0) * math.exp(-hardmax_lambda * gap)
 
 
 def _rotary_width(net: Network, blocks: list[list]) -> int | None:
