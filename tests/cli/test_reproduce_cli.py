@@ -419,3 +419,23 @@ def test_summary_refuses_a_verdict_word_that_is_not_the_one_its_run_recorded(tmp
         res = CliRunner().invoke(cli, ["reproduce", "--summary", str(run), *fmt])
         assert res.exit_code == 2 and "says 'refuted' but its run.json records 'reproduced'" in res.stderr, res.stderr
         assert len(res.stderr.strip().splitlines()) == 1 and res.stdout == ""
+
+
+@pytest.mark.parametrize("damage", ["delete", "corrupt", "binary"])
+def test_summary_refuses_a_verdict_whose_run_record_is_missing_or_unreadable(tmp_path, damage):
+    # Left open in the twenty-third session: a verdict.json whose run.json (config, seed, version) was deleted or
+    # corrupted was listed as a result, exit 0, though nothing traced it to what made it
+    run = _copy(tmp_path, "quick", "wang-e-8")
+    assert CliRunner().invoke(cli, ["reproduce", "--summary", str(run)]).exit_code == 0
+    record = run / "run.json"
+    if damage == "delete":
+        record.unlink()
+    elif damage == "corrupt":
+        record.write_text(record.read_text()[:40])
+    else:
+        record.write_bytes(b"\xff\xfe\x00garbage")
+    for fmt in ([], ["--json"], ["--markdown"]):
+        res = CliRunner().invoke(cli, ["reproduce", "--summary", str(tmp_path), *fmt])
+        assert res.exit_code == 2 and "run.json" in res.stderr and "expressivity reproduce wang-e-8" in res.stderr, \
+            res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1 and res.stdout == ""

@@ -320,18 +320,27 @@ def _say_unfinished(folders) -> None:
 
 
 def _refuse_edited_words(rows: list[dict]) -> None:
-    """Refuse a verdict word that is not the one the folder's run.json records: "reproduced" edited to "refuted" in
-    verdict.json was shown, exit 0, beside a reason saying the opposite (a fresh audit, 2026-11-29). Here, not in
+    """Refuse a verdict with no readable run.json, and a verdict word that is not the one the folder's run.json
+    records: "reproduced" edited to "refuted" in verdict.json was shown, exit 0, beside a reason saying the
+    opposite (a fresh audit, 2026-11-29). Here, not in
     expressivity.experiments.claims, whose every module the verdicts' rules_sha256 hashes."""
     import json
 
     from expressivity.errors import ExpressivityError
 
     for row in rows:
+        # Every reproduce run writes its run.json (config, seed, version, data identity) before its verdict.json;
+        # a verdict without one cannot be traced to what made it, so it is not shown as a result (a folder whose
+        # run.json was deleted was listed, exit 0, until 2026-11-29).
+        path = Path(row["folder"]) / "run.json"
         try:
-            recorded = json.loads((Path(row["folder"]) / "run.json").read_text()).get("verdict")
-        except (OSError, ValueError, AttributeError):
-            continue   # a run.json that is missing or unreadable: summary() already judged what it needs
+            record = json.loads(path.read_text())
+            recorded = record.get("verdict")
+        except (OSError, ValueError, UnicodeDecodeError, AttributeError) as exc:
+            what = "is missing" if isinstance(exc, FileNotFoundError) else f"is not readable ({type(exc).__name__})"
+            raise ExpressivityError(f"{path} {what}: this verdict cannot be traced to the config, seed and version "
+                                    f"that made it; run the claim again (expressivity reproduce {row['claim']} "
+                                    f"--scale {row['scale']} --out FOLDER)") from None
         if isinstance(recorded, str) and recorded != row["verdict"]:
             raise ExpressivityError(f"{row['folder']}/verdict.json says {row['verdict']!r} but its run.json records "
                                     f"{recorded!r}: one was edited after the run; run the claim again "
