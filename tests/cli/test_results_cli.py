@@ -934,3 +934,18 @@ def test_the_way_round_rows_without_a_seed_works_for_text_seeds_too(tmp_path):
     code, out, err = run("fit", tmp_path / "text.csv", "--x", "x", "--y", "y", "--json", "--where", where)
     assert code == 0, err
     assert json.loads(out)["rows"][0]["n_seeds"] == 4
+
+
+def test_a_tsv_table_is_written_tab_separated_and_reads_back_the_same(sweep_dir, tmp_path):
+    """--out t.tsv wrote comma-separated values under a name that says tabs (an item left open, 2026-11-29); it is
+    written with tabs, and results reads it back to the same rows as the CSV."""
+    for name in ("t.tsv", "t.csv"):
+        code, _, err = run("results", sweep_dir, "--runs", "--out", tmp_path / name)
+        assert code == 0, err
+    tsv, csv_text = (tmp_path / "t.tsv").read_text(), (tmp_path / "t.csv").read_text()
+    assert tsv.splitlines()[0] == "\t".join(next(csv.reader([csv_text.splitlines()[0]])))
+    assert list(csv.reader(tsv.splitlines(), delimiter="\t")) == list(csv.reader(csv_text.splitlines()))
+    back = [run("results", tmp_path / name, "--runs", "--json")[1] for name in ("t.tsv", "t.csv")]
+    assert json.loads(back[0])["rows"] == json.loads(back[1])["rows"]
+    code, _, err = run("results", sweep_dir, "--runs", "--out", tmp_path / "t.tsv")   # its own file: replaced
+    assert code == 0, err

@@ -37,16 +37,16 @@ def _print_table(head, rows, title: str = "") -> None:
     print_table(console, table)   # numbers whole at any width (expressivity.cli.tables)
 
 
-def _output_kind(fmt: str, command: str, head) -> "OutputFile":
+def _output_kind(fmt: str, command: str, head, out: Path | None = None) -> "OutputFile":
     """How ``--out`` of ``command`` in format ``fmt`` recognises a file it may replace; for CSV,
     the same columns ``head`` (``None`` before the query ran: any file, checked again on writing)."""
-    from expressivity.experiments.query import parquet_written_by, to_csv
+    from expressivity.experiments.query import delimiter_for, parquet_written_by, to_csv
     from expressivity.records import OutputFile
 
     if fmt == "csv":
         if head is None:
             return OutputFile(command, "a CSV table", lambda path: True)
-        return OutputFile.csv(command, to_csv(head, []))
+        return OutputFile.csv(command, to_csv(head, [], delimiter_for(out)))
     if fmt == "parquet":
         return OutputFile(command, "a Parquet table",
                           lambda path: parquet_written_by(path) == OutputFile.software(command))
@@ -97,7 +97,7 @@ def _formats(fmt: str, out: Path | None, as_json: bool) -> tuple[str, bool]:
 def _write(head, rows, fmt: str, out: Path | None, meta: dict, summary: bool = False) -> None:
     """The table in ``fmt`` to ``out`` (else stdout); with ``summary`` (``--json --out``) stdout gets one
     JSON object naming the file, its format and row count, and the run record."""
-    from expressivity.experiments.query import to_csv, to_records, write_parquet
+    from expressivity.experiments.query import delimiter_for, to_csv, to_records, write_parquet
     from expressivity.records import OutputFile, run_record, staged_file
 
     if fmt == "parquet":  # with --out: _check_out ran first
@@ -106,7 +106,7 @@ def _write(head, rows, fmt: str, out: Path | None, meta: dict, summary: bool = F
         _wrote(out, fmt, head, rows, meta, summary)
         return
     if fmt == "csv":
-        text = to_csv(head, rows)
+        text = to_csv(head, rows, delimiter_for(out))
     elif fmt == "json":
         import json
 
@@ -120,7 +120,7 @@ def _write(head, rows, fmt: str, out: Path | None, meta: dict, summary: bool = F
     if out is None:
         click.echo(text, nl=False)
         return
-    with staged_file(out, _output_kind(fmt, meta["command"], head)) as temp:
+    with staged_file(out, _output_kind(fmt, meta["command"], head, out)) as temp:
         temp.write_text(text)
     _wrote(out, fmt, head, rows, meta, summary)
 

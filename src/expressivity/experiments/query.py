@@ -134,6 +134,12 @@ def _is_records_file(path: Path) -> bool:
 TABLE_FORMATS = {".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".json": "json", ".parquet": "parquet"}
 
 
+def delimiter_for(path) -> str:
+    """The field separator a delimited table named ``path`` is written with: a tab for ``.tsv`` (it held commas
+    until 2026-11-29), else a comma. DuckDB's reader finds either by itself."""
+    return "\t" if path is not None and Path(path).suffix.lower() == ".tsv" else ","
+
+
 def open_source(source, select: bool | dict = True) -> Source:
     """Load ``source`` into DuckDB. ``select``: ``True`` applies the sweep's own selection rules,
     ``False`` none, a dict these rules."""
@@ -690,9 +696,10 @@ def _cell(v):
     return jsonable(v)   # a date, an interval, a blob: their text (JSON and Parquet output take no other kind)
 
 
-def to_csv(head, rows) -> str:
+def to_csv(head, rows, delimiter: str = ",") -> str:
+    """The table as delimited text (``delimiter`` ``"\t"`` for a ``.tsv`` file), one line per row."""
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    w = csv.writer(buf, lineterminator="\n", delimiter=delimiter)
     w.writerow(head)
     for r in rows:
         w.writerow(["" if _cell(v) is None else _cell(v) for v in r])
