@@ -12,6 +12,7 @@ from expressivity.cli.common import (PositiveNumber, console, construction_out_o
                                      run_record, typed_options)
 from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir
+from expressivity.verify.size import counted
 
 MAX_PRINTED_ROWS = 16
 # The library's limits, repeated here so that `expressivity --help` and `circuits` need not import the
@@ -243,8 +244,8 @@ def _print_circuit(name: str, dtype: str, result: dict) -> None:
     console.print(f"check: {check['property']}: {'passed' if check['passed'] else 'FAILED'} "
                   f"(bound with rounding {check['bound']:.3e})")
     size = report["size"]
-    console.print(f"size: {size['parameters']} parameters, {size['layers']} layers, {size['heads']} heads, "
-                  f"width {size['width']}")
+    console.print(f"size: {counted(size['parameters'], 'parameter')}, {counted(size['layers'], 'layer')}, "
+                  f"{counted(size['heads'], 'head')}, width {size['width']}")
     console.print(f"claim covers inputs: {result['input_domain']}", markup=False, highlight=False)
 
 

@@ -9,6 +9,7 @@ import click
 from expressivity.cli.common import (PositiveNumber, console, emit_json, err_console, human_output_to_stderr,
                                      refuse_untaken, run_record, typed_options, warn)
 from expressivity.errors import ExpressivityError
+from expressivity.verify.size import counted
 
 TARGETS = ("network", "transformer-lens")
 TL_ONLY = ("n_ctx", "hardmax_lambda", "no_verify", "allow_length")
@@ -97,7 +98,8 @@ def _print(result: dict) -> None:
         return
     c, cost = result["config"], result["cost"]
     _say(f"TransformerLens: d_model={c['d_model']} ({cost['network_d']} network dims + {cost['position_dims']} one-hot "
-         f"position dims), {c['n_layers']} blocks, {c['n_heads']} heads of d_head={c['d_head']}, d_mlp={c['d_mlp']}, "
+         f"position dims), {counted(c['n_layers'], 'block')}, {counted(c['n_heads'], 'head')} of d_head={c['d_head']}, "
+         f"d_mlp={c['d_mlp']}, "
          f"n_ctx={c['n_ctx']}, {c['attention_dir']}, norm={c['normalization_type']}; "
          f"{cost['exported_parameters']} parameters (network: {cost['network_parameters']})")
     for change in result["changes"]:

@@ -16,6 +16,7 @@ from expressivity.cli.common import (console, construction_out_option, emit_json
                                      run_record, typed_options)
 from expressivity.errors import ExpressivityError
 from expressivity.records import check_output_dir
+from expressivity.verify.size import counted
 
 MAX_TOKENS_TEXT = 100_000
 MAX_EVAL_TOKENS = 1024
@@ -276,8 +277,9 @@ def _print_report(name: str, compiled, out_dir) -> None:
     size, c = report.size, report.constants
     _say(f"rasp {name}: vocab {{{', '.join(c['vocab'])}}}, max_seq_len {c['max_seq_len']}, {c['attention']} attention"
          + (f" (lam = {c['scale']:.4g})" if c["scale"] else "") + (", causal" if c["causal"] else ""))
-    _say(f"size: {size.layers} layers ({size.attention_layers} attention), {size.heads} heads, d_model {size.width}, "
-         f"MLP hidden {size.extra['mlp_hidden_max']} (max per layer), {size.parameters:,} parameters")
+    _say(f"size: {counted(size.layers, 'layer')} ({size.attention_layers} attention), {counted(size.heads, 'head')}, "
+         f"d_model {size.width}, MLP hidden {size.extra['mlp_hidden_max']} (max per layer), "
+         f"{counted(size.parameters, 'parameter')}")
     for b in c["blocks"]:
         extra = f", hidden {b['hidden']}" if "hidden" in b else ""
         _say(f"  {b['sublayer']:9s} {b['sop']} ({b['encoding']}, {b['values']} values{extra}): {b['how']}")

@@ -11,6 +11,7 @@ import click
 from expressivity.cli.common import console, emit_json, human_output_to_stderr, typed_options
 from expressivity.cli.sweep import warnings_as_lines
 from expressivity.errors import ExpressivityError
+from expressivity.verify.size import counted
 
 SOURCE = click.argument("source", metavar="DIR|TABLE", type=click.Path(path_type=Path))
 WHERE = click.option("--where", help="keep rows where this SQL condition holds, e.g. \"model.rpe = 'log'\"")
@@ -138,7 +139,7 @@ def _wrote(out: Path, fmt: str, head, rows, meta: dict, summary: bool) -> None:
         emit_json({"out": str(out), "format": fmt, "rows": len(rows), "columns": list(head),
                    "run": run_record(meta.get("command", ""), {k: v for k, v in meta.items() if k != "title"})})
     else:
-        console.print(f"wrote {len(rows)} rows to {out}", markup=False, soft_wrap=True)
+        console.print(f"wrote {counted(len(rows), 'row')} to {out}", markup=False, soft_wrap=True)
 
 
 def _format_option(f):
@@ -227,7 +228,7 @@ def results(source, where, group_by, metric, log, length, runs, no_select, fmt, 
         groups = (split_list(group_by) if group_by.strip() else []) if group_by is not None else None
         if runs:
             head, rows = run_rows(src, where, length, metric if metric != "test_metric" else None)
-            title = f"{src.label}: {len(rows)} rows"
+            title = f"{src.label}: {counted(len(rows), 'row')}"
         else:
             clash = [g for g in groups or () if g in STATISTIC_COLUMNS]
             if clash:   # the table's key would be overwritten by the statistic's column (JSON kept one "n")

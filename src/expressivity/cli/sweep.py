@@ -14,6 +14,7 @@ import click
 from expressivity.cli.common import (interrupted_by, interrupted_exit_code, SweepProgress, check_memory_budget, console, emit_json, err_console,
                                      execution_choices, execution_options, human_output_to_stderr, run_record)
 from expressivity.errors import ExpressivityError
+from expressivity.verify.size import counted
 
 
 @contextmanager
@@ -166,7 +167,7 @@ def sweep_show(sweep_file, max_pack, as_json):
         record = run_record("sweep show", {"sweep_file": str(sweep_file), "pack": max_pack})
         emit_json(out | {"configs": sw.config_dicts(), "run": record})
         return
-    console.print(f"sweep {sw.name} ({sw.id()}): {len(sw.configs)} runs in {len(packs)} packs "
+    console.print(f"sweep {sw.name} ({sw.id()}): {counted(len(sw.configs), 'run')} in {counted(len(packs), 'pack')} "
                   f"(sizes {', '.join(map(str, out['pack_sizes']))}), {out['steps']:,} training steps in all", markup=False, soft_wrap=True)
     for k, values in varying.items():
         console.print(f"  {k}: {', '.join(map(str, values))}", markup=False, soft_wrap=True)

@@ -13,3 +13,9 @@ def fmt_size(x: int | float) -> str:
     if k < 300:
         return f"about {float(x):.3g}".replace("e+", " x 10^")
     return f"about 10^{k}"
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, the noun plural unless ``n`` is one: ``1 layer``, ``3 layers``, ``1,024 heads``
+    (messages said "1 layers" and "wrote 1 rows")."""
+    return f"{fmt_size(n)} {noun}{'' if n == 1 else 's'}"
