@@ -756,3 +756,54 @@ def test_float64_rounding_of_the_network_itself_is_not_an_export_failure_but_a_w
               key=lambda k: float(np.abs(export.state_dict[k]).max()))   # a head that writes something
     wrong = replace(export, state_dict={**export.state_dict, key: export.state_dict[key] * 1.001})
     assert verify(net, wrong, X, ("float64",))["float64"]["status"] == "failed"
+
+
+@pytest.mark.parametrize("lam", [3.0, 5.0, 7.0, 10.0])
+def test_a_compiled_hardmax_rasp_network_exports_as_softmax_at_ordinary_lambdas(lam):
+    """A fresh audit (2026-11-29): `export --hardmax-lambda 3` (to 10) of `rasp compile reverse --max-len 5` failed its
+    float32 check (1.3% relative at 3): the compiler's + 2^20 score column, rounded to 1/8 in float32 and multiplied by
+    lambda, moved the weights of tied keys. The column adds the same to every score of a query; it is left out."""
+    from expressivity.export.transformer_lens.export import constant_key_columns
+    from expressivity import rasp
+    from expressivity.rasp import library
+
+    net = rasp.compile(library.make_reverse(rasp.tokens), vocab={1, 2, 3, 4, 5}, max_seq_len=5).network
+    heads = [(k, h, head) for k, layer in enumerate(net.layers) if layer.kind == "attention"
+             for h, head in enumerate(layer.heads)]
+    assert heads and all(constant_key_columns(net, k, head) == [head.size - 1] for k, _, head in heads)
+    export = to_transformer_lens(net, hardmax_lambda=lam)
+    assert any("left out" in c for c in export.changes)
+    X = net.input_domain.sample(np.random.default_rng(0), 16, net.max_length, net.input_labels)
+    checked = verify(net, export, X)
+    assert checked["float32"]["status"] == checked["float64"]["status"] == "ok", checked
+
+
+def test_a_key_column_is_left_out_only_where_the_weights_prove_it_constant():
+    """What constant_key_columns needs: one-hot inputs, every embedding and positional row giving the column one key
+    value, and no earlier layer writing to the dimensions it reads."""
+    import dataclasses
+
+    from expressivity.export.transformer_lens.export import constant_key_columns
+    from expressivity import rasp
+    from expressivity.rasp import library
+
+    net = rasp.compile(library.make_reverse(rasp.tokens), vocab={1, 2}, max_seq_len=3).network
+    k = next(i for i, layer in enumerate(net.layers) if layer.kind == "attention" and i > 0)
+    head = net.layers[k].heads[0]
+    assert constant_key_columns(net, k, head) == [head.size - 1]
+    reads = np.flatnonzero(np.asarray(head.W_K, dtype=float)[:, -1])
+    # an earlier feed-forward layer writing into one of those dimensions
+    f = next(i for i, layer in enumerate(net.layers[:k]) if layer.kind == "feedforward")
+    W_2 = np.asarray(net.layers[f].W_2, dtype=object).copy()
+    W_2[0, reads[0]] = 1
+    layers = list(net.layers)
+    layers[f] = dataclasses.replace(net.layers[f], W_2=W_2)
+    assert constant_key_columns(dataclasses.replace(net, layers=tuple(layers)), k, head) == []
+    # an embedding row giving another key value
+    E = np.asarray(net.embedding, dtype=object).copy()
+    E[1, reads[0]] += 1
+    assert constant_key_columns(dataclasses.replace(net, embedding=E), k, head) == []
+    # inputs that are not one-hot (a circuit's real values)
+    circuit, _ = CIRCUITS["reverse"].build(4, math.inf)
+    assert all(constant_key_columns(circuit, i, h) == [] for i, layer in enumerate(circuit.layers)
+               if layer.kind == "attention" for h in layer.heads)

@@ -316,6 +316,51 @@ def _attention_plan(net: Network, blocks: list[list], n: int, hardmax_lambda: fl
     return plan, changes
 
 
+def constant_key_columns(net: Network, k: int, head: Head) -> list[int]:
+    """The query/key columns ``c`` of ``head`` (in attention layer ``k``) whose key side ``x_j . W_K[:, c]`` is one
+    number at every position of every input, proven from the weights: the inputs are one-hot (every embedding
+    row, and the zero row where the field is optional, gives the key side one value), every positional row one
+    value, and no layer before ``k`` writes to the dimensions the column reads, nor normalises. Such a column adds
+    the same to every score of a query, which a softmax ignores: a hardmax exported as softmax leaves it out. The
+    RASP compiler's ``+ SNAP`` column (2^20 on ``one`` and BOS, one of which is 1 at every position) is one: kept,
+    float32 rounding of the score (ulp(2^20) = 1/8) times ``--hardmax-lambda`` moved the weights of tied keys
+    by percents, and the export's check failed at lambda 3 to 10 on ``reverse`` (a fresh audit, 2026-11-29).
+    ``[]`` where the network is not of that form (rotary heads, layer norms, inputs that are not one-hot)."""
+    from expressivity.network.numbers import to_exact
+
+    domain = net.input_domain
+    fields = [] if domain is None else list(domain.fields)
+    layers = net.layers[:k + 1]
+    if (head.rotary or len(fields) != 1 or fields[0].kind != "one-hot" or any(layer.norm is not None for layer in layers)
+            or any(layer.kind not in ("attention", "feedforward", "mixing") for layer in layers)):
+        return []
+    rows = [net.input_labels.index(dim) for dim in fields[0].dims]
+    embedding = to_exact(np.eye(net.d, dtype=np.int64) if net.embedding is None else net.embedding)
+    positional = None if net.positional_encoding is None else to_exact(net.positional_encoding)
+    W_K = to_exact(head.W_K)
+    out = []
+    for c in range(head.size):
+        reads = np.flatnonzero(W_K[:, c] != 0)
+        if not len(reads):
+            continue
+        w = W_K[reads, c]
+        sides = {sum(embedding[r, reads] * w) for r in rows} | ({0} if fields[0].optional else set())
+        if positional is not None:
+            sides = {a + b for a in sides for b in {sum(row[reads] * w) for row in positional}}
+        if len(sides) != 1 or any(_writes(layer, reads) for layer in net.layers[:k]):
+            continue
+        out.append(c)
+    return out
+
+
+def _writes(layer, dims) -> bool:
+    """Whether ``layer`` can change the residual stream's dimensions ``dims``."""
+    if layer.kind == "feedforward":
+        return bool(np.any(np.asarray(layer.W_2, dtype=object)[:, dims] != 0)
+                    or layer.b_2 is not None and np.any(np.asarray(layer.b_2, dtype=object)[dims] != 0))
+    return any(np.any(np.asarray(h.W_O, dtype=object)[:, dims] != 0) for h in layer.heads)
+
+
 def off_argmax_bound(n: int, hardmax_lambda: float, gap: float) -> float:
     """``(n-1) exp(-lam g)``: the attention weight a softmax of ``lam`` times the scores puts off the arg-max keys of
     a query among ``n`` whose scores are ``gap`` apart or more (stated by an export, measured by the command)."""
@@ -368,6 +413,7 @@ class _Plan:
     d_head: int
     has_mlp: bool
     d_mlp: int
+    dropped: dict = field(default_factory=dict)   # (layer, head) -> columns left out (:func:`constant_key_columns`)
 
     @property
     def D(self) -> int:
@@ -464,11 +510,17 @@ def _plan(net: Network, n_ctx: int | None, hardmax_lambda: float | None, margin)
     widths = [max(head.size + (P if (k, h) in biased else 0), head.W_V.shape[1])
               for k in plan for h, head in enumerate(net.layers[k].heads)]
     ffn = [layer for _, layer in _feedforward_layers(net, blocks)]
+    dropped = {(k, h): cols for k in plan if net.layers[k].normalization == "hardmax" and plan[k][0] != 0
+               for h, head in enumerate(net.layers[k].heads) if (cols := constant_key_columns(net, k, head))}
+    if dropped:
+        changes.append(f"{sum(map(len, dropped.values()))} query/key column(s) of hardmax heads that add the same to "
+                       "every score of a query (proven from the weights) left out: a softmax ignores them, and in "
+                       "float32 their rounding, times the hardmax lambda, would move the weights")
     return _Plan(n=n, blocks=blocks, norm_type=norm_type, eps=eps, act=act, attention=plan, changes=changes,
                  causal=causal, rotary_m=rotary_m, biased=biased, d=net.d, P=P,
                  n_heads=max([layer.head_count for _, layer in _attention_layers(net, blocks)], default=1),
                  d_head=max(widths + [rotary_m or 0, 1]), has_mlp=bool(ffn),
-                 d_mlp=max([layer.width for layer in ffn] + [1]))
+                 d_mlp=max([layer.width for layer in ffn] + [1]), dropped=dropped)
 
 
 def _input_weights(net: Network, p: _Plan) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
@@ -515,6 +567,8 @@ def _head_weights(p: _Plan, k: int, h: int, head: Head, w: dict[str, np.ndarray]
             w["q"][r0:r0 + m, :d] = s * dot * WQ[:, cols].T
             w["qb"][r0:r0 + m] = s * dot * bQ[cols]
         w["kw"][r0:r0 + m, :d] = WK[:, cols].T
+        for c in p.dropped.get((k, h), []):   # not rotary: cols is the identity
+            w["q"][r0 + c], w["qb"][r0 + c], w["kw"][r0 + c] = 0, 0, 0
     if (k, h) in p.biased:
         with np.errstate(over="ignore", invalid="ignore"):
             B = _bias_matrix(head, p.n) * bias_mult
