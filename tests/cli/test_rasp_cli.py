@@ -336,3 +336,13 @@ def test_run_refuses_an_input_where_the_program_has_no_output(tmp_path):
     assert code == 0 and json.loads(out)["within_claim"] is False, err
     code, out, err = run("run", tmp_path / "q", "--input", "0,1,3,3", "--json")
     assert code == 0 and json.loads(out)["answers"] == ["BOS", -12, 12, 12] and json.loads(out)["within_claim"], err
+
+
+def test_a_hardmax_check_of_sampled_inputs_says_checked_and_the_proofs_say_verified():
+    """A fresh audit (2026-11-29): "verified: outputs equal rasp.evaluate on 64 inputs (64 random inputs)" put the
+    word of a proof on a sample. The proofs carry the claim ("verified"); the sampled check is "checked"."""
+    code, text, _ = run("rasp", "compile", "reverse", "--max-len", "8")
+    assert code == 0 and "checked: outputs equal rasp.evaluate on 64 inputs (64 random inputs" in text, text
+    assert "verified: every block proven on" in text and "verified: outputs equal" not in text
+    code, text, _ = run("rasp", "compile", "reverse", "--max-len", "3")   # every input, in float64 and exactly
+    assert code == 0 and "verified: outputs equal rasp.evaluate on 155 inputs (exhaustive)" in text, text

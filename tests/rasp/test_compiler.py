@@ -316,3 +316,17 @@ def test_examples_drawn_from_a_densely_listed_domain_are_inside_the_claim():
         sample = net.input_domain.sample(np.random.default_rng(n), 200, n, net.input_labels)
         assert net.input_domain.violation(sample, net.input_labels) is None, n
     assert "an input not among the 776 where rasp.evaluate raises" in net.input_domain.fix
+
+
+def test_a_linear_sequence_map_with_float_coefficients_is_refused_for_what_it_is():
+    """A fresh audit (2026-11-29): LinearSequenceMap(a, b, 0.1, 0.2) was refused with "use a linear function"; the
+    cause is evaluate's float64 a*x + b*y, which is not exactly linear. Fractions (or dyadic floats) compile."""
+    from fractions import Fraction
+
+    a = rasp.numerical(rasp.Map(lambda t: t, rasp.tokens)).named("a")
+    b = rasp.numerical(rasp.Map(lambda i: i, rasp.indices)).named("b")
+    with pytest.raises(RASPError, match=r"float coefficients \(0.1, 0.2\).*Fraction\(1, 10\)"):
+        rasp.compile(rasp.numerical(rasp.LinearSequenceMap(a, b, 0.1, 0.2)), vocab={1, 2, 3}, max_seq_len=3)
+    for fst, snd in ((Fraction(1, 10), Fraction(1, 5)), (0.5, 0.25)):
+        assert rasp.compile(rasp.numerical(rasp.LinearSequenceMap(a, b, fst, snd)), vocab={1, 2, 3},
+                            max_seq_len=3).report.ok

@@ -314,3 +314,61 @@ def test_values_beyond_float64_compile_exactly_with_hardmax_and_are_refused_in_o
         with pytest.raises(RASPError, match="compile with hardmax attention") as caught:
             rasp.compile(program, vocab={1, 2, 3}, max_seq_len=3, attention="softmax")
         assert "\n" not in str(caught.value)
+
+
+def _float_mean(value_of):
+    v = rasp.numerical(rasp.Map(value_of, T)).named("v")
+    return rasp.numerical(rasp.Aggregate(rasp.Select(T, T, rasp.Comparison.TRUE), v, default=0)).named("m")
+
+
+def test_a_float_mean_whose_float64_sum_can_overflow_is_refused_in_one_line():
+    """A fresh audit (2026-11-29): 1e308 averaged over up to three positions compiled, exit 0, with a tolerance of
+    8.9e292, where evaluate's mean of two 1e308s is inf; 10**400 beside 0.5 raised OverflowError (a traceback) in the
+    compiler and in evaluate."""
+    program = _float_mean(lambda t: 1e308 if t == 99 else 1.5)
+    assert rasp.evaluate(_float_mean(lambda t: 1e308 if t == 99 else 1.5), [1, 2, 3]) == [1.5, 1.5, 1.5]
+    with pytest.raises(RASPError, match="float64 sum of them can overflow"):
+        rasp.compile(program, vocab=set(range(100)), max_seq_len=3)
+    with pytest.raises(RASPError, match="mean of 2 values overflows"):
+        rasp.evaluate(program, [99, 99])
+    mixed = _float_mean(lambda t: 0.5 if t == 1 else 10 ** 400)
+    with pytest.raises(RASPError, match="about 10\\^400"):
+        rasp.compile(mixed, vocab={1, 2}, max_seq_len=3)
+    with pytest.raises(RASPError, match="overflows"):
+        rasp.evaluate(mixed, [1, 2])
+    fine = rasp.compile(_float_mean(lambda t: 1e300 if t == 2 else 1.5), vocab={1, 2}, max_seq_len=3)
+    assert fine.report.ok
+
+
+def test_a_subnormal_float_mean_is_within_a_tolerance_that_does_not_underflow():
+    """The same audit: a mean of 5e-324 and 0.0 is 0.0 in evaluate and 2^-1075 in the network; the tolerance
+    2 (L + 1) 2^-53 5e-324 underflowed to 0.0, read as "equal", and the claim said the outputs equal evaluate's."""
+    from expressivity.rasp.verify import _same
+
+    compiled = rasp.compile(_float_mean(lambda t: 5e-324 if t == 2 else 0.0), vocab={1, 2}, max_seq_len=3)
+    tolerance = compiled.report.bounds["numerical_output_tolerance"]
+    assert tolerance > 0 and "within" in compiled.report.claim
+    network = compiled.apply([compiled.bos, 2, 1], dtype="exact").decoded[1:]
+    expected = rasp.evaluate(compiled.program, [2, 1])
+    assert expected == [0.0, 0.0] and network == [Fraction(1, 2 ** 1075)] * 2
+    assert all(abs(a - Fraction(b)) <= Fraction(tolerance) for a, b in zip(network, expected))
+    assert not _same(network[0], 0.0) and _same(network[0], 0.0, tolerance)
+    assert not _same(network[0], 0.0, 2.0 ** -1076)   # compared exactly, not after rounding to 0.0
+
+
+def test_a_hardmax_witness_too_costly_to_run_on_every_input_runs_on_a_random_part(monkeypatch):
+    """A fresh audit (2026-11-29): a proven hardmax network whose 128 inputs were too costly to run end to end was
+    refused ("use fewer --samples"), and --samples was then refused as not applying. The proofs carry a hardmax
+    claim; the check runs on the part that fits. A softmax network, whose claim is the check, is still refused."""
+    import expressivity.rasp.verify as verify_module
+
+    monkeypatch.setattr(verify_module, "FLOAT_OPS", 2e5)
+    program = rasp.Aggregate(rasp.Select(I, rasp.SequenceMap(lambda i, n: n - 1 - i, I, rasp.length), rasp.Comparison.EQ),
+                             T).named("reverse")
+    compiled = rasp.compile(program, vocab={1, 2, 3}, max_seq_len=4)
+    check = compiled.report.check("outputs equal rasp.evaluate")
+    assert compiled.report.ok and compiled.network.no_claim is None
+    assert "random inputs of the 120 (seed 0;" in check.details["inputs"] and "2e+05" in check.details["inputs"]
+    assert 0 < compiled.report.check("outputs equal rasp.evaluate").details["float64_points"] < 120
+    with pytest.raises(RASPError, match=r"budget 2e\+05"):
+        rasp.compile(program, vocab={1, 2, 3}, max_seq_len=4, attention="softmax")

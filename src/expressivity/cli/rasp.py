@@ -294,9 +294,15 @@ def _print_report(name: str, compiled, out_dir) -> None:
                  f"; float64 agreed on {d['float64_points'] - d['float64_disagreements']} of {d['float64_points']}"
                  if "float64_points" in d else "")
         # "verified" where the network claims what the check shows; a softmax network checked on samples claims
-        # nothing, and its block proofs are the hardmax limit's
-        said = "verified" if compiled.network.no_claim is None and "hardmax limit" not in check.property else "checked"
-        _say(f"{said}: {check.property} on {check.points} {d.get('unit', 'inputs')} ({d.get('inputs')}), "
+        # nothing, and its block proofs are the hardmax limit's. A check of some inputs is "checked" even where the
+        # proofs carry the claim ("verified: ... on 64 inputs (64 random inputs)": a fresh audit, 2026-11-29)
+        sampled = d.get("unit", "inputs") == "inputs" and "exhaustive" not in str(d.get("inputs", ""))
+        said = ("verified" if compiled.network.no_claim is None and "hardmax limit" not in check.property
+                and not sampled else "checked")
+        if "numerical_output_tolerance" in report.bounds and check.property == "outputs equal rasp.evaluate":
+            extra += f" (equal within the numerical output tolerance {report.bounds['numerical_output_tolerance']:.3g})"
+        _say(f"{said}: {check.property} on {counted(check.points, d.get('unit', 'inputs').removesuffix('s'))} "
+             f"({d.get('inputs')}), "
              f"{check.failures} failures, "
              f"{check.arithmetic}{extra}")
     _say(f"compile {c['compile_seconds']} s, proof {c['proof_seconds']} s, verify {c['verify_seconds']} s")

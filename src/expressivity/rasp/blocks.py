@@ -430,6 +430,12 @@ def mlp_block(node: Node, graph: Graph, layout: Layout, values: dict[int, list],
             return MLPBlock(node.id, units, how, margin, {"knots": len(points), "value_gap": _smallest_gap(points)})
     if table_units is None:
         names = ", ".join(graph.nodes[i].name for i in node.inputs)
+        if node.linear is not None and any(isinstance(c, float) for c in node.linear):
+            # it is linear, but evaluate computes a*x + b*y in float64, which is not exactly linear (the message said
+            # "use a linear function" of a LinearSequenceMap(..., 0.1, 0.2): a fresh audit, 2026-11-29)
+            raise RASPError(f"{node.name}: LinearSequenceMap({names}) has float coefficients {node.linear}, and "
+                            "rasp.evaluate's float64 a*x + b*y is not exactly linear in x and y, so no exact network "
+                            "equals it; give the coefficients as ints or Fractions (e.g. Fraction(1, 10))")
         raise RASPError(f"{node.name}: a {'Map' if len(node.inputs) == 1 else 'SequenceMap'} of numerical SOps "
                         f"({names}) is compiled only when it is a function of one linear combination of them (values "
                         "equal as numbers, e.g. True and 1, must give equal results); make its inputs categorical "

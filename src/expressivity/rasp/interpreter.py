@@ -16,6 +16,8 @@ installs ``evaluate`` as the meaning of ``expr(xs)`` (:func:`~.language.set_defa
 from __future__ import annotations
 
 import abc
+import math
+import sys
 from fractions import Fraction
 from typing import Sequence
 
@@ -35,7 +37,15 @@ def mean(values: Sequence[Value], default: Value) -> Value:
         q = Fraction(sum(values), len(values))
         return int(q) if q.denominator == 1 else q
     if all(isinstance(v, (int, float, Fraction)) for v in values):
-        return sum(float(v) for v in values) / len(values)
+        try:
+            total = sum(float(v) for v in values)
+        except OverflowError:   # an int or Fraction beyond float64 (a traceback: a fresh audit, 2026-11-29)
+            total = math.inf
+        if not math.isfinite(total) and all(not isinstance(v, float) or math.isfinite(v) for v in values):
+            raise RASPError(f"Aggregate's float64 mean of {len(values)} values overflows (beyond "
+                            f"{sys.float_info.max:.3g}); scale the values down, or use exact numbers (ints, "
+                            "Fractions) throughout")
+        return total / len(values)
     raise RASPError(f"Aggregate can only average numbers and bools; it selected {list(values)[:6]}")
 
 

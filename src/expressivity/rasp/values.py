@@ -32,6 +32,7 @@ compiled only as the program's output, within the tolerance :func:`float_mean_to
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
 
 from expressivity.rasp.graph import Graph, Node
@@ -240,7 +241,7 @@ def _means(node: Node, graph: Graph, numbers: list, L: int, budget: int) -> list
         raise RASPError(f"numerical Aggregate {node.name!r} averages floats ({example}) whose float64 means differ "
                         "from the exact means the network holds; such a mean is compiled only as the program's "
                         "output (within a stated tolerance): use exact numbers (ints, Fractions) to feed it on")
-    node.tolerance = float_mean_tolerance(exact, L)
+    node.tolerance = float_mean_tolerance(exact, L, node.name)
     return out + sorted(sums_all)
 
 
@@ -276,9 +277,31 @@ def _float_sums_exact(exact: list, L: int) -> bool:
     return L * max(abs(v) for v in exact) * 2 ** e < 2 ** FLOAT_BITS
 
 
-def float_mean_tolerance(exact: list, L: int) -> float:
+FLOAT_MAX = Fraction(sys.float_info.max)
+SUBNORMAL = 2.0 ** -1074   # float64's smallest positive number: below 2^-1022 rounding is absolute, up to half this
+
+
+def magnitude(q) -> str:
+    """An exact number's size for a message (``1e+308``; ``about 10^400`` beyond float64, never an OverflowError)."""
+    q = abs(Fraction(q))
+    return f"{float(q):.3g}" if q <= FLOAT_MAX else f"about 10^{len(str(int(q))) - 1}"
+
+
+def float_mean_tolerance(exact: list, L: int, name: str = "") -> float:
     """A bound on ``|evaluate's float64 mean - exact mean|`` of at most ``L`` of these numbers: each of the ``n``
     values is rounded to float64 once (relative ``u = 2^-53``), ``n - 1`` additions each add at most ``u`` times
-    the running sum, the division one ``u``: in all below ``2 (L + 1) u max|v|`` while ``L u < 1/2``."""
+    the running sum, the division one ``u``: in all below ``2 (L + 1) u max|v|`` while ``L u < 1/2``. Where the
+    numbers are subnormal, rounding is absolute: each of the ``L + 1`` operations (and the ``L`` conversions)
+    adds up to half of 2^-1074, so ``(L + 1) 2^-1074`` more (a mean of 5e-324 and 0 was 0.0 in evaluate, 2^-1075
+    in the network, and the tolerance had underflowed to 0, read as "equal": a fresh audit, 2026-11-29).
+
+    Refused (RASPError) where a sum of ``L`` of them can leave float64 (``L max|v| (1 + 2 L u)`` above its
+    largest number): evaluate's mean is then ``inf`` or an OverflowError, which no network holds (1e308 averaged
+    over three positions compiled, exit 0, with a tolerance of 8.9e292: the same audit)."""
+    largest = max(abs(Fraction(v)) for v in exact)
+    if L * largest * (1 + Fraction(2 * L, 2 ** FLOAT_BITS)) > FLOAT_MAX:
+        raise RASPError(f"numerical Aggregate {name!r} averages values up to {magnitude(largest)} over up to {L} "
+                        f"positions: evaluate's float64 sum of them can overflow (beyond {sys.float_info.max:.3g}); "
+                        "scale the values down, or use exact numbers (ints, Fractions) throughout")
     u = 2.0 ** -FLOAT_BITS
-    return 2 * (L + 1) * u * float(max(abs(v) for v in exact))
+    return 2 * (L + 1) * u * float(largest) + (L + 1) * SUBNORMAL
