@@ -949,3 +949,44 @@ def test_a_tsv_table_is_written_tab_separated_and_reads_back_the_same(sweep_dir,
     assert json.loads(back[0])["rows"] == json.loads(back[1])["rows"]
     code, _, err = run("results", sweep_dir, "--runs", "--out", tmp_path / "t.tsv")   # its own file: replaced
     assert code == 0, err
+
+
+def test_a_geometric_interval_stops_where_the_metric_does(sweep_dir):
+    """A fresh audit (2026-11-29): --log gave an accuracy (in [0, 1]) a 95% interval up to 94 at two seeds, exit 0;
+    the linear interval was clipped to [0, 1], the geometric one was not."""
+    code, out, err = run("results", sweep_dir, "--metric", "test_metric", "--log", "--where", "seed < 2", "--json")
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    assert rows and all(0 < r["ci_low"] <= r["geomean"] <= r["ci_high"] <= 1.0 for r in rows), rows
+    # the interval it clips: t(1) = 12.7 times the spread of two log10 values, above log10(1) = 0 from the mean
+    code, out, _ = run("results", sweep_dir, "--runs", "--where", "seed < 2", "--json")
+    by_heads = {}
+    for r in json.loads(out)["rows"]:
+        by_heads.setdefault(r["model.heads"], []).append(math.log10(r["test_metric"]))
+    raw = [t_interval(logs)[2] for logs in by_heads.values()]
+    assert any(10 ** high > 1 for high in raw), raw
+
+
+def test_plot_refuses_rows_with_no_x_rather_than_leave_them_out_silently(tmp_path):
+    """A fresh audit (2026-11-29): a sweep over model.d_head = null, 2, 8 was drawn at 2 and 8 only, "left_out": 0,
+    exit 0; a third of it was not on the figure."""
+    table = tmp_path / "t.csv"
+    table.write_text("x,seed,y\n1,0,0.5\n1,1,0.6\n,0,0.7\n,1,0.8\n2,0,0.3\n2,1,0.4\n")
+    code, _, err = run("plot", table, "--x", "x", "--y", "y", "--out", tmp_path / "p.png")
+    assert code == 2 and "--x x is empty (null) in 1 group(s)" in err and "IS NOT NULL" in err, err
+    assert not (tmp_path / "p.png").exists() and len(err.strip().splitlines()) == 1
+    code, out, err = run("plot", table, "--x", "x", "--y", "y", "--out", tmp_path / "p.png", "--where",
+                         "(x) IS NOT NULL", "--json")
+    assert code == 0 and [pt[0] for pt in json.loads(out)["series"][""]] == [1, 2], err
+
+
+def test_inf_and_nan_cells_written_as_empty_are_said(tmp_path):
+    """A fresh audit (2026-11-29): groups keyed nan, inf and -inf came out of --json and CSV as three rows keyed
+    null, with no word; a warning now counts them."""
+    table = tmp_path / "odd.csv"
+    table.write_text("weird,y\nnan,0.25\ninf,0.24\n-inf,0.23\n1,0.2\n")
+    for fmt in (["--json"], ["--format", "csv"], ["--out", tmp_path / "o.parquet"]):
+        code, out, err = run("results", table, "--metric", "y", "--group-by", "weird", *fmt)
+        assert code == 0 and "3 cell(s) hold inf or NaN, written as empty (null)" in err, (fmt, err)
+    code, out, err = run("results", table, "--metric", "y", "--group-by", "weird")
+    assert code == 0 and "written as empty" not in err and "inf" in out

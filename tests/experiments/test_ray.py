@@ -188,3 +188,19 @@ def test_ray_driver_messages_stay_off_stdout(ray_local, capsys):
     captured = capsys.readouterr()
     assert "worker died" not in captured.out and captured.err.count("worker died") == 1
     connect(None, 1, verbose=False)
+
+
+def test_an_interruption_while_ray_starts_stops_what_it_started(monkeypatch):
+    """A fresh audit (2026-11-29): Ctrl-C inside ray.init left Ray's dashboard and runtime-env agents running for a
+    minute and more, since run_ray's shutdown came after connect returned. connect now shuts Ray down first."""
+    import ray
+
+    from expressivity.experiments import ray_backend
+
+    calls = []
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **kw: (_ for _ in ()).throw(KeyboardInterrupt()))
+    monkeypatch.setattr(ray, "shutdown", lambda: calls.append("shutdown"))
+    with pytest.raises(KeyboardInterrupt):
+        ray_backend.connect(None, 1)
+    assert calls == ["shutdown"]

@@ -116,3 +116,21 @@ def test_a_record_of_the_wrong_shape_is_skipped_not_a_traceback(tmp_path, edit):
         assert [r["id"] for r in read_records(tmp_path)] == ["run-a"]
     result = CliRunner().invoke(cli, ["results", str(tmp_path / "records.jsonl"), "--runs", "--json"])
     assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+
+
+@pytest.mark.parametrize("status", [5, "weird", None, ""])
+def test_a_record_whose_status_is_not_one_the_worker_writes_is_skipped_with_a_warning(tmp_path, status):
+    """A fresh audit (2026-11-29): status 5 made results end in "bad query (Conversion Error ...)", blaming the
+    user's query, and status "weird" was averaged as a finished run."""
+    import json
+
+    from expressivity.experiments.store import RECORD_STATUSES, RecordWarning, read_records
+
+    good = {"id": "a", "config": {}, "status": "done"}
+    path = tmp_path / "records.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps({**good, "id": "b", "status": status}) + "\n")
+    with pytest.warns(RecordWarning):
+        kept = read_records(path)
+    from expressivity.experiments.worker import OK_STATUSES
+
+    assert [r["id"] for r in kept] == ["a"] and set(RECORD_STATUSES) == {*OK_STATUSES, "failed"}

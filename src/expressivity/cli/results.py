@@ -98,9 +98,18 @@ def _formats(fmt: str, out: Path | None, as_json: bool) -> tuple[str, bool]:
 def _write(head, rows, fmt: str, out: Path | None, meta: dict, summary: bool = False) -> None:
     """The table in ``fmt`` to ``out`` (else stdout); with ``summary`` (``--json --out``) stdout gets one
     JSON object naming the file, its format and row count, and the run record."""
+    import math
+
     from expressivity.experiments.query import delimiter_for, to_csv, to_records, write_parquet
     from expressivity.records import OutputFile, run_record, staged_file
 
+    if fmt != "table":
+        # said, not silent: groups keyed inf, -inf and NaN came out as three rows keyed null (a fresh audit,
+        # 2026-11-29); a text "inf" would turn the column into text for every reader, DuckDB's included
+        odd = sum(isinstance(v, float) and not math.isfinite(v) for r in rows for v in r)
+        if odd:
+            warnings.warn(f"{odd} cell(s) hold inf or NaN, written as empty (null): {fmt} has no number for them; "
+                          "the text table (no --format) shows them")
     if fmt == "parquet":  # with --out: _check_out ran first
         with staged_file(out, _output_kind(fmt, meta["command"], head)) as temp:
             write_parquet(head, rows, temp, OutputFile.software(meta["command"]))

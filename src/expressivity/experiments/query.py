@@ -566,11 +566,11 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
     0.25, its minimum 0.25: an audit). The interval of a loss of a sweep's records (a non-negative quantity) stops
     at 0: the t interval reached below it (test_loss -0.0077 at two seeds: an audit, 2026-11-28), and cutting off
     values the mean cannot take keeps its coverage; so does a task metric's (accuracy in [0, 1], R^2 at most 1,
-    where every record's task has the same metric: :data:`TASK_METRICS`). The test split is one fixed sample shared by the seeds, so the
+    where every record's task has the same metric: :data:`TASK_METRICS`), with ``log`` as well. The test split is one fixed sample shared by the seeds, so the
     interval is over seeds on that split (its own sampling error is not in it).
     """
     groups = default_group_by(src, length) if group_by is None else group_by
-    bounded = None if log else _metric_bounds(metric, src)
+    bounded = _metric_bounds(metric, src)
     exprs = [path_sql(g) if src.from_records and g in src.settings else expr(g, src, "--group-by") for g in groups]
     m = expr(metric, src, "--metric")
     finite = f"isfinite(({m})::DOUBLE)"  # inf and NaN (e.g. a metric expression 1/0) count as missing
@@ -634,12 +634,14 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
                 f"{metric} has values outside the range its records' task gives it ({_range_text(bounded)}): min "
                 f"{lo:.6g}, max {hi:.6g} ({where_}); the records were edited or are not the trainer's: check "
                 "records.jsonl, or leave those rows out with --where")
-        if bounded is not None and ci[0] is not None:
-            low, high = bounded
-            ci = (ci[0] if low is None else max(ci[0], low), ci[1] if high is None else min(ci[1], high))
         if log:
             mean = _pow10(mean)
             ci = tuple(_pow10(c) for c in ci)
+        if bounded is not None and ci[0] is not None:
+            # with --log too, after the power of ten: an accuracy's geometric interval reached 94 at two seeds
+            # (a fresh audit, 2026-11-29); the geometric mean of values in [lo, hi] lies there as well
+            low, high = bounded
+            ci = (ci[0] if low is None else max(ci[0], low), ci[1] if high is None else min(ci[1], high))
         # a sum of values near the float64 limit overflows: such a statistic is reported as missing (None)
         mean, sd, *ci = (v if v is None or math.isfinite(v) else None for v in (mean, sd, *ci))
         out.append([*g, n, mean, *ci, sd, lo, hi, failed, missing, incomplete, vals])
@@ -867,10 +869,16 @@ def band_series(src: Source, x: str, y: str, by: list[str] | None, where: str | 
     k = len(by)
     series: dict = {}
     left_out = sum(r[head.index("missing")] or 0 for r in rows)
+    # a group with no x has no place on the axis: it was left out without a word, "left_out": 0 (a third of a
+    # sweep over model.d_head = null, 2, 8: a fresh audit, 2026-11-29)
+    empty = sum(r[k] is None for r in rows)
+    if empty:
+        raise ExpressivityError(f"--x {x} is empty (null) in {empty} group(s) of rows, which have no place on the x "
+                                f"axis; leave "
+                                f"them out with --where \"({x}) IS NOT NULL\", or plot against a column every row "
+                                "has")
     for r in rows:
         label = ", ".join(f"{b}={v}" for b, v in zip(by, r[:k]))
-        if r[k] is None:
-            continue
         series.setdefault(label, []).append((r[k], r[k + 2], r[k + 3], r[k + 4]))
     if logx:   # a log axis drops x <= 0 without a word: `plot --logx` hid a point at x = 0 (an audit, 2026-11-28)
         bad = [pt[0] for pts in series.values() for pt in pts   # DuckDB gives x * 1.5 as a Decimal: a number too

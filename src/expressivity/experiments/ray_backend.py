@@ -126,6 +126,15 @@ def connect(address: str | None, workers: int | None, verbose: bool = False):
                                     "RAY_AUTH_MODE=token and put the cluster's token in ~/.ray/auth_token "
                                     "(or RAY_AUTH_TOKEN)") from None
         raise
+    except BaseException:
+        # interrupted inside ray.init (Ctrl-C while a private Ray starts): its dashboard and runtime-env agents
+        # outlived the command by a minute and more, since run_ray's shutdown was not reached yet (a fresh audit,
+        # 2026-11-29); stop what was started here, then let the interruption through
+        try:
+            ray.shutdown()   # a no-op where nothing started; a cluster's client is only disconnected
+        except Exception:   # a half-made Ray may not stop cleanly; the interruption is what to report
+            pass
+        raise
     return ray, True
 
 

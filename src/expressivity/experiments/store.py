@@ -44,13 +44,21 @@ def records_path(path) -> Path:
 _HASH_ID = re.compile(r"[0-9a-f]{16}")
 
 
+RECORD_STATUSES = ("done", "target-reached", "failed")   # = worker.OK_STATUSES + ("failed",), torch-free here
+
+
 def _well_formed(record: dict) -> bool:
-    """Whether a record has the shape every reader assumes: a ``config`` dict whose ``task`` (if any) is a dict
-    with dict ``args``, and ``lengths`` (if any) a dict from integer lengths to dicts of numbers. An edited
+    """Whether a record has the shape every reader assumes: a ``status`` of :data:`RECORD_STATUSES`, a ``config``
+    dict whose ``task`` (if any) is a dict with dict ``args``, and ``lengths`` (if any) a dict from integer
+    lengths to dicts of numbers. An edited
     record with ``"lengths": [1]`` or ``"task": "reverse"`` kept its id's hash and made ``results`` end in a
     traceback (an audit, 2026-11-29); it is skipped as a line that is not a run record."""
     config = record.get("config")
     if not isinstance(config, dict):
+        return False
+    # what worker.record writes (OK_STATUSES, else "failed"): a status of 5 ended in "bad query (Conversion
+    # Error ...)", blaming the user's query, and "weird" was averaged as a finished run (a fresh audit, 2026-11-29)
+    if record.get("status") not in RECORD_STATUSES:
         return False
     task = config.get("task", {})
     if not isinstance(task, dict) or not isinstance(task.get("args", {}), dict):
