@@ -39,8 +39,9 @@ def test_sweep_run_json_then_show(tmp_path):
     code, out, _ = run("sweep", "show", spec, "--json")
     shown = json.loads(out)
     assert code == 0 and shown["runs"] == 4 and shown["varying"] == {"train.lr": [1e-3, 1e-2]} and shown["packs"] == 1
+    assert shown["pack_sizes"] == {"4": 1} and shown["planning_seconds"] >= 0
     code, out, _ = run("sweep", "show", spec)
-    assert code == 0 and "4 runs in 1 pack " in out and "select train.lr: min val_loss" in out
+    assert code == 0 and "4 runs in 1 pack (1 pack of 4)" in out and "select train.lr: min val_loss" in out
 
 
 def test_prints_in_a_python_sweep_file_stay_out_of_the_json(tmp_path):
