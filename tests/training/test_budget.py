@@ -93,7 +93,7 @@ def test_a_run_over_its_budget_is_refused_before_anything_is_built(monkeypatch):
     with pytest.raises(BudgetError, match="2 members"):
         run_ensemble([config, config.with_changes(seed=1)], memory_budget=2**20)
     long = RunConfig.for_task("reverse", {"length": 4}, steps=2, eval_lengths=(100_000,))
-    with pytest.raises(BudgetError, match=r"use shorter evaluation lengths \(--eval-lengths, up to 100,000 now"):
+    with pytest.raises(BudgetError, match=r"use shorter evaluation lengths \(--eval-lengths: the longest, 100,000, .*--eval-lengths [0-9,]+ fits"):
         run(long, memory_budget="4GiB")   # the training length (4) was named as the thing to shorten
 
 
@@ -223,3 +223,25 @@ def test_what_a_task_allocates_while_drawing_is_in_the_estimate():
     task = config.task.build()
     plain = data_bytes(task, 6000, config.train.eval_size) + data_bytes(task, 6000, config.train.batch_size)
     assert estimate_run(config, task).data == plain + 32 * 6000**2 + 8 * (6000**2 + 5000**2 + 4000**2)
+
+
+def test_an_evaluation_length_refused_for_memory_names_the_longest_that_fits():
+    """A fresh audit (2026-11-29): the refusal of --eval-lengths 356394 said "up to 356,394 now", the refused
+    length read as a limit; it names a long evaluation length that fits the budget."""
+    from dataclasses import replace
+
+    from expressivity.errors import BudgetError
+    from expressivity.training import RunConfig
+    from expressivity.training.budget import Budget, check_run_budget, estimate_run
+
+    config = RunConfig.for_task("reverse", {"length": 4}, steps=2, eval_lengths=(100_000,))
+    task = config.build_task()
+    budget = Budget(4 * 2**30, "a test")
+    assert estimate_run(config, task, 1).chunks[100_000] == 1   # one sequence at a time: memory grows with length
+    with pytest.raises(BudgetError) as info:
+        check_run_budget(config, task, 1, budget)
+    fits = int(re.search(r"--eval-lengths ([0-9,]+) fits", str(info.value)).group(1).replace(",", ""))
+    assert "the longest, 100,000," in str(info.value) and 4 < fits < 100_000
+    check_run_budget(replace(config, eval_lengths=(fits,)), task, 1, budget)   # it fits
+    with pytest.raises(BudgetError):   # twice that does not (the estimate is not monotone length by length)
+        check_run_budget(replace(config, eval_lengths=(2 * fits,)), task, 1, budget)

@@ -44,6 +44,7 @@ from pathlib import Path
 
 from expressivity.errors import BudgetError, ExpressivityError
 from expressivity.nn.model import ModelConfig, activation_footprint, parameter_count
+from expressivity.verify.size import counted
 
 FLOAT = 4                    # bytes of a float32
 EVAL_FLOOR = 2**30           # bytes per member a held-out pass may hold before it is split into chunks
@@ -160,19 +161,47 @@ def check_run_budget(config, task, models: int, budget: Budget, device: str = "c
         digits = next((d for d in range(3, 18) if float(f"{need:.{d}g}") > float(f"{have:.{d}g}")), 17)
         raise BudgetError(
             f"this run needs {estimate.describe(digits)} ({parameter_count(cfg):,} parameters, {task.seq_len} tokens, "
-            f"batch {config.train.batch_size}, {cfg.layers} layers, {cfg.heads} heads, d_model {cfg.d_model}), above "
-            f"the budget of {budget.line(digits)}; {_fix(estimate, config, task)}")
+            f"batch {config.train.batch_size}, {counted(cfg.layers, 'layer')}, {counted(cfg.heads, 'head')}, d_model "
+            f"{cfg.d_model}), above "
+            f"the budget of {budget.line(digits)}; {_fix(estimate, config, task, models, budget, device)}")
     return estimate
 
 
-def _fix(estimate: MemoryEstimate, config, task) -> str:
-    """The fix a refusal names: the evaluation lengths first where their held-out pass is most of it."""
+def _fix(estimate: MemoryEstimate, config, task, models: int, budget: Budget, device: str) -> str:
+    """The fix a refusal names: the evaluation lengths first where their held-out pass is most of it, with a
+    length that fits (it named the refused length, 356,394, as "up to": a fresh audit, 2026-11-29)."""
     longest = max(config.eval_lengths, default=0)
     if longest > task.length and estimate.evaluation >= max(estimate.training, estimate.parameters):
-        return (f"use shorter evaluation lengths (--eval-lengths, up to {longest:,} now: their held-out pass is "
-                f"{estimate.evaluation / GiB:.3g} GiB of it), or --memory-budget SIZE where more memory is free")
+        fits = _longest_evaluation(config, task, models, budget, device)
+        return (f"use shorter evaluation lengths (--eval-lengths: the longest, {longest:,}, makes the held-out pass "
+                f"{estimate.evaluation / GiB:.3g} GiB; "
+                + (f"--eval-lengths {fits:,} fits" if fits else "none longer than the training length fits")
+                + "), or --memory-budget SIZE where more memory is free")
     return ("use a shorter length, a smaller batch, model or pack, fewer workers, or --memory-budget SIZE where "
             "more memory is free")
+
+
+def _longest_evaluation(config, task, models: int, budget: Budget, device: str) -> int | None:
+    """A long single evaluation length (above the training length, below the longest asked) whose run fits
+    ``budget``, found by bisection: memory grows with the length, though not strictly (the held-out chunks
+    change size), so a few lengths below it may not fit, and one above may; the length named is checked to fit.
+    ``None`` where none does."""
+    from dataclasses import replace
+
+    def fits(length: int) -> bool:
+        try:
+            return estimate_run(replace(config, eval_lengths=(length,)), task, models, device).peak <= budget.bytes
+        except Exception:   # a length the task refuses is no answer
+            return False
+
+    lo, hi = task.length, max(config.eval_lengths)
+    if not fits(lo + 1):
+        return None
+    lo += 1
+    while hi - lo > 1:   # fits(lo), not fits(hi)
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
 
 
 # ---- the budget ------------------------------------------------------------------------------------
