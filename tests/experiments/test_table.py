@@ -130,3 +130,20 @@ def test_dropping_a_setting_copies_only_its_path_and_leaves_the_input_whole():
     assert config == {"seed": 1, "train": {"lr": 0.1, "steps": 5}, "model": {"heads": 2}}   # unchanged
     assert drop_path(config, "seed") == {"train": {"lr": 0.1, "steps": 5}, "model": {"heads": 2}}
     assert drop_path(config, "train.nothing") == config and drop_path(config, "seed.x") == config
+
+
+def test_a_finished_candidate_with_no_validation_value_fails_its_group():
+    """A fresh audit (2026-11-29): a candidate recorded "done" whose validation loss was NaN (an evaluation that
+    overflowed, an edited record) was passed over, and its group reported the other learning rate's run with
+    failed = 0 and no word; its validation number is unknown, as a crashed candidate's is."""
+    from expressivity.experiments.table import select_groups
+
+    for bad in ("nan", None, float("inf")):
+        unknown = record(0, 1e-2, 0.2, 0.3)
+        unknown["lengths"]["4"]["val_loss"] = bad
+        recs = [record(0, 1e-3, 0.5, 0.1), unknown, record(1, 1e-3, 0.1, 0.7), record(1, 1e-2, 0.4, 0.9)]
+        (first, second) = select_groups(recs, RULE)
+        assert (first.crashed, second.crashed) == (1, 0)
+        rows = {r["seed"]: r for r in rows_of(recs, RULE)}
+        assert rows[0]["status"] == "failed" and "no validation value" in rows[0]["reason"]
+        assert rows[0]["test_metric"] is None and rows[1]["status"] == "done" and rows[1]["test_metric"] == 0.7

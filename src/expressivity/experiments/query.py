@@ -173,7 +173,8 @@ def open_source(source, select: bool | dict = True) -> Source:
         broken = [g for g in groups if g.crashed and g.candidates > 1]
         if broken:
             warnings.warn(f"{len(broken)} configuration-seed group(s) in {path} have a candidate that crashed (an error "
-                          "or a worker that died, not a NaN): no selection there, counted as failed; the command "
+                          "or a worker that died, not a NaN) or finished with no validation value: no selection "
+                          "there, counted as failed; the command "
                           f"that wrote {path} with --retry-failed trains them again", IncompleteSweepWarning,
                           stacklevel=2)
         settings = [p for p in varying_settings(configs if configs is not None else [r["config"] for r in records])

@@ -93,8 +93,9 @@ class Group:
     sweep, ``candidates_recorded`` those recorded, ``candidates_ok`` the recorded ones that
     finished. ``run_id``: the id of the group's only run (``None`` for a group of several).
     ``crashed``: recorded candidates that failed without a result (a worker that died, an error;
-    not a loss that diverged, which fairly loses the selection): their validation numbers are
-    unknown, so the kept run is the best of part of the grid only."""
+    not a loss that diverged, which fairly loses the selection), or finished with no finite validation
+    value at the training length: their validation numbers are unknown, so the kept run is the best of
+    part of the grid only."""
 
     record: dict | None
     config: dict
@@ -151,8 +152,11 @@ def select_groups(records: list[dict], select: dict, configs: list[dict] | None 
         edge = _edge_distance(recorded, select)
         ok = [(sign * v, -edge[k], k, r) for k, r in enumerate(recorded) if (v := criterion(r, column)) is not None]
         kept = min(ok, key=lambda t: t[:3])[3] if ok else recorded[0]
-        out.append(Group(kept, kept["config"], len(group), len(group), len(ok), only,
-                         sum(1 for r in recorded if crashed(r))))
+        # a finished candidate with no finite validation value at its training length (an evaluation that
+        # overflowed, an edited record) is as unknown as a crashed one: it was passed over, and the group reported
+        # the other learning rate's run with failed = 0 and no word (a fresh audit, 2026-11-29)
+        unknown = sum(1 for r in recorded if crashed(r) or (r.get("status") != "failed" and criterion(r, column) is None))
+        out.append(Group(kept, kept["config"], len(group), len(group), len(ok), only, unknown))
     return out
 
 
@@ -220,9 +224,10 @@ def group_rows(groups: list[Group]) -> list[dict]:
             # a crashed candidate's validation loss is unknown, so the best of the rest is not the rule's choice: the
             # group counts as failed, as the claims count it (results reported the rest's best with failed = 0: a
             # fresh audit, 2026-11-29)
-            base["status"], base["reason"] = "failed", (f"{g.crashed} of {g.candidates} candidates crashed, so no "
-                                                        "selection (the best of the rest is not the rule's choice); "
-                                                        "train them again with --retry-failed")
+            base["status"], base["reason"] = "failed", (f"{g.crashed} of {g.candidates} candidates crashed or have no "
+                                                        "validation value, so no selection (the best of the rest is "
+                                                        "not the rule's choice); train crashed ones again with --retry-failed, and check the "
+                                                        "records of the others")
         lengths = r.get("lengths") or {} if base["status"] != "failed" else {}
         if not lengths:
             rows.append({**base, "length": base["train_length"], **{m: None for m in METRICS}})

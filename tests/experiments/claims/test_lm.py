@@ -267,3 +267,33 @@ def test_only_the_full_scale_is_sized_for_the_regime():
         quick, full = scales["quick"][0], scales["full"][0]
         assert quick.length < lm.REGIME_CONTEXT <= full.length
         assert quick.tokens < epoch <= full.tokens
+
+
+def test_every_cell_a_yun_verdict_can_rest_on_enters_the_regime_check():
+    """A fresh audit (2026-11-29): the refuting route "all attention below both k = 1 and k = 2" read the hybrid
+    not chosen (k = 1 here) without recording its comparison, so the regime check gave that cell no tolerance and
+    counted it settled whatever it moved."""
+    from dataclasses import replace
+
+    k = {j: replace(_arm(2.0 - 0.1 * j), key=(f"k={j}", 3)) for j in range(4)}
+    seen = []
+    lm.yun_verdict(k, replace(_arm(2.3), key=("bilinear", 3)), seen)
+    assert {cell for a, b, _ in seen for cell in (a, b)} == {(f"k={j}", 3) for j in range(4)} | {("bilinear", 3)}
+
+
+def test_a_copy_comparison_with_no_copy_bytes_in_some_seeds_leaves_them_out(monkeypatch, tmp_path):
+    """A fresh audit (2026-11-29): held-out windows with no copy byte give a copy loss of NaN, and the paired
+    interval of NaN values ended wang_e_dp in a traceback; such seeds are left out (too few: undecided)."""
+    from dataclasses import replace
+
+    copies = {0: math.nan, 1: math.nan, 2: 1.5, 3: 1.6, 4: 1.7}
+    monkeypatch.setattr(lm, "copy_loss", lambda folder, eval_size, record: {
+        "all": 2.0, "copies": copies[record["config"]["seed"]] + record["shift"], "copy_share": 0.1})
+    arm = lambda shift: replace(_arm(2.0), records=[{"id": f"r{s}", "config": {"seed": s}, "shift": shift}  # noqa: E731
+                                                   for s in copies])
+    out = lm.copy_comparison(tmp_path, arm(0.0), arm(0.1 + 0.01), 32, 1)
+    assert out["paired_difference"][0] == pytest.approx(-0.11)   # DP minus DP-free over the three seeds with copies
+    assert math.isfinite(out["with_dp_copy_bits"]) and out["with_dp_copy_bits"] == pytest.approx(1.6)
+    copies.update({2: math.nan, 3: math.nan})   # one seed with copy bytes: no interval
+    out = lm.copy_comparison(tmp_path, arm(0.0), arm(0.1), 32, 1)
+    assert out["verdict_on_copy_bytes"] == "undecided" and out["with_dp_copy_bits"] == pytest.approx(1.7)

@@ -133,3 +133,15 @@ def test_a_pass_fail_claim_counts_its_diverged_seeds_as_seeds(tmp_path):
     left_out = cell_regime(folder, "quick", _arm, {"a": 0.1}, _loss, "bits per byte", min_seeds=4)
     assert counted.seeds == 4 and counted.ok
     assert left_out.seeds == 2 and not left_out.ok
+
+
+def test_a_cell_no_comparison_reads_is_not_counted_as_a_settled_compared_cell(tmp_path):
+    """A fresh audit (2026-11-29): a named cell without a tolerance was judged against infinity, so it counted as
+    settled whatever it moved ("0 of 5 moved more" with wang-e-depth's middle models in the 5)."""
+    flat = lambda s: 1.0  # noqa: E731
+    folder = _sweep(tmp_path / "sweep", {"a": flat, "b": flat, "middle": lambda s: 2.0 - s / 100})
+    regime = cell_regime(folder, "quick", _arm, {"a": 0.05, "b": 0.05}, _loss, "bits per byte")
+    (settled,) = [name for name in regime.checks if "settled" in name]
+    assert regime.ok and "0 of 2 moved more" in settled, regime.checks
+    regime = cell_regime(folder, "quick", _arm, {"a": 0.05, "middle": 0.05}, _loss, "bits per byte")
+    assert not regime.ok and "middle: moved" in " ".join(regime.failed())

@@ -463,7 +463,8 @@ def yun_verdict(k: dict[int, Summary], bilinear: Summary, seen: list | None = No
     if L >= 3:
         parts["more_hurts"] = combine({str(j): chosen(paired_loss(k[best], k[j], f"k={best} minus k={j}", seen)[1])
                                        for j in range(3, L + 1)})
-    reverse = [paired_loss(k[0], k[j], f"all attention minus k={j}")[1] for j in (1, 2) if j <= L]
+    # a route the verdict can rest on, so its cells enter the regime check too (k = 1 had no tolerance there)
+    reverse = [paired_loss(k[0], k[j], f"all attention minus k={j}", seen)[1] for j in (1, 2) if j <= L]
     # the reverse is both comparisons at once (an intersection: its p is the larger); one more test of the family
     reversed_claim = Verdict("refuted", "holds", max(v.p for v in reverse)) if all(
         v.word == "reproduced" for v in reverse) else Verdict("undecided", "underpowered: does not hold")
@@ -738,10 +739,12 @@ def copy_comparison(folder, dp: Summary, free: Summary, eval_size: int, L: int) 
     """The loss on copy bytes of the two arms, per seed, and their paired difference (DP minus DP-free)."""
     per = {m: {r["config"]["seed"]: copy_loss(folder / "runs" / r["id"], eval_size, r) for r in x.records}
            for m, x in (("attention", dp), ("dpfree", free))}
-    diff, word = paired({k: v["copies"] for k, v in per["attention"].items()},
-                        {k: v["copies"] for k, v in per["dpfree"].items()}, f"L={L}: copy bytes, DP minus DP-free",
-                        REGIME_SEEDS)
-    mean = lambda arm, key: statistics.fmean(v[key] for v in per[arm].values()) if per[arm] else math.nan  # noqa: E731
+    # a seed whose held-out windows hold no copy byte has no copy loss (NaN): left out of the pairs, so too few
+    # seeds say "undecided" (an interval of NaN values ended in a traceback: a fresh audit, 2026-11-29)
+    diff, word = paired(*({k: v["copies"] for k, v in per[arm].items() if math.isfinite(v["copies"])}
+                          for arm in ("attention", "dpfree")), f"L={L}: copy bytes, DP minus DP-free", REGIME_SEEDS)
+    known = lambda arm, key: [v[key] for v in per[arm].values() if math.isfinite(v[key])]   # noqa: E731
+    mean = lambda arm, key: statistics.fmean(known(arm, key)) if known(arm, key) else math.nan  # noqa: E731
     return {"with_dp_copy_bits": mean("attention", "copies"), "dpfree_copy_bits": mean("dpfree", "copies"),
             "paired_difference": list(diff[:3]), "verdict_on_copy_bytes": word.word,
             "copy_share": mean("attention", "copy_share")}

@@ -41,7 +41,8 @@ def cell_regime(folder, scale: str, label: Callable[[dict], object], tolerance: 
                 min_seeds: int = 2, reference=None, extra_checks: dict | None = None,
                 epoch_bytes: int | None = None, notes: str = "", name: Callable[[object], str] | None = None,
                 diverged_counts: bool = False) -> Regime:
-    """The regime of the cells ``label(config)`` names (``None``: not a cell the verdict rests on).
+    """The regime of the cells ``label(config)`` names (``None``: not a cell the verdict rests on) that enter a
+    comparison (have a ``tolerance``; a named cell without one is not a compared cell).
 
     ``tolerance[cell]``: the half-width of the comparison the cell enters, in the units of
     ``measure(validation loss, validation metric)`` (``units`` names them). Checks, each named with
@@ -59,7 +60,10 @@ def cell_regime(folder, scale: str, label: Callable[[dict], object], tolerance: 
     shape: dict = {}
     for record, state in selected_runs(folder):
         cell = label(record["config"])
-        if cell is None:
+        # a cell no comparison reads has no tolerance: it was counted as settled (tolerance inf), a check that
+        # could not fail, padding "0 of 5 moved more" (wang-e-depth's middle models; yun-hybrids' unchosen hybrid
+        # where the refuting route read it: a fresh audit, 2026-11-29). Compared cells are the ones with one.
+        if cell is None or cell not in tolerance:
             continue
         seeds.setdefault(cell, 0)
         changes.setdefault(cell, [])
@@ -84,10 +88,10 @@ def cell_regime(folder, scale: str, label: Callable[[dict], object], tolerance: 
         mean, low, high = moved[cell]
         return max(abs(low), abs(high))
 
-    over = sorted(((reach(cell) / tolerance.get(cell, math.inf) if tolerance.get(cell, math.inf) > 0 else math.inf, cell)
-                   for cell in moved if not reach(cell) < tolerance.get(cell, math.inf)),
+    over = sorted(((reach(cell) / tolerance[cell] if tolerance[cell] > 0 else math.inf, cell)
+                   for cell in moved if not reach(cell) < tolerance[cell]),
                   key=lambda t: -t[0])
-    shown = "; ".join(f"{name(c)}: moved {_shown(moved[c])} {units}, tolerance {tolerance.get(c, math.inf):.3g}"
+    shown = "; ".join(f"{name(c)}: moved {_shown(moved[c])} {units}, tolerance {tolerance[c]:.3g}"
                       for _, c in over[:3]) + (f"; and {len(over) - 3} more" if len(over) > 3 else "")
     fewest = min(seeds.items(), key=lambda kv: kv[1], default=(None, 0))
     steps, tokens = shape.get(reference) if reference in shape else max(shape.values(), default=(0, 0))
