@@ -335,30 +335,28 @@ def constant_key_columns(net: Network, k: int, head: Head) -> list[int]:
             or any(layer.kind not in ("attention", "feedforward", "mixing") for layer in layers)):
         return []
     rows = [net.input_labels.index(dim) for dim in fields[0].dims]
-    embedding = to_exact(np.eye(net.d, dtype=np.int64) if net.embedding is None else net.embedding)
-    positional = None if net.positional_encoding is None else to_exact(net.positional_encoding)
-    W_K = to_exact(head.W_K)
+    embedding = np.eye(net.d, dtype=np.int64) if net.embedding is None else np.asarray(net.embedding)
     out = []
     for c in range(head.size):
-        reads = np.flatnonzero(W_K[:, c] != 0)
-        if not len(reads):
+        reads = np.flatnonzero(np.asarray(head.W_K)[:, c] != 0)
+        if not len(reads) or any(_writes(layer, reads) for layer in net.layers[:k]):
             continue
-        w = W_K[reads, c]
-        sides = {sum(embedding[r, reads] * w) for r in rows} | ({0} if fields[0].optional else set())
-        if positional is not None:
-            sides = {a + b for a in sides for b in {sum(row[reads] * w) for row in positional}}
-        if len(sides) != 1 or any(_writes(layer, reads) for layer in net.layers[:k]):
-            continue
-        out.append(c)
+        w = to_exact(np.asarray(head.W_K)[reads, c])   # exactly: only the columns the key reads are converted
+        sides = {sum(row * w) for row in to_exact(embedding[rows][:, reads])} | ({0} if fields[0].optional else set())
+        if net.positional_encoding is not None:
+            sides = {a + b for a in sides
+                     for b in {sum(row * w) for row in to_exact(np.asarray(net.positional_encoding)[:, reads])}}
+        if len(sides) == 1:
+            out.append(c)
     return out
 
 
 def _writes(layer, dims) -> bool:
     """Whether ``layer`` can change the residual stream's dimensions ``dims``."""
     if layer.kind == "feedforward":
-        return bool(np.any(np.asarray(layer.W_2, dtype=object)[:, dims] != 0)
-                    or layer.b_2 is not None and np.any(np.asarray(layer.b_2, dtype=object)[dims] != 0))
-    return any(np.any(np.asarray(h.W_O, dtype=object)[:, dims] != 0) for h in layer.heads)
+        return bool(np.any(np.asarray(layer.W_2)[:, dims] != 0)
+                    or layer.b_2 is not None and np.any(np.asarray(layer.b_2)[dims] != 0))
+    return any(np.any(np.asarray(h.W_O)[:, dims] != 0) for h in layer.heads)
 
 
 def off_argmax_bound(n: int, hardmax_lambda: float, gap: float) -> float:
