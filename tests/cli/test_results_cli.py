@@ -990,3 +990,35 @@ def test_inf_and_nan_cells_written_as_empty_are_said(tmp_path):
         assert code == 0 and "3 cell(s) hold inf or NaN, written as empty (null)" in err, (fmt, err)
     code, out, err = run("results", table, "--metric", "y", "--group-by", "weird")
     assert code == 0 and "written as empty" not in err and "inf" in out
+
+
+@pytest.mark.parametrize("rows, needle", [("1,1e308\n2,1e308\n", "--y y reaches 1e+308"),
+                                          ("1e308,1\n1.7e308,2\n", "--x x reaches 1.7e+308")])
+@pytest.mark.parametrize("log", [[], ["--logx"], ["--logy"]])
+def test_plot_refuses_values_no_axis_can_span_in_one_line(tmp_path, rows, needle, log):
+    """A fuzz pass (2026-11-29): values near float64's largest number ended in matplotlib's "arange: cannot compute
+    length" (or an OverflowError on a log x axis), a traceback with exit 1."""
+    table = tmp_path / "t.csv"
+    table.write_text("x,y\n" + rows)
+    code, _, err = run("plot", table, "--x", "x", "--y", "y", "--out", tmp_path / "p.png", *log)
+    assert code == 2 and needle in err and "/ 1e300" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "p.png").exists()
+
+
+def test_statistics_beyond_float64_are_said_and_no_half_interval_is_shown(tmp_path):
+    """A fuzz pass (2026-11-29): values near float64's largest gave a mean of null with no word, and with --log a
+    geometric mean of 1.14e308 was dropped (the threshold was 308, not log10 of the largest, 308.25) while ci_low
+    stood alone."""
+    table = tmp_path / "big.csv"
+    table.write_text("x,y\n1,1e308\n2,1e308\n3,1.5e308\n")
+    code, out, err = run("results", table, "--metric", "y", "--json")
+    (row,) = json.loads(out)["rows"]
+    assert code == 0 and row["mean"] is None and row["ci_low"] is None and row["ci_high"] is None
+    assert "1 group(s) have a statistic of y beyond float64" in err and "/ 1e300" in err, err
+    code, out, err = run("results", table, "--metric", "y", "--log", "--json")
+    (row,) = json.loads(out)["rows"]
+    assert code == 0 and row["geomean"] == pytest.approx(10 ** ((308 * 2 + math.log10(1.5e308)) / 3))   # 1.14e308
+    assert "beyond float64" in err   # its interval's upper end is past the largest float
+    code, out, err = run("results", table, "--metric", "y / 1e300", "--json")
+    assert code == 0 and "beyond float64" not in err and json.loads(out)["rows"][0]["mean"] == pytest.approx(1.1667e8,
+                                                                                                             rel=1e-4)

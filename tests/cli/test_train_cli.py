@@ -407,3 +407,14 @@ def test_an_ensemble_stopped_before_its_first_checkpoint_resumes_afresh(tmp_path
     code, _, err = run("train", "--resume", out)
     assert code == 0, err
     assert {s: (out / f"seed_{s}" / "metrics.jsonl").read_text() for s in (0, 1)} == whole   # trained afresh, the same
+
+
+@pytest.mark.parametrize("option", [["--length"], ["--task-arg", "vocab="], ["--layers"], ["--d-model"]])
+def test_an_integer_beyond_float64_is_refused_in_one_line(option):
+    """A fuzz pass (2026-11-29): 10**309 ended in an OverflowError traceback (exit 1) while the size guard formatted
+    its own message with :.3g."""
+    huge = str(10 ** 309)
+    args = [*option[:-1], option[-1] + huge] if option[-1].endswith("=") else [*option, huge]
+    code, _, err = run("train", "--task", "reverse", *args)
+    assert code == 2 and "about 10^309 is beyond any memory budget" in err and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1

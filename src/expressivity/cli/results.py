@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from pathlib import Path
 
@@ -209,7 +210,7 @@ def _warn_empty(head: list[str], rows: list[list], metric: str, where: str | Non
 @SOURCE
 @WHERE
 @click.option("--group-by", "group_by", help="comma-separated columns (default: the settings that vary, less seed and "
-                                             "selected ones)")
+                                             "selected ones; '' pools every row into one group)")
 @click.option("--metric", default="test_metric", show_default=True, help="column or SQL expression to aggregate")
 @click.option("--log", "log", is_flag=True, help="geometric mean, interval on log10 (errors spanning decades); "
                                                   "not with --runs")
@@ -324,6 +325,23 @@ def fit(source, x, y, by, seed_col, ci, breakpoint_, where, length, fmt, out, as
             console.print(f"note: {p}", markup=False, soft_wrap=True)
 
 
+def _refuse_unplottable(series: dict, x: str, y: str) -> None:
+    """Refuse values an axis cannot span: near float64's largest number matplotlib's margin and tick arithmetic
+    overflows (1e308 plotted ended in "ValueError: arange: cannot compute length", or on a log x axis an
+    OverflowError, tracebacks: a fuzz pass, 2026-11-29)."""
+    for option, name, values, what in (("--x", x, [pt[0] for pts in series.values() for pt in pts], ""),
+                                       ("--y", y, [v for pts in series.values() for pt in pts for v in pt[1:]],
+                                        " (its 95% interval included)")):
+        big = max((abs(float(v)) for v in values   # numbers only: an axis of dates or names has no such limit
+                   if isinstance(v, numbers.Number) and not isinstance(v, (bool, complex))), default=0.0)
+        if big > PLOT_LIMIT:
+            raise ExpressivityError(f"{option} {name} reaches {big:.3g}{what}, beyond the {PLOT_LIMIT:g} an axis can "
+                                    f"span; scale it, e.g. {option} '({name}) / 1e300'")
+
+
+PLOT_LIMIT = 1e300   # near float64's 1.8e308 the axis' margins and ticks overflow
+
+
 @click.command("plot")
 @SOURCE
 @click.option("--x", "x", required=True, help="column or expression on the x axis")
@@ -354,6 +372,7 @@ def plot(source, x, y, by, logx, logy, where, length, out, as_json):
             # a --y with no finite value anywhere (test_metric/0) drew empty axes, exit 0 (a fuzz, 2026-11-29)
             raise ExpressivityError(f"nothing to plot (no rows with a finite value of {y}; check --y, --where and "
                                     "--length)")
+        _refuse_unplottable(series, x, y)
         if len(series) > MAX_PLOT_LINES:   # 60 lines drew a legend over the data, ten colours six lines each
             raise ExpressivityError(f"--by gives {len(series)} lines, above the {MAX_PLOT_LINES} a figure can tell "
                                     "apart; group by fewer settings, or keep some groups with --where")

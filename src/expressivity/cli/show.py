@@ -29,8 +29,7 @@ def show(path, input_text, out, allow_length, allow_outside, as_json):
     from expressivity.export.folders import load_saved
     from expressivity.inspect.page import GENERATOR_TAG, page_and_claim
     from expressivity.errors import NetworkError
-    from expressivity.inspect.run import (as_flags, claim_status, domain_text, no_claim_text, parse_input,
-                                          refuse_inapplicable)
+    from expressivity.inspect.run import as_flags, claim_status, domain_text, no_claim_text, parse_input
     from expressivity.network.inputs import default_input
 
     if not out.strip():
@@ -46,8 +45,15 @@ def show(path, input_text, out, allow_length, allow_outside, as_json):
         saved = load_saved(path)
         warn(saved)
         try:
-            if input_text is None:   # the flags are refused where they do not apply, as with --input (an audit)
-                refuse_inapplicable(saved.network, allow_length, allow_outside)
+            if input_text is None:
+                # the page's own example is drawn inside the claim, so the flags cannot apply; they were taken
+                # silently, exit 0 (a fuzz pass, 2026-11-29), as export --to network refuses them
+                given = [flag for flag, on in (("--allow-length", allow_length), ("--allow-outside", allow_outside))
+                         if on]
+                if given:
+                    raise ExpressivityError(f"{' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} only "
+                                            "with --input: the page's own example "
+                                            "is drawn inside the network's claim; drop them, or give --input")
                 X = default_input(saved.network, saved.typical_length())
             else:
                 X = parse_input(saved.network, input_text, allow_length, allow_outside)   # exact: checked as typed

@@ -19,6 +19,7 @@ import json
 import math
 import re
 import shlex
+import sys
 import tempfile
 import warnings
 from dataclasses import dataclass, field
@@ -614,6 +615,7 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
     head = [*groups, "n", "geomean" if log else "mean", "ci_low", "ci_high", "sd_log10" if log else "sd", "min", "max",
             "failed", "missing", "incomplete", "values"]
     out = []
+    overflowed = 0
     for row in rows:
         g, (n, mean, sd, lo, hi, failed, missing, incomplete, vals, _) = list(row[:len(groups)]), row[len(groups):]
         failed, missing, incomplete, vals = (int(x or 0) for x in (failed, missing, incomplete, vals))
@@ -635,17 +637,28 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
                 f"{metric} has values outside the range its records' task gives it ({_range_text(bounded)}): min "
                 f"{lo:.6g}, max {hi:.6g} ({where_}); the records were edited or are not the trainer's: check "
                 "records.jsonl, or leave those rows out with --where")
+        beyond = False
         if log:
-            mean = _pow10(mean)
-            ci = tuple(_pow10(c) for c in ci)
+            powers = [_pow10(v) for v in (mean, *ci)]
+            beyond = any(v is not None and p is None for v, p in zip((mean, *ci), powers))
+            mean, *ci = powers
         if bounded is not None and ci[0] is not None:
             # with --log too, after the power of ten: an accuracy's geometric interval reached 94 at two seeds
             # (a fresh audit, 2026-11-29); the geometric mean of values in [lo, hi] lies there as well
             low, high = bounded
             ci = (ci[0] if low is None else max(ci[0], low), ci[1] if high is None else min(ci[1], high))
-        # a sum of values near the float64 limit overflows: such a statistic is reported as missing (None)
-        mean, sd, *ci = (v if v is None or math.isfinite(v) else None for v in (mean, sd, *ci))
+        # a sum of values near the float64 limit overflows: such a statistic is reported as missing (None), and
+        # said; an interval without its mean is no interval (ci_low alone was shown: a fuzz pass, 2026-11-29)
+        finite = [v if v is None or math.isfinite(v) else None for v in (mean, sd, *ci)]
+        overflowed += beyond or any(a is not None and b is None for a, b in zip((mean, sd, *ci), finite))
+        mean, sd, *ci = finite
+        if mean is None:
+            ci = [None, None]
         out.append([*g, n, mean, *ci, sd, lo, hi, failed, missing, incomplete, vals])
+    if overflowed:
+        warnings.warn(f"{overflowed} group(s) have a statistic of {metric} beyond float64 (values near its largest, "
+                      f"{sys.float_info.max:.3g}, overflow a sum), shown as missing; scale the metric, e.g. --metric "
+                      f"'({metric}) / 1e300'")
     pooled = [(row[:len(groups)], row[len(groups)], row[-1]) for row in out if row[-1] > row[len(groups)]]
     if pooled:
         g, n, vals = pooled[0]
@@ -853,7 +866,9 @@ def _order(value) -> tuple:
 
 
 def _pow10(v):
-    return None if v is None or not math.isfinite(v) or v > 308 else 10 ** v
+    """``10 ** v``, ``None`` past float64's largest number (log10 of it is 308.25: 308 dropped a geometric mean
+    of 1.14e308, a fuzz pass, 2026-11-29)."""
+    return None if v is None or not math.isfinite(v) or v > math.log10(sys.float_info.max) else 10 ** v
 
 
 def band_series(src: Source, x: str, y: str, by: list[str] | None, where: str | None, length, log: bool,

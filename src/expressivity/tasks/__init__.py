@@ -11,6 +11,7 @@ from expressivity.tasks.base import Batch, Task
 from expressivity.tasks.language import CausalLM, MaskedLM
 from expressivity.tasks.memory import AdaptiveMemory, FixedMemory, KernelMemory, NestedMemory
 from expressivity.tasks.yun import YunTarget
+from expressivity.verify.size import fmt_size
 
 TASKS: dict[str, type[Task]] = {cls.name: cls for cls in (
     FixedMemory, AdaptiveMemory, NestedMemory, KernelMemory, Reverse, Sort, Copy, Sum, Parity,
@@ -53,7 +54,7 @@ def make_task(name: str, **kwargs) -> Task:
             if value < least:
                 raise ExpressivityError(f"task argument {key} must be >= {least}, got {value}")
             if value > MAX_TASK_INT:
-                raise ExpressivityError(f"task argument {key}={value:.3g} is beyond any memory budget (limit "
+                raise ExpressivityError(f"task argument {key}={fmt_size(value)} is beyond any memory budget (limit "
                                         f"{MAX_TASK_INT:,}); use a smaller value")
     return get_task_class(name)(**parsed)
 
