@@ -177,7 +177,11 @@ register(Claim(
     "log the reverse, delta BIC >= +2 in the power law's favour. Refuted if the crossing is reversed or a growth fit "
     "favours the other model by |delta BIC| >= 2; undecided (underpowered) when one type needs fewer heads at both "
     "ends of the scanned lags (the crossing may lie beyond them), when a compared threshold is censored on the same "
-    "side for both types, or when the BIC difference is under 2.",
+    "side for both types, or when the BIC difference is under 2. H* counts the Chebyshev construction's heads, the "
+    "theorem's upper bound: the verdict is about that construction's rate, not a lower bound on the heads any network "
+    "needs (with unbounded weights about T + 2 lin heads interpolate the delta exactly at the nodes, their "
+    "coefficients growing like e^{b(T+1)^2/2}: spec §3.1; 61 lin heads with coefficients near 1e159 reach l1 < 0.01 at "
+    "T = 48).",
     claim1, "about 6 CPU-minutes (log-type kernels dominate)", "as medium",
     # [R]: Theorem 1 and its constants A(T) are the spec's recollection (§3.1), not checked against the paper's
     # text; the Chebyshev construction the criterion uses is its derivation [D], said in the notes
@@ -363,8 +367,9 @@ def claim8(ctx: ClaimContext) -> ClaimResult:
               f"({', '.join(f'{sup[bs[-1], m]:.2g}' for m in widths)})")
     return ClaimResult(verdict, reason, rows, fig, {"within_bound": within, "falls_with_b": falls_b,
                                                      "falls_with_width": falls_m, "random_inputs_seed": CHECK_SEED},
-                       "b = 2.85 and above are refused in float64 for these lags (coefficients of 1.7e11 and more round "
-                       "by more than the kernel error); the bound is ||f||_Lip max l1 sup|x| + FFN error + rounding",
+                       "b of about 2.81 and above is refused in float64 for these lags (coefficients of 1.2e11 and more "
+                       "round by more than the kernel error); the bound is ||f||_Lip max l1 sup|x| + FFN error + "
+                       "rounding",
                        numerics_regime(ctx.scale, "float64 networks, errors measured on random and adversarial inputs"))
 
 
