@@ -421,7 +421,7 @@ def test_summary_refuses_a_verdict_word_that_is_not_the_one_its_run_recorded(tmp
         assert len(res.stderr.strip().splitlines()) == 1 and res.stdout == ""
 
 
-@pytest.mark.parametrize("damage", ["delete", "corrupt", "binary"])
+@pytest.mark.parametrize("damage", ["delete", "corrupt", "binary", "empty object"])
 def test_summary_refuses_a_verdict_whose_run_record_is_missing_or_unreadable(tmp_path, damage):
     # Left open in the twenty-third session: a verdict.json whose run.json (config, seed, version) was deleted or
     # corrupted was listed as a result, exit 0, though nothing traced it to what made it
@@ -432,8 +432,10 @@ def test_summary_refuses_a_verdict_whose_run_record_is_missing_or_unreadable(tmp
         record.unlink()
     elif damage == "corrupt":
         record.write_text(record.read_text()[:40])
-    else:
+    elif damage == "binary":
         record.write_bytes(b"\xff\xfe\x00garbage")
+    else:   # a review (2026-11-29): "{}" has no config, seed or version, and was taken
+        record.write_text("{}")
     for fmt in ([], ["--json"], ["--markdown"]):
         res = CliRunner().invoke(cli, ["reproduce", "--summary", str(tmp_path), *fmt])
         assert res.exit_code == 2 and "run.json" in res.stderr and "expressivity reproduce wang-e-8" in res.stderr, \

@@ -138,7 +138,7 @@ def test_a_finished_candidate_with_no_validation_value_fails_its_group():
     failed = 0 and no word; its validation number is unknown, as a crashed candidate's is."""
     from expressivity.experiments.table import select_groups
 
-    for bad in ("nan", None, float("inf")):
+    for bad in ("nan", None, float("nan")):
         unknown = record(0, 1e-2, 0.2, 0.3)
         unknown["lengths"]["4"]["val_loss"] = bad
         recs = [record(0, 1e-3, 0.5, 0.1), unknown, record(1, 1e-3, 0.1, 0.7), record(1, 1e-2, 0.4, 0.9)]
@@ -147,3 +147,18 @@ def test_a_finished_candidate_with_no_validation_value_fails_its_group():
         rows = {r["seed"]: r for r in rows_of(recs, RULE)}
         assert rows[0]["status"] == "failed" and "no validation value" in rows[0]["reason"]
         assert rows[0]["test_metric"] is None and rows[1]["status"] == "done" and rows[1]["test_metric"] == 0.7
+
+
+def test_a_finished_candidate_whose_validation_loss_is_infinite_loses_the_selection_fairly():
+    """A review (2026-11-29): an infinite validation loss is known (it diverged in evaluation), so it loses the
+    selection as a diverged run does, and its group is not failed."""
+    from expressivity.experiments.table import select_groups
+
+    for bad in (float("inf"), "inf"):
+        worse = record(0, 1e-2, 0.2, 0.3)
+        worse["lengths"]["4"]["val_loss"] = bad
+        recs = [record(0, 1e-3, 0.5, 0.1), worse]
+        (group,) = select_groups(recs, RULE)
+        assert group.crashed == 0 and group.record["config"]["train"]["lr"] == 1e-3
+        (row,) = rows_of(recs, RULE)
+        assert row["status"] == "done" and row["test_metric"] == 0.1

@@ -336,12 +336,15 @@ def _refuse_edited_words(rows: list[dict]) -> None:
         try:
             record = json.loads(path.read_text())
             recorded = record.get("verdict")
+            if not isinstance(record.get("config"), dict) or not isinstance(recorded, str):
+                # "{}" traces nothing either (a review, 2026-11-29)
+                raise ValueError("no config or verdict in it")
         except (OSError, ValueError, UnicodeDecodeError, AttributeError) as exc:
             what = "is missing" if isinstance(exc, FileNotFoundError) else f"is not readable ({type(exc).__name__})"
             raise ExpressivityError(f"{path} {what}: this verdict cannot be traced to the config, seed and version "
                                     f"that made it; run the claim again (expressivity reproduce {row['claim']} "
                                     f"--scale {row['scale']} --out FOLDER)") from None
-        if isinstance(recorded, str) and recorded != row["verdict"]:
+        if recorded != row["verdict"]:
             raise ExpressivityError(f"{row['folder']}/verdict.json says {row['verdict']!r} but its run.json records "
                                     f"{recorded!r}: one was edited after the run; run the claim again "
                                     f"(expressivity reproduce {row['claim']} --scale {row['scale']} --out FOLDER)")

@@ -48,7 +48,9 @@ def _output_kind(fmt: str, command: str, head, out: Path | None = None) -> "Outp
     if fmt == "csv":
         if head is None:
             return OutputFile(command, "a CSV table", lambda path: True)
-        return OutputFile.csv(command, to_csv(head, [], delimiter_for(out)))
+        # either separator: a .tsv that results wrote before 2026-11-29 holds commas, and was refused as foreign
+        ours = [OutputFile.csv(command, to_csv(head, [], sep)) for sep in dict.fromkeys((delimiter_for(out), ","))]
+        return OutputFile(command, "a CSV table with the same columns", lambda path: any(o.recognise(path) for o in ours))
     if fmt == "parquet":
         return OutputFile(command, "a Parquet table",
                           lambda path: parquet_written_by(path) == OutputFile.software(command))
@@ -65,7 +67,7 @@ def _check_out(out: Path | None, fmt: str, command: str) -> None:
     if fmt == "table" and out is not None:
         typed = "fmt" in typed_options(click.get_current_context(), ["fmt"])
         raise click.UsageError("--format table is for the terminal; --out writes csv, json or parquet" if typed
-                               else f"--out {out}: a table file ends in .csv, .jsonl or .parquet; rename it, or "
+                               else f"--out {out}: a table file ends in .csv, .tsv, .json, .jsonl or .parquet; rename it, or "
                                     "add --format")
     if out is not None:
         # the readers go by suffix: CSV written into t.parquet (or Parquet into t.csv) was refused when read back
@@ -109,8 +111,8 @@ def _write(head, rows, fmt: str, out: Path | None, meta: dict, summary: bool = F
         # 2026-11-29); a text "inf" would turn the column into text for every reader, DuckDB's included
         odd = sum(isinstance(v, float) and not math.isfinite(v) for r in rows for v in r)
         if odd:
-            warnings.warn(f"{odd} cell(s) hold inf or NaN, written as empty (null): {fmt} has no number for them; "
-                          "the text table (no --format) shows them")
+            warnings.warn(f"{counted(odd, 'cell')} {'holds' if odd == 1 else 'hold'} inf or NaN, written as empty "
+                          f"(null): {fmt} has no number for them; the text table (no --format) shows them")
     if fmt == "parquet":  # with --out: _check_out ran first
         with staged_file(out, _output_kind(fmt, meta["command"], head)) as temp:
             write_parquet(head, rows, temp, OutputFile.software(meta["command"]))

@@ -52,8 +52,8 @@ def show(path, input_text, out, allow_length, allow_outside, as_json):
                          if on]
                 if given:
                     raise ExpressivityError(f"{' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} only "
-                                            "with --input: the page's own example "
-                                            "is drawn inside the network's claim; drop them, or give --input")
+                                            "with --input: the page's own example needs neither; drop "
+                                            f"{'them' if len(given) > 1 else 'it'}, or give --input")
                 X = default_input(saved.network, saved.typical_length())
             else:
                 X = parse_input(saved.network, input_text, allow_length, allow_outside)   # exact: checked as typed

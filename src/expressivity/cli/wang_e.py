@@ -214,9 +214,13 @@ def summary(report) -> dict:
     if note is None and largest is not None and bound is not None and bound >= largest:
         # the grid readouts' interpolation bound L h stays above 1 below a grid of about 50: sin-product passed a
         # network answering 0 (error 0.99999) against 3.26 with "checks passed" (an audit, 2026-11-29)
+        # the term that dominates the bound names the fix: the heads' kernel (L l1) or the readout's (--b 0.7 at
+        # the widest --width was told "a larger --width": a fresh audit, 2026-11-29)
+        attention = (report.bounds.get("lipschitz") or 0.0) * (kernel_l1 or 0.0)
+        fix = ("more --heads or (lin heads) a larger --b" if attention >= (report.bounds.get("ffn_error") or 0.0) else
+               "a larger " + ("--width" if report.constants.get("readout") == "product" else "--grid"))
         note = (f"the bound {bound:.3g} is not below the target's largest value {largest:.3g}: a network answering 0 "
-                "would pass this check too; a larger " + ("--width" if report.constants.get("readout") == "product"
-                                                           else "--grid") + " makes it tell")
+                f"would pass this check too; {fix} makes it tell")
     return {"construction": report.construction, "ok": report.ok, "sup_error": report.error("sup_error").value,
             "bound": report.error("sup_error").bound, "kernel_l1": kernel_l1,
             "ffn_error": report.bounds.get("ffn_error"), "params": report.size.parameters,

@@ -31,6 +31,7 @@ from expressivity.experiments.store import RECORDS, precision_counts, read_recor
 from expressivity.experiments.table import group_rows, select_groups, varying_settings
 from expressivity.records import jsonable
 from expressivity.statistics import rounding_width, t_quantile_975
+from expressivity.verify.size import counted
 
 FORMATS = ("table", "csv", "json", "parquet")
 
@@ -652,13 +653,16 @@ def aggregate(src: Source, metric: str = "test_metric", group_by: list[str] | No
         finite = [v if v is None or math.isfinite(v) else None for v in (mean, sd, *ci)]
         overflowed += beyond or any(a is not None and b is None for a, b in zip((mean, sd, *ci), finite))
         mean, sd, *ci = finite
-        if mean is None:
+        if mean is None or None in ci:   # half an interval is none (ci_low alone was shown: a review, 2026-11-29)
             ci = [None, None]
         out.append([*g, n, mean, *ci, sd, lo, hi, failed, missing, incomplete, vals])
     if overflowed:
-        warnings.warn(f"{overflowed} group(s) have a statistic of {metric} beyond float64 (values near its largest, "
-                      f"{sys.float_info.max:.3g}, overflow a sum), shown as missing; scale the metric, e.g. --metric "
-                      f"'({metric}) / 1e300'")
+        # the query's sums of values, or of their squares (the spread's: values above about 1e154), overflow, though
+        # the statistic itself may not (1e200, 2e200, 1.5e200: sd 5e199, "beyond float64" read false: a review)
+        warnings.warn(f"{counted(overflowed, 'group')} {'has' if overflowed == 1 else 'have'} a statistic of {metric} "
+                      "that overflowed float64 in the "
+                      "query's sums (of the values, or of their squares for the spread: values above about 1e154), "
+                      f"shown as missing with its interval; scale the metric, e.g. --metric '({metric}) / 1e300'")
     pooled = [(row[:len(groups)], row[len(groups)], row[-1]) for row in out if row[-1] > row[len(groups)]]
     if pooled:
         g, n, vals = pooled[0]
@@ -868,7 +872,12 @@ def _order(value) -> tuple:
 def _pow10(v):
     """``10 ** v``, ``None`` past float64's largest number (log10 of it is 308.25: 308 dropped a geometric mean
     of 1.14e308, a fuzz pass, 2026-11-29)."""
-    return None if v is None or not math.isfinite(v) or v > math.log10(sys.float_info.max) else 10 ** v
+    if v is None or not math.isfinite(v) or v > math.log10(sys.float_info.max):
+        return None
+    try:
+        return 10 ** v
+    except OverflowError:   # at log10 of the largest itself, rounded up (a review, 2026-11-29: a traceback)
+        return None
 
 
 def band_series(src: Source, x: str, y: str, by: list[str] | None, where: str | None, length, log: bool,
@@ -887,12 +896,11 @@ def band_series(src: Source, x: str, y: str, by: list[str] | None, where: str | 
     left_out = sum(r[head.index("missing")] or 0 for r in rows)
     # a group with no x has no place on the axis: it was left out without a word, "left_out": 0 (a third of a
     # sweep over model.d_head = null, 2, 8: a fresh audit, 2026-11-29)
-    empty = sum(r[k] is None for r in rows)
-    if empty:
-        raise ExpressivityError(f"--x {x} is empty (null) in {empty} group(s) of rows, which have no place on the x "
-                                f"axis; leave "
-                                f"them out with --where \"({x}) IS NOT NULL\", or plot against a column every row "
-                                "has")
+    empty = sum(r[k] is None or (isinstance(r[k], float) and not math.isfinite(r[k])) for r in rows)
+    if empty:   # NaN and inf too: matplotlib skipped a NaN x without a word (a review, 2026-11-29)
+        raise ExpressivityError(f"--x {x} is empty, NaN or infinite in {counted(empty, 'group')} of rows, which have "
+                                f"no place on the x axis; leave them out with --where \"isfinite(({x})::DOUBLE)\" (or "
+                                "IS NOT NULL for text), or plot against a column every row has")
     for r in rows:
         label = ", ".join(f"{b}={v}" for b, v in zip(by, r[:k]))
         series.setdefault(label, []).append((r[k], r[k + 2], r[k + 3], r[k + 4]))

@@ -79,6 +79,20 @@ def criterion(record: dict, column: str):
     return _number(row.get(column)) if isinstance(row, dict) else None
 
 
+def _unknown(record: dict, column: str) -> bool:
+    """Whether a finished run has no validation value at its training length to be selected on: missing, not a
+    number, or NaN. An infinite one is known (a loss that diverged in evaluation), and loses the selection fairly,
+    as a run that diverged in training does (a review, 2026-11-29)."""
+    if criterion(record, column) is not None:
+        return False
+    row = (record.get("lengths") or {}).get(str(train_length(record)))
+    value = row.get(column) if isinstance(row, dict) else None
+    try:
+        return not (isinstance(value, (int, float, str)) and not isinstance(value, bool) and math.isinf(float(value)))
+    except (TypeError, ValueError):
+        return True
+
+
 def crashed(record: dict) -> bool:
     """A run that failed without a result: an error or a worker that died (a run whose loss turned
     NaN is failed too, with a reason ``nan: ...``, and has a result: it diverged)."""
@@ -93,9 +107,9 @@ class Group:
     sweep, ``candidates_recorded`` those recorded, ``candidates_ok`` the recorded ones that
     finished. ``run_id``: the id of the group's only run (``None`` for a group of several).
     ``crashed``: recorded candidates that failed without a result (a worker that died, an error;
-    not a loss that diverged, which fairly loses the selection), or finished with no finite validation
-    value at the training length: their validation numbers are unknown, so the kept run is the best of
-    part of the grid only."""
+    not a loss that diverged, which fairly loses the selection), or finished with no validation value
+    at the training length (missing or NaN; an infinite one lost fairly): their validation numbers are
+    unknown, so the kept run is the best of part of the grid only."""
 
     record: dict | None
     config: dict
@@ -155,7 +169,7 @@ def select_groups(records: list[dict], select: dict, configs: list[dict] | None 
         # a finished candidate with no finite validation value at its training length (an evaluation that
         # overflowed, an edited record) is as unknown as a crashed one: it was passed over, and the group reported
         # the other learning rate's run with failed = 0 and no word (a fresh audit, 2026-11-29)
-        unknown = sum(1 for r in recorded if crashed(r) or (r.get("status") != "failed" and criterion(r, column) is None))
+        unknown = sum(1 for r in recorded if crashed(r) or (r.get("status") != "failed" and _unknown(r, column)))
         out.append(Group(kept, kept["config"], len(group), len(group), len(ok), only, unknown))
     return out
 

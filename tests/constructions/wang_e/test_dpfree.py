@@ -109,3 +109,18 @@ def test_dpfree_boolean_check_scores_the_first_position(monkeypatch):
     monkeypatch.setattr(dpf, "forward_exact", wrong_at_T)
     r = dpf.check_dpfree_boolean(net, rep)
     assert not r.ok and r.checks[-1].failures == r.checks[-1].details["sequences"]
+
+
+def test_an_exact_boolean_check_over_its_budget_is_refused_before_it_runs():
+    """A fresh audit (2026-11-29): 8 lags at 512 tokens (2^8 x 504 + 64 sequences of 512 tokens) ran for hours with
+    nothing printed; the check is estimated first and refused above its budget, naming the fix."""
+    from expressivity.constructions.wang_e.dpfree import BOOLEAN_CHECK_BUDGET_S, boolean_check_seconds
+    lags = (1, 2, 3, 4, 5, 6, 7, 8)
+    assert boolean_check_seconds(lags, 512) > 10 * BOOLEAN_CHECK_BUDGET_S > 100 * boolean_check_seconds(lags, 24)
+    net, rep = build_dpfree_boolean(lags, 512)
+    with pytest.raises(ExpressivityError, match=r"129,088 sequences of 512 tokens.*smaller --length or fewer --lags"):
+        check_dpfree_boolean(net, rep)
+    small, small_rep = build_dpfree_boolean((2, 5), 12)
+    with pytest.raises(ExpressivityError, match="over the budget"):
+        check_dpfree_boolean(small, small_rep, budget_s=1e-6)
+    assert check_dpfree_boolean(small, small_rep, random=4).ok

@@ -104,7 +104,10 @@ def test_bad_arguments_are_refused(call, msg):
 
 @pytest.mark.parametrize("rpe, lag, heads, advice", [("lin", 5, 4, "about 27 heads"),
                                                      ("lin", 200, 4, "more than 100,000 heads; use a smaller --eps"),
-                                                     ("log", 20, 4, "about 404 heads")])
+                                                     ("log", 20, 4, "about 404 heads"),
+                                                     # a fresh audit (2026-11-29): "use a smaller --eps" for log heads,
+                                                     # which need more the smaller it is
+                                                     ("log", 5000, 4, "try another --eps: for log heads")])
 def test_a_chebyshev_fit_that_samples_nothing_of_its_bump_is_refused(rpe, lag, heads, advice):
     """No Chebyshev point inside the bump makes the interpolant 0: `wang-e kernel --construction chebyshev
     --rpe lin --lag 20 --heads 4` printed "l1 error 1; max |coefficient| 0", exit 0 (2026-11-28)."""

@@ -177,13 +177,32 @@ def build_dpfree_boolean(lags=(2, 5, 9), length: int = 16) -> tuple[Network, Con
     return net, report
 
 
-def check_dpfree_boolean(net: Network, report: ConstructionReport, seed: int = 0, random: int = 64) -> ConstructionReport:
-    """Every sign pattern of the lagged tokens at every scored position, plus ``random`` sequences, exactly."""
+# Seconds of the exact check per token of a checked sequence, here: 8 lags at 24 tokens (99,840 tokens) took 9 s,
+# at 48 (494,592) 59 s on a loaded 2-core machine (1.2e-4); at 512 tokens (2^8 x 504 sequences) it ran for hours
+# with nothing printed (a fresh audit, 2026-11-29).
+BOOLEAN_SECONDS_PER_TOKEN = 1.5e-4
+BOOLEAN_CHECK_BUDGET_S = 300
+
+
+def boolean_check_seconds(lags, n: int, random: int = 64) -> float:
+    """About how long :func:`check_dpfree_boolean` takes here: ``random + 2^M (n - T_M)`` sequences of ``n``."""
+    return (random + 2 ** len(lags) * (n - max(lags))) * n * BOOLEAN_SECONDS_PER_TOKEN
+
+
+def check_dpfree_boolean(net: Network, report: ConstructionReport, seed: int = 0, random: int = 64,
+                         budget_s: float | None = BOOLEAN_CHECK_BUDGET_S) -> ConstructionReport:
+    """Every sign pattern of the lagged tokens at every scored position, plus ``random`` sequences, exactly;
+    estimated first (:func:`boolean_check_seconds`) and refused above ``budget_s`` (``None``: no limit)."""
     t0 = time.perf_counter()
     c = args.construction(net, report, "wang-e DP-free sparse Boolean", "check_dpfree_boolean")
     seed, random = args.seed(seed), require_int(random, "random", 0, args.MAX_SAMPLES)
     lags, n = c["lags"], c["length"]
     T = max(lags)
+    if budget_s is not None and (seconds := boolean_check_seconds(lags, n, random)) > budget_s:
+        raise ExpressivityError(f"the exact check of every sign pattern of {len(lags)} lags at every one of the "
+                                f"{n - T} scored positions runs {random + 2 ** len(lags) * (n - T):,} sequences of {n} "
+                                f"tokens, about {seconds / 60:,.1f} minutes here, over the budget of {budget_s / 60:g}; "
+                                "use a smaller --length or fewer --lags")
     rng = np.random.default_rng(seed)
     seqs = [rng.choice([-1, 1], size=n) for _ in range(random)]
     for bits in range(2 ** len(lags)):  # each pattern placed at every scored position

@@ -429,7 +429,12 @@ def _check_resolved(rpe: str, lag: int, heads: int, eps: float, u_T: float, widt
         return
     needed = math.ceil(math.pi * math.sqrt(u_T * (1.0 - u_T)) / width)
     advice = (f"use about {needed:,} heads or more (more resolve it better)" if needed <= 100_000 else
-              "that takes more than 100,000 heads; use a smaller --eps" + (" or --rpe log" if rpe == "lin" else ""))
+              "that takes more than 100,000 heads; " + (
+                  "use a smaller --eps or --rpe log" if rpe == "lin" else
+                  # log heads: both ends are worse (lag 1,000 resolves at 0.05, not at 0.2 nor 0.001, where this
+                  # said "use a smaller --eps" at the smallest allowed: a fresh audit, 2026-11-29)
+                  "try another --eps: for log heads a smaller one is not always better (lag 1,000 resolves at 0.05, "
+                  "not at 0.001 nor 0.2)"))
     raise ExpressivityError(f"none of the {heads} heads' Chebyshev points samples the bump at lag {lag} (u_T = "
                             f"{u_T:.3g}, half-width {width:.3g}), so the fit would be 0 and extract nothing; {advice}")
 

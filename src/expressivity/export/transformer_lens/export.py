@@ -17,6 +17,7 @@ from expressivity.network.inputs import takes_tokens
 from expressivity.network.layers import Head, rule_for
 from expressivity.network.network import Network
 from expressivity.records import jsonable
+from expressivity.verify.size import counted
 
 FORMAT = "expressivity.transformer-lens/2"
 # 2 always records the files' SHA-256 (a /2 description without them was edited); 1 may predate them
@@ -511,9 +512,9 @@ def _plan(net: Network, n_ctx: int | None, hardmax_lambda: float | None, margin)
     dropped = {(k, h): cols for k in plan if net.layers[k].normalization == "hardmax" and plan[k][0] != 0
                for h, head in enumerate(net.layers[k].heads) if (cols := constant_key_columns(net, k, head))}
     if dropped:
-        changes.append(f"{sum(map(len, dropped.values()))} query/key column(s) of hardmax heads that add the same to "
-                       "every score of a query (proven from the weights) left out: a softmax ignores them, and in "
-                       "float32 their rounding, times the hardmax lambda, would move the weights")
+        changes.append(f"{counted(sum(map(len, dropped.values())), 'query/key column')} of hardmax heads that add "
+                       "the same to every score of a query (proven from the weights) left out: a softmax ignores them, "
+                       "and in float32 their rounding, times the hardmax lambda, would move the weights")
     return _Plan(n=n, blocks=blocks, norm_type=norm_type, eps=eps, act=act, attention=plan, changes=changes,
                  causal=causal, rotary_m=rotary_m, biased=biased, d=net.d, P=P,
                  n_heads=max([layer.head_count for _, layer in _attention_layers(net, blocks)], default=1),
