@@ -207,7 +207,7 @@ def summary(report) -> dict:
             and bound > 1:
         # a network whose hop attends uniformly (retrieves nothing) had sup error 1.23 and passed a check against
         # 1.549 at beta 1 (a fresh audit, 2026-11-29)
-        note = (f"the bound {bound:.3g} is above 1, half the values' range: a network that retrieves nothing (its "
+        note = (f"the bound {bound:.6g} is above 1, half the values' range: a network that retrieves nothing (its "
                 "hop attending uniformly: error 1.23 in an audit) would pass this check too; a larger --beta makes "
                 "it tell")
     largest = _target_sup(report)
