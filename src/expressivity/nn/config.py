@@ -12,7 +12,6 @@ from expressivity.errors import ExpressivityError
 from expressivity.network.activations import GELU, Activation, PiecewiseLinear, ReLU, activation_from_dict
 from expressivity.nn.mixers import MIXERS, SWITCH_NEUTRAL, readers, switches_read
 from expressivity.nn.positional import APE_NAMES, RPE_NAMES, RPES
-from expressivity.verify.size import fmt_size
 
 ACTIVATION_NAMES = {"relu": ReLU(), "gelu": GELU()}
 
@@ -121,7 +120,9 @@ class ModelConfig:
             if isinstance(value, bool) or not isinstance(value, int):
                 bad(f"{name.replace('_', '-')} must be an integer, got {value!r}")
             if value > SIZE_LIMITS.get(name, MAX_SIZE):
-                bad(f"{name.replace('_', '-')} {fmt_size(value)} is beyond any memory budget (limit "
+                # never :.3g of an int: 10**309 has no float (a traceback: a fuzz pass, 2026-11-29)
+                shown = f"{value:,}" if value < 10 ** 15 else f"about 10^{len(str(value)) - 1}"
+                bad(f"{name.replace('_', '-')} {shown} is beyond any memory budget (limit "
                     f"{SIZE_LIMITS.get(name, MAX_SIZE):,}); use a smaller value")
         for name in ("layers", "heads", "d_model", "max_len", "d_out", "conv_kernel"):
             if getattr(self, name) < 1:
