@@ -150,6 +150,7 @@ def sweep_show(sweep_file, max_pack, as_json):
     The packs are the CPU's before the memory budget: `sweep run` splits a pack further where it is
     above the budget (many workers, a small machine, --memory-budget), and packs for a GPU."""
     from expressivity.experiments import load_sweep, plan_packs
+    from expressivity.experiments.packing import pack_sizes
     from expressivity.experiments.table import varying_settings
 
     t0 = time.perf_counter()
@@ -160,20 +161,18 @@ def sweep_show(sweep_file, max_pack, as_json):
         sw = load_sweep(sweep_file)
         packs = plan_packs(sw.configs, max_pack, dicts=sw.config_dicts())
         varying = varying_settings(sw.config_dicts())
-    sizes: dict[int, int] = {}
-    for p in packs:
-        sizes[p.size] = sizes.get(p.size, 0) + 1
+    sizes = pack_sizes(packs)
     # packs by size, as the plan gives them ("pack_sizes": [2, 6] of 3 packs listed the distinct sizes only, and
     # "seconds" did not say of what: a fresh audit, 2026-11-29)
     out = {"name": sw.name, "sweep": sw.id(), "runs": len(sw.configs), "packs": len(packs),
-           "pack_sizes": {str(size): n for size, n in sorted(sizes.items())}, "select": sw.select_text(),
+           "pack_sizes": {str(size): n for size, n in sizes.items()}, "select": sw.select_text(),
            "varying": varying, "steps": sum(c.train.steps for c in sw.configs),
            "planning_seconds": time.perf_counter() - t0}
     if as_json:
         record = run_record("sweep show", {"sweep_file": str(sweep_file), "pack": max_pack})
         emit_json(out | {"configs": sw.config_dicts(), "run": record})
         return
-    by_size = ", ".join(f"{counted(n, 'pack')} of {size}" for size, n in sorted(sizes.items()))
+    by_size = ", ".join(f"{counted(n, 'pack')} of {size}" for size, n in sizes.items())
     console.print(f"sweep {sw.name} ({sw.id()}): {counted(len(sw.configs), 'run')} in {counted(len(packs), 'pack')} "
                   f"({by_size}), {out['steps']:,} training steps in all", markup=False, soft_wrap=True)
     for k, values in varying.items():

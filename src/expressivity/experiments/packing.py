@@ -53,6 +53,14 @@ class Pack:
         return sum(c.train.steps for c in self.configs)
 
 
+def pack_sizes(packs) -> dict[int, int]:
+    """``{size: how many packs of that size}``, sizes ascending (of :class:`Pack` or anything with a ``size``)."""
+    sizes: dict[int, int] = {}
+    for pack in packs:
+        sizes[pack.size] = sizes.get(pack.size, 0) + 1
+    return dict(sorted(sizes.items()))
+
+
 def plan_packs(configs, max_pack: int | None = DEFAULT_MAX_PACK, *, device: str = "cpu",
                budget: Budget | None = None, dicts: list[dict] | None = None) -> list[Pack]:
     """Group ``configs`` into packs for ``device`` (see the module docstring), in the order groups

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from expressivity.errors import BudgetError, ExpressivityError
 from expressivity.experiments.claims import ClaimContext, get_claim
-from expressivity.experiments.packing import Pack
+from expressivity.experiments.packing import Pack, pack_sizes
 from expressivity.training.budget import Budget, GiB, estimate_run
 
 CALIBRATION_STEPS = 3        # timed steps per calibrated pack, after one untimed step
@@ -97,10 +97,7 @@ class Plan:
         return asdict(self) | {"pack_sizes": self.pack_sizes(), "largest_pack_memory_gib": self.largest_memory() / GiB}
 
     def pack_sizes(self) -> dict:
-        sizes: dict = {}
-        for p in self.packs:
-            sizes[p.size] = sizes.get(p.size, 0) + 1
-        return dict(sorted(sizes.items()))
+        return pack_sizes(self.packs)
 
     def largest_memory(self) -> int:
         return max((p.memory for p in self.packs), default=0)

@@ -337,12 +337,13 @@ def constant_key_columns(net: Network, k: int, head: Head) -> list[int]:
         return []
     rows = [net.input_labels.index(dim) for dim in fields[0].dims]
     embedding = np.eye(net.d, dtype=np.int64) if net.embedding is None else np.asarray(net.embedding)
+    W_K = np.asarray(head.W_K)
     out = []
     for c in range(head.size):
-        reads = np.flatnonzero(np.asarray(head.W_K)[:, c] != 0)
+        reads = np.flatnonzero(W_K[:, c] != 0)
         if not len(reads) or any(_writes(layer, reads) for layer in net.layers[:k]):
             continue
-        w = to_exact(np.asarray(head.W_K)[reads, c])   # exactly: only the columns the key reads are converted
+        w = to_exact(W_K[reads, c])   # exactly: only the columns the key reads are converted
         sides = {sum(row * w) for row in to_exact(embedding[rows][:, reads])} | ({0} if fields[0].optional else set())
         if net.positional_encoding is not None:
             sides = {a + b for a in sides
